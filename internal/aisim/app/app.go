@@ -1,0 +1,432 @@
+// Package app implements the aisim commands (recommend, predict): reading
+// the input, running the search or a single prediction, writing the output
+// directory and mapping outcomes to AISimulate's exit codes. The CLI in
+// cmd/aisim only parses flags and calls into this package.
+package app
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/dgdr-operator/dgdr-operator/internal/aisim/catalog"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisim/input"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisim/perf"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisim/result"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisim/search"
+)
+
+// Exit codes (AISimulate's contract, §13).
+const (
+	ExitOK          = 0
+	ExitFailed      = 1 // execution failure or no feasible candidate
+	ExitInvalid     = 2 // invalid input, flags or output directory
+	ExitInterrupted = 130
+)
+
+// Version is reported in provenance; set with -ldflags at build time.
+var Version = "0.1.0"
+
+// Environment variables that pin run metadata so outputs are reproducible
+// (golden tests, CI): AISIM_FIXED_TIME is an RFC 3339 timestamp used as
+// created_at; AISIM_RUN_ID overrides the derived run id.
+const (
+	EnvFixedTime = "AISIM_FIXED_TIME"
+	EnvRunID     = "AISIM_RUN_ID"
+)
+
+// Options are the shared command options.
+type Options struct {
+	ConfigPath string
+	OutputDir  string
+	Overwrite  bool
+	Format     string // table | json
+	Sets       []string
+	Stdout     io.Writer
+	Stderr     io.Writer
+}
+
+// DefaultOutputDir is AISimulate's default --output-dir.
+const DefaultOutputDir = "./aisimulate-output"
+
+// Note is written into provenance so consumers know the numbers are estimates.
+const Note = "aisim is an analytical estimator (roofline step model + continuous-batching simulation); " +
+	"numbers are first estimates, not AISimulate's silicon-calibrated predictions"
+
+type loaded struct {
+	doc *input.Document
+	env *search.Env
+}
+
+// usageError is an exit-2 failure; msg is printed verbatim.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func load(cmd input.Command, opts Options) (*loaded, error) {
+	file := opts.ConfigPath
+	if file == "" {
+		return nil, &usageError{"-c/--config is required"}
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, &usageError{fmt.Sprintf("%s: cannot read config: %v", file, err)}
+	}
+	doc, err := input.Decode(cmd, data, opts.Sets)
+	if err != nil {
+		return nil, &usageError{file + ": " + err.Error()}
+	}
+	hwPath := "engine.hardware"
+	if doc.Optimization.Hardware != "" && doc.Engine.Hardware == doc.Optimization.Hardware {
+		hwPath = "optimization.hardware"
+	}
+	gpu, err := catalog.LookupGPU(doc.Engine.Hardware)
+	if err != nil {
+		return nil, &usageError{fmt.Sprintf("%s: %s: %v", file, hwPath, err)}
+	}
+	model, err := catalog.LoadModel(doc.Engine.Model)
+	if err != nil {
+		return nil, &usageError{fmt.Sprintf("%s: engine.model: %v", file, err)}
+	}
+	t := doc.Traffic
+	if cl := doc.Engine.ContextLength; cl > model.MaxContext {
+		return nil, &usageError{fmt.Sprintf("%s: engine.context_length: %d exceeds the model maximum %d", file, cl, model.MaxContext)}
+	}
+	if t.InputTokens+t.OutputTokens > model.MaxContext {
+		return nil, &usageError{fmt.Sprintf("%s: traffic.source: input_tokens + output_tokens (%d) exceeds the model context length %d",
+			file, t.InputTokens+t.OutputTokens, model.MaxContext)}
+	}
+	return &loaded{doc: doc, env: &search.Env{Doc: doc, Model: model, GPU: gpu}}, nil
+}
+
+// prepareOutputDir enforces "empty or absent unless --overwrite"; with
+// --overwrite only files aisim owns are removed.
+func prepareOutputDir(dir string, overwrite bool) error {
+	if dir == "" {
+		dir = DefaultOutputDir
+	}
+	st, err := os.Stat(dir)
+	switch {
+	case os.IsNotExist(err):
+		return os.MkdirAll(dir, 0o755)
+	case err != nil:
+		return err
+	case !st.IsDir():
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	var existing []string
+	err = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || path == dir || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		existing = append(existing, rel)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if len(existing) == 0 {
+		return nil
+	}
+	if !overwrite {
+		return fmt.Errorf("%s is not empty (use --overwrite to replace aisim's files)", dir)
+	}
+	for _, rel := range existing {
+		if result.KnownFile(rel) {
+			if err := os.Remove(filepath.Join(dir, rel)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func runMeta(fingerprint string) (runID, createdAt string, err error) {
+	now := time.Now().UTC()
+	if v := os.Getenv(EnvFixedTime); v != "" {
+		if now, err = time.Parse(time.RFC3339, v); err != nil {
+			return "", "", fmt.Errorf("%s: %v", EnvFixedTime, err)
+		}
+	}
+	createdAt = now.UTC().Format(time.RFC3339)
+	sum := sha256.Sum256([]byte(fingerprint + createdAt))
+	runID = "aisim-" + hex.EncodeToString(sum[:6])
+	if v := os.Getenv(EnvRunID); v != "" {
+		runID = v
+	}
+	return runID, createdAt, nil
+}
+
+func fingerprint(doc *input.Document) string {
+	sum := sha256.Sum256(doc.Raw.CanonicalJSON())
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+func rawConfig(doc *input.Document) map[string]any {
+	m, _ := doc.Raw.ToAny().(map[string]any)
+	return m
+}
+
+// Recommend runs `aisim recommend` and returns the exit code.
+func Recommend(ctx context.Context, opts Options) int {
+	l, err := load(input.Recommend, opts)
+	if err != nil {
+		fmt.Fprintln(opts.Stderr, err)
+		return ExitInvalid
+	}
+	if opts.Format != "table" && opts.Format != "json" {
+		fmt.Fprintf(opts.Stderr, "--format: must be table or json, got %q\n", opts.Format)
+		return ExitInvalid
+	}
+	fp := fingerprint(l.doc)
+	runID, createdAt, err := runMeta(fp)
+	if err != nil {
+		fmt.Fprintln(opts.Stderr, err)
+		return ExitInvalid
+	}
+	// Fail before touching the output directory when nothing can run.
+	if _, err := l.env.Enumerate(); err != nil {
+		fmt.Fprintf(opts.Stderr, "%s: engine: %v\n", opts.ConfigPath, err)
+		return ExitInvalid
+	}
+	dir := opts.OutputDir
+	if dir == "" {
+		dir = DefaultOutputDir
+	}
+	if err := prepareOutputDir(dir, opts.Overwrite); err != nil {
+		fmt.Fprintf(opts.Stderr, "--output-dir: %v\n", err)
+		return ExitInvalid
+	}
+	events, err := result.CreateEventWriter(dir)
+	if err != nil {
+		fmt.Fprintf(opts.Stderr, "aisim recommend failed: %v\n", err)
+		return ExitFailed
+	}
+	defer events.Close()
+	var writeErr error
+	note := func(e result.Event) {
+		if err := events.Write(e); err != nil && writeErr == nil {
+			writeErr = err
+		}
+	}
+	note(result.Event{Event: "search_started", RunID: runID, Budget: l.doc.Optimizer.MaxTrials})
+	start := time.Now()
+	run, err := l.env.Recommend(ctx, search.Options{OnSettled: func(c result.Candidate, settled, budget int) {
+		note(result.Event{Event: "candidate_settled", CandidateID: c.CandidateID, Status: c.Status, Reason: c.ReasonCategory,
+			UsedGPUs: c.UsedGPUs, Score: c.Score, CacheHit: c.Provenance["cache_hit"] == true, Settled: settled, Budget: budget})
+	}})
+	if err != nil {
+		fmt.Fprintf(opts.Stderr, "aisim recommend failed: %v\n", err)
+		return ExitFailed
+	}
+	strategy := "exhaustive"
+	if !run.Exhaustive {
+		strategy = "random"
+	}
+	sweep := &result.SweepResult{
+		SchemaVersion:      result.SchemaVersion,
+		CandidateRetention: "all",
+		Counts:             run.Counts,
+		Candidates:         run.Candidates,
+		Provenance: result.Provenance{
+			Implementation: "aisim", ImplementationVersion: Version, Estimator: "analytical",
+			SearchStrategy: strategy, RunID: runID, CreatedAt: createdAt, InputFingerprint: fp,
+			Config: rawConfig(l.doc), Note: Note,
+		},
+	}
+	if sweep.Candidates == nil {
+		sweep.Candidates = []result.Candidate{}
+	}
+	var ids []string
+	for _, i := range run.Selected {
+		ids = append(ids, run.Candidates[i].CandidateID)
+	}
+	if l.doc.Optimization.Target == input.TargetPareto {
+		sweep.Views.ParetoFront = ids
+	} else {
+		sweep.Views.TopN = ids
+	}
+	recPath := filepath.Join(dir, result.RecommendationFile)
+	if err := result.WriteJSONFile(recPath, sweep); err != nil {
+		fmt.Fprintf(opts.Stderr, "aisim recommend failed: %v\n", err)
+		return ExitFailed
+	}
+	var rows []result.Row
+	for rank, i := range run.Selected {
+		c := run.Candidates[i]
+		if err := result.WriteRecommendation(dir, rank, c.PredictionConfig); err != nil {
+			fmt.Fprintf(opts.Stderr, "aisim recommend failed: %v\n", err)
+			return ExitFailed
+		}
+		rows = append(rows, result.Row{Rank: rank + 1, Score: c.Score, Objectives: c.Objectives, UsedGPUs: c.UsedGPUs,
+			ConfigPath: result.RecommendationPath(dir, rank)})
+	}
+	outcome := "completed"
+	switch {
+	case run.Interrupted:
+		outcome = "interrupted"
+	case len(rows) == 0:
+		outcome = "no_feasible"
+	}
+	counts := run.Counts
+	note(result.Event{Event: "search_finished", RunID: runID, Counts: &counts, Outcome: outcome, Settled: len(run.Candidates),
+		Budget: len(run.Candidates)})
+	if writeErr != nil {
+		fmt.Fprintf(opts.Stderr, "aisim recommend failed: writing %s: %v\n", result.EventsFile, writeErr)
+		return ExitFailed
+	}
+	if run.Interrupted {
+		fmt.Fprintf(opts.Stderr, "aisim recommend interrupted after %d candidates; saved partial result to: %s\n", len(run.Candidates), recPath)
+		return ExitInterrupted
+	}
+	if opts.Format == "json" {
+		if rows == nil {
+			rows = []result.Row{}
+		}
+		data, _ := result.MarshalCanonical(rows)
+		opts.Stdout.Write(data)
+	} else {
+		fmt.Fprintln(opts.Stdout, "aisim recommendations (analytical estimate)")
+		for _, r := range rows {
+			fmt.Fprintf(opts.Stdout, "%d: score=%.4g used_gpus=%d config=%s\n", r.Rank, *r.Score, r.UsedGPUs, r.ConfigPath)
+		}
+		fmt.Fprintf(opts.Stdout, "Saved full result to: %s\n", recPath)
+		fmt.Fprintf(opts.Stderr, "evaluated %d candidates (%d feasible) in %s\n", run.Counts.Evaluated, run.Counts.Feasible,
+			time.Since(start).Round(time.Millisecond))
+	}
+	if len(rows) == 0 {
+		fmt.Fprintf(opts.Stderr, "no feasible candidate found; saved full result to: %s\n", recPath)
+		return ExitFailed
+	}
+	return ExitOK
+}
+
+// Predict runs `aisim predict` and returns the exit code.
+func Predict(ctx context.Context, opts Options) int {
+	l, err := load(input.Predict, opts)
+	if err != nil {
+		fmt.Fprintln(opts.Stderr, err)
+		return ExitInvalid
+	}
+	if opts.Format != "table" && opts.Format != "json" {
+		fmt.Fprintf(opts.Stderr, "--format: must be table or json, got %q\n", opts.Format)
+		return ExitInvalid
+	}
+	fp := fingerprint(l.doc)
+	runID, createdAt, err := runMeta(fp)
+	if err != nil {
+		fmt.Fprintln(opts.Stderr, err)
+		return ExitInvalid
+	}
+	space, err := l.env.Enumerate()
+	if err != nil {
+		fmt.Fprintf(opts.Stderr, "%s: engine: %v\n", opts.ConfigPath, err)
+		return ExitInvalid
+	}
+	points, _ := l.env.Select(space)
+	if len(points) != 1 {
+		fmt.Fprintf(opts.Stderr, "aisim predict failed: expected one concrete deployment, found %d\n", len(points))
+		return ExitFailed
+	}
+	dir := opts.OutputDir
+	if dir == "" {
+		dir = DefaultOutputDir
+	}
+	if err := prepareOutputDir(dir, opts.Overwrite); err != nil {
+		fmt.Fprintf(opts.Stderr, "--output-dir: %v\n", err)
+		return ExitInvalid
+	}
+	pr := l.env.Prepare(points[0])
+	if pr.Status == result.StatusUnsupported {
+		fmt.Fprintf(opts.Stderr, "%s: engine.workers: %s\n", opts.ConfigPath, pr.Reason)
+		return ExitInvalid
+	}
+	if pr.Status != "" {
+		fmt.Fprintf(opts.Stderr, "aisim predict failed: %s: %s\n", pr.ReasonCategory, pr.Reason)
+		return ExitFailed
+	}
+	rep, err := l.env.Simulate(ctx, pr, time.Time{})
+	if ctx.Err() != nil {
+		fmt.Fprintln(opts.Stderr, "aisim predict interrupted")
+		return ExitInterrupted
+	}
+	if err != nil {
+		fmt.Fprintf(opts.Stderr, "aisim predict failed: %v\n", err)
+		return ExitFailed
+	}
+	sum := summary(pr, rep)
+	memory := map[string]any{}
+	for role, m := range pr.Memory {
+		memory[role] = m
+	}
+	pred := &result.Prediction{
+		Summary: sum, Memory: memory, Config: l.env.PredictionConfig(pr),
+		Provenance: result.Provenance{Implementation: "aisim", ImplementationVersion: Version, Estimator: "analytical",
+			SearchStrategy: "none", RunID: runID, CreatedAt: createdAt, InputFingerprint: fp, Config: rawConfig(l.doc), Note: Note},
+	}
+	path := filepath.Join(dir, result.PredictionFile)
+	if err := result.WriteJSONFile(path, pred); err != nil {
+		fmt.Fprintf(opts.Stderr, "aisim predict failed: %v\n", err)
+		return ExitFailed
+	}
+	if ev, err := result.CreateEventWriter(dir); err == nil {
+		ev.Write(result.Event{Event: "prediction_finished", RunID: runID, Status: result.StatusFeasible, Outcome: "completed"})
+		ev.Close()
+	}
+	if opts.Format == "json" {
+		data, _ := result.MarshalCanonical(sum)
+		opts.Stdout.Write(data)
+		return ExitOK
+	}
+	printSummary(opts.Stdout, sum)
+	fmt.Fprintf(opts.Stdout, "Saved full report to: %s\n", path)
+	return ExitOK
+}
+
+func summary(pr *search.Prepared, r *perf.Report) result.Summary {
+	o := &search.Outcome{Prepared: pr, Report: r}
+	m := search.Metrics(o)
+	dist := func(name string) result.Distribution {
+		return result.Distribution{Mean: m["mean_"+name], P50: m["p50_"+name], P90: m["p90_"+name], P99: m["p99_"+name]}
+	}
+	kv := map[string]int{}
+	for _, role := range pr.Point.Roles {
+		kv[role.Role] = pr.Memory[role.Role].TokensPerRank * role.Worker.Shape.AttentionData * role.Worker.Shape.Replicas
+	}
+	return result.Summary{
+		NumRequests: r.Requests, CompletedRequests: r.Completed, TotalOutputTokens: r.OutputTokens,
+		DurationMs: r.DurationMs, RequestThroughputRPS: r.RequestThroughput, OutputThroughputTokS: r.OutputThroughput,
+		PerUserTokS: r.PerUserThroughput, GoodputRPS: r.GoodputRequests, GoodputTokS: r.GoodputOutput,
+		Concurrency: pr.Concurrency, RequestRate: pr.Rate, UsedGPUs: pr.Point.UsedGPUs(),
+		TTFT: dist("ttft_ms"), TPOT: dist("tpot_ms"), ITL: dist("itl_ms"), E2E: dist("e2e_latency_ms"),
+		KVCapacityTokens: kv,
+	}
+}
+
+func printSummary(w io.Writer, s result.Summary) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "metric\tmean\tp50\tp90\tp99")
+	for _, row := range []struct {
+		name string
+		d    result.Distribution
+	}{{"TTFT (ms)", s.TTFT}, {"TPOT (ms)", s.TPOT}, {"ITL (ms)", s.ITL}, {"E2E latency (ms)", s.E2E}} {
+		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2f\t%.2f\n", row.name, row.d.Mean, row.d.P50, row.d.P90, row.d.P99)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "output throughput: %.1f tok/s   request throughput: %.3f req/s   per-user: %.1f tok/s\n",
+		s.OutputThroughputTokS, s.RequestThroughputRPS, s.PerUserTokS)
+	var roles []string
+	for r, n := range s.KVCapacityTokens {
+		roles = append(roles, fmt.Sprintf("%s=%d", r, n))
+	}
+	fmt.Fprintf(w, "KV-cache capacity (tokens): %s   requests: %d   GPUs: %d\n", strings.Join(slices.Sorted(slices.Values(roles)), " "), s.CompletedRequests, s.UsedGPUs)
+}

@@ -1,0 +1,626 @@
+package input
+
+import (
+	"slices"
+)
+
+// Decode parses YAML, applies --set overrides in order and decodes the
+// document for cmd. Errors are *FieldError (path + reason) for schema
+// problems and plain errors for YAML syntax.
+func Decode(cmd Command, data []byte, sets []string) (*Document, error) {
+	raw, err := ParseYAML(data)
+	if err != nil {
+		return nil, &FieldError{Reason: err.Error()}
+	}
+	if raw.Kind == KindNull {
+		raw = &Value{Kind: KindMap, Map: map[string]*Value{}}
+	}
+	if raw.Kind != KindMap {
+		return nil, errf("", "the document must be a mapping, got %s", raw.Kind)
+	}
+	for _, s := range sets {
+		if err := ApplySet(raw, s); err != nil {
+			return nil, &FieldError{Reason: err.Error()}
+		}
+		if cmd == Predict {
+			if p, _, _ := cutPath(s); p == "optimization" || p == "optimizer" {
+				return nil, errf("", "--set %s: %s is not allowed in predict", s, p)
+			}
+		}
+	}
+	return DecodeValue(cmd, raw)
+}
+
+func cutPath(expr string) (string, string, bool) {
+	for i := 0; i < len(expr); i++ {
+		if expr[i] == '.' || expr[i] == '=' {
+			return expr[:i], expr[i:], true
+		}
+	}
+	return expr, "", false
+}
+
+// DecodeValue decodes an already parsed document.
+func DecodeValue(cmd Command, raw *Value) (*Document, error) {
+	known := []string{"traffic", "engine", "evaluation", "optimization", "optimizer"}
+	root, err := newObject("", raw, known, []string{"execution", "router", "planner"})
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range raw.Keys {
+		if k == "" || containsDot(k) {
+			return nil, errf(k, "top-level keys must be non-empty and contain no dots")
+		}
+	}
+	doc := &Document{Command: cmd, Raw: raw}
+	if cmd == Predict {
+		for _, k := range []string{"optimization", "optimizer"} {
+			if _, ok := raw.Map[k]; ok {
+				return nil, errf(k, "not allowed in predict (recommend only)")
+			}
+		}
+	} else if _, ok := raw.Map["optimization"]; !ok {
+		return nil, errf("optimization", "required (use {} for all defaults)")
+	}
+	if doc.Traffic, err = decodeTraffic(cmd, root); err != nil {
+		return nil, err
+	}
+	if doc.Evaluation, err = decodeEvaluation(root); err != nil {
+		return nil, err
+	}
+	if cmd == Recommend {
+		if doc.Optimization, err = decodeOptimization(root, doc.Evaluation.SLA); err != nil {
+			return nil, err
+		}
+		if doc.Optimizer, err = decodeOptimizer(root); err != nil {
+			return nil, err
+		}
+	}
+	if doc.Engine, err = decodeEngine(cmd, root, doc.Optimization.Hardware); err != nil {
+		return nil, err
+	}
+	if err := crossChecks(doc); err != nil {
+		return nil, err
+	}
+	return doc, nil
+}
+
+func containsDot(s string) bool { return slices.Contains([]byte(s), '.') }
+
+func decodeTraffic(cmd Command, root *object) (Traffic, error) {
+	t := Traffic{InputTokens: 1024, OutputTokens: 128}
+	if !root.has("traffic") {
+		// An omitted traffic section is replaced wholesale by the default.
+		t.Load = Load{Type: LoadConcurrency, Intensity: Fixed(10, true)}
+		t.Stop = Stop{Requests: 100}
+		return t, nil
+	}
+	to, err := newObject("traffic", root.get("traffic"), []string{"source", "load", "stop"}, nil)
+	if err != nil {
+		return t, err
+	}
+	if to.has("source") {
+		so, err := newObject("traffic.source", to.get("source"),
+			[]string{"type", "input_tokens", "output_tokens"},
+			[]string{"images", "new_input_tokens_per_turn", "output_tokens_per_turn", "session", "paths", "format", "block_size", "nested_timestamp_basis"})
+		if err != nil {
+			return t, err
+		}
+		typ, err := so.str("type", "synthetic")
+		if err != nil {
+			return t, err
+		}
+		switch typ {
+		case "synthetic":
+		case "synthetic-session", "trace":
+			return t, errf(so.p("type"), "%s: %s", typ, notSupported)
+		default:
+			return t, errf(so.p("type"), "must be one of [synthetic synthetic-session trace], got %q", typ)
+		}
+		if t.InputTokens, err = so.integer("input_tokens", 1024, 1); err != nil {
+			return t, err
+		}
+		if t.OutputTokens, err = so.integer("output_tokens", 128, 1); err != nil {
+			return t, err
+		}
+	}
+	if t.Load, err = decodeLoad(cmd, to); err != nil {
+		return t, err
+	}
+	if !to.has("stop") {
+		return t, errf("traffic.stop", "required for synthetic traffic (requests or requests_per_load_unit)")
+	}
+	st, err := newObject("traffic.stop", to.get("stop"), []string{"requests", "requests_per_load_unit"},
+		[]string{"sessions", "sessions_per_load_unit", "max_virtual_time_seconds"})
+	if err != nil {
+		return t, err
+	}
+	if st.has("requests") == st.has("requests_per_load_unit") {
+		return t, errf("traffic.stop", "exactly one of requests or requests_per_load_unit is required")
+	}
+	if t.Stop.Requests, err = st.integer("requests", 0, 1); err != nil {
+		return t, err
+	}
+	if t.Stop.RequestsPerLoadUnit, err = st.positive("requests_per_load_unit", 0); err != nil {
+		return t, err
+	}
+	return t, nil
+}
+
+func decodeLoad(cmd Command, to *object) (Load, error) {
+	l := Load{Type: LoadConcurrency, Intensity: Fixed(10, true), Seed: 42}
+	if !to.has("load") {
+		return l, nil
+	}
+	fields := []string{"type", "concurrency", "requests_per_second", "seed", "fraction"}
+	lo, err := newObject("traffic.load", to.get("load"), fields,
+		[]string{"sessions_per_second", "speedup", "agentic_lanes", "agentic_snapshot", "agentic_warmup", "agentic_profile"})
+	if err != nil {
+		return l, err
+	}
+	if l.Type, err = lo.str("type", LoadConcurrency); err != nil {
+		return l, err
+	}
+	allowed := map[string][]string{
+		LoadConcurrency:        {"type", "concurrency"},
+		LoadPoisson:            {"type", "requests_per_second", "seed"},
+		LoadConstantRate:       {"type", "requests_per_second"},
+		LoadKVCapacityFraction: {"type", "fraction"},
+	}
+	switch l.Type {
+	case "trace_timestamps":
+		return l, errf(lo.p("type"), "%s: %s", l.Type, notSupported)
+	case LoadKVCapacityFraction:
+		if cmd == Predict {
+			return l, errf(lo.p("type"), "kv_capacity_fraction is recommend-only")
+		}
+	}
+	accepted, known := allowed[l.Type]
+	if !known {
+		return l, errf(lo.p("type"), "must be one of [concurrency poisson constant_rate kv_capacity_fraction trace_timestamps], got %q", l.Type)
+	}
+	for _, k := range lo.v.Keys {
+		if !slices.Contains(accepted, k) {
+			return l, errf(lo.p(k), "load type %s does not accept this field", l.Type)
+		}
+	}
+	var (
+		field string
+		spec  domainSpec
+	)
+	switch l.Type {
+	case LoadConcurrency:
+		field, spec = "concurrency", domainSpec{isInt: true, allowRange: true}
+	case LoadPoisson, LoadConstantRate:
+		field, spec = "requests_per_second", domainSpec{allowRange: true}
+	case LoadKVCapacityFraction:
+		field, spec = "fraction", domainSpec{allowRange: true}
+	}
+	d, present, err := lo.domain(cmd, field, spec)
+	if err != nil {
+		return l, err
+	}
+	switch {
+	case present:
+		l.Intensity = d
+	case l.Type == LoadConcurrency:
+		l.Intensity = Fixed(10, true)
+	default:
+		return l, errf(lo.p(field), "required for load type %s", l.Type)
+	}
+	if d.Range != nil && d.Range.Min <= 0 {
+		return l, errf(lo.p(field)+".range.min", "must be > 0")
+	}
+	seed, err := lo.integer("seed", 42, 0)
+	l.Seed = int64(seed)
+	return l, err
+}
+
+func decodeEvaluation(root *object) (Evaluation, error) {
+	var e Evaluation
+	if !root.has("evaluation") {
+		return e, nil
+	}
+	eo, err := newObject("evaluation", root.get("evaluation"), []string{"sla"}, nil)
+	if err != nil || !eo.has("sla") {
+		return e, err
+	}
+	so, err := newObject("evaluation.sla", eo.get("sla"), []string{"ttft_ms", "itl_ms", "e2e_ms"}, nil)
+	if err != nil {
+		return e, err
+	}
+	if e.SLA.TTFTms, err = so.positive("ttft_ms", 0); err != nil {
+		return e, err
+	}
+	if e.SLA.ITLms, err = so.positive("itl_ms", 0); err != nil {
+		return e, err
+	}
+	if e.SLA.E2Ems, err = so.positive("e2e_ms", 0); err != nil {
+		return e, err
+	}
+	if e.SLA.E2Ems > 0 && (e.SLA.TTFTms > 0 || e.SLA.ITLms > 0) {
+		return e, errf("evaluation.sla", "e2e_ms is mutually exclusive with ttft_ms and itl_ms")
+	}
+	return e, nil
+}
+
+var targets = []string{TargetThroughput, TargetThroughputPerGPU, TargetThroughputPerUser, TargetGoodput,
+	TargetGoodputPerGPU, TargetTTFT, TargetE2ELatency, TargetMinGPUs, TargetPareto}
+
+func decodeOptimization(root *object, sla SLA) (Optimization, error) {
+	o := Optimization{Target: TargetThroughput, MaxGPUs: 32}
+	x := root.get("optimization")
+	if x == nil {
+		// `optimization:` with a null value is the same as {}.
+		return o, nil
+	}
+	oo, err := newObject("optimization", x, []string{"target", "hardware", "strict_sla", "constraints"}, nil)
+	if err != nil {
+		return o, err
+	}
+	if o.Target, err = oo.enum("target", TargetThroughput, targets...); err != nil {
+		return o, err
+	}
+	if o.Hardware, err = oo.str("hardware", ""); err != nil {
+		return o, err
+	}
+	if o.Hardware == "auto" {
+		return o, errf(oo.p("hardware"), "must be a concrete hardware id, not auto")
+	}
+	if o.StrictSLA, err = oo.boolean("strict_sla", false); err != nil {
+		return o, err
+	}
+	if oo.has("constraints") {
+		co, err := newObject("optimization.constraints", oo.get("constraints"),
+			[]string{"min_candidate_gpus", "max_candidate_gpus"}, []string{"min_goodput_rps"})
+		if err != nil {
+			return o, err
+		}
+		if o.MinGPUs, err = co.integer("min_candidate_gpus", 0, 1); err != nil {
+			return o, err
+		}
+		if o.MaxGPUs, err = co.integer("max_candidate_gpus", 32, 1); err != nil {
+			return o, err
+		}
+		if o.MinGPUs > o.MaxGPUs {
+			return o, errf(co.p("min_candidate_gpus"), "must be <= max_candidate_gpus (%d)", o.MaxGPUs)
+		}
+	}
+	if o.StrictSLA && !sla.Any() {
+		return o, errf(oo.p("strict_sla"), "requires at least one evaluation.sla bound")
+	}
+	switch o.Target {
+	case TargetGoodput, TargetGoodputPerGPU, TargetMinGPUs:
+		if !sla.Any() {
+			return o, errf(oo.p("target"), "%s requires at least one evaluation.sla bound", o.Target)
+		}
+	}
+	return o, nil
+}
+
+func decodeOptimizer(root *object) (Optimizer, error) {
+	o := Optimizer{Algorithm: "bayesian", MaxTrials: 320, Parallelism: 16, CandidateTimeoutSeconds: 600, Seed: 42}
+	if !root.has("optimizer") {
+		return o, nil
+	}
+	oo, err := newObject("optimizer", root.get("optimizer"),
+		[]string{"algorithm", "max_trials", "parallelism", "candidate_timeout_seconds", "seed"}, nil)
+	if err != nil {
+		return o, err
+	}
+	if o.Algorithm, err = oo.enum("algorithm", "bayesian", "bayesian", "random"); err != nil {
+		return o, err
+	}
+	if o.MaxTrials, err = oo.integer("max_trials", 320, 1); err != nil {
+		return o, err
+	}
+	if o.Parallelism, err = oo.integer("parallelism", 16, 1); err != nil {
+		return o, err
+	}
+	if o.CandidateTimeoutSeconds, err = oo.positive("candidate_timeout_seconds", 600); err != nil {
+		return o, err
+	}
+	seed, err := oo.integer("seed", 42, 0)
+	o.Seed = int64(seed)
+	return o, err
+}
+
+var engineUnsupported = []string{"backend_version", "kv_transfer", "speculation", "afd", "enable_chunked_prefill",
+	"nextn", "nextn_accepted", "enable_eplb", "wideep_num_slots", "attention_backend", "moe_backend",
+	"moe_kernel_source", "gemm_quant_mode", "moe_quant_mode", "fmha_quant_mode", "kvcache_quant_mode",
+	"comm_quant_mode", "database_mode", "estimation_mode", "fallback_policy", "transfer_policy",
+	"systems_paths", "estimator_config", "fpm_profile", "decoder_replay", "enable_shared_layer",
+	"strict_provenance", "forward_model", "systems_path"}
+
+func decodeEngine(cmd Command, root *object, optHardware string) (Engine, error) {
+	var e Engine
+	if !root.has("engine") {
+		return e, errf("engine", "required")
+	}
+	eo, err := newObject("engine", root.get("engine"),
+		[]string{"mode", "model", "hardware", "backend", "context_length", "workers"}, engineUnsupported)
+	if err != nil {
+		return e, err
+	}
+	modes := []string{ModeAggregated, ModeDisaggregated}
+	defModes := []string{ModeAggregated}
+	defBackends := []string{BackendVLLM}
+	if cmd == Recommend {
+		defModes = modes
+		defBackends = []string{BackendVLLM, BackendSGLang}
+	}
+	if x := eo.get("mode"); x != nil && x.Kind == KindString && x.Str == "afd" {
+		return e, errf(eo.p("mode"), "afd: %s", notSupported)
+	}
+	if e.Modes, err = eo.stringDomain(cmd, "mode", defModes, modes); err != nil {
+		return e, err
+	}
+	if !eo.has("model") {
+		return e, errf(eo.p("model"), "required")
+	}
+	if e.Model, err = eo.str("model", ""); err != nil {
+		return e, err
+	}
+	if !eo.has("hardware") {
+		return e, errf(eo.p("hardware"), "required")
+	}
+	if e.Hardware, err = eo.str("hardware", ""); err != nil {
+		return e, err
+	}
+	if e.Hardware == "auto" {
+		if cmd == Predict {
+			return e, errf(eo.p("hardware"), "auto is recommend-only; give a concrete hardware id")
+		}
+		if optHardware == "" {
+			return e, errf(eo.p("hardware"), "auto requires optimization.hardware")
+		}
+		e.Hardware = optHardware
+	}
+	if e.Backends, err = eo.stringDomain(cmd, "backend", defBackends, []string{BackendVLLM, BackendSGLang, BackendTRTLLM}); err != nil {
+		return e, err
+	}
+	if x := eo.get("context_length"); x != nil && !(x.Kind == KindString && x.Str == "max") {
+		if e.ContextLength, err = intValue(eo.p("context_length"), x, 1); err != nil {
+			return e, errf(eo.p("context_length"), "expected a positive integer or \"max\"")
+		}
+	}
+	e.Workers = map[string]*Worker{}
+	roleOK := map[string]bool{}
+	for _, m := range e.Modes {
+		if m == ModeAggregated {
+			roleOK[RoleAggregated] = true
+		} else {
+			roleOK[RolePrefill], roleOK[RoleDecode] = true, true
+		}
+	}
+	if eo.has("workers") {
+		wo, err := newObject("engine.workers", eo.get("workers"), []string{RoleAggregated, RolePrefill, RoleDecode}, []string{"encoder"})
+		if err != nil {
+			return e, err
+		}
+		for _, role := range wo.v.Keys {
+			if !roleOK[role] {
+				return e, errf(wo.p(role), "role %s is not allowed with engine.mode %v", role, e.Modes)
+			}
+			x := wo.v.Map[role]
+			if x.Kind == KindNull {
+				x = &Value{Kind: KindMap, Map: map[string]*Value{}}
+			}
+			w, err := decodeWorker(cmd, wo.p(role), role, x)
+			if err != nil {
+				return e, err
+			}
+			e.Workers[role] = w
+		}
+	}
+	for role := range roleOK {
+		if e.Workers[role] == nil {
+			e.Workers[role] = defaultWorker(cmd)
+		}
+	}
+	// Block sizes below 2 are only legal when SGLang (block size 1) is a possible backend.
+	for role, w := range e.Workers {
+		if w.BlockSize == 1 && !slices.Contains(e.Backends, BackendSGLang) {
+			return e, errf("engine.workers."+role+".kv_cache.block_size", "must be >= 2 for vllm and trtllm")
+		}
+	}
+	return e, nil
+}
+
+func defaultWorker(cmd Command) *Worker {
+	w := &Worker{PrefixCaching: true, Parallelism: Parallelism{Preset: PresetDefault}}
+	if cmd == Predict {
+		w.Parallelism = Parallelism{Preset: PresetNone, Knobs: map[string][]int{}}
+		for _, k := range KnobNames {
+			w.Parallelism.Knobs[k] = []int{1}
+		}
+	}
+	return w
+}
+
+func decodeWorker(cmd Command, path, role string, x *Value) (*Worker, error) {
+	wo, err := newObject(path, x, []string{"parallelism", "scheduler", "kv_cache"},
+		[]string{"hardware", "startup_seconds", "context_length", "timing"})
+	if err != nil {
+		return nil, err
+	}
+	w := defaultWorker(cmd)
+	if wo.has("parallelism") {
+		if w.Parallelism, err = decodeParallelism(cmd, wo.p("parallelism"), wo.get("parallelism")); err != nil {
+			return nil, err
+		}
+	}
+	if wo.has("scheduler") {
+		so, err := newObject(wo.p("scheduler"), wo.get("scheduler"), []string{"max_batched_tokens", "max_sequences"},
+			[]string{"prefill_schedule_interval", "prefill_decode_interval"})
+		if err != nil {
+			return nil, err
+		}
+		spec := domainSpec{isInt: true, allowRange: true}
+		if d, ok, err := so.domain(cmd, "max_batched_tokens", spec); err != nil {
+			return nil, err
+		} else if ok {
+			w.MaxBatchedTokens = ints(d)
+		}
+		if d, ok, err := so.domain(cmd, "max_sequences", spec); err != nil {
+			return nil, err
+		} else if ok {
+			w.MaxSequences = ints(d)
+		}
+	}
+	if wo.has("kv_cache") {
+		ko, err := newObject(wo.p("kv_cache"), wo.get("kv_cache"), []string{"block_size", "prefix_caching", "capacity"},
+			[]string{"bytes_per_token", "host_offload", "g3_offload", "state_cache"})
+		if err != nil {
+			return nil, err
+		}
+		if isDomain(ko.get("block_size")) {
+			return nil, errf(ko.p("block_size"), "domains here are %s", notSupported)
+		}
+		if w.BlockSize, err = ko.integer("block_size", 0, 1); err != nil {
+			return nil, err
+		}
+		if w.PrefixCaching, err = ko.boolean("prefix_caching", true); err != nil {
+			return nil, err
+		}
+		if ko.has("capacity") {
+			co, err := newObject(ko.p("capacity"), ko.get("capacity"), []string{"type", "memory_fraction", "blocks"},
+				[]string{"bytes", "cuda_graph_reserved_bytes"})
+			if err != nil {
+				return nil, err
+			}
+			typ, err := co.enum("type", "default", "default", "fixed")
+			if err != nil {
+				return nil, err
+			}
+			if typ == "default" {
+				if co.has("blocks") {
+					return nil, errf(co.p("blocks"), "only allowed with type: fixed")
+				}
+				d, ok, err := co.domain(cmd, "memory_fraction", domainSpec{minExcl: 0, maxIncl: 1, allowRange: true})
+				if err != nil {
+					return nil, err
+				}
+				if ok {
+					w.MemoryFraction = d.Points()
+				}
+			} else {
+				if co.has("memory_fraction") {
+					return nil, errf(co.p("memory_fraction"), "only allowed with type: default")
+				}
+				if !co.has("blocks") {
+					return nil, errf(co.p("blocks"), "required with type: fixed")
+				}
+				if w.FixedBlocks, err = co.integer("blocks", 0, 1); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	return w, nil
+}
+
+func decodeParallelism(cmd Command, path string, x *Value) (Parallelism, error) {
+	known := append([]string{"preset"}, KnobNames...)
+	po, err := newObject(path, x, known, []string{"prefill_context", "decode_context", "context"})
+	if err != nil {
+		return Parallelism{}, err
+	}
+	knobsGiven := false
+	for _, k := range KnobNames {
+		knobsGiven = knobsGiven || po.has(k)
+	}
+	p := Parallelism{Preset: PresetNone, Knobs: map[string][]int{}}
+	if px := po.get("preset"); px != nil {
+		if cmd == Predict {
+			return p, errf(po.p("preset"), "presets are only allowed in recommend")
+		}
+		switch {
+		case px.Kind == KindString && px.Str == "default":
+			p.Preset = PresetDefault
+		case px.Kind == KindBool && !px.Bool, px.Kind == KindMap && len(px.Keys) == 0:
+			p.Preset = PresetNone
+		case px.Kind == KindSeq:
+			p.Preset = PresetCustom
+			if len(px.Seq) == 0 {
+				return p, errf(po.p("preset"), "a custom preset list must not be empty")
+			}
+			for i, e := range px.Seq {
+				s, err := decodeShape(index(po.p("preset"), i), e)
+				if err != nil {
+					return p, err
+				}
+				p.Custom = append(p.Custom, s)
+			}
+		default:
+			return p, errf(po.p("preset"), "expected default, false, {} or a list of complete mappings")
+		}
+		if p.Preset != PresetNone && knobsGiven {
+			return p, errf(path, "a preset and independent knobs cannot be combined; set preset: false to use knobs")
+		}
+	} else if !knobsGiven && cmd == Recommend {
+		p.Preset = PresetDefault
+	}
+	for _, k := range KnobNames {
+		d, ok, err := po.domain(cmd, k, domainSpec{isInt: true, allowRange: true})
+		if err != nil {
+			return p, err
+		}
+		switch {
+		case ok:
+			p.Knobs[k] = ints(d)
+		case cmd == Predict:
+			p.Knobs[k] = []int{1}
+		}
+		if k == KnobPipeline && ok && (len(p.Knobs[k]) != 1 || p.Knobs[k][0] != 1) {
+			return p, errf(po.p(k), "pipeline parallelism > 1 is %s", notSupported)
+		}
+	}
+	return p, nil
+}
+
+func decodeShape(path string, x *Value) (Shape, error) {
+	o, err := newObject(path, x, KnobNames, nil)
+	if err != nil {
+		return Shape{}, err
+	}
+	var s Shape
+	dst := []*int{&s.Replicas, &s.Tensor, &s.Pipeline, &s.AttentionData, &s.MoETensor, &s.MoEExpert}
+	for i, k := range KnobNames {
+		if !o.has(k) {
+			return s, errf(o.p(k), "required in a custom preset entry (entries must be complete)")
+		}
+		if isDomain(o.get(k)) {
+			return s, errf(o.p(k), "domains are not allowed inside preset entries")
+		}
+		if *dst[i], err = o.integer(k, 0, 1); err != nil {
+			return s, err
+		}
+	}
+	if s.Pipeline != 1 {
+		return s, errf(join(path, KnobPipeline), "pipeline parallelism > 1 is %s", notSupported)
+	}
+	return s, nil
+}
+
+func crossChecks(doc *Document) error {
+	t := doc.Traffic
+	if cl := doc.Engine.ContextLength; cl > 0 && t.InputTokens+t.OutputTokens > cl {
+		return errf("traffic.source", "input_tokens + output_tokens (%d) exceeds engine.context_length (%d)", t.InputTokens+t.OutputTokens, cl)
+	}
+	if doc.Command == Recommend {
+		branches := len(doc.Engine.Modes)
+		if doc.Optimizer.MaxTrials < branches {
+			return errf("optimizer.max_trials", "must be >= the number of mode branches (%d)", branches)
+		}
+		if doc.Optimization.Target == TargetMinGPUs {
+			if !t.Load.Intensity.IsFixed() {
+				return errf("traffic.load", "min_gpus requires a fixed load (no domains)")
+			}
+			if t.Load.Type == LoadKVCapacityFraction {
+				return errf("traffic.load.type", "min_gpus does not support kv_capacity_fraction")
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,303 @@
+// Package input decodes the AISimulate `predict` / `recommend` input document
+// strictly (unknown keys, wrong scalar types and unsupported fields are errors
+// naming their path) into typed Go values for the subset aisim models.
+package input
+
+import (
+	"fmt"
+	"math"
+	"sort"
+)
+
+// Command selects which document type is decoded; the same YAML keys mean
+// different things (domains and optimization are recommend-only).
+type Command int
+
+// Commands.
+const (
+	Recommend Command = iota
+	Predict
+)
+
+// Modes, backends and roles in their public spelling.
+const (
+	ModeAggregated    = "aggregated"
+	ModeDisaggregated = "disaggregated"
+
+	BackendVLLM   = "vllm"
+	BackendSGLang = "sglang"
+	BackendTRTLLM = "trtllm"
+
+	RoleAggregated = "aggregated"
+	RolePrefill    = "prefill"
+	RoleDecode     = "decode"
+)
+
+// Load types.
+const (
+	LoadConcurrency        = "concurrency"
+	LoadPoisson            = "poisson"
+	LoadConstantRate       = "constant_rate"
+	LoadKVCapacityFraction = "kv_capacity_fraction"
+)
+
+// Optimization targets.
+const (
+	TargetThroughput        = "throughput"
+	TargetThroughputPerGPU  = "throughput_per_gpu"
+	TargetThroughputPerUser = "throughput_per_user"
+	TargetGoodput           = "goodput"
+	TargetGoodputPerGPU     = "goodput_per_gpu"
+	TargetTTFT              = "ttft"
+	TargetE2ELatency        = "e2e_latency"
+	TargetMinGPUs           = "min_gpus"
+	TargetPareto            = "pareto"
+)
+
+// FieldError is a validation failure at a document path. The CLI prints it
+// as "<file>: <path>: <reason>".
+type FieldError struct {
+	Path   string
+	Reason string
+}
+
+func (e *FieldError) Error() string {
+	if e.Path == "" {
+		return e.Reason
+	}
+	return e.Path + ": " + e.Reason
+}
+
+// Document is a decoded, defaulted input document.
+type Document struct {
+	Command      Command
+	Traffic      Traffic
+	Engine       Engine
+	Evaluation   Evaluation
+	Optimization Optimization
+	Optimizer    Optimizer
+	// Raw is the document after --set overrides (before defaulting); its
+	// canonical JSON is the input fingerprint.
+	Raw *Value
+}
+
+// Traffic is the synthetic workload.
+type Traffic struct {
+	InputTokens  int
+	OutputTokens int
+	Load         Load
+	Stop         Stop
+}
+
+// Load is the offered load. Intensity holds the concurrency, request rate or
+// KV fraction (a single point unless a domain was given).
+type Load struct {
+	Type      string
+	Intensity Domain
+	Seed      int64 // poisson only
+}
+
+// Stop is the request count rule: exactly one of the two is set.
+type Stop struct {
+	Requests             int
+	RequestsPerLoadUnit float64
+}
+
+// RequestCount resolves the number of requests for a load unit (the resolved
+// concurrency or request rate).
+func (s Stop) RequestCount(loadUnit float64) int {
+	if s.Requests > 0 {
+		return s.Requests
+	}
+	return max(1, int(math.Round(s.RequestsPerLoadUnit*loadUnit)))
+}
+
+// Engine is the deployment description.
+type Engine struct {
+	Modes         []string // one or both modes
+	Model         string
+	Hardware      string // concrete SKU (auto resolved)
+	Backends      []string
+	ContextLength int // 0 means the model maximum
+	Workers       map[string]*Worker
+}
+
+// Worker holds per-role settings. Nil slices mean "backend/role default".
+type Worker struct {
+	Parallelism      Parallelism
+	MaxBatchedTokens []int
+	MaxSequences     []int
+	BlockSize        int // 0 = backend default
+	PrefixCaching    bool
+	MemoryFraction   []float64
+	FixedBlocks      int // >0 when kv_cache.capacity.type is fixed
+}
+
+// Preset kinds for parallelism.
+const (
+	PresetDefault = "default"
+	PresetCustom  = "custom"
+	PresetNone    = "none"
+)
+
+// Parallelism is a preset-capable parallelism object.
+type Parallelism struct {
+	Preset string
+	Custom []Shape
+	// Knobs (PresetNone only): allowed values per knob; a missing knob uses
+	// its default range.
+	Knobs map[string][]int
+}
+
+// Parallelism knob names.
+const (
+	KnobReplicas      = "replicas"
+	KnobTensor        = "tensor"
+	KnobPipeline      = "pipeline"
+	KnobAttentionData = "attention_data"
+	KnobMoETensor     = "moe_tensor"
+	KnobMoEExpert     = "moe_expert"
+)
+
+// KnobNames lists the six parallelism knobs in canonical order.
+var KnobNames = []string{KnobReplicas, KnobTensor, KnobPipeline, KnobAttentionData, KnobMoETensor, KnobMoEExpert}
+
+// Shape is one complete parallelism mapping of a role.
+type Shape struct {
+	Replicas      int `json:"replicas"`
+	Tensor        int `json:"tensor"`
+	Pipeline      int `json:"pipeline"`
+	AttentionData int `json:"attention_data"`
+	MoETensor     int `json:"moe_tensor"`
+	MoEExpert     int `json:"moe_expert"`
+}
+
+// GPUsPerWorker is tensor × pipeline × attention_data.
+func (s Shape) GPUsPerWorker() int { return s.Tensor * s.Pipeline * s.AttentionData }
+
+// GPUs is the role's GPU count.
+func (s Shape) GPUs() int { return s.Replicas * s.GPUsPerWorker() }
+
+// SLA bounds in milliseconds; zero means unset.
+type SLA struct {
+	TTFTms float64
+	ITLms  float64
+	E2Ems  float64
+}
+
+// Any reports whether any bound is set.
+func (s SLA) Any() bool { return s.TTFTms > 0 || s.ITLms > 0 || s.E2Ems > 0 }
+
+// Evaluation holds the SLA.
+type Evaluation struct {
+	SLA SLA
+}
+
+// Optimization is the recommend objective and GPU constraints.
+type Optimization struct {
+	Target    string
+	StrictSLA bool
+	MinGPUs   int // 0 = unset
+	MaxGPUs   int
+	Hardware  string
+}
+
+// Optimizer is the search control block.
+type Optimizer struct {
+	Algorithm               string
+	MaxTrials               int
+	Parallelism             int
+	CandidateTimeoutSeconds float64
+	Seed                    int64
+}
+
+// Domain is a set of values for a sweepable field: a fixed value, explicit
+// choices, or a range (materialized lazily by Points).
+type Domain struct {
+	Choices []float64
+	Range   *Range
+	Int     bool
+}
+
+// Range is a {range: {min, max, step?, scale?}} domain.
+type Range struct {
+	Min, Max, Step float64
+	Log            bool
+}
+
+// Fixed returns a one-point domain.
+func Fixed(v float64, isInt bool) Domain { return Domain{Choices: []float64{v}, Int: isInt} }
+
+// IsFixed reports whether the domain has exactly one value.
+func (d Domain) IsFixed() bool { return d.Range == nil && len(d.Choices) == 1 }
+
+// ContinuousPoints is how many points aisim evaluates on a continuous range
+// (AISimulate samples it with a Bayesian optimizer instead).
+const ContinuousPoints = 10
+
+// Points materializes the domain in ascending order (choices keep their
+// order): a stepped range expands from min by step; a continuous range is
+// sampled at ContinuousPoints evenly spaced (or log-spaced) points.
+func (d Domain) Points() []float64 {
+	if d.Range == nil {
+		return d.Choices
+	}
+	r := d.Range
+	var pts []float64
+	switch {
+	case r.Step > 0:
+		for i := 0; ; i++ {
+			v := r.Min + float64(i)*r.Step
+			if v > r.Max*(1+1e-12)+1e-12 || i > 100000 {
+				break
+			}
+			pts = append(pts, v)
+		}
+	case r.Min == r.Max:
+		pts = []float64{r.Min}
+	default:
+		for i := 0; i < ContinuousPoints; i++ {
+			t := float64(i) / float64(ContinuousPoints-1)
+			if r.Log {
+				pts = append(pts, math.Exp(math.Log(r.Min)+t*(math.Log(r.Max)-math.Log(r.Min))))
+			} else {
+				pts = append(pts, r.Min+t*(r.Max-r.Min))
+			}
+		}
+	}
+	if d.Int {
+		seen := map[float64]bool{}
+		out := pts[:0]
+		for _, p := range pts {
+			p = math.Round(p)
+			if !seen[p] {
+				seen[p] = true
+				out = append(out, p)
+			}
+		}
+		pts = out
+	} else {
+		for i, p := range pts {
+			// Trim float noise from min+i*step so saved YAMLs show 0.3, not 0.30000000000000004.
+			pts[i] = roundSig(p)
+		}
+	}
+	return pts
+}
+
+func roundSig(v float64) float64 {
+	if v == 0 {
+		return 0
+	}
+	s := fmt.Sprintf("%.12g", v)
+	var out float64
+	fmt.Sscan(s, &out)
+	return out
+}
+
+// IntPoints is Points for integer domains.
+func IntPoints(vals []int) []int {
+	out := append([]int(nil), vals...)
+	sort.Ints(out)
+	return out
+}

@@ -1,0 +1,613 @@
+package perf
+
+import (
+	"container/heap"
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"time"
+)
+
+// Pool is a set of identical workers serving one role.
+type Pool struct {
+	Replicas int
+	Step     *StepModel
+	// Per-worker limits: per-rank scheduler limits × attention-DP ranks.
+	MaxTokens int
+	MaxSeqs   int
+	// KVTokens is the worker's KV capacity in tokens (all ranks).
+	KVTokens  int
+	BlockSize int
+}
+
+// Deployment is what the simulator runs: one aggregated pool, or prefill and
+// decode pools with a per-request KV transfer delay.
+type Deployment struct {
+	Agg     *Pool
+	Prefill *Pool
+	Decode  *Pool
+	// TransferSeconds is the prefill→decode KV transfer time of one request.
+	TransferSeconds float64
+}
+
+// Workload is synthetic traffic: fixed input/output lengths, a request
+// count, and either closed-loop concurrency or an open-loop arrival rate.
+type Workload struct {
+	ISL, OSL    int
+	Requests    int
+	Concurrency int     // closed loop when > 0
+	Rate        float64 // requests/second when Concurrency == 0
+	Poisson     bool
+	Seed        uint64
+}
+
+// SLA bounds (ms) for goodput; zero means unset.
+type SLA struct{ TTFTms, ITLms, E2Ems float64 }
+
+// Stats is a latency distribution in milliseconds.
+type Stats struct {
+	Mean float64 `json:"mean"`
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P99  float64 `json:"p99"`
+}
+
+// Report is the outcome of one simulated run.
+type Report struct {
+	Requests          int     `json:"num_requests"`
+	Completed         int     `json:"completed_requests"`
+	OutputTokens      int     `json:"total_output_tokens"`
+	DurationMs        float64 `json:"duration_ms"`
+	RequestThroughput float64 `json:"request_throughput_rps"`
+	OutputThroughput  float64 `json:"output_throughput_tok_s"`
+	PerUserThroughput float64 `json:"mean_output_token_throughput_per_user"`
+	TTFT              Stats   `json:"ttft_ms"`
+	TPOT              Stats   `json:"tpot_ms"`
+	ITL               Stats   `json:"itl_ms"`
+	E2E               Stats   `json:"e2e_latency_ms"`
+	TTFTSamples       int     `json:"num_ttft_samples"`
+	TPOTSamples       int     `json:"num_tpot_samples"`
+	GoodCompleted     int     `json:"goodput_completed_requests"`
+	GoodputOutput     float64 `json:"goodput_output_throughput_tok_s"`
+	GoodputRequests   float64 `json:"goodput_request_throughput_rps"`
+	ForwardSteps      int     `json:"forward_steps"`
+}
+
+// ErrStalled means requests could not be scheduled at all (typically one
+// request does not fit in a worker's KV cache).
+var ErrStalled = errors.New("simulation stalled: requests cannot be scheduled with the available KV cache")
+
+// ErrDeadline means the wall-clock budget for the candidate ran out.
+var ErrDeadline = errors.New("candidate timeout exceeded")
+
+type role int
+
+const (
+	roleAgg role = iota
+	rolePrefill
+	roleDecode
+)
+
+// cohort is a group of requests that arrived together on one worker and
+// have made identical progress. Identical synthetic requests make this
+// exact, and it keeps the cost per step proportional to the number of
+// distinct admission steps rather than to the number of requests.
+type cohort struct {
+	n         int
+	arrival   float64
+	prefilled int
+	generated int
+	firstTok  float64
+	lastTok   float64
+	ttft      float64 // seconds, set when the first token is visible
+}
+
+type item struct {
+	c      *cohort
+	chunk  int // prompt tokens computed this step (0 for decode)
+	decode bool
+}
+
+type worker struct {
+	pool        *Pool
+	role        role
+	waiting     []*cohort
+	running     []*cohort
+	runningSeqs int
+	kvFree      int
+	busy, kick  bool
+	plan        []item
+}
+
+type event struct {
+	t    float64
+	seq  int
+	kind int
+	w    *worker
+	c    *cohort
+}
+
+const (
+	evStepEnd = iota
+	evArrival
+	evHandoff
+)
+
+type eventQueue []event
+
+func (q eventQueue) Len() int { return len(q) }
+func (q eventQueue) Less(i, j int) bool {
+	if q[i].t != q[j].t {
+		return q[i].t < q[j].t
+	}
+	return q[i].seq < q[j].seq
+}
+func (q eventQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *eventQueue) Push(x any)   { *q = append(*q, x.(event)) }
+func (q *eventQueue) Pop() any {
+	old := *q
+	e := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return e
+}
+
+type sim struct {
+	d        Deployment
+	w        Workload
+	sla      SLA
+	entry    []*worker
+	decode   []*worker
+	rrEntry  int
+	rrDecode int
+	q        eventQueue
+	seq      int
+	now      float64
+	issued   int
+	done     int
+	rng      *rand.Rand
+	kicked   []*worker
+
+	ttft, tpot, itl, e2e     hist
+	sumTTFT, sumTPOT, sumE2E float64
+	sumITL, nITL             float64
+	sumPerUser               float64
+	nTPOT                    int
+	good                     int
+	lastDone                 float64
+	steps                    int
+}
+
+// Simulate runs the workload on the deployment and reports latency and
+// throughput. It stops early on ctx cancellation or when deadline passes.
+func Simulate(ctx context.Context, d Deployment, w Workload, sla SLA, deadline time.Time) (Report, error) {
+	s := &sim{d: d, w: w, sla: sla, rng: rand.New(rand.NewPCG(w.Seed, 0x5eed))}
+	mk := func(p *Pool, r role) []*worker {
+		var ws []*worker
+		for i := 0; i < p.Replicas; i++ {
+			ws = append(ws, &worker{pool: p, role: r, kvFree: p.KVTokens})
+		}
+		return ws
+	}
+	if d.Agg != nil {
+		s.entry = mk(d.Agg, roleAgg)
+	} else {
+		s.entry = mk(d.Prefill, rolePrefill)
+		s.decode = mk(d.Decode, roleDecode)
+	}
+	if w.Concurrency > 0 {
+		s.issue(min(w.Concurrency, w.Requests))
+	} else {
+		s.push(event{t: 0, kind: evArrival})
+	}
+	s.startKicked()
+	for n := 0; s.done < w.Requests; n++ {
+		if len(s.q) == 0 {
+			return Report{}, ErrStalled
+		}
+		if n&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				return Report{}, err
+			}
+			if !deadline.IsZero() && time.Now().After(deadline) {
+				return Report{}, ErrDeadline
+			}
+		}
+		e := heap.Pop(&s.q).(event)
+		s.now = e.t
+		switch e.kind {
+		case evStepEnd:
+			s.finishStep(e.w)
+		case evArrival:
+			s.route(&cohort{n: 1, arrival: s.now})
+			s.issued++
+			if s.issued < w.Requests {
+				s.push(event{t: s.nextArrival(), kind: evArrival})
+			}
+		case evHandoff:
+			// The first token becomes visible once its KV reached the decode worker.
+			e.c.ttft = s.now - e.c.arrival
+			e.c.firstTok, e.c.lastTok = s.now, s.now
+			s.recordFirstToken(e.c)
+			if s.w.OSL == 1 {
+				s.complete(e.c)
+			} else {
+				wk := s.decode[s.rrDecode%len(s.decode)]
+				s.rrDecode++
+				wk.waiting = append(wk.waiting, e.c)
+				s.kick(wk)
+			}
+		}
+		if len(s.q) == 0 || s.q[0].t > s.now {
+			s.startKicked()
+		}
+	}
+	return s.report(), nil
+}
+
+func (s *sim) push(e event) {
+	s.seq++
+	e.seq = s.seq
+	heap.Push(&s.q, e)
+}
+
+func (s *sim) nextArrival() float64 {
+	if s.w.Poisson {
+		return s.now + s.rng.ExpFloat64()/s.w.Rate
+	}
+	return float64(s.issued) / s.w.Rate
+}
+
+// issue starts n closed-loop requests now, split round-robin over the entry
+// workers exactly as a per-request round-robin router would.
+func (s *sim) issue(n int) {
+	if n <= 0 {
+		return
+	}
+	s.issued += n
+	s.route(&cohort{n: n, arrival: s.now})
+}
+
+func (s *sim) route(c *cohort) {
+	r := len(s.entry)
+	base, extra := c.n/r, c.n%r
+	for j := 0; j < r; j++ {
+		cnt := base
+		if (j-s.rrEntry%r+r)%r < extra {
+			cnt++
+		}
+		if cnt == 0 {
+			continue
+		}
+		wk := s.entry[j]
+		wk.waiting = append(wk.waiting, &cohort{n: cnt, arrival: c.arrival})
+		s.kick(wk)
+	}
+	s.rrEntry = (s.rrEntry + c.n) % r
+}
+
+func (s *sim) kick(w *worker) {
+	if !w.busy && !w.kick {
+		w.kick = true
+		s.kicked = append(s.kicked, w)
+	}
+}
+
+func (s *sim) startKicked() {
+	for len(s.kicked) > 0 {
+		w := s.kicked[0]
+		s.kicked = s.kicked[1:]
+		w.kick = false
+		if !w.busy {
+			s.startStep(w)
+		}
+	}
+}
+
+// reserve is the KV a request holds on a worker of role r. Admission
+// reserves the final footprint (no preemption), like TRT-LLM's
+// GUARANTEED_NO_EVICT policy.
+func (s *sim) reserve(w *worker) int {
+	tokens := s.w.ISL + s.w.OSL
+	if w.role == rolePrefill {
+		tokens = s.w.ISL
+	}
+	b := w.pool.BlockSize
+	return (tokens + b - 1) / b * b
+}
+
+func split(c *cohort, k int) *cohort {
+	part := *c
+	part.n = k
+	c.n -= k
+	return &part
+}
+
+// startStep builds the next batch the way vLLM's chunked-prefill scheduler
+// does: all running decodes first, then prompt chunks of running requests,
+// then new admissions, bounded by max_batched_tokens and max_sequences.
+func (s *sim) startStep(w *worker) {
+	isl := s.w.ISL
+	w.plan = w.plan[:0]
+	budget := w.pool.MaxTokens
+	res := s.reserve(w)
+	admit := func(limitByBudget bool) {
+		for len(w.waiting) > 0 {
+			c := w.waiting[0]
+			slots := w.pool.MaxSeqs - w.runningSeqs
+			fit := w.kvFree / res
+			m := min(c.n, slots, fit)
+			if limitByBudget {
+				need := isl - c.prefilled
+				m = min(m, (budget+need-1)/need)
+			}
+			if m <= 0 {
+				return
+			}
+			var a *cohort
+			if m == c.n {
+				a = c
+				w.waiting = w.waiting[1:]
+			} else {
+				a = split(c, m)
+			}
+			w.kvFree -= m * res
+			w.runningSeqs += m
+			w.running = append(w.running, a)
+			if limitByBudget {
+				budget = s.planPrefill(w, a, budget)
+				if budget <= 0 {
+					return
+				}
+			}
+		}
+	}
+	if w.role == roleDecode {
+		admit(false)
+	}
+	decodeSeqs := 0
+	if w.role != rolePrefill {
+		for _, c := range w.running {
+			if c.prefilled == isl && c.generated < s.w.OSL {
+				w.plan = append(w.plan, item{c: c, decode: true})
+				decodeSeqs += c.n
+			}
+		}
+	}
+	if w.role != roleDecode {
+		budget -= decodeSeqs
+		for i := 0; i < len(w.running) && budget > 0; i++ {
+			if c := w.running[i]; c.prefilled < isl && !planned(w.plan, c) {
+				budget = s.planPrefill(w, c, budget)
+			}
+		}
+		if budget > 0 {
+			admit(true)
+		}
+	}
+	if len(w.plan) == 0 {
+		return
+	}
+	var b Batch
+	for _, it := range w.plan {
+		n := float64(it.c.n)
+		if it.decode {
+			b.DecodeSeqs += n
+			b.DecodeKV += n * float64(isl+it.c.generated)
+			b.OutputRows += n
+			continue
+		}
+		ch := float64(it.chunk)
+		b.PrefillTokens += n * ch
+		b.PrefillPast += n * float64(it.c.prefilled)
+		b.PrefillAttn += n * ch * (float64(it.c.prefilled) + ch/2)
+		if it.c.prefilled+it.chunk == isl {
+			b.OutputRows += n
+		}
+	}
+	w.busy = true
+	s.steps++
+	s.push(event{t: s.now + w.pool.Step.Time(b), kind: evStepEnd, w: w})
+}
+
+func planned(plan []item, c *cohort) bool {
+	for _, it := range plan {
+		if it.c == c {
+			return true
+		}
+	}
+	return false
+}
+
+// planPrefill schedules prompt chunks for cohort c within budget, splitting
+// the cohort when only some of its requests fit (one may get a partial
+// chunk). It returns the remaining budget.
+func (s *sim) planPrefill(w *worker, c *cohort, budget int) int {
+	rem := s.w.ISL - c.prefilled
+	if c.n*rem <= budget {
+		w.plan = append(w.plan, item{c: c, chunk: rem})
+		return budget - c.n*rem
+	}
+	if k := budget / rem; k > 0 {
+		full := split(c, k)
+		w.running = append(w.running, full)
+		w.plan = append(w.plan, item{c: full, chunk: rem})
+		budget -= k * rem
+	}
+	if budget > 0 {
+		if c.n > 1 {
+			part := split(c, 1)
+			w.running = append(w.running, part)
+			c = part
+		}
+		w.plan = append(w.plan, item{c: c, chunk: budget})
+	}
+	return 0
+}
+
+func (s *sim) finishStep(w *worker) {
+	w.busy = false
+	t := s.now
+	finished := false
+	for _, it := range w.plan {
+		c := it.c
+		if it.decode {
+			gap := t - c.lastTok
+			s.itl.add(gap*1e3, float64(c.n))
+			s.sumITL += gap * float64(c.n)
+			s.nITL += float64(c.n)
+			c.generated++
+			c.lastTok = t
+			if c.generated >= s.w.OSL {
+				c.n, finished = -c.n, true // mark for removal, complete below
+			}
+			continue
+		}
+		c.prefilled += it.chunk
+		if c.prefilled < s.w.ISL {
+			continue
+		}
+		c.generated, c.firstTok, c.lastTok = 1, t, t
+		if w.role == rolePrefill {
+			// Release the prefill KV and hand the request to the decode pool.
+			w.kvFree += c.n * s.reserve(w)
+			w.runningSeqs -= c.n
+			h := *c
+			c.n, finished = 0, true
+			s.push(event{t: t + s.d.TransferSeconds, kind: evHandoff, c: &h})
+			continue
+		}
+		c.ttft = t - c.arrival
+		s.recordFirstToken(c)
+		if s.w.OSL == 1 {
+			c.n, finished = -c.n, true
+		}
+	}
+	if finished {
+		kept := w.running[:0]
+		for _, c := range w.running {
+			switch {
+			case c.n > 0:
+				kept = append(kept, c)
+			case c.n < 0:
+				c.n = -c.n
+				w.kvFree += c.n * s.reserve(w)
+				w.runningSeqs -= c.n
+				s.complete(c)
+			}
+		}
+		for i := len(kept); i < len(w.running); i++ {
+			w.running[i] = nil
+		}
+		w.running = kept
+	}
+	s.kick(w)
+}
+
+func (s *sim) recordFirstToken(c *cohort) {
+	n := float64(c.n)
+	s.ttft.add(c.ttft*1e3, n)
+	s.sumTTFT += c.ttft * n
+}
+
+func (s *sim) complete(c *cohort) {
+	n := float64(c.n)
+	t := s.now
+	e2e := t - c.arrival
+	s.e2e.add(e2e*1e3, n)
+	s.sumE2E += e2e * n
+	tpot := 0.0
+	if s.w.OSL > 1 {
+		tpot = (t - c.firstTok) / float64(s.w.OSL-1)
+		s.tpot.add(tpot*1e3, n)
+		s.sumTPOT += tpot * n
+		s.nTPOT += c.n
+		if tpot > 0 {
+			s.sumPerUser += n / tpot
+		}
+	}
+	ok := (s.sla.TTFTms == 0 || c.ttft*1e3 <= s.sla.TTFTms) &&
+		(s.sla.ITLms == 0 || s.w.OSL == 1 || tpot*1e3 <= s.sla.ITLms) &&
+		(s.sla.E2Ems == 0 || e2e*1e3 <= s.sla.E2Ems)
+	if ok {
+		s.good += c.n
+	}
+	s.done += c.n
+	s.lastDone = t
+	if s.w.Concurrency > 0 {
+		s.issue(min(c.n, s.w.Requests-s.issued))
+	}
+}
+
+func (s *sim) report() Report {
+	n := float64(s.done)
+	dur := s.lastDone
+	r := Report{
+		Requests: s.w.Requests, Completed: s.done, OutputTokens: s.done * s.w.OSL,
+		DurationMs: dur * 1e3, TTFTSamples: s.done, TPOTSamples: s.nTPOT, GoodCompleted: s.good,
+		ForwardSteps: s.steps,
+	}
+	if dur > 0 {
+		r.RequestThroughput = n / dur
+		r.OutputThroughput = float64(r.OutputTokens) / dur
+		r.GoodputRequests = float64(s.good) / dur
+		r.GoodputOutput = float64(s.good*s.w.OSL) / dur
+	}
+	r.TTFT = s.ttft.stats(s.sumTTFT * 1e3 / n)
+	r.E2E = s.e2e.stats(s.sumE2E * 1e3 / n)
+	if s.nTPOT > 0 {
+		r.TPOT = s.tpot.stats(s.sumTPOT * 1e3 / float64(s.nTPOT))
+		r.PerUserThroughput = s.sumPerUser / float64(s.nTPOT)
+	}
+	if s.nITL > 0 {
+		r.ITL = s.itl.stats(s.sumITL * 1e3 / s.nITL)
+	}
+	return r
+}
+
+// hist is a weighted log-bucket histogram (0.1% relative resolution), so
+// percentiles cost O(buckets) instead of sorting every token gap.
+type hist struct {
+	m     map[int32]float64
+	total float64
+}
+
+const histBase = 0.001 // ln(1.001)
+
+func (h *hist) add(v, w float64) {
+	if h.m == nil {
+		h.m = map[int32]float64{}
+	}
+	k := int32(math.MinInt32)
+	if v > 0 {
+		k = int32(math.Floor(math.Log(v) / histBase))
+	}
+	h.m[k] += w
+	h.total += w
+}
+
+func (h *hist) stats(mean float64) Stats {
+	if h.total == 0 {
+		return Stats{}
+	}
+	keys := make([]int32, 0, len(h.m))
+	for k := range h.m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	q := func(p float64) float64 {
+		target, acc := p*h.total, 0.0
+		for _, k := range keys {
+			acc += h.m[k]
+			if acc >= target-1e-9 {
+				if k == math.MinInt32 {
+					return 0
+				}
+				return math.Exp((float64(k) + 0.5) * histBase)
+			}
+		}
+		return math.Exp((float64(keys[len(keys)-1]) + 0.5) * histBase)
+	}
+	return Stats{Mean: mean, P50: q(0.5), P90: q(0.9), P99: q(0.99)}
+}

@@ -1,0 +1,276 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/dgdr-operator/dgdr-operator/internal/aisim/input"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisim/perf"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisim/result"
+)
+
+// BackendVersions are the version slots aisim reports (AISimulate's fleet
+// "current" slots); the analytical model itself is version-independent.
+var BackendVersions = map[string]string{
+	input.BackendVLLM:   "0.24.0",
+	input.BackendSGLang: "0.5.14",
+	input.BackendTRTLLM: "1.3.0rc20",
+}
+
+// Prepared is a point with its memory and load resolved: everything needed
+// to write its replayable config, before the (expensive) simulation.
+type Prepared struct {
+	Point       Point
+	Memory      map[string]perf.Memory // per role
+	Concurrency int                    // closed-loop concurrency (0 for open loop)
+	Rate        float64
+	Requests    int
+	CapTokens   int // KV capacity of the load role, all replicas and ranks
+	CapConc     int // floor(CapTokens / (isl + floor(osl/2)))
+	// Status/ReasonCategory/Reason are set when the point fails before
+	// simulation (unsupported, budget, KV capacity).
+	Status, ReasonCategory, Reason string
+}
+
+// Outcome is an evaluated candidate.
+type Outcome struct {
+	*Prepared
+	Report     *perf.Report
+	Score      *float64
+	Objectives map[string]float64
+	CacheHit   bool
+}
+
+// Prepare resolves memory, feasibility gates that need no simulation, and
+// the load of a point.
+func (e *Env) Prepare(p Point) *Prepared {
+	pr := &Prepared{Point: p, Memory: map[string]perf.Memory{}}
+	fail := func(status, cat, reason string) *Prepared {
+		pr.Status, pr.ReasonCategory, pr.Reason = status, cat, reason
+		return pr
+	}
+	if p.Unsupported != "" {
+		return fail(result.StatusUnsupported, result.ReasonBackendTopology, p.Unsupported)
+	}
+	t := e.Doc.Traffic
+	isl, osl := t.InputTokens, t.OutputTokens
+	if e.Doc.Command == input.Recommend {
+		used := p.UsedGPUs()
+		if o := e.Doc.Optimization; used > o.MaxGPUs || used < o.MinGPUs {
+			return fail(result.StatusInfeasible, result.ReasonGPUBudget,
+				fmt.Sprintf("uses %d GPUs; allowed range is [%d, %d]", used, max(1, o.MinGPUs), o.MaxGPUs))
+		}
+	}
+	for _, r := range p.Roles {
+		mem, err := perf.KVCapacity(e.Model, e.GPU, r.Worker)
+		pr.Memory[r.Role] = mem
+		if err != nil {
+			return fail(result.StatusInfeasible, result.ReasonKVCapacity, r.Role+": "+err.Error())
+		}
+		need := isl + osl
+		if r.Role == input.RolePrefill {
+			need = isl
+		}
+		if mem.TokensPerRank < need {
+			return fail(result.StatusInfeasible, result.ReasonKVCapacity,
+				fmt.Sprintf("%s: KV cache holds %d tokens per rank; one request needs %d", r.Role, mem.TokensPerRank, need))
+		}
+	}
+	loadRole := input.RoleAggregated
+	if p.Mode == input.ModeDisaggregated {
+		loadRole = input.RoleDecode
+	}
+	lr := p.Role(loadRole)
+	pr.CapTokens = pr.Memory[loadRole].TokensPerRank * lr.Worker.Shape.AttentionData * lr.Worker.Shape.Replicas
+	pr.CapConc = pr.CapTokens / (isl + osl/2)
+	unit := p.Load
+	switch t.Load.Type {
+	case input.LoadConcurrency:
+		pr.Concurrency = int(p.Load)
+	case input.LoadKVCapacityFraction:
+		if pr.CapConc < 1 {
+			return fail(result.StatusInfeasible, result.ReasonKVCapacity,
+				fmt.Sprintf("KV capacity %d tokens holds no request of %d tokens", pr.CapTokens, isl+osl/2))
+		}
+		pr.Concurrency = max(1, int(math.Floor(p.Load*float64(pr.CapConc))))
+		unit = float64(pr.Concurrency)
+	default:
+		pr.Rate = p.Load
+	}
+	pr.Requests = t.Stop.RequestCount(unit)
+	return pr
+}
+
+// Simulate runs the batching simulation for a prepared point.
+func (e *Env) Simulate(ctx context.Context, pr *Prepared, deadline time.Time) (*perf.Report, error) {
+	pool := func(r *RoleSpec) *perf.Pool {
+		w := r.Worker
+		dp := w.Shape.AttentionData
+		return &perf.Pool{
+			Replicas:  w.Shape.Replicas,
+			Step:      perf.NewStepModel(e.Model, e.GPU, w.Backend, w.Shape),
+			MaxTokens: w.MaxBatchedTokens * dp,
+			MaxSeqs:   w.MaxSequences * dp,
+			KVTokens:  pr.Memory[r.Role].TokensPerRank * dp,
+			BlockSize: w.BlockSize,
+		}
+	}
+	var d perf.Deployment
+	p := pr.Point
+	if p.Mode == input.ModeAggregated {
+		d.Agg = pool(p.Role(input.RoleAggregated))
+	} else {
+		pre, dec := p.Role(input.RolePrefill), p.Role(input.RoleDecode)
+		d.Prefill, d.Decode = pool(pre), pool(dec)
+		d.TransferSeconds = e.transferSeconds(pre.Worker.Shape, dec.Worker.Shape)
+	}
+	t := e.Doc.Traffic
+	w := perf.Workload{ISL: t.InputTokens, OSL: t.OutputTokens, Requests: pr.Requests,
+		Concurrency: pr.Concurrency, Rate: pr.Rate, Poisson: t.Load.Type == input.LoadPoisson, Seed: uint64(t.Load.Seed)}
+	sla := e.Doc.Evaluation.SLA
+	rep, err := perf.Simulate(ctx, d, w, perf.SLA{TTFTms: sla.TTFTms, ITLms: sla.ITLms, E2Ems: sla.E2Ems}, deadline)
+	if err != nil {
+		return nil, err
+	}
+	return &rep, nil
+}
+
+// transferSeconds prices moving one prompt's KV from a prefill to a decode
+// worker: the full-model KV of the prompt over min(tp) parallel links,
+// NVLink when both workers fit in one node, the network otherwise.
+// (AISimulate charges no transfer unless kv_transfer.bandwidth is given;
+// aisim always charges the hardware's link.)
+func (e *Env) transferSeconds(pre, dec input.Shape) float64 {
+	bytes := float64(e.Doc.Traffic.InputTokens) * e.Model.KVBytesPerToken(1)
+	link := e.GPU.InterNodeBW
+	if pre.GPUsPerWorker()+dec.GPUsPerWorker() <= e.GPU.GPUsPerNode {
+		link = e.GPU.IntraNodeBW
+	}
+	streams := float64(min(pre.Tensor*pre.AttentionData, dec.Tensor*dec.AttentionData))
+	return bytes/(link*streams) + e.GPU.P2PLatency
+}
+
+// Finish turns a simulation result into an outcome: strict-SLA gate and score.
+func (e *Env) Finish(pr *Prepared, rep *perf.Report, err error) *Outcome {
+	o := &Outcome{Prepared: pr, Report: rep}
+	switch {
+	case errors.Is(err, perf.ErrDeadline):
+		pr.Status, pr.ReasonCategory, pr.Reason = result.StatusTimedOut, result.ReasonRuntimeTimeout,
+			fmt.Sprintf("exceeded candidate_timeout_seconds (%gs)", e.Doc.Optimizer.CandidateTimeoutSeconds)
+		return o
+	case errors.Is(err, perf.ErrStalled):
+		pr.Status, pr.ReasonCategory, pr.Reason = result.StatusInfeasible, result.ReasonKVCapacity, err.Error()
+		return o
+	case err != nil:
+		pr.Status, pr.ReasonCategory, pr.Reason = result.StatusFailed, result.ReasonReplayRuntime, err.Error()
+		return o
+	}
+	metrics := Metrics(o)
+	if err := result.CheckFinite(metrics); err != nil {
+		pr.Status, pr.ReasonCategory, pr.Reason = result.StatusFailed, result.ReasonInvalidMetrics, err.Error()
+		return o
+	}
+	score, objectives := e.score(o)
+	o.Score, o.Objectives = &score, objectives
+	pr.Status = result.StatusFeasible
+	opt := e.Doc.Optimization
+	if e.Doc.Command == input.Recommend && (opt.StrictSLA || opt.Target == input.TargetMinGPUs) {
+		if why := slaViolation(e.Doc.Evaluation.SLA, rep); why != "" {
+			pr.Status, pr.ReasonCategory, pr.Reason = result.StatusInfeasible, result.ReasonSLAConstraint, why
+		}
+	}
+	return o
+}
+
+// slaViolation compares aggregate means against the SLA (the strict_sla
+// filter; mean TPOT stands for itl_ms, as in AISimulate).
+func slaViolation(sla input.SLA, r *perf.Report) string {
+	switch {
+	case sla.TTFTms > 0 && r.TTFT.Mean > sla.TTFTms:
+		return fmt.Sprintf("mean TTFT %.1f ms exceeds ttft_ms %g", r.TTFT.Mean, sla.TTFTms)
+	case sla.ITLms > 0 && r.TPOTSamples > 0 && r.TPOT.Mean > sla.ITLms:
+		return fmt.Sprintf("mean TPOT %.2f ms exceeds itl_ms %g", r.TPOT.Mean, sla.ITLms)
+	case sla.E2Ems > 0 && r.E2E.Mean > sla.E2Ems:
+		return fmt.Sprintf("mean E2E latency %.1f ms exceeds e2e_ms %g", r.E2E.Mean, sla.E2Ems)
+	}
+	return ""
+}
+
+// score implements AISimulate's target table: higher is better, latency
+// targets and min_gpus negated; pareto scores by its first objective.
+// avg_gpu equals the static GPU count because aisim pools never scale.
+func (e *Env) score(o *Outcome) (float64, map[string]float64) {
+	r := o.Report
+	gpus := float64(o.Point.UsedGPUs())
+	perGPU := 0.0
+	goodPerGPU := 0.0
+	if gpus > 0 {
+		perGPU = r.OutputThroughput / gpus
+		goodPerGPU = r.GoodputOutput / gpus
+	}
+	switch e.Doc.Optimization.Target {
+	case input.TargetThroughputPerGPU:
+		return perGPU, nil
+	case input.TargetThroughputPerUser:
+		return r.PerUserThroughput, nil
+	case input.TargetGoodput:
+		return r.GoodputOutput, nil
+	case input.TargetGoodputPerGPU:
+		return goodPerGPU, nil
+	case input.TargetTTFT:
+		return -r.TTFT.Mean, nil
+	case input.TargetE2ELatency:
+		return -r.E2E.Mean, nil
+	case input.TargetMinGPUs:
+		return -gpus, nil
+	case input.TargetPareto:
+		return perGPU, map[string]float64{"throughput_per_gpu": perGPU, "throughput_per_user": r.PerUserThroughput}
+	}
+	return r.OutputThroughput, nil
+}
+
+// Metrics flattens a report into recommendation.json metric keys.
+func Metrics(o *Outcome) map[string]float64 {
+	r := o.Report
+	if r == nil {
+		return nil
+	}
+	gpus := float64(o.Point.UsedGPUs())
+	m := map[string]float64{
+		"num_requests":                          float64(r.Requests),
+		"completed_requests":                    float64(r.Completed),
+		"total_output_tokens":                   float64(r.OutputTokens),
+		"duration_ms":                           r.DurationMs,
+		"request_throughput_rps":                r.RequestThroughput,
+		"output_throughput_tok_s":               r.OutputThroughput,
+		"output_throughput_tok_s_per_gpu":       r.OutputThroughput / gpus,
+		"mean_output_token_throughput_per_user": r.PerUserThroughput,
+		"num_ttft_samples":                      float64(r.TTFTSamples),
+		"num_tpot_samples":                      float64(r.TPOTSamples),
+		"goodput_completed_requests":            float64(r.GoodCompleted),
+		"goodput_output_throughput_tok_s":       r.GoodputOutput,
+		"goodput_request_throughput_rps":        r.GoodputRequests,
+		"gpu_hours":                             gpus * r.DurationMs / 3.6e6,
+		"forward_steps":                         float64(r.ForwardSteps),
+		"kv_load_capacity_tokens":               float64(o.CapTokens),
+		"kv_load_concurrency_capacity":          float64(o.CapConc),
+	}
+	if o.Concurrency > 0 {
+		m["concurrency"] = float64(o.Concurrency)
+	} else {
+		m["request_rate"] = o.Rate
+	}
+	for name, s := range map[string]perf.Stats{"ttft_ms": r.TTFT, "tpot_ms": r.TPOT, "itl_ms": r.ITL, "e2e_latency_ms": r.E2E} {
+		m["mean_"+name] = s.Mean
+		m["p50_"+name] = s.P50
+		m["p90_"+name] = s.P90
+		m["p99_"+name] = s.P99
+	}
+	for role, mem := range o.Memory {
+		m[role+"_kv_cache_tokens_per_rank"] = float64(mem.TokensPerRank)
+	}
+	return m
+}

@@ -1,0 +1,407 @@
+package search
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/dgdr-operator/dgdr-operator/internal/aisim/input"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisim/result"
+)
+
+// Options control a search run.
+type Options struct {
+	// Parallelism caps concurrent evaluations (further capped by
+	// optimizer.parallelism and GOMAXPROCS). Zero means no extra cap.
+	Parallelism int
+	// OnSettled is called for every candidate in candidate order, as soon as
+	// it and all earlier candidates have settled.
+	OnSettled func(c result.Candidate, settled, budget int)
+}
+
+// Run is a finished (or interrupted) search.
+type Run struct {
+	Candidates []result.Candidate
+	Outcomes   []*Outcome
+	Counts     result.Counts
+	// Selected lists indexes into Candidates, best first (or Pareto order).
+	Selected   []int
+	Exhaustive bool
+	// Interrupted is set when ctx was cancelled before every candidate
+	// settled; Candidates then holds the settled prefix.
+	Interrupted bool
+}
+
+// Recommend enumerates, selects, evaluates and ranks.
+func (e *Env) Recommend(ctx context.Context, opts Options) (*Run, error) {
+	space, err := e.Enumerate()
+	if err != nil {
+		return nil, err
+	}
+	points, exhaustive := e.Select(space)
+	run := &Run{Exhaustive: exhaustive}
+
+	// Resolve every point first (cheap) so duplicates are known before any
+	// simulation; a duplicate is served from the first occurrence's result
+	// regardless of evaluation order, which keeps runs deterministic.
+	prepared := make([]*Prepared, len(points))
+	dupOf := make([]int, len(points))
+	firstByKey := map[string]int{}
+	for i, p := range points {
+		prepared[i] = e.Prepare(p)
+		dupOf[i] = -1
+		key := string(mustJSON(e.PredictionConfig(prepared[i])))
+		if j, ok := firstByKey[key]; ok {
+			dupOf[i] = j
+		} else {
+			firstByKey[key] = i
+		}
+	}
+
+	workers := max(1, min(e.Doc.Optimizer.Parallelism, runtime.GOMAXPROCS(0)))
+	if opts.Parallelism > 0 {
+		workers = min(workers, opts.Parallelism)
+	}
+	timeout := time.Duration(e.Doc.Optimizer.CandidateTimeoutSeconds * float64(time.Second))
+	outcomes := make([]*Outcome, len(points))
+	ready := make([]chan struct{}, len(points))
+	for i := range ready {
+		ready[i] = make(chan struct{})
+	}
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				pr := prepared[i]
+				if pr.Status != "" {
+					outcomes[i] = &Outcome{Prepared: pr}
+				} else {
+					rep, err := e.Simulate(ctx, pr, time.Now().Add(timeout))
+					if ctx.Err() != nil {
+						close(ready[i])
+						continue // interrupted: leave unsettled
+					}
+					outcomes[i] = e.Finish(pr, rep, err)
+				}
+				close(ready[i])
+			}
+		}()
+	}
+	go func() {
+		defer close(jobs)
+		for i := range points {
+			if dupOf[i] >= 0 {
+				continue
+			}
+			select {
+			case jobs <- i:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+
+	// Settle in candidate order so the ledger and ids are deterministic.
+settle:
+	for i := range points {
+		src := i
+		if dupOf[i] >= 0 {
+			src = dupOf[i]
+		}
+		select {
+		case <-ready[src]:
+		case <-ctx.Done():
+			select {
+			case <-ready[src]:
+			default:
+				break settle // a worker may still be writing outcomes[src]
+			}
+		}
+		if outcomes[src] == nil {
+			break
+		}
+		o := outcomes[src]
+		if src != i {
+			cp := *o
+			cp.CacheHit = true
+			o = &cp
+		}
+		outcomes[i] = o
+		c := e.record(i, o)
+		run.Candidates = append(run.Candidates, c)
+		run.Outcomes = append(run.Outcomes, o)
+		count(&run.Counts, c.Status, o.CacheHit)
+		if opts.OnSettled != nil {
+			opts.OnSettled(c, i+1, len(points))
+		}
+	}
+	wg.Wait()
+	if ctx.Err() != nil && len(run.Candidates) < len(points) {
+		run.Interrupted = true
+	}
+	run.Selected = e.selectView(run)
+	return run, nil
+}
+
+func count(c *result.Counts, status string, hit bool) {
+	switch status {
+	case result.StatusFeasible:
+		c.Feasible++
+	case result.StatusInfeasible:
+		c.Infeasible++
+	case result.StatusUnsupported:
+		c.Unsupported++
+	case result.StatusTimedOut:
+		c.TimedOut++
+	case result.StatusFailed:
+		c.Failed++
+	case result.StatusResourceLimited:
+		c.ResourceLimited++
+	}
+	if status != result.StatusUnsupported && status != result.StatusResourceLimited {
+		c.Evaluated++
+	}
+	if hit {
+		c.CacheHits++
+	}
+}
+
+// record builds the CandidateRecord for outcome i.
+func (e *Env) record(i int, o *Outcome) result.Candidate {
+	c := result.Candidate{
+		CandidateID:      fmt.Sprintf("candidate-%06d", i+1),
+		Status:           o.Status,
+		ReasonCategory:   o.ReasonCategory,
+		Reason:           o.Reason,
+		Config:           e.SampleConfig(o.Prepared),
+		PredictionConfig: e.PredictionConfig(o.Prepared),
+		UsedGPUs:         o.Point.UsedGPUs(),
+		Score:            o.Score,
+		Metrics:          Metrics(o),
+		Objectives:       o.Objectives,
+		Provenance: map[string]any{
+			"model":           e.Model.ID,
+			"hardware":        e.GPU.ID,
+			"backend":         o.Point.Backend,
+			"backend_version": BackendVersions[o.Point.Backend],
+			"topology":        map[string]any{"deployment_mode": o.Point.Mode},
+			"estimator":       "aisim-analytical",
+			"cache_hit":       o.CacheHit,
+		},
+	}
+	if o.Status == result.StatusUnsupported {
+		c.PredictionConfig = nil
+	}
+	return c
+}
+
+// better orders feasible candidates: score desc, then fewer GPUs, then (for
+// min_gpus) higher goodput and lower mean E2E, then canonical config.
+func (e *Env) better(a, b result.Candidate) bool {
+	if *a.Score != *b.Score {
+		return *a.Score > *b.Score
+	}
+	if a.UsedGPUs != b.UsedGPUs {
+		return a.UsedGPUs < b.UsedGPUs
+	}
+	if e.Doc.Optimization.Target == input.TargetMinGPUs {
+		ga, gb := a.Metrics["goodput_output_throughput_tok_s"], b.Metrics["goodput_output_throughput_tok_s"]
+		if ga != gb {
+			return ga > gb
+		}
+		if ea, eb := a.Metrics["mean_e2e_latency_ms"], b.Metrics["mean_e2e_latency_ms"]; ea != eb {
+			return ea < eb
+		}
+	}
+	return bytes.Compare(mustJSON(a.Config), mustJSON(b.Config)) < 0
+}
+
+// selectView returns all distinct feasible candidates best first, or the
+// Pareto front (throughput_per_gpu, throughput_per_user both maximized)
+// sorted by throughput_per_user ascending.
+func (e *Env) selectView(run *Run) []int {
+	var feas []int
+	seen := map[string]bool{}
+	for i, c := range run.Candidates {
+		if c.Status != result.StatusFeasible || run.Outcomes[i].CacheHit {
+			continue
+		}
+		key := string(mustJSON(c.PredictionConfig))
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		feas = append(feas, i)
+	}
+	cs := run.Candidates
+	if e.Doc.Optimization.Target != input.TargetPareto {
+		sort.SliceStable(feas, func(i, j int) bool { return e.better(cs[feas[i]], cs[feas[j]]) })
+		return feas
+	}
+	var front []int
+	for _, i := range feas {
+		dominated := false
+		for _, j := range feas {
+			if i != j && dominates(cs[j].Objectives, cs[i].Objectives) {
+				dominated = true
+				break
+			}
+		}
+		if !dominated {
+			front = append(front, i)
+		}
+	}
+	sort.SliceStable(front, func(a, b int) bool {
+		oa, ob := cs[front[a]].Objectives, cs[front[b]].Objectives
+		if oa["throughput_per_user"] != ob["throughput_per_user"] {
+			return oa["throughput_per_user"] < ob["throughput_per_user"]
+		}
+		return e.better(cs[front[a]], cs[front[b]])
+	})
+	return front
+}
+
+func dominates(a, b map[string]float64) bool {
+	ge := a["throughput_per_gpu"] >= b["throughput_per_gpu"] && a["throughput_per_user"] >= b["throughput_per_user"]
+	gt := a["throughput_per_gpu"] > b["throughput_per_gpu"] || a["throughput_per_user"] > b["throughput_per_user"]
+	return ge && gt
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // only plain maps of scalars are marshalled
+	}
+	return b
+}
+
+var sdkMode = map[string]string{input.ModeAggregated: "agg", input.ModeDisaggregated: "disagg"}
+var sdkRole = map[string]string{input.RoleAggregated: "agg", input.RolePrefill: "prefill", input.RoleDecode: "decode"}
+
+// SampleConfig is the internal sample in AISimulate's SDK naming.
+func (e *Env) SampleConfig(pr *Prepared) map[string]any {
+	p := pr.Point
+	t := e.Doc.Traffic
+	c := map[string]any{
+		"mode":            sdkMode[p.Mode],
+		"backend":         p.Backend,
+		"backend_version": BackendVersions[p.Backend],
+		"model_name":      e.Model.ID,
+		"hardware_sku":    e.GPU.ID,
+		"isl":             t.InputTokens,
+		"osl":             t.OutputTokens,
+	}
+	for _, r := range p.Roles {
+		pre := sdkRole[r.Role] + "_"
+		s := r.Worker.Shape
+		c[pre+"tp"], c[pre+"pp"], c[pre+"attention_dp"] = s.Tensor, s.Pipeline, s.AttentionData
+		c[pre+"moe_tp"], c[pre+"moe_ep"], c[pre+"replicas"] = s.MoETensor, s.MoEExpert, s.Replicas
+		c[pre+"max_num_batched_tokens"] = r.Worker.MaxBatchedTokens
+		c[pre+"max_num_seqs"] = r.Worker.MaxSequences
+		c[pre+"block_size"] = r.Worker.BlockSize
+		if r.Worker.FixedBlocks > 0 {
+			c[pre+"num_gpu_blocks"] = r.Worker.FixedBlocks
+		} else {
+			c[pre+"gpu_memory_utilization"] = r.Worker.MemoryFraction
+		}
+	}
+	switch t.Load.Type {
+	case input.LoadConcurrency:
+		c["concurrency"] = int(p.Load)
+	case input.LoadKVCapacityFraction:
+		c["kv_load_ratio"] = p.Load
+		if pr.Concurrency > 0 {
+			c["concurrency"] = pr.Concurrency
+		}
+	default:
+		c["request_rate"] = p.Load
+	}
+	if t.Stop.Requests > 0 {
+		c["request_count"] = t.Stop.Requests
+	} else {
+		c["num_request_ratio"] = t.Stop.RequestsPerLoadUnit
+	}
+	return c
+}
+
+// PredictionConfig is the concrete predict document for a point: no
+// domains, presets or optimization sections; kv_capacity_fraction becomes
+// the resolved concurrency; backend defaults are pinned.
+func (e *Env) PredictionConfig(pr *Prepared) map[string]any {
+	p := pr.Point
+	t := e.Doc.Traffic
+	load := map[string]any{}
+	switch t.Load.Type {
+	case input.LoadConcurrency:
+		load["type"], load["concurrency"] = input.LoadConcurrency, int(p.Load)
+	case input.LoadKVCapacityFraction:
+		// An unresolved fraction (KV infeasible) keeps a placeholder of 1.
+		load["type"], load["concurrency"] = input.LoadConcurrency, max(1, pr.Concurrency)
+	case input.LoadPoisson:
+		load["type"], load["requests_per_second"], load["seed"] = input.LoadPoisson, p.Load, t.Load.Seed
+	default:
+		load["type"], load["requests_per_second"] = t.Load.Type, p.Load
+	}
+	stop := map[string]any{}
+	if t.Stop.Requests > 0 {
+		stop["requests"] = t.Stop.Requests
+	} else {
+		stop["requests_per_load_unit"] = t.Stop.RequestsPerLoadUnit
+	}
+	workers := map[string]any{}
+	for _, r := range p.Roles {
+		s := r.Worker.Shape
+		capacity := map[string]any{"type": "default", "memory_fraction": r.Worker.MemoryFraction}
+		if r.Worker.FixedBlocks > 0 {
+			capacity = map[string]any{"type": "fixed", "blocks": r.Worker.FixedBlocks}
+		}
+		workers[r.Role] = map[string]any{
+			"parallelism": map[string]any{
+				"replicas": s.Replicas, "tensor": s.Tensor, "pipeline": s.Pipeline,
+				"attention_data": s.AttentionData, "moe_tensor": s.MoETensor, "moe_expert": s.MoEExpert,
+			},
+			"scheduler": map[string]any{"max_batched_tokens": r.Worker.MaxBatchedTokens, "max_sequences": r.Worker.MaxSequences},
+			"kv_cache": map[string]any{
+				"block_size":     r.Worker.BlockSize,
+				"prefix_caching": e.Doc.Engine.Workers[r.Role].PrefixCaching,
+				"capacity":       capacity,
+			},
+		}
+	}
+	engine := map[string]any{
+		"mode": p.Mode, "model": e.Doc.Engine.Model, "hardware": e.GPU.ID, "backend": p.Backend, "workers": workers,
+	}
+	if cl := e.Doc.Engine.ContextLength; cl > 0 {
+		engine["context_length"] = cl
+	}
+	doc := map[string]any{
+		"traffic": map[string]any{
+			"source": map[string]any{"type": "synthetic", "input_tokens": t.InputTokens, "output_tokens": t.OutputTokens},
+			"load":   load,
+			"stop":   stop,
+		},
+		"engine": engine,
+	}
+	if sla := e.Doc.Evaluation.SLA; sla.Any() {
+		m := map[string]any{}
+		if sla.TTFTms > 0 {
+			m["ttft_ms"] = sla.TTFTms
+		}
+		if sla.ITLms > 0 {
+			m["itl_ms"] = sla.ITLms
+		}
+		if sla.E2Ems > 0 {
+			m["e2e_ms"] = sla.E2Ems
+		}
+		doc["evaluation"] = map[string]any{"sla": m}
+	}
+	return doc
+}
