@@ -100,6 +100,12 @@ func decodeTraffic(cmd Command, root *object) (Traffic, error) {
 		return t, err
 	}
 	if to.has("source") {
+		// The source type decides which fields exist, so it is reported first.
+		if x := to.get("source"); x.Kind == KindMap {
+			if ty := x.Map["type"]; ty != nil && ty.Kind == KindString && (ty.Str == "synthetic-session" || ty.Str == "trace") {
+				return t, errf("traffic.source.type", "%s: %s", ty.Str, notSupported)
+			}
+		}
 		so, err := newObject("traffic.source", to.get("source"),
 			[]string{"type", "input_tokens", "output_tokens"},
 			[]string{"images", "new_input_tokens_per_turn", "output_tokens_per_turn", "session", "paths", "format", "block_size", "nested_timestamp_basis"})

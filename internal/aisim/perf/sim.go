@@ -1,12 +1,10 @@
 package perf
 
 import (
-	"container/heap"
 	"context"
 	"errors"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"time"
 )
 
@@ -102,6 +100,7 @@ type cohort struct {
 	firstTok  float64
 	lastTok   float64
 	ttft      float64 // seconds, set when the first token is visible
+	mark      int     // step id of the last step that planned this cohort
 }
 
 type item struct {
@@ -135,22 +134,53 @@ const (
 	evHandoff
 )
 
+// eventQueue is a binary min-heap on (t, seq); typed to avoid boxing every
+// event in an interface as container/heap would.
 type eventQueue []event
 
-func (q eventQueue) Len() int { return len(q) }
-func (q eventQueue) Less(i, j int) bool {
+func (q eventQueue) less(i, j int) bool {
 	if q[i].t != q[j].t {
 		return q[i].t < q[j].t
 	}
 	return q[i].seq < q[j].seq
 }
-func (q eventQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *eventQueue) Push(x any)   { *q = append(*q, x.(event)) }
-func (q *eventQueue) Pop() any {
-	old := *q
-	e := old[len(old)-1]
-	*q = old[:len(old)-1]
-	return e
+
+func (q *eventQueue) push(e event) {
+	*q = append(*q, e)
+	h := *q
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !h.less(i, p) {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+}
+
+func (q *eventQueue) pop() event {
+	h := *q
+	top := h[0]
+	n := len(h) - 1
+	h[0] = h[n]
+	h[n] = event{}
+	h = h[:n]
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < n && h.less(l, m) {
+			m = l
+		}
+		if r < n && h.less(r, m) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	*q = h
+	return top
 }
 
 type sim struct {
@@ -214,7 +244,7 @@ func Simulate(ctx context.Context, d Deployment, w Workload, sla SLA, deadline t
 				return Report{}, ErrDeadline
 			}
 		}
-		e := heap.Pop(&s.q).(event)
+		e := s.q.pop()
 		s.now = e.t
 		switch e.kind {
 		case evStepEnd:
@@ -249,7 +279,7 @@ func Simulate(ctx context.Context, d Deployment, w Workload, sla SLA, deadline t
 func (s *sim) push(e event) {
 	s.seq++
 	e.seq = s.seq
-	heap.Push(&s.q, e)
+	s.q.push(e)
 }
 
 func (s *sim) nextArrival() float64 {
@@ -378,7 +408,7 @@ func (s *sim) startStep(w *worker) {
 	if w.role != roleDecode {
 		budget -= decodeSeqs
 		for i := 0; i < len(w.running) && budget > 0; i++ {
-			if c := w.running[i]; c.prefilled < isl && !planned(w.plan, c) {
+			if c := w.running[i]; c.prefilled < isl && c.mark != s.steps+1 {
 				budget = s.planPrefill(w, c, budget)
 			}
 		}
@@ -411,26 +441,19 @@ func (s *sim) startStep(w *worker) {
 	s.push(event{t: s.now + w.pool.Step.Time(b), kind: evStepEnd, w: w})
 }
 
-func planned(plan []item, c *cohort) bool {
-	for _, it := range plan {
-		if it.c == c {
-			return true
-		}
-	}
-	return false
-}
-
 // planPrefill schedules prompt chunks for cohort c within budget, splitting
 // the cohort when only some of its requests fit (one may get a partial
 // chunk). It returns the remaining budget.
 func (s *sim) planPrefill(w *worker, c *cohort, budget int) int {
 	rem := s.w.ISL - c.prefilled
+	c.mark = s.steps + 1
 	if c.n*rem <= budget {
 		w.plan = append(w.plan, item{c: c, chunk: rem})
 		return budget - c.n*rem
 	}
 	if k := budget / rem; k > 0 {
 		full := split(c, k)
+		full.mark = s.steps + 1
 		w.running = append(w.running, full)
 		w.plan = append(w.plan, item{c: full, chunk: rem})
 		budget -= k * rem
@@ -438,6 +461,7 @@ func (s *sim) planPrefill(w *worker, c *cohort, budget int) int {
 	if budget > 0 {
 		if c.n > 1 {
 			part := split(c, 1)
+			part.mark = s.steps + 1
 			w.running = append(w.running, part)
 			c = part
 		}
@@ -450,13 +474,19 @@ func (s *sim) finishStep(w *worker) {
 	w.busy = false
 	t := s.now
 	finished := false
+	gapV, gapW := -1.0, 0.0
+	defer func() { s.flushGap(gapV, gapW) }()
 	for _, it := range w.plan {
 		c := it.c
 		if it.decode {
+			// Cohorts that decoded in the previous step share the same gap;
+			// batch them into one histogram update.
 			gap := t - c.lastTok
-			s.itl.add(gap*1e3, float64(c.n))
-			s.sumITL += gap * float64(c.n)
-			s.nITL += float64(c.n)
+			if gap != gapV {
+				s.flushGap(gapV, gapW)
+				gapV, gapW = gap, 0
+			}
+			gapW += float64(c.n)
 			c.generated++
 			c.lastTok = t
 			if c.generated >= s.w.OSL {
@@ -503,6 +533,15 @@ func (s *sim) finishStep(w *worker) {
 		w.running = kept
 	}
 	s.kick(w)
+}
+
+func (s *sim) flushGap(gap, w float64) {
+	if w == 0 {
+		return
+	}
+	s.itl.add(gap*1e3, w)
+	s.sumITL += gap * w
+	s.nITL += w
 }
 
 func (s *sim) recordFirstToken(c *cohort) {
@@ -566,48 +605,59 @@ func (s *sim) report() Report {
 	return r
 }
 
-// hist is a weighted log-bucket histogram (0.1% relative resolution), so
-// percentiles cost O(buckets) instead of sorting every token gap.
+// hist is a weighted log-bucket histogram (0.2% relative resolution), so
+// percentiles cost O(buckets) instead of sorting every token gap. Buckets
+// live in a slice that grows around the first value seen.
 type hist struct {
-	m     map[int32]float64
+	off   int // bucket index of b[0]
+	b     []float64
+	zero  float64 // weight of values <= 0
 	total float64
 }
 
-const histBase = 0.001 // ln(1.001)
+const histBase = 0.002 // ln(1.002)
 
 func (h *hist) add(v, w float64) {
-	if h.m == nil {
-		h.m = map[int32]float64{}
-	}
-	k := int32(math.MinInt32)
-	if v > 0 {
-		k = int32(math.Floor(math.Log(v) / histBase))
-	}
-	h.m[k] += w
 	h.total += w
+	if v <= 0 {
+		h.zero += w
+		return
+	}
+	k := int(math.Floor(math.Log(v) / histBase))
+	switch {
+	case h.b == nil:
+		h.off, h.b = k-64, make([]float64, 128)
+	case k < h.off:
+		grow := h.off - k + 64
+		h.b = append(make([]float64, grow, grow+len(h.b)), h.b...)
+		h.off -= grow
+	case k-h.off >= len(h.b):
+		h.b = append(h.b, make([]float64, k-h.off-len(h.b)+64)...)
+	}
+	h.b[k-h.off] += w
 }
 
 func (h *hist) stats(mean float64) Stats {
 	if h.total == 0 {
 		return Stats{}
 	}
-	keys := make([]int32, 0, len(h.m))
-	for k := range h.m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
 	q := func(p float64) float64 {
-		target, acc := p*h.total, 0.0
-		for _, k := range keys {
-			acc += h.m[k]
+		target, acc := p*h.total, h.zero
+		if acc >= target-1e-9 {
+			return 0
+		}
+		last := 0
+		for i, w := range h.b {
+			if w == 0 {
+				continue
+			}
+			last = i
+			acc += w
 			if acc >= target-1e-9 {
-				if k == math.MinInt32 {
-					return 0
-				}
-				return math.Exp((float64(k) + 0.5) * histBase)
+				break
 			}
 		}
-		return math.Exp((float64(keys[len(keys)-1]) + 0.5) * histBase)
+		return math.Exp((float64(last+h.off) + 0.5) * histBase)
 	}
 	return Stats{Mean: mean, P50: q(0.5), P90: q(0.9), P99: q(0.99)}
 }

@@ -1,0 +1,104 @@
+package catalog
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// Parameter counts derived from the embedded configs must match the models'
+// published sizes, which validates the architecture numbers.
+func TestModelParameterCounts(t *testing.T) {
+	cases := map[string]float64{
+		"meta-llama/Llama-3.1-8B-Instruct":  8.03e9,
+		"meta-llama/Llama-3.1-70B-Instruct": 70.6e9,
+		"Qwen/Qwen3-8B":                     8.19e9,
+		"Qwen/Qwen3-32B":                    32.8e9,
+		"Qwen/Qwen3-32B-FP8":                32.8e9,
+		"Qwen/Qwen3-30B-A3B":                30.5e9,
+	}
+	for id, want := range cases {
+		m, err := LoadModel(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := m.TotalParams(); math.Abs(got-want)/want > 0.01 {
+			t.Errorf("%s: %.3g params, want %.3g ± 1%%", id, got, want)
+		}
+	}
+	if diff := cmp.Diff([]string{"Qwen/Qwen3-30B-A3B", "Qwen/Qwen3-32B", "Qwen/Qwen3-32B-FP8", "Qwen/Qwen3-8B",
+		"meta-llama/Llama-3.1-70B-Instruct", "meta-llama/Llama-3.1-8B-Instruct"}, ModelIDs()); diff != "" {
+		t.Errorf("ModelIDs (-want +got):\n%s", diff)
+	}
+}
+
+func TestLoadModelFromDirectory(t *testing.T) {
+	dir := t.TempDir()
+	cfg := `{"architectures": ["MixtralForCausalLM"], "hidden_size": 4096, "intermediate_size": 14336,
+"num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 32000,
+"max_position_embeddings": 32768, "num_local_experts": 8, "num_experts_per_tok": 2, "rope_theta": 1e6}`
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := LoadModel(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []any{m.Experts, m.ExpertsPerToken, m.MoEIntermediate, m.HeadDim, m.WeightBytes, m.KVBytesPerToken(1)}
+	want := []any{8, 2, 14336, 128, 2.0, 2.0 * 32 * 8 * 128 * 2}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if p := m.TotalParams(); math.Abs(p-46.7e9)/46.7e9 > 0.01 {
+		t.Errorf("Mixtral-8x7B params = %.3g, want 46.7B", p)
+	}
+}
+
+func TestLoadModelErrors(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "config.json"), []byte(`{"architectures": ["GPT2LMHeadModel"]}`), 0o644)
+	awq := t.TempDir()
+	os.WriteFile(filepath.Join(awq, "config.json"), []byte(`{"architectures": ["LlamaForCausalLM"], "hidden_size": 8,
+"intermediate_size": 8, "num_hidden_layers": 1, "num_attention_heads": 1, "vocab_size": 8, "max_position_embeddings": 8,
+"quantization_config": {"quant_method": "awq"}}`), 0o644)
+	cases := map[string]string{
+		"nope/NoModel": "unknown model",
+		dir:            "architecture GPT2LMHeadModel is not supported by aisim",
+		awq:            `quantization "awq" is not supported by aisim`,
+		t.TempDir():    "config.json",
+	}
+	for ref, want := range cases {
+		if _, err := LoadModel(ref); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("LoadModel(%s) error = %v, want it to contain %q", ref, err, want)
+		}
+	}
+}
+
+func TestGPUCatalog(t *testing.T) {
+	want := []string{"a100_sxm", "b200_sxm", "gb200", "h100_sxm", "h200_sxm", "l40s"}
+	if diff := cmp.Diff(want, GPUIDs()); diff != "" {
+		t.Errorf("GPUIDs (-want +got):\n%s", diff)
+	}
+	h200, err := LookupGPU("h200_sxm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Values from AISimulate's systems/h200_sxm.yaml (contract §14.3).
+	got := []float64{h200.MemoryBytes, h200.MemBW, h200.BF16FLOPS, h200.FP8FLOPS, h200.IntraNodeBW, float64(h200.GPUsPerNode)}
+	if diff := cmp.Diff([]float64{151397597184, 4.8e12, 989e12, 1978e12, 450e9, 8}, got); diff != "" {
+		t.Errorf("h200_sxm (-want +got):\n%s", diff)
+	}
+	for _, id := range want {
+		g, _ := LookupGPU(id)
+		if g.MemoryBytes <= 0 || g.MemBW <= 0 || g.BF16FLOPS <= 0 || g.FP8FLOPS < g.BF16FLOPS || g.IntraNodeBW <= 0 || g.GPUsPerNode <= 0 {
+			t.Errorf("%s has an incomplete entry: %+v", id, g)
+		}
+	}
+	if _, err := LookupGPU("h900"); err == nil || !strings.Contains(err.Error(), "unknown hardware") {
+		t.Errorf("LookupGPU(h900) = %v", err)
+	}
+}

@@ -1,0 +1,253 @@
+package input
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+const minimal = "engine: {model: m, hardware: h200_sxm}\noptimization: {}\n"
+
+// The documents the operator's lowering produces must decode.
+func TestDecodeOperatorDocuments(t *testing.T) {
+	cases := []struct {
+		name string
+		doc  string
+		want func(*Document) any
+		exp  any
+	}{
+		{
+			name: "full lowering with kv fraction range and strict SLA",
+			doc: `{engine: {model: meta-llama/Llama-3.1-8B-Instruct, hardware: h200_sxm, backend: {choices: [vllm, sglang]}},
+optimization: {target: throughput_per_gpu, strict_sla: true, constraints: {max_candidate_gpus: 8}}, optimizer: {max_trials: 320},
+evaluation: {sla: {ttft_ms: 500, itl_ms: 30}}, traffic: {source: {type: synthetic, input_tokens: 1024, output_tokens: 128},
+load: {type: kv_capacity_fraction, fraction: {range: {min: 0.1, max: 1.0}}}, stop: {requests: 1000}}}`,
+			want: func(d *Document) any {
+				return []any{d.Engine.Backends, d.Engine.Modes, d.Optimization, d.Optimizer.MaxTrials, d.Evaluation.SLA,
+					d.Traffic.Load.Type, d.Traffic.Load.Intensity.Range, d.Traffic.Stop}
+			},
+			exp: []any{[]string{"vllm", "sglang"}, []string{"aggregated", "disaggregated"},
+				Optimization{Target: "throughput_per_gpu", StrictSLA: true, MaxGPUs: 8}, 320, SLA{TTFTms: 500, ITLms: 30},
+				"kv_capacity_fraction", &Range{Min: 0.1, Max: 1.0}, Stop{Requests: 1000}},
+		},
+		{
+			name: "model only, optimization {} gets every default",
+			doc: `{engine: {model: meta-llama/Llama-3.1-8B-Instruct, hardware: h200_sxm}, optimization: {},
+traffic: {source: {type: synthetic, input_tokens: 1024, output_tokens: 128}, load: {type: concurrency, concurrency: 10}, stop: {requests: 1000}}}`,
+			want: func(d *Document) any {
+				return []any{d.Optimization, d.Optimizer, d.Engine.Backends, d.Traffic.Load.Intensity.Points()}
+			},
+			exp: []any{Optimization{Target: "throughput", MaxGPUs: 32},
+				Optimizer{Algorithm: "bayesian", MaxTrials: 320, Parallelism: 16, CandidateTimeoutSeconds: 600, Seed: 42},
+				[]string{"vllm", "sglang"}, []float64{10}},
+		},
+		{
+			name: "traffic with only a stop uses source and load defaults",
+			doc:  minimal + "traffic: {stop: {requests: 1000}}",
+			want: func(d *Document) any { return d.Traffic },
+			exp:  Traffic{InputTokens: 1024, OutputTokens: 128, Load: Load{Type: "concurrency", Intensity: Fixed(10, true), Seed: 42}, Stop: Stop{Requests: 1000}},
+		},
+		{
+			name: "omitted traffic is AISimulate's default",
+			doc:  minimal,
+			want: func(d *Document) any { return d.Traffic.Stop },
+			exp:  Stop{Requests: 100},
+		},
+		{
+			name: "poisson rate with seed",
+			doc:  minimal + "traffic: {load: {type: poisson, requests_per_second: 20, seed: 7}, stop: {requests_per_load_unit: 10}}",
+			want: func(d *Document) any { return []any{d.Traffic.Load, d.Traffic.Stop.RequestCount(20)} },
+			exp:  []any{Load{Type: "poisson", Intensity: Fixed(20, false), Seed: 7}, 200},
+		},
+		{
+			name: "hardware auto resolves from optimization.hardware",
+			doc:  "engine: {model: m, hardware: auto}\noptimization: {hardware: b200_sxm}",
+			want: func(d *Document) any { return d.Engine.Hardware },
+			exp:  "b200_sxm",
+		},
+		{
+			name: "stepped integer range expands, scheduler choices kept",
+			doc: `optimization: {}
+traffic: {load: {concurrency: {range: {min: 4, max: 16, step: 4}}}, stop: {requests: 10}}
+engine: {model: m, hardware: h200_sxm, mode: aggregated, workers: {aggregated: {scheduler: {max_sequences: {choices: [64, 128]}}}}}`,
+			want: func(d *Document) any {
+				return []any{d.Traffic.Load.Intensity.Points(), d.Engine.Workers["aggregated"].MaxSequences, d.Engine.Modes}
+			},
+			exp: []any{[]float64{4, 8, 12, 16}, []int{64, 128}, []string{"aggregated"}},
+		},
+		{
+			name: "explicit parallelism knobs",
+			doc:  "engine: {model: m, hardware: h200_sxm, mode: aggregated, workers: {aggregated: {parallelism: {tensor: 2, replicas: {choices: [1, 2]}}}}}\noptimization: {}",
+			want: func(d *Document) any { return d.Engine.Workers["aggregated"].Parallelism },
+			exp:  Parallelism{Preset: PresetNone, Knobs: map[string][]int{"tensor": {2}, "replicas": {1, 2}}},
+		},
+		{
+			name: "custom preset list",
+			doc: `engine: {model: m, hardware: h200_sxm, mode: aggregated, workers: {aggregated: {parallelism: {preset: [
+  {replicas: 2, tensor: 4, pipeline: 1, attention_data: 1, moe_tensor: 1, moe_expert: 1}]}}}}
+optimization: {}`,
+			want: func(d *Document) any { return d.Engine.Workers["aggregated"].Parallelism },
+			exp:  Parallelism{Preset: PresetCustom, Custom: []Shape{{2, 4, 1, 1, 1, 1}}, Knobs: map[string][]int{}},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := Decode(Recommend, []byte(tc.doc), nil)
+			if err != nil {
+				t.Fatalf("Decode: %v", err)
+			}
+			if diff := cmp.Diff(tc.exp, tc.want(d)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestDecodeErrors(t *testing.T) {
+	cases := []struct {
+		name string
+		cmd  Command
+		doc  string
+		sets []string
+		want string // "<path>: <reason>" (prefix match on reason)
+	}{
+		{"unknown top-level", Recommend, minimal + "foo: 1", nil, "foo: unknown field"},
+		{"unknown nested key", Recommend, minimal + "traffic: {stop: {requests: 1, request: 2}}", nil, "traffic.stop.request: unknown field"},
+		{"float for an integer", Recommend, minimal + "traffic: {source: {input_tokens: 1024.0}, stop: {requests: 1}}", nil, "traffic.source.input_tokens: expected an integer, got number 1024"},
+		{"string for an integer", Recommend, minimal + `traffic: {source: {input_tokens: "1024"}, stop: {requests: 1}}`, nil, `traffic.source.input_tokens: expected an integer, got string "1024"`},
+		{"bool for an integer", Recommend, minimal + "traffic: {stop: {requests: true}}", nil, "traffic.stop.requests: expected an integer, got boolean"},
+		{"two stops", Recommend, minimal + "traffic: {stop: {requests: 1, requests_per_load_unit: 2}}", nil, "traffic.stop: exactly one of requests or requests_per_load_unit is required"},
+		{"missing stop", Recommend, minimal + "traffic: {source: {type: synthetic}}", nil, "traffic.stop: required"},
+		{"trace source", Recommend, minimal + "traffic: {source: {type: trace, paths: [a]}, stop: {requests: 1}}", nil, "traffic.source.type: trace: not supported by aisim"},
+		{"session source", Recommend, minimal + "traffic: {source: {type: synthetic-session}, stop: {requests: 1}}", nil, "traffic.source.type: synthetic-session: not supported by aisim"},
+		{"images", Recommend, minimal + "traffic: {source: {images: {height: 1, width: 1}}, stop: {requests: 1}}", nil, "traffic.source.images: not supported by aisim"},
+		{"speculation", Recommend, "engine: {model: m, hardware: h200_sxm, speculation: {kind: ngram}}\noptimization: {}", nil, "engine.speculation: not supported by aisim"},
+		{"afd mode", Recommend, "engine: {model: m, hardware: h200_sxm, mode: afd}\noptimization: {}", nil, "engine.mode: afd: not supported by aisim"},
+		{"kv_transfer", Recommend, "engine: {model: m, hardware: h200_sxm, kv_transfer: {bandwidth_gb_per_second: 1}}\noptimization: {}", nil, "engine.kv_transfer: not supported by aisim"},
+		{"execution", Recommend, minimal + "execution: {resources: {}}", nil, "execution: not supported by aisim"},
+		{"router", Recommend, minimal + "router: {policy: kv_router}", nil, "router: not supported by aisim"},
+		{"planner", Recommend, minimal + "planner: {}", nil, "planner: not supported by aisim"},
+		{"timing", Recommend, "engine: {model: m, hardware: h200_sxm, mode: aggregated, workers: {aggregated: {timing: {type: fixed}}}}\noptimization: {}", nil, "engine.workers.aggregated.timing: not supported by aisim"},
+		{"host offload", Recommend, "engine: {model: m, hardware: h200_sxm, mode: aggregated, workers: {aggregated: {kv_cache: {host_offload: {}}}}}\noptimization: {}", nil, "engine.workers.aggregated.kv_cache.host_offload: not supported by aisim"},
+		{"min_goodput_rps", Recommend, "engine: {model: m, hardware: h200_sxm}\noptimization: {constraints: {min_goodput_rps: 1}}", nil, "optimization.constraints.min_goodput_rps: not supported by aisim"},
+		{"pipeline > 1", Recommend, "engine: {model: m, hardware: h200_sxm, mode: aggregated, workers: {aggregated: {parallelism: {pipeline: 2}}}}\noptimization: {}", nil, "engine.workers.aggregated.parallelism.pipeline: pipeline parallelism > 1 is not supported by aisim"},
+		{"load field of another type", Recommend, minimal + "traffic: {load: {type: concurrency, fraction: 0.5}, stop: {requests: 1}}", nil, "traffic.load.fraction: load type concurrency does not accept this field"},
+		{"bare list is not a domain", Recommend, minimal + "traffic: {load: {concurrency: [1, 2]}, stop: {requests: 1}}", nil, "traffic.load.concurrency: a bare list is not a domain"},
+		{"integer range needs step", Recommend, minimal + "traffic: {load: {concurrency: {range: {min: 1, max: 8}}}, stop: {requests: 1}}", nil, "traffic.load.concurrency.range: an integer linear range requires step"},
+		{"range min > max", Recommend, minimal + "traffic: {load: {type: kv_capacity_fraction, fraction: {range: {min: 0.9, max: 0.1}}}, stop: {requests: 1}}", nil, "traffic.load.fraction.range: min (0.9) must be <= max (0.1)"},
+		{"log range with step", Recommend, minimal + "traffic: {load: {type: poisson, requests_per_second: {range: {min: 1, max: 8, step: 1, scale: log}}}, stop: {requests: 1}}", nil, "traffic.load.requests_per_second.range.step: not allowed with scale: log"},
+		{"duplicate choices", Recommend, "engine: {model: m, hardware: h200_sxm, backend: {choices: [vllm, vllm]}}\noptimization: {}", nil, `engine.backend.choices[1]: duplicate choice "vllm"`},
+		{"domain on a non-sweepable field", Recommend, minimal + "traffic: {source: {input_tokens: {choices: [1, 2]}}, stop: {requests: 1}}", nil, "traffic.source.input_tokens: expected an integer, got mapping"},
+		{"e2e with ttft", Recommend, minimal + "evaluation: {sla: {e2e_ms: 1, ttft_ms: 1}}", nil, "evaluation.sla: e2e_ms is mutually exclusive with ttft_ms and itl_ms"},
+		{"strict sla without bound", Recommend, "engine: {model: m, hardware: h200_sxm}\noptimization: {strict_sla: true}", nil, "optimization.strict_sla: requires at least one evaluation.sla bound"},
+		{"goodput without sla", Recommend, "engine: {model: m, hardware: h200_sxm}\noptimization: {target: goodput}", nil, "optimization.target: goodput requires at least one evaluation.sla bound"},
+		{"unknown target", Recommend, "engine: {model: m, hardware: h200_sxm}\noptimization: {target: speed}", nil, "optimization.target: must be one of"},
+		{"auto without optimization.hardware", Recommend, "engine: {model: m, hardware: auto}\noptimization: {}", nil, "engine.hardware: auto requires optimization.hardware"},
+		{"missing optimization", Recommend, "engine: {model: m, hardware: h200_sxm}", nil, "optimization: required"},
+		{"min > max gpus", Recommend, "engine: {model: m, hardware: h200_sxm}\noptimization: {constraints: {min_candidate_gpus: 9, max_candidate_gpus: 8}}", nil, "optimization.constraints.min_candidate_gpus: must be <= max_candidate_gpus (8)"},
+		{"max_trials below branches", Recommend, minimal + "optimizer: {max_trials: 1}", nil, "optimizer.max_trials: must be >= the number of mode branches (2)"},
+		{"role not allowed by mode", Recommend, "engine: {model: m, hardware: h200_sxm, mode: aggregated, workers: {prefill: {}}}\noptimization: {}", nil, "engine.workers.prefill: role prefill is not allowed"},
+		{"preset with knobs", Recommend, "engine: {model: m, hardware: h200_sxm, mode: aggregated, workers: {aggregated: {parallelism: {preset: default, tensor: 2}}}}\noptimization: {}", nil, "engine.workers.aggregated.parallelism: a preset and independent knobs cannot be combined"},
+		{"incomplete preset entry", Recommend, "engine: {model: m, hardware: h200_sxm, mode: aggregated, workers: {aggregated: {parallelism: {preset: [{tensor: 2}]}}}}\noptimization: {}", nil, "engine.workers.aggregated.parallelism.preset[0].replicas: required"},
+		{"min_gpus with load domain", Recommend, "engine: {model: m, hardware: h200_sxm}\nevaluation: {sla: {ttft_ms: 1}}\noptimization: {target: min_gpus}\ntraffic: {load: {concurrency: {choices: [1, 2]}}, stop: {requests: 1}}", nil, "traffic.load: min_gpus requires a fixed load"},
+		{"predict rejects optimization", Predict, minimal, nil, "optimization: not allowed in predict"},
+		{"predict rejects domains", Predict, "engine: {model: m, hardware: h200_sxm, backend: {choices: [vllm]}}", nil, "engine.backend: domains are only allowed in recommend"},
+		{"predict rejects kv fraction", Predict, "engine: {model: m, hardware: h200_sxm}\ntraffic: {load: {type: kv_capacity_fraction, fraction: 0.5}, stop: {requests: 1}}", nil, "traffic.load.type: kv_capacity_fraction is recommend-only"},
+		{"predict rejects auto", Predict, "engine: {model: m, hardware: auto}", nil, "engine.hardware: auto is recommend-only"},
+		{"set crossing a scalar", Recommend, minimal, []string{"engine.model.x=1"}, "--set engine.model.x: engine.model is a string, not a mapping"},
+		{"set with index", Recommend, minimal, []string{"engine.0=1"}, "--set engine.0: numeric path segments"},
+		{"set introduces unknown key", Recommend, minimal, []string{"engine.foo=1"}, "engine.foo: unknown field"},
+		{"predict --set optimizer", Predict, "engine: {model: m, hardware: h200_sxm}", []string{"optimizer.seed=1"}, "--set optimizer.seed=1: optimizer is not allowed in predict"},
+		{"duplicate YAML key", Recommend, minimal + "traffic: {stop: {requests: 1, requests: 2}}", nil, "invalid YAML"},
+		{"not a mapping", Recommend, "- a\n- b", nil, "the document must be a mapping, got list"},
+		{"context too small", Recommend, "engine: {model: m, hardware: h200_sxm, context_length: 100}\noptimization: {}", nil, "traffic.source: input_tokens + output_tokens (1152) exceeds engine.context_length (100)"},
+		{"block size 1 for vllm", Recommend, "engine: {model: m, hardware: h200_sxm, mode: aggregated, backend: vllm, workers: {aggregated: {kv_cache: {block_size: 1}}}}\noptimization: {}", nil, "engine.workers.aggregated.kv_cache.block_size: must be >= 2"},
+		{"memory fraction above 1", Recommend, "engine: {model: m, hardware: h200_sxm, mode: aggregated, workers: {aggregated: {kv_cache: {capacity: {memory_fraction: 1.5}}}}}\noptimization: {}", nil, "engine.workers.aggregated.kv_cache.capacity.memory_fraction: must be <= 1"},
+		{"NaN rejected", Recommend, minimal + "evaluation: {sla: {ttft_ms: .nan}}", nil, "evaluation.sla.ttft_ms: must be a finite number"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Decode(tc.cmd, []byte(tc.doc), tc.sets)
+			if err == nil {
+				t.Fatalf("Decode succeeded, want error %q", tc.want)
+			}
+			if !strings.HasPrefix(err.Error(), tc.want) {
+				t.Errorf("error = %q, want prefix %q", err.Error(), tc.want)
+			}
+		})
+	}
+}
+
+func TestSetOverridesReplaceLeaves(t *testing.T) {
+	d, err := Decode(Recommend, []byte(minimal+"traffic: {stop: {requests: 5}}"), []string{
+		"traffic.stop={requests_per_load_unit: 2}",
+		"optimization.constraints.max_candidate_gpus=4",
+		"engine.backend={choices: [trtllm]}",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []any{d.Traffic.Stop, d.Optimization.MaxGPUs, d.Engine.Backends}
+	want := []any{Stop{RequestsPerLoadUnit: 2}, 4, []string{"trtllm"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestCanonicalJSONIsStableAndTyped(t *testing.T) {
+	a, _ := ParseYAML([]byte("b: 1\na: {y: 1.0, x: [true, null, \"s\"]}"))
+	b, _ := ParseYAML([]byte("a: {x: [true, null, \"s\"], y: 1.0}\nb: 1"))
+	want := `{"a":{"x":[true,null,"s"],"y":1.0},"b":1}`
+	if diff := cmp.Diff(want, string(a.CanonicalJSON())); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if string(a.CanonicalJSON()) != string(b.CanonicalJSON()) {
+		t.Errorf("key order changed the canonical form")
+	}
+}
+
+func TestDomainPoints(t *testing.T) {
+	cases := []struct {
+		name string
+		d    Domain
+		want []float64
+	}{
+		{"stepped float range", Domain{Range: &Range{Min: 0.1, Max: 0.5, Step: 0.1}}, []float64{0.1, 0.2, 0.3, 0.4, 0.5}},
+		{"continuous linear", Domain{Range: &Range{Min: 0.1, Max: 1.0}}, []float64{0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1}},
+		{"log integer dedupes", Domain{Int: true, Range: &Range{Min: 1, Max: 4, Log: true}}, []float64{1, 2, 3, 4}},
+		{"degenerate", Domain{Range: &Range{Min: 2, Max: 2}}, []float64{2}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, tc.d.Points()); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// Fuzz-ish robustness: arbitrary mutations of a valid document never panic.
+func TestDecodeNeverPanics(t *testing.T) {
+	base := `engine: {model: m, hardware: h200_sxm, workers: {aggregated: {parallelism: {preset: default}}}}
+optimization: {target: pareto}
+traffic: {load: {type: kv_capacity_fraction, fraction: {range: {min: 0.1, max: 1}}}, stop: {requests: 10}}`
+	values := []string{"null", "1", "-1", "0", "1.5", "x", "[1]", "{}", "{choices: []}", "{range: {}}", "true", "{choices: [null]}"}
+	paths := []string{"engine", "engine.mode", "engine.backend", "engine.workers", "engine.workers.aggregated",
+		"engine.workers.aggregated.parallelism", "engine.workers.aggregated.parallelism.preset",
+		"engine.workers.aggregated.parallelism.tensor", "traffic", "traffic.load", "traffic.load.fraction",
+		"traffic.load.fraction.range", "traffic.stop", "optimization", "optimization.constraints", "optimizer",
+		"evaluation.sla", "engine.context_length", "engine.workers.aggregated.kv_cache.capacity"}
+	for _, p := range paths {
+		for _, v := range values {
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						t.Errorf("panic for --set %s=%s: %v", p, v, r)
+					}
+				}()
+				_, _ = Decode(Recommend, []byte(base), []string{p + "=" + v})
+			}()
+		}
+	}
+}
