@@ -1,0 +1,66 @@
+# dgdr-operator — developer entry points.
+SHELL := /usr/bin/env bash -o pipefail
+ROOT := $(shell pwd)
+BIN := $(ROOT)/bin
+CONTROLLER_GEN := $(BIN)/controller-gen
+export KUBEBUILDER_ASSETS := $(BIN)
+GO_TEST_FLAGS ?= -count=1 -timeout 30m
+
+.PHONY: all
+all: build
+
+##@ Tools
+
+.PHONY: tools
+tools: ## Build (or reuse) etcd, kube-apiserver and controller-gen under bin/ from the Go module proxy.
+	hack/setup-k8s.sh
+
+$(CONTROLLER_GEN):
+	hack/setup-k8s.sh
+
+##@ Generate
+
+.PHONY: generate
+generate: $(CONTROLLER_GEN) ## Generate deepcopy code.
+	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
+
+.PHONY: manifests
+manifests: $(CONTROLLER_GEN) ## Generate CRDs, RBAC and webhook configuration.
+	$(CONTROLLER_GEN) crd:allowDangerousTypes=true paths=./api/... output:crd:artifacts:config=config/crd/bases
+	$(CONTROLLER_GEN) rbac:roleName=dgdr-operator paths=./internal/... output:rbac:artifacts:config=config/rbac
+	$(CONTROLLER_GEN) webhook paths=./internal/webhook/... output:webhook:artifacts:config=config/webhook
+
+.PHONY: verify
+verify: generate manifests ## Regenerate everything and fail on drift.
+	gofmt -l $$(git ls-files '*.go') | (! grep .) || (echo "gofmt needed"; exit 1)
+	git diff --exit-code -- api config || (echo "generated files drifted: run make generate manifests"; exit 1)
+	@test -z "$$(git status --porcelain -- api config)" || (git status --porcelain -- api config; echo "untracked generated files"; exit 1)
+
+##@ Build
+
+.PHONY: build
+build: ## Build all binaries into bin/.
+	go build -o $(BIN)/ ./cmd/...
+
+.PHONY: fmt
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+.PHONY: lint
+lint: ## go vet and gofmt.
+	go vet ./...
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
+
+##@ Test
+
+.PHONY: test
+test: tools ## Unit and integration tests against a real etcd + kube-apiserver.
+	go test $(GO_TEST_FLAGS) ./...
+
+.PHONY: lower-example
+lower-example: ## The main job for now: lower the model-only example.
+	go run ./cmd/dgdrctl lower -f examples/model-only.yaml
+
+.PHONY: help
+help:
+	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-16s %s\n", $$1, $$2}'

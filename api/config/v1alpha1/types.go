@@ -1,0 +1,219 @@
+// Package v1alpha1 is the versioned configuration file of dgdr-operator
+// (apiVersion: config.dgdr.nvidia.com/v1alpha1, kind: OperatorConfiguration).
+//
+// The file is decoded strictly: unknown fields are errors. Helm values map onto this file, not
+// onto flags; flags are only for process-level things (the file path, logging).
+//
+// +kubebuilder:object:generate=true
+// +groupName=config.dgdr.nvidia.com
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Group, version and kind of the configuration file.
+const (
+	GroupVersion = "config.dgdr.nvidia.com/v1alpha1"
+	Kind         = "OperatorConfiguration"
+)
+
+// OperatorConfiguration configures dgdr-operator. The operator and its configured Planner image
+// form one tested release bundle: nothing in a request can choose the search image.
+type OperatorConfiguration struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// planner configures the search container of every search Job.
+	// +required
+	Planner PlannerConfig `json:"planner"`
+
+	// reporter configures the reporter container of every search Job.
+	// +optional
+	Reporter ReporterConfig `json:"reporter,omitempty"`
+
+	// job configures the search Job.
+	// +optional
+	Job JobConfig `json:"job,omitempty"`
+
+	// defaults are applied by admission.
+	// +optional
+	Defaults DefaultsConfig `json:"defaults,omitempty"`
+
+	// runRetention is how many terminal Runs are kept per request (newest first); older Runs
+	// are deleted with their Jobs and Candidates. Defaults to 5. Minimum 1, maximum 100.
+	// +optional
+	RunRetention *int32 `json:"runRetention,omitempty"`
+
+	// limits bound what requests may consume.
+	// +optional
+	Limits LimitsConfig `json:"limits,omitempty"`
+
+	// runtimeImages are the Dynamo runtime images per backend (vllm, sglang, trtllm) used when
+	// rendering candidate DynamoGraphDeployments.
+	// +optional
+	RuntimeImages map[string]string `json:"runtimeImages,omitempty"`
+
+	// featureGates turns feature gates on or off, e.g. {DGDRV1Beta2: true}.
+	// +optional
+	FeatureGates map[string]bool `json:"featureGates,omitempty"`
+
+	// namespaces restricts the operator to these namespaces. Empty means all namespaces.
+	// +optional
+	Namespaces []string `json:"namespaces,omitempty"`
+
+	// leaderElection configures leader election.
+	// +optional
+	LeaderElection LeaderElectionConfig `json:"leaderElection,omitempty"`
+
+	// metrics configures the Prometheus metrics endpoint.
+	// +optional
+	Metrics MetricsConfig `json:"metrics,omitempty"`
+
+	// health configures the health and readiness probes endpoint.
+	// +optional
+	Health HealthConfig `json:"health,omitempty"`
+
+	// webhook configures the admission webhook server.
+	// +optional
+	Webhook WebhookConfig `json:"webhook,omitempty"`
+}
+
+// PlannerConfig is the search container. Its image is the only source of the search image.
+type PlannerConfig struct {
+	// image is the Dynamo Planner image that contains AISimulate. Required.
+	// +required
+	Image string `json:"image"`
+
+	// command runs the search. Defaults to ["aisimulate", "recommend"].
+	// +optional
+	Command []string `json:"command,omitempty"`
+
+	// args are appended after the operator's own arguments
+	// (--config <input> --output-dir <dir> --format json).
+	// +optional
+	Args []string `json:"args,omitempty"`
+
+	// imagePullPolicy of the search container. Defaults to IfNotPresent.
+	// +optional
+	ImagePullPolicy corev1.PullPolicy `json:"imagePullPolicy,omitempty"`
+
+	// resources of the search container.
+	// +optional
+	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+}
+
+// ReporterConfig is the reporter container.
+type ReporterConfig struct {
+	// image of the reporter. Defaults to the operator's own image (OPERATOR_IMAGE environment
+	// variable of the operator process).
+	// +optional
+	Image string `json:"image,omitempty"`
+
+	// resources of the reporter container.
+	// +optional
+	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+}
+
+// JobConfig shapes the search Job.
+type JobConfig struct {
+	// activeDeadlineSeconds bounds a search. Defaults to 21600 (6 h).
+	// +optional
+	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
+
+	// ttlSecondsAfterFinished lets the Job controller delete finished Jobs. Unset keeps them
+	// until their Run is deleted.
+	// +optional
+	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
+
+	// nodeSelector of the search pod.
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// tolerations of the search pod.
+	// +optional
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+
+	// priorityClassName of the search pod.
+	// +optional
+	PriorityClassName string `json:"priorityClassName,omitempty"`
+}
+
+// DefaultsConfig are admission defaults.
+type DefaultsConfig struct {
+	// gpuSKU is written into requests that name no GPU SKU. Defaults to h200_sxm; set it to
+	// "none" to require every request to name its SKU.
+	// +optional
+	GPUSKU string `json:"gpuSKU,omitempty"`
+
+	// gpuDiscovery, when true, takes the SKU from the nvidia.com/gpu.product label of the
+	// cluster's Nodes if they all agree on one product; otherwise gpuSKU applies.
+	// +optional
+	GPUDiscovery bool `json:"gpuDiscovery,omitempty"`
+}
+
+// LimitsConfig bounds what requests may consume.
+type LimitsConfig struct {
+	// maxActiveRunsPerNamespace is the number of searches that may run at once in a namespace;
+	// further Runs wait. 0 means unlimited. Defaults to 4.
+	// +optional
+	MaxActiveRunsPerNamespace *int32 `json:"maxActiveRunsPerNamespace,omitempty"`
+
+	// maxTrials caps optimizer.max_trials in the effective input. 0 means no cap. Defaults to 2000.
+	// +optional
+	MaxTrials *int32 `json:"maxTrials,omitempty"`
+
+	// maxParallelism caps optimizer.parallelism in the effective input. 0 means no cap.
+	// Defaults to 64.
+	// +optional
+	MaxParallelism *int32 `json:"maxParallelism,omitempty"`
+}
+
+// LeaderElectionConfig configures leader election.
+type LeaderElectionConfig struct {
+	// enabled turns leader election on. Defaults to false; enable it for more than one replica.
+	// +optional
+	Enabled bool `json:"enabled,omitempty"`
+	// namespace of the lease. Defaults to the operator's namespace.
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+	// leaseName. Defaults to dgdr-operator.nvidia.com.
+	// +optional
+	LeaseName string `json:"leaseName,omitempty"`
+	// leaseDuration. Defaults to 15s.
+	// +optional
+	LeaseDuration *metav1.Duration `json:"leaseDuration,omitempty"`
+	// renewDeadline. Defaults to 10s.
+	// +optional
+	RenewDeadline *metav1.Duration `json:"renewDeadline,omitempty"`
+	// retryPeriod. Defaults to 2s.
+	// +optional
+	RetryPeriod *metav1.Duration `json:"retryPeriod,omitempty"`
+}
+
+// MetricsConfig configures the metrics endpoint.
+type MetricsConfig struct {
+	// bindAddress of the metrics endpoint. Defaults to ":8080"; "0" disables it.
+	// +optional
+	BindAddress string `json:"bindAddress,omitempty"`
+}
+
+// HealthConfig configures the probes endpoint.
+type HealthConfig struct {
+	// bindAddress of /healthz and /readyz. Defaults to ":8081".
+	// +optional
+	BindAddress string `json:"bindAddress,omitempty"`
+}
+
+// WebhookConfig configures the admission webhook server.
+type WebhookConfig struct {
+	// port of the webhook server. Defaults to 9443.
+	// +optional
+	Port *int32 `json:"port,omitempty"`
+	// host the webhook server binds. Defaults to all addresses.
+	// +optional
+	Host string `json:"host,omitempty"`
+	// certDir holds tls.crt and tls.key. Defaults to /tmp/k8s-webhook-server/serving-certs.
+	// +optional
+	CertDir string `json:"certDir,omitempty"`
+}

@@ -1,0 +1,86 @@
+package v1beta2
+
+// Condition types and reasons of DynamoGraphDeploymentRequest.
+const (
+	// ConditionAccepted tells whether the current generation was turned into a Run.
+	ConditionAccepted = "Accepted"
+
+	// ReasonRunCreated: the Run for the current generation exists.
+	ReasonRunCreated = "RunCreated"
+	// ReasonInvalidSpec: the spec cannot be lowered (for example an object admitted before a
+	// stricter operator version); fix the spec.
+	ReasonInvalidSpec = "InvalidSpec"
+	// ReasonRunCreationFailed: creating the Run failed; the controller retries.
+	ReasonRunCreationFailed = "RunCreationFailed"
+)
+
+// Condition types and reasons of DynamoGraphDeploymentRun.
+const (
+	// ConditionCompleted is the terminal condition: False while the search is pending or
+	// running, True once the Run ended; the reason says how.
+	ConditionCompleted = "Completed"
+	// ConditionQueued is True while the Run waits for a free slot (concurrency limit) or for
+	// Kueue admission.
+	ConditionQueued = "Queued"
+
+	// ReasonPending: the Run waits for its Job to start.
+	ReasonPending = "Pending"
+	// ReasonWaitingForSlot: the namespace has the maximum number of active Runs.
+	ReasonWaitingForSlot = "WaitingForSlot"
+	// ReasonWaitingForAdmission: the Job is suspended until Kueue admits it.
+	ReasonWaitingForAdmission = "WaitingForAdmission"
+	// ReasonEvaluatingCandidates: the search is running.
+	ReasonEvaluatingCandidates = "EvaluatingCandidates"
+	// ReasonSucceeded: the search finished and its candidates are published.
+	ReasonSucceeded = "Succeeded"
+	// ReasonNoFeasibleCandidate: the search finished but no candidate met the constraints.
+	ReasonNoFeasibleCandidate = "NoFeasibleCandidate"
+	// ReasonInvalidInput: AISimulate rejected the effective input (exit code 2), or the operator
+	// could not lower the spec.
+	ReasonInvalidInput = "InvalidInput"
+	// ReasonResourceLimited: AISimulate refused to run for lack of host resources (exit code 3).
+	ReasonResourceLimited = "ResourceLimited"
+	// ReasonDeadlineExceeded: the Job hit activeDeadlineSeconds or AISimulate timed out (124).
+	ReasonDeadlineExceeded = "DeadlineExceeded"
+	// ReasonOOMKilled: the search container was killed for exceeding its memory limit (137).
+	ReasonOOMKilled = "OOMKilled"
+	// ReasonSearchFailed: the search failed for another reason.
+	ReasonSearchFailed = "SearchFailed"
+	// ReasonPublishFailed: the search succeeded but its result could not be published.
+	ReasonPublishFailed = "PublishFailed"
+	// ReasonCancelled: a user cancelled the Run; published candidates are kept.
+	ReasonCancelled = "Cancelled"
+	// ReasonSuperseded: a newer request generation replaced this Run.
+	ReasonSuperseded = "Superseded"
+)
+
+// Condition types and reasons of DynamoGraphDeploymentCandidate.
+const (
+	// ConditionEvaluated is True when the candidate's metrics come from a completed evaluation.
+	ConditionEvaluated = "Evaluated"
+	// ReasonFeasible: the candidate met every constraint.
+	ReasonFeasible = "Feasible"
+)
+
+// Well-known labels and annotations.
+const (
+	// LabelRequestName is set on Runs, Jobs, ConfigMaps and Candidates: the request's name.
+	LabelRequestName = "nvidia.com/dgdr-request-name"
+	// LabelRequestUID is the request's UID (names may be reused).
+	LabelRequestUID = "nvidia.com/dgdr-request-uid"
+	// LabelRequestGeneration is the accepted request generation.
+	LabelRequestGeneration = "nvidia.com/dgdr-request-generation"
+	// LabelRunName is set on Jobs, ConfigMaps and Candidates: the Run's name.
+	LabelRunName = "nvidia.com/dgdr-run-name"
+	// LabelRunUID is the Run's UID.
+	LabelRunUID = "nvidia.com/dgdr-run-uid"
+	// LabelCandidateRank is the candidate's rank.
+	LabelCandidateRank = "nvidia.com/dgdc-rank"
+	// AnnotationSpecHash is the sha256 of the accepted typed spec (on Runs).
+	AnnotationSpecHash = "nvidia.com/dgdr-spec-hash"
+	// AnnotationInputHash is the sha256 of the effective AISimulate input (on Runs).
+	AnnotationInputHash = "nvidia.com/dgdr-input-hash"
+	// AnnotationCancel, set to "true" on a request or a Run, stops the active search and keeps
+	// what was already published.
+	AnnotationCancel = "nvidia.com/dgdr-cancel"
+)

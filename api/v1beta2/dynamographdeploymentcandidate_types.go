@@ -1,0 +1,112 @@
+package v1beta2
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// DeploymentMode is how a candidate splits prefill and decode.
+// +kubebuilder:validation:Enum=aggregated;disaggregated
+type DeploymentMode string
+
+// Deployment modes.
+const (
+	ModeAggregated    DeploymentMode = "aggregated"
+	ModeDisaggregated DeploymentMode = "disaggregated"
+)
+
+// DynamoGraphDeploymentCandidateSpec is one ranked, deployable result of a Run. Immutable.
+type DynamoGraphDeploymentCandidateSpec struct {
+	// backend of the candidate.
+	// +required
+	Backend Backend `json:"backend"`
+
+	// mode of the candidate.
+	// +required
+	Mode DeploymentMode `json:"mode"`
+
+	// gpus is the total number of GPUs the candidate uses. Minimum 1.
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	GPUs int32 `json:"gpus"`
+
+	// graphDeployment is a complete DynamoGraphDeployment (nvidia.com/v1beta1) spec that can be
+	// deployed as-is, for example with `dgdrctl promote`.
+	// +required
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Type=object
+	// +kubebuilder:validation:Schemaless
+	GraphDeployment runtime.RawExtension `json:"graphDeployment"`
+
+	// parameters is the concrete AISimulate configuration of this point, a document that
+	// `aisimulate predict` (or `aisim predict`) accepts to replay it.
+	// +required
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Type=object
+	// +kubebuilder:validation:Schemaless
+	Parameters runtime.RawExtension `json:"parameters"`
+}
+
+// DynamoGraphDeploymentCandidateStatus is the evaluation of a candidate.
+type DynamoGraphDeploymentCandidateStatus struct {
+	// rank is the 1-based position among the Run's published candidates, best first.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	Rank int32 `json:"rank,omitempty"`
+
+	// candidateID is the recommender's id of this candidate (candidate-NNNNNN).
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	CandidateID string `json:"candidateID,omitempty"`
+
+	// metrics are the predicted metrics.
+	// +optional
+	Metrics *CandidateMetrics `json:"metrics,omitempty"`
+
+	// conditions: Evaluated.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=8
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// DynamoGraphDeploymentCandidate is a ranked, deployable result of a Run, published by the
+// Run's reporter and owned by the Run.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=dgdc,categories=dynamo
+// +kubebuilder:printcolumn:name="Rank",type=integer,JSONPath=`.status.rank`
+// +kubebuilder:printcolumn:name="Backend",type=string,JSONPath=`.spec.backend`
+// +kubebuilder:printcolumn:name="Mode",type=string,JSONPath=`.spec.mode`
+// +kubebuilder:printcolumn:name="GPUs",type=integer,JSONPath=`.spec.gpus`
+// +kubebuilder:printcolumn:name="Tok/s/GPU",type=number,JSONPath=`.status.metrics.throughputPerGpu`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.spec) || self.spec == oldSelf.spec",message="spec is immutable"
+type DynamoGraphDeploymentCandidate struct {
+	metav1.TypeMeta `json:",inline"`
+	// metadata is the standard object metadata.
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is the deployable candidate. Immutable.
+	// +required
+	Spec DynamoGraphDeploymentCandidateSpec `json:"spec"`
+
+	// status is the evaluation of the candidate.
+	// +optional
+	Status DynamoGraphDeploymentCandidateStatus `json:"status,omitempty"`
+}
+
+// DynamoGraphDeploymentCandidateList is a list of DynamoGraphDeploymentCandidate.
+// +kubebuilder:object:root=true
+type DynamoGraphDeploymentCandidateList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []DynamoGraphDeploymentCandidate `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&DynamoGraphDeploymentCandidate{}, &DynamoGraphDeploymentCandidateList{})
+}

@@ -1,0 +1,374 @@
+package v1beta2
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// Backend is an inference engine a candidate deployment may use.
+// +kubebuilder:validation:Enum=vllm;sglang;trtllm
+type Backend string
+
+// Backends understood by AISimulate.
+const (
+	BackendVLLM   Backend = "vllm"
+	BackendSGLang Backend = "sglang"
+	BackendTRTLLM Backend = "trtllm"
+)
+
+// ObjectiveTarget is what the search optimizes.
+// +kubebuilder:validation:Enum=throughput;throughputPerGpu;throughputPerUser;goodput;goodputPerGpu;ttft;e2eLatency;pareto
+type ObjectiveTarget string
+
+// Objective targets; each lowers to the snake_case AISimulate optimization.target.
+const (
+	TargetThroughput        ObjectiveTarget = "throughput"
+	TargetThroughputPerGPU  ObjectiveTarget = "throughputPerGpu"
+	TargetThroughputPerUser ObjectiveTarget = "throughputPerUser"
+	TargetGoodput           ObjectiveTarget = "goodput"
+	TargetGoodputPerGPU     ObjectiveTarget = "goodputPerGpu"
+	TargetTTFT              ObjectiveTarget = "ttft"
+	TargetE2ELatency        ObjectiveTarget = "e2eLatency"
+	TargetPareto            ObjectiveTarget = "pareto"
+)
+
+// DynamoGraphDeploymentRequestSpec states the intent of a deployment search: a model, GPUs, a
+// traffic shape, SLAs and an objective. It deliberately has no stop policy and no image or
+// AISimulate version: the operator configuration owns the search image.
+type DynamoGraphDeploymentRequestSpec struct {
+	// model identifies the model to serve.
+	// +required
+	Model ModelSpec `json:"model"`
+
+	// backends restricts the inference engines the search may use. One entry pins the backend;
+	// several entries let the search choose among them. When omitted, AISimulate's default
+	// domain applies (vllm and sglang).
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=3
+	Backends []Backend `json:"backends,omitempty"`
+
+	// hardware describes the GPUs candidates run on. Admission materializes hardware.gpu.sku.
+	// +optional
+	Hardware *HardwareSpec `json:"hardware,omitempty"`
+
+	// workload describes the traffic the deployment must serve. When omitted (or without static),
+	// admission materializes static: {inputTokens: 1024, outputTokens: 128, load: {concurrency: 10}}.
+	// +optional
+	Workload *WorkloadSpec `json:"workload,omitempty"`
+
+	// sla bounds the mean latencies a candidate may have. Either e2eMs, or ttftMs and/or itlMs.
+	// Any bound makes the search strict (optimization.strict_sla: true) unless overridden.
+	// +optional
+	SLA *SLASpec `json:"sla,omitempty"`
+
+	// objective selects what the search optimizes.
+	// +optional
+	Objective *ObjectiveSpec `json:"objective,omitempty"`
+
+	// recommendation controls how results are published.
+	// +optional
+	Recommendation *RecommendationSpec `json:"recommendation,omitempty"`
+
+	// aisimulate holds the escape hatch into the AISimulate recommendation input.
+	// +optional
+	AISimulate *AISimulateSpec `json:"aisimulate,omitempty"`
+}
+
+// ModelSpec identifies a model.
+type ModelSpec struct {
+	// name is the Hugging Face model id (or a model directory path in the search image), for
+	// example meta-llama/Llama-3.1-8B-Instruct. Lowers to engine.model.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
+	Name string `json:"name"`
+
+	// revision pins the Hugging Face revision (branch, tag or commit) used when rendering
+	// deployments. It does not change the search.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=128
+	Revision string `json:"revision,omitempty"`
+}
+
+// HardwareSpec describes the hardware candidates run on.
+type HardwareSpec struct {
+	// gpu describes the GPU type and budget.
+	// +optional
+	GPU *GPUSpec `json:"gpu,omitempty"`
+}
+
+// GPUSpec describes the GPU type and how many one candidate may use.
+type GPUSpec struct {
+	// sku is the AISimulate system id of the GPU, for example h200_sxm. Lowers to
+	// engine.hardware. When omitted, admission writes the SKU discovered from the cluster or the
+	// operator configuration's default GPU SKU into the object.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9][a-z0-9_]*$`
+	SKU string `json:"sku,omitempty"`
+
+	// budget is the maximum number of GPUs one candidate deployment may use. Lowers to
+	// optimization.constraints.max_candidate_gpus. When omitted, AISimulate's default (32) applies.
+	// Minimum 1, maximum 4096.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=4096
+	Budget *int32 `json:"budget,omitempty"`
+}
+
+// WorkloadSpec describes the traffic a deployment must serve.
+type WorkloadSpec struct {
+	// static is a synthetic workload with fixed token lengths and one load variant. An explicitly
+	// empty static ({}) is the opt-out from typed traffic: it stays empty and the lowering emits no
+	// traffic source or load, so inputOverrides can describe the traffic instead.
+	// +optional
+	Static *StaticWorkload `json:"static,omitempty"`
+}
+
+// StaticWorkload is a synthetic workload. Admission completes a non-empty static with
+// inputTokens 1024, outputTokens 128 and load {concurrency: 10} where missing.
+type StaticWorkload struct {
+	// inputTokens is the prompt length of every request. Lowers to traffic.source.input_tokens.
+	// Defaults to 1024 (when static is not empty). Minimum 1, maximum 2097152.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=2097152
+	InputTokens *int32 `json:"inputTokens,omitempty"`
+
+	// outputTokens is the generated length of every request. Lowers to
+	// traffic.source.output_tokens. Defaults to 128 (when static is not empty). Minimum 1, maximum 2097152.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=2097152
+	OutputTokens *int32 `json:"outputTokens,omitempty"`
+
+	// load is how requests arrive: exactly one of concurrency, requestsPerSecond or
+	// kvCapacityFraction. Defaults to {concurrency: 10} (when static is not empty).
+	// +optional
+	Load *LoadSpec `json:"load,omitempty"`
+}
+
+// LoadSpec is a field-discriminated union: exactly one variant must be set whenever load exists.
+// +kubebuilder:validation:XValidation:rule="(has(self.concurrency) ? 1 : 0) + (has(self.requestsPerSecond) ? 1 : 0) + (has(self.kvCapacityFraction) ? 1 : 0) == 1",message="exactly one of concurrency, requestsPerSecond or kvCapacityFraction must be set"
+type LoadSpec struct {
+	// concurrency keeps this many requests in flight (closed loop). Lowers to
+	// traffic.load {type: concurrency, concurrency: N}. Minimum 1, maximum 1000000.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000000
+	Concurrency *int32 `json:"concurrency,omitempty"`
+
+	// requestsPerSecond is an open-loop Poisson arrival rate. Lowers to
+	// traffic.load {type: poisson, requests_per_second: R}. Must be greater than 0.
+	// +optional
+	// +kubebuilder:validation:ExclusiveMinimum=true
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000000
+	RequestsPerSecond *float64 `json:"requestsPerSecond,omitempty"`
+
+	// kvCapacityFraction sizes a closed-loop concurrency per candidate as a fraction of its
+	// KV-cache capacity. Lowers to traffic.load {type: kv_capacity_fraction, fraction: ...}.
+	// +optional
+	KVCapacityFraction *KVCapacityFraction `json:"kvCapacityFraction,omitempty"`
+}
+
+// KVCapacityFraction is either one value or a range the search explores.
+// +kubebuilder:validation:XValidation:rule="has(self.value) != has(self.range)",message="exactly one of value or range must be set"
+type KVCapacityFraction struct {
+	// value is the fraction of KV-cache capacity to load. Greater than 0; may exceed 1
+	// (oversubscription). Maximum 100.
+	// +optional
+	// +kubebuilder:validation:ExclusiveMinimum=true
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	Value *float64 `json:"value,omitempty"`
+
+	// range lets the search explore fractions between min and max. A native range also sets
+	// the search budget (optimizer.max_trials) to 320 unless overridden.
+	// +optional
+	Range *FractionRange `json:"range,omitempty"`
+}
+
+// FractionRange is a closed interval 0 < min ≤ max.
+// +kubebuilder:validation:XValidation:rule="self.min <= self.max",message="min must be less than or equal to max"
+type FractionRange struct {
+	// min is the lower bound. Greater than 0, maximum 100.
+	// +required
+	// +kubebuilder:validation:ExclusiveMinimum=true
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	Min float64 `json:"min"`
+
+	// max is the upper bound. Greater than 0, at least min, maximum 100.
+	// +required
+	// +kubebuilder:validation:ExclusiveMinimum=true
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	Max float64 `json:"max"`
+}
+
+// SLASpec bounds mean latencies: e2eMs, or ttftMs and/or itlMs. Values are milliseconds, > 0.
+// +kubebuilder:validation:MinProperties=1
+// +kubebuilder:validation:XValidation:rule="!has(self.e2eMs) || (!has(self.ttftMs) && !has(self.itlMs))",message="e2eMs is mutually exclusive with ttftMs and itlMs"
+type SLASpec struct {
+	// ttftMs bounds the mean time to first token, in milliseconds. Lowers to
+	// evaluation.sla.ttft_ms. Greater than 0, maximum 3600000.
+	// +optional
+	// +kubebuilder:validation:ExclusiveMinimum=true
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=3600000
+	TTFTMs *float64 `json:"ttftMs,omitempty"`
+
+	// itlMs bounds the mean inter-token latency, in milliseconds. Lowers to
+	// evaluation.sla.itl_ms. Greater than 0, maximum 3600000.
+	// +optional
+	// +kubebuilder:validation:ExclusiveMinimum=true
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=3600000
+	ITLMs *float64 `json:"itlMs,omitempty"`
+
+	// e2eMs bounds the mean end-to-end request latency, in milliseconds. Lowers to
+	// evaluation.sla.e2e_ms. Excludes ttftMs and itlMs. Greater than 0, maximum 3600000.
+	// +optional
+	// +kubebuilder:validation:ExclusiveMinimum=true
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=3600000
+	E2EMs *float64 `json:"e2eMs,omitempty"`
+}
+
+// ObjectiveSpec selects what the search optimizes.
+type ObjectiveSpec struct {
+	// target is the optimization target. Lowers to optimization.target in snake_case. goodput
+	// and goodputPerGpu need an SLA bound; pareto trades throughput per GPU against throughput
+	// per user and publishes the Pareto front. When omitted, AISimulate's default (throughput) applies.
+	// +optional
+	Target ObjectiveTarget `json:"target,omitempty"`
+}
+
+// RecommendationSpec controls how results are published.
+type RecommendationSpec struct {
+	// maxCandidates is the number of candidates published per Run, best first. It does not
+	// limit the search itself. Defaults to 5. Minimum 1, maximum 20.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=20
+	MaxCandidates *int32 `json:"maxCandidates,omitempty"`
+}
+
+// AISimulateSpec holds the escape hatch into the AISimulate recommendation input.
+type AISimulateSpec struct {
+	// inputOverrides is an RFC 7386 JSON Merge Patch applied last to the effective AISimulate
+	// recommendation input, in AISimulate's own field names (snake_case). It wins over typed
+	// fields and derived defaults; null deletes a key; objects merge; anything else replaces.
+	// Derived defaults are not recalculated after it. Must be a JSON object of bounded size
+	// (64 KiB) and depth (16).
+	// +optional
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Type=object
+	// +kubebuilder:validation:Schemaless
+	InputOverrides *runtime.RawExtension `json:"inputOverrides,omitempty"`
+}
+
+// RunReference names a DynamoGraphDeploymentRun in the same namespace.
+type RunReference struct {
+	// name of the Run.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+}
+
+// RunSummary mirrors the state of the most recent Run so that `kubectl get dgdr` shows it.
+type RunSummary struct {
+	// name of the Run.
+	// +required
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// phase of the Run (Pending, Running, Succeeded, Failed, Cancelled).
+	// +optional
+	Phase RunPhase `json:"phase,omitempty"`
+
+	// reason of the Run's Completed condition, once terminal.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Reason string `json:"reason,omitempty"`
+
+	// bestCandidate is the name of the best published candidate, if any.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	BestCandidate string `json:"bestCandidate,omitempty"`
+}
+
+// DynamoGraphDeploymentRequestStatus is the observed state of a request.
+type DynamoGraphDeploymentRequestStatus struct {
+	// observedGeneration is the last generation accepted into a Run.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// activeRunRef is the one non-terminal Run, if any.
+	// +optional
+	ActiveRunRef *RunReference `json:"activeRunRef,omitempty"`
+
+	// recentRunRefs are terminal Runs, newest first, bounded by the operator's run retention.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=100
+	RecentRunRefs []RunReference `json:"recentRunRefs,omitempty"`
+
+	// latestRun summarizes the newest Run for display.
+	// +optional
+	LatestRun *RunSummary `json:"latestRun,omitempty"`
+
+	// conditions describe the reconciliation of the request. Accepted tells whether the
+	// current generation was turned into a Run.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=16
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// DynamoGraphDeploymentRequest asks the operator to search for good Dynamo deployments of a
+// model on given GPUs under a traffic shape and SLAs. Every accepted spec generation becomes one
+// immutable DynamoGraphDeploymentRun.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=dgdr,categories=dynamo
+// +kubebuilder:printcolumn:name="Model",type=string,JSONPath=`.spec.model.name`
+// +kubebuilder:printcolumn:name="Active Run",type=string,JSONPath=`.status.activeRunRef.name`
+// +kubebuilder:printcolumn:name="Latest",type=string,JSONPath=`.status.latestRun.phase`
+// +kubebuilder:printcolumn:name="Best",type=string,JSONPath=`.status.latestRun.bestCandidate`
+// +kubebuilder:printcolumn:name="Accepted",type=string,JSONPath=`.status.conditions[?(@.type=="Accepted")].status`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type DynamoGraphDeploymentRequest struct {
+	metav1.TypeMeta `json:",inline"`
+	// metadata is the standard object metadata.
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is the search intent.
+	// +required
+	Spec DynamoGraphDeploymentRequestSpec `json:"spec"`
+
+	// status is the observed state, written by the operator.
+	// +optional
+	Status DynamoGraphDeploymentRequestStatus `json:"status,omitempty"`
+}
+
+// DynamoGraphDeploymentRequestList is a list of DynamoGraphDeploymentRequest.
+// +kubebuilder:object:root=true
+type DynamoGraphDeploymentRequestList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []DynamoGraphDeploymentRequest `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&DynamoGraphDeploymentRequest{}, &DynamoGraphDeploymentRequestList{})
+}

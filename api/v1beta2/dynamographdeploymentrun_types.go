@@ -1,0 +1,239 @@
+package v1beta2
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// RunPhase is a concise display state; the Completed condition is authoritative.
+// +kubebuilder:validation:Enum=Pending;Running;Succeeded;Failed;Cancelled
+type RunPhase string
+
+// Run phases.
+const (
+	RunPhasePending   RunPhase = "Pending"
+	RunPhaseRunning   RunPhase = "Running"
+	RunPhaseSucceeded RunPhase = "Succeeded"
+	RunPhaseFailed    RunPhase = "Failed"
+	RunPhaseCancelled RunPhase = "Cancelled"
+)
+
+// AISimulateStatus records the exact input the search ran with.
+type AISimulateStatus struct {
+	// input is the exact effective AISimulate recommendation input document, as passed to the
+	// search. Controller-owned output, written once; never an override surface.
+	// +optional
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Type=object
+	// +kubebuilder:validation:Schemaless
+	Input *runtime.RawExtension `json:"input,omitempty"`
+
+	// inputHash is "sha256:" followed by the hex sha256 of the canonical JSON of input.
+	// +optional
+	// +kubebuilder:validation:MaxLength=80
+	InputHash string `json:"inputHash,omitempty"`
+}
+
+// JobReference names the search Job of a Run.
+type JobReference struct {
+	// name of the Job.
+	// +required
+	// +kubebuilder:validation:MaxLength=63
+	Name string `json:"name"`
+
+	// uid of the Job.
+	// +optional
+	UID types.UID `json:"uid,omitempty"`
+}
+
+// RunProgress counts settled trials of the search, written by the reporter.
+type RunProgress struct {
+	// budget is the trial budget of the search (optimizer.max_trials), when known.
+	// +optional
+	Budget int64 `json:"budget,omitempty"`
+	// settled is the number of trials that reached an outcome.
+	// +optional
+	Settled int64 `json:"settled,omitempty"`
+	// feasible is the number of feasible candidates.
+	// +optional
+	Feasible int64 `json:"feasible,omitempty"`
+	// infeasible is the number of candidates rejected by constraints.
+	// +optional
+	Infeasible int64 `json:"infeasible,omitempty"`
+	// failed is the number of candidates whose evaluation failed.
+	// +optional
+	Failed int64 `json:"failed,omitempty"`
+	// timedOut is the number of candidates whose evaluation timed out.
+	// +optional
+	TimedOut int64 `json:"timedOut,omitempty"`
+	// unsupported is the number of candidates the simulator does not support.
+	// +optional
+	Unsupported int64 `json:"unsupported,omitempty"`
+	// published is the number of Candidates published.
+	// +optional
+	Published int32 `json:"published,omitempty"`
+}
+
+// CandidateMetrics are the predicted metrics of a candidate. Latencies are means in
+// milliseconds; throughputs are output tokens per second.
+type CandidateMetrics struct {
+	// score is the signed objective value (higher is better; latency targets are negated).
+	// +optional
+	Score *float64 `json:"score,omitempty"`
+	// ttftMs is the mean time to first token.
+	// +optional
+	TTFTMs *float64 `json:"ttftMs,omitempty"`
+	// itlMs is the mean inter-token latency.
+	// +optional
+	ITLMs *float64 `json:"itlMs,omitempty"`
+	// e2eMs is the mean end-to-end latency.
+	// +optional
+	E2EMs *float64 `json:"e2eMs,omitempty"`
+	// throughput is the output token throughput of the whole deployment.
+	// +optional
+	Throughput *float64 `json:"throughput,omitempty"`
+	// throughputPerGpu is throughput divided by GPUs used.
+	// +optional
+	ThroughputPerGPU *float64 `json:"throughputPerGpu,omitempty"`
+	// throughputPerUser is the output token rate one request sees.
+	// +optional
+	ThroughputPerUser *float64 `json:"throughputPerUser,omitempty"`
+	// requestsPerSecond is the completed request rate.
+	// +optional
+	RequestsPerSecond *float64 `json:"requestsPerSecond,omitempty"`
+	// gpus is the number of GPUs the candidate uses.
+	// +optional
+	GPUs int32 `json:"gpus,omitempty"`
+}
+
+// RecommendationSummary is a compact summary of the search result.
+type RecommendationSummary struct {
+	// bestCandidate is the name of the best published Candidate.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	BestCandidate string `json:"bestCandidate,omitempty"`
+	// metrics of the best candidate.
+	// +optional
+	Metrics *CandidateMetrics `json:"metrics,omitempty"`
+	// implementation is the recommender that produced the result (aisimulate or aisim).
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	Implementation string `json:"implementation,omitempty"`
+	// implementationVersion is the version of the recommender.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	ImplementationVersion string `json:"implementationVersion,omitempty"`
+	// view is top_n for scalar targets or pareto_front for pareto.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	View string `json:"view,omitempty"`
+	// evaluated is the number of candidates evaluated.
+	// +optional
+	Evaluated int64 `json:"evaluated,omitempty"`
+	// feasible is the number of feasible candidates.
+	// +optional
+	Feasible int64 `json:"feasible,omitempty"`
+}
+
+// CandidateReference names a DynamoGraphDeploymentCandidate in the same namespace.
+type CandidateReference struct {
+	// name of the Candidate.
+	// +required
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+}
+
+// DynamoGraphDeploymentRunStatus is the observed state of a Run.
+type DynamoGraphDeploymentRunStatus struct {
+	// phase is a concise display state; the Completed condition is authoritative.
+	// +optional
+	Phase RunPhase `json:"phase,omitempty"`
+
+	// message is a human-readable explanation of the current state.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	Message string `json:"message,omitempty"`
+
+	// aisimulate records the effective input of the search.
+	// +optional
+	AISimulate *AISimulateStatus `json:"aisimulate,omitempty"`
+
+	// jobRef names the search Job.
+	// +optional
+	JobRef *JobReference `json:"jobRef,omitempty"`
+
+	// startTime is when the search Job was created.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+
+	// completionTime is when the Run became terminal.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+
+	// lastProgressTime is when the reporter last published progress.
+	// +optional
+	LastProgressTime *metav1.Time `json:"lastProgressTime,omitempty"`
+
+	// progress counts settled trials.
+	// +optional
+	Progress *RunProgress `json:"progress,omitempty"`
+
+	// candidateRefs are the published Candidates, best first (Pareto order for pareto).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=20
+	CandidateRefs []CandidateReference `json:"candidateRefs,omitempty"`
+
+	// recommendation summarizes the result.
+	// +optional
+	Recommendation *RecommendationSummary `json:"recommendation,omitempty"`
+
+	// conditions: Completed (terminal outcome; see the Reason constants), JobCreated, Queued.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=16
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// DynamoGraphDeploymentRun is one immutable execution of a DynamoGraphDeploymentRequest
+// generation. Created only by the operator; its spec is an exact copy of the admitted request
+// spec and never changes.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=dgdrrun,categories=dynamo
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Completed")].reason`
+// +kubebuilder:printcolumn:name="Settled",type=integer,JSONPath=`.status.progress.settled`
+// +kubebuilder:printcolumn:name="Candidates",type=integer,JSONPath=`.status.progress.published`
+// +kubebuilder:printcolumn:name="Best",type=string,JSONPath=`.status.recommendation.bestCandidate`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.spec) || self.spec == oldSelf.spec",message="spec is immutable"
+type DynamoGraphDeploymentRun struct {
+	metav1.TypeMeta `json:",inline"`
+	// metadata is the standard object metadata.
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is the accepted typed search input: an exact copy of the request spec. Immutable.
+	// +required
+	Spec DynamoGraphDeploymentRequestSpec `json:"spec"`
+
+	// status is the observed state, written by the operator and the reporter.
+	// +optional
+	Status DynamoGraphDeploymentRunStatus `json:"status,omitempty"`
+}
+
+// DynamoGraphDeploymentRunList is a list of DynamoGraphDeploymentRun.
+// +kubebuilder:object:root=true
+type DynamoGraphDeploymentRunList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []DynamoGraphDeploymentRun `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&DynamoGraphDeploymentRun{}, &DynamoGraphDeploymentRunList{})
+}

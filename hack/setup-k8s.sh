@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Builds (or reuses) the local Kubernetes tool set under bin/ from the Go module proxy.
+# Idempotent: a binary already present at the pinned version is skipped.
+# Env: K8S, ETCD, CT (controller-gen), WITH_CLUSTER=1 (controller-manager, scheduler, kubectl),
+#      WITH_HELM=1, WITH_DOCS=1
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+OUT=${BIN_DIR:-$ROOT/bin}; mkdir -p "$OUT"
+K8S=${K8S:-v1.37.2}; ETCD=${ETCD:-v3.7.3}; CT=${CT:-v0.23.0}; HELM=${HELM:-v3.22.0}; CRDREF=${CRDREF:-v0.3.0}
+export CGO_ENABLED=0
+if ! "$OUT/etcd" --version 2>/dev/null | grep -q "etcd Version: ${ETCD#v}$"; then
+  "$ROOT/hack/build-etcd.sh" "$ETCD" "$OUT"
+fi
+CMDS=(kube-apiserver); [ "${WITH_CLUSTER:-0}" = 1 ] && CMDS+=(kube-controller-manager kube-scheduler)
+NEED=()
+for c in "${CMDS[@]}"; do "$OUT/$c" --version 2>/dev/null | grep -q "$K8S\$" || NEED+=("$c"); done
+if [ "${WITH_CLUSTER:-0}" = 1 ] && ! "$OUT/kubectl" version --client 2>/dev/null | grep -q "$K8S\$"; then NEED+=(kubectl); fi
+[ ${#NEED[@]} -eq 0 ] || "$ROOT/hack/build-kube.sh" "$K8S" "$OUT" "${NEED[@]}"
+gi() { GOBIN="$OUT" go install -trimpath -ldflags='-s -w' "$1"; }
+{ [ -x "$OUT/controller-gen" ] && "$OUT/controller-gen" --version | grep -q "$CT$"; } || gi sigs.k8s.io/controller-tools/cmd/controller-gen@"$CT"
+if [ "${WITH_HELM:-0}" = 1 ] && ! [ -x "$OUT/helm" ]; then
+  # without these -X flags a go-installed helm assumes Kubernetes v1.20 for Capabilities and lint
+  H=helm.sh/helm/v3
+  GOBIN="$OUT" go install -trimpath -ldflags="-s -w -X $H/internal/version.version=$HELM -X $H/internal/version.gitTreeState=clean \
+    -X $H/pkg/chartutil.k8sVersionMajor=1 -X $H/pkg/chartutil.k8sVersionMinor=37 \
+    -X $H/pkg/lint/rules.k8sVersionMajor=1 -X $H/pkg/lint/rules.k8sVersionMinor=37" $H/cmd/helm@"$HELM"
+fi
+if [ "${WITH_DOCS:-0}" = 1 ] && ! [ -x "$OUT/crd-ref-docs" ]; then gi github.com/elastic/crd-ref-docs@"$CRDREF"; fi

@@ -1,0 +1,89 @@
+// Package admission holds the pure defaulting and validation of DynamoGraphDeploymentRequests,
+// shared by the admission webhooks, the controllers and dgdrctl. Functions return
+// field.ErrorList with paths; nothing here talks to a cluster.
+package admission
+
+import (
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+)
+
+// Defaults materialized by admission (SPEC §4.1).
+const (
+	DefaultInputTokens   int32 = 1024
+	DefaultOutputTokens  int32 = 128
+	DefaultConcurrency   int32 = 10
+	DefaultMaxCandidates int32 = 5
+)
+
+// DefaultingOptions carries what defaulting needs from the operator configuration and the
+// cluster.
+type DefaultingOptions struct {
+	// DefaultGPUSKU is the configured default; empty means none is configured.
+	DefaultGPUSKU string
+	// DiscoveredGPUSKU is the SKU the cluster's Nodes agree on, when discovery is enabled.
+	DiscoveredGPUSKU string
+}
+
+// Default materializes every default into the request, so users see what was assumed. It is
+// idempotent and never overwrites what the user wrote. The only error is a missing GPU SKU with
+// no default to fall back to.
+func Default(dgdr *v1beta2.DynamoGraphDeploymentRequest, opts DefaultingOptions) field.ErrorList {
+	spec := &dgdr.Spec
+	if spec.Workload == nil {
+		spec.Workload = &v1beta2.WorkloadSpec{}
+	}
+	if spec.Workload.Static == nil {
+		spec.Workload.Static = &v1beta2.StaticWorkload{}
+		completeStatic(spec.Workload.Static)
+	} else if !isEmptyStatic(spec.Workload.Static) {
+		// An explicitly empty static is the opt-out from typed traffic and stays empty.
+		completeStatic(spec.Workload.Static)
+	}
+
+	if spec.Hardware == nil {
+		spec.Hardware = &v1beta2.HardwareSpec{}
+	}
+	if spec.Hardware.GPU == nil {
+		spec.Hardware.GPU = &v1beta2.GPUSpec{}
+	}
+	var errs field.ErrorList
+	if spec.Hardware.GPU.SKU == "" {
+		switch {
+		case opts.DiscoveredGPUSKU != "":
+			spec.Hardware.GPU.SKU = opts.DiscoveredGPUSKU
+		case opts.DefaultGPUSKU != "":
+			spec.Hardware.GPU.SKU = opts.DefaultGPUSKU
+		default:
+			errs = append(errs, field.Required(field.NewPath("spec", "hardware", "gpu", "sku"),
+				"the operator configuration sets no default GPU SKU; set spec.hardware.gpu.sku to the AISimulate system id of your GPUs (for example h200_sxm)"))
+		}
+	}
+
+	if spec.Recommendation == nil {
+		spec.Recommendation = &v1beta2.RecommendationSpec{}
+	}
+	if spec.Recommendation.MaxCandidates == nil {
+		spec.Recommendation.MaxCandidates = ptr(DefaultMaxCandidates)
+	}
+	return errs
+}
+
+func isEmptyStatic(s *v1beta2.StaticWorkload) bool {
+	return s.InputTokens == nil && s.OutputTokens == nil && s.Load == nil
+}
+
+func completeStatic(s *v1beta2.StaticWorkload) {
+	if s.InputTokens == nil {
+		s.InputTokens = ptr(DefaultInputTokens)
+	}
+	if s.OutputTokens == nil {
+		s.OutputTokens = ptr(DefaultOutputTokens)
+	}
+	if s.Load == nil {
+		s.Load = &v1beta2.LoadSpec{Concurrency: ptr(DefaultConcurrency)}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

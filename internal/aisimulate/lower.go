@@ -1,0 +1,284 @@
+// Package aisimulate lowers a DynamoGraphDeploymentRequest spec into the exact AISimulate
+// recommendation input. It is pure (no clients, no clocks) and shared by admission, the
+// controllers and dgdrctl, so that all of them compute the same document.
+//
+// The effective input is built in four layers, each applied as an RFC 7386 JSON Merge Patch:
+//
+//	public static underlay           (embedded, versioned: UnderlayVersion)
+//	+ typed DGDR underlay             (from spec fields)
+//	+ derived defaults                (computed from typed fields)
+//	+ spec.aisimulate.inputOverrides  (applied last; null deletes; defaults not recalculated)
+//	= effective AISimulate recommendation input
+package aisimulate
+
+import (
+	"encoding/json"
+	"fmt"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+)
+
+// Derived default values.
+const (
+	// RangeMaxTrials is the search budget a native kvCapacityFraction range derives.
+	RangeMaxTrials = 320
+	// DefaultStopRequests is the request count of the static underlay.
+	DefaultStopRequests = 1000
+)
+
+// Input is an effective AISimulate recommendation input.
+type Input struct {
+	// Document is the decoded effective input; numbers are json.Number as written.
+	Document map[string]any
+	// JSON is the canonical JSON encoding (sorted keys, no whitespace).
+	JSON []byte
+	// Hash is "sha256:<hex>" of JSON.
+	Hash string
+}
+
+// YAML renders the effective input as YAML.
+func (in *Input) YAML() ([]byte, error) { return ToYAML(in.JSON) }
+
+var specPath = field.NewPath("spec")
+
+// OverridesPath is the field path of inputOverrides.
+var OverridesPath = specPath.Child("aisimulate", "inputOverrides")
+
+// Lower computes the effective AISimulate recommendation input of an admitted spec. Errors name
+// the spec field that cannot be lowered.
+func Lower(spec *v1beta2.DynamoGraphDeploymentRequestSpec) (*Input, field.ErrorList) {
+	typed, errs := TypedUnderlay(spec)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	layers := [][]byte{typed, DerivedDefaults(spec)}
+	doc := underlayJSON
+	for _, layer := range layers {
+		merged, err := jsonpatch.MergePatch(doc, layer)
+		if err != nil {
+			// Typed layers are produced here; failing to merge them is a bug, not bad input.
+			return nil, field.ErrorList{field.InternalError(specPath, fmt.Errorf("merging typed layer: %w", err))}
+		}
+		doc = merged
+	}
+	if o := overrides(spec); o != nil {
+		if errs := ValidateOverridesShape(o, OverridesPath); len(errs) > 0 {
+			return nil, errs
+		}
+		merged, err := jsonpatch.MergePatch(doc, o)
+		if err != nil {
+			return nil, field.ErrorList{field.Invalid(OverridesPath, "<object>", fmt.Sprintf("not a valid RFC 7386 JSON merge patch: %v", err))}
+		}
+		doc = merged
+	}
+	return finish(doc)
+}
+
+// Canonicalize turns any JSON object into an Input (canonical JSON and hash). dgdrctl uses it for
+// raw AISimulate documents.
+func Canonicalize(data []byte) (*Input, error) {
+	in, errs := finish(data)
+	if len(errs) > 0 {
+		return nil, errs.ToAggregate()
+	}
+	return in, nil
+}
+
+func finish(doc []byte) (*Input, field.ErrorList) {
+	obj, err := decodeObject(doc)
+	if err != nil {
+		return nil, field.ErrorList{field.InternalError(specPath, err)}
+	}
+	canonical, err := canonicalJSON(obj)
+	if err != nil {
+		return nil, field.ErrorList{field.InternalError(specPath, err)}
+	}
+	return &Input{Document: obj, JSON: canonical, Hash: Hash(canonical)}, nil
+}
+
+func overrides(spec *v1beta2.DynamoGraphDeploymentRequestSpec) []byte {
+	if spec.AISimulate == nil || spec.AISimulate.InputOverrides == nil || len(spec.AISimulate.InputOverrides.Raw) == 0 {
+		return nil
+	}
+	return spec.AISimulate.InputOverrides.Raw
+}
+
+// TypedUnderlay returns the JSON layer produced by the typed spec fields (SPEC §3.1 arrows).
+func TypedUnderlay(spec *v1beta2.DynamoGraphDeploymentRequestSpec) ([]byte, field.ErrorList) {
+	var errs field.ErrorList
+	engine := map[string]any{}
+	if spec.Model.Name == "" {
+		errs = append(errs, field.Required(specPath.Child("model", "name"), "the model to search deployments for"))
+	}
+	engine["model"] = spec.Model.Name
+
+	if gpu := gpuSpec(spec); gpu == nil || gpu.SKU == "" {
+		errs = append(errs, field.Required(specPath.Child("hardware", "gpu", "sku"),
+			"admission sets it from the operator configuration; set it explicitly (for example h200_sxm) or configure a default GPU SKU"))
+	} else {
+		engine["hardware"] = gpu.SKU
+	}
+	switch len(spec.Backends) {
+	case 0: // AISimulate's default domain applies.
+	case 1:
+		engine["backend"] = string(spec.Backends[0])
+	default:
+		choices := make([]any, 0, len(spec.Backends))
+		for _, b := range spec.Backends {
+			choices = append(choices, string(b))
+		}
+		engine["backend"] = map[string]any{"choices": choices}
+	}
+	doc := map[string]any{"engine": engine}
+
+	optimization := map[string]any{}
+	if gpu := gpuSpec(spec); gpu != nil && gpu.Budget != nil {
+		optimization["constraints"] = map[string]any{"max_candidate_gpus": intNumber(*gpu.Budget)}
+	}
+	if spec.Objective != nil && spec.Objective.Target != "" {
+		target, ok := TargetName(spec.Objective.Target)
+		if !ok {
+			errs = append(errs, field.NotSupported(specPath.Child("objective", "target"), spec.Objective.Target, targetValues()))
+		} else {
+			optimization["target"] = target
+		}
+	}
+	if len(optimization) > 0 {
+		doc["optimization"] = optimization
+	}
+
+	if traffic, trafficErrs := typedTraffic(spec); len(trafficErrs) > 0 {
+		errs = append(errs, trafficErrs...)
+	} else if len(traffic) > 0 {
+		doc["traffic"] = traffic
+	}
+
+	if spec.SLA != nil {
+		sla := map[string]any{}
+		if spec.SLA.TTFTMs != nil {
+			sla["ttft_ms"] = floatNumber(*spec.SLA.TTFTMs)
+		}
+		if spec.SLA.ITLMs != nil {
+			sla["itl_ms"] = floatNumber(*spec.SLA.ITLMs)
+		}
+		if spec.SLA.E2EMs != nil {
+			sla["e2e_ms"] = floatNumber(*spec.SLA.E2EMs)
+		}
+		if len(sla) > 0 {
+			doc["evaluation"] = map[string]any{"sla": sla}
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	out, err := json.Marshal(doc)
+	if err != nil {
+		return nil, field.ErrorList{field.InternalError(specPath, err)}
+	}
+	return out, nil
+}
+
+func typedTraffic(spec *v1beta2.DynamoGraphDeploymentRequestSpec) (map[string]any, field.ErrorList) {
+	if spec.Workload == nil || spec.Workload.Static == nil {
+		return nil, nil
+	}
+	static := spec.Workload.Static
+	path := specPath.Child("workload", "static")
+	traffic := map[string]any{}
+	if static.InputTokens != nil || static.OutputTokens != nil {
+		source := map[string]any{"type": "synthetic"}
+		if static.InputTokens != nil {
+			source["input_tokens"] = intNumber(*static.InputTokens)
+		}
+		if static.OutputTokens != nil {
+			source["output_tokens"] = intNumber(*static.OutputTokens)
+		}
+		traffic["source"] = source
+	}
+	if static.Load != nil {
+		load, errs := typedLoad(static.Load, path.Child("load"))
+		if len(errs) > 0 {
+			return nil, errs
+		}
+		traffic["load"] = load
+	}
+	return traffic, nil
+}
+
+func typedLoad(load *v1beta2.LoadSpec, path *field.Path) (map[string]any, field.ErrorList) {
+	var variants []map[string]any
+	if load.Concurrency != nil {
+		variants = append(variants, map[string]any{"type": "concurrency", "concurrency": intNumber(*load.Concurrency)})
+	}
+	if load.RequestsPerSecond != nil {
+		variants = append(variants, map[string]any{"type": "poisson", "requests_per_second": floatNumber(*load.RequestsPerSecond)})
+	}
+	if f := load.KVCapacityFraction; f != nil {
+		fpath := path.Child("kvCapacityFraction")
+		switch {
+		case f.Value != nil && f.Range != nil:
+			return nil, field.ErrorList{field.Invalid(fpath, "value and range", "exactly one of value or range must be set")}
+		case f.Value != nil:
+			variants = append(variants, map[string]any{"type": "kv_capacity_fraction", "fraction": floatNumber(*f.Value)})
+		case f.Range != nil:
+			variants = append(variants, map[string]any{"type": "kv_capacity_fraction", "fraction": map[string]any{
+				"range": map[string]any{"min": floatNumber(f.Range.Min), "max": floatNumber(f.Range.Max)},
+			}})
+		default:
+			return nil, field.ErrorList{field.Required(fpath, "exactly one of value or range must be set")}
+		}
+	}
+	if len(variants) != 1 {
+		return nil, field.ErrorList{field.Invalid(path, fmt.Sprintf("%d variants", len(variants)),
+			"exactly one of concurrency, requestsPerSecond or kvCapacityFraction must be set")}
+	}
+	return variants[0], nil
+}
+
+// DerivedDefaults returns the JSON layer of defaults computed from typed fields: a native
+// kvCapacityFraction range derives optimizer.max_trials, any native SLA bound derives
+// optimization.strict_sla.
+func DerivedDefaults(spec *v1beta2.DynamoGraphDeploymentRequestSpec) []byte {
+	doc := map[string]any{}
+	if spec.Workload != nil && spec.Workload.Static != nil && spec.Workload.Static.Load != nil {
+		if f := spec.Workload.Static.Load.KVCapacityFraction; f != nil && f.Range != nil {
+			doc["optimizer"] = map[string]any{"max_trials": intNumber(RangeMaxTrials)}
+		}
+	}
+	if s := spec.SLA; s != nil && (s.TTFTMs != nil || s.ITLMs != nil || s.E2EMs != nil) {
+		doc["optimization"] = map[string]any{"strict_sla": true}
+	}
+	out, _ := json.Marshal(doc) // maps of plain values always marshal
+	return out
+}
+
+func gpuSpec(spec *v1beta2.DynamoGraphDeploymentRequestSpec) *v1beta2.GPUSpec {
+	if spec.Hardware == nil {
+		return nil
+	}
+	return spec.Hardware.GPU
+}
+
+var targetNames = map[v1beta2.ObjectiveTarget]string{
+	v1beta2.TargetThroughput:        "throughput",
+	v1beta2.TargetThroughputPerGPU:  "throughput_per_gpu",
+	v1beta2.TargetThroughputPerUser: "throughput_per_user",
+	v1beta2.TargetGoodput:           "goodput",
+	v1beta2.TargetGoodputPerGPU:     "goodput_per_gpu",
+	v1beta2.TargetTTFT:              "ttft",
+	v1beta2.TargetE2ELatency:        "e2e_latency",
+	v1beta2.TargetPareto:            "pareto",
+}
+
+// TargetName maps a typed objective target to AISimulate's optimization.target.
+func TargetName(t v1beta2.ObjectiveTarget) (string, bool) {
+	name, ok := targetNames[t]
+	return name, ok
+}
+
+func targetValues() []string {
+	return []string{"throughput", "throughputPerGpu", "throughputPerUser", "goodput", "goodputPerGpu", "ttft", "e2eLatency", "pareto"}
+}

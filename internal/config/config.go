@@ -1,0 +1,188 @@
+// Package config loads, defaults and validates the operator configuration file.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	kjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
+
+	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
+)
+
+// Default values of the configuration.
+const (
+	DefaultGPUSKU                    = "h200_sxm"
+	NoDefaultGPUSKU                  = "none"
+	DefaultRunRetention        int32 = 5
+	DefaultActiveDeadline      int64 = 6 * 60 * 60
+	DefaultMaxActiveRuns       int32 = 4
+	DefaultMaxTrials           int32 = 2000
+	DefaultMaxParallelism      int32 = 64
+	DefaultLeaseName                 = "dgdr-operator.nvidia.com"
+	DefaultMetricsBindAddress        = ":8080"
+	DefaultHealthBindAddress         = ":8081"
+	DefaultWebhookPort         int32 = 9443
+	DefaultWebhookCertDir            = "/tmp/k8s-webhook-server/serving-certs"
+	// DefaultPlannerImage is the Planner image of the Dynamo release this operator is tested with.
+	DefaultPlannerImage = "nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.6.0"
+)
+
+// DefaultSearchCommand runs AISimulate's recommend command.
+var DefaultSearchCommand = []string{"aisimulate", "recommend"}
+
+// Load reads, strictly decodes, defaults and validates a configuration file.
+func Load(path string) (*v1alpha1.OperatorConfiguration, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := Decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+// Decode strictly decodes, defaults and validates configuration file content. Unknown or
+// duplicate fields are errors.
+func Decode(data []byte) (*v1alpha1.OperatorConfiguration, error) {
+	cfg := &v1alpha1.OperatorConfiguration{}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, fmt.Errorf("configuration is empty")
+	}
+	jsonData, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		return nil, fmt.Errorf("decoding configuration: %w", err)
+	}
+	// sigs.k8s.io/json reports unknown and duplicate fields with their full path.
+	strictErrs, err := kjson.UnmarshalStrict(jsonData, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("decoding configuration: %w", err)
+	}
+	if len(strictErrs) > 0 {
+		return nil, fmt.Errorf("decoding configuration: %w", errors.Join(strictErrs...))
+	}
+	SetDefaults(cfg)
+	if errs := Validate(cfg); len(errs) > 0 {
+		return nil, errs.ToAggregate()
+	}
+	return cfg, nil
+}
+
+// Default returns the shipped default configuration (what dgdrctl uses without --config).
+func Default() *v1alpha1.OperatorConfiguration {
+	cfg := &v1alpha1.OperatorConfiguration{
+		TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion, Kind: v1alpha1.Kind},
+		Planner:  v1alpha1.PlannerConfig{Image: DefaultPlannerImage},
+	}
+	SetDefaults(cfg)
+	return cfg
+}
+
+// SetDefaults fills every unset field with its default.
+func SetDefaults(cfg *v1alpha1.OperatorConfiguration) {
+	if len(cfg.Planner.Command) == 0 {
+		cfg.Planner.Command = append([]string(nil), DefaultSearchCommand...)
+	}
+	if cfg.Planner.ImagePullPolicy == "" {
+		cfg.Planner.ImagePullPolicy = corev1.PullIfNotPresent
+	}
+	if cfg.Reporter.Image == "" {
+		cfg.Reporter.Image = os.Getenv("OPERATOR_IMAGE")
+	}
+	if cfg.Job.ActiveDeadlineSeconds == nil {
+		cfg.Job.ActiveDeadlineSeconds = ptr(DefaultActiveDeadline)
+	}
+	if cfg.Defaults.GPUSKU == "" {
+		cfg.Defaults.GPUSKU = DefaultGPUSKU
+	}
+	if cfg.RunRetention == nil {
+		cfg.RunRetention = ptr(DefaultRunRetention)
+	}
+	if cfg.Limits.MaxActiveRunsPerNamespace == nil {
+		cfg.Limits.MaxActiveRunsPerNamespace = ptr(DefaultMaxActiveRuns)
+	}
+	if cfg.Limits.MaxTrials == nil {
+		cfg.Limits.MaxTrials = ptr(DefaultMaxTrials)
+	}
+	if cfg.Limits.MaxParallelism == nil {
+		cfg.Limits.MaxParallelism = ptr(DefaultMaxParallelism)
+	}
+	le := &cfg.LeaderElection
+	if le.LeaseName == "" {
+		le.LeaseName = DefaultLeaseName
+	}
+	if le.LeaseDuration == nil {
+		le.LeaseDuration = &metav1.Duration{Duration: 15 * time.Second}
+	}
+	if le.RenewDeadline == nil {
+		le.RenewDeadline = &metav1.Duration{Duration: 10 * time.Second}
+	}
+	if le.RetryPeriod == nil {
+		le.RetryPeriod = &metav1.Duration{Duration: 2 * time.Second}
+	}
+	if cfg.Metrics.BindAddress == "" {
+		cfg.Metrics.BindAddress = DefaultMetricsBindAddress
+	}
+	if cfg.Health.BindAddress == "" {
+		cfg.Health.BindAddress = DefaultHealthBindAddress
+	}
+	if cfg.Webhook.Port == nil {
+		cfg.Webhook.Port = ptr(DefaultWebhookPort)
+	}
+	if cfg.Webhook.CertDir == "" {
+		cfg.Webhook.CertDir = DefaultWebhookCertDir
+	}
+}
+
+var knownBackends = map[string]bool{"vllm": true, "sglang": true, "trtllm": true}
+
+// Validate checks a defaulted configuration; errors carry field paths.
+func Validate(cfg *v1alpha1.OperatorConfiguration) field.ErrorList {
+	var errs field.ErrorList
+	if cfg.APIVersion != v1alpha1.GroupVersion {
+		errs = append(errs, field.NotSupported(field.NewPath("apiVersion"), cfg.APIVersion, []string{v1alpha1.GroupVersion}))
+	}
+	if cfg.Kind != v1alpha1.Kind {
+		errs = append(errs, field.NotSupported(field.NewPath("kind"), cfg.Kind, []string{v1alpha1.Kind}))
+	}
+	if cfg.Planner.Image == "" {
+		errs = append(errs, field.Required(field.NewPath("planner", "image"), "the Planner image that runs the search"))
+	}
+	if sku := cfg.Defaults.GPUSKU; sku != NoDefaultGPUSKU && !aisimulate.KnownSKU(sku) {
+		errs = append(errs, field.NotSupported(field.NewPath("defaults", "gpuSKU"), sku, append(aisimulate.KnownSKUs(), NoDefaultGPUSKU)))
+	}
+	if r := *cfg.RunRetention; r < 1 || r > 100 {
+		errs = append(errs, field.Invalid(field.NewPath("runRetention"), r, "must be between 1 and 100"))
+	}
+	if d := *cfg.Job.ActiveDeadlineSeconds; d < 1 {
+		errs = append(errs, field.Invalid(field.NewPath("job", "activeDeadlineSeconds"), d, "must be at least 1"))
+	}
+	lp := field.NewPath("limits")
+	for name, v := range map[string]int32{"maxActiveRunsPerNamespace": *cfg.Limits.MaxActiveRunsPerNamespace,
+		"maxTrials": *cfg.Limits.MaxTrials, "maxParallelism": *cfg.Limits.MaxParallelism} {
+		if v < 0 {
+			errs = append(errs, field.Invalid(lp.Child(name), v, "must not be negative (0 means unlimited)"))
+		}
+	}
+	for backend := range cfg.RuntimeImages {
+		if !knownBackends[backend] {
+			errs = append(errs, field.NotSupported(field.NewPath("runtimeImages").Key(backend), backend, []string{"vllm", "sglang", "trtllm"}))
+		}
+	}
+	if p := *cfg.Webhook.Port; p < 1 || p > 65535 {
+		errs = append(errs, field.Invalid(field.NewPath("webhook", "port"), p, "must be a TCP port"))
+	}
+	return errs
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,129 @@
+// Package webhook serves the admission webhooks of the v1beta2 API. It is a thin shell around
+// the pure defaulting and validation in internal/admission.
+package webhook
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	dgdradmission "github.com/dgdr-operator/dgdr-operator/internal/admission"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
+	"github.com/dgdr-operator/dgdr-operator/internal/config"
+)
+
+// GPUProductLabel is the Node label GPU feature discovery sets.
+const GPUProductLabel = "nvidia.com/gpu.product"
+
+// +kubebuilder:webhook:path=/mutate-nvidia-com-v1beta2-dynamographdeploymentrequest,mutating=true,failurePolicy=fail,sideEffects=None,groups=nvidia.com,resources=dynamographdeploymentrequests,verbs=create;update,versions=v1beta2,name=mdynamographdeploymentrequest.nvidia.com,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-nvidia-com-v1beta2-dynamographdeploymentrequest,mutating=false,failurePolicy=fail,sideEffects=None,groups=nvidia.com,resources=dynamographdeploymentrequests,verbs=create;update,versions=v1beta2,name=vdynamographdeploymentrequest.nvidia.com,admissionReviewVersions=v1
+
+// RequestWebhook defaults and validates DynamoGraphDeploymentRequests.
+type RequestWebhook struct {
+	Config *v1alpha1.OperatorConfiguration
+	// Nodes reads Nodes for GPU discovery; required only when discovery is enabled.
+	Nodes client.Reader
+}
+
+var (
+	_ admission.Defaulter[*v1beta2.DynamoGraphDeploymentRequest] = (*RequestWebhook)(nil)
+	_ admission.Validator[*v1beta2.DynamoGraphDeploymentRequest] = (*RequestWebhook)(nil)
+)
+
+// Default materializes defaults (SPEC §4.1).
+func (w *RequestWebhook) Default(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest) error {
+	opts, err := w.defaultingOptions(ctx)
+	if err != nil {
+		return err
+	}
+	if errs := dgdradmission.Default(dgdr, opts); len(errs) > 0 {
+		return invalid(dgdr, errs)
+	}
+	return nil
+}
+
+// ValidateCreate validates a new request.
+func (w *RequestWebhook) ValidateCreate(_ context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest) (admission.Warnings, error) {
+	return nil, w.validate(dgdr)
+}
+
+// ValidateUpdate validates a changed request. Specs are mutable: every accepted generation
+// becomes a new Run.
+func (w *RequestWebhook) ValidateUpdate(_ context.Context, _, dgdr *v1beta2.DynamoGraphDeploymentRequest) (admission.Warnings, error) {
+	return nil, w.validate(dgdr)
+}
+
+// ValidateDelete allows deletion.
+func (w *RequestWebhook) ValidateDelete(context.Context, *v1beta2.DynamoGraphDeploymentRequest) (admission.Warnings, error) {
+	return nil, nil
+}
+
+func (w *RequestWebhook) validate(dgdr *v1beta2.DynamoGraphDeploymentRequest) error {
+	if _, errs := dgdradmission.Validate(dgdr, LimitsFrom(w.Config)); len(errs) > 0 {
+		return invalid(dgdr, errs)
+	}
+	return nil
+}
+
+// DefaultingOptionsFrom derives defaulting options from a configuration (without discovery).
+func DefaultingOptionsFrom(cfg *v1alpha1.OperatorConfiguration) dgdradmission.DefaultingOptions {
+	opts := dgdradmission.DefaultingOptions{}
+	if sku := cfg.Defaults.GPUSKU; sku != config.NoDefaultGPUSKU {
+		opts.DefaultGPUSKU = sku
+	}
+	return opts
+}
+
+// LimitsFrom derives admission limits from a configuration.
+func LimitsFrom(cfg *v1alpha1.OperatorConfiguration) dgdradmission.Limits {
+	l := dgdradmission.Limits{}
+	if cfg.Limits.MaxTrials != nil {
+		l.MaxTrials = int64(*cfg.Limits.MaxTrials)
+	}
+	if cfg.Limits.MaxParallelism != nil {
+		l.MaxParallelism = int64(*cfg.Limits.MaxParallelism)
+	}
+	return l
+}
+
+func (w *RequestWebhook) defaultingOptions(ctx context.Context) (dgdradmission.DefaultingOptions, error) {
+	opts := DefaultingOptionsFrom(w.Config)
+	if !w.Config.Defaults.GPUDiscovery || w.Nodes == nil {
+		return opts, nil
+	}
+	nodes := &corev1.NodeList{}
+	if err := w.Nodes.List(ctx, nodes, client.HasLabels{GPUProductLabel}); err != nil {
+		return opts, fmt.Errorf("discovering GPU products: %w", err)
+	}
+	opts.DiscoveredGPUSKU = DiscoverSKU(nodes.Items)
+	return opts, nil
+}
+
+// DiscoverSKU returns the AISimulate system id all labelled Nodes agree on, or "" when they
+// disagree, none is labelled, or a product is unknown.
+func DiscoverSKU(nodes []corev1.Node) string {
+	found := ""
+	for _, n := range nodes {
+		product, ok := n.Labels[GPUProductLabel]
+		if !ok {
+			continue
+		}
+		sku, known := aisimulate.SKUForGPUProduct(product)
+		if !known || (found != "" && sku != found) {
+			return ""
+		}
+		found = sku
+	}
+	return found
+}
+
+func invalid(dgdr *v1beta2.DynamoGraphDeploymentRequest, errs field.ErrorList) error {
+	return apierrors.NewInvalid(v1beta2.GroupVersion.WithKind("DynamoGraphDeploymentRequest").GroupKind(), dgdr.Name, errs)
+}
