@@ -1,0 +1,181 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/yaml"
+
+	"github.com/dgdr-operator/dgdr-operator/internal/aisim/result"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+
+const goldenInput = `
+traffic:
+  source: {type: synthetic, input_tokens: 512, output_tokens: 32}
+  load: {type: kv_capacity_fraction, fraction: {choices: [0.01, 0.02]}}
+  stop: {requests: 24}
+engine: {model: meta-llama/Llama-3.1-8B-Instruct, hardware: h200_sxm, backend: {choices: [vllm, sglang]}}
+evaluation: {sla: {ttft_ms: 400, itl_ms: 25}}
+optimization: {target: throughput_per_gpu, strict_sla: true, constraints: {max_candidate_gpus: 2}}
+optimizer: {max_trials: 8, seed: 3}
+`
+
+func runRecommend(t *testing.T, doc string, extra ...string) (dir string, code int, stdout, stderr string) {
+	t.Helper()
+	t.Setenv(EnvFixedTime, "2026-01-02T03:04:05Z")
+	tmp := t.TempDir()
+	cfg := filepath.Join(tmp, "input.yaml")
+	if err := os.WriteFile(cfg, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir = filepath.Join(tmp, "out")
+	var out, errb bytes.Buffer
+	code = Recommend(context.Background(), Options{ConfigPath: cfg, OutputDir: dir, Format: "json", Sets: extra, Stdout: &out, Stderr: &errb})
+	return dir, code, out.String(), errb.String()
+}
+
+func TestRecommendGoldenFiles(t *testing.T) {
+	dir, code, _, stderr := runRecommend(t, goldenInput)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	files := []string{result.RecommendationFile, result.EventsFile, "recommendations/0001.yaml"}
+	for _, f := range files {
+		got, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		golden := filepath.Join("testdata", "golden", strings.ReplaceAll(f, "/", "_"))
+		if *update {
+			if err := os.WriteFile(golden, got, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(golden)
+		if err != nil {
+			t.Fatalf("%v (run go test -update to create it)", err)
+		}
+		if diff := cmp.Diff(string(want), string(got)); diff != "" {
+			t.Errorf("%s differs from %s (-want +got):\n%s", f, golden, diff)
+		}
+	}
+}
+
+// The files parse back into the same structures the run produced, and
+// agree with each other (views ↔ YAMLs ↔ ledger ↔ stdout rows).
+func TestRecommendOutputsRoundTrip(t *testing.T) {
+	dir, code, stdout, stderr := runRecommend(t, goldenInput, "optimizer.max_trials=20")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	sweep, err := result.ReadSweepResult(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Re-encoding what was read gives the identical file: nothing was lost.
+	again, err := result.MarshalCanonical(sweep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	onDisk, _ := os.ReadFile(filepath.Join(dir, result.RecommendationFile))
+	if diff := cmp.Diff(string(onDisk), string(again)); diff != "" {
+		t.Errorf("recommendation.json does not round-trip (-file +reencoded):\n%s", diff)
+	}
+	recs, err := result.ReadRecommendations(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel := sweep.Selected()
+	if len(sel) == 0 || len(recs) != len(sel) {
+		t.Fatalf("%d selected, %d YAML files", len(sel), len(recs))
+	}
+	for i, c := range sel {
+		// JSON and YAML both decode numbers as float64 into map[string]any,
+		// so the decoded trees are directly comparable.
+		want := map[string]any{}
+		data, _ := yaml.Marshal(c.PredictionConfig)
+		_ = yaml.Unmarshal(data, &want)
+		if diff := cmp.Diff(want, recs[i]); diff != "" {
+			t.Errorf("recommendations/%04d.yaml != %s.prediction_config (-want +got):\n%s", i+1, c.CandidateID, diff)
+		}
+		if _, bad := recs[i]["optimization"]; bad {
+			t.Errorf("saved YAML %d contains optimization", i+1)
+		}
+	}
+	f, _ := os.Open(filepath.Join(dir, result.EventsFile))
+	defer f.Close()
+	events, err := result.ReadEvents(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var settled []string
+	for _, e := range events {
+		if e.Event == "candidate_settled" {
+			settled = append(settled, e.CandidateID)
+		}
+	}
+	var ids []string
+	for _, c := range sweep.Candidates {
+		ids = append(ids, c.CandidateID)
+	}
+	if diff := cmp.Diff(ids, settled); diff != "" {
+		t.Errorf("ledger ids (-recommendation.json +events):\n%s", diff)
+	}
+	last := events[len(events)-1]
+	if last.Event != "search_finished" || last.Counts == nil || !cmp.Equal(*last.Counts, sweep.Counts) {
+		t.Errorf("last event %+v does not carry the final counts %+v", last, sweep.Counts)
+	}
+	c := sweep.Counts
+	if c.Evaluated != c.Feasible+c.Infeasible+c.TimedOut+c.Failed || c.Evaluated+c.Unsupported != len(sweep.Candidates) {
+		t.Errorf("inconsistent counts %+v for %d candidates", c, len(sweep.Candidates))
+	}
+	var rows []result.Row
+	if err := yaml.Unmarshal([]byte(stdout), &rows); err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range rows {
+		if r.Rank != i+1 || r.ConfigPath != result.RecommendationPath(dir, i) || *r.Score != *sel[i].Score {
+			t.Errorf("row %d = %+v, candidate %s score %v", i, r, sel[i].CandidateID, *sel[i].Score)
+		}
+	}
+	p := sweep.Provenance
+	if p.Implementation != "aisim" || p.CreatedAt != "2026-01-02T03:04:05Z" || !strings.HasPrefix(p.InputFingerprint, "sha256:") || p.RunID == "" {
+		t.Errorf("provenance %+v", p)
+	}
+}
+
+func TestOverwriteKeepsForeignFiles(t *testing.T) {
+	dir, code, _, stderr := runRecommend(t, goldenInput)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	foreign := filepath.Join(dir, "notes.txt")
+	os.WriteFile(foreign, []byte("mine"), 0o644)
+	stale := result.RecommendationPath(dir, 98)
+	os.WriteFile(stale, []byte("old"), 0o644)
+	cfg := filepath.Join(filepath.Dir(dir), "input.yaml")
+	var out, errb bytes.Buffer
+	opts := Options{ConfigPath: cfg, OutputDir: dir, Format: "table", Stdout: &out, Stderr: &errb}
+	if code := Recommend(context.Background(), opts); code != ExitInvalid || !strings.Contains(errb.String(), "is not empty") {
+		t.Fatalf("without --overwrite: exit %d, stderr %q", code, errb.String())
+	}
+	opts.Overwrite = true
+	if code := Recommend(context.Background(), opts); code != ExitOK {
+		t.Fatalf("with --overwrite: exit %d, stderr %q", code, errb.String())
+	}
+	if _, err := os.Stat(foreign); err != nil {
+		t.Errorf("foreign file removed: %v", err)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("stale numbered YAML kept: %v", err)
+	}
+}
