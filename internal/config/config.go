@@ -20,18 +20,18 @@ import (
 
 // Default values of the configuration.
 const (
-	DefaultGPUSKU                    = "h200_sxm"
-	NoDefaultGPUSKU                  = "none"
-	DefaultRunRetention        int32 = 5
-	DefaultActiveDeadline      int64 = 6 * 60 * 60
-	DefaultMaxActiveRuns       int32 = 4
-	DefaultMaxTrials           int32 = 2000
-	DefaultMaxParallelism      int32 = 64
-	DefaultLeaseName                 = "dgdr-operator.nvidia.com"
-	DefaultMetricsBindAddress        = ":8080"
-	DefaultHealthBindAddress         = ":8081"
-	DefaultWebhookPort         int32 = 9443
-	DefaultWebhookCertDir            = "/tmp/k8s-webhook-server/serving-certs"
+	DefaultGPUSKU                   = "h200_sxm"
+	NoDefaultGPUSKU                 = "none"
+	DefaultRunRetention       int32 = 5
+	DefaultActiveDeadline     int64 = 6 * 60 * 60
+	DefaultMaxActiveRuns      int32 = 4
+	DefaultMaxTrials          int32 = 2000
+	DefaultMaxParallelism     int32 = 64
+	DefaultLeaseName                = "dgdr-operator.nvidia.com"
+	DefaultMetricsBindAddress       = ":8080"
+	DefaultHealthBindAddress        = ":8081"
+	DefaultWebhookPort        int32 = 9443
+	DefaultWebhookCertDir           = "/tmp/k8s-webhook-server/serving-certs"
 	// DefaultPlannerImage is the Planner image of the Dynamo release this operator is tested with.
 	DefaultPlannerImage = "nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.6.0"
 )

@@ -1,0 +1,27 @@
+// Command dgdrctl works with DynamoGraphDeploymentRequests. Installed as kubectl-dgdr it is
+// also a kubectl plugin.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+
+	"github.com/dgdr-operator/dgdr-operator/internal/dgdrctl"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	err := dgdrctl.NewRootCommand(os.Stdout, os.Stderr).ExecuteContext(ctx)
+	var exit dgdrctl.ExitError
+	switch {
+	case errors.As(err, &exit):
+		os.Exit(exit.Code)
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,54 @@
+package dgdrctl
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+func newValidateCommand() *cobra.Command {
+	var file, configPath string
+	cmd := &cobra.Command{
+		Use:   "validate -f FILE",
+		Short: "Check a request as the API server and admission would, offline",
+		Long: `validate applies what the API server and the operator's admission webhooks would to a
+DynamoGraphDeploymentRequest: unknown fields, the CRD's OpenAPI schema including its CEL rules
+(evaluated with the API server's own libraries), defaulting, and the webhook validation (known GPU
+SKUs, inputOverrides shape, lowering). It prints one line per problem, each starting with its
+field path, and exits 1 when there is any.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := loadConfig(configPath)
+			if err != nil {
+				return err
+			}
+			data, err := readInput(file, cmd.InOrStdin())
+			if err != nil {
+				return err
+			}
+			_, errs, err := Admit(cmd.Context(), data, cfg)
+			if err != nil {
+				return fmt.Errorf("%s: %w", file, err)
+			}
+			if len(errs) > 0 {
+				printErrors(cmd.ErrOrStderr(), file, errs)
+				return ExitError{Code: 1}
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: valid\n", file)
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&file, "filename", "f", "", "DynamoGraphDeploymentRequest file (YAML or JSON; - for stdin)")
+	cmd.Flags().StringVar(&configPath, "config", "", "operator configuration file (default: the shipped default configuration)")
+	_ = cmd.MarkFlagRequired("filename")
+	return cmd
+}
+
+// printErrors writes one line per error, starting with its field path.
+func printErrors(w io.Writer, _ string, errs field.ErrorList) {
+	for _, e := range errs {
+		fmt.Fprintln(w, e.Error())
+	}
+}
