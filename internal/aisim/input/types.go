@@ -99,7 +99,7 @@ type Load struct {
 
 // Stop is the request count rule: exactly one of the two is set.
 type Stop struct {
-	Requests             int
+	Requests            int
 	RequestsPerLoadUnit float64
 }
 
