@@ -1,0 +1,155 @@
+package admission_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/admission"
+)
+
+func i32(v int32) *int32     { return &v }
+func f64(v float64) *float64 { return &v }
+
+// request is a builder for test requests.
+type request struct{ v1beta2.DynamoGraphDeploymentRequest }
+
+func newRequest() *request {
+	r := &request{}
+	r.Name = "r"
+	r.Spec.Model.Name = "meta-llama/Llama-3.1-8B-Instruct"
+	return r
+}
+func (r *request) static(s *v1beta2.StaticWorkload) *request {
+	r.Spec.Workload = &v1beta2.WorkloadSpec{Static: s}
+	return r
+}
+func (r *request) sku(s string) *request {
+	r.Spec.Hardware = &v1beta2.HardwareSpec{GPU: &v1beta2.GPUSpec{SKU: s}}
+	return r
+}
+func (r *request) maxCandidates(n int32) *request {
+	r.Spec.Recommendation = &v1beta2.RecommendationSpec{MaxCandidates: i32(n)}
+	return r
+}
+func (r *request) obj() *v1beta2.DynamoGraphDeploymentRequest { return r.DeepCopy() }
+
+func defaultStatic() *v1beta2.StaticWorkload {
+	return &v1beta2.StaticWorkload{InputTokens: i32(1024), OutputTokens: i32(128), Load: &v1beta2.LoadSpec{Concurrency: i32(10)}}
+}
+
+func TestDefault(t *testing.T) {
+	opts := admission.DefaultingOptions{DefaultGPUSKU: "h200_sxm"}
+	cases := []struct {
+		name string
+		in   *v1beta2.DynamoGraphDeploymentRequest
+		opts admission.DefaultingOptions
+		want *v1beta2.DynamoGraphDeploymentRequest
+	}{
+		{"model only", newRequest().obj(), opts, newRequest().static(defaultStatic()).sku("h200_sxm").maxCandidates(5).obj()},
+		{"workload without static", func() *v1beta2.DynamoGraphDeploymentRequest {
+			r := newRequest().obj()
+			r.Spec.Workload = &v1beta2.WorkloadSpec{}
+			return r
+		}(), opts, newRequest().static(defaultStatic()).sku("h200_sxm").maxCandidates(5).obj()},
+		{"empty static is the opt-out", newRequest().static(&v1beta2.StaticWorkload{}).obj(), opts,
+			newRequest().static(&v1beta2.StaticWorkload{}).sku("h200_sxm").maxCandidates(5).obj()},
+		{"partial static is completed", newRequest().static(&v1beta2.StaticWorkload{InputTokens: i32(2048)}).obj(), opts,
+			newRequest().static(&v1beta2.StaticWorkload{InputTokens: i32(2048), OutputTokens: i32(128), Load: &v1beta2.LoadSpec{Concurrency: i32(10)}}).sku("h200_sxm").maxCandidates(5).obj()},
+		{"user values are kept", newRequest().static(&v1beta2.StaticWorkload{OutputTokens: i32(7), Load: &v1beta2.LoadSpec{RequestsPerSecond: f64(2.5)}}).sku("b200_sxm").maxCandidates(3).obj(), opts,
+			newRequest().static(&v1beta2.StaticWorkload{InputTokens: i32(1024), OutputTokens: i32(7), Load: &v1beta2.LoadSpec{RequestsPerSecond: f64(2.5)}}).sku("b200_sxm").maxCandidates(3).obj()},
+		{"discovered sku wins over the default", newRequest().obj(), admission.DefaultingOptions{DefaultGPUSKU: "h200_sxm", DiscoveredGPUSKU: "l40s"},
+			newRequest().static(defaultStatic()).sku("l40s").maxCandidates(5).obj()},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := tc.in.DeepCopy()
+			if errs := admission.Default(got, tc.opts); len(errs) > 0 {
+				t.Fatalf("unexpected errors: %v", errs)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("defaulted (-want +got):\n%s", diff)
+			}
+			again := got.DeepCopy()
+			_ = admission.Default(again, tc.opts)
+			if diff := cmp.Diff(got, again); diff != "" {
+				t.Errorf("defaulting is not idempotent:\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestDefaultWithoutSKU(t *testing.T) {
+	errs := admission.Default(newRequest().obj(), admission.DefaultingOptions{})
+	want := field.ErrorList{field.Required(field.NewPath("spec", "hardware", "gpu", "sku"), "")}
+	if diff := cmp.Diff(want, errs, cmpopts.IgnoreFields(field.Error{}, "Detail")); diff != "" {
+		t.Fatalf("(-want +got):\n%s", diff)
+	}
+	if !strings.Contains(errs[0].Detail, "set spec.hardware.gpu.sku") {
+		t.Errorf("the message must say how to fix it: %q", errs[0].Detail)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	ignore := cmpopts.IgnoreFields(field.Error{}, "Detail", "BadValue", "Origin", "CoveredByDeclarative")
+	admitted := func(mut func(*v1beta2.DynamoGraphDeploymentRequest)) *v1beta2.DynamoGraphDeploymentRequest {
+		d := newRequest().obj()
+		mut(d)
+		_ = admission.Default(d, admission.DefaultingOptions{DefaultGPUSKU: "h200_sxm"})
+		return d
+	}
+	limits := admission.Limits{MaxTrials: 1000, MaxParallelism: 32}
+	overrides := func(s string) func(*v1beta2.DynamoGraphDeploymentRequest) {
+		return func(d *v1beta2.DynamoGraphDeploymentRequest) {
+			d.Spec.AISimulate = &v1beta2.AISimulateSpec{InputOverrides: &runtime.RawExtension{Raw: []byte(s)}}
+		}
+	}
+	op := field.NewPath("spec", "aisimulate", "inputOverrides")
+	cases := []struct {
+		name string
+		obj  *v1beta2.DynamoGraphDeploymentRequest
+		want field.ErrorList
+	}{
+		{"valid model only", admitted(func(*v1beta2.DynamoGraphDeploymentRequest) {}), nil},
+		{"name too long for derived labels", admitted(func(d *v1beta2.DynamoGraphDeploymentRequest) { d.Name = strings.Repeat("a", 64) }),
+			field.ErrorList{field.Invalid(field.NewPath("metadata", "name"), nil, "")}},
+		{"name not a DNS label", admitted(func(d *v1beta2.DynamoGraphDeploymentRequest) { d.Name = "a.b" }),
+			field.ErrorList{field.Invalid(field.NewPath("metadata", "name"), nil, "")}},
+		{"unknown sku", admitted(func(d *v1beta2.DynamoGraphDeploymentRequest) {
+			d.Spec.Hardware = &v1beta2.HardwareSpec{GPU: &v1beta2.GPUSpec{SKU: "tpu_v5"}}
+		}), field.ErrorList{field.NotSupported[string](field.NewPath("spec", "hardware", "gpu", "sku"), nil, nil)}},
+		{"goodput without sla", admitted(func(d *v1beta2.DynamoGraphDeploymentRequest) {
+			d.Spec.Objective = &v1beta2.ObjectiveSpec{Target: v1beta2.TargetGoodput}
+		}), field.ErrorList{field.Invalid(field.NewPath("spec", "objective", "target"), nil, "")}},
+		{"goodput with sla from overrides", admitted(func(d *v1beta2.DynamoGraphDeploymentRequest) {
+			d.Spec.Objective = &v1beta2.ObjectiveSpec{Target: v1beta2.TargetGoodputPerGPU}
+			overrides(`{"evaluation":{"sla":{"ttft_ms":100}}}`)(d)
+		}), nil},
+		{"overrides array", admitted(overrides(`[1]`)), field.ErrorList{field.Invalid(op, nil, "")}},
+		{"max_trials over the cap", admitted(overrides(`{"optimizer":{"max_trials":5000}}`)),
+			field.ErrorList{field.Invalid(op.Child("optimizer", "max_trials"), nil, "")}},
+		{"parallelism over the cap", admitted(overrides(`{"optimizer":{"parallelism":64}}`)),
+			field.ErrorList{field.Invalid(op.Child("optimizer", "parallelism"), nil, "")}},
+		{"pareto with min_goodput_rps", admitted(func(d *v1beta2.DynamoGraphDeploymentRequest) {
+			d.Spec.Objective = &v1beta2.ObjectiveSpec{Target: v1beta2.TargetPareto}
+			overrides(`{"optimization":{"constraints":{"min_goodput_rps":1}}}`)(d)
+		}), field.ErrorList{field.Invalid(op.Child("optimization", "constraints", "min_goodput_rps"), nil, "")}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			in, errs := admission.Validate(tc.obj, limits)
+			if diff := cmp.Diff(tc.want, errs, ignore); diff != "" {
+				t.Errorf("errors (-want +got):\n%s", diff)
+			}
+			if len(tc.want) == 0 && (in == nil || len(in.JSON) == 0) {
+				t.Errorf("a valid request must come back with its effective input")
+			}
+		})
+	}
+}
+

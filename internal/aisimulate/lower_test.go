@@ -1,0 +1,325 @@
+package aisimulate_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/yaml"
+
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/admission"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
+)
+
+var update = flag.Bool("update", os.Getenv("UPDATE_GOLDEN") == "true", "rewrite golden files")
+
+// admit defaults a request the way admission does with the shipped configuration.
+func admit(t *testing.T, dgdr *v1beta2.DynamoGraphDeploymentRequest) *v1beta2.DynamoGraphDeploymentRequest {
+	t.Helper()
+	if errs := admission.Default(dgdr, admission.DefaultingOptions{DefaultGPUSKU: "h200_sxm"}); len(errs) > 0 {
+		t.Fatalf("defaulting: %v", errs)
+	}
+	return dgdr
+}
+
+func lower(t *testing.T, dgdr *v1beta2.DynamoGraphDeploymentRequest) *aisimulate.Input {
+	t.Helper()
+	in, errs := aisimulate.Lower(&dgdr.Spec)
+	if len(errs) > 0 {
+		t.Fatalf("lowering: %v", errs)
+	}
+	return in
+}
+
+func readRequest(t *testing.T, path string) *v1beta2.DynamoGraphDeploymentRequest {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dgdr := &v1beta2.DynamoGraphDeploymentRequest{}
+	if err := yaml.UnmarshalStrict(data, dgdr); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return dgdr
+}
+
+// TestGolden pins the effective input of every example and testdata request byte for byte
+// (indented canonical JSON). Regenerate with UPDATE_GOLDEN=true go test ./internal/aisimulate.
+func TestGolden(t *testing.T) {
+	inputs, _ := filepath.Glob("../../examples/*.yaml")
+	more, _ := filepath.Glob("testdata/requests/*.yaml")
+	inputs = append(inputs, more...)
+	if len(inputs) < 15 {
+		t.Fatalf("expected at least 15 golden cases, found %d", len(inputs))
+	}
+	for _, path := range inputs {
+		name := strings.TrimSuffix(filepath.Base(path), ".yaml")
+		t.Run(name, func(t *testing.T) {
+			in := lower(t, admit(t, readRequest(t, path)))
+			var pretty bytes.Buffer
+			if err := json.Indent(&pretty, in.JSON, "", "  "); err != nil {
+				t.Fatal(err)
+			}
+			pretty.WriteString("\n")
+			golden := filepath.Join("testdata", "golden", name+".json")
+			if *update {
+				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(golden, pretty.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("missing golden file (run with UPDATE_GOLDEN=true): %v", err)
+			}
+			if diff := cmp.Diff(string(want), pretty.String()); diff != "" {
+				t.Errorf("effective input differs from %s (-want +got):\n%s", golden, diff)
+			}
+		})
+	}
+}
+
+func i32(v int32) *int32                 { return &v }
+func f64(v float64) *float64             { return &v }
+func raw(s string) *runtime.RawExtension { return &runtime.RawExtension{Raw: []byte(s)} }
+
+func modelOnly() *v1beta2.DynamoGraphDeploymentRequest {
+	return &v1beta2.DynamoGraphDeploymentRequest{Spec: v1beta2.DynamoGraphDeploymentRequestSpec{
+		Model: v1beta2.ModelSpec{Name: "meta-llama/Llama-3.1-8B-Instruct"},
+	}}
+}
+
+func withLoad(load v1beta2.LoadSpec) *v1beta2.DynamoGraphDeploymentRequest {
+	d := modelOnly()
+	d.Spec.Workload = &v1beta2.WorkloadSpec{Static: &v1beta2.StaticWorkload{Load: &load}}
+	return d
+}
+
+func withRange() *v1beta2.DynamoGraphDeploymentRequest {
+	return withLoad(v1beta2.LoadSpec{KVCapacityFraction: &v1beta2.KVCapacityFraction{Range: &v1beta2.FractionRange{Min: 0.1, Max: 1.0}}})
+}
+
+func parse(t *testing.T, s string) map[string]any {
+	t.Helper()
+	var v map[string]any
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		t.Fatalf("bad test JSON %s: %v", s, err)
+	}
+	return v
+}
+
+// TestAcceptanceTable checks every row of SPEC §4.3 exactly: the relevant part of the effective
+// input equals the expected JSON, numbers compared as written.
+func TestAcceptanceTable(t *testing.T) {
+	cases := []struct {
+		name    string
+		request func() *v1beta2.DynamoGraphDeploymentRequest
+		// want maps a top-level or dotted path to its exact expected JSON; "!path" must be absent.
+		want map[string]string
+	}{
+		{"model only", modelOnly, map[string]string{
+			"engine":       `{"model":"meta-llama/Llama-3.1-8B-Instruct","hardware":"h200_sxm"}`,
+			"optimization": `{}`,
+			"traffic":      `{"source":{"type":"synthetic","input_tokens":1024,"output_tokens":128},"load":{"type":"concurrency","concurrency":10},"stop":{"requests":1000}}`,
+		}},
+		{"static opt-out", func() *v1beta2.DynamoGraphDeploymentRequest {
+			d := modelOnly()
+			d.Spec.Workload = &v1beta2.WorkloadSpec{Static: &v1beta2.StaticWorkload{}}
+			return d
+		}, map[string]string{"traffic": `{"stop":{"requests":1000}}`}},
+		{"requests per second", func() *v1beta2.DynamoGraphDeploymentRequest {
+			return withLoad(v1beta2.LoadSpec{RequestsPerSecond: f64(20)})
+		}, map[string]string{"traffic.load": `{"type":"poisson","requests_per_second":20}`}},
+		{"kv capacity value", func() *v1beta2.DynamoGraphDeploymentRequest {
+			return withLoad(v1beta2.LoadSpec{KVCapacityFraction: &v1beta2.KVCapacityFraction{Value: f64(0.5)}})
+		}, map[string]string{"traffic.load": `{"type":"kv_capacity_fraction","fraction":0.5}`, "!optimizer": ""}},
+		{"kv capacity range", withRange, map[string]string{
+			"traffic.load": `{"type":"kv_capacity_fraction","fraction":{"range":{"min":0.1,"max":1}}}`,
+			"optimizer":    `{"max_trials":320}`,
+		}},
+		{"sla ttft itl", func() *v1beta2.DynamoGraphDeploymentRequest {
+			d := modelOnly()
+			d.Spec.SLA = &v1beta2.SLASpec{TTFTMs: f64(500), ITLMs: f64(30)}
+			return d
+		}, map[string]string{"evaluation": `{"sla":{"ttft_ms":500,"itl_ms":30}}`, "optimization": `{"strict_sla":true}`}},
+		{"override stop", func() *v1beta2.DynamoGraphDeploymentRequest {
+			d := modelOnly()
+			d.Spec.AISimulate = &v1beta2.AISimulateSpec{InputOverrides: raw(`{"traffic":{"stop":{"requests":null,"requests_per_load_unit":10}}}`)}
+			return d
+		}, map[string]string{"traffic.stop": `{"requests_per_load_unit":10}`}},
+		{"range with max_trials deleted", func() *v1beta2.DynamoGraphDeploymentRequest {
+			d := withRange()
+			d.Spec.AISimulate = &v1beta2.AISimulateSpec{InputOverrides: raw(`{"optimizer":{"max_trials":null}}`)}
+			return d
+		}, map[string]string{"!optimizer.max_trials": ""}},
+		{"override wins over derived strict_sla", func() *v1beta2.DynamoGraphDeploymentRequest {
+			d := modelOnly()
+			d.Spec.SLA = &v1beta2.SLASpec{E2EMs: f64(2000)}
+			d.Spec.AISimulate = &v1beta2.AISimulateSpec{InputOverrides: raw(`{"optimization":{"strict_sla":false}}`)}
+			return d
+		}, map[string]string{"optimization": `{"strict_sla":false}`, "evaluation": `{"sla":{"e2e_ms":2000}}`}},
+		{"override replaces a whole union object", func() *v1beta2.DynamoGraphDeploymentRequest {
+			d := modelOnly()
+			d.Spec.AISimulate = &v1beta2.AISimulateSpec{InputOverrides: raw(`{"traffic":{"load":{"type":"constant_rate","concurrency":null,"requests_per_second":12.5}}}`)}
+			return d
+		}, map[string]string{"traffic.load": `{"type":"constant_rate","requests_per_second":12.5}`}},
+		{"override adds a section and keeps integer forms", func() *v1beta2.DynamoGraphDeploymentRequest {
+			d := modelOnly()
+			d.Spec.AISimulate = &v1beta2.AISimulateSpec{InputOverrides: raw(`{"optimizer":{"seed":7,"candidate_timeout_seconds":30.0}}`)}
+			return d
+		}, map[string]string{"optimizer": `{"seed":7,"candidate_timeout_seconds":30.0}`}},
+		{"one backend and a budget", func() *v1beta2.DynamoGraphDeploymentRequest {
+			d := modelOnly()
+			d.Spec.Backends = []v1beta2.Backend{v1beta2.BackendSGLang}
+			d.Spec.Hardware = &v1beta2.HardwareSpec{GPU: &v1beta2.GPUSpec{SKU: "b200_sxm", Budget: i32(8)}}
+			return d
+		}, map[string]string{"engine": `{"model":"meta-llama/Llama-3.1-8B-Instruct","hardware":"b200_sxm","backend":"sglang"}`,
+			"optimization": `{"constraints":{"max_candidate_gpus":8}}`}},
+		{"several backends become a choices domain", func() *v1beta2.DynamoGraphDeploymentRequest {
+			d := modelOnly()
+			d.Spec.Backends = []v1beta2.Backend{v1beta2.BackendTRTLLM, v1beta2.BackendVLLM}
+			return d
+		}, map[string]string{"engine.backend": `{"choices":["trtllm","vllm"]}`}},
+		{"objective target in snake case", func() *v1beta2.DynamoGraphDeploymentRequest {
+			d := modelOnly()
+			d.Spec.Objective = &v1beta2.ObjectiveSpec{Target: v1beta2.TargetThroughputPerUser}
+			return d
+		}, map[string]string{"optimization": `{"target":"throughput_per_user"}`}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			in := lower(t, admit(t, tc.request()))
+			for path, want := range tc.want {
+				absent := strings.HasPrefix(path, "!")
+				got, found := lookup(in.Document, strings.Split(strings.TrimPrefix(path, "!"), "."))
+				if absent {
+					if found {
+						t.Errorf("%s: want absent, got %v", path, got)
+					}
+					continue
+				}
+				if !found {
+					t.Fatalf("%s: missing in %s", path, in.JSON)
+				}
+				if diff := cmp.Diff(parse(t, `{"v":`+want+`}`)["v"], got); diff != "" {
+					t.Errorf("%s (-want +got):\n%s", path, diff)
+				}
+			}
+		})
+	}
+}
+
+func lookup(doc map[string]any, keys []string) (any, bool) {
+	var cur any = doc
+	for _, k := range keys {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if cur, ok = m[k]; !ok {
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+func TestCanonicalAndDeterministic(t *testing.T) {
+	a := lower(t, admit(t, readRequest(t, "../../examples/full.yaml")))
+	b := lower(t, admit(t, readRequest(t, "../../examples/full.yaml")))
+	if !bytes.Equal(a.JSON, b.JSON) || a.Hash != b.Hash {
+		t.Fatalf("lowering is not deterministic")
+	}
+	if !strings.HasPrefix(a.Hash, "sha256:") || len(a.Hash) != len("sha256:")+64 {
+		t.Fatalf("hash %q is not sha256:<hex>", a.Hash)
+	}
+	if bytes.ContainsAny(a.JSON, " \n") {
+		t.Fatalf("canonical JSON has insignificant whitespace: %s", a.JSON)
+	}
+	// Keys come out sorted regardless of the override's key order.
+	c, _ := aisimulate.Canonicalize([]byte(`{"b":1,"a":{"d":2.50,"c":3}}`))
+	if got, want := string(c.JSON), `{"a":{"c":3,"d":2.50},"b":1}`; got != want {
+		t.Fatalf("canonical = %s, want %s", got, want)
+	}
+	// Integers stay integers in the YAML rendering.
+	y, err := a.YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"input_tokens: 4096", "max_trials: 320", "max_candidate_gpus: 8", "requests: 1000"} {
+		if !strings.Contains(string(y), want) {
+			t.Errorf("YAML lacks %q:\n%s", want, y)
+		}
+	}
+}
+
+func TestUnderlayNeverHoldsUnionObjects(t *testing.T) {
+	u := aisimulate.Underlay()
+	for _, path := range [][]string{{"traffic", "source"}, {"traffic", "load"}, {"engine", "backend"}} {
+		if _, found := lookup(u, path); found {
+			t.Errorf("underlay holds union object %s", strings.Join(path, "."))
+		}
+	}
+	if got, found := lookup(u, []string{"traffic", "stop", "requests"}); !found || got.(json.Number) != "1000" {
+		t.Errorf("underlay traffic.stop.requests = %v, want 1000", got)
+	}
+	if got, found := lookup(u, []string{"optimization"}); !found || len(got.(map[string]any)) != 0 {
+		t.Errorf("underlay optimization = %v, want {}", got)
+	}
+}
+
+func TestLowerErrorsNameFields(t *testing.T) {
+	ignore := cmpopts.IgnoreFields(field.Error{}, "Detail", "BadValue", "Origin", "CoveredByDeclarative")
+	cases := []struct {
+		name string
+		spec func() *v1beta2.DynamoGraphDeploymentRequestSpec
+		want field.ErrorList
+	}{
+		{"no sku", func() *v1beta2.DynamoGraphDeploymentRequestSpec { return &modelOnly().Spec },
+			field.ErrorList{field.Required(field.NewPath("spec", "hardware", "gpu", "sku"), "")}},
+		{"two load variants", func() *v1beta2.DynamoGraphDeploymentRequestSpec {
+			d := admit(t, withLoad(v1beta2.LoadSpec{Concurrency: i32(1), RequestsPerSecond: f64(1)}))
+			return &d.Spec
+		}, field.ErrorList{field.Invalid(field.NewPath("spec", "workload", "static", "load"), nil, "")}},
+		{"empty kv fraction", func() *v1beta2.DynamoGraphDeploymentRequestSpec {
+			d := admit(t, withLoad(v1beta2.LoadSpec{KVCapacityFraction: &v1beta2.KVCapacityFraction{}}))
+			return &d.Spec
+		}, field.ErrorList{field.Required(field.NewPath("spec", "workload", "static", "load", "kvCapacityFraction"), "")}},
+		{"overrides not an object", func() *v1beta2.DynamoGraphDeploymentRequestSpec {
+			d := admit(t, modelOnly())
+			d.Spec.AISimulate = &v1beta2.AISimulateSpec{InputOverrides: raw(`"x"`)}
+			return &d.Spec
+		}, field.ErrorList{field.Invalid(aisimulate.OverridesPath, nil, "")}},
+		{"overrides too deep", func() *v1beta2.DynamoGraphDeploymentRequestSpec {
+			d := admit(t, modelOnly())
+			d.Spec.AISimulate = &v1beta2.AISimulateSpec{InputOverrides: raw(strings.Repeat(`{"a":`, 20) + "1" + strings.Repeat("}", 20))}
+			return &d.Spec
+		}, field.ErrorList{field.Invalid(aisimulate.OverridesPath, nil, "")}},
+		{"overrides too large", func() *v1beta2.DynamoGraphDeploymentRequestSpec {
+			d := admit(t, modelOnly())
+			d.Spec.AISimulate = &v1beta2.AISimulateSpec{InputOverrides: raw(`{"a":"` + strings.Repeat("x", aisimulate.MaxOverridesBytes) + `"}`)}
+			return &d.Spec
+		}, field.ErrorList{field.TooLong(aisimulate.OverridesPath, nil, 0)}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, errs := aisimulate.Lower(tc.spec())
+			if diff := cmp.Diff(tc.want, errs, ignore); diff != "" {
+				t.Errorf("errors (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

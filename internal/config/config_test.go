@@ -1,0 +1,72 @@
+package config_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/dgdr-operator/dgdr-operator/internal/config"
+)
+
+const header = "apiVersion: config.dgdr.nvidia.com/v1alpha1\nkind: OperatorConfiguration\n"
+
+func TestDecodeDefaults(t *testing.T) {
+	cfg, err := config.Decode([]byte(header + "planner:\n  image: example.com/planner:1\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]any{
+		"command":   cfg.Planner.Command,
+		"sku":       cfg.Defaults.GPUSKU,
+		"retention": *cfg.RunRetention,
+		"maxActive": *cfg.Limits.MaxActiveRunsPerNamespace,
+		"deadline":  *cfg.Job.ActiveDeadlineSeconds,
+		"port":      *cfg.Webhook.Port,
+	}
+	want := map[string]any{
+		"command": []string{"aisimulate", "recommend"}, "sku": "h200_sxm", "retention": int32(5),
+		"maxActive": int32(4), "deadline": int64(21600), "port": int32(9443),
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("defaults (-want +got):\n%s", diff)
+	}
+}
+
+func TestDecodeErrorsNamePaths(t *testing.T) {
+	cases := []struct {
+		name, doc, wantInError string
+	}{
+		{"unknown nested field", header + "planner:\n  image: x\n  imagee: y\n", `planner.imagee`},
+		{"unknown top-level field", header + "planner: {image: x}\nretention: 3\n", `"retention"`},
+		{"missing planner image", header + "planner: {}\n", "planner.image"},
+		{"wrong kind", "apiVersion: config.dgdr.nvidia.com/v1alpha1\nkind: Other\nplanner: {image: x}\n", "kind"},
+		{"unknown default sku", header + "planner: {image: x}\ndefaults: {gpuSKU: k80}\n", "defaults.gpuSKU"},
+		{"retention out of range", header + "planner: {image: x}\nrunRetention: 0\n", "runRetention"},
+		{"negative limit", header + "planner: {image: x}\nlimits: {maxTrials: -1}\n", "limits.maxTrials"},
+		{"unknown runtime backend", header + "planner: {image: x}\nruntimeImages: {tensorrt: img}\n", "runtimeImages[tensorrt]"},
+		{"wrong type", header + "planner: {image: x}\nrunRetention: many\n", "runRetention"},
+		{"duplicate field", header + "planner: {image: x}\nplanner: {image: y}\n", "planner"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := config.Decode([]byte(tc.doc))
+			if err == nil {
+				t.Fatalf("want an error naming %s", tc.wantInError)
+			}
+			if !strings.Contains(err.Error(), tc.wantInError) {
+				t.Errorf("error %q does not name %s", err, tc.wantInError)
+			}
+		})
+	}
+}
+
+func TestNoDefaultSKUIsAllowed(t *testing.T) {
+	cfg, err := config.Decode([]byte(header + "planner: {image: x}\ndefaults: {gpuSKU: none}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Defaults.GPUSKU != config.NoDefaultGPUSKU {
+		t.Fatalf("gpuSKU = %q", cfg.Defaults.GPUSKU)
+	}
+}
