@@ -1,0 +1,49 @@
+package webhook_test
+
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/dgdr-operator/dgdr-operator/internal/config"
+	"github.com/dgdr-operator/dgdr-operator/internal/testenv"
+	"github.com/dgdr-operator/dgdr-operator/internal/webhook"
+)
+
+var (
+	env *testenv.Env
+	k8s client.Client
+)
+
+// TestMain starts one real API server for the package, with the webhooks installed and served
+// over TLS by a manager in this process.
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	var err error
+	env, err = testenv.Start(testenv.Options{Webhooks: true})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "starting the control plane:", err)
+		return 1
+	}
+	defer env.Stop()
+	mgr, err := env.NewManager()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := webhook.Setup(mgr, config.Default()); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := env.StartManager(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	k8s = env.Client
+	return m.Run()
+}
