@@ -1,0 +1,507 @@
+// Package render turns one concrete AISimulate prediction configuration (a
+// recommendations/NNNN.yaml document of a search) into a deployable DynamoGraphDeployment
+// (nvidia.com/v1beta1). It is pure: no I/O, no clocks, deterministic output.
+//
+// Rules (see docs/results.md):
+//   - aggregated → a Frontend and one worker component (type worker); disaggregated → a
+//     Frontend, a prefill and a decode component;
+//   - every component has a container "main" with the backend's runtime image; workers run
+//     `python3 -m dynamo.<backend>` with every engine flag as separate args tokens (the Dynamo
+//     operator parses parallel sizes from args and never from `--flag=value`);
+//   - nvidia.com/gpu limits (and requests) = GPUs per pod; an engine wider than a node becomes
+//     multinode {nodeCount} with a full node of GPUs per pod;
+//   - replicas come from parallelism.replicas of each role.
+package render
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/dgdr-operator/dgdr-operator/internal/render/dgdv1beta1"
+)
+
+// Backends.
+const (
+	BackendVLLM   = "vllm"
+	BackendSGLang = "sglang"
+	BackendTRTLLM = "trtllm"
+)
+
+// Modes as AISimulate spells them.
+const (
+	ModeAggregated    = "aggregated"
+	ModeDisaggregated = "disaggregated"
+)
+
+// DefaultGPUsPerNode is used when Options.GPUsPerNode is 0.
+const DefaultGPUsPerNode = 8
+
+// SGLangBootstrapPort is the disaggregation bootstrap port both SGLang roles use.
+const SGLangBootstrapPort = 12345
+
+// Options are the deployment facts that are not part of the prediction configuration.
+type Options struct {
+	// Name is the DynamoGraphDeployment metadata.name (optional).
+	Name string
+	// Namespace is the metadata.namespace (optional; normally chosen at creation).
+	Namespace string
+	// ModelRevision pins the Hugging Face revision (vLLM and SGLang --revision; recorded as an
+	// annotation for TRT-LLM, which has no revision flag).
+	ModelRevision string
+	// RuntimeImages maps a backend (vllm, sglang, trtllm) to its Dynamo runtime image. Required
+	// for the candidate's backend.
+	RuntimeImages map[string]string
+	// GPUsPerNode is the node size used to decide multinode layouts (default 8).
+	GPUsPerNode int
+	// Labels are copied to metadata.labels.
+	Labels map[string]string
+}
+
+// Summary describes the rendered deployment.
+type Summary struct {
+	Backend string
+	Mode    string
+	// GPUs is the total number of GPUs of the deployment (all roles, all replicas).
+	GPUs int
+}
+
+// Prediction is the subset of a concrete prediction document the renderer reads. Unknown
+// fields are ignored (the document carries traffic, evaluation and adapter sections too).
+type Prediction struct {
+	Engine Engine `json:"engine"`
+}
+
+// Engine is prediction.engine.
+type Engine struct {
+	Backend        string            `json:"backend"`
+	BackendVersion string            `json:"backend_version,omitempty"`
+	Mode           string            `json:"mode"`
+	Model          string            `json:"model"`
+	Hardware       string            `json:"hardware,omitempty"`
+	ContextLength  any               `json:"context_length,omitempty"`
+	Workers        map[string]Worker `json:"workers"`
+}
+
+// Worker is one role of engine.workers.
+type Worker struct {
+	Parallelism   Parallelism `json:"parallelism"`
+	Scheduler     Scheduler   `json:"scheduler"`
+	KVCache       KVCache     `json:"kv_cache"`
+	ContextLength any         `json:"context_length,omitempty"`
+}
+
+// Parallelism of a role.
+type Parallelism struct {
+	Replicas      int `json:"replicas"`
+	Tensor        int `json:"tensor"`
+	Pipeline      int `json:"pipeline"`
+	AttentionData int `json:"attention_data"`
+	MoETensor     int `json:"moe_tensor"`
+	MoEExpert     int `json:"moe_expert"`
+}
+
+// Scheduler limits of a role (per attention-DP rank).
+type Scheduler struct {
+	MaxBatchedTokens int `json:"max_batched_tokens"`
+	MaxSequences     int `json:"max_sequences"`
+}
+
+// KVCache settings of a role.
+type KVCache struct {
+	BlockSize     int      `json:"block_size"`
+	PrefixCaching *bool    `json:"prefix_caching"`
+	Capacity      Capacity `json:"capacity"`
+}
+
+// Capacity of the KV cache.
+type Capacity struct {
+	Type           string   `json:"type"`
+	MemoryFraction *float64 `json:"memory_fraction"`
+}
+
+// Render renders doc (a decoded recommendations/NNNN.yaml) with opts.
+func Render(doc map[string]any, opts Options) (*dgdv1beta1.DynamoGraphDeployment, Summary, error) {
+	raw, err := json.Marshal(doc)
+	if err != nil {
+		return nil, Summary{}, err
+	}
+	var p Prediction
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return nil, Summary{}, fmt.Errorf("decoding the prediction configuration: %w", err)
+	}
+	return RenderPrediction(&p, opts)
+}
+
+// role is one worker component to render.
+type role struct {
+	key       string // aggregated, prefill, decode
+	component string // component type
+	name      string // component name
+	w         Worker
+}
+
+// RenderPrediction renders a decoded prediction.
+func RenderPrediction(p *Prediction, opts Options) (*dgdv1beta1.DynamoGraphDeployment, Summary, error) {
+	e := p.Engine
+	backend := e.Backend
+	if backend == "" {
+		backend = BackendVLLM
+	}
+	mode := e.Mode
+	if mode == "" {
+		mode = ModeAggregated
+	}
+	if e.Model == "" {
+		return nil, Summary{}, fmt.Errorf("engine.model is empty")
+	}
+	image := opts.RuntimeImages[backend]
+	if image == "" {
+		return nil, Summary{}, fmt.Errorf("no runtime image configured for backend %q", backend)
+	}
+	gpusPerNode := opts.GPUsPerNode
+	if gpusPerNode <= 0 {
+		gpusPerNode = DefaultGPUsPerNode
+	}
+
+	var roles []role
+	switch mode {
+	case ModeAggregated:
+		w, ok := e.Workers["aggregated"]
+		if !ok {
+			return nil, Summary{}, fmt.Errorf("aggregated configuration has no engine.workers.aggregated")
+		}
+		roles = []role{{key: "aggregated", component: dgdv1beta1.ComponentWorker, name: workerName(backend, ""), w: w}}
+	case ModeDisaggregated:
+		pw, okP := e.Workers["prefill"]
+		dw, okD := e.Workers["decode"]
+		if !okP || !okD {
+			return nil, Summary{}, fmt.Errorf("disaggregated configuration needs engine.workers.prefill and engine.workers.decode")
+		}
+		roles = []role{
+			{key: "prefill", component: dgdv1beta1.ComponentPrefill, name: workerName(backend, "prefill"), w: pw},
+			{key: "decode", component: dgdv1beta1.ComponentDecode, name: workerName(backend, "decode"), w: dw},
+		}
+	default:
+		return nil, Summary{}, fmt.Errorf("mode %q cannot be rendered (aggregated and disaggregated only)", mode)
+	}
+
+	dgd := &dgdv1beta1.DynamoGraphDeployment{
+		APIVersion: dgdv1beta1.APIVersion,
+		Kind:       dgdv1beta1.Kind,
+		Metadata:   dgdv1beta1.Metadata{Name: opts.Name, Namespace: opts.Namespace, Labels: copyMap(opts.Labels)},
+		Spec: dgdv1beta1.DynamoGraphDeploymentSpec{
+			BackendFramework: backend,
+			Components:       []dgdv1beta1.Component{frontend(image)},
+		},
+	}
+	if opts.ModelRevision != "" {
+		dgd.Metadata.Annotations = map[string]string{AnnotationModelRevision: opts.ModelRevision}
+	}
+
+	total := 0
+	for _, r := range roles {
+		c, gpus, err := renderWorker(backend, mode, &e, r, image, opts.ModelRevision, gpusPerNode)
+		if err != nil {
+			return nil, Summary{}, fmt.Errorf("engine.workers.%s: %w", r.key, err)
+		}
+		total += gpus
+		dgd.Spec.Components = append(dgd.Spec.Components, c)
+	}
+	return dgd, Summary{Backend: backend, Mode: mode, GPUs: total}, nil
+}
+
+// AnnotationModelRevision records the pinned model revision on the rendered object.
+const AnnotationModelRevision = "nvidia.com/dgdr-model-revision"
+
+func workerName(backend, r string) string {
+	switch backend {
+	case BackendVLLM:
+		switch r {
+		case "prefill":
+			return "VllmPrefillWorker"
+		case "decode":
+			return "VllmDecodeWorker"
+		}
+		return "VllmWorker"
+	case BackendSGLang:
+		if r == "" {
+			return "SGLangWorker"
+		}
+		return r
+	default:
+		if r == "" {
+			return "TRTLLMWorker"
+		}
+		return r
+	}
+}
+
+func frontend(image string) dgdv1beta1.Component {
+	// The Dynamo operator injects the frontend command, port, probes and env; setting only the
+	// image keeps us compatible across Dynamo releases.
+	return dgdv1beta1.Component{
+		Name:        "Frontend",
+		Type:        dgdv1beta1.ComponentFrontend,
+		Replicas:    ptr(int32(1)),
+		PodTemplate: dgdv1beta1.PodTemplate{Spec: podSpec(dgdv1beta1Container(image, nil, nil, 0))},
+	}
+}
+
+func positive(v, def int) int {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+// contextLength returns the explicit context length of a role (role override first), or 0 for
+// "max"/unset.
+func contextLength(e *Engine, w Worker) int {
+	for _, v := range []any{w.ContextLength, e.ContextLength} {
+		switch x := v.(type) {
+		case float64:
+			if x > 0 && x == math.Trunc(x) {
+				return int(x)
+			}
+		case string:
+			if n, err := strconv.Atoi(x); err == nil && n > 0 {
+				return n
+			}
+		}
+	}
+	return 0
+}
+
+func renderWorker(backend, mode string, e *Engine, r role, image, revision string, gpusPerNode int) (dgdv1beta1.Component, int, error) {
+	par := r.w.Parallelism
+	replicas := positive(par.Replicas, 1)
+	tp := positive(par.Tensor, 1)
+	pp := positive(par.Pipeline, 1)
+	dp := positive(par.AttentionData, 1)
+	ep := positive(par.MoEExpert, 1)
+	engineGPUs := tp * pp * dp
+
+	perPod := engineGPUs
+	var multinode *dgdv1beta1.Multinode
+	if engineGPUs > gpusPerNode {
+		if engineGPUs%gpusPerNode != 0 {
+			return dgdv1beta1.Component{}, 0, fmt.Errorf("%d GPUs per engine do not split evenly over nodes of %d GPUs", engineGPUs, gpusPerNode)
+		}
+		perPod = gpusPerNode
+		multinode = &dgdv1beta1.Multinode{NodeCount: int32(engineGPUs / gpusPerNode)}
+	}
+
+	var args []string
+	var err error
+	switch backend {
+	case BackendVLLM:
+		args = vllmArgs(e, r, tp, pp, dp, ep, revision)
+	case BackendSGLang:
+		args = sglangArgs(e, r, tp, pp, dp, ep, revision)
+	case BackendTRTLLM:
+		args, err = trtllmArgs(e, r, tp, pp, dp, ep)
+	default:
+		err = fmt.Errorf("unknown backend %q", backend)
+	}
+	if err != nil {
+		return dgdv1beta1.Component{}, 0, err
+	}
+	command := []string{"python3", "-m", "dynamo." + backend}
+	c := dgdv1beta1.Component{
+		Name:        r.name,
+		Type:        r.component,
+		Replicas:    ptr(int32(replicas)),
+		Multinode:   multinode,
+		PodTemplate: dgdv1beta1.PodTemplate{Spec: podSpec(dgdv1beta1Container(image, command, args, perPod))},
+	}
+	if mode == ModeDisaggregated || engineGPUs >= gpusPerNode {
+		q := sharedMemory
+		c.SharedMemorySize = &q
+	}
+	return c, engineGPUs * replicas, nil
+}
+
+// flags accumulates args as separate tokens.
+type flags []string
+
+func (f *flags) add(name string, value ...string) { *f = append(*f, name); *f = append(*f, value...) }
+func (f *flags) num(name string, v int)           { f.add(name, strconv.Itoa(v)) }
+func (f *flags) numIf(name string, v int) {
+	if v > 0 {
+		f.num(name, v)
+	}
+}
+func (f *flags) frac(name string, v *float64) {
+	if v != nil && *v > 0 {
+		f.add(name, strconv.FormatFloat(*v, 'f', -1, 64))
+	}
+}
+
+func prefixCachingOff(w Worker) bool {
+	return w.KVCache.PrefixCaching != nil && !*w.KVCache.PrefixCaching
+}
+
+func vllmArgs(e *Engine, r role, tp, pp, dp, ep int, revision string) []string {
+	var f flags
+	f.add("--model", e.Model)
+	if revision != "" {
+		f.add("--revision", revision)
+	}
+	f.num("--tensor-parallel-size", tp)
+	if pp > 1 {
+		f.num("--pipeline-parallel-size", pp)
+	}
+	if dp > 1 {
+		f.num("--data-parallel-size", dp)
+	}
+	if ep > 1 {
+		f.add("--enable-expert-parallel")
+	}
+	f.numIf("--max-num-batched-tokens", r.w.Scheduler.MaxBatchedTokens)
+	f.numIf("--max-num-seqs", r.w.Scheduler.MaxSequences)
+	f.numIf("--max-model-len", contextLength(e, r.w))
+	f.numIf("--block-size", r.w.KVCache.BlockSize)
+	f.frac("--gpu-memory-utilization", r.w.KVCache.Capacity.MemoryFraction)
+	if prefixCachingOff(r.w) {
+		f.add("--no-enable-prefix-caching")
+	}
+	if r.key != "aggregated" {
+		f.add("--disaggregation-mode", r.key)
+		// Mandatory on prefill; recommended with the same value on decode.
+		f.add("--kv-transfer-config", `{"kv_connector":"NixlConnector","kv_role":"kv_both"}`)
+	}
+	return f
+}
+
+func sglangArgs(e *Engine, r role, tp, pp, dp, ep int, revision string) []string {
+	var f flags
+	f.add("--model-path", e.Model)
+	f.add("--served-model-name", e.Model)
+	if revision != "" {
+		f.add("--revision", revision)
+	}
+	// With DP attention SGLang's --tp is the width of the whole engine and --dp splits it into
+	// attention ranks.
+	f.num("--tp", tp*dp)
+	if pp > 1 {
+		f.num("--pp-size", pp)
+	}
+	if dp > 1 {
+		f.num("--dp", dp)
+		f.add("--enable-dp-attention")
+	}
+	if ep > 1 {
+		f.num("--ep", ep)
+	}
+	if n := r.w.Scheduler.MaxBatchedTokens; n > 0 {
+		f.num("--chunked-prefill-size", n)
+		f.num("--max-prefill-tokens", n)
+	}
+	f.numIf("--max-running-requests", r.w.Scheduler.MaxSequences)
+	f.numIf("--context-length", contextLength(e, r.w))
+	f.numIf("--page-size", r.w.KVCache.BlockSize)
+	f.frac("--mem-fraction-static", r.w.KVCache.Capacity.MemoryFraction)
+	if prefixCachingOff(r.w) {
+		f.add("--disable-radix-cache")
+	}
+	f.add("--trust-remote-code")
+	f.add("--skip-tokenizer-init")
+	if r.key != "aggregated" {
+		f.add("--disaggregation-mode", r.key)
+		f.add("--disaggregation-transfer-backend", "nixl")
+		f.num("--disaggregation-bootstrap-port", SGLangBootstrapPort)
+		f.add("--host", "0.0.0.0")
+	}
+	return f
+}
+
+func trtllmArgs(e *Engine, r role, tp, pp, dp, ep int) ([]string, error) {
+	var f flags
+	f.add("--model-path", e.Model)
+	f.add("--served-model-name", e.Model)
+	// TRT-LLM attention DP uses the tensor-parallel group as attention ranks: the engine is
+	// tp*dp wide with --enable-attention-dp.
+	if dp > 1 && tp > 1 {
+		return nil, fmt.Errorf("TRT-LLM cannot combine tensor %d with attention_data %d", tp, dp)
+	}
+	f.num("--tensor-parallel-size", tp*dp)
+	if pp > 1 {
+		f.num("--pipeline-parallel-size", pp)
+	}
+	if ep > 1 {
+		f.num("--expert-parallel-size", ep)
+	}
+	if dp > 1 {
+		f.add("--enable-attention-dp")
+	}
+	f.numIf("--max-batch-size", r.w.Scheduler.MaxSequences)
+	f.numIf("--max-num-tokens", r.w.Scheduler.MaxBatchedTokens)
+	f.numIf("--max-seq-len", contextLength(e, r.w))
+	f.numIf("--kv-block-size", r.w.KVCache.BlockSize)
+	f.frac("--free-gpu-memory-fraction", r.w.KVCache.Capacity.MemoryFraction)
+	// Engine settings without a CLI flag go into one inline override document.
+	override := map[string]any{}
+	if prefixCachingOff(r.w) {
+		override["kv_cache_config"] = map[string]any{"enable_block_reuse": false}
+	}
+	if r.key != "aggregated" {
+		f.add("--disaggregation-mode", r.key)
+		override["cache_transceiver_config"] = map[string]any{"backend": "DEFAULT"}
+		if r.key == "prefill" {
+			override["disable_overlap_scheduler"] = true
+		}
+	}
+	if len(override) > 0 {
+		data, err := json.Marshal(override) // map keys are sorted: deterministic
+		if err != nil {
+			return nil, err
+		}
+		f.add("--override-engine-args", string(data))
+	}
+	return f, nil
+}
+
+func copyMap(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make(map[string]string, len(m))
+	for _, k := range keys {
+		out[k] = m[k]
+	}
+	return out
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// ParseRuntimeImages parses "vllm=img,sglang=img,trtllm=img" (the DGDR_RUNTIME_IMAGES format).
+func ParseRuntimeImages(s string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(part, "=")
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if !ok || k == "" || v == "" {
+			return nil, fmt.Errorf("runtime images: %q is not backend=image", part)
+		}
+		switch k {
+		case BackendVLLM, BackendSGLang, BackendTRTLLM:
+		default:
+			return nil, fmt.Errorf("runtime images: unknown backend %q", k)
+		}
+		out[k] = v
+	}
+	return out, nil
+}

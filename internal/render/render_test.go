@@ -1,0 +1,235 @@
+package render_test
+
+import (
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/yaml"
+
+	"github.com/dgdr-operator/dgdr-operator/internal/aisim/result"
+	"github.com/dgdr-operator/dgdr-operator/internal/render"
+	"github.com/dgdr-operator/dgdr-operator/internal/render/dgdv1beta1"
+)
+
+var update = flag.Bool("update", os.Getenv("UPDATE_GOLDEN") == "true", "rewrite the golden files")
+
+var testImages = map[string]string{
+	"vllm":   "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.3.1",
+	"sglang": "nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.3.1",
+	"trtllm": "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.3.1",
+}
+
+func readDoc(t *testing.T, path string) map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc
+}
+
+// TestGolden renders every testdata/input document and compares it with testdata/golden.
+func TestGolden(t *testing.T) {
+	inputs, err := filepath.Glob("testdata/input/*.yaml")
+	if err != nil || len(inputs) < 6 {
+		t.Fatalf("want at least 6 inputs, got %d (%v)", len(inputs), err)
+	}
+	for _, in := range inputs {
+		name := strings.TrimSuffix(filepath.Base(in), ".yaml")
+		t.Run(name, func(t *testing.T) {
+			opts := render.Options{Name: "llm-" + name, RuntimeImages: testImages}
+			if strings.HasPrefix(name, "vllm-agg") || strings.HasPrefix(name, "sglang-disagg") || strings.HasPrefix(name, "trtllm-agg") {
+				opts.ModelRevision = "0123456789abcdef0123456789abcdef01234567"
+			}
+			dgd, _, err := render.Render(readDoc(t, in), opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := yaml.Marshal(dgd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden := filepath.Join("testdata", "golden", name+".yaml")
+			if *update {
+				if err := os.WriteFile(golden, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run with -update or UPDATE_GOLDEN=true)", err)
+			}
+			if diff := cmp.Diff(string(want), string(got)); diff != "" {
+				t.Errorf("golden mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestSummaryAndShape(t *testing.T) {
+	tests := []struct {
+		input      string
+		wantMode   string
+		wantGPUs   int
+		components []string // name/type
+		podGPUs    []string
+		nodeCounts []int32
+	}{
+		{"vllm-agg", "aggregated", 4, []string{"Frontend/frontend", "VllmWorker/worker"}, []string{"", "2"}, []int32{0, 0}},
+		{"vllm-disagg", "disaggregated", 20, []string{"Frontend/frontend", "VllmPrefillWorker/prefill", "VllmDecodeWorker/decode"}, []string{"", "4", "8"}, []int32{0, 0, 0}},
+		{"sglang-disagg", "disaggregated", 20, []string{"Frontend/frontend", "prefill/prefill", "decode/decode"}, []string{"", "4", "8"}, []int32{0, 0, 0}},
+		{"trtllm-agg", "aggregated", 4, []string{"Frontend/frontend", "TRTLLMWorker/worker"}, []string{"", "2"}, []int32{0, 0}},
+		{"vllm-disagg-moe-multinode", "disaggregated", 24, []string{"Frontend/frontend", "VllmPrefillWorker/prefill", "VllmDecodeWorker/decode"}, []string{"", "8", "8"}, []int32{0, 0, 2}},
+		{"sglang-agg-dep", "aggregated", 8, []string{"Frontend/frontend", "SGLangWorker/worker"}, []string{"", "8"}, []int32{0, 0}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.input, func(t *testing.T) {
+			dgd, sum, err := render.Render(readDoc(t, "testdata/input/"+tc.input+".yaml"), render.Options{RuntimeImages: testImages})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sum.Mode != tc.wantMode || sum.GPUs != tc.wantGPUs {
+				t.Errorf("summary = %+v, want mode %s gpus %d", sum, tc.wantMode, tc.wantGPUs)
+			}
+			var comps, gpus []string
+			var nodes []int32
+			for _, c := range dgd.Spec.Components {
+				comps = append(comps, c.Name+"/"+c.Type)
+				main := c.PodTemplate.Spec.Containers[0]
+				if main.Name != dgdv1beta1.MainContainer || main.Image == "" {
+					t.Errorf("component %s: main container %q image %q", c.Name, main.Name, main.Image)
+				}
+				q := main.Resources.Limits[render.GPUResource]
+				if q.IsZero() {
+					gpus = append(gpus, "")
+				} else {
+					gpus = append(gpus, q.String())
+				}
+				var n int32
+				if c.Multinode != nil {
+					n = c.Multinode.NodeCount
+				}
+				nodes = append(nodes, n)
+				for _, a := range main.Args {
+					if strings.HasPrefix(a, "--") && strings.Contains(a, "=") {
+						t.Errorf("component %s: flag %q uses --flag=value", c.Name, a)
+					}
+				}
+			}
+			if diff := cmp.Diff(tc.components, comps); diff != "" {
+				t.Errorf("components (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.podGPUs, gpus); diff != "" {
+				t.Errorf("GPUs per pod (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.nodeCounts, nodes); diff != "" {
+				t.Errorf("node counts (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestErrors(t *testing.T) {
+	base := func() map[string]any {
+		return map[string]any{"engine": map[string]any{
+			"backend": "vllm", "mode": "aggregated", "model": "m",
+			"workers": map[string]any{"aggregated": map[string]any{"parallelism": map[string]any{"tensor": 1}}},
+		}}
+	}
+	tests := []struct {
+		name   string
+		mutate func(map[string]any)
+		opts   render.Options
+		want   string
+	}{
+		{"no image", func(map[string]any) {}, render.Options{RuntimeImages: map[string]string{"sglang": "x"}}, "no runtime image"},
+		{"no model", func(d map[string]any) { d["engine"].(map[string]any)["model"] = "" }, render.Options{RuntimeImages: testImages}, "engine.model"},
+		{"afd", func(d map[string]any) { d["engine"].(map[string]any)["mode"] = "afd" }, render.Options{RuntimeImages: testImages}, "cannot be rendered"},
+		{"missing role", func(d map[string]any) { d["engine"].(map[string]any)["mode"] = "disaggregated" }, render.Options{RuntimeImages: testImages}, "prefill"},
+		{"uneven multinode", func(d map[string]any) {
+			d["engine"].(map[string]any)["workers"] = map[string]any{"aggregated": map[string]any{"parallelism": map[string]any{"tensor": 12}}}
+		}, render.Options{RuntimeImages: testImages}, "split evenly"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d := base()
+			tc.mutate(d)
+			_, _, err := render.Render(d, tc.opts)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want it to mention %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestParseRuntimeImages(t *testing.T) {
+	got, err := render.ParseRuntimeImages("vllm=a:1, sglang=b:2,trtllm=c@sha256:00")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]string{"vllm": "a:1", "sglang": "b:2", "trtllm": "c@sha256:00"}, got); diff != "" {
+		t.Error(diff)
+	}
+	for _, bad := range []string{"vllm", "foo=bar", "vllm="} {
+		if _, err := render.ParseRuntimeImages(bad); err == nil {
+			t.Errorf("%q: want an error", bad)
+		}
+	}
+}
+
+// TestRendersRealSearchOutput runs the real aisim recommender and renders every numbered
+// recommendation it writes: the renderer must accept AISimulate's concrete documents.
+func TestRendersRealSearchOutput(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds aisim")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "aisim")
+	build := exec.Command("go", "build", "-o", bin, "github.com/dgdr-operator/dgdr-operator/cmd/aisim")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building aisim: %v\n%s", err, out)
+	}
+	in := filepath.Join(dir, "input.yaml")
+	input := "engine: {model: Qwen/Qwen3-8B, hardware: h200_sxm, backend: {choices: [vllm, sglang]}}\n" +
+		"traffic: {source: {type: synthetic, input_tokens: 512, output_tokens: 64}, load: {type: concurrency, concurrency: 4}, stop: {requests: 200}}\n" +
+		"optimization: {}\noptimizer: {max_trials: 24}\n"
+	if err := os.WriteFile(in, []byte(input), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	cmd := exec.Command(bin, "recommend", "-c", in, "--output-dir", out, "--format", "json")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("aisim: %v\n%s", err, b)
+	}
+	sweep, err := result.ReadSweepResult(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, err := result.ReadRecommendations(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(docs) == 0 {
+		t.Fatal("no recommendations")
+	}
+	sel := sweep.Selected()
+	for i, doc := range docs {
+		_, sum, err := render.Render(doc, render.Options{RuntimeImages: testImages})
+		if err != nil {
+			t.Fatalf("%04d.yaml: %v", i+1, err)
+		}
+		if i < len(sel) && sum.GPUs != sel[i].UsedGPUs {
+			t.Errorf("%04d.yaml: rendered %d GPUs, search used %d", i+1, sum.GPUs, sel[i].UsedGPUs)
+		}
+	}
+}
