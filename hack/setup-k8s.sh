@@ -11,10 +11,12 @@ export CGO_ENABLED=0
 if ! "$OUT/etcd" --version 2>/dev/null | grep -q "etcd Version: ${ETCD#v}$"; then
   "$ROOT/hack/build-etcd.sh" "$ETCD" "$OUT"
 fi
+# kube-apiserver for envtest and kubectl for the tests that drive it as a user would;
+# kube-controller-manager and kube-scheduler for the sandbox.
 CMDS=(kube-apiserver); [ "${WITH_CLUSTER:-0}" = 1 ] && CMDS+=(kube-controller-manager kube-scheduler)
 NEED=()
 for c in "${CMDS[@]}"; do "$OUT/$c" --version 2>/dev/null | grep -q "$K8S\$" || NEED+=("$c"); done
-if [ "${WITH_CLUSTER:-0}" = 1 ] && ! "$OUT/kubectl" version --client 2>/dev/null | grep -q "$K8S\$"; then NEED+=(kubectl); fi
+"$OUT/kubectl" version --client 2>/dev/null | grep -q "$K8S\$" || NEED+=(kubectl)
 [ ${#NEED[@]} -eq 0 ] || "$ROOT/hack/build-kube.sh" "$K8S" "$OUT" "${NEED[@]}"
 gi() { GOBIN="$OUT" go install -trimpath -ldflags='-s -w' "$1"; }
 { [ -x "$OUT/controller-gen" ] && "$OUT/controller-gen" --version | grep -q "$CT$"; } || gi sigs.k8s.io/controller-tools/cmd/controller-gen@"$CT"

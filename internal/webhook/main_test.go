@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/dgdr-operator/dgdr-operator/internal/config"
 	"github.com/dgdr-operator/dgdr-operator/internal/testenv"
@@ -46,4 +47,8 @@ func run(m *testing.M) int {
 	}
 	k8s = env.Client
 	return m.Run()
+}
+
+func envtestAdmin() envtest.User {
+	return envtest.User{Name: "admin", Groups: []string{"system:masters"}}
 }

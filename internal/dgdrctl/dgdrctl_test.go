@@ -1,0 +1,134 @@
+package dgdrctl_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/dgdr-operator/dgdr-operator/internal/dgdrctl"
+)
+
+func run(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	cmd := dgdrctl.NewRootCommand(&out, &errOut)
+	cmd.SetArgs(args)
+	err := cmd.ExecuteContext(context.Background())
+	var exit dgdrctl.ExitError
+	switch {
+	case errors.As(err, &exit):
+		code = exit.Code
+	case err != nil:
+		errOut.WriteString(err.Error())
+		code = 1
+	}
+	return out.String(), errOut.String(), code
+}
+
+// TestLowerMatchesGoldens: `dgdrctl lower --show input -o json` prints exactly the canonical
+// effective input whose indented form the lowering goldens pin.
+func TestLowerMatchesGoldens(t *testing.T) {
+	examples, _ := filepath.Glob("../../examples/*.yaml")
+	if len(examples) == 0 {
+		t.Fatal("no examples")
+	}
+	for _, path := range examples {
+		name := strings.TrimSuffix(filepath.Base(path), ".yaml")
+		t.Run(name, func(t *testing.T) {
+			out, errOut, code := run(t, "lower", "-f", path, "--show", "input", "-o", "json")
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			golden, err := os.ReadFile(filepath.Join("..", "aisimulate", "testdata", "golden", name+".json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var compact bytes.Buffer
+			if err := json.Compact(&compact, golden); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(compact.String()+"\n", out); diff != "" {
+				t.Errorf("(-golden +dgdrctl):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestLowerShowsAdmittedRequest(t *testing.T) {
+	out, errOut, code := run(t, "lower", "-f", "../../examples/static-partial.yaml")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"# admitted DynamoGraphDeploymentRequest", "inputTokens: 2048", "outputTokens: 128",
+		"concurrency: 10", "sku: h200_sxm", "maxCandidates: 5", "# effective AISimulate recommendation input (sha256:", "input_tokens: 2048"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestLowerWithConfigWithoutDefaultSKU(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	os.WriteFile(cfg, []byte("apiVersion: config.dgdr.nvidia.com/v1alpha1\nkind: OperatorConfiguration\nplanner: {image: p}\ndefaults: {gpuSKU: none}\n"), 0o644)
+	_, errOut, code := run(t, "lower", "-f", "../../examples/model-only.yaml", "--config", cfg)
+	if code != 1 || !strings.HasPrefix(errOut, "spec.hardware.gpu.sku: Required value") {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	cfg2 := filepath.Join(t.TempDir(), "config.yaml")
+	os.WriteFile(cfg2, []byte("apiVersion: config.dgdr.nvidia.com/v1alpha1\nkind: OperatorConfiguration\nplanner: {image: p}\ndefaults: {gpuSKU: b200_sxm}\n"), 0o644)
+	out, errOut, code := run(t, "lower", "-f", "../../examples/model-only.yaml", "--config", cfg2, "--show", "input", "-o", "json")
+	if code != 0 || !strings.Contains(out, `"hardware":"b200_sxm"`) {
+		t.Fatalf("exit %d, out %q, stderr %q", code, out, errOut)
+	}
+}
+
+// TestValidateRejects: every invalid request is rejected with one line per problem that starts
+// with the field path.
+func TestValidateRejects(t *testing.T) {
+	want := map[string]string{
+		"load-empty":           "spec.workload.static.load: ",
+		"load-two-variants":    "spec.workload.static.load: ",
+		"kv-value-and-range":   "spec.workload.static.load.kvCapacityFraction: ",
+		"kv-min-gt-max":        "spec.workload.static.load.kvCapacityFraction.range: ",
+		"sla-e2e-with-ttft":    "spec.sla: ",
+		"overrides-not-object": "spec.aisimulate.inputOverrides: ",
+		"unknown-sku":          "spec.hardware.gpu.sku: ",
+		"goodput-without-sla":  "spec.objective.target: ",
+		"input-tokens-zero":    "spec.workload.static.inputTokens: ",
+		"unknown-field":        "spec.modle: ",
+	}
+	files, _ := filepath.Glob("testdata/invalid/*.yaml")
+	if len(files) != len(want) {
+		t.Fatalf("%d invalid files, %d expectations", len(files), len(want))
+	}
+	for _, path := range files {
+		name := strings.TrimSuffix(filepath.Base(path), ".yaml")
+		t.Run(name, func(t *testing.T) {
+			_, errOut, code := run(t, "validate", "-f", path)
+			if code != 1 {
+				t.Fatalf("exit %d, want 1", code)
+			}
+			lines := strings.Split(strings.TrimSpace(errOut), "\n")
+			if !strings.HasPrefix(lines[0], want[name]) {
+				t.Errorf("first line %q does not start with %q", lines[0], want[name])
+			}
+		})
+	}
+}
+
+func TestValidateAcceptsExamples(t *testing.T) {
+	examples, _ := filepath.Glob("../../examples/*.yaml")
+	for _, path := range examples {
+		out, errOut, code := run(t, "validate", "-f", path)
+		if code != 0 || !strings.HasSuffix(strings.TrimSpace(out), ": valid") {
+			t.Errorf("%s: exit %d, out %q, stderr %q", path, code, out, errOut)
+		}
+	}
+}

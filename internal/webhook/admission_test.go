@@ -1,0 +1,236 @@
+package webhook_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
+)
+
+func i32(v int32) *int32     { return &v }
+func f64(v float64) *float64 { return &v }
+
+// fromYAML builds an unstructured request so that tests can submit shapes the Go types cannot
+// express (two union variants, wrong types, unknown fields).
+func fromYAML(t *testing.T, name, spec string) *unstructured.Unstructured {
+	t.Helper()
+	doc := "apiVersion: nvidia.com/v1beta2\nkind: DynamoGraphDeploymentRequest\nmetadata:\n  name: " + name +
+		"\n  namespace: default\nspec:\n  model:\n    name: meta-llama/Llama-3.1-8B-Instruct\n" + spec
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+		t.Fatalf("bad test YAML: %v", err)
+	}
+	return u
+}
+
+// TestRejections submits invalid requests to the real API server: CEL rules of the CRD and the
+// validating webhook must reject each one, naming the field, and nothing may be stored.
+func TestRejections(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		name, spec string
+		wantField  string // field path in the Invalid status causes
+		wantMsg    string
+	}{
+		{"load-empty", "  workload:\n    static:\n      load: {}\n", "spec.workload.static.load", "exactly one of concurrency, requestsPerSecond or kvCapacityFraction"},
+		{"load-two", "  workload:\n    static:\n      load: {concurrency: 2, requestsPerSecond: 3}\n", "spec.workload.static.load", "exactly one of concurrency, requestsPerSecond or kvCapacityFraction"},
+		{"load-three", "  workload:\n    static:\n      load: {concurrency: 2, requestsPerSecond: 3, kvCapacityFraction: {value: 0.5}}\n", "spec.workload.static.load", "exactly one of"},
+		{"kv-both", "  workload:\n    static:\n      load: {kvCapacityFraction: {value: 0.5, range: {min: 0.1, max: 0.2}}}\n", "spec.workload.static.load.kvCapacityFraction", "exactly one of value or range"},
+		{"kv-neither", "  workload:\n    static:\n      load: {kvCapacityFraction: {}}\n", "spec.workload.static.load.kvCapacityFraction", "exactly one of value or range"},
+		{"kv-min-gt-max", "  workload:\n    static:\n      load: {kvCapacityFraction: {range: {min: 0.9, max: 0.1}}}\n", "spec.workload.static.load.kvCapacityFraction.range", "min must be less than or equal to max"},
+		{"kv-min-zero", "  workload:\n    static:\n      load: {kvCapacityFraction: {range: {min: 0, max: 0.1}}}\n", "spec.workload.static.load.kvCapacityFraction.range.min", "greater than 0"},
+		{"kv-value-zero", "  workload:\n    static:\n      load: {kvCapacityFraction: {value: 0}}\n", "spec.workload.static.load.kvCapacityFraction.value", "greater than 0"},
+		{"sla-e2e-ttft", "  sla: {e2eMs: 100, ttftMs: 10}\n", "spec.sla", "e2eMs is mutually exclusive with ttftMs and itlMs"},
+		{"sla-e2e-itl", "  sla: {e2eMs: 100, itlMs: 10}\n", "spec.sla", "e2eMs is mutually exclusive"},
+		{"sla-empty", "  sla: {}\n", "spec.sla", "at least 1"},
+		{"sla-negative", "  sla: {ttftMs: -1}\n", "spec.sla.ttftMs", "greater than 0"},
+		{"rps-zero", "  workload:\n    static:\n      load: {requestsPerSecond: 0}\n", "spec.workload.static.load.requestsPerSecond", "greater than 0"},
+		{"concurrency-zero", "  workload:\n    static:\n      load: {concurrency: 0}\n", "spec.workload.static.load.concurrency", "greater than or equal to 1"},
+		{"backend-unknown", "  backends: [vllm, tgi]\n", "spec.backends[1]", "Unsupported value"},
+		{"backend-duplicate", "  backends: [vllm, vllm]\n", "spec.backends[1]", "Duplicate"},
+		{"max-candidates-21", "  recommendation: {maxCandidates: 21}\n", "spec.recommendation.maxCandidates", "less than or equal to 20"},
+		{"budget-zero", "  hardware: {gpu: {budget: 0}}\n", "spec.hardware.gpu.budget", "greater than or equal to 1"},
+		{"target-unknown", "  objective: {target: latency}\n", "spec.objective.target", "Unsupported value"},
+		{"overrides-array", "  aisimulate:\n    inputOverrides: [1, 2]\n", "spec.aisimulate.inputOverrides", "object"},
+		{"overrides-string", "  aisimulate:\n    inputOverrides: \"traffic\"\n", "spec.aisimulate.inputOverrides", "object"},
+		{"sku-unknown", "  hardware: {gpu: {sku: k80_pcie}}\n", "spec.hardware.gpu.sku", "Unsupported value"},
+		{"goodput-without-sla", "  objective: {target: goodput}\n", "spec.objective.target", "set spec.sla"},
+		{"overrides-too-deep", "  aisimulate:\n    inputOverrides: " + strings.Repeat("{a: ", 17) + "1" + strings.Repeat("}", 17) + "\n", "spec.aisimulate.inputOverrides", "depth"},
+		{"max-trials-over-cap", "  aisimulate:\n    inputOverrides: {optimizer: {max_trials: 100000}}\n", "spec.aisimulate.inputOverrides.optimizer.max_trials", "caps"},
+		{"model-empty", "", "spec.model.name", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			obj := fromYAML(t, "bad-"+tc.name, tc.spec)
+			if tc.name == "model-empty" {
+				_ = unstructured.SetNestedField(obj.Object, "", "spec", "model", "name")
+			}
+			err := k8s.Create(ctx, obj)
+			if !apierrors.IsInvalid(err) {
+				t.Fatalf("want an Invalid error, got %v", err)
+			}
+			status := err.(apierrors.APIStatus).Status()
+			var fields []string
+			for _, c := range status.Details.Causes {
+				fields = append(fields, c.Field)
+			}
+			if !contains(fields, tc.wantField) {
+				t.Errorf("causes name fields %v, want %s (error: %v)", fields, tc.wantField, err)
+			}
+			if !strings.Contains(err.Error(), tc.wantMsg) {
+				t.Errorf("error %q does not say %q", err, tc.wantMsg)
+			}
+			got := &v1beta2.DynamoGraphDeploymentRequest{}
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(obj), got); !apierrors.IsNotFound(err) {
+				t.Errorf("a rejected request was stored (get: %v)", err)
+			}
+		})
+	}
+}
+
+func TestNameTooLongForDerivedChildren(t *testing.T) {
+	obj := fromYAML(t, strings.Repeat("n", 64), "")
+	err := k8s.Create(context.Background(), obj)
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "metadata.name") {
+		t.Fatalf("want metadata.name rejected, got %v", err)
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// TestDefaultingIsStored checks that admission materializes every default into the stored
+// object (origin change examples), and that the stored object lowers as SPEC §4.3 says.
+func TestDefaultingIsStored(t *testing.T) {
+	ctx := context.Background()
+	defaultStatic := &v1beta2.StaticWorkload{InputTokens: i32(1024), OutputTokens: i32(128), Load: &v1beta2.LoadSpec{Concurrency: i32(10)}}
+	cases := []struct {
+		name       string
+		spec       string
+		wantStatic *v1beta2.StaticWorkload
+		wantLoad   string // expected traffic of the effective input (JSON), "" = skip
+	}{
+		{"model-only", "", defaultStatic, `{"source":{"type":"synthetic","input_tokens":1024,"output_tokens":128},"load":{"type":"concurrency","concurrency":10},"stop":{"requests":1000}}`},
+		{"opt-out", "  workload:\n    static: {}\n", &v1beta2.StaticWorkload{}, `{"stop":{"requests":1000}}`},
+		{"partial", "  workload:\n    static: {inputTokens: 2048}\n",
+			&v1beta2.StaticWorkload{InputTokens: i32(2048), OutputTokens: i32(128), Load: &v1beta2.LoadSpec{Concurrency: i32(10)}}, ""},
+		{"rps", "  workload:\n    static:\n      load: {requestsPerSecond: 20}\n",
+			&v1beta2.StaticWorkload{InputTokens: i32(1024), OutputTokens: i32(128), Load: &v1beta2.LoadSpec{RequestsPerSecond: f64(20)}},
+			`{"source":{"type":"synthetic","input_tokens":1024,"output_tokens":128},"load":{"type":"poisson","requests_per_second":20},"stop":{"requests":1000}}`},
+		{"kv-value", "  workload:\n    static:\n      load: {kvCapacityFraction: {value: 0.5}}\n",
+			&v1beta2.StaticWorkload{InputTokens: i32(1024), OutputTokens: i32(128), Load: &v1beta2.LoadSpec{KVCapacityFraction: &v1beta2.KVCapacityFraction{Value: f64(0.5)}}}, ""},
+		{"kv-range", "  workload:\n    static:\n      load: {kvCapacityFraction: {range: {min: 0.1, max: 1.0}}}\n",
+			&v1beta2.StaticWorkload{InputTokens: i32(1024), OutputTokens: i32(128), Load: &v1beta2.LoadSpec{KVCapacityFraction: &v1beta2.KVCapacityFraction{Range: &v1beta2.FractionRange{Min: 0.1, Max: 1}}}}, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			obj := fromYAML(t, "stored-"+tc.name, tc.spec)
+			if err := k8s.Create(ctx, obj); err != nil {
+				t.Fatal(err)
+			}
+			got := &v1beta2.DynamoGraphDeploymentRequest{}
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(obj), got); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.wantStatic, got.Spec.Workload.Static); diff != "" {
+				t.Errorf("stored static (-want +got):\n%s", diff)
+			}
+			if got.Spec.Hardware.GPU.SKU != "h200_sxm" || *got.Spec.Recommendation.MaxCandidates != 5 {
+				t.Errorf("sku/maxCandidates not materialized: %+v %+v", got.Spec.Hardware.GPU, got.Spec.Recommendation)
+			}
+			if tc.wantLoad != "" {
+				in, errs := aisimulate.Lower(&got.Spec)
+				if len(errs) > 0 {
+					t.Fatal(errs)
+				}
+				want, _ := aisimulate.Canonicalize([]byte(`{"t":` + tc.wantLoad + `}`))
+				gotTraffic, _ := aisimulate.Canonicalize(mustJSON(t, map[string]any{"t": in.Document["traffic"]}))
+				if diff := cmp.Diff(string(want.JSON), string(gotTraffic.JSON)); diff != "" {
+					t.Errorf("effective traffic (-want +got):\n%s", diff)
+				}
+			}
+			// Defaulting is idempotent through the API server: an update without changes keeps
+			// the generation.
+			gen := got.Generation
+			if err := k8s.Update(ctx, got); err != nil {
+				t.Fatal(err)
+			}
+			if got.Generation != gen {
+				t.Errorf("a no-op update bumped the generation %d → %d", gen, got.Generation)
+			}
+		})
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// TestRunAndCandidateSpecsAreImmutable: once set, a Run's or Candidate's spec cannot change;
+// status can.
+func TestRunAndCandidateSpecsAreImmutable(t *testing.T) {
+	ctx := context.Background()
+	run := &v1beta2.DynamoGraphDeploymentRun{
+		ObjectMeta: metav1.ObjectMeta{Name: "immutable-run", Namespace: "default"},
+		Spec: v1beta2.DynamoGraphDeploymentRequestSpec{
+			Model:    v1beta2.ModelSpec{Name: "m"},
+			Hardware: &v1beta2.HardwareSpec{GPU: &v1beta2.GPUSpec{SKU: "h200_sxm"}},
+		},
+	}
+	if err := k8s.Create(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	run.Spec.Model.Name = "other"
+	if err := k8s.Update(ctx, run); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec is immutable") {
+		t.Fatalf("changing a Run's spec: want Invalid 'spec is immutable', got %v", err)
+	}
+	fresh := &v1beta2.DynamoGraphDeploymentRun{}
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(run), fresh); err != nil {
+		t.Fatal(err)
+	}
+	if fresh.Spec.Model.Name != "m" {
+		t.Fatalf("spec changed to %q", fresh.Spec.Model.Name)
+	}
+	fresh.Status.Phase = v1beta2.RunPhaseRunning
+	if err := k8s.Status().Update(ctx, fresh); err != nil {
+		t.Fatalf("status must stay writable: %v", err)
+	}
+
+	cand := &v1beta2.DynamoGraphDeploymentCandidate{
+		ObjectMeta: metav1.ObjectMeta{Name: "immutable-candidate", Namespace: "default"},
+		Spec: v1beta2.DynamoGraphDeploymentCandidateSpec{
+			Backend: v1beta2.BackendVLLM, Mode: v1beta2.ModeAggregated, GPUs: 1,
+			GraphDeployment: runtime.RawExtension{Raw: []byte(`{"services":{}}`)},
+			Parameters:      runtime.RawExtension{Raw: []byte(`{"engine":{}}`)},
+		},
+	}
+	if err := k8s.Create(ctx, cand); err != nil {
+		t.Fatal(err)
+	}
+	cand.Spec.GPUs = 2
+	if err := k8s.Update(ctx, cand); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec is immutable") {
+		t.Fatalf("changing a Candidate's spec: want Invalid, got %v", err)
+	}
+}

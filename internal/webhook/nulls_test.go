@@ -1,0 +1,126 @@
+package webhook_test
+
+import (
+	"context"
+	"fmt"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/testenv"
+)
+
+const nullRequest = `apiVersion: nvidia.com/v1beta2
+kind: DynamoGraphDeploymentRequest
+metadata:
+  name: NAME
+  namespace: default
+spec:
+  model:
+    name: meta-llama/Llama-3.1-8B-Instruct
+  aisimulate:
+    inputOverrides:
+      traffic:
+        stop:
+          requests: null
+          requests_per_load_unit: 10
+`
+
+// kubectl runs the real kubectl (built into bin/) against the test API server.
+func kubectl(t *testing.T, stdin string, args ...string) string {
+	t.Helper()
+	user, err := env.Env.ControlPlane.AddUser(envtestAdmin(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig, err := user.KubeConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(path, kubeconfig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(filepath.Join(testenv.Root(), "bin", "kubectl"), append([]string{"--kubeconfig", path}, args...)...)
+	cmd.Stdin = strings.NewReader(stdin)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// storedStop reads traffic.stop of the stored inputOverrides as raw JSON.
+func storedStop(t *testing.T, name string) string {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(v1beta2.GroupVersion.WithKind("DynamoGraphDeploymentRequest"))
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: name}, u); err != nil {
+		t.Fatal(err)
+	}
+	stop, _, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "aisimulate", "inputOverrides", "traffic", "stop")
+	out, _ := json.Marshal(stop)
+	return string(out)
+}
+
+// TestNullSurvival records which ways of submitting keep a null inside inputOverrides (RFC 7386
+// deletion) through the real API server and the real kubectl. docs/input-overrides.md documents
+// the result for users; a change in any row fails here.
+func TestNullSurvival(t *testing.T) {
+	ctx := context.Background()
+	without := func(s string) string { return strings.Replace(s, "          requests: null\n", "", 1) }
+	cases := []struct {
+		path     string
+		submit   func(manifest string)
+		keepsNil bool
+	}{
+		{"typed client create", func(m string) {
+			obj := &v1beta2.DynamoGraphDeploymentRequest{}
+			if err := yaml.Unmarshal([]byte(m), obj); err != nil {
+				t.Fatal(err)
+			}
+			if err := k8s.Create(ctx, obj); err != nil {
+				t.Fatal(err)
+			}
+		}, true},
+		{"kubectl create", func(m string) { kubectl(t, m, "create", "-f", "-") }, true},
+		{"kubectl replace", func(m string) {
+			kubectl(t, without(m), "create", "-f", "-")
+			kubectl(t, m, "replace", "-f", "-")
+		}, true},
+		{"kubectl apply --server-side (create)", func(m string) { kubectl(t, m, "apply", "--server-side", "-f", "-") }, true},
+		{"kubectl apply --server-side (update)", func(m string) {
+			kubectl(t, without(m), "apply", "--server-side", "-f", "-")
+			kubectl(t, m, "apply", "--server-side", "-f", "-")
+		}, true},
+		// Client-side apply computes a merge patch in which null means "delete my field", so
+		// the null never reaches the stored object.
+		{"kubectl apply (client-side, create)", func(m string) { kubectl(t, m, "apply", "-f", "-") }, false},
+		{"kubectl apply (client-side, update)", func(m string) {
+			kubectl(t, without(m), "apply", "-f", "-")
+			kubectl(t, m, "apply", "-f", "-")
+		}, false},
+	}
+	for i, tc := range cases {
+		t.Run(tc.path, func(t *testing.T) {
+			name := fmt.Sprintf("nulls-%d", i)
+			tc.submit(strings.Replace(nullRequest, "NAME", name, 1))
+			got := storedStop(t, name)
+			want := `{"requests_per_load_unit":10}`
+			if tc.keepsNil {
+				want = `{"requests":null,"requests_per_load_unit":10}`
+			}
+			if got != want {
+				t.Errorf("stored traffic.stop = %s, want %s", got, want)
+			}
+		})
+	}
+}
