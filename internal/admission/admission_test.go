@@ -17,7 +17,9 @@ func i32(v int32) *int32     { return &v }
 func f64(v float64) *float64 { return &v }
 
 // request is a builder for test requests.
-type request struct{ v1beta2.DynamoGraphDeploymentRequest }
+type request struct {
+	v1beta2.DynamoGraphDeploymentRequest
+}
 
 func newRequest() *request {
 	r := &request{}
@@ -152,4 +154,3 @@ func TestValidate(t *testing.T) {
 		})
 	}
 }
-

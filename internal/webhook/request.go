@@ -19,6 +19,8 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/config"
 )
 
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=list
+
 // GPUProductLabel is the Node label GPU feature discovery sets.
 const GPUProductLabel = "nvidia.com/gpu.product"
 
