@@ -1,0 +1,163 @@
+package reporter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/client/config"
+
+	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
+	"github.com/dgdr-operator/dgdr-operator/internal/render"
+)
+
+// DefaultTerminationLog is the container termination message path.
+const DefaultTerminationLog = "/dev/termination-log"
+
+// Options are the flags of `report`; each defaults to its environment variable.
+type Options struct {
+	RunName          string
+	Namespace        string
+	PodName          string
+	OutputDir        string
+	RuntimeImages    string
+	GPUsPerNode      int
+	SearchContainer  string
+	SearchExitFile   string
+	ProgressInterval time.Duration
+	PollInterval     time.Duration
+	Kubeconfig       string
+	TerminationLog   string
+	Verbose          bool
+
+	// RESTConfig, when set, is used instead of --kubeconfig / in-cluster credentials (tests).
+	RESTConfig *rest.Config
+}
+
+// NewCommand returns the `report` subcommand of dgdr-operator.
+func NewCommand() *cobra.Command {
+	o := &Options{}
+	return newCommand(o)
+}
+
+// NewCommandWithOptions is NewCommand with preset options (tests inject a REST config).
+func NewCommandWithOptions(o *Options) *cobra.Command { return newCommand(o) }
+
+func newCommand(o *Options) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "report",
+		Short: "Publish a search's progress and result (the reporter container of a search Job)",
+		Long: `report runs next to the search container of a Run's Job. It follows the search's output
+directory and publishes Run.status.progress; when the search container has terminated (seen by
+watching this pod's own status) it publishes the ranked DynamoGraphDeploymentCandidates,
+Run.status.candidateRefs and Run.status.recommendation, then exits 0. It exits non-zero, with the
+reason on stderr and in the termination message, when the result cannot be published.`,
+		Args:          cobra.NoArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
+			defer stop()
+			out, err := Execute(ctx, o, newLogger(cmd, o.Verbose))
+			if err != nil {
+				msg := "report: " + err.Error()
+				fmt.Fprintln(cmd.ErrOrStderr(), msg)
+				WriteTerminationMessage(o.TerminationLog, msg)
+				return err
+			}
+			msg := fmt.Sprintf("published %d candidate(s); search exit code %d", len(out.Published), out.SearchExitCode)
+			fmt.Fprintln(cmd.OutOrStdout(), msg)
+			WriteTerminationMessage(o.TerminationLog, msg)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.RunName, "run-name", os.Getenv(jobcontract.EnvRunName), "name of the Run ($"+jobcontract.EnvRunName+")")
+	f.StringVar(&o.Namespace, "namespace", os.Getenv(jobcontract.EnvRunNamespace), "namespace of the Run ($"+jobcontract.EnvRunNamespace+")")
+	f.StringVar(&o.PodName, "pod-name", os.Getenv(jobcontract.EnvPodName), "this pod's name, watched to learn when the search ended ($"+jobcontract.EnvPodName+")")
+	f.StringVar(&o.OutputDir, "output-dir", envOr(jobcontract.EnvOutputDir, jobcontract.ResultDir), "the search's output directory ($"+jobcontract.EnvOutputDir+")")
+	f.StringVar(&o.RuntimeImages, "runtime-images", os.Getenv(jobcontract.EnvRuntimeImages), "backend=image,... used to render DynamoGraphDeployments ($"+jobcontract.EnvRuntimeImages+")")
+	f.IntVar(&o.GPUsPerNode, "gpus-per-node", render.DefaultGPUsPerNode, "GPUs per node, for multinode rendering")
+	f.StringVar(&o.SearchContainer, "search-container", jobcontract.SearchContainer, "name of the search container in this pod")
+	f.StringVar(&o.SearchExitFile, "search-exit-file", "", "instead of watching the pod, wait for this file to hold the search's exit code (local runs and tests)")
+	f.DurationVar(&o.ProgressInterval, "progress-interval", DefaultProgressInterval, "minimum time between two progress writes")
+	f.DurationVar(&o.PollInterval, "poll-interval", DefaultPollInterval, "how often the output directory is read")
+	f.StringVar(&o.Kubeconfig, "kubeconfig", "", "kubeconfig file (default: in-cluster credentials or $KUBECONFIG)")
+	f.StringVar(&o.TerminationLog, "termination-log", DefaultTerminationLog, "file receiving the termination message (ignored when not writable)")
+	f.BoolVarP(&o.Verbose, "verbose", "v", false, "log every progress write")
+	return cmd
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func newLogger(cmd *cobra.Command, verbose bool) logr.Logger {
+	w := cmd.ErrOrStderr()
+	v := 0
+	if verbose {
+		v = 1
+	}
+	return funcr.NewJSON(func(obj string) { fmt.Fprintln(w, obj) }, funcr.Options{Verbosity: v})
+}
+
+// Execute validates the options, builds the client and the watcher, and runs the reporter.
+func Execute(ctx context.Context, o *Options, log logr.Logger) (*Outcome, error) {
+	if o.RunName == "" || o.Namespace == "" {
+		return nil, errors.New("the Run name and namespace are required (--run-name/--namespace or $" + jobcontract.EnvRunName + "/$" + jobcontract.EnvRunNamespace + ")")
+	}
+	if o.SearchExitFile == "" && o.PodName == "" {
+		return nil, errors.New("the pod name is required to watch the search (--pod-name or $" + jobcontract.EnvPodName + "), or --search-exit-file")
+	}
+	images, err := render.ParseRuntimeImages(o.RuntimeImages)
+	if err != nil {
+		return nil, err
+	}
+	cfg := o.RESTConfig
+	if cfg == nil {
+		if o.Kubeconfig != "" {
+			cfg, err = clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
+		} else {
+			cfg, err = ctrlconfig.GetConfig()
+		}
+		if err != nil {
+			return nil, fmt.Errorf("loading credentials: %w", err)
+		}
+	}
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: NewScheme()})
+	if err != nil {
+		return nil, err
+	}
+	var w SearchWatcher
+	if o.SearchExitFile != "" {
+		w = &FileWatcher{Path: o.SearchExitFile, Interval: o.PollInterval}
+	} else {
+		w = &PodWatcher{Client: c, Namespace: o.Namespace, PodName: o.PodName, Container: o.SearchContainer}
+	}
+	r := &Reporter{
+		Client:           c,
+		Namespace:        o.Namespace,
+		RunName:          o.RunName,
+		OutputDir:        ResolveOutputDir(o.OutputDir),
+		RuntimeImages:    images,
+		GPUsPerNode:      o.GPUsPerNode,
+		Watcher:          w,
+		ProgressInterval: o.ProgressInterval,
+		PollInterval:     o.PollInterval,
+		Log:              log,
+	}
+	return r.Run(ctx)
+}

@@ -1,0 +1,221 @@
+// Package reporter is the second container of every search Job (`dgdr-operator report`). While
+// the search runs it follows AISimulate's output directory and publishes Run.status.progress;
+// when the search ends it publishes the result: ranked DynamoGraphDeploymentCandidates with
+// rendered DynamoGraphDeployments, Run.status.candidateRefs and Run.status.recommendation.
+//
+// The reporter writes only status.progress, status.lastProgressTime, status.candidateRefs and
+// status.recommendation of its Run, with JSON merge patches on the status subresource, so it
+// never clobbers what the operator owns (phase, conditions, jobRef, aisimulate, times).
+//
+// Publication is exactly-once in effect: candidate names are deterministic, creation treats
+// AlreadyExists as success after verifying the existing object is the same candidate of the same
+// Run, statuses are set only when missing, stale candidates of the Run are deleted, and
+// candidateRefs are written last. A reporter restarted at any point converges to the same set.
+package reporter
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/go-logr/logr"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisim/result"
+	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
+)
+
+// DefaultMaxCandidates applies when the Run's spec.recommendation.maxCandidates is unset.
+const DefaultMaxCandidates = 5
+
+// Defaults of the intervals.
+const (
+	DefaultProgressInterval = 5 * time.Second
+	DefaultPollInterval     = time.Second
+)
+
+// Reporter follows one Run's search and publishes its result.
+type Reporter struct {
+	// Client is a direct (uncached) client with the v1beta2 types in its scheme.
+	Client client.Client
+	// Namespace and RunName identify the Run.
+	Namespace string
+	RunName   string
+	// OutputDir is AISimulate's --output-dir (the directory holding recommendation.json).
+	OutputDir string
+	// RuntimeImages maps backends to Dynamo runtime images for rendering.
+	RuntimeImages map[string]string
+	// GPUsPerNode is the node size used to render multinode workers (default 8).
+	GPUsPerNode int
+	// Watcher tells when the search ended.
+	Watcher SearchWatcher
+	// ProgressInterval is the minimum time between two progress writes (default 5s).
+	ProgressInterval time.Duration
+	// PollInterval is how often the events file is read (default 1s).
+	PollInterval time.Duration
+	// Log receives structured progress logs.
+	Log logr.Logger
+	// Now is the clock (tests).
+	Now func() time.Time
+	// OnCandidateCreated, when set, is called after each successful Create (a test hook used to
+	// interrupt a publication midway).
+	OnCandidateCreated func(name string)
+
+	lastProgress *v1beta2.RunProgress
+	lastWrite    time.Time
+}
+
+// Outcome is what a completed Run of the reporter did.
+type Outcome struct {
+	SearchExitCode int
+	Published      []string
+	Progress       v1beta2.RunProgress
+}
+
+// ResolveOutputDir maps the output mount (DGDR_OUTPUT_DIR may name the emptyDir mount or
+// AISimulate's result directory inside it) to the directory AISimulate writes.
+func ResolveOutputDir(dir string) string {
+	if filepath.Clean(dir) == jobcontract.OutputMountDir {
+		return jobcontract.ResultDir
+	}
+	return dir
+}
+
+func (r *Reporter) defaults() {
+	if r.ProgressInterval <= 0 {
+		r.ProgressInterval = DefaultProgressInterval
+	}
+	if r.PollInterval <= 0 {
+		r.PollInterval = DefaultPollInterval
+	}
+	if r.Now == nil {
+		r.Now = time.Now
+	}
+	if r.Log.GetSink() == nil {
+		r.Log = logr.Discard()
+	}
+}
+
+// Run follows the search until the watcher reports its end, then publishes the result. It
+// returns nil once the result is published (or there was nothing to publish because the search
+// failed before writing one), and an error when publication failed.
+func (r *Reporter) Run(ctx context.Context) (*Outcome, error) {
+	r.defaults()
+	if r.Watcher == nil {
+		return nil, errors.New("no search watcher configured")
+	}
+	run, err := r.getRun(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tl := newTail(r.OutputDir)
+
+	type exit struct {
+		code int
+		err  error
+	}
+	ended := make(chan exit, 1)
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		code, err := r.Watcher.Wait(wctx)
+		ended <- exit{code, err}
+	}()
+
+	ticker := time.NewTicker(r.PollInterval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case e := <-ended:
+			if e.err != nil {
+				return nil, fmt.Errorf("waiting for the search to end: %w", e.err)
+			}
+			r.Log.Info("search ended", "exitCode", e.code)
+			if _, err := tl.poll(); err != nil {
+				return nil, fmt.Errorf("reading %s: %w", result.EventsFile, err)
+			}
+			return r.Publish(ctx, run, e.code, tl.state.progress())
+		case <-ticker.C:
+			if _, err := tl.poll(); err != nil {
+				// A damaged events file only costs live progress; the final result is read
+				// from recommendation.json.
+				r.Log.Error(err, "reading the events file")
+				continue
+			}
+			p := tl.state.progress()
+			due := r.lastProgress == nil || (*r.lastProgress != p && r.Now().Sub(r.lastWrite) >= r.ProgressInterval)
+			if !due {
+				continue
+			}
+			if err := r.patchProgress(ctx, run, p); err != nil {
+				r.Log.Error(err, "publishing progress")
+			}
+		}
+	}
+}
+
+func (r *Reporter) getRun(ctx context.Context) (*v1beta2.DynamoGraphDeploymentRun, error) {
+	var run v1beta2.DynamoGraphDeploymentRun
+	var err error
+	for attempt := 0; attempt < 5; attempt++ {
+		if err = r.Client.Get(ctx, types.NamespacedName{Namespace: r.Namespace, Name: r.RunName}, &run); err == nil {
+			return &run, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Duration(attempt+1) * 200 * time.Millisecond):
+		}
+	}
+	return nil, fmt.Errorf("getting Run %s/%s: %w", r.Namespace, r.RunName, err)
+}
+
+// statusPatch is the reporter's slice of the Run status. Only these keys are ever sent, so a
+// JSON merge patch leaves every operator-owned field alone.
+type statusPatch struct {
+	Progress         *v1beta2.RunProgress           `json:"progress,omitempty"`
+	LastProgressTime *metav1.Time                   `json:"lastProgressTime,omitempty"`
+	CandidateRefs    []v1beta2.CandidateReference   `json:"candidateRefs,omitempty"`
+	Recommendation   *v1beta2.RecommendationSummary `json:"recommendation,omitempty"`
+}
+
+func (r *Reporter) patchStatus(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun, sp statusPatch) error {
+	body, err := json.Marshal(map[string]any{"status": sp})
+	if err != nil {
+		return err
+	}
+	target := &v1beta2.DynamoGraphDeploymentRun{ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: run.Name}}
+	return r.Client.Status().Patch(ctx, target, client.RawPatch(types.MergePatchType, body))
+}
+
+func (r *Reporter) patchProgress(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun, p v1beta2.RunProgress) error {
+	now := metav1.NewTime(r.Now().Truncate(time.Second))
+	if err := r.patchStatus(ctx, run, statusPatch{Progress: &p, LastProgressTime: &now}); err != nil {
+		return err
+	}
+	r.lastProgress = &p
+	r.lastWrite = r.Now()
+	r.Log.V(1).Info("progress", "settled", p.Settled, "budget", p.Budget, "feasible", p.Feasible)
+	return nil
+}
+
+// WriteTerminationMessage writes msg to path (the container's terminationMessagePath) when that
+// is writable; errors are ignored because the message is also printed to stderr.
+func WriteTerminationMessage(path, msg string) {
+	if path == "" {
+		return
+	}
+	if len(msg) > 4000 {
+		msg = msg[:4000]
+	}
+	_ = os.WriteFile(path, []byte(msg), 0o644)
+}
