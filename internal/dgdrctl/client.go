@@ -1,0 +1,69 @@
+package dgdrctl
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/dgdr-operator/dgdr-operator/internal/reporter"
+)
+
+// kubeFlags are the connection flags of the commands that talk to a cluster.
+type kubeFlags struct {
+	kubeconfig string
+	namespace  string
+	context    string
+}
+
+func (k *kubeFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&k.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
+	cmd.Flags().StringVarP(&k.namespace, "namespace", "n", "", "namespace (default: the kubeconfig context's namespace)")
+	cmd.Flags().StringVar(&k.context, "context", "", "kubeconfig context")
+}
+
+// clients are the clients of one command invocation.
+type clients struct {
+	ctrl      client.Client
+	dynamic   dynamic.Interface
+	namespace string
+}
+
+func (k *kubeFlags) connect() (*clients, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if k.kubeconfig != "" {
+		rules.ExplicitPath = k.kubeconfig
+	}
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: k.context})
+	cfg, err := cc.ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	ns := k.namespace
+	if ns == "" {
+		if ns, _, err = cc.Namespace(); err != nil || ns == "" {
+			ns = "default"
+		}
+	}
+	return newClients(cfg, ns)
+}
+
+func newClients(cfg *rest.Config, ns string) (*clients, error) {
+	c, err := client.New(cfg, client.Options{Scheme: reporter.NewScheme()})
+	if err != nil {
+		return nil, err
+	}
+	d, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &clients{ctrl: c, dynamic: d, namespace: ns}, nil
+}
+
+// dgdGVR is the resource of DynamoGraphDeployment nvidia.com/v1beta1 (owned by the Dynamo
+// platform; created through the dynamic client so dgdrctl needs no Go types for it).
+var dgdGVR = schema.GroupVersionResource{Group: "nvidia.com", Version: "v1beta1", Resource: "dynamographdeployments"}

@@ -1,0 +1,158 @@
+package dgdrctl
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/yaml"
+
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+)
+
+// AnnotationPromotedFrom records, on a promoted DynamoGraphDeployment, the Candidate it came from.
+const AnnotationPromotedFrom = "nvidia.com/dgdr-promoted-from"
+
+type promoteOptions struct {
+	candidate string
+	name      string
+	dryRun    bool
+	force     bool
+}
+
+func newPromoteCommand() *cobra.Command {
+	var kf kubeFlags
+	o := &promoteOptions{}
+	cmd := &cobra.Command{
+		Use:   "promote DGDC --name NAME",
+		Short: "Create a DynamoGraphDeployment from a published candidate",
+		Long: `promote creates the DynamoGraphDeployment (nvidia.com/v1beta1) rendered in the candidate's
+spec.graphDeployment, named NAME, in the candidate's namespace. It refuses a candidate whose Run
+did not succeed (Completed=True with reason Succeeded) unless --force. It never modifies or
+replaces an existing DynamoGraphDeployment. --dry-run prints the object as YAML instead.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.candidate = args[0]
+			c, err := kf.connect()
+			if err != nil {
+				return err
+			}
+			return promote(cmd.Context(), c, o, cmd.OutOrStdout())
+		},
+	}
+	kf.add(cmd)
+	cmd.Flags().StringVar(&o.name, "name", "", "name of the DynamoGraphDeployment to create")
+	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "print the DynamoGraphDeployment as YAML instead of creating it")
+	cmd.Flags().BoolVar(&o.force, "force", false, "promote even if the candidate's Run did not succeed")
+	_ = cmd.MarkFlagRequired("name")
+	return cmd
+}
+
+func promote(ctx context.Context, c *clients, o *promoteOptions, out io.Writer) error {
+	var cand v1beta2.DynamoGraphDeploymentCandidate
+	if err := c.ctrl.Get(ctx, types.NamespacedName{Namespace: c.namespace, Name: o.candidate}, &cand); err != nil {
+		return fmt.Errorf("getting candidate: %w", err)
+	}
+	if err := checkRunSucceeded(ctx, c, &cand); err != nil && !o.force {
+		return fmt.Errorf("%w (use --force to promote anyway)", err)
+	}
+	obj, err := deploymentFromCandidate(&cand, o.name)
+	if err != nil {
+		return err
+	}
+	if o.dryRun {
+		data, err := yaml.Marshal(obj.Object)
+		if err != nil {
+			return err
+		}
+		_, err = out.Write(data)
+		return err
+	}
+	created, err := c.dynamic.Resource(dgdGVR).Namespace(c.namespace).Create(ctx, obj, metav1.CreateOptions{FieldManager: "dgdrctl"})
+	if err != nil {
+		return fmt.Errorf("creating DynamoGraphDeployment %s: %w", o.name, err)
+	}
+	fmt.Fprintf(out, "dynamographdeployment.nvidia.com/%s created from %s\n", created.GetName(), cand.Name)
+	return nil
+}
+
+// checkRunSucceeded finds the candidate's Run (its controller) and requires Completed=True
+// with reason Succeeded.
+func checkRunSucceeded(ctx context.Context, c *clients, cand *v1beta2.DynamoGraphDeploymentCandidate) error {
+	runName := cand.Labels[v1beta2.LabelRunName]
+	if ref := metav1.GetControllerOf(cand); ref != nil && ref.Kind == "DynamoGraphDeploymentRun" {
+		runName = ref.Name
+	}
+	if runName == "" {
+		return fmt.Errorf("candidate %s has no Run", cand.Name)
+	}
+	var run v1beta2.DynamoGraphDeploymentRun
+	if err := c.ctrl.Get(ctx, types.NamespacedName{Namespace: cand.Namespace, Name: runName}, &run); err != nil {
+		return fmt.Errorf("getting Run %s: %w", runName, err)
+	}
+	cond := meta.FindStatusCondition(run.Status.Conditions, v1beta2.ConditionCompleted)
+	if cond == nil || cond.Status != metav1.ConditionTrue {
+		return fmt.Errorf("Run %s has not completed", runName)
+	}
+	if cond.Reason != v1beta2.ReasonSucceeded {
+		return fmt.Errorf("Run %s did not succeed (Completed reason %s)", runName, cond.Reason)
+	}
+	return nil
+}
+
+// deploymentFromCandidate builds the DynamoGraphDeployment to create from spec.graphDeployment:
+// a complete object (apiVersion, kind, metadata, spec) or, for compatibility, a bare spec.
+func deploymentFromCandidate(cand *v1beta2.DynamoGraphDeploymentCandidate, name string) (*unstructured.Unstructured, error) {
+	var m map[string]any
+	if err := json.Unmarshal(cand.Spec.GraphDeployment.Raw, &m); err != nil || m == nil {
+		return nil, fmt.Errorf("candidate %s: spec.graphDeployment is not an object", cand.Name)
+	}
+	if _, hasSpec := m["spec"]; !hasSpec {
+		m = map[string]any{"spec": m}
+	}
+	spec, ok := m["spec"].(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("candidate %s: spec.graphDeployment.spec is not an object", cand.Name)
+	}
+	obj := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
+	obj.SetAPIVersion(dgdGVR.GroupVersion().String())
+	obj.SetKind("DynamoGraphDeployment")
+	obj.SetName(name)
+	obj.SetNamespace(cand.Namespace)
+	labels := map[string]string{}
+	if md, ok := m["metadata"].(map[string]any); ok {
+		if l, ok := md["labels"].(map[string]any); ok {
+			for k, v := range l {
+				if s, ok := v.(string); ok {
+					labels[k] = s
+				}
+			}
+		}
+	}
+	for _, k := range []string{v1beta2.LabelRequestName, v1beta2.LabelRunName} {
+		if v := cand.Labels[k]; v != "" {
+			labels[k] = v
+		}
+	}
+	if len(labels) > 0 {
+		obj.SetLabels(labels)
+	}
+	ann := map[string]string{AnnotationPromotedFrom: cand.Name}
+	if md, ok := m["metadata"].(map[string]any); ok {
+		if a, ok := md["annotations"].(map[string]any); ok {
+			for k, v := range a {
+				if s, ok := v.(string); ok {
+					ann[k] = s
+				}
+			}
+		}
+	}
+	obj.SetAnnotations(ann)
+	return obj, nil
+}

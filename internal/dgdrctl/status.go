@@ -1,0 +1,279 @@
+package dgdrctl
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/duration"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+)
+
+func newStatusCommand() *cobra.Command {
+	var kf kubeFlags
+	var watch bool
+	var interval time.Duration
+	cmd := &cobra.Command{
+		Use:   "status DGDR",
+		Short: "Show a request's runs, search progress and ranked candidates",
+		Long: `status prints the runs of a DynamoGraphDeploymentRequest (newest first) with their state and
+progress, then the ranked candidates of the newest run with their predicted metrics. --watch
+refreshes the view, with a progress bar, until the newest run is complete.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := kf.connect()
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if !watch {
+				_, err := writeStatus(cmd.Context(), c, args[0], out, false)
+				return err
+			}
+			return watchStatus(cmd.Context(), c, args[0], out, interval)
+		},
+	}
+	kf.add(cmd)
+	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "refresh until the newest run is complete")
+	cmd.Flags().DurationVar(&interval, "interval", 2*time.Second, "refresh interval of --watch")
+	return cmd
+}
+
+func watchStatus(ctx context.Context, c *clients, name string, out io.Writer, interval time.Duration) error {
+	for {
+		var buf bytes.Buffer
+		done, err := writeStatus(ctx, c, name, &buf, true)
+		if err != nil {
+			return err
+		}
+		fmt.Fprint(out, "\x1b[H\x1b[2J")
+		if _, err := out.Write(buf.Bytes()); err != nil {
+			return err
+		}
+		if done {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(interval):
+		}
+	}
+}
+
+// requestRuns returns the request's Runs, newest first.
+func requestRuns(ctx context.Context, c *clients, req *v1beta2.DynamoGraphDeploymentRequest) ([]v1beta2.DynamoGraphDeploymentRun, error) {
+	var list v1beta2.DynamoGraphDeploymentRunList
+	if err := c.ctrl.List(ctx, &list, client.InNamespace(c.namespace), client.MatchingLabels{v1beta2.LabelRequestName: req.Name}); err != nil {
+		return nil, err
+	}
+	byName := map[string]v1beta2.DynamoGraphDeploymentRun{}
+	for _, r := range list.Items {
+		if uid := r.Labels[v1beta2.LabelRequestUID]; uid != "" && uid != string(req.UID) {
+			continue // a request of the same name that was deleted and re-created
+		}
+		byName[r.Name] = r
+	}
+	var refs []string
+	if req.Status.ActiveRunRef != nil {
+		refs = append(refs, req.Status.ActiveRunRef.Name)
+	}
+	for _, r := range req.Status.RecentRunRefs {
+		refs = append(refs, r.Name)
+	}
+	for _, n := range refs {
+		if _, ok := byName[n]; ok {
+			continue
+		}
+		var r v1beta2.DynamoGraphDeploymentRun
+		if err := c.ctrl.Get(ctx, types.NamespacedName{Namespace: c.namespace, Name: n}, &r); err == nil {
+			byName[n] = r
+		} else if !apierrors.IsNotFound(err) {
+			return nil, err
+		}
+	}
+	runs := make([]v1beta2.DynamoGraphDeploymentRun, 0, len(byName))
+	for _, r := range byName {
+		runs = append(runs, r)
+	}
+	sort.Slice(runs, func(i, j int) bool {
+		ti, tj := runs[i].CreationTimestamp, runs[j].CreationTimestamp
+		if !ti.Equal(&tj) {
+			return tj.Before(&ti)
+		}
+		return runs[i].Name > runs[j].Name
+	})
+	return runs, nil
+}
+
+// writeStatus prints the status and reports whether the newest run is complete.
+func writeStatus(ctx context.Context, c *clients, name string, out io.Writer, bar bool) (bool, error) {
+	var req v1beta2.DynamoGraphDeploymentRequest
+	if err := c.ctrl.Get(ctx, types.NamespacedName{Namespace: c.namespace, Name: name}, &req); err != nil {
+		return false, fmt.Errorf("getting DynamoGraphDeploymentRequest %s: %w", name, err)
+	}
+	runs, err := requestRuns(ctx, c, &req)
+	if err != nil {
+		return false, err
+	}
+	fmt.Fprintf(out, "Request %s/%s  model %s  generation %d\n", req.Namespace, req.Name, req.Spec.Model.Name, req.Generation)
+	if len(runs) == 0 {
+		fmt.Fprintln(out, "\nNo runs yet.")
+		return false, nil
+	}
+	fmt.Fprintln(out)
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "RUN\tSTATE\tREASON\tPROGRESS\tFEASIBLE\tCANDIDATES\tAGE")
+	for _, r := range runs {
+		p := r.Status.Progress
+		if p == nil {
+			p = &v1beta2.RunProgress{}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\n", r.Name, orDash(string(r.Status.Phase)), orDash(completedReason(&r)),
+			progressText(p), p.Feasible, p.Published, age(r.CreationTimestamp))
+	}
+	_ = tw.Flush()
+
+	latest := &runs[0]
+	done := isComplete(latest)
+	if bar && !done {
+		p := latest.Status.Progress
+		if p == nil {
+			p = &v1beta2.RunProgress{}
+		}
+		fmt.Fprintf(out, "\n%s %s\n", latest.Name, progressBar(p, 40))
+	}
+	cands, err := runCandidates(ctx, c, latest)
+	if err != nil {
+		return done, err
+	}
+	fmt.Fprintf(out, "\nCandidates of %s:\n", latest.Name)
+	if len(cands) == 0 {
+		fmt.Fprintln(out, "  none published")
+		return done, nil
+	}
+	tw = tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "RANK\tNAME\tBACKEND\tMODE\tGPUS\tSCORE\tTTFT(ms)\tITL(ms)\tE2E(ms)\tTOK/S\tTOK/S/GPU\tTOK/S/USER")
+	for _, cd := range cands {
+		m := cd.Status.Metrics
+		if m == nil {
+			m = &v1beta2.CandidateMetrics{}
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cd.Status.Rank, cd.Name, cd.Spec.Backend, cd.Spec.Mode, cd.Spec.GPUs,
+			num(m.Score), num(m.TTFTMs), num(m.ITLMs), num(m.E2EMs), num(m.Throughput), num(m.ThroughputPerGPU), num(m.ThroughputPerUser))
+	}
+	_ = tw.Flush()
+	return done, nil
+}
+
+// runCandidates returns the Run's Candidates best first: in candidateRefs order, or by rank
+// while the refs are not written yet.
+func runCandidates(ctx context.Context, c *clients, run *v1beta2.DynamoGraphDeploymentRun) ([]v1beta2.DynamoGraphDeploymentCandidate, error) {
+	var list v1beta2.DynamoGraphDeploymentCandidateList
+	sel := client.MatchingLabels{v1beta2.LabelRunName: run.Name}
+	if run.UID != "" {
+		sel = client.MatchingLabels{v1beta2.LabelRunUID: string(run.UID)}
+	}
+	if err := c.ctrl.List(ctx, &list, client.InNamespace(run.Namespace), sel); err != nil {
+		return nil, err
+	}
+	order := map[string]int{}
+	for i, r := range run.Status.CandidateRefs {
+		order[r.Name] = i + 1
+	}
+	items := list.Items
+	sort.SliceStable(items, func(i, j int) bool {
+		oi, oj := order[items[i].Name], order[items[j].Name]
+		if oi != oj && oi != 0 && oj != 0 {
+			return oi < oj
+		}
+		if items[i].Status.Rank != items[j].Status.Rank {
+			return items[i].Status.Rank < items[j].Status.Rank
+		}
+		return items[i].Name < items[j].Name
+	})
+	return items, nil
+}
+
+func completedReason(r *v1beta2.DynamoGraphDeploymentRun) string {
+	if c := meta.FindStatusCondition(r.Status.Conditions, v1beta2.ConditionCompleted); c != nil {
+		return c.Reason
+	}
+	return ""
+}
+
+func isComplete(r *v1beta2.DynamoGraphDeploymentRun) bool {
+	return meta.IsStatusConditionTrue(r.Status.Conditions, v1beta2.ConditionCompleted)
+}
+
+func progressText(p *v1beta2.RunProgress) string {
+	if p.Budget > 0 {
+		return fmt.Sprintf("%d/%d (%d%%)", p.Settled, p.Budget, percent(p))
+	}
+	if p.Settled > 0 {
+		return fmt.Sprintf("%d", p.Settled)
+	}
+	return "-"
+}
+
+func percent(p *v1beta2.RunProgress) int64 {
+	if p.Budget <= 0 {
+		return 0
+	}
+	v := p.Settled * 100 / p.Budget
+	if v > 100 {
+		v = 100
+	}
+	return v
+}
+
+// progressBar renders "[#####-----] 12/40 settled, 10 feasible".
+func progressBar(p *v1beta2.RunProgress, width int) string {
+	filled := 0
+	if p.Budget > 0 {
+		filled = int(percent(p)) * width / 100
+	}
+	return fmt.Sprintf("[%s%s] %s settled, %d feasible, %d infeasible, %d failed", strings.Repeat("#", filled),
+		strings.Repeat("-", width-filled), progressText(p), p.Feasible, p.Infeasible, p.Failed+p.TimedOut)
+}
+
+func num(p *float64) string {
+	if p == nil {
+		return "-"
+	}
+	v := *p
+	switch {
+	case v >= 1000 || v <= -1000:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10 || v <= -10:
+		return fmt.Sprintf("%.1f", v)
+	default:
+		return fmt.Sprintf("%.2f", v)
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func age(t metav1.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return duration.HumanDuration(time.Since(t.Time))
+}
