@@ -83,4 +83,11 @@ const (
 	// AnnotationCancel, set to "true" on a request or a Run, stops the active search and keeps
 	// what was already published.
 	AnnotationCancel = "nvidia.com/dgdr-cancel"
+	// AnnotationSupersededBy is set by the operator on a Run that a newer request generation
+	// replaced; its value is the newer Run's name. The Run controller then stops the search and
+	// ends the Run with Completed=True, reason Superseded.
+	AnnotationSupersededBy = "nvidia.com/dgdr-superseded-by"
+	// LabelKueueQueueName, on a request, makes its search Jobs Kueue workloads: the Job is
+	// created suspended with this label and Kueue admits it.
+	LabelKueueQueueName = "kueue.x-k8s.io/queue-name"
 )

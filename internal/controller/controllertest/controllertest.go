@@ -1,0 +1,246 @@
+// Package controllertest holds builders and helpers shared by the controllers' integration
+// tests: a manager configured like the operator's, object builders, and helpers that play the
+// part of the Job controller and the kubelet (envtest runs neither).
+package controllertest
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/rand"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/config"
+	"github.com/dgdr-operator/dgdr-operator/internal/controller"
+	"github.com/dgdr-operator/dgdr-operator/internal/controller/run"
+	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
+	"github.com/dgdr-operator/dgdr-operator/internal/testenv"
+)
+
+// Images of the test configuration.
+const (
+	PlannerImage  = "registry.example/dynamo-planner:test"
+	ReporterImage = "registry.example/dgdr-operator:test"
+)
+
+// Config is the operator configuration of the tests: the gate on, small limits.
+func Config() *v1alpha1.OperatorConfiguration {
+	cfg := config.Default()
+	cfg.Planner.Image = PlannerImage
+	cfg.Reporter.Image = ReporterImage
+	cfg.FeatureGates = map[string]bool{"DGDRV1Beta2": true}
+	cfg.RuntimeImages = map[string]string{"vllm": "registry.example/vllm-runtime:1", "sglang": "registry.example/sglang-runtime:1"}
+	return cfg
+}
+
+// NewManager returns a manager on env with the operator's cache options (and the webhook
+// server where env installed webhooks).
+func NewManager(env *testenv.Env, cfg *v1alpha1.OperatorConfiguration) (ctrl.Manager, error) {
+	opts := ctrl.Options{
+		Scheme:                 testenv.Scheme(),
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Cache:                  controller.CacheOptions(cfg),
+	}
+	// Controllers in several managers of one process (restart tests) need distinct names.
+	skip := true
+	opts.Controller.SkipNameValidation = &skip
+	if w := env.Env.WebhookInstallOptions; w.LocalServingPort != 0 {
+		opts.WebhookServer = webhook.NewServer(webhook.Options{Host: w.LocalServingHost, Port: w.LocalServingPort, CertDir: w.LocalServingCertDir})
+	}
+	return ctrl.NewManager(env.Config, opts)
+}
+
+// Start runs mgr until the returned stop function is called; stop waits for it to return.
+// With webhooks installed in env, it waits until the webhook server serves.
+func Start(env *testenv.Env, mgr ctrl.Manager) (stop func(), err error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	stop = func() { cancel(); <-done }
+	if env.Env.WebhookInstallOptions.LocalServingPort == 0 {
+		return stop, nil
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-done:
+			return func() {}, fmt.Errorf("manager stopped: %w", err)
+		default:
+		}
+		if !mgr.GetCache().WaitForCacheSync(ctx) {
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		if err := mgr.GetWebhookServer().StartedChecker()(nil); err == nil {
+			return stop, nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	stop()
+	return func() {}, fmt.Errorf("manager did not start")
+}
+
+// Namespace creates a fresh namespace for one test.
+func Namespace(t *testing.T, c client.Client) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "t-" + strings.ToLower(rand.String(8))}}
+	if err := c.Create(context.Background(), ns); err != nil {
+		t.Fatal(err)
+	}
+	return ns.Name
+}
+
+// RequestBuilder builds DynamoGraphDeploymentRequests.
+type RequestBuilder struct{ obj *v1beta2.DynamoGraphDeploymentRequest }
+
+// Request starts a request with a model.
+func Request(namespace, name string) *RequestBuilder {
+	return &RequestBuilder{obj: &v1beta2.DynamoGraphDeploymentRequest{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+		Spec:       v1beta2.DynamoGraphDeploymentRequestSpec{Model: v1beta2.ModelSpec{Name: "meta-llama/Llama-3.1-8B-Instruct"}},
+	}}
+}
+
+// Overrides sets spec.aisimulate.inputOverrides.
+func (b *RequestBuilder) Overrides(jsonDoc string) *RequestBuilder {
+	b.obj.Spec.AISimulate = &v1beta2.AISimulateSpec{InputOverrides: &runtime.RawExtension{Raw: []byte(jsonDoc)}}
+	return b
+}
+
+// Label sets a label.
+func (b *RequestBuilder) Label(k, v string) *RequestBuilder {
+	if b.obj.Labels == nil {
+		b.obj.Labels = map[string]string{}
+	}
+	b.obj.Labels[k] = v
+	return b
+}
+
+// SLA sets an SLA.
+func (b *RequestBuilder) SLA(ttftMs, itlMs float64) *RequestBuilder {
+	b.obj.Spec.SLA = &v1beta2.SLASpec{TTFTMs: &ttftMs, ITLMs: &itlMs}
+	return b
+}
+
+// Obj returns the request.
+func (b *RequestBuilder) Obj() *v1beta2.DynamoGraphDeploymentRequest { return b.obj.DeepCopy() }
+
+// Run returns a Run as the request controller would create it, without an owner.
+func Run(namespace, name string, spec v1beta2.DynamoGraphDeploymentRequestSpec) *v1beta2.DynamoGraphDeploymentRun {
+	return &v1beta2.DynamoGraphDeploymentRun{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name,
+			Labels: map[string]string{v1beta2.LabelRequestName: "req"}},
+		Spec: spec,
+	}
+}
+
+// Eventually polls cond until it returns true or the timeout passes.
+func Eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, error)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var lastErr error
+	for {
+		ok, err := cond()
+		if ok && err == nil {
+			return
+		}
+		lastErr = err
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s (last error: %v)", what, lastErr)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// Terminated describes how a container ended.
+type Terminated struct {
+	ExitCode int32
+	Reason   string
+	Message  string
+}
+
+// CreatePod creates the Job's pod as the Job controller would and gives its containers the
+// terminated states a kubelet would report (nil: still running).
+func CreatePod(ctx context.Context, c client.Client, job *batchv1.Job, search, reporter *Terminated) (*corev1.Pod, error) {
+	labels := map[string]string{}
+	for k, v := range job.Spec.Template.Labels {
+		labels[k] = v
+	}
+	labels[run.LabelJobName] = job.Name
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: job.Namespace, Name: job.Name + "-" + strings.ToLower(rand.String(5)), Labels: labels,
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, batchv1.SchemeGroupVersion.WithKind("Job"))}},
+		Spec: *job.Spec.Template.Spec.DeepCopy(),
+	}
+	if err := c.Create(ctx, pod); err != nil {
+		return nil, err
+	}
+	state := func(name string, t *Terminated) corev1.ContainerStatus {
+		cs := corev1.ContainerStatus{Name: name, Image: "img", ImageID: "img"}
+		if t == nil {
+			cs.State.Running = &corev1.ContainerStateRunning{StartedAt: metav1.Now()}
+			cs.Ready = true
+			return cs
+		}
+		cs.State.Terminated = &corev1.ContainerStateTerminated{ExitCode: t.ExitCode, Reason: t.Reason, Message: t.Message,
+			StartedAt: metav1.Now(), FinishedAt: metav1.Now()}
+		return cs
+	}
+	pod.Status.Phase = corev1.PodRunning
+	if search != nil && reporter != nil {
+		pod.Status.Phase = corev1.PodFailed
+		if search.ExitCode == 0 && reporter.ExitCode == 0 {
+			pod.Status.Phase = corev1.PodSucceeded
+		}
+	}
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{state(jobcontract.SearchContainer, search), state(jobcontract.ReporterContainer, reporter)}
+	return pod, c.Status().Update(ctx, pod)
+}
+
+// SetJobRunning marks the Job active, as the Job controller does once its pod exists.
+func SetJobRunning(ctx context.Context, c client.Client, job *batchv1.Job) error {
+	now := metav1.Now()
+	job.Status.StartTime = &now
+	job.Status.Active = 1
+	return c.Status().Update(ctx, job)
+}
+
+// FinishJob gives the Job the terminal conditions the Job controller would set: Complete when
+// failedReason is "", else Failed with that reason (e.g. BackoffLimitExceeded, DeadlineExceeded).
+func FinishJob(ctx context.Context, c client.Client, job *batchv1.Job, failedReason string) error {
+	now := metav1.Now()
+	if job.Status.StartTime == nil {
+		job.Status.StartTime = &now
+	}
+	job.Status.Active = 0
+	job.Status.Ready = ptrTo[int32](0)
+	job.Status.Terminating = ptrTo[int32](0)
+	if failedReason == "" {
+		job.Status.Succeeded = 1
+		job.Status.CompletionTime = &now
+		job.Status.Conditions = append(job.Status.Conditions,
+			batchv1.JobCondition{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, Reason: batchv1.JobReasonCompletionsReached, LastTransitionTime: now, LastProbeTime: now},
+			batchv1.JobCondition{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, Reason: batchv1.JobReasonCompletionsReached, LastTransitionTime: now, LastProbeTime: now})
+	} else {
+		job.Status.Failed = 1
+		job.Status.Conditions = append(job.Status.Conditions,
+			batchv1.JobCondition{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: failedReason, Message: "test", LastTransitionTime: now, LastProbeTime: now},
+			batchv1.JobCondition{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: failedReason, Message: "test", LastTransitionTime: now, LastProbeTime: now})
+	}
+	return c.Status().Update(ctx, job)
+}
+
+func ptrTo[T any](v T) *T { return &v }

@@ -1,0 +1,326 @@
+// Package request is the DynamoGraphDeploymentRequest controller: every accepted spec
+// generation becomes one immutable DynamoGraphDeploymentRun; a newer generation supersedes the
+// active Run; terminal Runs are kept up to the configured retention.
+package request
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
+	"github.com/dgdr-operator/dgdr-operator/internal/controller/run"
+	"github.com/dgdr-operator/dgdr-operator/internal/metrics"
+	"github.com/dgdr-operator/dgdr-operator/internal/naming"
+)
+
+// ControllerName names the controller in logs, metrics and events.
+const ControllerName = "dgdr-request"
+
+// Event reasons of requests.
+const (
+	EventRunCreated        = "RunCreated"
+	EventRunSuperseded     = "RunSuperseded"
+	EventCancelRequested   = "CancelRequested"
+	EventRunDeleted        = "RunDeleted"
+	EventInvalidSpec       = "InvalidSpec"
+	EventRunCreationFailed = "RunCreationFailed"
+)
+
+// +kubebuilder:rbac:groups=nvidia.com,resources=dynamographdeploymentrequests,verbs=get;list;watch
+// +kubebuilder:rbac:groups=nvidia.com,resources=dynamographdeploymentrequests/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=nvidia.com,resources=dynamographdeploymentruns,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconciler reconciles DynamoGraphDeploymentRequests.
+type Reconciler struct {
+	Client client.Client
+	// APIReader verifies an existing Run on AlreadyExists.
+	APIReader client.Reader
+	Config    *v1alpha1.OperatorConfiguration
+	Recorder  recorder.EventRecorder
+}
+
+type pendingEvent struct {
+	regarding                       client.Object
+	eventType, reason, action, note string
+}
+
+// SetupWithManager registers the controller.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		For(&v1beta2.DynamoGraphDeploymentRequest{}).
+		Owns(&v1beta2.DynamoGraphDeploymentRun{}).
+		Complete(r)
+}
+
+// Reconcile: fetch, reconcile, one status write, then events.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	dgdr := &v1beta2.DynamoGraphDeploymentRequest{}
+	if err := r.Client.Get(ctx, req.NamespacedName, dgdr); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !dgdr.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	base := dgdr.DeepCopy()
+	var events []pendingEvent
+	err := r.reconcile(ctx, dgdr, &events)
+	if !apiequality.Semantic.DeepEqual(base.Status, dgdr.Status) {
+		if perr := r.Client.Status().Patch(ctx, dgdr, client.MergeFrom(base)); perr != nil {
+			err = errors.Join(err, perr)
+			events = nil
+		}
+	}
+	for _, e := range events {
+		r.Recorder.Eventf(e.regarding, nil, e.eventType, e.reason, e.action, "%s", e.note)
+	}
+	if err != nil {
+		metrics.ReconcileErrors.WithLabelValues(ControllerName).Inc()
+	}
+	return ctrl.Result{}, err
+}
+
+func (r *Reconciler) reconcile(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, events *[]pendingEvent) error {
+	if dgdr.Generation > dgdr.Status.ObservedGeneration {
+		if done, err := r.acceptGeneration(ctx, dgdr, events); !done || err != nil {
+			return err
+		}
+	}
+	runs, err := r.ownedRuns(ctx, dgdr)
+	if err != nil {
+		return err
+	}
+	if err := r.stopOldRuns(ctx, dgdr, runs, events); err != nil {
+		return err
+	}
+	return r.summarize(ctx, dgdr, runs, events)
+}
+
+// acceptGeneration creates the Run of the current generation. It returns done=false when the
+// generation cannot be accepted (the Accepted condition says why).
+func (r *Reconciler) acceptGeneration(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, events *[]pendingEvent) (bool, error) {
+	input, errs := aisimulate.Lower(&dgdr.Spec)
+	if len(errs) > 0 {
+		msg := fmt.Sprintf("generation %d cannot be lowered to an AISimulate input: %v", dgdr.Generation, errs.ToAggregate())
+		if setCondition(dgdr, metav1.ConditionFalse, v1beta2.ReasonInvalidSpec, msg) {
+			*events = append(*events, pendingEvent{dgdr, corev1.EventTypeWarning, EventInvalidSpec, "Accept", msg})
+		}
+		return false, nil
+	}
+	desired, err := BuildRun(dgdr, input.Hash)
+	if err != nil {
+		return false, err
+	}
+	if err := r.Client.Create(ctx, desired); err != nil {
+		if !apierrors.IsAlreadyExists(err) {
+			msg := fmt.Sprintf("creating Run %s failed: %v; retrying", desired.Name, err)
+			setCondition(dgdr, metav1.ConditionFalse, v1beta2.ReasonRunCreationFailed, msg)
+			return false, err
+		}
+		existing := &v1beta2.DynamoGraphDeploymentRun{}
+		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(desired), existing); err != nil {
+			return false, err
+		}
+		if !belongsTo(existing, dgdr, dgdr.Generation) {
+			msg := fmt.Sprintf("a Run named %s exists but belongs to another request or generation; delete it or rename the request", desired.Name)
+			if setCondition(dgdr, metav1.ConditionFalse, v1beta2.ReasonRunCreationFailed, msg) {
+				*events = append(*events, pendingEvent{dgdr, corev1.EventTypeWarning, EventRunCreationFailed, "CreateRun", msg})
+			}
+			return false, nil
+		}
+	} else {
+		*events = append(*events, pendingEvent{dgdr, corev1.EventTypeNormal, EventRunCreated, "CreateRun",
+			fmt.Sprintf("created Run %s for generation %d", desired.Name, dgdr.Generation)})
+		log.FromContext(ctx).Info("created run", "run", desired.Name, "generation", dgdr.Generation)
+	}
+	dgdr.Status.ObservedGeneration = dgdr.Generation
+	dgdr.Status.ActiveRunRef = &v1beta2.RunReference{Name: desired.Name}
+	setCondition(dgdr, metav1.ConditionTrue, v1beta2.ReasonRunCreated, fmt.Sprintf("Run %s searches generation %d", desired.Name, dgdr.Generation))
+	return true, nil
+}
+
+// BuildRun returns the Run of the request's current generation: deterministic name, controller
+// owner reference, labels and annotations identifying the request, and spec = exact copy.
+func BuildRun(dgdr *v1beta2.DynamoGraphDeploymentRequest, inputHash string) (*v1beta2.DynamoGraphDeploymentRun, error) {
+	specHash, err := SpecHash(&dgdr.Spec)
+	if err != nil {
+		return nil, err
+	}
+	labels := map[string]string{
+		v1beta2.LabelRequestName:       dgdr.Name,
+		v1beta2.LabelRequestUID:        string(dgdr.UID),
+		v1beta2.LabelRequestGeneration: strconv.FormatInt(dgdr.Generation, 10),
+	}
+	if q := dgdr.Labels[v1beta2.LabelKueueQueueName]; q != "" {
+		labels[v1beta2.LabelKueueQueueName] = q
+	}
+	return &v1beta2.DynamoGraphDeploymentRun{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      naming.RunName(dgdr.Name, dgdr.Generation),
+			Namespace: dgdr.Namespace,
+			Labels:    labels,
+			Annotations: map[string]string{
+				v1beta2.AnnotationSpecHash:  specHash,
+				v1beta2.AnnotationInputHash: inputHash,
+			},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(dgdr, v1beta2.GroupVersion.WithKind("DynamoGraphDeploymentRequest"))},
+		},
+		Spec: *dgdr.Spec.DeepCopy(),
+	}, nil
+}
+
+// SpecHash is "sha256:<hex>" of the JSON encoding of an accepted spec.
+func SpecHash(spec *v1beta2.DynamoGraphDeploymentRequestSpec) (string, error) {
+	data, err := json.Marshal(spec)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(data)
+	return "sha256:" + hex.EncodeToString(sum[:]), nil
+}
+
+func belongsTo(r *v1beta2.DynamoGraphDeploymentRun, dgdr *v1beta2.DynamoGraphDeploymentRequest, generation int64) bool {
+	return r.Labels[v1beta2.LabelRequestUID] == string(dgdr.UID) &&
+		r.Labels[v1beta2.LabelRequestGeneration] == strconv.FormatInt(generation, 10)
+}
+
+// generationOf is the request generation a Run was created for.
+func generationOf(r *v1beta2.DynamoGraphDeploymentRun) int64 {
+	g, _ := strconv.ParseInt(r.Labels[v1beta2.LabelRequestGeneration], 10, 64)
+	return g
+}
+
+// ownedRuns lists the request's Runs, newest generation first.
+func (r *Reconciler) ownedRuns(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest) ([]*v1beta2.DynamoGraphDeploymentRun, error) {
+	var list v1beta2.DynamoGraphDeploymentRunList
+	if err := r.Client.List(ctx, &list, client.InNamespace(dgdr.Namespace),
+		client.MatchingLabels{v1beta2.LabelRequestUID: string(dgdr.UID)}); err != nil {
+		return nil, err
+	}
+	runs := make([]*v1beta2.DynamoGraphDeploymentRun, 0, len(list.Items))
+	for i := range list.Items {
+		if metav1.IsControlledBy(&list.Items[i], dgdr) {
+			runs = append(runs, &list.Items[i])
+		}
+	}
+	sort.Slice(runs, func(i, j int) bool { return generationOf(runs[i]) > generationOf(runs[j]) })
+	return runs, nil
+}
+
+// stopOldRuns asks the Run controller to stop Runs of older generations (Superseded) and, when
+// the request carries the cancel annotation, its active Run (Cancelled).
+func (r *Reconciler) stopOldRuns(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, runs []*v1beta2.DynamoGraphDeploymentRun, events *[]pendingEvent) error {
+	current := naming.RunName(dgdr.Name, dgdr.Status.ObservedGeneration)
+	cancel := dgdr.Annotations[v1beta2.AnnotationCancel] == "true"
+	for _, rn := range runs {
+		if run.IsTerminal(rn) {
+			continue
+		}
+		var key, value, evReason, note string
+		switch {
+		case rn.Name != current && generationOf(rn) < dgdr.Status.ObservedGeneration:
+			key, value, evReason = v1beta2.AnnotationSupersededBy, current, EventRunSuperseded
+			note = fmt.Sprintf("Run %s is superseded by Run %s", rn.Name, current)
+		case cancel:
+			key, value, evReason = v1beta2.AnnotationCancel, "true", EventCancelRequested
+			note = fmt.Sprintf("cancelling Run %s as requested by the %s annotation", rn.Name, v1beta2.AnnotationCancel)
+		default:
+			continue
+		}
+		if rn.Annotations[key] == value {
+			continue
+		}
+		patch := client.MergeFrom(rn.DeepCopy())
+		if rn.Annotations == nil {
+			rn.Annotations = map[string]string{}
+		}
+		rn.Annotations[key] = value
+		if err := r.Client.Patch(ctx, rn, patch); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("marking Run %s: %w", rn.Name, err)
+		}
+		*events = append(*events, pendingEvent{dgdr, corev1.EventTypeNormal, evReason, "StopRun", note})
+	}
+	return nil
+}
+
+// summarize sets activeRunRef, recentRunRefs and latestRun from the Runs, and deletes terminal
+// Runs beyond the retention (their Jobs, ConfigMaps and Candidates go with them).
+func (r *Reconciler) summarize(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, runs []*v1beta2.DynamoGraphDeploymentRun, events *[]pendingEvent) error {
+	current := naming.RunName(dgdr.Name, dgdr.Status.ObservedGeneration)
+	var active *v1beta2.RunReference
+	var recent []v1beta2.RunReference
+	var expired []*v1beta2.DynamoGraphDeploymentRun
+	retention := int(*r.Config.RunRetention)
+	seenCurrent := false
+	for _, rn := range runs { // newest generation first
+		if rn.Name == current {
+			seenCurrent = true
+		}
+		if !run.IsTerminal(rn) {
+			if rn.Name == current {
+				active = &v1beta2.RunReference{Name: rn.Name}
+			}
+			continue
+		}
+		if len(recent) < retention {
+			recent = append(recent, v1beta2.RunReference{Name: rn.Name})
+		} else {
+			expired = append(expired, rn)
+		}
+	}
+	if !seenCurrent && dgdr.Status.ActiveRunRef != nil && dgdr.Status.ActiveRunRef.Name == current {
+		// The cache has not seen the Run created a moment ago: keep pointing at it.
+		active = dgdr.Status.ActiveRunRef
+	}
+	dgdr.Status.ActiveRunRef = active
+	dgdr.Status.RecentRunRefs = recent
+	if len(runs) > 0 {
+		latest := runs[0]
+		s := &v1beta2.RunSummary{Name: latest.Name, Phase: latest.Status.Phase}
+		if c := meta.FindStatusCondition(latest.Status.Conditions, v1beta2.ConditionCompleted); c != nil && c.Status == metav1.ConditionTrue {
+			s.Reason = c.Reason
+		}
+		if rec := latest.Status.Recommendation; rec != nil {
+			s.BestCandidate = rec.BestCandidate
+		}
+		dgdr.Status.LatestRun = s
+	}
+	for _, rn := range expired {
+		err := r.Client.Delete(ctx, rn, client.PropagationPolicy(metav1.DeletePropagationBackground),
+			client.Preconditions{UID: &rn.UID})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting expired Run %s: %w", rn.Name, err)
+		}
+		if err == nil {
+			*events = append(*events, pendingEvent{dgdr, corev1.EventTypeNormal, EventRunDeleted, "DeleteRun",
+				fmt.Sprintf("deleted Run %s beyond the run retention of %d", rn.Name, retention)})
+		}
+	}
+	return nil
+}
+
+// setCondition sets Accepted and reports whether it changed.
+func setCondition(dgdr *v1beta2.DynamoGraphDeploymentRequest, status metav1.ConditionStatus, reason, msg string) bool {
+	return meta.SetStatusCondition(&dgdr.Status.Conditions, metav1.Condition{
+		Type: v1beta2.ConditionAccepted, Status: status, Reason: reason, Message: msg, ObservedGeneration: dgdr.Generation,
+	})
+}

@@ -1,0 +1,458 @@
+// Package run is the DynamoGraphDeploymentRun controller: it lowers the Run's immutable spec
+// into the effective AISimulate input (recorded once in status.aisimulate), creates the input
+// ConfigMap and the search Job, and derives the terminal Completed condition from the Job and
+// the search container's exit code.
+//
+// Status ownership: this controller writes phase, message, aisimulate, jobRef, startTime,
+// completionTime and conditions; the reporter inside the Job writes progress, lastProgressTime,
+// candidateRefs and recommendation. Both use JSON merge patches of only the fields they own.
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
+	"github.com/dgdr-operator/dgdr-operator/internal/metrics"
+	"github.com/dgdr-operator/dgdr-operator/internal/naming"
+)
+
+// ControllerName names the controller in logs, metrics and events.
+const ControllerName = "dgdr-run"
+
+// Event reasons of Runs.
+const (
+	EventSearchStarted = "SearchStarted"
+	EventCompleted     = "Completed"
+	EventFailed        = "Failed"
+	EventCancelled     = "Cancelled"
+	EventSuperseded    = "Superseded"
+	EventQueued        = "Queued"
+)
+
+// waitingRequeue re-checks a waiting Run even if no event arrives.
+const waitingRequeue = 30 * time.Second
+
+// LabelJobName is the label the Job controller puts on a Job's pods.
+const LabelJobName = "batch.kubernetes.io/job-name"
+
+// +kubebuilder:rbac:groups=nvidia.com,resources=dynamographdeploymentruns,verbs=get;list;watch;update;patch;delete
+// +kubebuilder:rbac:groups=nvidia.com,resources=dynamographdeploymentruns/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=nvidia.com,resources=dynamographdeploymentcandidates,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=nvidia.com,resources=dynamographdeploymentcandidates/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;create
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;create;update
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconciler reconciles DynamoGraphDeploymentRuns.
+type Reconciler struct {
+	Client client.Client
+	// APIReader reads around the cache where a stale read would be wrong (slot accounting,
+	// AlreadyExists checks, the reporter Role).
+	APIReader client.Reader
+	Config    *v1alpha1.OperatorConfiguration
+	Recorder  recorder.EventRecorder
+	// Now is the clock; defaults to time.Now.
+	Now func() time.Time
+}
+
+// pendingEvent is emitted after the status write succeeded.
+type pendingEvent struct {
+	eventType, reason, action, note string
+}
+
+// SetupWithManager registers the controller.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Now == nil {
+		r.Now = time.Now
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		For(&v1beta2.DynamoGraphDeploymentRun{}).
+		Owns(&batchv1.Job{}).
+		// A Run that ends or goes away frees a slot: wake the Runs waiting in its namespace.
+		Watches(&v1beta2.DynamoGraphDeploymentRun{}, handler.EnqueueRequestsFromMapFunc(r.waitingRuns),
+			builder.WithPredicates(predicate.Funcs{
+				CreateFunc:  func(event.CreateEvent) bool { return false },
+				GenericFunc: func(event.GenericEvent) bool { return false },
+			})).
+		Complete(r)
+}
+
+// Reconcile drives one Run: guards, then reconcile, then one status write, then events.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	run := &v1beta2.DynamoGraphDeploymentRun{}
+	if err := r.Client.Get(ctx, req.NamespacedName, run); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if IsTerminal(run) || !run.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	base := run.DeepCopy()
+	var events []pendingEvent
+	res, err := r.reconcile(ctx, run, &events)
+	if perr := r.patchStatus(ctx, base, run); perr != nil {
+		err = errors.Join(err, perr)
+		events = nil
+	}
+	if err != nil {
+		metrics.ReconcileErrors.WithLabelValues(ControllerName).Inc()
+		return ctrl.Result{}, err
+	}
+	for _, e := range events {
+		r.Recorder.Eventf(run, nil, e.eventType, e.reason, e.action, "%s", e.note)
+	}
+	if IsTerminal(run) {
+		reason := meta.FindStatusCondition(run.Status.Conditions, v1beta2.ConditionCompleted).Reason
+		metrics.ObserveCompletion(reason, run.Status.CompletionTime.Sub(run.CreationTimestamp.Time))
+		log.FromContext(ctx).Info("run completed", "reason", reason, "message", run.Status.Message)
+	}
+	return res, nil
+}
+
+func (r *Reconciler) patchStatus(ctx context.Context, base, run *v1beta2.DynamoGraphDeploymentRun) error {
+	patch := client.MergeFrom(base)
+	data, err := patch.Data(run)
+	if err != nil {
+		return err
+	}
+	if string(data) == "{}" {
+		return nil
+	}
+	return r.Client.Status().Patch(ctx, run, patch)
+}
+
+// IsTerminal tells whether a Run's Completed condition is True.
+func IsTerminal(run *v1beta2.DynamoGraphDeploymentRun) bool {
+	return meta.IsStatusConditionTrue(run.Status.Conditions, v1beta2.ConditionCompleted)
+}
+
+// stopRequest returns the reason and message when the Run must be stopped (cancelled or
+// superseded), or "".
+func stopRequest(run *v1beta2.DynamoGraphDeploymentRun) (string, string) {
+	if run.Annotations[v1beta2.AnnotationCancel] == "true" {
+		return v1beta2.ReasonCancelled, "cancelled by the " + v1beta2.AnnotationCancel + " annotation; published candidates are kept"
+	}
+	if by := run.Annotations[v1beta2.AnnotationSupersededBy]; by != "" {
+		return v1beta2.ReasonSuperseded, fmt.Sprintf("superseded by Run %s of a newer request generation; published candidates are kept", by)
+	}
+	return "", ""
+}
+
+func (r *Reconciler) reconcile(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun, events *[]pendingEvent) (ctrl.Result, error) {
+	if reason, msg := stopRequest(run); reason != "" {
+		if err := r.deleteJob(ctx, run); err != nil {
+			return ctrl.Result{}, err
+		}
+		r.setTerminal(run, &Outcome{Reason: reason, Message: msg}, events)
+		return ctrl.Result{}, nil
+	}
+
+	input, err := r.effectiveInput(run)
+	if err != nil {
+		r.setTerminal(run, &Outcome{Reason: v1beta2.ReasonInvalidInput, Message: err.Error()}, events)
+		return ctrl.Result{}, nil
+	}
+
+	job := &batchv1.Job{}
+	err = r.Client.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: naming.JobName(run.Name)}, job)
+	switch {
+	case apierrors.IsNotFound(err):
+		return r.startSearch(ctx, run, input, events)
+	case err != nil:
+		return ctrl.Result{}, err
+	}
+	if !jobOwnedBy(job, run) {
+		r.setTerminal(run, &Outcome{Reason: v1beta2.ReasonSearchFailed, Message: fmt.Sprintf(
+			"%s exists but does not belong to this Run; delete it and create a new request generation", describeJob(job))}, events)
+		return ctrl.Result{}, nil
+	}
+	return ctrl.Result{}, r.track(ctx, run, job, events)
+}
+
+// effectiveInput returns the Run's effective input, lowering the spec only the first time and
+// recording it in status.aisimulate; afterwards the recorded document is used as is. Errors are
+// user-facing (InvalidInput).
+func (r *Reconciler) effectiveInput(run *v1beta2.DynamoGraphDeploymentRun) (*aisimulate.Input, error) {
+	var input *aisimulate.Input
+	if a := run.Status.AISimulate; a != nil && a.Input != nil && len(a.Input.Raw) > 0 {
+		in, err := aisimulate.Canonicalize(a.Input.Raw)
+		if err != nil {
+			return nil, fmt.Errorf("status.aisimulate.input is not a JSON object: %v", err)
+		}
+		input = in
+	} else {
+		in, errs := aisimulate.Lower(&run.Spec)
+		if len(errs) > 0 {
+			return nil, fmt.Errorf("the spec cannot be lowered to an AISimulate input: %v; fix the request spec", errs.ToAggregate())
+		}
+		input = in
+		run.Status.AISimulate = &v1beta2.AISimulateStatus{
+			Input:     &runtime.RawExtension{Raw: append([]byte(nil), in.JSON...)},
+			InputHash: in.Hash,
+		}
+	}
+	if msg := CheckLimits(input.Document, r.Config.Limits); msg != "" {
+		return nil, errors.New(msg)
+	}
+	return input, nil
+}
+
+// startSearch creates the ConfigMap and the Job when a slot is free.
+func (r *Reconciler) startSearch(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun, input *aisimulate.Input, events *[]pendingEvent) (ctrl.Result, error) {
+	if run.Status.JobRef != nil {
+		// The Job existed once; make sure the cache is not just behind.
+		var live batchv1.Job
+		err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: run.Status.JobRef.Name}, &live)
+		if err == nil {
+			return ctrl.Result{RequeueAfter: time.Second}, nil
+		}
+		if !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, err
+		}
+		r.setTerminal(run, &Outcome{Reason: v1beta2.ReasonSearchFailed, Message: fmt.Sprintf(
+			"the search Job %s was deleted before the Run completed; create a new request generation to search again", run.Status.JobRef.Name)}, events)
+		return ctrl.Result{}, nil
+	}
+
+	queue := QueueName(run)
+	if queue == "" {
+		free, active, err := r.slotFree(ctx, run)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if !free {
+			msg := fmt.Sprintf("waiting for a free slot: %d of %d searches are active in namespace %s (limits.maxActiveRunsPerNamespace)",
+				active, *r.Config.Limits.MaxActiveRunsPerNamespace, run.Namespace)
+			if !meta.IsStatusConditionTrue(run.Status.Conditions, v1beta2.ConditionQueued) {
+				*events = append(*events, pendingEvent{corev1.EventTypeNormal, EventQueued, "Queue", msg})
+			}
+			run.Status.Phase = v1beta2.RunPhasePending
+			run.Status.Message = msg
+			r.setCondition(run, v1beta2.ConditionQueued, metav1.ConditionTrue, v1beta2.ReasonWaitingForSlot, msg)
+			r.setCondition(run, v1beta2.ConditionCompleted, metav1.ConditionFalse, v1beta2.ReasonWaitingForSlot, msg)
+			return ctrl.Result{RequeueAfter: waitingRequeue}, nil
+		}
+	}
+
+	if err := ensureReporterRBAC(ctx, r.Client, r.APIReader, run.Namespace); err != nil {
+		return ctrl.Result{}, err
+	}
+	yamlDoc, err := input.YAML()
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("rendering the input as YAML: %w", err)
+	}
+	if err := r.Client.Create(ctx, BuildInputConfigMap(run, yamlDoc, input.JSON)); err != nil && !apierrors.IsAlreadyExists(err) {
+		return ctrl.Result{}, fmt.Errorf("creating the input ConfigMap: %w", err)
+	}
+	job := BuildJob(run, r.Config)
+	if err := r.Client.Create(ctx, job); err != nil {
+		if !apierrors.IsAlreadyExists(err) {
+			return ctrl.Result{}, fmt.Errorf("creating the search Job: %w", err)
+		}
+		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(job), job); err != nil {
+			return ctrl.Result{}, err
+		}
+		if !jobOwnedBy(job, run) {
+			r.setTerminal(run, &Outcome{Reason: v1beta2.ReasonSearchFailed, Message: fmt.Sprintf(
+				"%s exists but does not belong to this Run; delete it and create a new request generation", describeJob(job))}, events)
+			return ctrl.Result{}, nil
+		}
+	}
+	now := metav1.NewTime(r.Now())
+	run.Status.JobRef = &v1beta2.JobReference{Name: job.Name, UID: job.UID}
+	run.Status.StartTime = &now
+	note := fmt.Sprintf("created search Job %s with image %s", job.Name, r.Config.Planner.Image)
+	*events = append(*events, pendingEvent{corev1.EventTypeNormal, EventSearchStarted, "CreateJob", note})
+	log.FromContext(ctx).Info("created search job", "job", job.Name, "image", r.Config.Planner.Image)
+	return ctrl.Result{}, r.track(ctx, run, job, events)
+}
+
+// slotFree tells whether the namespace has a free search slot for this Run. Runs start in
+// creation order; Kueue-managed Runs are Kueue's to admit and do not count. It reads through the
+// API server so that a Run started a moment ago is counted.
+func (r *Reconciler) slotFree(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun) (bool, int, error) {
+	limit := int(*r.Config.Limits.MaxActiveRunsPerNamespace)
+	if limit == 0 {
+		return true, 0, nil
+	}
+	var runs v1beta2.DynamoGraphDeploymentRunList
+	if err := r.APIReader.List(ctx, &runs, client.InNamespace(run.Namespace)); err != nil {
+		return false, 0, err
+	}
+	active := 0
+	var waiting []*v1beta2.DynamoGraphDeploymentRun
+	for i := range runs.Items {
+		other := &runs.Items[i]
+		if IsTerminal(other) || QueueName(other) != "" || !other.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if other.Status.JobRef != nil {
+			if other.UID != run.UID {
+				active++
+			}
+			continue
+		}
+		if reason, _ := stopRequest(other); reason == "" || other.UID == run.UID {
+			waiting = append(waiting, other)
+		}
+	}
+	sort.Slice(waiting, func(i, j int) bool {
+		a, b := waiting[i], waiting[j]
+		if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+			return a.CreationTimestamp.Before(&b.CreationTimestamp)
+		}
+		return a.Name < b.Name
+	})
+	free := limit - active
+	for i, w := range waiting {
+		if i >= free {
+			break
+		}
+		if w.UID == run.UID {
+			return true, active, nil
+		}
+	}
+	return false, active, nil
+}
+
+// track mirrors the Job into the Run's phase and conditions, and ends the Run when the Job ends.
+func (r *Reconciler) track(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun, job *batchv1.Job, events *[]pendingEvent) error {
+	if run.Status.JobRef == nil || run.Status.JobRef.UID != job.UID {
+		run.Status.JobRef = &v1beta2.JobReference{Name: job.Name, UID: job.UID}
+	}
+	if run.Status.StartTime == nil {
+		t := job.CreationTimestamp
+		run.Status.StartTime = &t
+	}
+	if jobFinished(job) != nil {
+		pods, err := r.searchPods(ctx, job)
+		if err != nil {
+			return err
+		}
+		r.setTerminal(run, Classify(job, pods, &run.Status, *r.Config.Job.ActiveDeadlineSeconds), events)
+		return nil
+	}
+	switch {
+	case job.Spec.Suspend != nil && *job.Spec.Suspend:
+		msg := fmt.Sprintf("the search Job %s is suspended until Kueue admits it (queue %s)", job.Name, QueueName(run))
+		run.Status.Phase = v1beta2.RunPhasePending
+		run.Status.Message = msg
+		r.setCondition(run, v1beta2.ConditionQueued, metav1.ConditionTrue, v1beta2.ReasonWaitingForAdmission, msg)
+		r.setCondition(run, v1beta2.ConditionCompleted, metav1.ConditionFalse, v1beta2.ReasonWaitingForAdmission, msg)
+	case job.Status.Active > 0:
+		msg := "the search is running"
+		run.Status.Phase = v1beta2.RunPhaseRunning
+		run.Status.Message = msg
+		r.setCondition(run, v1beta2.ConditionQueued, metav1.ConditionFalse, v1beta2.ReasonEvaluatingCandidates, msg)
+		r.setCondition(run, v1beta2.ConditionCompleted, metav1.ConditionFalse, v1beta2.ReasonEvaluatingCandidates, msg)
+	default:
+		msg := fmt.Sprintf("waiting for the search Job %s to start", job.Name)
+		run.Status.Phase = v1beta2.RunPhasePending
+		run.Status.Message = msg
+		r.setCondition(run, v1beta2.ConditionQueued, metav1.ConditionFalse, v1beta2.ReasonPending, msg)
+		r.setCondition(run, v1beta2.ConditionCompleted, metav1.ConditionFalse, v1beta2.ReasonPending, msg)
+	}
+	return nil
+}
+
+// searchPods lists the pods of a Job from the cache and, when none of them has a terminated
+// search container yet, from the API server (the cache may lag behind the Job status).
+func (r *Reconciler) searchPods(ctx context.Context, job *batchv1.Job) ([]corev1.Pod, error) {
+	opts := []client.ListOption{client.InNamespace(job.Namespace), client.MatchingLabels{LabelJobName: job.Name}}
+	var pods corev1.PodList
+	if err := r.Client.List(ctx, &pods, opts...); err != nil {
+		return nil, err
+	}
+	if s, _ := terminations(pods.Items); s != nil {
+		return pods.Items, nil
+	}
+	if err := r.APIReader.List(ctx, &pods, opts...); err != nil {
+		return nil, err
+	}
+	return pods.Items, nil
+}
+
+// deleteJob stops the search: the Job is deleted with background propagation so its pods go too.
+func (r *Reconciler) deleteJob(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun) error {
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: naming.JobName(run.Name)}}
+	if run.Status.JobRef != nil {
+		job.Name = run.Status.JobRef.Name
+	}
+	err := r.Client.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground))
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting the search Job: %w", err)
+	}
+	return nil
+}
+
+// setTerminal ends the Run.
+func (r *Reconciler) setTerminal(run *v1beta2.DynamoGraphDeploymentRun, o *Outcome, events *[]pendingEvent) {
+	now := metav1.NewTime(r.Now())
+	run.Status.Phase = Phase(o.Reason)
+	run.Status.Message = o.Message
+	run.Status.CompletionTime = &now
+	r.setCondition(run, v1beta2.ConditionQueued, metav1.ConditionFalse, o.Reason, o.Message)
+	r.setCondition(run, v1beta2.ConditionCompleted, metav1.ConditionTrue, o.Reason, o.Message)
+	e := pendingEvent{corev1.EventTypeWarning, EventFailed, "Complete", fmt.Sprintf("%s: %s", o.Reason, o.Message)}
+	switch o.Reason {
+	case v1beta2.ReasonSucceeded:
+		e.eventType, e.reason = corev1.EventTypeNormal, EventCompleted
+	case v1beta2.ReasonCancelled:
+		e.eventType, e.reason, e.action = corev1.EventTypeNormal, EventCancelled, "Cancel"
+	case v1beta2.ReasonSuperseded:
+		e.eventType, e.reason, e.action = corev1.EventTypeNormal, EventSuperseded, "Supersede"
+	}
+	*events = append(*events, e)
+}
+
+func (r *Reconciler) setCondition(run *v1beta2.DynamoGraphDeploymentRun, typ string, status metav1.ConditionStatus, reason, msg string) {
+	if len(msg) > 32768 {
+		msg = msg[:32768]
+	}
+	meta.SetStatusCondition(&run.Status.Conditions, metav1.Condition{
+		Type: typ, Status: status, Reason: reason, Message: msg, ObservedGeneration: run.Generation,
+	})
+}
+
+// waitingRuns maps a Run event to the Runs of its namespace that wait for a slot.
+func (r *Reconciler) waitingRuns(ctx context.Context, obj client.Object) []reconcile.Request {
+	var runs v1beta2.DynamoGraphDeploymentRunList
+	if err := r.Client.List(ctx, &runs, client.InNamespace(obj.GetNamespace())); err != nil {
+		return nil
+	}
+	var reqs []reconcile.Request
+	for i := range runs.Items {
+		w := &runs.Items[i]
+		if w.UID == obj.GetUID() || IsTerminal(w) || w.Status.JobRef != nil || QueueName(w) != "" {
+			continue
+		}
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(w)})
+	}
+	return reqs
+}

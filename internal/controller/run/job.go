@@ -1,0 +1,203 @@
+package run
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
+	"github.com/dgdr-operator/dgdr-operator/internal/naming"
+)
+
+// Labels the operator puts on what it manages.
+const (
+	// LabelManagedBy marks objects the operator manages (reporter RBAC, Jobs, ConfigMaps).
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	// ManagedByValue is the value of LabelManagedBy.
+	ManagedByValue = "dgdr-operator"
+	// LabelComponent names the part of the product an object belongs to.
+	LabelComponent = "app.kubernetes.io/component"
+)
+
+// runOwnerRef is the controller reference children carry to their Run.
+func runOwnerRef(run *v1beta2.DynamoGraphDeploymentRun) metav1.OwnerReference {
+	return *metav1.NewControllerRef(run, v1beta2.GroupVersion.WithKind("DynamoGraphDeploymentRun"))
+}
+
+// childLabels are the labels of every object created for a Run.
+func childLabels(run *v1beta2.DynamoGraphDeploymentRun) map[string]string {
+	l := map[string]string{
+		LabelManagedBy:           ManagedByValue,
+		LabelComponent:           "search",
+		v1beta2.LabelRunName:     run.Name,
+		v1beta2.LabelRunUID:      string(run.UID),
+		v1beta2.LabelRequestName: run.Labels[v1beta2.LabelRequestName],
+	}
+	if l[v1beta2.LabelRequestName] == "" {
+		delete(l, v1beta2.LabelRequestName)
+	}
+	return l
+}
+
+// QueueName is the Kueue queue of a Run (copied from its request), or "".
+func QueueName(run *v1beta2.DynamoGraphDeploymentRun) string {
+	return run.Labels[v1beta2.LabelKueueQueueName]
+}
+
+// BuildInputConfigMap returns the ConfigMap that carries a Run's effective input to the search.
+func BuildInputConfigMap(run *v1beta2.DynamoGraphDeploymentRun, inputYAML, inputJSON []byte) *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            naming.InputConfigMapName(run.Name),
+			Namespace:       run.Namespace,
+			Labels:          childLabels(run),
+			OwnerReferences: []metav1.OwnerReference{runOwnerRef(run)},
+		},
+		Data: map[string]string{
+			jobcontract.InputYAMLKey: string(inputYAML),
+			jobcontract.InputJSONKey: string(inputJSON),
+		},
+	}
+}
+
+// restrictedSecurityContext is the hardened context of both containers.
+func restrictedSecurityContext() *corev1.SecurityContext {
+	return &corev1.SecurityContext{
+		RunAsNonRoot:             ptr.To(true),
+		ReadOnlyRootFilesystem:   ptr.To(true),
+		AllowPrivilegeEscalation: ptr.To(false),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+}
+
+// runtimeImagesEnv renders runtime images as "backend=image,..." in backend order.
+func runtimeImagesEnv(images map[string]string) string {
+	keys := make([]string, 0, len(images))
+	for k := range images {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, k+"="+images[k])
+	}
+	return strings.Join(parts, ",")
+}
+
+// BuildJob returns the search Job of a Run. It is pure: the same Run and configuration always
+// yield the same Job. The search image comes only from cfg.Planner.Image; nothing in the Run
+// can change it. A Run with a Kueue queue label gets a suspended Job carrying that label.
+func BuildJob(run *v1beta2.DynamoGraphDeploymentRun, cfg *v1alpha1.OperatorConfiguration) *batchv1.Job {
+	labels := childLabels(run)
+	podLabels := childLabels(run)
+	queue := QueueName(run)
+	if queue != "" {
+		labels[v1beta2.LabelKueueQueueName] = queue
+	}
+	searchArgs := append(append([]string(nil), jobcontract.SearchArgs...), cfg.Planner.Args...)
+	outputMount := corev1.VolumeMount{Name: jobcontract.OutputVolume, MountPath: jobcontract.OutputMountDir}
+
+	search := corev1.Container{
+		Name:                     jobcontract.SearchContainer,
+		Image:                    cfg.Planner.Image,
+		ImagePullPolicy:          cfg.Planner.ImagePullPolicy,
+		Command:                  append([]string(nil), cfg.Planner.Command...),
+		Args:                     searchArgs,
+		Resources:                *cfg.Planner.Resources.DeepCopy(),
+		SecurityContext:          restrictedSecurityContext(),
+		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+		VolumeMounts: []corev1.VolumeMount{
+			{Name: jobcontract.InputVolume, MountPath: jobcontract.InputDir, ReadOnly: true},
+			outputMount,
+		},
+	}
+	reporter := corev1.Container{
+		Name:                     jobcontract.ReporterContainer,
+		Image:                    cfg.Reporter.Image,
+		ImagePullPolicy:          corev1.PullIfNotPresent,
+		Args:                     append([]string(nil), jobcontract.ReporterArgs...),
+		Resources:                *cfg.Reporter.Resources.DeepCopy(),
+		SecurityContext:          restrictedSecurityContext(),
+		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+		Env: []corev1.EnvVar{
+			{Name: jobcontract.EnvRunName, Value: run.Name},
+			{Name: jobcontract.EnvRunNamespace, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"}}},
+			{Name: jobcontract.EnvPodName, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}},
+			{Name: jobcontract.EnvOutputDir, Value: jobcontract.OutputMountDir},
+			{Name: jobcontract.EnvRuntimeImages, Value: runtimeImagesEnv(cfg.RuntimeImages)},
+		},
+		VolumeMounts: []corev1.VolumeMount{
+			outputMount,
+			{Name: jobcontract.TokenVolume, MountPath: jobcontract.TokenDir, ReadOnly: true},
+		},
+	}
+
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            naming.JobName(run.Name),
+			Namespace:       run.Namespace,
+			Labels:          labels,
+			OwnerReferences: []metav1.OwnerReference{runOwnerRef(run)},
+		},
+		Spec: batchv1.JobSpec{
+			BackoffLimit:            ptr.To[int32](0),
+			ActiveDeadlineSeconds:   cfg.Job.ActiveDeadlineSeconds,
+			TTLSecondsAfterFinished: cfg.Job.TTLSecondsAfterFinished,
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: podLabels},
+				Spec: corev1.PodSpec{
+					RestartPolicy:                corev1.RestartPolicyNever,
+					ServiceAccountName:           jobcontract.ReporterServiceAccount,
+					AutomountServiceAccountToken: ptr.To(false),
+					NodeSelector:                 cfg.Job.NodeSelector,
+					Tolerations:                  cfg.Job.Tolerations,
+					PriorityClassName:            cfg.Job.PriorityClassName,
+					SecurityContext: &corev1.PodSecurityContext{
+						RunAsNonRoot:   ptr.To(true),
+						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+					},
+					Containers: []corev1.Container{search, reporter},
+					Volumes: []corev1.Volume{
+						{Name: jobcontract.InputVolume, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+							LocalObjectReference: corev1.LocalObjectReference{Name: naming.InputConfigMapName(run.Name)},
+						}}},
+						{Name: jobcontract.OutputVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+						{Name: jobcontract.TokenVolume, VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+							Sources: []corev1.VolumeProjection{
+								{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: ptr.To[int64](3607)}},
+								{ConfigMap: &corev1.ConfigMapProjection{
+									LocalObjectReference: corev1.LocalObjectReference{Name: "kube-root-ca.crt"},
+									Items:                []corev1.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}},
+								}},
+								{DownwardAPI: &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{
+									{Path: "namespace", FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"}},
+								}}},
+							},
+						}}},
+					},
+				},
+			},
+		},
+	}
+	if queue != "" {
+		job.Spec.Suspend = ptr.To(true)
+	}
+	return job
+}
+
+// jobOwnedBy tells whether job is controlled by run.
+func jobOwnedBy(obj metav1.Object, run *v1beta2.DynamoGraphDeploymentRun) bool {
+	ref := metav1.GetControllerOf(obj)
+	return ref != nil && ref.UID == run.UID
+}
+
+// describeJob names a Job for messages.
+func describeJob(job *batchv1.Job) string { return fmt.Sprintf("Job %s/%s", job.Namespace, job.Name) }

@@ -1,0 +1,58 @@
+package run_test
+
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
+	"github.com/dgdr-operator/dgdr-operator/internal/controller/controllertest"
+	"github.com/dgdr-operator/dgdr-operator/internal/controller/run"
+	"github.com/dgdr-operator/dgdr-operator/internal/testenv"
+)
+
+var (
+	env *testenv.Env
+	k8s client.Client
+	cfg *v1alpha1.OperatorConfiguration
+)
+
+// maxActive is the per-namespace concurrency limit of this package's operator; every test uses
+// its own namespace.
+const maxActive = 2
+
+// TestMain starts one real API server and one manager running the Run controller.
+func TestMain(m *testing.M) { os.Exit(runTests(m)) }
+
+func runTests(m *testing.M) int {
+	var err error
+	env, err = testenv.Start(testenv.Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "starting the control plane:", err)
+		return 1
+	}
+	defer env.Stop()
+	cfg = controllertest.Config()
+	limit := int32(maxActive)
+	cfg.Limits.MaxActiveRunsPerNamespace = &limit
+	mgr, err := controllertest.NewManager(env, cfg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := (&run.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Config: cfg,
+		Recorder: mgr.GetEventRecorder(run.ControllerName)}).SetupWithManager(mgr); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	stop, err := controllertest.Start(env, mgr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer stop()
+	k8s = env.Client
+	return m.Run()
+}

@@ -1,0 +1,193 @@
+package run
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
+)
+
+// AISimulate exit codes (aisimulate recommend).
+const (
+	ExitOK              = 0
+	ExitFailure         = 1
+	ExitInvalidInput    = 2
+	ExitResourceLimited = 3
+	ExitTimeout         = 124
+	ExitInterrupted     = 130
+	ExitKilled          = 137
+)
+
+// maxTerminationMessage bounds the part of a container's termination message quoted in status.
+const maxTerminationMessage = 1024
+
+// Outcome is the terminal result of a search.
+type Outcome struct {
+	// Reason is the Completed condition's reason.
+	Reason string
+	// Message tells the user what happened and what to do about it.
+	Message string
+}
+
+// Phase is the display phase of a terminal reason.
+func Phase(reason string) v1beta2.RunPhase {
+	switch reason {
+	case v1beta2.ReasonSucceeded:
+		return v1beta2.RunPhaseSucceeded
+	case v1beta2.ReasonCancelled, v1beta2.ReasonSuperseded:
+		return v1beta2.RunPhaseCancelled
+	default:
+		return v1beta2.RunPhaseFailed
+	}
+}
+
+// jobFinished returns the Job's terminal condition (Complete or Failed), if any.
+func jobFinished(job *batchv1.Job) *batchv1.JobCondition {
+	for i := range job.Status.Conditions {
+		c := &job.Status.Conditions[i]
+		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
+			return c
+		}
+	}
+	return nil
+}
+
+// terminations returns the terminated states of the search and reporter containers, taken from
+// the newest pod that has one (a Job with backoffLimit 0 has one pod, but be robust).
+func terminations(pods []corev1.Pod) (search, reporter *corev1.ContainerStateTerminated) {
+	sorted := append([]corev1.Pod(nil), pods...)
+	sort.SliceStable(sorted, func(i, j int) bool {
+		return sorted[j].CreationTimestamp.Before(&sorted[i].CreationTimestamp)
+	})
+	for i := range sorted {
+		for _, cs := range sorted[i].Status.ContainerStatuses {
+			t := cs.State.Terminated
+			if t == nil {
+				t = cs.LastTerminationState.Terminated
+			}
+			if t == nil {
+				continue
+			}
+			switch cs.Name {
+			case jobcontract.SearchContainer:
+				if search == nil {
+					search = t
+				}
+			case jobcontract.ReporterContainer:
+				if reporter == nil {
+					reporter = t
+				}
+			}
+		}
+		if search != nil {
+			return search, reporter
+		}
+	}
+	return search, reporter
+}
+
+// quote returns ": <message>" for a non-empty termination message, bounded.
+func quote(t *corev1.ContainerStateTerminated) string {
+	if t == nil {
+		return ""
+	}
+	msg := strings.TrimSpace(t.Message)
+	if msg == "" {
+		return ""
+	}
+	if len(msg) > maxTerminationMessage {
+		msg = "…" + msg[len(msg)-maxTerminationMessage:]
+	}
+	return ": " + msg
+}
+
+// noFeasible tells whether the reporter's published progress shows a search that evaluated
+// candidates and found none feasible.
+func noFeasible(status *v1beta2.DynamoGraphDeploymentRunStatus) bool {
+	if r := status.Recommendation; r != nil && r.Evaluated > 0 {
+		return r.Feasible == 0
+	}
+	if p := status.Progress; p != nil && p.Settled > 0 {
+		return p.Feasible == 0
+	}
+	return false
+}
+
+// Classify derives the terminal outcome of a finished Job from its conditions, the exit codes of
+// its pod's containers, and the progress the reporter published on the Run. It returns nil while
+// the Job has not finished.
+func Classify(job *batchv1.Job, pods []corev1.Pod, status *v1beta2.DynamoGraphDeploymentRunStatus, deadlineSeconds int64) *Outcome {
+	fin := jobFinished(job)
+	if fin == nil {
+		return nil
+	}
+	search, reporter := terminations(pods)
+	deadline := func() *Outcome {
+		return &Outcome{Reason: v1beta2.ReasonDeadlineExceeded, Message: fmt.Sprintf(
+			"the search did not finish within job.activeDeadlineSeconds (%ds) of the operator configuration; lower optimizer.max_trials through spec.aisimulate.inputOverrides, narrow the search, or ask the operator admin to raise the deadline", deadlineSeconds)}
+	}
+	if fin.Type == batchv1.JobFailed && fin.Reason == batchv1.JobReasonDeadlineExceeded {
+		return deadline()
+	}
+	if fin.Type == batchv1.JobComplete {
+		return &Outcome{Reason: v1beta2.ReasonSucceeded, Message: "the search finished and its candidates are published"}
+	}
+	if search == nil {
+		return &Outcome{Reason: v1beta2.ReasonSearchFailed, Message: fmt.Sprintf(
+			"the search Job failed (%s: %s) before the search container reported an exit code; check the Job's events",
+			fin.Reason, strings.TrimSpace(fin.Message))}
+	}
+	if search.Reason == "OOMKilled" {
+		return oomKilled(search)
+	}
+	switch search.ExitCode {
+	case ExitOK:
+		if reporter != nil && reporter.ExitCode != 0 {
+			return &Outcome{Reason: v1beta2.ReasonPublishFailed, Message: fmt.Sprintf(
+				"the search succeeded but the reporter could not publish its result (exit code %d)%s; the output is lost with the pod, create a new generation to search again",
+				reporter.ExitCode, quote(reporter))}
+		}
+		return &Outcome{Reason: v1beta2.ReasonSearchFailed, Message: fmt.Sprintf(
+			"the search Job failed (%s) although the search container exited 0%s", fin.Reason, quote(reporter))}
+	case ExitFailure:
+		if noFeasible(status) {
+			return &Outcome{Reason: v1beta2.ReasonNoFeasibleCandidate, Message: "the search finished but no candidate met the SLA and constraints" +
+				quote(search) + "; relax spec.sla, raise spec.hardware.gpu.budget or lower the load"}
+		}
+		return &Outcome{Reason: v1beta2.ReasonSearchFailed, Message: "AISimulate failed (exit code 1)" + quote(search) + "; see the search container's logs"}
+	case ExitInvalidInput:
+		return &Outcome{Reason: v1beta2.ReasonInvalidInput, Message: "AISimulate rejected the effective input (exit code 2)" + quote(search) +
+			"; the document is in status.aisimulate.input, fix the request spec or spec.aisimulate.inputOverrides"}
+	case ExitResourceLimited:
+		return &Outcome{Reason: v1beta2.ReasonResourceLimited, Message: "AISimulate refused to run for lack of resources (exit code 3)" + quote(search) +
+			"; lower optimizer.parallelism through spec.aisimulate.inputOverrides or ask the operator admin to raise planner.resources"}
+	case ExitTimeout:
+		o := deadline()
+		o.Message = "AISimulate timed out (exit code 124)" + quote(search) + "; " + o.Message
+		return o
+	case ExitKilled:
+		return oomKilled(search)
+	case ExitInterrupted:
+		return &Outcome{Reason: v1beta2.ReasonSearchFailed, Message: "the search was interrupted (exit code 130)" + quote(search) + "; create a new generation to search again"}
+	default:
+		return &Outcome{Reason: v1beta2.ReasonSearchFailed, Message: fmt.Sprintf("the search container exited with code %d", search.ExitCode) + quote(search) + "; see the search container's logs"}
+	}
+}
+
+func oomKilled(t *corev1.ContainerStateTerminated) *Outcome {
+	return &Outcome{Reason: v1beta2.ReasonOOMKilled, Message: fmt.Sprintf(
+		"the search container was killed (exit code %d, %s), usually for exceeding its memory limit%s; lower optimizer.parallelism through spec.aisimulate.inputOverrides or ask the operator admin to raise planner.resources.limits.memory",
+		t.ExitCode, orDefault(t.Reason, "Killed"), quote(t))}
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}

@@ -1,0 +1,376 @@
+package run_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
+	ct "github.com/dgdr-operator/dgdr-operator/internal/controller/controllertest"
+	"github.com/dgdr-operator/dgdr-operator/internal/controller/run"
+	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
+	"github.com/dgdr-operator/dgdr-operator/internal/naming"
+)
+
+const wait = 20 * time.Second
+
+func admittedSpec() v1beta2.DynamoGraphDeploymentRequestSpec {
+	c, in, out := int32(10), int32(1024), int32(128)
+	return v1beta2.DynamoGraphDeploymentRequestSpec{
+		Model:    v1beta2.ModelSpec{Name: "meta-llama/Llama-3.1-8B-Instruct"},
+		Hardware: &v1beta2.HardwareSpec{GPU: &v1beta2.GPUSpec{SKU: "h200_sxm"}},
+		Workload: &v1beta2.WorkloadSpec{Static: &v1beta2.StaticWorkload{InputTokens: &in, OutputTokens: &out,
+			Load: &v1beta2.LoadSpec{Concurrency: &c}}},
+	}
+}
+
+func createRun(t *testing.T, ns, name string, mutate func(*v1beta2.DynamoGraphDeploymentRun)) *v1beta2.DynamoGraphDeploymentRun {
+	t.Helper()
+	r := ct.Run(ns, name, admittedSpec())
+	if mutate != nil {
+		mutate(r)
+	}
+	if err := k8s.Create(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func getRun(t *testing.T, r *v1beta2.DynamoGraphDeploymentRun) *v1beta2.DynamoGraphDeploymentRun {
+	t.Helper()
+	got := &v1beta2.DynamoGraphDeploymentRun{}
+	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(r), got); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+func waitForJob(t *testing.T, r *v1beta2.DynamoGraphDeploymentRun) *batchv1.Job {
+	t.Helper()
+	job := &batchv1.Job{}
+	ct.Eventually(t, wait, "the search Job", func() (bool, error) {
+		err := k8s.Get(context.Background(), client.ObjectKey{Namespace: r.Namespace, Name: naming.JobName(r.Name)}, job)
+		return err == nil, client.IgnoreNotFound(err)
+	})
+	return job
+}
+
+func waitForReason(t *testing.T, r *v1beta2.DynamoGraphDeploymentRun, reason string) *v1beta2.DynamoGraphDeploymentRun {
+	t.Helper()
+	var got *v1beta2.DynamoGraphDeploymentRun
+	ct.Eventually(t, wait, "Completed=True reason "+reason, func() (bool, error) {
+		got = getRun(t, r)
+		c := meta.FindStatusCondition(got.Status.Conditions, v1beta2.ConditionCompleted)
+		return c != nil && c.Status == metav1.ConditionTrue, nil
+	})
+	if c := meta.FindStatusCondition(got.Status.Conditions, v1beta2.ConditionCompleted); c.Reason != reason {
+		t.Fatalf("Completed reason = %s (%s), want %s", c.Reason, c.Message, reason)
+	}
+	return got
+}
+
+func TestInputRecordedOnceAndSearchJobBuilt(t *testing.T) {
+	ctx := context.Background()
+	ns := ct.Namespace(t, k8s)
+	r := createRun(t, ns, "req-run-1", nil)
+	job := waitForJob(t, r)
+
+	got := getRun(t, r)
+	want, errs := aisimulate.Lower(&got.Spec)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if got.Status.AISimulate == nil || got.Status.AISimulate.Input == nil {
+		t.Fatal("status.aisimulate.input not recorded")
+	}
+	recorded, err := aisimulate.Canonicalize(got.Status.AISimulate.Input.Raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(recorded.JSON) != string(want.JSON) || got.Status.AISimulate.InputHash != want.Hash {
+		t.Errorf("recorded input %s (%s), want %s (%s)", recorded.JSON, got.Status.AISimulate.InputHash, want.JSON, want.Hash)
+	}
+	if got.Status.Phase != v1beta2.RunPhasePending || got.Status.JobRef == nil || got.Status.JobRef.UID != job.UID || got.Status.StartTime == nil {
+		t.Errorf("status after start: %+v", got.Status)
+	}
+
+	cm := &corev1.ConfigMap{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: naming.InputConfigMapName(r.Name)}, cm); err != nil {
+		t.Fatal(err)
+	}
+	wantYAML, _ := want.YAML()
+	if diff := cmp.Diff(map[string]string{jobcontract.InputJSONKey: string(want.JSON), jobcontract.InputYAMLKey: string(wantYAML)}, cm.Data); diff != "" {
+		t.Errorf("ConfigMap data (-want +got):\n%s", diff)
+	}
+	if !metav1.IsControlledBy(cm, got) || !metav1.IsControlledBy(job, got) {
+		t.Error("ConfigMap and Job must be controlled by the Run")
+	}
+	if c := job.Spec.Template.Spec.Containers[0]; c.Name != jobcontract.SearchContainer || c.Image != ct.PlannerImage {
+		t.Errorf("search container %s image %s", c.Name, c.Image)
+	}
+
+	role := &rbacv1.Role{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: jobcontract.ReporterServiceAccount}, role); err != nil {
+		t.Fatal("reporter Role:", err)
+	}
+	if diff := cmp.Diff(run.ReporterRules(), role.Rules); diff != "" {
+		t.Errorf("reporter rules (-want +got):\n%s", diff)
+	}
+	for _, obj := range []client.Object{&corev1.ServiceAccount{}, &rbacv1.RoleBinding{}} {
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: jobcontract.ReporterServiceAccount}, obj); err != nil {
+			t.Errorf("reporter %T: %v", obj, err)
+		}
+	}
+
+	// The recorded input is never recomputed: a running search keeps it, and reporter-owned
+	// fields written meanwhile survive the controller's status writes.
+	publishProgress(t, got, &v1beta2.RunProgress{Budget: 320, Settled: 7, Feasible: 3})
+	if err := ct.SetJobRunning(ctx, k8s, job); err != nil {
+		t.Fatal(err)
+	}
+	ct.Eventually(t, wait, "phase Running", func() (bool, error) {
+		return getRun(t, r).Status.Phase == v1beta2.RunPhaseRunning, nil
+	})
+	got = getRun(t, r)
+	if c := meta.FindStatusCondition(got.Status.Conditions, v1beta2.ConditionCompleted); c.Status != metav1.ConditionFalse || c.Reason != v1beta2.ReasonEvaluatingCandidates {
+		t.Errorf("Completed while running = %+v", c)
+	}
+	if got.Status.Progress == nil || got.Status.Progress.Settled != 7 {
+		t.Errorf("reporter progress clobbered: %+v", got.Status.Progress)
+	}
+	if got.Status.AISimulate.InputHash != want.Hash {
+		t.Error("input hash changed")
+	}
+}
+
+// publishProgress plays the reporter: a merge patch of the fields it owns.
+func publishProgress(t *testing.T, r *v1beta2.DynamoGraphDeploymentRun, p *v1beta2.RunProgress) {
+	t.Helper()
+	cur := getRun(t, r)
+	patch := client.MergeFrom(cur.DeepCopy())
+	cur.Status.Progress = p
+	now := metav1.Now()
+	cur.Status.LastProgressTime = &now
+	if err := k8s.Status().Patch(context.Background(), cur, patch); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestExitCodeReasons(t *testing.T) {
+	type term = ct.Terminated
+	cases := []struct {
+		name             string
+		search, reporter *term
+		jobFailedReason  string // "" = Complete
+		noPod            bool
+		progress         *v1beta2.RunProgress
+		wantReason       string
+		wantPhase        v1beta2.RunPhase
+		wantInMessage    string
+	}{
+		{name: "0 succeeded", search: &term{ExitCode: 0}, reporter: &term{ExitCode: 0}, wantReason: v1beta2.ReasonSucceeded, wantPhase: v1beta2.RunPhaseSucceeded},
+		{name: "0 but reporter failed", search: &term{ExitCode: 0}, reporter: &term{ExitCode: 1, Message: "cannot patch run"}, jobFailedReason: "BackoffLimitExceeded",
+			wantReason: v1beta2.ReasonPublishFailed, wantPhase: v1beta2.RunPhaseFailed, wantInMessage: "cannot patch run"},
+		{name: "1 no feasible", search: &term{ExitCode: 1}, reporter: &term{ExitCode: 0}, jobFailedReason: "BackoffLimitExceeded",
+			progress: &v1beta2.RunProgress{Settled: 40, Feasible: 0, Infeasible: 40}, wantReason: v1beta2.ReasonNoFeasibleCandidate, wantPhase: v1beta2.RunPhaseFailed},
+		{name: "1 failure", search: &term{ExitCode: 1, Message: "Traceback: boom"}, reporter: &term{ExitCode: 0}, jobFailedReason: "BackoffLimitExceeded",
+			wantReason: v1beta2.ReasonSearchFailed, wantInMessage: "Traceback: boom", wantPhase: v1beta2.RunPhaseFailed},
+		{name: "2 invalid input", search: &term{ExitCode: 2, Message: "unknown field traffic.foo"}, reporter: &term{ExitCode: 0}, jobFailedReason: "BackoffLimitExceeded",
+			wantReason: v1beta2.ReasonInvalidInput, wantInMessage: "unknown field traffic.foo", wantPhase: v1beta2.RunPhaseFailed},
+		{name: "3 resource limited", search: &term{ExitCode: 3}, reporter: &term{ExitCode: 0}, jobFailedReason: "BackoffLimitExceeded",
+			wantReason: v1beta2.ReasonResourceLimited, wantPhase: v1beta2.RunPhaseFailed},
+		{name: "124 timeout", search: &term{ExitCode: 124}, reporter: &term{ExitCode: 0}, jobFailedReason: "BackoffLimitExceeded",
+			wantReason: v1beta2.ReasonDeadlineExceeded, wantPhase: v1beta2.RunPhaseFailed},
+		{name: "job deadline", noPod: true, jobFailedReason: batchv1.JobReasonDeadlineExceeded,
+			wantReason: v1beta2.ReasonDeadlineExceeded, wantInMessage: "activeDeadlineSeconds", wantPhase: v1beta2.RunPhaseFailed},
+		{name: "137 oom", search: &term{ExitCode: 137, Reason: "OOMKilled"}, reporter: &term{ExitCode: 0}, jobFailedReason: "BackoffLimitExceeded",
+			wantReason: v1beta2.ReasonOOMKilled, wantInMessage: "memory", wantPhase: v1beta2.RunPhaseFailed},
+		{name: "130 interrupted", search: &term{ExitCode: 130}, reporter: &term{ExitCode: 0}, jobFailedReason: "BackoffLimitExceeded",
+			wantReason: v1beta2.ReasonSearchFailed, wantInMessage: "interrupted", wantPhase: v1beta2.RunPhaseFailed},
+	}
+	ns := ct.Namespace(t, k8s)
+	// Every case is its own Run; raise nothing: cases run one after another within the limit.
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			r := createRun(t, ns, "exit-"+string(rune('a'+i)), nil)
+			job := waitForJob(t, r)
+			if tc.progress != nil {
+				publishProgress(t, r, tc.progress)
+			}
+			if !tc.noPod {
+				if _, err := ct.CreatePod(ctx, k8s, job, tc.search, tc.reporter); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := ct.FinishJob(ctx, k8s, job, tc.jobFailedReason); err != nil {
+				t.Fatal(err)
+			}
+			got := waitForReason(t, r, tc.wantReason)
+			if got.Status.Phase != tc.wantPhase {
+				t.Errorf("phase = %s, want %s", got.Status.Phase, tc.wantPhase)
+			}
+			if !strings.Contains(got.Status.Message, tc.wantInMessage) {
+				t.Errorf("message %q does not contain %q", got.Status.Message, tc.wantInMessage)
+			}
+			if got.Status.CompletionTime == nil {
+				t.Error("completionTime not set")
+			}
+		})
+	}
+}
+
+func TestCancellationKeepsPublishedResults(t *testing.T) {
+	ctx := context.Background()
+	ns := ct.Namespace(t, k8s)
+	r := createRun(t, ns, "cancel-run-1", nil)
+	job := waitForJob(t, r)
+	if err := ct.SetJobRunning(ctx, k8s, job); err != nil {
+		t.Fatal(err)
+	}
+	publishProgress(t, r, &v1beta2.RunProgress{Settled: 5, Feasible: 2, Published: 1})
+
+	cur := getRun(t, r)
+	patch := client.MergeFrom(cur.DeepCopy())
+	cur.Annotations = map[string]string{v1beta2.AnnotationCancel: "true"}
+	if err := k8s.Patch(ctx, cur, patch); err != nil {
+		t.Fatal(err)
+	}
+	got := waitForReason(t, r, v1beta2.ReasonCancelled)
+	if got.Status.Phase != v1beta2.RunPhaseCancelled {
+		t.Errorf("phase = %s", got.Status.Phase)
+	}
+	if got.Status.Progress == nil || got.Status.Progress.Published != 1 {
+		t.Errorf("published progress lost: %+v", got.Status.Progress)
+	}
+	err := k8s.Get(ctx, client.ObjectKeyFromObject(job), &batchv1.Job{})
+	if !apierrors.IsNotFound(err) {
+		t.Errorf("the Job must be deleted, got %v", err)
+	}
+}
+
+func TestSupersededAnnotationStopsTheSearch(t *testing.T) {
+	ctx := context.Background()
+	ns := ct.Namespace(t, k8s)
+	r := createRun(t, ns, "sup-run-1", nil)
+	job := waitForJob(t, r)
+	cur := getRun(t, r)
+	patch := client.MergeFrom(cur.DeepCopy())
+	cur.Annotations = map[string]string{v1beta2.AnnotationSupersededBy: "sup-run-2"}
+	if err := k8s.Patch(ctx, cur, patch); err != nil {
+		t.Fatal(err)
+	}
+	got := waitForReason(t, r, v1beta2.ReasonSuperseded)
+	if !strings.Contains(got.Status.Message, "sup-run-2") {
+		t.Errorf("message %q does not name the newer Run", got.Status.Message)
+	}
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(job), &batchv1.Job{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the Job must be deleted, got %v", err)
+	}
+}
+
+func TestConcurrencyLimitQueuesAndStartsWhenASlotFrees(t *testing.T) {
+	ctx := context.Background()
+	ns := ct.Namespace(t, k8s)
+	var runs []*v1beta2.DynamoGraphDeploymentRun
+	for _, name := range []string{"c-run-1", "c-run-2", "c-run-3"} {
+		runs = append(runs, createRun(t, ns, name, nil))
+		time.Sleep(1100 * time.Millisecond) // distinct creation timestamps: FIFO order
+	}
+	first := waitForJob(t, runs[0])
+	waitForJob(t, runs[1])
+	ct.Eventually(t, wait, "the third Run queued", func() (bool, error) {
+		c := meta.FindStatusCondition(getRun(t, runs[2]).Status.Conditions, v1beta2.ConditionQueued)
+		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == v1beta2.ReasonWaitingForSlot, nil
+	})
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: naming.JobName(runs[2].Name)}, &batchv1.Job{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("the third Run must not have a Job yet: %v", err)
+	}
+	if got := getRun(t, runs[2]); got.Status.Phase != v1beta2.RunPhasePending || !strings.Contains(got.Status.Message, "2 of 2") {
+		t.Errorf("waiting status: phase %s, message %q", got.Status.Phase, got.Status.Message)
+	}
+
+	if _, err := ct.CreatePod(ctx, k8s, first, &ct.Terminated{}, &ct.Terminated{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ct.FinishJob(ctx, k8s, first, ""); err != nil {
+		t.Fatal(err)
+	}
+	waitForReason(t, runs[0], v1beta2.ReasonSucceeded)
+	waitForJob(t, runs[2])
+	ct.Eventually(t, wait, "the third Run no longer queued", func() (bool, error) {
+		c := meta.FindStatusCondition(getRun(t, runs[2]).Status.Conditions, v1beta2.ConditionQueued)
+		return c != nil && c.Status == metav1.ConditionFalse, nil
+	})
+}
+
+func TestKueueQueueLabelCreatesASuspendedJob(t *testing.T) {
+	ns := ct.Namespace(t, k8s)
+	r := createRun(t, ns, "kueue-run-1", func(r *v1beta2.DynamoGraphDeploymentRun) {
+		r.Labels[v1beta2.LabelKueueQueueName] = "search-queue"
+	})
+	job := waitForJob(t, r)
+	if job.Spec.Suspend == nil || !*job.Spec.Suspend || job.Labels[v1beta2.LabelKueueQueueName] != "search-queue" {
+		t.Fatalf("Job suspend=%v labels=%v", job.Spec.Suspend, job.Labels)
+	}
+	ct.Eventually(t, wait, "Queued=True WaitingForAdmission", func() (bool, error) {
+		c := meta.FindStatusCondition(getRun(t, r).Status.Conditions, v1beta2.ConditionQueued)
+		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == v1beta2.ReasonWaitingForAdmission, nil
+	})
+}
+
+func TestInvalidInputCreatesNoJob(t *testing.T) {
+	cases := []struct {
+		name, overrides, wantInMessage string
+		wantRecorded                   bool
+	}{
+		{name: "trial cap", overrides: `{"optimizer":{"max_trials":100000}}`, wantInMessage: "limits.maxTrials", wantRecorded: true},
+		{name: "parallelism cap", overrides: `{"optimizer":{"parallelism":1000}}`, wantInMessage: "limits.maxParallelism", wantRecorded: true},
+		{name: "not lowerable", overrides: `{}`, wantInMessage: "hardware.gpu.sku"},
+	}
+	ns := ct.Namespace(t, k8s)
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := createRun(t, ns, "invalid-"+string(rune('a'+i)), func(r *v1beta2.DynamoGraphDeploymentRun) {
+				r.Spec.AISimulate = &v1beta2.AISimulateSpec{InputOverrides: &runtime.RawExtension{Raw: []byte(tc.overrides)}}
+				if !tc.wantRecorded {
+					r.Spec.Hardware = nil // no SKU: not lowerable (admission would have set one)
+				}
+			})
+			got := waitForReason(t, r, v1beta2.ReasonInvalidInput)
+			if !strings.Contains(got.Status.Message, tc.wantInMessage) {
+				t.Errorf("message %q does not contain %q", got.Status.Message, tc.wantInMessage)
+			}
+			if recorded := got.Status.AISimulate != nil; recorded != tc.wantRecorded {
+				t.Errorf("input recorded = %v, want %v", recorded, tc.wantRecorded)
+			}
+			err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: naming.JobName(r.Name)}, &batchv1.Job{})
+			if !apierrors.IsNotFound(err) {
+				t.Errorf("no Job may exist: %v", err)
+			}
+		})
+	}
+}
+
+func TestRunSpecIsImmutable(t *testing.T) {
+	ns := ct.Namespace(t, k8s)
+	r := createRun(t, ns, "immutable-run-1", nil)
+	cur := getRun(t, r)
+	cur.Spec.Model.Name = "other/model"
+	err := k8s.Update(context.Background(), cur)
+	if err == nil || !strings.Contains(err.Error(), "spec is immutable") {
+		t.Fatalf("update of the Run spec: %v, want 'spec is immutable'", err)
+	}
+}
