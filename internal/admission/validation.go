@@ -28,6 +28,34 @@ type Limits struct {
 // and operator limits on the effective input. It returns the effective input when the request
 // lowers, so callers need not lower twice.
 func Validate(dgdr *v1beta2.DynamoGraphDeploymentRequest, limits Limits) (*aisimulate.Input, field.ErrorList) {
+	input, errs, _ := validate(dgdr, limits)
+	return input, errs
+}
+
+// ValidateUpdate validates a changed request with ratcheting: problems of the effective input
+// that the old object already had are returned as warnings instead of errors.
+func ValidateUpdate(old, dgdr *v1beta2.DynamoGraphDeploymentRequest, limits Limits) (*aisimulate.Input, []string, field.ErrorList) {
+	input, errs, keys := validate(dgdr, limits)
+	if len(keys) == 0 || old == nil {
+		return input, nil, errs
+	}
+	var oldKeys []string
+	if oldInput, oldErrs := aisimulate.Lower(&old.Spec); len(oldErrs) == 0 {
+		_, oldKeys = EffectiveInputProblems(&old.Spec, oldInput)
+	}
+	// errs ends with the effective-input problems, in the order of keys.
+	head := errs[:len(errs)-len(keys)]
+	denied, warnings := Ratchet(errs[len(errs)-len(keys):], keys, oldKeys)
+	errs = append(append(field.ErrorList(nil), head...), denied...)
+	if len(errs) > 0 {
+		return nil, warnings, errs
+	}
+	return input, warnings, nil
+}
+
+// validate returns the effective input, all errors, and the ratchet keys of the effective-input
+// problems, which are the last len(keys) errors.
+func validate(dgdr *v1beta2.DynamoGraphDeploymentRequest, limits Limits) (*aisimulate.Input, field.ErrorList, []string) {
 	var errs field.ErrorList
 	errs = append(errs, validateName(dgdr.Name)...)
 	spec := &dgdr.Spec
@@ -40,17 +68,19 @@ func Validate(dgdr *v1beta2.DynamoGraphDeploymentRequest, limits Limits) (*aisim
 		errs = append(errs, aisimulate.ValidateOverridesShape(spec.AISimulate.InputOverrides.Raw, aisimulate.OverridesPath)...)
 	}
 	if len(errs) > 0 {
-		return nil, errs
+		return nil, errs, nil
 	}
 	input, lowerErrs := aisimulate.Lower(spec)
 	if len(lowerErrs) > 0 {
-		return nil, lowerErrs
+		return nil, lowerErrs, nil
 	}
-	errs = append(errs, validateEffective(spec, input, limits)...)
+	errs = append(errs, validateEffective(input, limits)...)
+	effErrs, keys := EffectiveInputProblems(spec, input)
+	errs = append(errs, effErrs...)
 	if len(errs) > 0 {
-		return nil, errs
+		return nil, errs, keys
 	}
-	return input, nil
+	return input, nil, nil
 }
 
 func validateName(name string) field.ErrorList {
@@ -71,24 +101,11 @@ func validateName(name string) field.ErrorList {
 	return errs
 }
 
-// validateEffective checks rules on the effective input that involve typed fields.
-func validateEffective(spec *v1beta2.DynamoGraphDeploymentRequestSpec, input *aisimulate.Input, limits Limits) field.ErrorList {
+// validateEffective checks the operator's limits on the effective input. AISimulate's own rules
+// (goodput targets need an SLA bound, pareto constraints, ...) are EffectiveInputProblems.
+func validateEffective(input *aisimulate.Input, limits Limits) field.ErrorList {
 	var errs field.ErrorList
 	doc := input.Document
-	if spec.Objective != nil && (spec.Objective.Target == v1beta2.TargetGoodput || spec.Objective.Target == v1beta2.TargetGoodputPerGPU) {
-		if !hasSLABound(doc) {
-			errs = append(errs, field.Invalid(field.NewPath("spec", "objective", "target"), spec.Objective.Target,
-				"goodput targets count requests that meet the SLA; set spec.sla (ttftMs, itlMs or e2eMs)"))
-		}
-	}
-	if spec.Objective != nil && spec.Objective.Target == v1beta2.TargetPareto {
-		// AISimulate's public Pareto front is fixed to (throughput_per_gpu, throughput_per_user);
-		// min_gpus-only constraints make no sense there.
-		if _, ok := lookup(doc, "optimization", "constraints", "min_goodput_rps"); ok {
-			errs = append(errs, field.Invalid(aisimulate.OverridesPath.Child("optimization", "constraints", "min_goodput_rps"), "set",
-				"min_goodput_rps applies only to the min_gpus target, not to pareto"))
-		}
-	}
 	errs = append(errs, capInt(doc, limits.MaxTrials, "max_trials")...)
 	errs = append(errs, capInt(doc, limits.MaxParallelism, "parallelism")...)
 	return errs
@@ -111,15 +128,6 @@ func capInt(doc map[string]any, limit int64, key string) field.ErrorList {
 			fmt.Sprintf("the operator configuration caps optimizer.%s at %d", key, limit))}
 	}
 	return nil
-}
-
-func hasSLABound(doc map[string]any) bool {
-	for _, k := range []string{"ttft_ms", "itl_ms", "e2e_ms"} {
-		if v, ok := lookup(doc, "evaluation", "sla", k); ok && v != nil {
-			return true
-		}
-	}
-	return false
 }
 
 func lookup(doc map[string]any, keys ...string) (any, bool) {

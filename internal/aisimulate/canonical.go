@@ -13,6 +13,9 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
+// DecodeObject decodes a JSON object keeping numbers as written (json.Number).
+func DecodeObject(data []byte) (map[string]any, error) { return decodeObject(data) }
+
 // decodeObject decodes a JSON object keeping numbers as written (json.Number), so that an
 // integer never turns into a float on the way through.
 func decodeObject(data []byte) (map[string]any, error) {

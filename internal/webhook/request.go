@@ -56,10 +56,15 @@ func (w *RequestWebhook) ValidateCreate(_ context.Context, dgdr *v1beta2.DynamoG
 	return nil, w.validate(dgdr)
 }
 
-// ValidateUpdate validates a changed request. Specs are mutable: every accepted generation
-// becomes a new Run.
-func (w *RequestWebhook) ValidateUpdate(_ context.Context, _, dgdr *v1beta2.DynamoGraphDeploymentRequest) (admission.Warnings, error) {
-	return nil, w.validate(dgdr)
+// ValidateUpdate validates a changed request with ratcheting: effective-input problems the stored
+// object already had come back as warnings. Specs are mutable: every accepted generation becomes
+// a new Run.
+func (w *RequestWebhook) ValidateUpdate(_ context.Context, old, dgdr *v1beta2.DynamoGraphDeploymentRequest) (admission.Warnings, error) {
+	_, warnings, errs := dgdradmission.ValidateUpdate(old, dgdr, LimitsFrom(w.Config))
+	if len(errs) > 0 {
+		return warnings, invalid(dgdr, errs)
+	}
+	return warnings, nil
 }
 
 // ValidateDelete allows deletion.
