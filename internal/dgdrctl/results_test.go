@@ -1,0 +1,249 @@
+package dgdrctl_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/dgdrctl"
+	"github.com/dgdr-operator/dgdr-operator/internal/reporter"
+)
+
+var nsCounter atomic.Int32
+
+func dgdrctlRun(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	root := dgdrctl.NewRootCommand(&stdout, &stderr)
+	root.SetArgs(append(args, "--kubeconfig", kubeconfig))
+	err := root.ExecuteContext(context.Background())
+	return stdout.String(), stderr.String(), err
+}
+
+// fixture is a request with one Run whose result the real reporter published from a real
+// aisim search.
+type fixture struct {
+	ns  string
+	req *v1beta2.DynamoGraphDeploymentRequest
+	run *v1beta2.DynamoGraphDeploymentRun
+	out *reporter.Outcome
+}
+
+func newFixture(t *testing.T, maxCandidates int32) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	c := env.Client
+	ns := fmt.Sprintf("ctl-%d-%d", time.Now().Unix()%100000, nsCounter.Add(1))
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	spec := v1beta2.DynamoGraphDeploymentRequestSpec{
+		Model:          v1beta2.ModelSpec{Name: "meta-llama/Llama-3.1-8B-Instruct"},
+		Recommendation: &v1beta2.RecommendationSpec{MaxCandidates: &maxCandidates},
+	}
+	req := &v1beta2.DynamoGraphDeploymentRequest{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "llm"}, Spec: spec}
+	if err := c.Create(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	run := &v1beta2.DynamoGraphDeploymentRun{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "llm-run-1", Labels: map[string]string{
+			v1beta2.LabelRequestName: "llm", v1beta2.LabelRequestUID: string(req.UID), v1beta2.LabelRequestGeneration: "1",
+		}},
+		Spec: spec,
+	}
+	if err := c.Create(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	req.Status.ActiveRunRef = &v1beta2.RunReference{Name: run.Name}
+	if err := c.Status().Update(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	setRunState(t, run, v1beta2.RunPhaseRunning, metav1.ConditionFalse, v1beta2.ReasonEvaluatingCandidates)
+
+	dir := filepath.Join(t.TempDir(), "out")
+	in := filepath.Join(t.TempDir(), "input.yaml")
+	input := "engine: {model: meta-llama/Llama-3.1-8B-Instruct, hardware: h200_sxm}\n" +
+		"traffic: {source: {type: synthetic, input_tokens: 1024, output_tokens: 128}, load: {type: concurrency, concurrency: 10}, stop: {requests: 200}}\n" +
+		"optimization: {}\noptimizer: {max_trials: 24}\n"
+	if err := os.WriteFile(in, []byte(input), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(aisimBin, "recommend", "-c", in, "--output-dir", dir, "--format", "json").CombinedOutput(); err != nil {
+		t.Fatalf("aisim: %v\n%s", err, out)
+	}
+	wc, err := client.NewWithWatch(env.Config, client.Options{Scheme: reporter.NewScheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan int, 1)
+	exited <- 0
+	rep := &reporter.Reporter{Client: wc, Namespace: ns, RunName: run.Name, OutputDir: dir, Watcher: reporter.ChanWatcher(exited),
+		RuntimeImages: map[string]string{"vllm": "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.3.1", "sglang": "nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.3.1"},
+		PollInterval:  10 * time.Millisecond, ProgressInterval: 10 * time.Millisecond}
+	out, err := rep.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Published) == 0 {
+		t.Fatal("nothing published")
+	}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(run), run); err != nil {
+		t.Fatal(err)
+	}
+	return &fixture{ns: ns, req: req, run: run, out: out}
+}
+
+func setRunState(t *testing.T, run *v1beta2.DynamoGraphDeploymentRun, phase v1beta2.RunPhase, status metav1.ConditionStatus, reason string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(run), run); err != nil {
+		t.Fatal(err)
+	}
+	run.Status.Phase = phase
+	meta.SetStatusCondition(&run.Status.Conditions, metav1.Condition{Type: v1beta2.ConditionCompleted, Status: status, Reason: reason, Message: "test"})
+	if err := env.Client.Status().Update(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+}
+
+var dgdGVK = schema.GroupVersionKind{Group: "nvidia.com", Version: "v1beta1", Kind: "DynamoGraphDeployment"}
+
+func TestPromote(t *testing.T) {
+	f := newFixture(t, 2)
+	best := f.out.Published[0]
+
+	// The Run is still running: refused.
+	_, _, err := dgdrctlRun(t, "promote", best, "--name", "llm-prod", "-n", f.ns)
+	if err == nil || !strings.Contains(err.Error(), "has not completed") {
+		t.Fatalf("promote of a running Run: err = %v", err)
+	}
+	setRunState(t, f.run, v1beta2.RunPhaseFailed, metav1.ConditionTrue, v1beta2.ReasonPublishFailed)
+	_, _, err = dgdrctlRun(t, "promote", best, "--name", "llm-prod", "-n", f.ns)
+	if err == nil || !strings.Contains(err.Error(), "did not succeed") {
+		t.Fatalf("promote of a failed Run: err = %v", err)
+	}
+	setRunState(t, f.run, v1beta2.RunPhaseSucceeded, metav1.ConditionTrue, v1beta2.ReasonSucceeded)
+
+	// --dry-run prints the object and creates nothing.
+	stdout, _, err := dgdrctlRun(t, "promote", best, "--name", "llm-prod", "-n", f.ns, "--dry-run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var printed map[string]any
+	if err := yaml.Unmarshal([]byte(stdout), &printed); err != nil {
+		t.Fatalf("dry-run output is not YAML: %v\n%s", err, stdout)
+	}
+	md, _ := printed["metadata"].(map[string]any)
+	if printed["apiVersion"] != "nvidia.com/v1beta1" || printed["kind"] != "DynamoGraphDeployment" || md["name"] != "llm-prod" || md["namespace"] != f.ns {
+		t.Errorf("dry-run object envelope: %v %v %v", printed["apiVersion"], printed["kind"], md)
+	}
+	got := &unstructured.Unstructured{}
+	got.SetGroupVersionKind(dgdGVK)
+	if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: f.ns, Name: "llm-prod"}, got); err == nil {
+		t.Fatal("--dry-run created the object")
+	}
+
+	// A real promotion: the (test-only) DGD CRD accepts the rendered object.
+	stdout, _, err = dgdrctlRun(t, "promote", best, "--name", "llm-prod", "-n", f.ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout, "llm-prod created") {
+		t.Errorf("stdout %q", stdout)
+	}
+	if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: f.ns, Name: "llm-prod"}, got); err != nil {
+		t.Fatal(err)
+	}
+	var cand v1beta2.DynamoGraphDeploymentCandidate
+	if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: f.ns, Name: best}, &cand); err != nil {
+		t.Fatal(err)
+	}
+	comps, _, _ := unstructured.NestedSlice(got.Object, "spec", "components")
+	if len(comps) < 2 || got.GetAnnotations()[dgdrctl.AnnotationPromotedFrom] != best {
+		t.Errorf("promoted object: %d components, annotations %v", len(comps), got.GetAnnotations())
+	}
+	if bf, _, _ := unstructured.NestedString(got.Object, "spec", "backendFramework"); bf != string(cand.Spec.Backend) {
+		t.Errorf("backendFramework %q, candidate backend %q", bf, cand.Spec.Backend)
+	}
+
+	// Never replaces an existing deployment.
+	if _, _, err := dgdrctlRun(t, "promote", best, "--name", "llm-prod", "-n", f.ns); err == nil || !strings.Contains(err.Error(), "already exists") {
+		t.Errorf("second promotion: err = %v", err)
+	}
+	// --force promotes a candidate of a Run that did not succeed.
+	setRunState(t, f.run, v1beta2.RunPhaseCancelled, metav1.ConditionTrue, v1beta2.ReasonCancelled)
+	if _, _, err := dgdrctlRun(t, "promote", f.out.Published[1], "--name", "llm-canary", "-n", f.ns, "--force"); err != nil {
+		t.Errorf("--force: %v", err)
+	}
+}
+
+func TestStatus(t *testing.T) {
+	f := newFixture(t, 3)
+	stdout, _, err := dgdrctlRun(t, "status", "llm", "-n", f.ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range append([]string{"RUN", "llm-run-1", "Running", "EvaluatingCandidates", "RANK", "TOK/S/GPU"}, f.out.Published...) {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("status output lacks %q:\n%s", want, stdout)
+		}
+	}
+	// Candidates are listed best first.
+	if i, j := strings.Index(stdout, f.out.Published[0]), strings.Index(stdout, f.out.Published[2]); i < 0 || j < i {
+		t.Errorf("candidates out of order:\n%s", stdout)
+	}
+	// --watch ends once the newest run is complete and shows the final view.
+	setRunState(t, f.run, v1beta2.RunPhaseSucceeded, metav1.ConditionTrue, v1beta2.ReasonSucceeded)
+	stdout, _, err = dgdrctlRun(t, "status", "llm", "-n", f.ns, "--watch", "--interval", "10ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout, "Succeeded") {
+		t.Errorf("watch output:\n%s", stdout)
+	}
+	if _, _, err := dgdrctlRun(t, "status", "missing", "-n", f.ns); err == nil {
+		t.Error("status of a missing request: want an error")
+	}
+}
+
+func TestCancel(t *testing.T) {
+	f := newFixture(t, 1)
+	ctx := context.Background()
+	tests := []struct {
+		name string
+		obj  client.Object
+	}{
+		{"llm", &v1beta2.DynamoGraphDeploymentRequest{}},
+		{"llm-run-1", &v1beta2.DynamoGraphDeploymentRun{}},
+	}
+	for _, tc := range tests {
+		if _, _, err := dgdrctlRun(t, "cancel", tc.name, "-n", f.ns); err != nil {
+			t.Fatalf("cancel %s: %v", tc.name, err)
+		}
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: tc.name}, tc.obj); err != nil {
+			t.Fatal(err)
+		}
+		if got := tc.obj.GetAnnotations()[v1beta2.AnnotationCancel]; got != "true" {
+			t.Errorf("%s: cancel annotation = %q", tc.name, got)
+		}
+	}
+	if _, _, err := dgdrctlRun(t, "cancel", "nothing", "-n", f.ns); err == nil || !strings.Contains(err.Error(), "no DynamoGraphDeploymentRequest") {
+		t.Errorf("cancel of a missing object: err = %v", err)
+	}
+}
