@@ -104,7 +104,9 @@ func Namespace(t *testing.T, c client.Client) string {
 }
 
 // RequestBuilder builds DynamoGraphDeploymentRequests.
-type RequestBuilder struct{ obj *v1beta2.DynamoGraphDeploymentRequest }
+type RequestBuilder struct {
+	obj *v1beta2.DynamoGraphDeploymentRequest
+}
 
 // Request starts a request with a model.
 func Request(namespace, name string) *RequestBuilder {
