@@ -28,7 +28,7 @@ func NewRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newLowerCommand(), newValidateCommand(), newStatusCommand(), newPromoteCommand(), newCancelCommand())
+	root.AddCommand(newLowerCommand(), newValidateCommand(), newCheckInputCommand(), newStatusCommand(), newPromoteCommand(), newCancelCommand())
 	return root
 }
 

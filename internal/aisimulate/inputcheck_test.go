@@ -1,0 +1,169 @@
+package aisimulate_test
+
+import (
+	"bufio"
+	"bytes"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
+)
+
+func checkFile(t *testing.T, path string) []aisimulate.Problem {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := aisimulate.DecodeDocument(data)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return aisimulate.CheckInput(doc)
+}
+
+// TestCorpusValid: every valid document of the team's corpus passes.
+func TestCorpusValid(t *testing.T) {
+	files, _ := filepath.Glob("testdata/inputs/valid/*.yaml")
+	if len(files) < 10 {
+		t.Fatalf("corpus too small: %d", len(files))
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			if ps := checkFile(t, f); len(ps) > 0 {
+				t.Errorf("unexpected problems: %v", ps)
+			}
+		})
+	}
+}
+
+// TestCorpusInvalid: every invalid document is rejected with a problem at the path its first
+// line names ("# want: path").
+func TestCorpusInvalid(t *testing.T) {
+	files, _ := filepath.Glob("testdata/inputs/invalid/*.yaml")
+	if len(files) < 40 {
+		t.Fatalf("corpus too small: %d", len(files))
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			data, _ := os.ReadFile(f)
+			line, _ := bufio.NewReader(bytes.NewReader(data)).ReadString('\n')
+			want := strings.TrimSpace(strings.TrimPrefix(line, "# want:"))
+			ps := checkFile(t, f)
+			var got []string
+			for _, p := range ps {
+				got = append(got, p.PathString())
+			}
+			if !contains(got, want) {
+				t.Errorf("want a problem at %s, got %v", want, ps)
+			}
+		})
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// TestAdmittedTypedSpecsAlwaysValidate is a property: any request admission accepts, without
+// inputOverrides, lowers to an input the bundled schema and cross-field rules accept.
+func TestAdmittedTypedSpecsAlwaysValidate(t *testing.T) {
+	r := rand.New(rand.NewSource(1))
+	skus := aisimulate.KnownSKUs()
+	targets := []v1beta2.ObjectiveTarget{"", "throughput", "throughputPerGpu", "throughputPerUser", "goodput", "goodputPerGpu", "ttft", "e2eLatency", "pareto"}
+	backends := []v1beta2.Backend{"vllm", "sglang", "trtllm"}
+	for i := 0; i < 2000; i++ {
+		d := modelOnly()
+		s := &d.Spec
+		if r.Intn(2) == 0 {
+			s.Hardware = &v1beta2.HardwareSpec{GPU: &v1beta2.GPUSpec{SKU: skus[r.Intn(len(skus))]}}
+			if r.Intn(2) == 0 {
+				s.Hardware.GPU.Budget = i32(int32(1 + r.Intn(64)))
+			}
+		}
+		if n := r.Intn(4); n > 0 {
+			perm := r.Perm(3)
+			for _, k := range perm[:n] {
+				s.Backends = append(s.Backends, backends[k])
+			}
+		}
+		switch r.Intn(4) {
+		case 0: // omitted workload
+		case 1:
+			s.Workload = &v1beta2.WorkloadSpec{Static: &v1beta2.StaticWorkload{}}
+		default:
+			st := &v1beta2.StaticWorkload{}
+			if r.Intn(2) == 0 {
+				st.InputTokens = i32(int32(1 + r.Intn(100000)))
+			}
+			if r.Intn(2) == 0 {
+				st.OutputTokens = i32(int32(1 + r.Intn(10000)))
+			}
+			switch r.Intn(5) {
+			case 0:
+			case 1:
+				st.Load = &v1beta2.LoadSpec{Concurrency: i32(int32(1 + r.Intn(1000)))}
+			case 2:
+				st.Load = &v1beta2.LoadSpec{RequestsPerSecond: f64(0.001 + r.Float64()*100)}
+			case 3:
+				st.Load = &v1beta2.LoadSpec{KVCapacityFraction: &v1beta2.KVCapacityFraction{Value: f64(0.01 + r.Float64()*3)}}
+			case 4:
+				lo := 0.01 + r.Float64()
+				st.Load = &v1beta2.LoadSpec{KVCapacityFraction: &v1beta2.KVCapacityFraction{Range: &v1beta2.FractionRange{Min: lo, Max: lo + r.Float64()}}}
+			}
+			if st.InputTokens == nil && st.OutputTokens == nil && st.Load == nil {
+				st.InputTokens = i32(7)
+			}
+			s.Workload = &v1beta2.WorkloadSpec{Static: st}
+		}
+		switch r.Intn(4) {
+		case 1:
+			s.SLA = &v1beta2.SLASpec{TTFTMs: f64(1 + r.Float64()*1000)}
+		case 2:
+			s.SLA = &v1beta2.SLASpec{TTFTMs: f64(1 + r.Float64()*1000), ITLMs: f64(0.5 + r.Float64()*50)}
+		case 3:
+			s.SLA = &v1beta2.SLASpec{E2EMs: f64(1 + r.Float64()*10000)}
+		}
+		target := targets[r.Intn(len(targets))]
+		if (target == "goodput" || target == "goodputPerGpu") && s.SLA == nil {
+			continue // admission rejects it; not an admitted request
+		}
+		if target != "" {
+			s.Objective = &v1beta2.ObjectiveSpec{Target: target}
+		}
+		admit(t, d)
+		in := lower(t, d)
+		if ps := aisimulate.CheckInput(in.Document); len(ps) > 0 {
+			t.Fatalf("admitted spec %+v lowers to an invalid input %s: %v", s, in.JSON, ps)
+		}
+	}
+}
+
+func BenchmarkLowerAndCheck(b *testing.B) {
+	data, _ := os.ReadFile("../../examples/full.yaml")
+	d := &v1beta2.DynamoGraphDeploymentRequest{}
+	if err := yaml.UnmarshalStrict(data, d); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		in, errs := aisimulate.Lower(&d.Spec)
+		if len(errs) > 0 {
+			b.Fatal(errs)
+		}
+		if ps := aisimulate.CheckInput(in.Document); len(ps) > 0 {
+			b.Fatal(ps)
+		}
+	}
+}
