@@ -131,7 +131,7 @@ func BuildJob(run *v1beta2.DynamoGraphDeploymentRun, cfg *v1alpha1.OperatorConfi
 			{Name: jobcontract.EnvRunName, Value: run.Name},
 			{Name: jobcontract.EnvRunNamespace, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"}}},
 			{Name: jobcontract.EnvPodName, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}},
-			{Name: jobcontract.EnvOutputDir, Value: jobcontract.OutputMountDir},
+			{Name: jobcontract.EnvOutputDir, Value: jobcontract.ResultDir},
 			{Name: jobcontract.EnvRuntimeImages, Value: runtimeImagesEnv(cfg.RuntimeImages)},
 		},
 		VolumeMounts: []corev1.VolumeMount{

@@ -11,8 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
+	"github.com/dgdr-operator/dgdr-operator/internal/reporter"
 )
 
 // reporterLabels mark the per-namespace reporter identity.
@@ -20,18 +20,10 @@ func reporterLabels() map[string]string {
 	return map[string]string{LabelManagedBy: ManagedByValue, LabelComponent: "reporter"}
 }
 
-// ReporterRules are the only permissions of the reporter: read its Run and its own pod, patch
-// the Run's status, and manage the Candidates it publishes.
-func ReporterRules() []rbacv1.PolicyRule {
-	group := v1beta2.GroupVersion.Group
-	return []rbacv1.PolicyRule{
-		{APIGroups: []string{group}, Resources: []string{"dynamographdeploymentruns"}, Verbs: []string{"get"}},
-		{APIGroups: []string{group}, Resources: []string{"dynamographdeploymentruns/status"}, Verbs: []string{"get", "patch"}},
-		{APIGroups: []string{group}, Resources: []string{"dynamographdeploymentcandidates"}, Verbs: []string{"create", "get", "list", "delete"}},
-		{APIGroups: []string{group}, Resources: []string{"dynamographdeploymentcandidates/status"}, Verbs: []string{"patch", "update"}},
-		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get"}},
-	}
-}
+// ReporterRules are the reporter's only permissions, as the reporter itself declares them
+// (reporter.PolicyRules): read its Run and its own pod, patch the Run's status, manage the
+// Candidates it publishes. Using the reporter's declaration keeps the Role and the binary in step.
+func ReporterRules() []rbacv1.PolicyRule { return reporter.PolicyRules() }
 
 // BuildReporterRBAC returns the reporter's ServiceAccount, Role and RoleBinding in a namespace.
 func BuildReporterRBAC(namespace string) (*corev1.ServiceAccount, *rbacv1.Role, *rbacv1.RoleBinding) {

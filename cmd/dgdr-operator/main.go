@@ -1,0 +1,162 @@
+// Command dgdr-operator is the controller manager of the nvidia.com/v1beta2 search API
+// (controllers, admission webhooks, metrics and health endpoints, leader election), and, as
+// `dgdr-operator report`, the reporter that runs inside every search Job.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/go-logr/logr"
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/component-base/featuregate"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/config"
+	"github.com/dgdr-operator/dgdr-operator/internal/controller"
+	"github.com/dgdr-operator/dgdr-operator/internal/features"
+	"github.com/dgdr-operator/dgdr-operator/internal/reporter"
+	dgdrwebhook "github.com/dgdr-operator/dgdr-operator/internal/webhook"
+)
+
+func main() {
+	if err := newRootCommand().Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "dgdr-operator:", err)
+		os.Exit(1)
+	}
+}
+
+// newRootCommand: the default command runs the manager; subcommands add the reporter.
+func newRootCommand() *cobra.Command {
+	var configFile string
+	zapOpts := zap.Options{}
+	cmd := &cobra.Command{
+		Use:   "dgdr-operator --config FILE",
+		Short: "Operator for DynamoGraphDeploymentRequests (nvidia.com/v1beta2)",
+		Long: `dgdr-operator runs the controller manager: it turns every accepted DynamoGraphDeploymentRequest
+generation into an immutable DynamoGraphDeploymentRun and runs its search Job. Everything except
+the configuration file path and logging is set in the configuration file (OperatorConfiguration,
+config.dgdr.nvidia.com/v1alpha1); see docs/operator.md.`,
+		Args:          cobra.NoArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+			return runManager(ctrl.SetupSignalHandler(), configFile)
+		},
+	}
+	cmd.Flags().StringVar(&configFile, "config", "", "operator configuration file (OperatorConfiguration, required)")
+	_ = cmd.MarkFlagRequired("config")
+	goFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
+	zapOpts.BindFlags(goFlags)
+	cmd.Flags().AddGoFlagSet(goFlags)
+	cmd.AddCommand(subcommands()...)
+	return cmd
+}
+
+// subcommands are the other entry points of the binary: `report`, the reporter of every search
+// Job (version-locked to the operator because it is the same image).
+func subcommands() []*cobra.Command {
+	return []*cobra.Command{reporter.NewCommand()}
+}
+
+// runManager loads the configuration and runs the manager until ctx ends.
+func runManager(ctx context.Context, configFile string) error {
+	log := ctrl.Log.WithName("setup")
+	cfg, err := config.Load(configFile)
+	if err != nil {
+		return err
+	}
+	gates, err := features.FromConfig(cfg.FeatureGates)
+	if err != nil {
+		return err
+	}
+	restCfg, err := ctrl.GetConfig()
+	if err != nil {
+		return fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	mgr, err := ctrl.NewManager(restCfg, managerOptions(cfg))
+	if err != nil {
+		return fmt.Errorf("creating the manager: %w", err)
+	}
+	if _, err := setupV1Beta2(log, gates, v1beta2Setup{
+		Controllers: func() error { return controller.Setup(mgr, cfg) },
+		Webhooks:    func() error { return dgdrwebhook.Setup(mgr, cfg) },
+	}); err != nil {
+		return err
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return err
+	}
+	log.Info("starting the manager", "plannerImage", cfg.Planner.Image, "reporterImage", cfg.Reporter.Image,
+		"namespaces", cfg.Namespaces, "leaderElection", cfg.LeaderElection.Enabled)
+	return mgr.Start(ctx)
+}
+
+// managerOptions maps the configuration onto the manager.
+func managerOptions(cfg *v1alpha1.OperatorConfiguration) ctrl.Options {
+	le := cfg.LeaderElection
+	return ctrl.Options{
+		Scheme:                  newScheme(),
+		Cache:                   controller.CacheOptions(cfg),
+		Metrics:                 metricsserver.Options{BindAddress: cfg.Metrics.BindAddress},
+		HealthProbeBindAddress:  cfg.Health.BindAddress,
+		LeaderElection:          le.Enabled,
+		LeaderElectionID:        le.LeaseName,
+		LeaderElectionNamespace: le.Namespace,
+		LeaseDuration:           &le.LeaseDuration.Duration,
+		RenewDeadline:           &le.RenewDeadline.Duration,
+		RetryPeriod:             &le.RetryPeriod.Duration,
+		WebhookServer: webhook.NewServer(webhook.Options{
+			Host: cfg.Webhook.Host, Port: int(*cfg.Webhook.Port), CertDir: cfg.Webhook.CertDir,
+		}),
+	}
+}
+
+// v1beta2Setup registers the v1beta2 controllers and webhooks.
+type v1beta2Setup struct {
+	Controllers func() error
+	Webhooks    func() error
+}
+
+// setupV1Beta2 registers the v1beta2 controllers and webhooks only when the DGDRV1Beta2 gate is
+// on, and logs why when it is off. It reports whether they were registered.
+func setupV1Beta2(log logr.Logger, gates featuregate.FeatureGate, s v1beta2Setup) (bool, error) {
+	if !gates.Enabled(features.DGDRV1Beta2) {
+		log.Info("feature gate DGDRV1Beta2 is off: the nvidia.com/v1beta2 controllers and webhooks are not started; set featureGates: {DGDRV1Beta2: true} in the configuration to enable them")
+		return false, nil
+	}
+	if err := s.Webhooks(); err != nil {
+		return false, fmt.Errorf("setting up the v1beta2 webhooks: %w", err)
+	}
+	if err := s.Controllers(); err != nil {
+		return false, fmt.Errorf("setting up the v1beta2 controllers: %w", err)
+	}
+	log.Info("feature gate DGDRV1Beta2 is on: v1beta2 controllers and webhooks registered")
+	return true, nil
+}
+
+// newScheme knows the built-in kinds and the v1beta2 API.
+func newScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	if err := v1beta2.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	return s
+}
