@@ -1,0 +1,189 @@
+package run
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/config"
+)
+
+func testConfig() *v1alpha1.OperatorConfiguration {
+	cfg := config.Default()
+	cfg.Planner.Image = "registry.example/planner:1"
+	cfg.Planner.Args = []string{"--seed", "7"}
+	cfg.Planner.Resources = corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("4Gi")}}
+	cfg.Reporter.Image = "registry.example/operator:1"
+	cfg.Job.TTLSecondsAfterFinished = ptr.To[int32](600)
+	cfg.Job.NodeSelector = map[string]string{"pool": "cpu"}
+	cfg.Job.Tolerations = []corev1.Toleration{{Key: "search", Operator: corev1.TolerationOpExists}}
+	cfg.RuntimeImages = map[string]string{"vllm": "v:1", "sglang": "s:1"}
+	return cfg
+}
+
+func testRun() *v1beta2.DynamoGraphDeploymentRun {
+	return &v1beta2.DynamoGraphDeploymentRun{
+		ObjectMeta: metav1.ObjectMeta{Name: "llama-run-3", Namespace: "inference", UID: "run-uid",
+			Labels: map[string]string{v1beta2.LabelRequestName: "llama"}},
+	}
+}
+
+func TestBuildJob(t *testing.T) {
+	restricted := &corev1.SecurityContext{
+		RunAsNonRoot: ptr.To(true), ReadOnlyRootFilesystem: ptr.To(true), AllowPrivilegeEscalation: ptr.To(false),
+		Capabilities:   &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+	labels := map[string]string{
+		"app.kubernetes.io/managed-by": "dgdr-operator", "app.kubernetes.io/component": "search",
+		"nvidia.com/dgdr-run-name": "llama-run-3", "nvidia.com/dgdr-run-uid": "run-uid", "nvidia.com/dgdr-request-name": "llama",
+	}
+	output := corev1.VolumeMount{Name: "output", MountPath: "/var/run/dgdr/output"}
+	want := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "llama-run-3-search", Namespace: "inference", Labels: labels,
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "nvidia.com/v1beta2", Kind: "DynamoGraphDeploymentRun",
+				Name: "llama-run-3", UID: "run-uid", Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}},
+		},
+		Spec: batchv1.JobSpec{
+			BackoffLimit:            ptr.To[int32](0),
+			ActiveDeadlineSeconds:   ptr.To[int64](21600),
+			TTLSecondsAfterFinished: ptr.To[int32](600),
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					RestartPolicy:                corev1.RestartPolicyNever,
+					ServiceAccountName:           "dgdr-reporter",
+					AutomountServiceAccountToken: ptr.To(false),
+					NodeSelector:                 map[string]string{"pool": "cpu"},
+					Tolerations:                  []corev1.Toleration{{Key: "search", Operator: corev1.TolerationOpExists}},
+					SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true),
+						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
+					Containers: []corev1.Container{
+						{
+							Name: "search", Image: "registry.example/planner:1", ImagePullPolicy: corev1.PullIfNotPresent,
+							Command: []string{"aisimulate", "recommend"},
+							Args: []string{"--config", "/etc/dgdr/input/input.yaml", "--output-dir", "/var/run/dgdr/output/result",
+								"--format", "json", "--seed", "7"},
+							Resources:                corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("4Gi")}},
+							SecurityContext:          restricted,
+							TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+							VolumeMounts:             []corev1.VolumeMount{{Name: "input", MountPath: "/etc/dgdr/input", ReadOnly: true}, output},
+						},
+						{
+							Name: "reporter", Image: "registry.example/operator:1", ImagePullPolicy: corev1.PullIfNotPresent,
+							Args:                     []string{"report"},
+							SecurityContext:          restricted,
+							TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+							Env: []corev1.EnvVar{
+								{Name: "DGDR_RUN_NAME", Value: "llama-run-3"},
+								{Name: "DGDR_RUN_NAMESPACE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"}}},
+								{Name: "DGDR_POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}},
+								{Name: "DGDR_OUTPUT_DIR", Value: "/var/run/dgdr/output/result"},
+								{Name: "DGDR_RUNTIME_IMAGES", Value: "sglang=s:1,vllm=v:1"},
+							},
+							VolumeMounts: []corev1.VolumeMount{output,
+								{Name: "reporter-token", MountPath: "/var/run/secrets/kubernetes.io/serviceaccount", ReadOnly: true}},
+						},
+					},
+					Volumes: []corev1.Volume{
+						{Name: "input", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+							LocalObjectReference: corev1.LocalObjectReference{Name: "llama-run-3-input"}}}},
+						{Name: "output", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+						{Name: "reporter-token", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
+							{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: ptr.To[int64](3607)}},
+							{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "kube-root-ca.crt"},
+								Items: []corev1.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}}}},
+							{DownwardAPI: &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{
+								{Path: "namespace", FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"}}}}},
+						}}}},
+					},
+				},
+			},
+		},
+	}
+	if diff := cmp.Diff(want, BuildJob(testRun(), testConfig())); diff != "" {
+		t.Errorf("BuildJob (-want +got):\n%s", diff)
+	}
+}
+
+func TestBuildJobKueue(t *testing.T) {
+	r := testRun()
+	r.Labels[v1beta2.LabelKueueQueueName] = "team-a"
+	job := BuildJob(r, testConfig())
+	if job.Spec.Suspend == nil || !*job.Spec.Suspend || job.Labels[v1beta2.LabelKueueQueueName] != "team-a" {
+		t.Errorf("a Kueue Run needs a suspended Job with the queue label: suspend=%v labels=%v", job.Spec.Suspend, job.Labels)
+	}
+	if _, ok := job.Spec.Template.Labels[v1beta2.LabelKueueQueueName]; ok {
+		t.Error("the queue label belongs on the Job, not the pods")
+	}
+}
+
+// TestSearchImageComesOnlyFromTheConfiguration: the Run's spec, labels and annotations cannot
+// reach the image.
+func TestSearchImageComesOnlyFromTheConfiguration(t *testing.T) {
+	r := testRun()
+	r.Annotations = map[string]string{"image": "evil:1"}
+	r.Labels["image"] = "evil"
+	r.Spec.Model.Name = "evil.example/image:1"
+	job := BuildJob(r, testConfig())
+	data, _ := json.Marshal(job.Spec.Template.Spec.Containers)
+	if strings.Contains(string(data), "evil") {
+		t.Errorf("Run content reached the containers: %s", data)
+	}
+}
+
+func TestBuildInputConfigMap(t *testing.T) {
+	cm := BuildInputConfigMap(testRun(), []byte("a: 1\n"), []byte(`{"a":1}`))
+	want := map[string]string{"input.yaml": "a: 1\n", "input.json": `{"a":1}`}
+	if diff := cmp.Diff(want, cm.Data); diff != "" {
+		t.Errorf("data (-want +got):\n%s", diff)
+	}
+	if cm.Name != "llama-run-3-input" || !metav1.IsControlledBy(cm, testRun()) {
+		t.Errorf("name %s owner %v", cm.Name, cm.OwnerReferences)
+	}
+}
+
+func TestCheckLimits(t *testing.T) {
+	limits := v1alpha1.LimitsConfig{MaxTrials: ptr.To[int32](500), MaxParallelism: ptr.To[int32](8)}
+	cases := []struct {
+		name      string
+		doc       string
+		limits    v1alpha1.LimitsConfig
+		wantInMsg []string
+	}{
+		{name: "within caps", doc: `{"optimizer":{"max_trials":320,"parallelism":8}}`, limits: limits},
+		{name: "trials over", doc: `{"optimizer":{"max_trials":501,"parallelism":8}}`, limits: limits, wantInMsg: []string{"optimizer.max_trials is 501", "limits.maxTrials"}},
+		{name: "absent parallelism counts as AISimulate's 16", doc: `{"optimizer":{"max_trials":10}}`, limits: limits, wantInMsg: []string{"optimizer.parallelism is 16"}},
+		{name: "both over", doc: `{"optimizer":{"max_trials":1000,"parallelism":64}}`, limits: limits, wantInMsg: []string{"max_trials", "parallelism"}},
+		{name: "no caps", doc: `{"optimizer":{"max_trials":100000}}`, limits: v1alpha1.LimitsConfig{MaxTrials: ptr.To[int32](0)}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var doc map[string]any
+			dec := json.NewDecoder(strings.NewReader(tc.doc))
+			dec.UseNumber()
+			if err := dec.Decode(&doc); err != nil {
+				t.Fatal(err)
+			}
+			msg := CheckLimits(doc, tc.limits)
+			if len(tc.wantInMsg) == 0 && msg != "" {
+				t.Fatalf("unexpected: %s", msg)
+			}
+			for _, w := range tc.wantInMsg {
+				if !strings.Contains(msg, w) {
+					t.Errorf("message %q does not contain %q", msg, w)
+				}
+			}
+		})
+	}
+}
