@@ -30,10 +30,14 @@ manifests: $(CONTROLLER_GEN) ## Generate CRDs, RBAC and webhook configuration.
 	$(CONTROLLER_GEN) rbac:roleName=dgdr-operator paths=./internal/... output:rbac:artifacts:config=config/rbac
 	$(CONTROLLER_GEN) webhook paths=./internal/webhook/... output:webhook:artifacts:config=config/webhook
 
+.PHONY: schema
+schema: ## Regenerate the bundled AISimulate input schema from its authoring script.
+	python3 hack/aisimulate-schema/authored.py internal/aisimulate/schema/recommend-input.v1.schema.json
+
 .PHONY: verify
-verify: generate manifests ## Regenerate everything and fail on drift.
+verify: generate manifests schema ## Regenerate everything and fail on drift.
 	gofmt -l $$(git ls-files '*.go') | (! grep .) || (echo "gofmt needed"; exit 1)
-	git diff --exit-code -- api config || (echo "generated files drifted: run make generate manifests"; exit 1)
+	git diff --exit-code -- api config internal/aisimulate/schema || (echo "generated files drifted: run make generate manifests"; exit 1)
 	@test -z "$$(git status --porcelain -- api config)" || (git status --porcelain -- api config; echo "untracked generated files"; exit 1)
 
 ##@ Build

@@ -65,7 +65,7 @@ func TestRejections(t *testing.T) {
 		{"overrides-array", "  aisimulate:\n    inputOverrides: [1, 2]\n", "spec.aisimulate.inputOverrides", "object"},
 		{"overrides-string", "  aisimulate:\n    inputOverrides: \"traffic\"\n", "spec.aisimulate.inputOverrides", "object"},
 		{"sku-unknown", "  hardware: {gpu: {sku: k80_pcie}}\n", "spec.hardware.gpu.sku", "Unsupported value"},
-		{"goodput-without-sla", "  objective: {target: goodput}\n", "spec.objective.target", "set spec.sla"},
+		{"goodput-without-sla", "  objective: {target: goodput}\n", "spec.objective.target", "needs at least one SLA bound"},
 		{"overrides-too-deep", "  aisimulate:\n    inputOverrides: " + strings.Repeat("{a: ", 17) + "1" + strings.Repeat("}", 17) + "\n", "spec.aisimulate.inputOverrides", "depth"},
 		{"max-trials-over-cap", "  aisimulate:\n    inputOverrides: {optimizer: {max_trials: 100000}}\n", "spec.aisimulate.inputOverrides.optimizer.max_trials", "caps"},
 		{"model-empty", "", "spec.model.name", ""},

@@ -37,6 +37,16 @@ spec:
 // kubectl runs the real kubectl (built into bin/) against the test API server.
 func kubectl(t *testing.T, stdin string, args ...string) string {
 	t.Helper()
+	out, err := tryKubectl(t, stdin, args...)
+	if err != nil {
+		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+// tryKubectl runs kubectl and returns its combined output and error.
+func tryKubectl(t *testing.T, stdin string, args ...string) (string, error) {
+	t.Helper()
 	user, err := env.Env.ControlPlane.AddUser(envtestAdmin(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -52,10 +62,7 @@ func kubectl(t *testing.T, stdin string, args ...string) string {
 	cmd := exec.Command(filepath.Join(testenv.Root(), "bin", "kubectl"), append([]string{"--kubeconfig", path}, args...)...)
 	cmd.Stdin = strings.NewReader(stdin)
 	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
+	return string(out), err
 }
 
 // storedStop reads traffic.stop of the stored inputOverrides as raw JSON.
@@ -73,53 +80,72 @@ func storedStop(t *testing.T, name string) string {
 
 // TestNullSurvival records which ways of submitting keep a null inside inputOverrides (RFC 7386
 // deletion) through the real API server and the real kubectl. docs/input-overrides.md documents
-// the result for users; a change in any row fails here.
+// the result for users; a change in any row fails here. Where the null is dropped, the stop policy
+// ends up with two counts and admission rejects the request, naming the override path, so nothing
+// is stored that AISimulate would reject later.
 func TestNullSurvival(t *testing.T) {
 	ctx := context.Background()
-	without := func(s string) string { return strings.Replace(s, "          requests: null\n", "", 1) }
+	// before is a valid earlier version of the same request: stop {requests: 5}.
+	before := func(s string) string {
+		return strings.Replace(s, "          requests: null\n          requests_per_load_unit: 10\n", "          requests: 5\n", 1)
+	}
+	const kept = `{"requests":null,"requests_per_load_unit":10}`
+	const rejected = "rejected"
 	cases := []struct {
-		path     string
-		submit   func(manifest string)
-		keepsNil bool
+		path   string
+		submit func(manifest string) error
+		want   string
 	}{
-		{"typed client create", func(m string) {
+		{"typed client create", func(m string) error {
 			obj := &v1beta2.DynamoGraphDeploymentRequest{}
 			if err := yaml.Unmarshal([]byte(m), obj); err != nil {
 				t.Fatal(err)
 			}
-			if err := k8s.Create(ctx, obj); err != nil {
-				t.Fatal(err)
-			}
-		}, true},
-		{"kubectl create", func(m string) { kubectl(t, m, "create", "-f", "-") }, true},
-		{"kubectl replace", func(m string) {
-			kubectl(t, without(m), "create", "-f", "-")
-			kubectl(t, m, "replace", "-f", "-")
-		}, true},
-		{"kubectl apply --server-side (create)", func(m string) { kubectl(t, m, "apply", "--server-side", "-f", "-") }, true},
-		{"kubectl apply --server-side (update)", func(m string) {
-			kubectl(t, without(m), "apply", "--server-side", "-f", "-")
-			kubectl(t, m, "apply", "--server-side", "-f", "-")
-		}, true},
+			return k8s.Create(ctx, obj)
+		}, kept},
+		{"kubectl create", func(m string) error { _, err := tryKubectl(t, m, "create", "-f", "-"); return err }, kept},
+		{"kubectl replace", func(m string) error {
+			kubectl(t, before(m), "create", "-f", "-")
+			_, err := tryKubectl(t, m, "replace", "-f", "-")
+			return err
+		}, kept},
+		{"kubectl apply --server-side (create)", func(m string) error {
+			_, err := tryKubectl(t, m, "apply", "--server-side", "-f", "-")
+			return err
+		}, kept},
+		{"kubectl apply --server-side (update)", func(m string) error {
+			kubectl(t, before(m), "apply", "--server-side", "-f", "-")
+			_, err := tryKubectl(t, m, "apply", "--server-side", "-f", "-")
+			return err
+		}, kept},
 		// Client-side apply computes a merge patch in which null means "delete my field", so
 		// the null never reaches the stored object.
-		{"kubectl apply (client-side, create)", func(m string) { kubectl(t, m, "apply", "-f", "-") }, false},
-		{"kubectl apply (client-side, update)", func(m string) {
-			kubectl(t, without(m), "apply", "-f", "-")
-			kubectl(t, m, "apply", "-f", "-")
-		}, false},
+		{"kubectl apply (client-side, create)", func(m string) error {
+			out, err := tryKubectl(t, m, "apply", "-f", "-")
+			if err != nil && !strings.Contains(out, "spec.aisimulate.inputOverrides.traffic.stop") {
+				t.Errorf("the rejection must name the override path: %s", out)
+			}
+			return err
+		}, rejected},
+		{"kubectl apply (client-side, update)", func(m string) error {
+			kubectl(t, before(m), "apply", "-f", "-")
+			out, err := tryKubectl(t, m, "apply", "-f", "-")
+			if err != nil && !strings.Contains(out, "spec.aisimulate.inputOverrides.traffic.stop") {
+				t.Errorf("the rejection must name the override path: %s", out)
+			}
+			return err
+		}, rejected},
 	}
 	for i, tc := range cases {
 		t.Run(tc.path, func(t *testing.T) {
 			name := fmt.Sprintf("nulls-%d", i)
-			tc.submit(strings.Replace(nullRequest, "NAME", name, 1))
-			got := storedStop(t, name)
-			want := `{"requests_per_load_unit":10}`
-			if tc.keepsNil {
-				want = `{"requests":null,"requests_per_load_unit":10}`
+			err := tc.submit(strings.Replace(nullRequest, "NAME", name, 1))
+			got := rejected
+			if err == nil {
+				got = storedStop(t, name)
 			}
-			if got != want {
-				t.Errorf("stored traffic.stop = %s, want %s", got, want)
+			if got != tc.want {
+				t.Errorf("outcome %s (err %v), want %s", got, err, tc.want)
 			}
 		})
 	}
