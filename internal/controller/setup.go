@@ -41,6 +41,10 @@ func CacheOptions(cfg *v1alpha1.OperatorConfiguration) cache.Options {
 	return opts
 }
 
+// Leader election (a Lease, and the events the lock records):
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+
 // Setup registers the request and Run controllers and the metrics.
 func Setup(mgr ctrl.Manager, cfg *v1alpha1.OperatorConfiguration) error {
 	metrics.Register(mgr.GetCache())

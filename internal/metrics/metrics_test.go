@@ -1,0 +1,77 @@
+package metrics_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/metrics"
+)
+
+func run(name string, phase v1beta2.RunPhase, reason string) *v1beta2.DynamoGraphDeploymentRun {
+	r := &v1beta2.DynamoGraphDeploymentRun{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}}
+	r.Status.Phase = phase
+	if reason != "" {
+		meta.SetStatusCondition(&r.Status.Conditions, metav1.Condition{Type: v1beta2.ConditionCompleted, Status: metav1.ConditionTrue, Reason: reason})
+	}
+	return r
+}
+
+func TestMetrics(t *testing.T) {
+	s := runtime.NewScheme()
+	if err := v1beta2.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	c := fake.NewClientBuilder().WithScheme(s).WithObjects(
+		run("a", v1beta2.RunPhaseRunning, ""),
+		run("b", v1beta2.RunPhaseFailed, v1beta2.ReasonOOMKilled),
+		run("c", v1beta2.RunPhaseFailed, v1beta2.ReasonOOMKilled),
+	).Build()
+	metrics.Register(c)
+	metrics.Register(c) // idempotent
+	metrics.ObserveCompletion(v1beta2.ReasonSucceeded, 90*time.Second)
+	metrics.ReconcileErrors.WithLabelValues("dgdr-run").Inc()
+
+	got := map[string]float64{}
+	families, err := crmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if !strings.HasPrefix(f.GetName(), "dgdr_operator_") {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			key := f.GetName()
+			for _, l := range m.GetLabel() {
+				key += "," + l.GetName() + "=" + l.GetValue()
+			}
+			switch {
+			case m.Gauge != nil:
+				got[key] = m.GetGauge().GetValue()
+			case m.Counter != nil:
+				got[key] = m.GetCounter().GetValue()
+			case m.Histogram != nil:
+				got[key] = float64(m.GetHistogram().GetSampleCount())
+			}
+		}
+	}
+	want := map[string]float64{
+		"dgdr_operator_runs,namespace=ns,phase=Failed,reason=OOMKilled": 2,
+		"dgdr_operator_runs,namespace=ns,phase=Running,reason=":         1,
+		"dgdr_operator_runs_completed_total,reason=Succeeded":           1,
+		"dgdr_operator_run_duration_seconds,reason=Succeeded":           1,
+		"dgdr_operator_reconcile_errors_total,controller=dgdr-run":      1,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("metrics (-want +got):\n%s", diff)
+	}
+}
