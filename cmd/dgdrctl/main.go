@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 
 	"github.com/dgdr-operator/dgdr-operator/internal/dgdrctl"
 )
@@ -15,7 +16,7 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	err := dgdrctl.NewRootCommand(os.Stdout, os.Stderr).ExecuteContext(ctx)
+	err := dgdrctl.NewRootCommandAs(filepath.Base(os.Args[0]), os.Stdout, os.Stderr).ExecuteContext(ctx)
 	var exit dgdrctl.ExitError
 	switch {
 	case errors.As(err, &exit):

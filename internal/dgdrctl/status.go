@@ -3,6 +3,7 @@ package dgdrctl
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/duration"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 )
@@ -25,6 +27,7 @@ func newStatusCommand() *cobra.Command {
 	var kf kubeFlags
 	var watch bool
 	var interval time.Duration
+	var output string
 	cmd := &cobra.Command{
 		Use:   "status DGDR",
 		Short: "Show a request's runs, search progress and ranked candidates",
@@ -38,6 +41,16 @@ refreshes the view, with a progress bar, until the newest run is complete.`,
 				return err
 			}
 			out := cmd.OutOrStdout()
+			switch output {
+			case "table":
+			case "yaml", "json":
+				if watch {
+					return fmt.Errorf("--watch works only with -o table")
+				}
+				return writeStatusDocument(cmd.Context(), c, args[0], out, output)
+			default:
+				return fmt.Errorf("-o must be table, yaml or json")
+			}
 			if !watch {
 				_, err := writeStatus(cmd.Context(), c, args[0], out, false)
 				return err
@@ -48,7 +61,56 @@ refreshes the view, with a progress bar, until the newest run is complete.`,
 	kf.add(cmd)
 	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "refresh until the newest run is complete")
 	cmd.Flags().DurationVar(&interval, "interval", 2*time.Second, "refresh interval of --watch")
+	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: table, yaml or json")
 	return cmd
+}
+
+// StatusDocument is the machine-readable form of `dgdrctl status`: the request, its runs (newest
+// first) and the ranked candidates of the newest run.
+type StatusDocument struct {
+	Request    v1beta2.DynamoGraphDeploymentRequest     `json:"request"`
+	Runs       []v1beta2.DynamoGraphDeploymentRun       `json:"runs"`
+	Candidates []v1beta2.DynamoGraphDeploymentCandidate `json:"candidates"`
+}
+
+func writeStatusDocument(ctx context.Context, c *clients, name string, out io.Writer, format string) error {
+	doc := StatusDocument{Runs: []v1beta2.DynamoGraphDeploymentRun{}, Candidates: []v1beta2.DynamoGraphDeploymentCandidate{}}
+	if err := c.ctrl.Get(ctx, types.NamespacedName{Namespace: c.namespace, Name: name}, &doc.Request); err != nil {
+		return fmt.Errorf("getting DynamoGraphDeploymentRequest %s: %w", name, err)
+	}
+	runs, err := requestRuns(ctx, c, &doc.Request)
+	if err != nil {
+		return err
+	}
+	doc.Runs = append(doc.Runs, runs...)
+	if len(runs) > 0 {
+		var list v1beta2.DynamoGraphDeploymentCandidateList
+		if err := c.ctrl.List(ctx, &list, client.InNamespace(c.namespace), client.MatchingLabels{v1beta2.LabelRunName: runs[0].Name}); err != nil {
+			return err
+		}
+		sort.Slice(list.Items, func(i, j int) bool { return list.Items[i].Status.Rank < list.Items[j].Status.Rank })
+		doc.Candidates = append(doc.Candidates, list.Items...)
+	}
+	for i := range doc.Runs {
+		doc.Runs[i].ManagedFields = nil
+	}
+	for i := range doc.Candidates {
+		doc.Candidates[i].ManagedFields = nil
+	}
+	doc.Request.ManagedFields = nil
+	data, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return err
+	}
+	if format == "yaml" {
+		if data, err = yaml.JSONToYAML(data); err != nil {
+			return err
+		}
+		_, err = out.Write(data)
+		return err
+	}
+	_, err = fmt.Fprintf(out, "%s\n", data)
+	return err
 }
 
 func watchStatus(ctx context.Context, c *clients, name string, out io.Writer, interval time.Duration) error {
