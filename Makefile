@@ -68,3 +68,21 @@ lower-example: ## The main job for now: lower the model-only example.
 .PHONY: help
 help:
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-16s %s\n", $$1, $$2}'
+
+##@ Image
+
+IMG ?= dgdr-operator:dev
+CONTAINER_TOOL ?= docker
+
+.PHONY: image
+image: ## Build the operator image (needs a container engine; none runs on the build machines).
+	$(CONTAINER_TOOL) build -t $(IMG) .
+
+##@ kubectl plugin
+
+.PHONY: install-plugin
+install-plugin: ## Build dgdrctl and install it as the kubectl plugin kubectl-dgdr into $(PLUGIN_DIR).
+	go build -o $(BIN)/dgdrctl ./cmd/dgdrctl
+	install -D -m 0755 $(BIN)/dgdrctl $(PLUGIN_DIR)/kubectl-dgdr
+
+PLUGIN_DIR ?= $(HOME)/.local/bin
