@@ -34,10 +34,19 @@ manifests: $(CONTROLLER_GEN) ## Generate CRDs, RBAC and webhook configuration.
 schema: ## Regenerate the bundled AISimulate input schema from its authoring script.
 	python3 hack/aisimulate-schema/authored.py internal/aisimulate/schema/recommend-input.v1.schema.json
 
+CRD_REF_DOCS := $(BIN)/crd-ref-docs
+
+$(CRD_REF_DOCS):
+	WITH_DOCS=1 hack/setup-k8s.sh
+
+.PHONY: api-docs
+api-docs: $(CRD_REF_DOCS) ## Generate the API reference (docs/reference/api.md) from the Go types.
+	$(CRD_REF_DOCS) --source-path=./api --config=hack/crd-ref-docs/config.yaml --renderer=markdown --output-path=docs/reference/api.md >/dev/null
+
 .PHONY: verify
-verify: generate manifests schema ## Regenerate everything and fail on drift.
+verify: generate manifests schema api-docs ## Regenerate everything and fail on drift.
 	gofmt -l $$(git ls-files '*.go') | (! grep .) || (echo "gofmt needed"; exit 1)
-	git diff --exit-code -- api config internal/aisimulate/schema || (echo "generated files drifted: run make generate manifests"; exit 1)
+	git diff --exit-code -- api config internal/aisimulate/schema docs/reference || (echo "generated files drifted: run make generate manifests"; exit 1)
 	@test -z "$$(git status --porcelain -- api config)" || (git status --porcelain -- api config; echo "untracked generated files"; exit 1)
 
 ##@ Build

@@ -5,6 +5,7 @@
 // onto flags; flags are only for process-level things (the file path, logging).
 //
 // +kubebuilder:object:generate=true
+// +kubebuilder:skip
 // +groupName=config.dgdr.nvidia.com
 package v1alpha1
 
@@ -21,6 +22,8 @@ const (
 
 // OperatorConfiguration configures dgdr-operator. The operator and its configured Planner image
 // form one tested release bundle: nothing in a request can choose the search image.
+//
+// +kubebuilder:object:root=true
 type OperatorConfiguration struct {
 	metav1.TypeMeta `json:",inline"`
 
