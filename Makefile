@@ -12,8 +12,8 @@ all: build
 ##@ Tools
 
 .PHONY: tools
-tools: ## Build (or reuse) etcd, kube-apiserver and controller-gen under bin/ from the Go module proxy.
-	hack/setup-k8s.sh
+tools: ## Build (or reuse) etcd, kube-apiserver, kubectl, helm, controller-gen and doc tools under bin/ from the Go module proxy.
+	WITH_HELM=1 WITH_DOCS=1 hack/setup-k8s.sh
 
 $(CONTROLLER_GEN):
 	hack/setup-k8s.sh
@@ -29,6 +29,12 @@ manifests: $(CONTROLLER_GEN) ## Generate CRDs, RBAC and webhook configuration.
 	$(CONTROLLER_GEN) crd:allowDangerousTypes=true paths=./api/... output:crd:artifacts:config=config/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=dgdr-operator paths=./internal/... output:rbac:artifacts:config=config/rbac
 	$(CONTROLLER_GEN) webhook paths=./internal/webhook/... output:webhook:artifacts:config=config/webhook
+	go run ./hack/chartgen
+
+.PHONY: chart-docs
+chart-docs: ## Generate charts/dgdr-operator/README.md from values.yaml.
+	WITH_DOCS=1 hack/setup-k8s.sh
+	$(BIN)/helm-docs --chart-search-root charts --template-files=README.md.gotmpl >/dev/null 2>&1
 
 .PHONY: schema
 schema: ## Regenerate the bundled AISimulate input schema from its authoring script.
@@ -44,10 +50,10 @@ api-docs: $(CRD_REF_DOCS) ## Generate the API reference (docs/reference/api.md) 
 	$(CRD_REF_DOCS) --source-path=./api --config=hack/crd-ref-docs/config.yaml --renderer=markdown --output-path=docs/reference/api.md >/dev/null
 
 .PHONY: verify
-verify: generate manifests schema api-docs ## Regenerate everything and fail on drift.
+verify: generate manifests schema api-docs chart-docs ## Regenerate everything and fail on drift.
 	gofmt -l $$(git ls-files '*.go') | (! grep .) || (echo "gofmt needed"; exit 1)
-	git diff --exit-code -- api config internal/aisimulate/schema docs/reference || (echo "generated files drifted: run make generate manifests"; exit 1)
-	@test -z "$$(git status --porcelain -- api config)" || (git status --porcelain -- api config; echo "untracked generated files"; exit 1)
+	git diff --exit-code -- api config internal/aisimulate/schema docs/reference charts || (echo "generated files drifted: run make generate manifests"; exit 1)
+	@test -z "$$(git status --porcelain -- api config charts docs/reference)" || (git status --porcelain -- api config charts docs/reference; echo "untracked generated files"; exit 1)
 
 ##@ Build
 

@@ -28,3 +28,4 @@ if [ "${WITH_HELM:-0}" = 1 ] && ! [ -x "$OUT/helm" ]; then
     -X $H/pkg/lint/rules.k8sVersionMajor=1 -X $H/pkg/lint/rules.k8sVersionMinor=37" $H/cmd/helm@"$HELM"
 fi
 if [ "${WITH_DOCS:-0}" = 1 ] && ! [ -x "$OUT/crd-ref-docs" ]; then gi github.com/elastic/crd-ref-docs@"$CRDREF"; fi
+if [ "${WITH_DOCS:-0}" = 1 ] && ! [ -x "$OUT/helm-docs" ]; then gi github.com/norwoodj/helm-docs/cmd/helm-docs@"${HELMDOCS:-v1.14.2}"; fi

@@ -142,6 +142,9 @@ func SetDefaults(cfg *v1alpha1.OperatorConfiguration) {
 	if cfg.Webhook.CertDir == "" {
 		cfg.Webhook.CertDir = DefaultWebhookCertDir
 	}
+	if ss := cfg.Webhook.SelfSignedCertificates; ss != nil && ss.Namespace == "" {
+		ss.Namespace = os.Getenv("POD_NAMESPACE")
+	}
 }
 
 var knownBackends = map[string]bool{"vllm": true, "sglang": true, "trtllm": true}
@@ -177,6 +180,16 @@ func Validate(cfg *v1alpha1.OperatorConfiguration) field.ErrorList {
 	for backend := range cfg.RuntimeImages {
 		if !knownBackends[backend] {
 			errs = append(errs, field.NotSupported(field.NewPath("runtimeImages").Key(backend), backend, []string{"vllm", "sglang", "trtllm"}))
+		}
+	}
+	if ss := cfg.Webhook.SelfSignedCertificates; ss != nil {
+		sp := field.NewPath("webhook", "selfSignedCertificates")
+		for name, v := range map[string]string{"secretName": ss.SecretName, "serviceName": ss.ServiceName,
+			"mutatingWebhookConfigurationName": ss.MutatingWebhookConfigurationName,
+			"validatingWebhookConfigurationName": ss.ValidatingWebhookConfigurationName} {
+			if v == "" {
+				errs = append(errs, field.Required(sp.Child(name), ""))
+			}
 		}
 	}
 	if p := *cfg.Webhook.Port; p < 1 || p > 65535 {

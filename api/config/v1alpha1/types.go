@@ -219,4 +219,31 @@ type WebhookConfig struct {
 	// certDir holds tls.crt and tls.key. Defaults to /tmp/k8s-webhook-server/serving-certs.
 	// +optional
 	CertDir string `json:"certDir,omitempty"`
+
+	// selfSignedCertificates, when set, makes the operator create and rotate its own CA and
+	// serving certificate (kept in a Secret), write them to certDir, and inject the CA bundle
+	// into its webhook configurations. Leave it unset when cert-manager (or anything else)
+	// provides the certificate in certDir and injects the CA.
+	// +optional
+	SelfSignedCertificates *SelfSignedCertificatesConfig `json:"selfSignedCertificates,omitempty"`
+}
+
+// SelfSignedCertificatesConfig names what the operator's own certificate management touches.
+type SelfSignedCertificatesConfig struct {
+	// secretName is the Secret holding the CA and serving certificate.
+	// +required
+	SecretName string `json:"secretName"`
+	// namespace of the Secret and the webhook Service. Defaults to the POD_NAMESPACE environment
+	// variable of the operator.
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+	// serviceName is the webhook Service; the certificate is valid for <serviceName>.<namespace>.svc.
+	// +required
+	ServiceName string `json:"serviceName"`
+	// mutatingWebhookConfigurationName receives the CA bundle.
+	// +required
+	MutatingWebhookConfigurationName string `json:"mutatingWebhookConfigurationName"`
+	// validatingWebhookConfigurationName receives the CA bundle.
+	// +required
+	ValidatingWebhookConfigurationName string `json:"validatingWebhookConfigurationName"`
 }

@@ -1,0 +1,244 @@
+// Package chart_test checks the Helm chart with the real helm and kubectl (built into bin/) and
+// a real API server.
+package chart_test
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/dgdr-operator/dgdr-operator/internal/config"
+	"github.com/dgdr-operator/dgdr-operator/internal/testenv"
+)
+
+var (
+	env        *testenv.Env
+	kubeconfig string
+	root       = testenv.Root()
+	chart      = filepath.Join(root, "charts", "dgdr-operator")
+)
+
+func TestMain(m *testing.M) { os.Exit(run(m)) }
+
+func run(m *testing.M) int {
+	for _, tool := range []string{"helm", "kubectl"} {
+		if _, err := os.Stat(filepath.Join(root, "bin", tool)); err != nil {
+			fmt.Fprintf(os.Stderr, "bin/%s missing: run `make tools`\n", tool)
+			return 1
+		}
+	}
+	var err error
+	env, err = testenv.Start(testenv.Options{ExtraCRDDirs: []string{filepath.Join(root, "test", "crds", "thirdparty")}})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "starting the control plane:", err)
+		return 1
+	}
+	defer env.Stop()
+	user, err := env.Env.ControlPlane.AddUser(envtestAdmin(), nil)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	kc, err := user.KubeConfig()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	dir, _ := os.MkdirTemp("", "chart-test-")
+	defer os.RemoveAll(dir)
+	kubeconfig = filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
+}
+
+func tool(t *testing.T, stdin []byte, name string, args ...string) []byte {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(root, "bin", name), args...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "HELM_CACHE_HOME="+t.TempDir(), "HELM_CONFIG_HOME="+t.TempDir())
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s%s", name, strings.Join(args, " "), err, out, stderr.String())
+	}
+	return out
+}
+
+var variants = map[string][]string{
+	"default":     {"--set", "featureGates.DGDRV1Beta2=true"},
+	"certmanager": {"--set", "featureGates.DGDRV1Beta2=true", "--set", "webhook.certManager.enabled=true", "--set", "metrics.serviceMonitor.enabled=true", "--set", "replicaCount=2"},
+	"gate-off":    nil,
+}
+
+func template(t *testing.T, variant string) []byte {
+	t.Helper()
+	args := append([]string{"template", "dgdr-operator", chart, "--namespace", "dgdr-system"}, variants[variant]...)
+	return tool(t, nil, "helm", args...)
+}
+
+func TestLint(t *testing.T) {
+	for name, args := range variants {
+		t.Run(name, func(t *testing.T) {
+			out := tool(t, nil, "helm", append([]string{"lint", "--strict", chart}, args...)...)
+			if !strings.Contains(string(out), "0 chart(s) failed") {
+				t.Errorf("helm lint:\n%s", out)
+			}
+		})
+	}
+}
+
+// TestTemplateGolden pins the rendered chart for default and cert-manager values.
+// Regenerate with UPDATE_GOLDEN=true go test ./test/chart.
+func TestTemplateGolden(t *testing.T) {
+	for _, name := range []string{"default", "certmanager"} {
+		t.Run(name, func(t *testing.T) {
+			got := template(t, name)
+			golden := filepath.Join("testdata", name+".yaml")
+			if os.Getenv("UPDATE_GOLDEN") == "true" {
+				if err := os.WriteFile(golden, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("missing golden (UPDATE_GOLDEN=true): %v", err)
+			}
+			if diff := cmp.Diff(string(want), string(got)); diff != "" {
+				t.Errorf("rendered chart differs from %s (-want +got):\n%s", golden, diff)
+			}
+		})
+	}
+}
+
+// TestServerDryRun validates every rendered object with the real API server.
+func TestServerDryRun(t *testing.T) {
+	tool(t, []byte("apiVersion: v1\nkind: Namespace\nmetadata: {name: dgdr-system}\n"), "kubectl", "apply", "-f", "-")
+	for _, name := range []string{"default", "certmanager", "gate-off"} {
+		t.Run(name, func(t *testing.T) {
+			out := tool(t, template(t, name), "kubectl", "apply", "--dry-run=server", "-f", "-")
+			if !strings.Contains(string(out), "deployment.apps/dgdr-operator created (server dry run)") {
+				t.Errorf("kubectl apply --dry-run=server:\n%s", out)
+			}
+		})
+	}
+}
+
+func objects(t *testing.T, rendered []byte) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, doc := range strings.Split(string(rendered), "\n---") {
+		var m map[string]any
+		if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
+			t.Fatal(err)
+		}
+		if m != nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func kinds(objs []map[string]any) map[string]int {
+	k := map[string]int{}
+	for _, o := range objs {
+		k[o["kind"].(string)]++
+	}
+	return k
+}
+
+// TestGate: with the gate off no CRD and no webhook is installed; with it on, all three CRDs
+// and both webhook configurations are, and the CRDs are kept on uninstall.
+func TestGate(t *testing.T) {
+	off := kinds(objects(t, template(t, "gate-off")))
+	if off["CustomResourceDefinition"] != 0 || off["ValidatingWebhookConfiguration"] != 0 || off["MutatingWebhookConfiguration"] != 0 {
+		t.Errorf("gate off renders %v", off)
+	}
+	objs := objects(t, template(t, "default"))
+	on := kinds(objs)
+	if on["CustomResourceDefinition"] != 3 || on["ValidatingWebhookConfiguration"] != 1 || on["MutatingWebhookConfiguration"] != 1 {
+		t.Errorf("gate on renders %v", on)
+	}
+	for _, o := range objs {
+		if o["kind"] == "CustomResourceDefinition" {
+			ann := o["metadata"].(map[string]any)["annotations"].(map[string]any)
+			if ann["helm.sh/resource-policy"] != "keep" {
+				t.Errorf("CRD %v is not kept on uninstall", o["metadata"].(map[string]any)["name"])
+			}
+		}
+	}
+}
+
+// TestOperatorConfigDecodes: the configuration the chart renders from values is accepted by the
+// operator's strict decoder, in every variant.
+func TestOperatorConfigDecodes(t *testing.T) {
+	for name := range variants {
+		t.Run(name, func(t *testing.T) {
+			for _, o := range objects(t, template(t, name)) {
+				if o["kind"] != "ConfigMap" {
+					continue
+				}
+				data, _ := yaml.Marshal(o)
+				cm := &corev1.ConfigMap{}
+				if err := yaml.Unmarshal(data, cm); err != nil {
+					t.Fatal(err)
+				}
+				t.Setenv("POD_NAMESPACE", "dgdr-system")
+				cfg, err := config.Decode([]byte(cm.Data["config.yaml"]))
+				if err != nil {
+					t.Fatalf("the operator rejects the chart's configuration: %v\n%s", err, cm.Data["config.yaml"])
+				}
+				selfSigned := cfg.Webhook.SelfSignedCertificates != nil
+				if wantSelf := name != "certmanager"; selfSigned != wantSelf {
+					t.Errorf("self-signed certificates = %v, want %v", selfSigned, wantSelf)
+				}
+				if name == "certmanager" && !cfg.LeaderElection.Enabled {
+					t.Errorf("replicaCount 2 must enable leader election")
+				}
+				return
+			}
+			t.Fatal("no ConfigMap rendered")
+		})
+	}
+}
+
+// TestRBACMatchesControllerGen: the chart's ClusterRole has exactly the rules controller-gen
+// generated into config/rbac.
+func TestRBACMatchesControllerGen(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(root, "config", "rbac", "role.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &rbacv1.ClusterRole{}
+	if err := yaml.Unmarshal(data, want); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objects(t, template(t, "default")) {
+		if o["kind"] == "ClusterRole" && o["metadata"].(map[string]any)["name"] == "dgdr-operator" {
+			b, _ := yaml.Marshal(o)
+			got := &rbacv1.ClusterRole{}
+			if err := yaml.Unmarshal(b, got); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want.Rules, got.Rules); diff != "" {
+				t.Errorf("chart RBAC differs from config/rbac (-controller-gen +chart):\n%s", diff)
+			}
+			return
+		}
+	}
+	t.Fatal("no ClusterRole dgdr-operator rendered")
+}
