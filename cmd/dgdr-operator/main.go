@@ -7,14 +7,22 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
+	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/open-policy-agent/cert-controller/pkg/rotator"
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/component-base/featuregate"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -89,21 +97,114 @@ func runManager(ctx context.Context, configFile string) error {
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
-	if _, err := setupV1Beta2(log, gates, v1beta2Setup{
+	webhooks := newWebhookStarter(mgr, cfg)
+	enabled, err := setupV1Beta2(log, gates, v1beta2Setup{
 		Controllers: func() error { return controller.Setup(mgr, cfg) },
-		Webhooks:    func() error { return dgdrwebhook.Setup(mgr, cfg) },
-	}); err != nil {
+		Webhooks:    webhooks.setup,
+	})
+	if err != nil {
 		return err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return err
 	}
-	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+	readyz := healthz.Ping
+	if enabled {
+		readyz = webhooks.ready
+	}
+	if err := mgr.AddReadyzCheck("readyz", readyz); err != nil {
 		return err
 	}
 	log.Info("starting the manager", "plannerImage", cfg.Planner.Image, "reporterImage", cfg.Reporter.Image,
 		"namespaces", cfg.Namespaces, "leaderElection", cfg.LeaderElection.Enabled)
 	return mgr.Start(ctx)
+}
+
+// webhookStarter registers the admission webhooks. With self-signed certificates the operator
+// first creates (or loads) its CA and serving certificate with cert-controller's rotator, which
+// also injects the CA bundle into the webhook configurations; the webhook server is added to the
+// manager only once the certificate is on disk, because the server reads it when it starts.
+type webhookStarter struct {
+	mgr        ctrl.Manager
+	cfg        *v1alpha1.OperatorConfiguration
+	registered chan struct{}
+}
+
+func newWebhookStarter(mgr ctrl.Manager, cfg *v1alpha1.OperatorConfiguration) *webhookStarter {
+	return &webhookStarter{mgr: mgr, cfg: cfg, registered: make(chan struct{})}
+}
+
+func (w *webhookStarter) setup() error {
+	ss := w.cfg.Webhook.SelfSignedCertificates
+	if ss == nil {
+		if err := dgdrwebhook.Setup(w.mgr, w.cfg); err != nil {
+			return err
+		}
+		close(w.registered)
+		return nil
+	}
+	if ss.Namespace == "" {
+		return fmt.Errorf("webhook.selfSignedCertificates.namespace is empty and POD_NAMESPACE is not set")
+	}
+	if err := ensureSecret(w.mgr, types.NamespacedName{Namespace: ss.Namespace, Name: ss.SecretName}); err != nil {
+		return err
+	}
+	certsReady := make(chan struct{})
+	service := ss.ServiceName + "." + ss.Namespace + ".svc"
+	if err := rotator.AddRotator(w.mgr, &rotator.CertRotator{
+		SecretKey:      types.NamespacedName{Namespace: ss.Namespace, Name: ss.SecretName},
+		CertDir:        w.cfg.Webhook.CertDir,
+		CAName:         "dgdr-operator-ca",
+		CAOrganization: "dgdr-operator",
+		DNSName:        service,
+		ExtraDNSNames:  []string{service + ".cluster.local"},
+		IsReady:        certsReady,
+		Webhooks: []rotator.WebhookInfo{
+			{Name: ss.MutatingWebhookConfigurationName, Type: rotator.Mutating},
+			{Name: ss.ValidatingWebhookConfigurationName, Type: rotator.Validating},
+		},
+		// Every replica serves admission requests, so every replica needs the certificate.
+		RequireLeaderElection: false,
+	}); err != nil {
+		return fmt.Errorf("setting up self-signed webhook certificates: %w", err)
+	}
+	go func() {
+		<-certsReady
+		if err := dgdrwebhook.Setup(w.mgr, w.cfg); err != nil {
+			ctrl.Log.WithName("setup").Error(err, "registering the webhooks")
+			return
+		}
+		close(w.registered)
+	}()
+	return nil
+}
+
+// ensureSecret creates the (empty) certificate Secret if it does not exist yet: the rotator only
+// updates an existing Secret. Creating it here, rather than in the chart, keeps `helm upgrade`
+// from wiping the certificate.
+func ensureSecret(mgr ctrl.Manager, key types.NamespacedName) error {
+	c, err := client.New(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme()})
+	if err != nil {
+		return err
+	}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name,
+		Labels: map[string]string{"app.kubernetes.io/managed-by": "dgdr-operator"}}}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := c.Create(ctx, secret); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating the webhook certificate Secret %s: %w", key, err)
+	}
+	return nil
+}
+
+// ready reports ready once the webhooks are registered and their server accepts connections.
+func (w *webhookStarter) ready(req *http.Request) error {
+	select {
+	case <-w.registered:
+		return w.mgr.GetWebhookServer().StartedChecker()(req)
+	default:
+		return fmt.Errorf("webhook certificates are not ready yet")
+	}
 }
 
 // managerOptions maps the configuration onto the manager.
