@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -183,6 +184,15 @@ func (r *Reconciler) reconcile(ctx context.Context, run *v1beta2.DynamoGraphDepl
 	err = r.Client.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: naming.JobName(run.Name)}, job)
 	switch {
 	case apierrors.IsNotFound(err):
+		if run.Status.JobRef == nil {
+			// Check the input against the bundled AISimulate schema before burning a Job on it
+			// (Runs are not admitted by the request webhook, and the schema may be newer than the
+			// admission that accepted the request).
+			if problems := aisimulate.CheckInput(input.Document); len(problems) > 0 {
+				r.setTerminal(run, &Outcome{Reason: v1beta2.ReasonInvalidInput, Message: invalidInputMessage(problems)}, events)
+				return ctrl.Result{}, nil
+			}
+		}
 		return r.startSearch(ctx, run, input, events)
 	case err != nil:
 		return ctrl.Result{}, err
@@ -221,6 +231,24 @@ func (r *Reconciler) effectiveInput(run *v1beta2.DynamoGraphDeploymentRun) (*ais
 		return nil, errors.New(msg)
 	}
 	return input, nil
+}
+
+// invalidInputMessage lists the problems of an effective input, bounded for the status.
+func invalidInputMessage(problems []aisimulate.Problem) string {
+	var b strings.Builder
+	b.WriteString("the effective AISimulate input (status.aisimulate.input) is invalid for the bundled AISimulate schema " + aisimulate.SchemaVersion + ": ")
+	for i, p := range problems {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		if b.Len() > 3500 {
+			fmt.Fprintf(&b, "and %d more", len(problems)-i)
+			break
+		}
+		b.WriteString(p.String())
+	}
+	b.WriteString(". Fix spec.aisimulate.inputOverrides (or the typed fields) of the request.")
+	return b.String()
 }
 
 // startSearch creates the ConfigMap and the Job when a slot is free.

@@ -339,6 +339,8 @@ func TestInvalidInputCreatesNoJob(t *testing.T) {
 		{name: "trial cap", overrides: `{"optimizer":{"max_trials":100000}}`, wantInMessage: "limits.maxTrials", wantRecorded: true},
 		{name: "parallelism cap", overrides: `{"optimizer":{"parallelism":1000}}`, wantInMessage: "limits.maxParallelism", wantRecorded: true},
 		{name: "not lowerable", overrides: `{}`, wantInMessage: "hardware.gpu.sku"},
+		{name: "schema: two stop counts", overrides: `{"traffic":{"stop":{"requests_per_load_unit":2}}}`, wantInMessage: "traffic.stop: exactly one stop count", wantRecorded: true},
+		{name: "schema: unknown field", overrides: `{"optimizer":{"seeed":1}}`, wantInMessage: "optimizer.seeed: unknown field", wantRecorded: true},
 	}
 	ns := ct.Namespace(t, k8s)
 	for i, tc := range cases {
