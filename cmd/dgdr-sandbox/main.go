@@ -1,0 +1,172 @@
+// Command dgdr-sandbox runs the whole system on one machine: etcd, kube-apiserver,
+// kube-controller-manager and kube-scheduler on loopback, a process-based node agent that runs
+// pods as local processes, and dgdr-operator. See docs/sandbox.md.
+package main
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dgdr-operator/dgdr-operator/internal/sandbox/manager"
+	"github.com/dgdr-operator/dgdr-operator/internal/sandbox/nodeagent"
+)
+
+func main() {
+	if err := newRootCommand().Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "dgdr-sandbox:", err)
+		os.Exit(1)
+	}
+}
+
+func newRootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "dgdr-sandbox",
+		Short:         "The whole dgdr system on one machine (control plane, node agent, operator)",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(upCommand(), downCommand(), statusCommand(), kubeconfigCommand(), restartCommand(), nodeAgentCommand())
+	return root
+}
+
+func upCommand() *cobra.Command {
+	var foreground, skipBuild bool
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "up",
+		Short: "Build or reuse the binaries and start the sandbox in the background",
+		Long: `up builds (or reuses, cached in bin/) etcd, kube-apiserver, kube-controller-manager,
+kube-scheduler and this repository's binaries, starts them on loopback with generated
+certificates, installs the CRDs and admission webhooks, starts the node agent and the operator,
+and returns once everything is ready. State, logs and the admin kubeconfig are in .sandbox/.
+With --foreground it stays attached and stops the sandbox on Ctrl-C.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			root, err := manager.FindRoot()
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			if _, err := manager.Up(ctx, manager.Options{Root: root, SkipBuild: skipBuild, Out: cmd.OutOrStdout(), Timeout: timeout}); err != nil {
+				return err
+			}
+			if !foreground {
+				fmt.Fprintf(cmd.OutOrStdout(), "export KUBECONFIG=%s\n", manager.KubeconfigPath(root))
+				return nil
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), "running in the foreground; Ctrl-C stops the sandbox")
+			<-ctx.Done()
+			return manager.Down(root, cmd.OutOrStdout())
+		},
+	}
+	cmd.Flags().BoolVar(&foreground, "foreground", false, "stay attached; stop everything on Ctrl-C")
+	cmd.Flags().BoolVar(&skipBuild, "skip-build", false, "use bin/ as is (no hack/setup-k8s.sh, no go build)")
+	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "how long to wait for the components to become ready (builds excluded)")
+	return cmd
+}
+
+func downCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "down",
+		Short: "Stop every sandbox process (by pid) and remove .sandbox/",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			root, err := manager.FindRoot()
+			if err != nil {
+				return err
+			}
+			return manager.Down(root, cmd.OutOrStdout())
+		},
+	}
+}
+
+func statusCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "status",
+		Short: "Show the sandbox's components, pids, logs and kubeconfig (exit 1 when not running)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			root, err := manager.FindRoot()
+			if err != nil {
+				return err
+			}
+			ok, err := manager.Status(root, cmd.OutOrStdout())
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return fmt.Errorf("the sandbox is not (fully) running")
+			}
+			return nil
+		},
+	}
+}
+
+func kubeconfigCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "kubeconfig",
+		Short: "Print the path of the sandbox's admin kubeconfig",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			root, err := manager.FindRoot()
+			if err != nil {
+				return err
+			}
+			p := manager.KubeconfigPath(root)
+			if _, err := os.Stat(p); err != nil {
+				return fmt.Errorf("no sandbox kubeconfig (run: dgdr-sandbox up): %w", err)
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), p)
+			return nil
+		},
+	}
+}
+
+func restartCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "restart COMPONENT",
+		Short: "Restart one component (e.g. dgdr-operator) with the same command line",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			root, err := manager.FindRoot()
+			if err != nil {
+				return err
+			}
+			return manager.Restart(root, args[0])
+		},
+	}
+}
+
+func nodeAgentCommand() *cobra.Command {
+	var cfgPath string
+	cmd := &cobra.Command{
+		Use:    "node-agent --config FILE",
+		Short:  "Run the process-based node agent (started by up)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := nodeagent.LoadConfig(cfgPath)
+			if err != nil {
+				return err
+			}
+			a, err := nodeagent.New(cfg, log.New(cmd.ErrOrStderr(), "", log.LstdFlags|log.Lmicroseconds))
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return a.Run(ctx)
+		},
+	}
+	cmd.Flags().StringVar(&cfgPath, "config", "", "node agent configuration file")
+	_ = cmd.MarkFlagRequired("config")
+	return cmd
+}

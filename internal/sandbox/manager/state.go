@@ -1,0 +1,124 @@
+// Package manager starts, stops and inspects a sandbox: the control plane, the node agent and
+// the operator run as background processes whose pids, logs and configuration live in the
+// state directory (.sandbox/ under the repository root).
+package manager
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/dgdr-operator/dgdr-operator/internal/sandbox/controlplane"
+)
+
+// StateDirName is the state directory under the repository root.
+const StateDirName = ".sandbox"
+
+// Component names, in start order.
+const (
+	Etcd              = "etcd"
+	APIServer         = "kube-apiserver"
+	ControllerManager = "kube-controller-manager"
+	Scheduler         = "kube-scheduler"
+	NodeAgent         = "node-agent"
+	Operator          = "dgdr-operator"
+)
+
+// Images the sandbox maps to local binaries.
+const (
+	PlannerImage  = "nvcr.io/nvidia/ai-dynamo/dynamo-planner:sandbox"
+	OperatorImage = "localhost/dgdr/dgdr-operator:sandbox"
+)
+
+// State is what `up` records in state.json.
+type State struct {
+	Root      string             `json:"root"`
+	Ports     controlplane.Ports `json:"ports"`
+	Processes []ProcessState     `json:"processes"`
+	StartedAt time.Time          `json:"startedAt"`
+}
+
+// ProcessState is one running component.
+type ProcessState struct {
+	controlplane.Process
+	PID int `json:"pid"`
+}
+
+// FindRoot walks up from the working directory to the repository root (the go.mod of this
+// module).
+func FindRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil && strings.Contains(string(b), "module github.com/dgdr-operator/dgdr-operator\n") {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("not inside the dgdr-operator repository (no go.mod of github.com/dgdr-operator/dgdr-operator above the working directory)")
+		}
+		dir = parent
+	}
+}
+
+// StateDir is the state directory of the sandbox of root.
+func StateDir(root string) string { return filepath.Join(root, StateDirName) }
+
+// KubeconfigPath is the admin kubeconfig of the sandbox of root.
+func KubeconfigPath(root string) string { return filepath.Join(StateDir(root), "kubeconfig") }
+
+func statePath(root string) string { return filepath.Join(StateDir(root), "state.json") }
+
+// LoadState reads state.json; os.ErrNotExist when no sandbox was started.
+func LoadState(root string) (*State, error) {
+	b, err := os.ReadFile(statePath(root))
+	if err != nil {
+		return nil, err
+	}
+	var s State
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("%s: %w", statePath(root), err)
+	}
+	return &s, nil
+}
+
+func (s *State) save() error {
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(statePath(s.Root), b, 0o644)
+}
+
+func (s *State) find(name string) *ProcessState {
+	for i := range s.Processes {
+		if s.Processes[i].Name == name {
+			return &s.Processes[i]
+		}
+	}
+	return nil
+}
+
+// Alive tells whether pid is a running (non-zombie) process.
+func Alive(pid int) bool {
+	if pid <= 0 || syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	// state is the field after the parenthesized command name
+	if i := strings.LastIndexByte(string(b), ')'); i >= 0 && i+2 < len(b) {
+		return b[i+2] != 'Z'
+	}
+	return true
+}

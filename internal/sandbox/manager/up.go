@@ -1,0 +1,339 @@
+package manager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/dgdr-operator/dgdr-operator/internal/sandbox/controlplane"
+)
+
+// Options of Up.
+type Options struct {
+	Root string
+	// SkipBuild reuses bin/ as is (no hack/setup-k8s.sh, no go build).
+	SkipBuild bool
+	// Out receives progress lines.
+	Out io.Writer
+	// Timeout bounds the whole start-up (default 5m, builds excluded).
+	Timeout time.Duration
+}
+
+func (o *Options) printf(format string, args ...any) {
+	if o.Out != nil {
+		fmt.Fprintf(o.Out, format+"\n", args...)
+	}
+}
+
+// Up builds or reuses the binaries and starts a sandbox in the background. It returns once
+// the control plane, the node agent and the operator (with its webhooks) are ready. When a
+// sandbox is already running it returns without doing anything.
+func Up(ctx context.Context, o Options) (*State, error) {
+	if o.Timeout == 0 {
+		o.Timeout = 5 * time.Minute
+	}
+	if st, err := LoadState(o.Root); err == nil {
+		if running(st) {
+			o.printf("sandbox already running (kubeconfig: %s)", KubeconfigPath(o.Root))
+			return st, nil
+		}
+		o.printf("cleaning up a stopped sandbox")
+		if err := Down(o.Root, io.Discard); err != nil {
+			return nil, err
+		}
+	}
+	bin := filepath.Join(o.Root, "bin")
+	if !o.SkipBuild {
+		t0 := time.Now()
+		o.printf("building or reusing the control plane in bin/ (hack/setup-k8s.sh, WITH_CLUSTER=1)")
+		if err := runVisible(ctx, o, o.Root, []string{"WITH_CLUSTER=1"}, filepath.Join(o.Root, "hack", "setup-k8s.sh")); err != nil {
+			return nil, fmt.Errorf("hack/setup-k8s.sh: %w", err)
+		}
+		o.printf("building aisim, dgdr-operator, dgdrctl and dgdr-sandbox into bin/")
+		if err := runVisible(ctx, o, o.Root, nil, "go", "build", "-o", bin+"/",
+			"./cmd/aisim", "./cmd/dgdr-operator", "./cmd/dgdrctl", "./cmd/dgdr-sandbox"); err != nil {
+			return nil, fmt.Errorf("go build: %w", err)
+		}
+		o.printf("binaries ready in %s", time.Since(t0).Round(100*time.Millisecond))
+	}
+	for _, b := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "aisim", "dgdr-operator"} {
+		if _, err := os.Stat(filepath.Join(bin, b)); err != nil {
+			return nil, fmt.Errorf("bin/%s is missing; run without --skip-build", b)
+		}
+	}
+
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	t0 := time.Now()
+	dir := StateDir(o.Root)
+	for _, d := range []string{dir, filepath.Join(dir, "logs"), filepath.Join(dir, "pods")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	ports, err := controlplane.FreePorts()
+	if err != nil {
+		return nil, err
+	}
+	cl := controlplane.New(bin, dir, ports)
+	if err := cl.PKI.Generate(); err != nil {
+		return nil, err
+	}
+	if err := cl.WriteKubeconfig(); err != nil {
+		return nil, err
+	}
+	st := &State{Root: o.Root, Ports: ports, StartedAt: time.Now()}
+	if err := st.save(); err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*State, error) {
+		o.printf("start-up failed: %v (logs in %s)", err, filepath.Join(dir, "logs"))
+		return nil, err
+	}
+	start := func(p controlplane.Process) error {
+		ps, err := startProcess(dir, p)
+		if err != nil {
+			return err
+		}
+		st.Processes = append(st.Processes, *ps)
+		return st.save()
+	}
+	if err := start(cl.Etcd()); err != nil {
+		return fail(err)
+	}
+	if err := cl.WaitEtcd(ctx); err != nil {
+		return fail(err)
+	}
+	if err := start(cl.APIServer()); err != nil {
+		return fail(err)
+	}
+	if err := cl.WaitAPIServer(ctx); err != nil {
+		return fail(err)
+	}
+	o.printf("kube-apiserver ready at %s (%s)", cl.APIServerURL(), time.Since(t0).Round(100*time.Millisecond))
+	if err := start(cl.ControllerManager()); err != nil {
+		return fail(err)
+	}
+	if err := start(cl.Scheduler()); err != nil {
+		return fail(err)
+	}
+	k, err := newKube(cl.Kubeconfig())
+	if err != nil {
+		return fail(err)
+	}
+	if err := k.installCRDs(ctx, filepath.Join(o.Root, "config", "crd", "bases")); err != nil {
+		return fail(err)
+	}
+	if err := k.installWebhooks(ctx, filepath.Join(o.Root, "config", "webhook", "manifests.yaml"), ports.Webhook, cl.PKI.WebhookCACert()); err != nil {
+		return fail(err)
+	}
+	if err := cl.WaitControllers(ctx); err != nil {
+		return fail(err)
+	}
+	o.printf("kube-controller-manager and kube-scheduler ready; CRDs and webhook configurations installed")
+
+	agentCfg := filepath.Join(dir, "node-agent.yaml")
+	if err := os.WriteFile(agentCfg, []byte(nodeAgentConfig(bin, dir, cl)), 0o644); err != nil {
+		return fail(err)
+	}
+	self, err := sandboxBinary(bin)
+	if err != nil {
+		return fail(err)
+	}
+	if err := start(controlplane.Process{Name: NodeAgent, Path: self, Args: []string{"node-agent", "--config", agentCfg}}); err != nil {
+		return fail(err)
+	}
+	if err := k.waitNodeReady(ctx, NodeName); err != nil {
+		return fail(err)
+	}
+	o.printf("node agent ready: Node %s (nvidia.com/gpu: 8, %s)", NodeName, GPUProduct)
+
+	opCfg := filepath.Join(dir, "operator-config.yaml")
+	if err := os.WriteFile(opCfg, []byte(operatorConfig(ports, cl.PKI.WebhookDir())), 0o644); err != nil {
+		return fail(err)
+	}
+	if err := start(OperatorProcess(bin, opCfg, cl.Kubeconfig())); err != nil {
+		return fail(err)
+	}
+	if err := controlplane.WaitHTTP(ctx, httpClient(), fmt.Sprintf("http://127.0.0.1:%d/readyz", ports.Health)); err != nil {
+		return fail(fmt.Errorf("dgdr-operator: %w", err))
+	}
+	if err := k.waitWebhooks(ctx); err != nil {
+		return fail(fmt.Errorf("dgdr-operator webhooks: %w", err))
+	}
+	o.printf("dgdr-operator ready (feature gate DGDRV1Beta2 on, webhooks on https://127.0.0.1:%d)", ports.Webhook)
+	o.printf("sandbox up in %s; kubeconfig: %s", time.Since(t0).Round(100*time.Millisecond), cl.Kubeconfig())
+	return st, nil
+}
+
+// OperatorProcess is the operator's process (also used to restart it).
+func OperatorProcess(bin, cfg, kubeconfig string) controlplane.Process {
+	return controlplane.Process{Name: Operator, Path: filepath.Join(bin, "dgdr-operator"),
+		Args: []string{"--config", cfg, "--zap-log-level=info"},
+		Env:  []string{"KUBECONFIG=" + kubeconfig}}
+}
+
+// sandboxBinary is the binary that runs the node agent: bin/dgdr-sandbox when built, else
+// this executable.
+func sandboxBinary(bin string) (string, error) {
+	p := filepath.Join(bin, "dgdr-sandbox")
+	if _, err := os.Stat(p); err == nil {
+		return p, nil
+	}
+	return os.Executable()
+}
+
+// runVisible runs a build step with its output on o.Out.
+func runVisible(ctx context.Context, o Options, dir string, env []string, name string, args ...string) error {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	if o.Out != nil {
+		cmd.Stdout, cmd.Stderr = o.Out, o.Out
+	}
+	return cmd.Run()
+}
+
+// startProcess starts p detached (own session), output to logs/<name>.log, pid in state.
+func startProcess(dir string, p controlplane.Process) (*ProcessState, error) {
+	logPath := filepath.Join(dir, "logs", p.Name+".log")
+	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		return nil, err
+	}
+	defer devnull.Close()
+	cmd := exec.Command(p.Path, p.Args...)
+	cmd.Env = append(os.Environ(), p.Env...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = devnull, f, f
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", p.Name, err)
+	}
+	pid := cmd.Process.Pid
+	// Reap it if it exits while we are still running (foreground mode, tests).
+	go func() { _ = cmd.Wait() }()
+	if err := os.WriteFile(filepath.Join(dir, p.Name+".pid"), []byte(strconv.Itoa(pid)+"\n"), 0o644); err != nil {
+		return nil, err
+	}
+	return &ProcessState{Process: p, PID: pid}, nil
+}
+
+func running(st *State) bool {
+	if len(st.Processes) == 0 {
+		return false
+	}
+	for _, p := range st.Processes {
+		if !Alive(p.PID) {
+			return false
+		}
+	}
+	return st.find(Operator) != nil
+}
+
+// Restart stops one component (SIGTERM, then SIGKILL) and starts it again with the same
+// command line; tests use it to restart the operator mid-search.
+func Restart(root, name string) error {
+	st, err := LoadState(root)
+	if err != nil {
+		return err
+	}
+	p := st.find(name)
+	if p == nil {
+		return fmt.Errorf("no component %q in the sandbox", name)
+	}
+	stopPID(p.PID, 10*time.Second)
+	ps, err := startProcess(StateDir(root), p.Process)
+	if err != nil {
+		return err
+	}
+	p.PID = ps.PID
+	return st.save()
+}
+
+// Down stops every component (reverse start order) and every pod process, then removes the
+// state directory.
+func Down(root string, out io.Writer) error {
+	dir := StateDir(root)
+	st, err := LoadState(root)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if st != nil {
+		for i := len(st.Processes) - 1; i >= 0; i-- {
+			p := st.Processes[i]
+			if Alive(p.PID) {
+				fmt.Fprintf(out, "stopping %s (pid %d)\n", p.Name, p.PID)
+				stopPID(p.PID, 15*time.Second)
+			}
+		}
+	}
+	// Pod processes the node agent could not stop (it was killed): their pid files.
+	pids, _ := filepath.Glob(filepath.Join(dir, "pods", "*", "pids", "*"))
+	for _, f := range pids {
+		b, _ := os.ReadFile(f)
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && Alive(pid) {
+			_ = syscall.Kill(-pid, syscall.SIGKILL)
+		}
+	}
+	if _, err := os.Stat(dir); err == nil {
+		fmt.Fprintf(out, "removing %s\n", dir)
+		return os.RemoveAll(dir)
+	}
+	return nil
+}
+
+func stopPID(pid int, grace time.Duration) {
+	if !Alive(pid) {
+		return
+	}
+	_ = syscall.Kill(pid, syscall.SIGTERM)
+	deadline := time.Now().Add(grace)
+	for time.Now().Before(deadline) {
+		if !Alive(pid) {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+	for i := 0; i < 50 && Alive(pid); i++ {
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// Status writes one line per component and returns whether all are running.
+func Status(root string, out io.Writer) (bool, error) {
+	st, err := LoadState(root)
+	if errors.Is(err, os.ErrNotExist) {
+		fmt.Fprintln(out, "no sandbox (run: dgdr-sandbox up)")
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	ok := true
+	for _, p := range st.Processes {
+		state := "running"
+		if !Alive(p.PID) {
+			state, ok = "STOPPED", false
+		}
+		fmt.Fprintf(out, "%-24s pid %-8d %s  log: %s\n", p.Name, p.PID, state, filepath.Join(StateDir(root), "logs", p.Name+".log"))
+	}
+	fmt.Fprintf(out, "kube-apiserver           https://127.0.0.1:%d\n", st.Ports.APIServer)
+	fmt.Fprintf(out, "kubeconfig               %s\n", KubeconfigPath(root))
+	fmt.Fprintf(out, "pods (volumes, logs)     %s\n", filepath.Join(StateDir(root), "pods"))
+	return ok && st.find(Operator) != nil, nil
+}

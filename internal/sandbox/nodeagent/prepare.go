@@ -1,0 +1,568 @@
+package nodeagent
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// InClusterTokenDir is the standard in-cluster credentials directory. A container that mounts a
+// volume there gets a kubeconfig (KUBECONFIG) that reads the token and CA from that volume's
+// directory: rest.InClusterConfig hard-codes this absolute path, which a process cannot see.
+const InClusterTokenDir = "/var/run/secrets/kubernetes.io/serviceaccount"
+
+// containerSpec is a container resolved to a local process.
+type containerSpec struct {
+	name, image       string
+	path, argv0       string
+	args, env         []string
+	workDir           string
+	logPath           string
+	terminationPath   string
+	terminationPolicy corev1.TerminationMessagePolicy
+}
+
+type podSpecs struct {
+	init, main []*containerSpec
+}
+
+// prepare materializes volumes and resolves containers, retrying (as a kubelet does) until it
+// succeeds or the pod is killed. The container statuses say why it waits.
+func (r *podRunner) prepare(ctx context.Context, pod *corev1.Pod) (*podSpecs, bool) {
+	for {
+		specs, reason, err := r.tryPrepare(ctx, pod)
+		if err == nil {
+			return specs, true
+		}
+		r.logf("%s: %v", reason, err)
+		r.mu.Lock()
+		for i := range r.status.ContainerStatuses {
+			r.status.ContainerStatuses[i].State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: err.Error()}}
+		}
+		r.mu.Unlock()
+		r.publish(ctx)
+		select {
+		case <-r.killCh:
+			return nil, false
+		case <-ctx.Done():
+			return nil, false
+		case <-time.After(2 * time.Second):
+		}
+		pod = r.snapshot()
+	}
+}
+
+func (r *podRunner) tryPrepare(ctx context.Context, pod *corev1.Pod) (*podSpecs, string, error) {
+	for _, d := range []string{"volumes", "logs", "termination", "bin", "pids", "home", "tmp"} {
+		if err := os.MkdirAll(filepath.Join(r.dir, d), 0o755); err != nil {
+			return nil, "CreateContainerError", err
+		}
+	}
+	vols := map[string]string{}
+	for i := range pod.Spec.Volumes {
+		v := &pod.Spec.Volumes[i]
+		dir, err := r.materialize(ctx, pod, v)
+		if err != nil {
+			return nil, "ContainerCreating", fmt.Errorf("volume %q: %w", v.Name, err)
+		}
+		vols[v.Name] = dir
+	}
+	specs := &podSpecs{}
+	for _, list := range []struct {
+		in  []corev1.Container
+		out *[]*containerSpec
+	}{{pod.Spec.InitContainers, &specs.init}, {pod.Spec.Containers, &specs.main}} {
+		for i := range list.in {
+			s, reason, err := r.resolve(ctx, pod, &list.in[i], vols)
+			if err != nil {
+				return nil, reason, fmt.Errorf("container %q: %w", list.in[i].Name, err)
+			}
+			*list.out = append(*list.out, s)
+		}
+	}
+	return specs, "", nil
+}
+
+// materialize creates a volume's directory and writes its contents.
+func (r *podRunner) materialize(ctx context.Context, pod *corev1.Pod, v *corev1.Volume) (string, error) {
+	dir := filepath.Join(r.dir, "volumes", v.Name)
+	switch {
+	case v.EmptyDir != nil:
+		return dir, os.MkdirAll(dir, 0o777)
+	case v.HostPath != nil:
+		return v.HostPath.Path, nil
+	case v.ConfigMap != nil:
+		files, err := r.configMapFiles(ctx, pod.Namespace, v.ConfigMap.Name, v.ConfigMap.Items, v.ConfigMap.Optional)
+		if err != nil {
+			return "", err
+		}
+		return dir, writeFiles(dir, files)
+	case v.Secret != nil:
+		files, err := r.secretFiles(ctx, pod.Namespace, v.Secret.SecretName, v.Secret.Items, v.Secret.Optional)
+		if err != nil {
+			return "", err
+		}
+		return dir, writeFiles(dir, files)
+	case v.DownwardAPI != nil:
+		files, err := downwardFiles(pod, v.DownwardAPI.Items)
+		if err != nil {
+			return "", err
+		}
+		return dir, writeFiles(dir, files)
+	case v.Projected != nil:
+		files := map[string][]byte{}
+		for _, src := range v.Projected.Sources {
+			var part map[string][]byte
+			var err error
+			switch {
+			case src.ServiceAccountToken != nil:
+				part, err = r.tokenFile(ctx, pod, src.ServiceAccountToken)
+			case src.ConfigMap != nil:
+				part, err = r.configMapFiles(ctx, pod.Namespace, src.ConfigMap.Name, src.ConfigMap.Items, src.ConfigMap.Optional)
+			case src.Secret != nil:
+				part, err = r.secretFiles(ctx, pod.Namespace, src.Secret.Name, src.Secret.Items, src.Secret.Optional)
+			case src.DownwardAPI != nil:
+				part, err = downwardFiles(pod, src.DownwardAPI.Items)
+			default:
+				err = fmt.Errorf("unsupported projected source")
+			}
+			if err != nil {
+				return "", err
+			}
+			for k, b := range part {
+				files[k] = b
+			}
+		}
+		return dir, writeFiles(dir, files)
+	default:
+		return "", fmt.Errorf("volume type not supported by the sandbox node agent")
+	}
+}
+
+func writeFiles(dir string, files map[string][]byte) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for p, b := range files {
+		full := filepath.Join(dir, filepath.Clean("/"+p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(full, b, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func selectKeys(data map[string][]byte, items []corev1.KeyToPath) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	if len(items) == 0 {
+		for k, v := range data {
+			out[k] = v
+		}
+		return out, nil
+	}
+	for _, it := range items {
+		v, ok := data[it.Key]
+		if !ok {
+			return nil, fmt.Errorf("key %q not found", it.Key)
+		}
+		out[it.Path] = v
+	}
+	return out, nil
+}
+
+func (r *podRunner) configMapFiles(ctx context.Context, ns, name string, items []corev1.KeyToPath, optional *bool) (map[string][]byte, error) {
+	cm, err := r.a.cs.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) && optional != nil && *optional {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("configmap %q: %w", name, err)
+	}
+	data := map[string][]byte{}
+	for k, v := range cm.Data {
+		data[k] = []byte(v)
+	}
+	for k, v := range cm.BinaryData {
+		data[k] = v
+	}
+	return selectKeys(data, items)
+}
+
+func (r *podRunner) secretFiles(ctx context.Context, ns, name string, items []corev1.KeyToPath, optional *bool) (map[string][]byte, error) {
+	s, err := r.a.cs.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) && optional != nil && *optional {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("secret %q: %w", name, err)
+	}
+	return selectKeys(s.Data, items)
+}
+
+// tokenFile asks the API server for a token of the pod's service account, bound to the pod
+// (TokenRequest), as the kubelet does for a projected serviceAccountToken source.
+func (r *podRunner) tokenFile(ctx context.Context, pod *corev1.Pod, src *corev1.ServiceAccountTokenProjection) (map[string][]byte, error) {
+	sa := pod.Spec.ServiceAccountName
+	if sa == "" {
+		sa = "default"
+	}
+	tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{
+		ExpirationSeconds: src.ExpirationSeconds,
+		BoundObjectRef:    &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: pod.UID},
+	}}
+	if src.Audience != "" {
+		tr.Spec.Audiences = []string{src.Audience}
+	}
+	out, err := r.a.cs.CoreV1().ServiceAccounts(pod.Namespace).CreateToken(ctx, sa, tr, metav1.CreateOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("token for service account %q: %w", sa, err)
+	}
+	return map[string][]byte{src.Path: []byte(out.Status.Token)}, nil
+}
+
+func downwardFiles(pod *corev1.Pod, items []corev1.DownwardAPIVolumeFile) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	for _, it := range items {
+		if it.FieldRef == nil {
+			return nil, fmt.Errorf("downward API item %q: only fieldRef is supported", it.Path)
+		}
+		v, err := fieldValue(pod, it.FieldRef.FieldPath)
+		if err != nil {
+			return nil, err
+		}
+		out[it.Path] = []byte(v)
+	}
+	return out, nil
+}
+
+// fieldValue resolves a downward API field path.
+func fieldValue(pod *corev1.Pod, path string) (string, error) {
+	switch path {
+	case "metadata.name":
+		return pod.Name, nil
+	case "metadata.namespace":
+		return pod.Namespace, nil
+	case "metadata.uid":
+		return string(pod.UID), nil
+	case "spec.nodeName":
+		return pod.Spec.NodeName, nil
+	case "spec.serviceAccountName":
+		return pod.Spec.ServiceAccountName, nil
+	case "status.podIP", "status.hostIP":
+		return "127.0.0.1", nil
+	case "status.podIPs", "status.hostIPs":
+		return "127.0.0.1", nil
+	}
+	for prefix, m := range map[string]map[string]string{"metadata.labels": pod.Labels, "metadata.annotations": pod.Annotations} {
+		if path == prefix {
+			keys := make([]string, 0, len(m))
+			for k := range m {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			var b strings.Builder
+			for _, k := range keys {
+				fmt.Fprintf(&b, "%s=%q\n", k, m[k])
+			}
+			return b.String(), nil
+		}
+		if strings.HasPrefix(path, prefix+"['") && strings.HasSuffix(path, "']") {
+			return m[strings.TrimSuffix(strings.TrimPrefix(path, prefix+"['"), "']")], nil
+		}
+	}
+	return "", fmt.Errorf("unsupported downward API field %q", path)
+}
+
+// mapping is one container path → host path rewrite.
+type mapping struct{ from, to string }
+
+// resolve turns a container into a process: binary, argv, environment and rewritten paths.
+func (r *podRunner) resolve(ctx context.Context, pod *corev1.Pod, c *corev1.Container, vols map[string]string) (*containerSpec, string, error) {
+	img, ok := r.a.cfg.Images[c.Image]
+	if !ok {
+		return nil, "ErrImagePull", fmt.Errorf("image %q is not in the sandbox node agent's image map", c.Image)
+	}
+	command := c.Command
+	args := c.Args
+	if len(command) == 0 {
+		command = img.Entrypoint
+	}
+	if len(command) == 0 {
+		return nil, "CreateContainerError", fmt.Errorf("image %q has no entrypoint and the container no command", c.Image)
+	}
+	// The pod's PATH directory holds the image's command names as links to the local binary.
+	binDir := filepath.Join(r.dir, "bin", c.Name)
+	if err := os.MkdirAll(binDir, 0o755); err != nil {
+		return nil, "CreateContainerError", err
+	}
+	names := []string{filepath.Base(command[0])}
+	if len(img.Entrypoint) > 0 {
+		names = append(names, filepath.Base(img.Entrypoint[0]))
+	}
+	for _, n := range names {
+		link := filepath.Join(binDir, n)
+		_ = os.Remove(link)
+		if err := os.Symlink(img.Binary, link); err != nil {
+			return nil, "CreateContainerError", err
+		}
+	}
+
+	// Path mappings: volume mounts, and the termination message path.
+	var maps []mapping
+	var tokenDir string
+	for _, m := range c.VolumeMounts {
+		host, ok := vols[m.Name]
+		if !ok {
+			return nil, "CreateContainerConfigError", fmt.Errorf("volume mount %q has no volume", m.Name)
+		}
+		if m.SubPath != "" {
+			host = filepath.Join(host, m.SubPath)
+			_ = os.MkdirAll(host, 0o777)
+		}
+		maps = append(maps, mapping{from: filepath.Clean(m.MountPath), to: host})
+		if filepath.Clean(m.MountPath) == InClusterTokenDir {
+			tokenDir = host
+		}
+	}
+	termPath := c.TerminationMessagePath
+	if termPath == "" {
+		termPath = corev1.TerminationMessagePathDefault
+	}
+	hostTerm := filepath.Join(r.dir, "termination", c.Name)
+	_ = os.WriteFile(hostTerm, nil, 0o666)
+	maps = append(maps, mapping{from: termPath, to: hostTerm})
+	sort.SliceStable(maps, func(i, j int) bool { return len(maps[i].from) > len(maps[j].from) })
+
+	env, err := r.environment(ctx, pod, c)
+	if err != nil {
+		return nil, "CreateContainerConfigError", err
+	}
+	base := []string{
+		"PATH=" + binDir + ":/usr/local/bin:/usr/bin:/bin",
+		"HOME=" + filepath.Join(r.dir, "home"),
+		"TMPDIR=" + filepath.Join(r.dir, "tmp"),
+		"HOSTNAME=" + pod.Name,
+		"KUBERNETES_SERVICE_HOST=" + r.a.cfg.APIServerHost,
+		"KUBERNETES_SERVICE_PORT=" + strconv.Itoa(r.a.cfg.APIServerPort),
+		"KUBERNETES_SERVICE_PORT_HTTPS=" + strconv.Itoa(r.a.cfg.APIServerPort),
+		"DGDR_SANDBOX_POD_DIR=" + r.dir,
+	}
+	vars := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		vars[k] = v
+	}
+	for i := range env {
+		k, v, _ := strings.Cut(env[i], "=")
+		env[i] = k + "=" + rewrite(expand(v, vars), maps)
+	}
+	full := append(base, env...)
+	if tokenDir != "" {
+		kc := filepath.Join(r.dir, "kubeconfig-"+c.Name)
+		if err := r.writeInClusterKubeconfig(kc, tokenDir); err != nil {
+			return nil, "CreateContainerError", err
+		}
+		full = append(full, "KUBECONFIG="+kc)
+	}
+	argv := make([]string, 0, len(command)+len(args))
+	for _, a := range append(append([]string(nil), command[1:]...), args...) {
+		argv = append(argv, rewrite(expand(a, vars), maps))
+	}
+	path := img.Binary
+	if !filepath.IsAbs(command[0]) {
+		path = filepath.Join(binDir, filepath.Base(command[0]))
+	}
+	workDir := filepath.Join(r.dir, "home")
+	if c.WorkingDir != "" {
+		if w := rewrite(c.WorkingDir, maps); w != c.WorkingDir {
+			workDir = w
+		}
+	}
+	return &containerSpec{
+		name: c.Name, image: c.Image, path: path, argv0: command[0], args: argv, env: full, workDir: workDir,
+		logPath:           filepath.Join(r.dir, "logs", c.Name+".log"),
+		terminationPath:   hostTerm,
+		terminationPolicy: c.TerminationMessagePolicy,
+	}, "", nil
+}
+
+// writeInClusterKubeconfig writes the kubeconfig equivalent of in-cluster credentials read
+// from the pod's service-account volume directory (token re-read from the file by client-go).
+func (r *podRunner) writeInClusterKubeconfig(path, tokenDir string) error {
+	ns, _ := os.ReadFile(filepath.Join(tokenDir, "namespace"))
+	namespace := strings.TrimSpace(string(ns))
+	if namespace == "" {
+		namespace = r.namespace
+	}
+	return os.WriteFile(path, []byte(fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: in-cluster
+  cluster:
+    server: https://%s:%d
+    certificate-authority: %s
+users:
+- name: service-account
+  user:
+    tokenFile: %s
+contexts:
+- name: in-cluster
+  context: {cluster: in-cluster, user: service-account, namespace: %s}
+current-context: in-cluster
+`, r.a.cfg.APIServerHost, r.a.cfg.APIServerPort, filepath.Join(tokenDir, "ca.crt"), filepath.Join(tokenDir, "token"), namespace)), 0o600)
+}
+
+// environment resolves env and envFrom in order ("NAME=value" entries, before rewriting).
+func (r *podRunner) environment(ctx context.Context, pod *corev1.Pod, c *corev1.Container) ([]string, error) {
+	var out []string
+	for _, ef := range c.EnvFrom {
+		var data map[string][]byte
+		var err error
+		switch {
+		case ef.ConfigMapRef != nil:
+			data, err = r.configMapFiles(ctx, pod.Namespace, ef.ConfigMapRef.Name, nil, ef.ConfigMapRef.Optional)
+		case ef.SecretRef != nil:
+			data, err = r.secretFiles(ctx, pod.Namespace, ef.SecretRef.Name, nil, ef.SecretRef.Optional)
+		}
+		if err != nil {
+			return nil, err
+		}
+		keys := make([]string, 0, len(data))
+		for k := range data {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			out = append(out, ef.Prefix+k+"="+string(data[k]))
+		}
+	}
+	for _, e := range c.Env {
+		v := e.Value
+		if s := e.ValueFrom; s != nil {
+			var err error
+			switch {
+			case s.FieldRef != nil:
+				v, err = fieldValue(pod, s.FieldRef.FieldPath)
+			case s.ConfigMapKeyRef != nil:
+				var m map[string][]byte
+				m, err = r.configMapFiles(ctx, pod.Namespace, s.ConfigMapKeyRef.Name, []corev1.KeyToPath{{Key: s.ConfigMapKeyRef.Key, Path: "v"}}, s.ConfigMapKeyRef.Optional)
+				v = string(m["v"])
+			case s.SecretKeyRef != nil:
+				var m map[string][]byte
+				m, err = r.secretFiles(ctx, pod.Namespace, s.SecretKeyRef.Name, []corev1.KeyToPath{{Key: s.SecretKeyRef.Key, Path: "v"}}, s.SecretKeyRef.Optional)
+				v = string(m["v"])
+			case s.ResourceFieldRef != nil:
+				v = resourceValue(c, s.ResourceFieldRef)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("env %s: %w", e.Name, err)
+			}
+		}
+		out = append(out, e.Name+"="+v)
+	}
+	return out, nil
+}
+
+func resourceValue(c *corev1.Container, ref *corev1.ResourceFieldSelector) string {
+	kind, name, _ := strings.Cut(ref.Resource, ".")
+	list := c.Resources.Limits
+	if kind == "requests" {
+		list = c.Resources.Requests
+	}
+	q, ok := list[corev1.ResourceName(name)]
+	if !ok {
+		return "0"
+	}
+	if name == "cpu" {
+		return strconv.FormatInt(q.ScaledValue(-3)/1000+boolInt(q.ScaledValue(-3)%1000 != 0), 10)
+	}
+	return strconv.FormatInt(q.Value(), 10)
+}
+
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// expand performs Kubernetes $(VAR) expansion ($$ escapes).
+func expand(s string, vars map[string]string) string {
+	if !strings.Contains(s, "$") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '$' || i+1 >= len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		switch s[i+1] {
+		case '$':
+			b.WriteByte('$')
+			i++
+		case '(':
+			end := strings.IndexByte(s[i+2:], ')')
+			if end < 0 {
+				b.WriteString(s[i:])
+				return b.String()
+			}
+			name := s[i+2 : i+2+end]
+			if v, ok := vars[name]; ok {
+				b.WriteString(v)
+			} else {
+				b.WriteString(s[i : i+3+end])
+			}
+			i += 2 + end
+		default:
+			b.WriteByte(s[i])
+		}
+	}
+	return b.String()
+}
+
+// rewrite replaces, in one pass, every container path (longest first) that starts at a path
+// boundary in s with its host directory: "--config=/etc/dgdr/input/input.yaml" becomes
+// "--config=<pod dir>/volumes/input/input.yaml". maps must be sorted longest first.
+func rewrite(s string, maps []mapping) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		matched := false
+		if s[i] == '/' && (i == 0 || !isPathChar(s[i-1])) {
+			for _, m := range maps {
+				if m.from == "/" || !strings.HasPrefix(s[i:], m.from) {
+					continue
+				}
+				end := i + len(m.from)
+				if end == len(s) || s[end] == '/' || !isPathChar(s[end]) {
+					b.WriteString(m.to)
+					i = end
+					matched = true
+					break
+				}
+			}
+		}
+		if !matched {
+			b.WriteByte(s[i])
+			i++
+		}
+	}
+	return b.String()
+}
+
+func isPathChar(c byte) bool {
+	return c == '/' || c == '.' || c == '_' || c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
