@@ -185,7 +185,7 @@ func Validate(cfg *v1alpha1.OperatorConfiguration) field.ErrorList {
 	if ss := cfg.Webhook.SelfSignedCertificates; ss != nil {
 		sp := field.NewPath("webhook", "selfSignedCertificates")
 		for name, v := range map[string]string{"secretName": ss.SecretName, "serviceName": ss.ServiceName,
-			"mutatingWebhookConfigurationName": ss.MutatingWebhookConfigurationName,
+			"mutatingWebhookConfigurationName":   ss.MutatingWebhookConfigurationName,
 			"validatingWebhookConfigurationName": ss.ValidatingWebhookConfigurationName} {
 			if v == "" {
 				errs = append(errs, field.Required(sp.Child(name), ""))
