@@ -101,3 +101,18 @@ install-plugin: ## Build dgdrctl and install it as the kubectl plugin kubectl-dg
 	install -D -m 0755 $(BIN)/dgdrctl $(PLUGIN_DIR)/kubectl-dgdr
 
 PLUGIN_DIR ?= $(HOME)/.local/bin
+
+##@ Sandbox
+
+.PHONY: demo
+demo: ## The main command: start the sandbox (control plane, node agent, operator) and run the example searches.
+	hack/demo.sh
+
+.PHONY: test-e2e
+test-e2e: ## End-to-end tests on the sandbox (starts it, or reuses a running one).
+	go build -o $(BIN)/ ./cmd/dgdr-sandbox
+	DGDR_E2E=1 go test $(GO_TEST_FLAGS) -v -tags e2e ./test/e2e/...
+
+.PHONY: sandbox-down
+sandbox-down: ## Stop the sandbox and remove .sandbox/.
+	@if [ -x $(BIN)/dgdr-sandbox ]; then $(BIN)/dgdr-sandbox down; fi
