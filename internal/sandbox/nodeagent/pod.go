@@ -37,6 +37,7 @@ type podRunner struct {
 	dir       string
 
 	mu         sync.Mutex
+	pubMu      sync.Mutex // serializes publish; the snapshot is taken inside it
 	pod        *corev1.Pod
 	status     corev1.PodStatus
 	procs      map[string]*exec.Cmd
@@ -305,6 +306,9 @@ func (r *podRunner) setConditions(initialized, _ bool) {
 
 // publish writes the runner's status to the pod (retrying conflicts).
 func (r *podRunner) publish(ctx context.Context) {
+	// Concurrent publishes must not overwrite a newer status with an older snapshot.
+	r.pubMu.Lock()
+	defer r.pubMu.Unlock()
 	r.mu.Lock()
 	st := *r.status.DeepCopy()
 	r.mu.Unlock()

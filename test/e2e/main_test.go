@@ -1,0 +1,255 @@
+//go:build e2e
+
+// Package e2e drives real scenarios on the sandbox (dgdr-sandbox): a real kube-apiserver,
+// kube-controller-manager (Job controller, garbage collector) and kube-scheduler, the
+// process-based node agent and the operator. Run with `make test-e2e` (DGDR_E2E=1, -tags e2e).
+// A running sandbox is reused (and left running); otherwise TestMain starts one and stops it
+// at the end unless DGDR_E2E_KEEP=1.
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/sandbox/manager"
+)
+
+var (
+	root       string
+	kubeconfig string
+	k8s        client.Client
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv("DGDR_E2E") != "1" {
+		fmt.Println("e2e: skipped (set DGDR_E2E=1, or run make test-e2e)")
+		os.Exit(0)
+	}
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	var err error
+	if root, err = manager.FindRoot(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	ctx := context.Background()
+	started := false
+	if ok, _ := manager.Status(root, ioDiscard{}); !ok {
+		t0 := time.Now()
+		if _, err := manager.Up(ctx, manager.Options{Root: root, Out: os.Stdout}); err != nil {
+			fmt.Fprintln(os.Stderr, "e2e: starting the sandbox:", err)
+			dumpLogs()
+			_ = manager.Down(root, os.Stdout)
+			return 1
+		}
+		started = true
+		fmt.Printf("e2e: sandbox started in %s\n", time.Since(t0).Round(100*time.Millisecond))
+	} else {
+		fmt.Println("e2e: reusing the running sandbox")
+	}
+	kubeconfig = manager.KubeconfigPath(root)
+	if err := manager.InstallCRDFiles(ctx, kubeconfig, filepath.Join(root, "test", "crds", "dynamographdeployment-v1beta1.yaml")); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: installing the DynamoGraphDeployment test CRD:", err)
+		return 1
+	}
+	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	rc.QPS, rc.Burst = 50, 100
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	_ = v1beta2.AddToScheme(scheme)
+	if k8s, err = client.New(rc, client.Options{Scheme: scheme}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	code := m.Run()
+	if code != 0 {
+		dumpLogs()
+	}
+	if started && os.Getenv("DGDR_E2E_KEEP") != "1" {
+		_ = manager.Down(root, os.Stdout)
+	}
+	return code
+}
+
+type ioDiscard struct{}
+
+func (ioDiscard) Write(p []byte) (int, error) { return len(p), nil }
+
+// dumpLogs prints the end of the operator's and the node agent's logs.
+func dumpLogs() {
+	for _, name := range []string{manager.Operator, manager.NodeAgent, manager.ControllerManager} {
+		b, err := os.ReadFile(filepath.Join(manager.StateDir(root), "logs", name+".log"))
+		if err != nil {
+			continue
+		}
+		lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+		if len(lines) > 40 {
+			lines = lines[len(lines)-40:]
+		}
+		fmt.Printf("----- last lines of %s.log -----\n%s\n", name, strings.Join(lines, "\n"))
+	}
+}
+
+// Timeouts of the scenarios.
+const (
+	searchTimeout = 3 * time.Minute
+	poll          = 250 * time.Millisecond
+)
+
+// newNamespace creates a namespace for one test.
+func newNamespace(t *testing.T) string {
+	t.Helper()
+	name := strings.ToLower(strings.ReplaceAll(t.Name(), "_", "-"))
+	name = strings.ReplaceAll(name, "/", "-")
+	if len(name) > 40 {
+		name = name[:40]
+	}
+	name = strings.Trim(name, "-") + fmt.Sprintf("-%d", time.Now().UnixNano()%100000)
+	ns := &corev1.Namespace{}
+	ns.Name = name
+	if err := k8s.Create(context.Background(), ns); err != nil {
+		t.Fatalf("creating namespace %s: %v", name, err)
+	}
+	return name
+}
+
+// waitFor polls cond until it returns true, failing the test after timeout with the last
+// description cond gave.
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, string, error)) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	last := ""
+	for {
+		ok, desc, err := cond(ctx)
+		if err != nil {
+			last = err.Error()
+		} else {
+			last = desc
+		}
+		if ok && err == nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("timed out after %s waiting for %s; last state: %s", timeout, what, last)
+		case <-time.After(poll):
+		}
+	}
+}
+
+func getDGDR(ctx context.Context, ns, name string) (*v1beta2.DynamoGraphDeploymentRequest, error) {
+	var d v1beta2.DynamoGraphDeploymentRequest
+	err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &d)
+	return &d, err
+}
+
+func getRun(ctx context.Context, ns, name string) (*v1beta2.DynamoGraphDeploymentRun, error) {
+	var r v1beta2.DynamoGraphDeploymentRun
+	err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &r)
+	return &r, err
+}
+
+func runsOf(ctx context.Context, ns, request string) ([]v1beta2.DynamoGraphDeploymentRun, error) {
+	var l v1beta2.DynamoGraphDeploymentRunList
+	err := k8s.List(ctx, &l, client.InNamespace(ns), client.MatchingLabels{v1beta2.LabelRequestName: request})
+	return l.Items, err
+}
+
+func candidatesOfRun(ctx context.Context, ns, run string) ([]v1beta2.DynamoGraphDeploymentCandidate, error) {
+	var l v1beta2.DynamoGraphDeploymentCandidateList
+	err := k8s.List(ctx, &l, client.InNamespace(ns), client.MatchingLabels{v1beta2.LabelRunName: run})
+	return l.Items, err
+}
+
+func jobsOf(ctx context.Context, ns, request string) ([]batchv1.Job, error) {
+	var l batchv1.JobList
+	err := k8s.List(ctx, &l, client.InNamespace(ns), client.MatchingLabels{v1beta2.LabelRequestName: request})
+	return l.Items, err
+}
+
+// completed returns the Run's Completed condition when it is True.
+func completed(r *v1beta2.DynamoGraphDeploymentRun) (reason, message string, done bool) {
+	for _, c := range r.Status.Conditions {
+		if c.Type == v1beta2.ConditionCompleted && c.Status == "True" {
+			return c.Reason, c.Message, true
+		}
+	}
+	return "", "", false
+}
+
+// waitRunDone waits until a Run is complete and returns it.
+func waitRunDone(t *testing.T, ns, name string, timeout time.Duration) *v1beta2.DynamoGraphDeploymentRun {
+	t.Helper()
+	var run *v1beta2.DynamoGraphDeploymentRun
+	waitFor(t, timeout, "Run "+name+" to complete", func(ctx context.Context) (bool, string, error) {
+		r, err := getRun(ctx, ns, name)
+		if err != nil {
+			return false, "", err
+		}
+		run = r
+		_, _, done := completed(r)
+		return done, fmt.Sprintf("phase=%s conditions=%v", r.Status.Phase, r.Status.Conditions), nil
+	})
+	return run
+}
+
+// waitActiveRun waits until the request has accepted generation gen and returns its active
+// (or, if it already finished, latest) Run name.
+func waitRunForGeneration(t *testing.T, ns, request string, gen int64) string {
+	t.Helper()
+	name := ""
+	waitFor(t, 30*time.Second, fmt.Sprintf("a Run of %s generation %d", request, gen), func(ctx context.Context) (bool, string, error) {
+		runs, err := runsOf(ctx, ns, request)
+		if err != nil {
+			return false, "", err
+		}
+		for _, r := range runs {
+			if r.Labels[v1beta2.LabelRequestGeneration] == fmt.Sprint(gen) {
+				name = r.Name
+				return true, "", nil
+			}
+		}
+		return false, fmt.Sprintf("%d runs", len(runs)), nil
+	})
+	return name
+}
+
+// waitSearchRunning waits until the Run's search container runs (its pod is Running on the
+// sandbox node), i.e. the search is really in progress.
+func waitSearchRunning(t *testing.T, ns, run string) {
+	t.Helper()
+	waitFor(t, time.Minute, "the search pod of "+run+" to run", func(ctx context.Context) (bool, string, error) {
+		var pods corev1.PodList
+		if err := k8s.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{v1beta2.LabelRunName: run}); err != nil {
+			return false, "", err
+		}
+		for _, p := range pods.Items {
+			for _, cs := range p.Status.ContainerStatuses {
+				if cs.Name == "search" && cs.State.Running != nil {
+					return true, "", nil
+				}
+			}
+		}
+		return false, fmt.Sprintf("%d pods", len(pods.Items)), nil
+	})
+}
