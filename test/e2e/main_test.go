@@ -96,7 +96,7 @@ func (ioDiscard) Write(p []byte) (int, error) { return len(p), nil }
 
 // dumpLogs prints the end of the operator's and the node agent's logs.
 func dumpLogs() {
-	for _, name := range []string{manager.Operator, manager.NodeAgent, manager.ControllerManager} {
+	for _, name := range []string{manager.Operator, manager.NodeAgent} {
 		b, err := os.ReadFile(filepath.Join(manager.StateDir(root), "logs", name+".log"))
 		if err != nil {
 			continue
