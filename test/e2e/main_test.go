@@ -1,6 +1,6 @@
 //go:build e2e
 
-// Package e2e drives real scenarios on the sandbox (dgdr-sandbox): a real kube-apiserver,
+// The e2e tests drive real scenarios on the sandbox (dgdr-sandbox): a real kube-apiserver,
 // kube-controller-manager (Job controller, garbage collector) and kube-scheduler, the
 // process-based node agent and the operator. Run with `make test-e2e` (DGDR_E2E=1, -tags e2e).
 // A running sandbox is reused (and left running); otherwise TestMain starts one and stops it
