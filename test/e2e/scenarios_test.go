@@ -23,8 +23,8 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/sandbox/manager"
 )
 
-// fastRequest finishes in a few seconds; slowRequest (the model-only default, 2000 trials)
-// runs long enough to act on it mid-search.
+// fastRequest finishes in a few seconds; slowRequest (1000 trials of 2000 requests, about
+// 15 s) runs long enough to act on it mid-search.
 const fastRequest = `
 apiVersion: nvidia.com/v1beta2
 kind: DynamoGraphDeploymentRequest
@@ -50,7 +50,17 @@ metadata:
 spec:
   model:
     name: meta-llama/Llama-3.1-8B-Instruct
+  aisimulate:
+    inputOverrides:
+      optimizer:
+        max_trials: 1000
+      traffic:
+        stop:
+          requests: 2000
 `
+
+// slowPatch turns fastRequest into slowRequest (a new generation).
+const slowPatch = `{"spec":{"hardware":null,"aisimulate":{"inputOverrides":{"optimizer":{"max_trials":1000},"traffic":{"stop":{"requests":2000}}}}}}`
 
 func parseDGDR(t *testing.T, doc []byte) *v1beta2.DynamoGraphDeploymentRequest {
 	t.Helper()
@@ -223,8 +233,8 @@ func TestCancelKeepsPublishedCandidates(t *testing.T) {
 	requireSucceededWithCandidates(t, first)
 	before, _ := candidatesOfRun(context.Background(), ns, first.Name)
 
-	// Generation 2 is the slow default search; cancel it once it has published progress.
-	patchSpec(t, ns, d.Name, `{"spec":{"hardware":null,"aisimulate":null}}`)
+	// Generation 2 is the slow search; cancel it once it has published progress.
+	patchSpec(t, ns, d.Name, slowPatch)
 	second := waitRunForGeneration(t, ns, d.Name, 2)
 	waitSearchRunning(t, ns, second)
 	waitFor(t, time.Minute, "progress of "+second, func(ctx context.Context) (bool, string, error) {
