@@ -116,3 +116,23 @@ test-e2e: ## End-to-end tests on the sandbox (starts it, or reuses a running one
 .PHONY: sandbox-down
 sandbox-down: ## Stop the sandbox and remove .sandbox/.
 	@if [ -x $(BIN)/dgdr-sandbox ]; then $(BIN)/dgdr-sandbox down; fi
+
+##@ Fuzzing
+
+FUZZTIME ?= 60s
+FUZZ_TARGETS := \
+	./internal/dgdrctl/admitfuzz:FuzzAdmit \
+	./internal/aisimulate:FuzzMergePatch \
+	./internal/aisimulate:FuzzCheckInput \
+	./internal/config:FuzzDecode \
+	./internal/aisim/result:FuzzParseSweepResult \
+	./internal/aisim/result:FuzzReadEvents \
+	./internal/render:FuzzRender
+
+.PHONY: fuzz
+fuzz: ## Run every fuzz target for FUZZTIME (CI: 10s each; longer on demand, e.g. FUZZTIME=10m).
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; echo "fuzz $$name ($$pkg) for $(FUZZTIME)"; \
+		go test $$pkg -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) 2>&1 | grep -v '^fuzz: elapsed' ; \
+		test $${PIPESTATUS[0]} -eq 0; \
+	done

@@ -3,6 +3,9 @@ package dgdrctl
 import (
 	"context"
 	"fmt"
+	"regexp"
+	"strings"
+	"sync"
 
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -33,7 +36,7 @@ func Admit(ctx context.Context, data []byte, cfg *v1alpha1.OperatorConfiguration
 	if err != nil {
 		return nil, nil, fmt.Errorf("not YAML or JSON: %w", err)
 	}
-	validator, err := crdvalidation.New(crdfiles.Files, "bases/*.yaml")
+	validator, err := crdValidator()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -55,7 +58,7 @@ func Admit(ctx context.Context, data []byte, cfg *v1alpha1.OperatorConfiguration
 	if len(strictErrs) > 0 {
 		var errs field.ErrorList
 		for _, e := range strictErrs {
-			errs = append(errs, field.Invalid(nil, "", e.Error()))
+			errs = append(errs, strictError(e))
 		}
 		return nil, errs, nil
 	}
@@ -81,6 +84,38 @@ func Admit(ctx context.Context, data []byte, cfg *v1alpha1.OperatorConfiguration
 		return nil, errs, nil
 	}
 	return &Admitted{Request: dgdr, Input: input}, nil, nil
+}
+
+var strictFieldRE = regexp.MustCompile(`^(unknown|duplicate) field "(.*)"$`)
+
+// strictError turns a strict-decoding error of sigs.k8s.io/json (`unknown field "a.b"`) into a
+// field error with that path.
+func strictError(err error) *field.Error {
+	m := strictFieldRE.FindStringSubmatch(err.Error())
+	if m == nil {
+		return field.Invalid(field.NewPath("<root>"), "", err.Error())
+	}
+	parts := strings.Split(m[2], ".")
+	p := field.NewPath(parts[0])
+	for _, part := range parts[1:] {
+		p = p.Child(part)
+	}
+	if m[1] == "duplicate" {
+		return field.Duplicate(p, "")
+	}
+	return field.Forbidden(p, "unknown field")
+}
+
+var (
+	validatorOnce sync.Once
+	validator     *crdvalidation.Validator
+	validatorErr  error
+)
+
+// crdValidator builds the validators of the embedded CRDs once per process.
+func crdValidator() (*crdvalidation.Validator, error) {
+	validatorOnce.Do(func() { validator, validatorErr = crdvalidation.New(crdfiles.Files, "bases/*.yaml") })
+	return validator, validatorErr
 }
 
 func decodeMap(jsonData []byte) (map[string]any, error) {

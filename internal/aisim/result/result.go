@@ -269,12 +269,21 @@ func ReadSweepResult(path string) (*SweepResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	var r SweepResult
-	if err := strictUnmarshal(data, &r); err != nil {
+	r, err := ParseSweepResult(data)
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	return r, nil
+}
+
+// ParseSweepResult decodes recommendation.json content strictly.
+func ParseSweepResult(data []byte) (*SweepResult, error) {
+	var r SweepResult
+	if err := strictUnmarshal(data, &r); err != nil {
+		return nil, err
+	}
 	if r.SchemaVersion != SchemaVersion && r.SchemaVersion != "1.0" {
-		return nil, fmt.Errorf("%s: unsupported schema_version %q", path, r.SchemaVersion)
+		return nil, fmt.Errorf("unsupported schema_version %q", r.SchemaVersion)
 	}
 	return &r, nil
 }

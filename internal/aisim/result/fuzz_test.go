@@ -1,0 +1,50 @@
+package result_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/dgdr-operator/dgdr-operator/internal/aisim/result"
+)
+
+// FuzzParseSweepResult: recommendation.json parsing never panics, and a parsed result survives a
+// canonical round trip unchanged.
+func FuzzParseSweepResult(f *testing.F) {
+	files, _ := filepath.Glob("../app/testdata/golden/recommendation.json")
+	for _, file := range files {
+		data, _ := os.ReadFile(file)
+		f.Add(data)
+	}
+	f.Add([]byte(`{"schema_version":"1.1","counts":{},"candidates":[],"views":{"top_n":["candidate-000001"]}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := result.ParseSweepResult(data)
+		if err != nil {
+			return
+		}
+		_ = r.Selected()
+		out, err := result.MarshalCanonical(r)
+		if err != nil {
+			return // e.g. NaN cannot come from JSON, but be lenient about non-finite floats
+		}
+		back, err := result.ParseSweepResult(out)
+		if err != nil {
+			t.Fatalf("re-parsing our own output: %v\n%s", err, out)
+		}
+		if !reflect.DeepEqual(r, back) {
+			t.Fatalf("round trip changed the result")
+		}
+	})
+}
+
+// FuzzReadEvents: execution-events.jsonl parsing tolerates anything (a half-written last line
+// included) without panicking.
+func FuzzReadEvents(f *testing.F) {
+	f.Add([]byte("{\"event\":\"candidate_settled\",\"candidate_id\":\"candidate-000001\",\"status\":\"feasible\",\"settled\":1,\"budget\":4}\n{\"event\":\"cand"))
+	f.Add([]byte("\n\n{}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_, _ = result.ReadEvents(bytes.NewReader(data))
+	})
+}
