@@ -83,7 +83,7 @@ type ModelSpec struct {
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=256
-	Name string `json:"name"`
+	Name string `json:"name,omitempty"`
 
 	// revision pins the Hugging Face revision (branch, tag or commit) used when rendering
 	// deployments. It does not change the search.
@@ -201,14 +201,14 @@ type FractionRange struct {
 	// +kubebuilder:validation:ExclusiveMinimum=true
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=100
-	Min float64 `json:"min"`
+	Min float64 `json:"min,omitempty"`
 
 	// max is the upper bound. Greater than 0, at least min, maximum 100.
 	// +required
 	// +kubebuilder:validation:ExclusiveMinimum=true
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=100
-	Max float64 `json:"max"`
+	Max float64 `json:"max,omitempty"`
 }
 
 // SLASpec bounds mean latencies: e2eMs, or ttftMs and/or itlMs. Values are milliseconds, > 0.

@@ -34,9 +34,10 @@ func fromYAML(t *testing.T, name, spec string) *unstructured.Unstructured {
 	return u
 }
 
-// TestRejections submits invalid requests to the real API server: CEL rules of the CRD and the
-// validating webhook must reject each one, naming the field, and nothing may be stored.
-func TestRejections(t *testing.T) {
+// TestBadInputTable submits malformed requests to the real API server (strict field validation,
+// as kubectl uses by default): the CRD schema, its CEL rules or the validating webhook must reject
+// each one, naming the field, and nothing may be stored.
+func TestBadInputTable(t *testing.T) {
 	ctx := context.Background()
 	cases := []struct {
 		name, spec string
@@ -69,14 +70,53 @@ func TestRejections(t *testing.T) {
 		{"overrides-too-deep", "  aisimulate:\n    inputOverrides: " + strings.Repeat("{a: ", 17) + "1" + strings.Repeat("}", 17) + "\n", "spec.aisimulate.inputOverrides", "depth"},
 		{"max-trials-over-cap", "  aisimulate:\n    inputOverrides: {optimizer: {max_trials: 100000}}\n", "spec.aisimulate.inputOverrides.optimizer.max_trials", "caps"},
 		{"model-empty", "", "spec.model.name", ""},
+		{"tokens-string", "  workload:\n    static: {inputTokens: \"many\"}\n", "spec.workload.static.inputTokens", "must be of type integer"},
+		{"concurrency-fraction", "  workload:\n    static:\n      load: {concurrency: 1.5}\n", "spec.workload.static.load.concurrency", "integer"},
+		{"tokens-too-large", "  workload:\n    static: {outputTokens: 3000000}\n", "spec.workload.static.outputTokens", "less than or equal to"},
+		{"backends-not-a-list", "  backends: vllm\n", "spec.backends", "array"},
+		{"backends-empty", "  backends: []\n", "spec.backends", "at least 1"},
+		{"model-not-an-object", "", "spec.model", "object"},
+		{"model-name-too-long", "", "spec.model.name", "256"},
+		{"revision-empty", "", "spec.model.revision", "at least 1"},
+		{"sku-pattern", "  hardware: {gpu: {sku: H200-SXM}}\n", "spec.hardware.gpu.sku", "should match"},
+		{"budget-too-large", "  hardware: {gpu: {budget: 5000}}\n", "spec.hardware.gpu.budget", "less than or equal to 4096"},
+		{"kv-value-too-large", "  workload:\n    static:\n      load: {kvCapacityFraction: {value: 101}}\n", "spec.workload.static.load.kvCapacityFraction.value", "less than or equal to 100"},
+		{"kv-range-missing-max", "  workload:\n    static:\n      load: {kvCapacityFraction: {range: {min: 0.1}}}\n", "spec.workload.static.load.kvCapacityFraction.range.max", "Required value"},
+		{"sla-string", "  sla: {ttftMs: fast}\n", "spec.sla.ttftMs", "number"},
+		{"max-candidates-zero", "  recommendation: {maxCandidates: 0}\n", "spec.recommendation.maxCandidates", "greater than or equal to 1"},
+		{"unknown-spec-field", "  modle: {name: x}\n", "spec.modle", "unknown field"},
+		{"unknown-nested-field", "  workload:\n    static: {inputTokenz: 5}\n", "spec.workload.static.inputTokenz", "unknown field"},
+		{"goodput-per-gpu-without-sla", "  objective: {target: goodputPerGpu}\n", "spec.objective.target", "needs at least one SLA bound"},
+		{"overrides-too-large", "  aisimulate:\n    inputOverrides: {blob: \"" + strings.Repeat("x", 70*1024) + "\"}\n", "spec.aisimulate.inputOverrides", "65536"},
+		{"overrides-two-stop-counts", "  aisimulate:\n    inputOverrides: {traffic: {stop: {requests_per_load_unit: 2}}}\n", "spec.aisimulate.inputOverrides.traffic.stop", "exactly one stop count"},
+		{"overrides-unknown-field", "  aisimulate:\n    inputOverrides: {optimizer: {seeed: 1}}\n", "spec.aisimulate.inputOverrides.optimizer.seeed", "unknown field"},
+		{"overrides-load-field-of-other-type", "  aisimulate:\n    inputOverrides: {traffic: {load: {type: poisson, requests_per_second: 2}}}\n", "spec.aisimulate.inputOverrides.traffic.load", "another type"},
+		{"overrides-pareto-min-goodput", "  objective: {target: pareto}\n  aisimulate:\n    inputOverrides: {optimization: {constraints: {min_goodput_rps: 1}}}\n", "spec.aisimulate.inputOverrides.optimization.constraints.min_goodput_rps", "min_gpus"},
+		{"overrides-parallelism-over-cap", "  aisimulate:\n    inputOverrides: {optimizer: {parallelism: 1000}}\n", "spec.aisimulate.inputOverrides.optimizer.parallelism", "caps"},
+		{"overrides-hardware-auto", "  aisimulate:\n    inputOverrides: {engine: {hardware: auto}}\n", "spec.aisimulate.inputOverrides", "optimization.hardware"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			obj := fromYAML(t, "bad-"+tc.name, tc.spec)
-			if tc.name == "model-empty" {
+			switch tc.name {
+			case "model-empty":
 				_ = unstructured.SetNestedField(obj.Object, "", "spec", "model", "name")
+			case "model-not-an-object":
+				_ = unstructured.SetNestedField(obj.Object, "llama", "spec", "model")
+			case "model-name-too-long":
+				_ = unstructured.SetNestedField(obj.Object, strings.Repeat("m", 257), "spec", "model", "name")
+			case "revision-empty":
+				_ = unstructured.SetNestedField(obj.Object, "", "spec", "model", "revision")
 			}
-			err := k8s.Create(ctx, obj)
+			err := k8s.Create(ctx, obj, client.FieldValidation(metav1.FieldValidationStrict))
+			if strings.HasPrefix(tc.name, "unknown-") {
+				// Strict field validation rejects unknown fields while decoding, before admission.
+				if !apierrors.IsBadRequest(err) || !strings.Contains(err.Error(), `unknown field "`+tc.wantField+`"`) {
+					t.Fatalf("want BadRequest naming %s, got %v", tc.wantField, err)
+				}
+				assertNotStored(t, obj)
+				return
+			}
 			if !apierrors.IsInvalid(err) {
 				t.Fatalf("want an Invalid error, got %v", err)
 			}
@@ -91,11 +131,19 @@ func TestRejections(t *testing.T) {
 			if !strings.Contains(err.Error(), tc.wantMsg) {
 				t.Errorf("error %q does not say %q", err, tc.wantMsg)
 			}
-			got := &v1beta2.DynamoGraphDeploymentRequest{}
-			if err := k8s.Get(ctx, client.ObjectKeyFromObject(obj), got); !apierrors.IsNotFound(err) {
-				t.Errorf("a rejected request was stored (get: %v)", err)
-			}
+			assertNotStored(t, obj)
 		})
+	}
+	if len(cases) < 40 {
+		t.Errorf("the bad-input table has %d rows; keep at least 40", len(cases))
+	}
+}
+
+func assertNotStored(t *testing.T, obj client.Object) {
+	t.Helper()
+	got := &v1beta2.DynamoGraphDeploymentRequest{}
+	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(obj), got); !apierrors.IsNotFound(err) {
+		t.Errorf("a rejected request was stored (get: %v)", err)
 	}
 }
 
@@ -232,5 +280,45 @@ func TestRunAndCandidateSpecsAreImmutable(t *testing.T) {
 	cand.Spec.GPUs = 2
 	if err := k8s.Update(ctx, cand); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec is immutable") {
 		t.Fatalf("changing a Candidate's spec: want Invalid, got %v", err)
+	}
+}
+
+// TestWritesThatMustNotStick: status written through the main resource is dropped (only the
+// status subresource writes it), and Runs are held to the same schema and CEL rules as requests.
+func TestWritesThatMustNotStick(t *testing.T) {
+	ctx := context.Background()
+	obj := fromYAML(t, "status-through-main", "")
+	_ = unstructured.SetNestedField(obj.Object, int64(7), "status", "observedGeneration")
+	_ = unstructured.SetNestedField(obj.Object, "forged-run", "status", "activeRunRef", "name")
+	if err := k8s.Create(ctx, obj); err != nil {
+		t.Fatal(err)
+	}
+	got := &v1beta2.DynamoGraphDeploymentRequest{}
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(obj), got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.ObservedGeneration != 0 || got.Status.ActiveRunRef != nil {
+		t.Fatalf("status written through the main resource was stored: %+v", got.Status)
+	}
+	got.Status.ObservedGeneration = 9
+	if err := k8s.Update(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(obj), got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.ObservedGeneration != 0 {
+		t.Fatalf("status update through the main resource was stored: %d", got.Status.ObservedGeneration)
+	}
+
+	run := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "nvidia.com/v1beta2", "kind": "DynamoGraphDeploymentRun",
+		"metadata": map[string]any{"name": "bad-run", "namespace": "default"},
+		"spec": map[string]any{"model": map[string]any{"name": "m"},
+			"workload": map[string]any{"static": map[string]any{"load": map[string]any{}}}},
+	}}
+	err := k8s.Create(ctx, run)
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.workload.static.load") {
+		t.Fatalf("a Run with an invalid load union: want Invalid at spec.workload.static.load, got %v", err)
 	}
 }

@@ -1,17 +1,32 @@
 package webhook
 
 import (
+	"context"
+	"net/http"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 )
 
+// MutateRequestPath is where the defaulting webhook of requests is served (see the marker in
+// request.go).
+const MutateRequestPath = "/mutate-nvidia-com-v1beta2-dynamographdeploymentrequest"
+
 // Setup registers every v1beta2 webhook with the manager's webhook server.
 func Setup(mgr ctrl.Manager, cfg *v1alpha1.OperatorConfiguration) error {
 	req := &RequestWebhook{Config: cfg, Nodes: mgr.GetAPIReader()}
+	recoverPanic := true
+	mgr.GetWebhookServer().Register(MutateRequestPath, &admission.Webhook{
+		Handler:      &defaultDecodable{decoder: admission.NewDecoder(mgr.GetScheme()), next: admission.WithDefaulter(mgr.GetScheme(), req).Handler},
+		RecoverPanic: &recoverPanic,
+	})
 	if err := ctrl.NewWebhookManagedBy(mgr, &v1beta2.DynamoGraphDeploymentRequest{}).
-		WithDefaulter(req).WithValidator(req).Complete(); err != nil {
+		WithValidator(req).Complete(); err != nil {
 		return err
 	}
 	if err := ctrl.NewWebhookManagedBy(mgr, &v1beta2.DynamoGraphDeploymentRun{}).
@@ -20,4 +35,25 @@ func Setup(mgr ctrl.Manager, cfg *v1alpha1.OperatorConfiguration) error {
 	}
 	return ctrl.NewWebhookManagedBy(mgr, &v1beta2.DynamoGraphDeploymentCandidate{}).
 		WithValidator(CandidateWebhook{}).Complete()
+}
+
+// defaultDecodable defaults only requests that decode into the Go types. Mutating admission runs
+// before the API server's schema validation, so a request with a wrong type (a string where a
+// number belongs) would otherwise be refused by the decoder with a message and no field path.
+// Letting it through unchanged lets the schema validation reject it with proper field errors.
+type defaultDecodable struct {
+	decoder admission.Decoder
+	next    admission.Handler
+}
+
+func (h *defaultDecodable) Handle(ctx context.Context, req admission.Request) admission.Response {
+	if req.Operation == admissionv1.Create || req.Operation == admissionv1.Update {
+		if err := h.decoder.Decode(req, &v1beta2.DynamoGraphDeploymentRequest{}); err != nil {
+			return admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{
+				Allowed: true,
+				Result:  &metav1.Status{Code: http.StatusOK, Message: "not defaulted: the object does not decode; schema validation reports why"},
+			}}
+		}
+	}
+	return h.next.Handle(ctx, req)
 }
