@@ -49,32 +49,53 @@ var OverridesPath = specPath.Child("aisimulate", "inputOverrides")
 
 // Lower computes the effective AISimulate recommendation input of an admitted spec. Errors name
 // the spec field that cannot be lowered.
+//
+// The underlay, the typed layer and the derived defaults are built directly as one document: they
+// contain no nulls and never two variants of a union, so placing each typed value at its path is
+// exactly what merging them would give. inputOverrides, which may contain nulls, is applied with
+// the RFC 7386 implementation of evanphx/json-patch.
 func Lower(spec *v1beta2.DynamoGraphDeploymentRequestSpec) (*Input, field.ErrorList) {
-	typed, errs := TypedUnderlay(spec)
+	typed, errs := typedDocument(spec)
 	if len(errs) > 0 {
 		return nil, errs
 	}
-	layers := [][]byte{typed, DerivedDefaults(spec)}
-	doc := underlayJSON
-	for _, layer := range layers {
-		merged, err := jsonpatch.MergePatch(doc, layer)
+	doc := Underlay()
+	mergeInto(doc, typed)
+	mergeInto(doc, derivedDocument(spec))
+	o := overrides(spec)
+	if o == nil {
+		canonical, err := canonicalJSON(doc)
 		if err != nil {
-			// Typed layers are produced here; failing to merge them is a bug, not bad input.
-			return nil, field.ErrorList{field.InternalError(specPath, fmt.Errorf("merging typed layer: %w", err))}
+			return nil, field.ErrorList{field.InternalError(specPath, err)}
 		}
-		doc = merged
+		return &Input{Document: doc, JSON: canonical, Hash: Hash(canonical)}, nil
 	}
-	if o := overrides(spec); o != nil {
-		if errs := ValidateOverridesShape(o, OverridesPath); len(errs) > 0 {
-			return nil, errs
-		}
-		merged, err := jsonpatch.MergePatch(doc, o)
-		if err != nil {
-			return nil, field.ErrorList{field.Invalid(OverridesPath, "<object>", fmt.Sprintf("not a valid RFC 7386 JSON merge patch: %v", err))}
-		}
-		doc = merged
+	if errs := ValidateOverridesShape(o, OverridesPath); len(errs) > 0 {
+		return nil, errs
 	}
-	return finish(doc)
+	base, err := json.Marshal(doc)
+	if err != nil {
+		return nil, field.ErrorList{field.InternalError(specPath, err)}
+	}
+	merged, err := jsonpatch.MergePatch(base, o)
+	if err != nil {
+		return nil, field.ErrorList{field.Invalid(OverridesPath, "<object>", fmt.Sprintf("not a valid RFC 7386 JSON merge patch: %v", err))}
+	}
+	return finish(merged)
+}
+
+// mergeInto places every value of src at its path in dst, descending into objects both have. The
+// typed layers hold no nulls, so this is what an RFC 7386 merge of them would do.
+func mergeInto(dst, src map[string]any) {
+	for k, v := range src {
+		if sv, ok := v.(map[string]any); ok {
+			if dv, ok := dst[k].(map[string]any); ok {
+				mergeInto(dv, sv)
+				continue
+			}
+		}
+		dst[k] = v
+	}
 }
 
 // Canonicalize turns any JSON object into an Input (canonical JSON and hash). dgdrctl uses it for
@@ -108,6 +129,18 @@ func overrides(spec *v1beta2.DynamoGraphDeploymentRequestSpec) []byte {
 
 // TypedUnderlay returns the JSON layer produced by the typed spec fields (SPEC §3.1 arrows).
 func TypedUnderlay(spec *v1beta2.DynamoGraphDeploymentRequestSpec) ([]byte, field.ErrorList) {
+	doc, errs := typedDocument(spec)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	out, err := json.Marshal(doc)
+	if err != nil {
+		return nil, field.ErrorList{field.InternalError(specPath, err)}
+	}
+	return out, nil
+}
+
+func typedDocument(spec *v1beta2.DynamoGraphDeploymentRequestSpec) (map[string]any, field.ErrorList) {
 	var errs field.ErrorList
 	engine := map[string]any{}
 	if spec.Model.Name == "" {
@@ -174,11 +207,7 @@ func TypedUnderlay(spec *v1beta2.DynamoGraphDeploymentRequestSpec) ([]byte, fiel
 	if len(errs) > 0 {
 		return nil, errs
 	}
-	out, err := json.Marshal(doc)
-	if err != nil {
-		return nil, field.ErrorList{field.InternalError(specPath, err)}
-	}
-	return out, nil
+	return doc, nil
 }
 
 func typedTraffic(spec *v1beta2.DynamoGraphDeploymentRequestSpec) (map[string]any, field.ErrorList) {
@@ -242,6 +271,11 @@ func typedLoad(load *v1beta2.LoadSpec, path *field.Path) (map[string]any, field.
 // kvCapacityFraction range derives optimizer.max_trials, any native SLA bound derives
 // optimization.strict_sla.
 func DerivedDefaults(spec *v1beta2.DynamoGraphDeploymentRequestSpec) []byte {
+	out, _ := json.Marshal(derivedDocument(spec)) // maps of plain values always marshal
+	return out
+}
+
+func derivedDocument(spec *v1beta2.DynamoGraphDeploymentRequestSpec) map[string]any {
 	doc := map[string]any{}
 	if spec.Workload != nil && spec.Workload.Static != nil && spec.Workload.Static.Load != nil {
 		if f := spec.Workload.Static.Load.KVCapacityFraction; f != nil && f.Range != nil {
@@ -251,8 +285,7 @@ func DerivedDefaults(spec *v1beta2.DynamoGraphDeploymentRequestSpec) []byte {
 	if s := spec.SLA; s != nil && (s.TTFTMs != nil || s.ITLMs != nil || s.E2EMs != nil) {
 		doc["optimization"] = map[string]any{"strict_sla": true}
 	}
-	out, _ := json.Marshal(doc) // maps of plain values always marshal
-	return out
+	return doc
 }
 
 func gpuSpec(spec *v1beta2.DynamoGraphDeploymentRequestSpec) *v1beta2.GPUSpec {

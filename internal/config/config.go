@@ -27,6 +27,7 @@ const (
 	DefaultMaxActiveRuns      int32 = 4
 	DefaultMaxTrials          int32 = 2000
 	DefaultMaxParallelism     int32 = 64
+	DefaultWorkers            int32 = 4
 	DefaultLeaseName                = "dgdr-operator.nvidia.com"
 	DefaultMetricsBindAddress       = ":8080"
 	DefaultHealthBindAddress        = ":8081"
@@ -117,6 +118,12 @@ func SetDefaults(cfg *v1alpha1.OperatorConfiguration) {
 	if cfg.Limits.MaxParallelism == nil {
 		cfg.Limits.MaxParallelism = ptr(DefaultMaxParallelism)
 	}
+	if cfg.Concurrency.Requests == nil {
+		cfg.Concurrency.Requests = ptr(DefaultWorkers)
+	}
+	if cfg.Concurrency.Runs == nil {
+		cfg.Concurrency.Runs = ptr(DefaultWorkers)
+	}
 	le := &cfg.LeaderElection
 	if le.LeaseName == "" {
 		le.LeaseName = DefaultLeaseName
@@ -175,6 +182,12 @@ func Validate(cfg *v1alpha1.OperatorConfiguration) field.ErrorList {
 		"maxTrials": *cfg.Limits.MaxTrials, "maxParallelism": *cfg.Limits.MaxParallelism} {
 		if v < 0 {
 			errs = append(errs, field.Invalid(lp.Child(name), v, "must not be negative (0 means unlimited)"))
+		}
+	}
+	cp := field.NewPath("concurrency")
+	for name, v := range map[string]int32{"requests": *cfg.Concurrency.Requests, "runs": *cfg.Concurrency.Runs} {
+		if v < 1 || v > 64 {
+			errs = append(errs, field.Invalid(cp.Child(name), v, "must be between 1 and 64"))
 		}
 	}
 	for backend := range cfg.RuntimeImages {

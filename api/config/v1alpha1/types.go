@@ -57,6 +57,10 @@ type OperatorConfiguration struct {
 	// +optional
 	RuntimeImages map[string]string `json:"runtimeImages,omitempty"`
 
+	// concurrency sets how many objects each controller reconciles at once.
+	// +optional
+	Concurrency ConcurrencyConfig `json:"concurrency,omitempty"`
+
 	// featureGates turns feature gates on or off, e.g. {DGDRV1Beta2: true}.
 	// +optional
 	FeatureGates map[string]bool `json:"featureGates,omitempty"`
@@ -170,6 +174,19 @@ type LimitsConfig struct {
 	// Defaults to 64.
 	// +optional
 	MaxParallelism *int32 `json:"maxParallelism,omitempty"`
+}
+
+// ConcurrencyConfig sets the number of concurrent reconciles per controller. Different objects
+// are reconciled in parallel; one object is never reconciled twice at the same time.
+type ConcurrencyConfig struct {
+	// requests is the number of DynamoGraphDeploymentRequests reconciled at once. Defaults to 4.
+	// Minimum 1, maximum 64.
+	// +optional
+	Requests *int32 `json:"requests,omitempty"`
+	// runs is the number of DynamoGraphDeploymentRuns reconciled at once. Defaults to 4.
+	// Minimum 1, maximum 64.
+	// +optional
+	Runs *int32 `json:"runs,omitempty"`
 }
 
 // LeaderElectionConfig configures leader election.

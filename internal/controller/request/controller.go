@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sort"
 	"strconv"
 
@@ -67,6 +68,7 @@ type pendingEvent struct {
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers(r.Config.Concurrency.Requests)}).
 		For(&v1beta2.DynamoGraphDeploymentRequest{}).
 		Owns(&v1beta2.DynamoGraphDeploymentRun{}).
 		Complete(r)
@@ -323,4 +325,13 @@ func setCondition(dgdr *v1beta2.DynamoGraphDeploymentRequest, status metav1.Cond
 	return meta.SetStatusCondition(&dgdr.Status.Conditions, metav1.Condition{
 		Type: v1beta2.ConditionAccepted, Status: status, Reason: reason, Message: msg, ObservedGeneration: dgdr.Generation,
 	})
+}
+
+// workers is the configured number of concurrent reconciles (1 when unset, as in tests that
+// build a configuration by hand).
+func workers(n *int32) int {
+	if n == nil || *n < 1 {
+		return 1
+	}
+	return int(*n)
 }

@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sort"
 	"strings"
 	"time"
@@ -94,6 +95,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers(r.Config.Concurrency.Runs)}).
 		For(&v1beta2.DynamoGraphDeploymentRun{}).
 		Owns(&batchv1.Job{}).
 		// A Run that ends or goes away frees a slot: wake the Runs waiting in its namespace.
@@ -483,4 +485,13 @@ func (r *Reconciler) waitingRuns(ctx context.Context, obj client.Object) []recon
 		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(w)})
 	}
 	return reqs
+}
+
+// workers is the configured number of concurrent reconciles (1 when unset, as in tests that
+// build a configuration by hand).
+func workers(n *int32) int {
+	if n == nil || *n < 1 {
+		return 1
+	}
+	return int(*n)
 }
