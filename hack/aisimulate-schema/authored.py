@@ -130,8 +130,9 @@ defs["encoder"] = obj({
 
 
 def type_is(t, default=False):
+    # Without "required", "properties" holds vacuously when type is absent: the default variant.
     if default:
-        return {"anyOf": [{"not": {"required": ["type"]}}, {"properties": {"type": {"const": t}}}]}
+        return {"properties": {"type": {"const": t}}}
     return {"properties": {"type": {"const": t}}, "required": ["type"]}
 
 

@@ -1,10 +1,7 @@
 package aisimulate
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"io"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -17,60 +14,68 @@ const (
 )
 
 // ValidateOverridesShape checks that inputOverrides is a JSON object within the size and depth
-// limits. Its content stays opaque here (issue: effective-input schema validation).
+// limits. Its content is checked later, on the effective input (CheckInput). The scan is a single
+// pass over the bytes without allocating: admission runs it for every request.
 func ValidateOverridesShape(raw []byte, path *field.Path) field.ErrorList {
 	if len(raw) > MaxOverridesBytes {
 		return field.ErrorList{field.TooLong(path, "<object>", MaxOverridesBytes)}
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
 	depth, maxDepth := 0, 0
-	first := true
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return field.ErrorList{field.Invalid(path, "<invalid JSON>", fmt.Sprintf("must be a JSON object: %v", err))}
-		}
-		if first {
-			if d, ok := tok.(json.Delim); !ok || d != '{' {
-				return field.ErrorList{field.Invalid(path, describeToken(tok), "must be a JSON object (an RFC 7386 merge patch in AISimulate field names)")}
+	inString, escaped, started := false, false, false
+	for _, c := range raw {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
 			}
-			first = false
+			continue
 		}
-		if d, ok := tok.(json.Delim); ok {
-			switch d {
-			case '{', '[':
-				depth++
-				if depth > maxDepth {
-					maxDepth = depth
-				}
-			case '}', ']':
-				depth--
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		}
+		if !started {
+			if c != '{' {
+				return field.ErrorList{field.Invalid(path, describeFirst(c), "must be a JSON object (an RFC 7386 merge patch in AISimulate field names)")}
 			}
+			started = true
 		}
-		if maxDepth > MaxOverridesDepth {
-			return field.ErrorList{field.Invalid(path, "<object>", fmt.Sprintf("nesting depth must be at most %d", MaxOverridesDepth))}
+		switch c {
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+			if depth > maxDepth {
+				maxDepth = depth
+			}
+		case '}', ']':
+			depth--
 		}
 	}
-	if first {
+	if !started {
 		return field.ErrorList{field.Invalid(path, "", "must be a JSON object")}
+	}
+	if maxDepth > MaxOverridesDepth {
+		return field.ErrorList{field.Invalid(path, "<object>", fmt.Sprintf("nesting depth must be at most %d", MaxOverridesDepth))}
 	}
 	return nil
 }
 
-func describeToken(tok json.Token) string {
-	switch v := tok.(type) {
-	case json.Delim:
-		if v == '[' {
-			return "<array>"
-		}
-		return string(v)
-	case nil:
+func describeFirst(c byte) string {
+	switch {
+	case c == '[':
+		return "<array>"
+	case c == '"':
+		return "<string>"
+	case c == 'n':
 		return "null"
+	case c == 't' || c == 'f':
+		return "<boolean>"
 	default:
-		return fmt.Sprintf("%v", v)
+		return "<number>"
 	}
 }

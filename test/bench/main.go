@@ -1,0 +1,108 @@
+// Command bench measures the figures of docs/performance.md and prints one comparable line per
+// figure, each a ratio against a baseline measured in the same run (or an absolute value with
+// its goal):
+//
+//	P1 lowering_vs_json_roundtrip ratio=3.2 goal<=5 ok
+//
+// Run it with `make bench` (it needs bin/etcd, bin/kube-apiserver and bin/dgdr-operator).
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// figure is one measured result.
+type figure struct {
+	id, name string
+	// ratio or value, whichever the figure reports.
+	ratio, value float64
+	isRatio      bool
+	extra        string // e.g. "p99_ms=1.2"
+	goal         float64
+	ok           bool
+	note         string
+}
+
+func (f figure) line() string {
+	verdict := "miss"
+	if f.ok {
+		verdict = "ok"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s ", f.id, f.name)
+	if f.isRatio {
+		fmt.Fprintf(&b, "ratio=%.2f", f.ratio)
+	} else {
+		fmt.Fprintf(&b, "value=%.1f", f.value)
+	}
+	if f.extra != "" {
+		fmt.Fprintf(&b, " %s", f.extra)
+	}
+	fmt.Fprintf(&b, " goal<=%g %s", f.goal, verdict)
+	return b.String()
+}
+
+func main() {
+	only := flag.String("only", "P1,P2,P3,P4,P5", "comma-separated figures to measure")
+	burst := flag.Int("burst", 500, "requests in the P3/P4 burst")
+	objects := flag.Int("objects", 5000, "objects of each kind for P5")
+	rate := flag.Int("rate", 500, "admission requests per second for P2")
+	duration := flag.Duration("duration", 6*time.Second, "duration of the P2 load")
+	flag.Parse()
+	want := map[string]bool{}
+	for _, p := range strings.Split(*only, ",") {
+		want[strings.TrimSpace(p)] = true
+	}
+	fmt.Printf("machine: %s/%s, %d CPUs, %s\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())
+	var figures []figure
+	fail := func(id string, err error) {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", id, err)
+		os.Exit(1)
+	}
+	if want["P1"] {
+		f, err := benchLowering()
+		if err != nil {
+			fail("P1", err)
+		}
+		figures = append(figures, f)
+	}
+	if want["P2"] {
+		f, err := benchAdmission(*rate, *duration)
+		if err != nil {
+			fail("P2", err)
+		}
+		figures = append(figures, f)
+	}
+	if want["P3"] || want["P4"] {
+		fs, err := benchBurst(*burst)
+		if err != nil {
+			fail("P3/P4", err)
+		}
+		for _, f := range fs {
+			if want[f.id] {
+				figures = append(figures, f)
+			}
+		}
+	}
+	if want["P5"] {
+		f, err := benchMemory(*objects)
+		if err != nil {
+			fail("P5", err)
+		}
+		figures = append(figures, f)
+	}
+	fmt.Println()
+	for _, f := range figures {
+		if f.note != "" {
+			fmt.Printf("# %s: %s\n", f.id, f.note)
+		}
+	}
+	for _, f := range figures {
+		fmt.Println(f.line())
+	}
+}
