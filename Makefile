@@ -136,3 +136,10 @@ fuzz: ## Run every fuzz target for FUZZTIME (CI: 10s each; longer on demand, e.g
 		go test $$pkg -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) 2>&1 | grep -v '^fuzz: elapsed' ; \
 		test $${PIPESTATUS[0]} -eq 0; \
 	done
+
+##@ Chaos
+
+.PHONY: test-chaos
+test-chaos: ## Fault-injection scenarios on the sandbox (operator/reporter/API server kills, leader election); see docs/chaos.md.
+	go build -o $(BIN)/ ./cmd/dgdr-sandbox
+	DGDR_CHAOS=1 go test $(GO_TEST_FLAGS) -v -tags chaos ./test/chaos/...

@@ -95,7 +95,12 @@ func (s *State) save() error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(statePath(s.Root), b, 0o644)
+	// Atomically: tests read it while a fault-injection goroutine restarts components.
+	tmp := statePath(s.Root) + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, statePath(s.Root))
 }
 
 func (s *State) find(name string) *ProcessState {

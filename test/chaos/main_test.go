@@ -1,0 +1,321 @@
+//go:build chaos
+
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/sandbox/manager"
+)
+
+var (
+	root       string
+	kubeconfig string
+	k8s        client.Client
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv("DGDR_CHAOS") != "1" {
+		fmt.Println("chaos: skipped (set DGDR_CHAOS=1, or run make test-chaos)")
+		os.Exit(0)
+	}
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	var err error
+	if root, err = manager.FindRoot(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	ctx := context.Background()
+	started := false
+	if ok, _ := manager.Status(root, discard{}); !ok {
+		t0 := time.Now()
+		if _, err := manager.Up(ctx, manager.Options{Root: root, Out: os.Stdout}); err != nil {
+			fmt.Fprintln(os.Stderr, "chaos: starting the sandbox:", err)
+			dumpLogs()
+			_ = manager.Down(root, os.Stdout)
+			return 1
+		}
+		started = true
+		fmt.Printf("chaos: sandbox started in %s\n", time.Since(t0).Round(100*time.Millisecond))
+	} else {
+		fmt.Println("chaos: reusing the running sandbox")
+	}
+	kubeconfig = manager.KubeconfigPath(root)
+	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	rc.QPS, rc.Burst = 200, 400
+	rc.Timeout = 20 * time.Second
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	_ = v1beta2.AddToScheme(scheme)
+	if k8s, err = client.New(rc, client.Options{Scheme: scheme}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	code := m.Run()
+	if code != 0 {
+		dumpLogs()
+	}
+	if started && os.Getenv("DGDR_CHAOS_KEEP") != "1" {
+		_ = manager.Down(root, os.Stdout)
+	}
+	return code
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+func dumpLogs() {
+	for _, name := range []string{manager.Operator, manager.NodeAgent} {
+		b, err := os.ReadFile(filepath.Join(manager.StateDir(root), "logs", name+".log"))
+		if err != nil {
+			continue
+		}
+		lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+		if len(lines) > 40 {
+			lines = lines[len(lines)-40:]
+		}
+		fmt.Printf("----- last lines of %s.log -----\n%s\n", name, strings.Join(lines, "\n"))
+	}
+}
+
+// envInt reads a non-negative integer knob, with def when unset.
+func envInt(t *testing.T, name string, def int) int {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		t.Fatalf("%s=%q: want a non-negative integer", name, v)
+	}
+	return n
+}
+
+// seed is DGDR_CHAOS_SEED or the current time; it is logged so a run can be repeated.
+func seed(t *testing.T) int64 {
+	t.Helper()
+	if v := os.Getenv("DGDR_CHAOS_SEED"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			t.Fatalf("DGDR_CHAOS_SEED=%q: %v", v, err)
+		}
+		return n
+	}
+	return time.Now().UnixNano()
+}
+
+const poll = 250 * time.Millisecond
+
+// newNamespace creates a namespace named prefix-<suffix>.
+func newNamespace(t *testing.T, prefix string) string {
+	t.Helper()
+	name := fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano()%1000000)
+	ns := &corev1.Namespace{}
+	ns.Name = name
+	if err := k8s.Create(context.Background(), ns); err != nil {
+		t.Fatalf("creating namespace %s: %v", name, err)
+	}
+	return name
+}
+
+// waitFor polls cond until it returns true; after timeout the test fails with cond's last
+// description.
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, string, error)) {
+	t.Helper()
+	if err := waitForErr(timeout, poll, cond); err != nil {
+		t.Fatalf("waiting for %s: %v", what, err)
+	}
+}
+
+func waitForErr(timeout, every time.Duration, cond func(ctx context.Context) (bool, string, error)) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	last := ""
+	for {
+		ok, desc, err := cond(ctx)
+		if err != nil {
+			last = err.Error()
+		} else {
+			last = desc
+		}
+		if ok && err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("timed out after %s; last state: %s", timeout, last)
+		case <-time.After(every):
+		}
+	}
+}
+
+// tinyRequest is a search of a few seconds.
+const tinyRequest = `
+apiVersion: nvidia.com/v1beta2
+kind: DynamoGraphDeploymentRequest
+metadata:
+  name: %s
+spec:
+  model:
+    name: meta-llama/Llama-3.1-8B-Instruct
+  aisimulate:
+    inputOverrides:
+      optimizer:
+        max_trials: 4
+      traffic:
+        stop:
+          requests: 50
+`
+
+// slowRequest runs about 15 s (see test/e2e), long enough to act on it mid-search.
+const slowRequest = `
+apiVersion: nvidia.com/v1beta2
+kind: DynamoGraphDeploymentRequest
+metadata:
+  name: %s
+spec:
+  model:
+    name: meta-llama/Llama-3.1-8B-Instruct
+  aisimulate:
+    inputOverrides:
+      optimizer:
+        max_trials: 1000
+      traffic:
+        stop:
+          requests: 2000
+`
+
+func parseDGDR(t *testing.T, doc string) *v1beta2.DynamoGraphDeploymentRequest {
+	t.Helper()
+	var d v1beta2.DynamoGraphDeploymentRequest
+	if err := yaml.UnmarshalStrict([]byte(doc), &d); err != nil {
+		t.Fatalf("parsing request: %v", err)
+	}
+	return &d
+}
+
+func createDGDR(t *testing.T, ns, doc string) *v1beta2.DynamoGraphDeploymentRequest {
+	t.Helper()
+	d := parseDGDR(t, doc)
+	d.Namespace = ns
+	if err := k8s.Create(context.Background(), d); err != nil {
+		t.Fatalf("creating %s/%s: %v", ns, d.Name, err)
+	}
+	return d
+}
+
+func getDGDR(ctx context.Context, ns, name string) (*v1beta2.DynamoGraphDeploymentRequest, error) {
+	var d v1beta2.DynamoGraphDeploymentRequest
+	err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &d)
+	return &d, err
+}
+
+func getRun(ctx context.Context, ns, name string) (*v1beta2.DynamoGraphDeploymentRun, error) {
+	var r v1beta2.DynamoGraphDeploymentRun
+	err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &r)
+	return &r, err
+}
+
+// completed returns the Run's Completed condition when it is True.
+func completed(r *v1beta2.DynamoGraphDeploymentRun) (reason, message string, done bool) {
+	for _, c := range r.Status.Conditions {
+		if c.Type == v1beta2.ConditionCompleted && c.Status == "True" {
+			return c.Reason, c.Message, true
+		}
+	}
+	return "", "", false
+}
+
+// waitRunOf waits until the request has a Run of generation gen and returns its name.
+func waitRunOf(t *testing.T, ns, request string, gen int64, timeout time.Duration) string {
+	t.Helper()
+	name := ""
+	waitFor(t, timeout, fmt.Sprintf("a Run of %s/%s generation %d", ns, request, gen), func(ctx context.Context) (bool, string, error) {
+		var l v1beta2.DynamoGraphDeploymentRunList
+		if err := k8s.List(ctx, &l, client.InNamespace(ns), client.MatchingLabels{v1beta2.LabelRequestName: request}); err != nil {
+			return false, "", err
+		}
+		for _, r := range l.Items {
+			if r.Labels[v1beta2.LabelRequestGeneration] == fmt.Sprint(gen) {
+				name = r.Name
+				return true, "", nil
+			}
+		}
+		return false, fmt.Sprintf("%d runs", len(l.Items)), nil
+	})
+	return name
+}
+
+// waitRunDone waits until a Run is terminal and returns it.
+func waitRunDone(t *testing.T, ns, name string, timeout time.Duration) *v1beta2.DynamoGraphDeploymentRun {
+	t.Helper()
+	var run *v1beta2.DynamoGraphDeploymentRun
+	waitFor(t, timeout, "Run "+name+" to complete", func(ctx context.Context) (bool, string, error) {
+		r, err := getRun(ctx, ns, name)
+		if err != nil {
+			return false, "", err
+		}
+		run = r
+		_, _, done := completed(r)
+		return done, fmt.Sprintf("phase=%s conditions=%v", r.Status.Phase, r.Status.Conditions), nil
+	})
+	return run
+}
+
+// waitOperatorReady waits until admission calls the operator's webhooks again.
+func waitOperatorReady(t *testing.T, timeout time.Duration) {
+	t.Helper()
+	waitFor(t, timeout, "the operator's webhooks", func(ctx context.Context) (bool, string, error) {
+		return operatorAdmits(ctx)
+	})
+}
+
+func operatorAdmits(ctx context.Context) (bool, string, error) {
+	var d v1beta2.DynamoGraphDeploymentRequest
+	if err := yaml.UnmarshalStrict([]byte(fmt.Sprintf(tinyRequest, "probe")), &d); err != nil {
+		return false, "", err
+	}
+	d.Namespace = "default"
+	err := k8s.Create(ctx, &d, client.DryRunAll)
+	if apierrors.IsAlreadyExists(err) {
+		err = nil
+	}
+	return err == nil, "", err
+}
+
+// podDirs returns the node agent's directories of the pods of a Run's Job.
+func podDirs(ns, jobName string) []string {
+	dirs, _ := filepath.Glob(filepath.Join(manager.StateDir(root), "pods", ns+"_"+jobName+"-*"))
+	return dirs
+}
+
+func nsObject(name string) *corev1.Namespace {
+	ns := &corev1.Namespace{}
+	ns.Name = name
+	return ns
+}
