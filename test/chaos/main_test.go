@@ -16,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -27,6 +28,7 @@ import (
 var (
 	root       string
 	kubeconfig string
+	restConfig *rest.Config
 	k8s        client.Client
 )
 
@@ -67,6 +69,7 @@ func run(m *testing.M) int {
 	}
 	rc.QPS, rc.Burst = 200, 400
 	rc.Timeout = 20 * time.Second
+	restConfig = rc
 	scheme := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(scheme)
 	_ = v1beta2.AddToScheme(scheme)

@@ -1,0 +1,100 @@
+//go:build chaos
+
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/sandbox/manager"
+)
+
+// TestAPIServerKilledBriefly SIGKILLs kube-apiserver while a search runs and restarts it
+// with the same command line a few seconds later. Every other component (etcd, controller
+// manager, scheduler, node agent, operator, and the search pod's reporter) must ride through
+// the outage: the test restarts none of them but records whether any exited. The search's
+// Run must end Succeeded with consistent objects, and a request created after the outage must
+// be reconciled too.
+func TestAPIServerKilledBriefly(t *testing.T) {
+	ns := newNamespace(t, "chaos-apiserver")
+	createDGDR(t, ns, fmt.Sprintf(slowRequest, "outage"))
+	runName := waitRunOf(t, ns, "outage", 1, time.Minute)
+	waitSearchRunning(t, ns, runName)
+
+	pids := map[string]int{}
+	for _, c := range []string{manager.Etcd, manager.ControllerManager, manager.Scheduler, manager.NodeAgent, manager.Operator} {
+		pid, err := manager.PID(root, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pids[c] = pid
+	}
+	apiPID, err := manager.PID(root, manager.APIServer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(apiPID, syscall.SIGKILL); err != nil {
+		t.Fatalf("SIGKILL kube-apiserver pid %d: %v", apiPID, err)
+	}
+	for i := 0; i < 100 && manager.Alive(apiPID); i++ {
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("kube-apiserver pid %d SIGKILLed", apiPID)
+	time.Sleep(3 * time.Second) // the outage
+	if err := manager.Restart(root, manager.APIServer); err != nil {
+		t.Fatalf("restarting kube-apiserver: %v", err)
+	}
+	newPID, _ := manager.PID(root, manager.APIServer)
+	t.Logf("kube-apiserver restarted as pid %d", newPID)
+	waitFor(t, 2*time.Minute, "kube-apiserver to answer", func(ctx context.Context) (bool, string, error) {
+		var l corev1.NamespaceList
+		err := k8s.List(ctx, &l, client.Limit(1))
+		return err == nil, "", err
+	})
+	for c, pid := range pids {
+		if !manager.Alive(pid) {
+			// Documented in docs/chaos.md; a component that exits is a finding.
+			t.Errorf("%s (pid %d) exited during the API server outage", c, pid)
+		}
+	}
+	waitOperatorReady(t, 2*time.Minute)
+	run := waitRunDone(t, ns, runName, 3*time.Minute)
+	if reason, msg, _ := completed(run); reason != v1beta2.ReasonSucceeded {
+		t.Fatalf("Run %s ended %s after the outage: %s", runName, reason, msg)
+	}
+	createDGDR(t, ns, fmt.Sprintf(tinyRequest, "after"))
+	after := waitRunOf(t, ns, "after", 1, time.Minute)
+	waitRunDone(t, ns, after, 2*time.Minute)
+	waitQuiet(t, time.Minute, ns)
+	for r, n := range requireInvariants(t, ns) {
+		if r != v1beta2.ReasonSucceeded {
+			t.Errorf("%d Runs ended %s", n, r)
+		}
+	}
+}
+
+// waitSearchRunning waits until the search container of the Run's pod runs.
+func waitSearchRunning(t *testing.T, ns, run string) {
+	t.Helper()
+	waitFor(t, time.Minute, "the search pod of "+run+" to run", func(ctx context.Context) (bool, string, error) {
+		var pods corev1.PodList
+		if err := k8s.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{v1beta2.LabelRunName: run}); err != nil {
+			return false, "", err
+		}
+		for _, p := range pods.Items {
+			for _, cs := range p.Status.ContainerStatuses {
+				if cs.Name == "search" && cs.State.Running != nil {
+					return true, "", nil
+				}
+			}
+		}
+		return false, fmt.Sprintf("%d pods", len(pods.Items)), nil
+	})
+}

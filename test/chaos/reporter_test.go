@@ -1,0 +1,164 @@
+//go:build chaos
+
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/sandbox/manager"
+)
+
+// publishRequest finishes its search in a few seconds with at least 20 results, so that the
+// reporter publishes 20 Candidates one after the other (about 1.5 s in the sandbox).
+const publishRequest = `
+apiVersion: nvidia.com/v1beta2
+kind: DynamoGraphDeploymentRequest
+metadata:
+  name: %s
+spec:
+  model:
+    name: meta-llama/Llama-3.1-8B-Instruct
+  recommendation:
+    maxCandidates: 20
+  aisimulate:
+    inputOverrides:
+      optimizer:
+        max_trials: 300
+      traffic:
+        stop:
+          requests: 200
+`
+
+// TestReporterKilledMidPublication SIGKILLs the reporter process of a search pod after it
+// published its first Candidate and before it wrote the Run's candidateRefs. To hit that
+// window deterministically the reporter is frozen (SIGSTOP) while the search runs, the test
+// waits until the search container exited 0, starts watching Candidates, resumes the reporter
+// (SIGCONT) and kills it on the first Candidate event. With backoffLimit 0 the Job fails;
+// the Run must end PublishFailed (search exited 0, reporter did not), no Candidate may be
+// duplicated or orphaned, and the namespace must satisfy every invariant.
+func TestReporterKilledMidPublication(t *testing.T) {
+	ns := newNamespace(t, "chaos-reporter")
+	for attempt := 1; attempt <= 3; attempt++ {
+		name := fmt.Sprintf("publish-%d", attempt)
+		createDGDR(t, ns, fmt.Sprintf(publishRequest, name))
+		runName := waitRunOf(t, ns, name, 1, time.Minute)
+		published, hit := killReporterMidPublication(t, ns, runName)
+		run := waitRunDone(t, ns, runName, 2*time.Minute)
+		reason, msg, _ := completed(run)
+		t.Logf("attempt %d: reporter killed after %d Candidate events; Run %s ended %s: %s", attempt, published, runName, reason, msg)
+		if !hit {
+			t.Logf("attempt %d: publication finished before the kill; trying again", attempt)
+			continue
+		}
+		if reason != v1beta2.ReasonPublishFailed {
+			t.Fatalf("Run %s ended %s, want %s: %s", runName, reason, v1beta2.ReasonPublishFailed, msg)
+		}
+		if !strings.Contains(msg, "reporter") {
+			t.Errorf("Run %s: message %q does not mention the reporter", runName, msg)
+		}
+		if len(run.Status.CandidateRefs) != 0 {
+			t.Errorf("Run %s: candidateRefs %v written by a reporter that was killed before writing them", runName, run.Status.CandidateRefs)
+		}
+		var cands v1beta2.DynamoGraphDeploymentCandidateList
+		if err := k8s.List(context.Background(), &cands, client.InNamespace(ns), client.MatchingLabels{v1beta2.LabelRunName: runName}); err != nil {
+			t.Fatal(err)
+		}
+		if len(cands.Items) == 0 || len(cands.Items) >= 20 {
+			t.Errorf("Run %s: %d Candidates left, want a partial publication (1..19)", runName, len(cands.Items))
+		}
+		t.Logf("Run %s: %d of 20 Candidates were published before the kill and stay", runName, len(cands.Items))
+		requireInvariants(t, ns)
+		return
+	}
+	t.Fatal("the reporter finished its publication before the kill in 3 attempts")
+}
+
+// killReporterMidPublication freezes the reporter of the Run's pod, waits for the search to
+// end, resumes the reporter and SIGKILLs it on the first Candidate it creates. It returns
+// how many Candidate events it saw and whether the kill hit a running reporter.
+func killReporterMidPublication(t *testing.T, ns, runName string) (int, bool) {
+	t.Helper()
+	jobName := runName + "-search"
+	pid := 0
+	waitFor(t, time.Minute, "the reporter process of "+jobName, func(ctx context.Context) (bool, string, error) {
+		for _, dir := range podDirs(ns, jobName) {
+			b, err := os.ReadFile(filepath.Join(dir, "pids", "reporter"))
+			if err != nil {
+				continue
+			}
+			if pid, err = strconv.Atoi(strings.TrimSpace(string(b))); err == nil && manager.Alive(pid) {
+				return true, "", nil
+			}
+		}
+		return false, fmt.Sprintf("%d pod directories", len(podDirs(ns, jobName))), nil
+	})
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatalf("SIGSTOP reporter pid %d: %v", pid, err)
+	}
+	stopped := true
+	defer func() {
+		if stopped {
+			_ = syscall.Kill(pid, syscall.SIGCONT)
+		}
+	}()
+	t.Logf("reporter of %s (pid %d) frozen", runName, pid)
+	waitFor(t, 2*time.Minute, "the search container of "+jobName+" to exit", func(ctx context.Context) (bool, string, error) {
+		var pods corev1.PodList
+		if err := k8s.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{"batch.kubernetes.io/job-name": jobName}); err != nil {
+			return false, "", err
+		}
+		for _, p := range pods.Items {
+			for _, cs := range p.Status.ContainerStatuses {
+				if cs.Name == "search" && cs.State.Terminated != nil {
+					if cs.State.Terminated.ExitCode != 0 {
+						return false, "", fmt.Errorf("search exited %d", cs.State.Terminated.ExitCode)
+					}
+					return true, "", nil
+				}
+			}
+		}
+		return false, fmt.Sprintf("%d pods", len(pods.Items)), nil
+	})
+	wc, err := client.NewWithWatch(restConfig, client.Options{Scheme: k8s.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	w, err := wc.Watch(ctx, &v1beta2.DynamoGraphDeploymentCandidateList{}, client.InNamespace(ns), client.MatchingLabels{v1beta2.LabelRunName: runName})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+		t.Fatalf("SIGCONT reporter pid %d: %v", pid, err)
+	}
+	stopped = false
+	events := 0
+	for ev := range w.ResultChan() {
+		if ev.Type != watch.Added {
+			continue
+		}
+		events++
+		alive := manager.Alive(pid)
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil || !alive {
+			return events, false
+		}
+		t.Logf("reporter pid %d SIGKILLed on Candidate event %d", pid, events)
+		return events, true
+	}
+	return events, false
+}
