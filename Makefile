@@ -143,3 +143,10 @@ fuzz: ## Run every fuzz target for FUZZTIME (CI: 10s each; longer on demand, e.g
 test-chaos: ## Fault-injection scenarios on the sandbox (operator/reporter/API server kills, leader election); see docs/chaos.md.
 	go build -o $(BIN)/ ./cmd/dgdr-sandbox
 	DGDR_CHAOS=1 go test $(GO_TEST_FLAGS) -v -tags chaos ./test/chaos/...
+
+##@ Benchmarks
+
+.PHONY: bench
+bench: tools ## Measure P1–P5 (docs/performance.md); ends with one comparable line per figure.
+	go test -run '^$$' -bench . -benchmem ./internal/aisimulate/ ./internal/aisim/search/ 2>&1 | grep -E '^(Benchmark|ok|PASS)'
+	go run ./test/bench

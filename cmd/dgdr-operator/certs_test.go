@@ -102,6 +102,7 @@ func TestSelfSignedCertificates(t *testing.T) {
 kind: OperatorConfiguration
 featureGates: {DGDRV1Beta2: true}
 planner: {image: example.com/planner:1}
+reporter: {image: example.com/dgdr-operator:1}
 metrics: {bindAddress: "0"}
 health: {bindAddress: "127.0.0.1:%d"}
 webhook:

@@ -168,6 +168,10 @@ func Validate(cfg *v1alpha1.OperatorConfiguration) field.ErrorList {
 	if cfg.Planner.Image == "" {
 		errs = append(errs, field.Required(field.NewPath("planner", "image"), "the Planner image that runs the search"))
 	}
+	if cfg.Reporter.Image == "" {
+		errs = append(errs, field.Required(field.NewPath("reporter", "image"),
+			"the reporter image (normally the operator's own image): set it, or set the OPERATOR_IMAGE environment variable of the operator"))
+	}
 	if sku := cfg.Defaults.GPUSKU; sku != NoDefaultGPUSKU && !aisimulate.KnownSKU(sku) {
 		errs = append(errs, field.NotSupported(field.NewPath("defaults", "gpuSKU"), sku, append(aisimulate.KnownSKUs(), NoDefaultGPUSKU)))
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/config"
 )
 
-const header = "apiVersion: config.dgdr.nvidia.com/v1alpha1\nkind: OperatorConfiguration\n"
+const header = "apiVersion: config.dgdr.nvidia.com/v1alpha1\nkind: OperatorConfiguration\nreporter: {image: example.com/dgdr-operator:1}\n"
 
 func TestDecodeDefaults(t *testing.T) {
 	cfg, err := config.Decode([]byte(header + "planner:\n  image: example.com/planner:1\n"))
@@ -68,5 +68,18 @@ func TestNoDefaultSKUIsAllowed(t *testing.T) {
 	}
 	if cfg.Defaults.GPUSKU != config.NoDefaultGPUSKU {
 		t.Fatalf("gpuSKU = %q", cfg.Defaults.GPUSKU)
+	}
+}
+
+func TestReporterImageFromEnvironment(t *testing.T) {
+	doc := "apiVersion: config.dgdr.nvidia.com/v1alpha1\nkind: OperatorConfiguration\nplanner: {image: p}\n"
+	t.Setenv("OPERATOR_IMAGE", "")
+	if _, err := config.Decode([]byte(doc)); err == nil || !strings.Contains(err.Error(), "reporter.image") {
+		t.Fatalf("want reporter.image required, got %v", err)
+	}
+	t.Setenv("OPERATOR_IMAGE", "registry.example.com/dgdr-operator:v1")
+	cfg, err := config.Decode([]byte(doc))
+	if err != nil || cfg.Reporter.Image != "registry.example.com/dgdr-operator:v1" {
+		t.Fatalf("reporter image from OPERATOR_IMAGE: %v %q", err, cfg.Reporter.Image)
 	}
 }

@@ -132,7 +132,10 @@ func (r *Reconciler) acceptGeneration(ctx context.Context, dgdr *v1beta2.DynamoG
 	if err != nil {
 		return false, err
 	}
-	if err := r.Client.Create(ctx, desired); err != nil {
+	cached := &v1beta2.DynamoGraphDeploymentRun{}
+	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(desired), cached); err == nil && belongsTo(cached, dgdr, dgdr.Generation) {
+		// Created by an earlier reconcile whose status write the cache has not shown yet.
+	} else if err := r.Client.Create(ctx, desired); err != nil {
 		if !apierrors.IsAlreadyExists(err) {
 			msg := fmt.Sprintf("creating Run %s failed: %v; retrying", desired.Name, err)
 			setCondition(dgdr, metav1.ConditionFalse, v1beta2.ReasonRunCreationFailed, msg)
@@ -156,6 +159,9 @@ func (r *Reconciler) acceptGeneration(ctx context.Context, dgdr *v1beta2.DynamoG
 	}
 	dgdr.Status.ObservedGeneration = dgdr.Generation
 	dgdr.Status.ActiveRunRef = &v1beta2.RunReference{Name: desired.Name}
+	// Summarize the new Run right away (it starts Pending), so that its first status writes do
+	// not need another write of the request's status.
+	dgdr.Status.LatestRun = &v1beta2.RunSummary{Name: desired.Name, Phase: v1beta2.RunPhasePending}
 	setCondition(dgdr, metav1.ConditionTrue, v1beta2.ReasonRunCreated, fmt.Sprintf("Run %s searches generation %d", desired.Name, dgdr.Generation))
 	return true, nil
 }
@@ -295,9 +301,13 @@ func (r *Reconciler) summarize(ctx context.Context, dgdr *v1beta2.DynamoGraphDep
 	}
 	dgdr.Status.ActiveRunRef = active
 	dgdr.Status.RecentRunRefs = recent
-	if len(runs) > 0 {
+	if len(runs) > 0 && !(dgdr.Status.LatestRun != nil && dgdr.Status.LatestRun.Name == current && !seenCurrent) {
 		latest := runs[0]
-		s := &v1beta2.RunSummary{Name: latest.Name, Phase: latest.Status.Phase}
+		phase := latest.Status.Phase
+		if phase == "" {
+			phase = v1beta2.RunPhasePending // not yet reconciled by the Run controller
+		}
+		s := &v1beta2.RunSummary{Name: latest.Name, Phase: phase}
 		if c := meta.FindStatusCondition(latest.Status.Conditions, v1beta2.ConditionCompleted); c != nil && c.Status == metav1.ConditionTrue {
 			s.Reason = c.Reason
 		}

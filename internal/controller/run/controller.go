@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -46,12 +47,11 @@ const ControllerName = "dgdr-run"
 
 // Event reasons of Runs.
 const (
-	EventSearchStarted = "SearchStarted"
-	EventCompleted     = "Completed"
-	EventFailed        = "Failed"
-	EventCancelled     = "Cancelled"
-	EventSuperseded    = "Superseded"
-	EventQueued        = "Queued"
+	EventCompleted  = "Completed"
+	EventFailed     = "Failed"
+	EventCancelled  = "Cancelled"
+	EventSuperseded = "Superseded"
+	EventQueued     = "Queued"
 )
 
 // waitingRequeue re-checks a waiting Run even if no event arrives.
@@ -74,6 +74,10 @@ const LabelJobName = "batch.kubernetes.io/job-name"
 // Reconciler reconciles DynamoGraphDeploymentRuns.
 type Reconciler struct {
 	Client client.Client
+	// rbacReady remembers the namespaces whose reporter ServiceAccount, Role and RoleBinding
+	// this process has ensured.
+	rbacReady sync.Map
+
 	// APIReader reads around the cache where a stale read would be wrong (slot accounting,
 	// AlreadyExists checks, the reporter Role).
 	APIReader client.Reader
@@ -290,8 +294,13 @@ func (r *Reconciler) startSearch(ctx context.Context, run *v1beta2.DynamoGraphDe
 		}
 	}
 
-	if err := ensureReporterRBAC(ctx, r.Client, r.APIReader, run.Namespace); err != nil {
-		return ctrl.Result{}, err
+	if _, done := r.rbacReady.Load(run.Namespace); !done {
+		// Once per namespace and process: the objects rarely change, and checking them for every
+		// search would cost three API writes per Run.
+		if err := ensureReporterRBAC(ctx, r.Client, r.APIReader, run.Namespace); err != nil {
+			return ctrl.Result{}, err
+		}
+		r.rbacReady.Store(run.Namespace, true)
 	}
 	yamlDoc, err := input.YAML()
 	if err != nil {
@@ -317,8 +326,9 @@ func (r *Reconciler) startSearch(ctx context.Context, run *v1beta2.DynamoGraphDe
 	now := metav1.NewTime(r.Now())
 	run.Status.JobRef = &v1beta2.JobReference{Name: job.Name, UID: job.UID}
 	run.Status.StartTime = &now
-	note := fmt.Sprintf("created search Job %s with image %s", job.Name, r.Config.Planner.Image)
-	*events = append(*events, pendingEvent{corev1.EventTypeNormal, EventSearchStarted, "CreateJob", note})
+	// No event here: the Run's status (jobRef, startTime, Completed=False EvaluatingCandidates)
+	// says the search started, and an event per search start would be one more API write per
+	// request (docs/performance.md, P4).
 	log.FromContext(ctx).Info("created search job", "job", job.Name, "image", r.Config.Planner.Image)
 	return ctrl.Result{}, r.track(ctx, run, job, events)
 }

@@ -1,0 +1,208 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
+	"github.com/dgdr-operator/dgdr-operator/internal/config"
+	"github.com/dgdr-operator/dgdr-operator/internal/controller/request"
+	"github.com/dgdr-operator/dgdr-operator/internal/controller/run"
+	"github.com/dgdr-operator/dgdr-operator/internal/testenv"
+)
+
+// benchMemory (P5): resident memory of the operator process (the real binary) after it has
+// cached and reconciled n requests, n Runs and n Jobs.
+func benchMemory(n int) (figure, error) {
+	env, err := testenv.Start(testenv.Options{})
+	if err != nil {
+		return figure{}, err
+	}
+	defer env.Stop()
+	ctx := context.Background()
+	cfgREST := rest.CopyConfig(env.Config)
+	cfgREST.QPS, cfgREST.Burst = 500, 1000
+	c, err := client.New(cfgREST, client.Options{Scheme: testenv.Scheme()})
+	if err != nil {
+		return figure{}, err
+	}
+	opCfg := config.Default()
+	opCfg.Reporter.Image = "bench.local/dgdr-operator:dev"
+	const ns = "bench-memory"
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		return figure{}, err
+	}
+	start := time.Now()
+	if err := parallelN(n, 16, func(i int) error { return seed(ctx, c, opCfg, ns, i) }); err != nil {
+		return figure{}, err
+	}
+	fmt.Fprintf(os.Stderr, "P5: created %d requests, Runs and Jobs in %s\n", n, time.Since(start).Round(time.Second))
+
+	dir, err := os.MkdirTemp("", "bench-operator-")
+	if err != nil {
+		return figure{}, err
+	}
+	defer os.RemoveAll(dir)
+	if _, err := writeServingCert(dir); err != nil {
+		return figure{}, err
+	}
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["b"] = &clientcmdapi.Cluster{Server: env.Config.Host, CertificateAuthorityData: env.Config.CAData}
+	kc.AuthInfos["b"] = &clientcmdapi.AuthInfo{ClientCertificateData: env.Config.CertData, ClientKeyData: env.Config.KeyData}
+	kc.Contexts["b"] = &clientcmdapi.Context{Cluster: "b", AuthInfo: "b"}
+	kc.CurrentContext = "b"
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := clientcmd.WriteToFile(*kc, kubeconfig); err != nil {
+		return figure{}, err
+	}
+	health, webhookPort := freeLoopbackPort(), freeLoopbackPort()
+	configFile := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(configFile, []byte(fmt.Sprintf(`apiVersion: config.dgdr.nvidia.com/v1alpha1
+kind: OperatorConfiguration
+featureGates: {DGDRV1Beta2: true}
+planner: {image: bench.local/planner:dev}
+reporter: {image: bench.local/dgdr-operator:dev}
+metrics: {bindAddress: "0"}
+health: {bindAddress: "127.0.0.1:%d"}
+webhook: {host: 127.0.0.1, port: %d, certDir: %s}
+`, health, webhookPort, dir)), 0o644); err != nil {
+		return figure{}, err
+	}
+	bin := filepath.Join(testenv.Root(), "bin", "dgdr-operator")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/dgdr-operator/dgdr-operator/cmd/dgdr-operator").CombinedOutput(); err != nil {
+		return figure{}, fmt.Errorf("building the operator: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "--config", configFile)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+	logFile, err := os.Create(filepath.Join(dir, "operator.log"))
+	if err != nil {
+		return figure{}, err
+	}
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		return figure{}, err
+	}
+	defer func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() }()
+
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", health))
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			return figure{}, fmt.Errorf("operator not ready; see its log")
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	// Let the initial reconcile of every object finish, then sample the resident set a few
+	// times and keep the largest.
+	time.Sleep(20 * time.Second)
+	var rss float64
+	for i := 0; i < 5; i++ {
+		v, err := vmRSS(cmd.Process.Pid)
+		if err != nil {
+			return figure{}, err
+		}
+		if v > rss {
+			rss = v
+		}
+		time.Sleep(time.Second)
+	}
+	return figure{
+		id: "P5", name: "operator_rss_5k_objects_mb", value: rss, goal: 200, ok: rss <= 200,
+		note: fmt.Sprintf("VmRSS of bin/dgdr-operator with %d requests + %d Runs + %d Jobs in the cluster (cache: label-selected Jobs/ConfigMaps/Pods, managed fields stripped)", n, n, n),
+	}, nil
+}
+
+// seed creates one accepted request with its terminal Run and finished search Job.
+func seed(ctx context.Context, c client.Client, cfg *v1alpha1.OperatorConfiguration, ns string, i int) error {
+	dgdr := benchRequest(ns, fmt.Sprintf("m-%d", i))
+	dgdr.Spec.Hardware = &v1beta2.HardwareSpec{GPU: &v1beta2.GPUSpec{SKU: "h200_sxm"}}
+	if err := c.Create(ctx, dgdr); err != nil {
+		return err
+	}
+	in, errs := aisimulate.Lower(&dgdr.Spec)
+	if len(errs) > 0 {
+		return errs.ToAggregate()
+	}
+	r, err := request.BuildRun(dgdr, in.Hash)
+	if err != nil {
+		return err
+	}
+	if err := c.Create(ctx, r); err != nil {
+		return err
+	}
+	job := run.BuildJob(r, cfg)
+	if err := c.Create(ctx, job); err != nil {
+		return err
+	}
+	now := metav1.Now()
+	r.Status = v1beta2.DynamoGraphDeploymentRunStatus{
+		Phase:          v1beta2.RunPhaseSucceeded,
+		AISimulate:     &v1beta2.AISimulateStatus{Input: &runtime.RawExtension{Raw: in.JSON}, InputHash: in.Hash},
+		JobRef:         &v1beta2.JobReference{Name: job.Name, UID: job.UID},
+		StartTime:      &now,
+		CompletionTime: &now,
+		Conditions: []metav1.Condition{{Type: v1beta2.ConditionCompleted, Status: metav1.ConditionTrue,
+			Reason: v1beta2.ReasonSucceeded, Message: "seeded", LastTransitionTime: now, ObservedGeneration: 1}},
+	}
+	if err := c.Status().Update(ctx, r); err != nil {
+		return err
+	}
+	dgdr.Status = v1beta2.DynamoGraphDeploymentRequestStatus{
+		ObservedGeneration: dgdr.Generation,
+		RecentRunRefs:      []v1beta2.RunReference{{Name: r.Name}},
+		LatestRun:          &v1beta2.RunSummary{Name: r.Name, Phase: v1beta2.RunPhaseSucceeded, Reason: v1beta2.ReasonSucceeded},
+		Conditions: []metav1.Condition{{Type: v1beta2.ConditionAccepted, Status: metav1.ConditionTrue,
+			Reason: v1beta2.ReasonRunCreated, Message: "seeded", LastTransitionTime: now, ObservedGeneration: dgdr.Generation}},
+	}
+	return c.Status().Update(ctx, dgdr)
+}
+
+func vmRSS(pid int) (float64, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+			kb, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 64)
+			return kb / 1024, err
+		}
+	}
+	return 0, fmt.Errorf("no VmRSS for pid %d", pid)
+}
+
+func freeLoopbackPort() int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
