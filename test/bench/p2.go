@@ -30,8 +30,8 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/config"
-	dgdrwebhook "github.com/dgdr-operator/dgdr-operator/internal/webhook"
 	"github.com/dgdr-operator/dgdr-operator/internal/testenv"
+	dgdrwebhook "github.com/dgdr-operator/dgdr-operator/internal/webhook"
 )
 
 // benchAdmission (P2): admission latency of a request create (the mutating then the validating
