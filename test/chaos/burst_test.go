@@ -21,8 +21,8 @@ import (
 // secondGeneration is the edit that gives some requests a second generation.
 const secondGeneration = `{"spec":{"aisimulate":{"inputOverrides":{"optimizer":{"max_trials":3}}}}}`
 
-// TestBurstWithOperatorKills creates a burst of small requests over several namespaces (some
-// edited once more after their first generation was accepted) while a goroutine SIGKILLs the
+// TestBurstWithOperatorKills creates a burst of small requests over several namespaces, in
+// waves (some edited once more after their first generation was accepted), while a goroutine SIGKILLs the
 // operator at random moments and restarts it. Once everything is quiet, every namespace must
 // satisfy the invariants of requireInvariants: exactly one Run per accepted generation, at most
 // one Job per Run (exactly one for a succeeded Run), no orphaned Jobs, ConfigMaps or Candidates,
@@ -54,6 +54,14 @@ func TestBurstWithOperatorKills(t *testing.T) {
 	for i := range killDelays {
 		killDelays[i] = time.Duration(300+rng.Intn(2700)) * time.Millisecond
 		downtimes[i] = time.Duration(rng.Intn(1000)) * time.Millisecond
+	}
+
+	// The requests arrive in 10 waves a few seconds apart, so that creations and edits go
+	// through admission while the operator (and with it its webhooks) is being killed.
+	const waves = 10
+	waveGaps := make([]time.Duration, waves)
+	for i := range waveGaps {
+		waveGaps[i] = time.Duration(500+rng.Intn(2500)) * time.Millisecond
 	}
 
 	t0 := time.Now()
@@ -129,6 +137,9 @@ func TestBurstWithOperatorKills(t *testing.T) {
 		}()
 	}
 	for i := 0; i < burst; i++ {
+		if w := i * waves / burst; i > 0 && w != (i-1)*waves/burst {
+			time.Sleep(waveGaps[w])
+		}
 		work <- i
 	}
 	close(work)

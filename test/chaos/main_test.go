@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -19,6 +20,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/yaml"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
@@ -41,6 +43,7 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
+	ctrllog.SetLogger(logr.Discard())
 	var err error
 	if root, err = manager.FindRoot(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
