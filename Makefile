@@ -65,6 +65,11 @@ build: ## Build all binaries into bin/.
 fmt:
 	gofmt -w $$(git ls-files '*.go')
 
+.PHONY: lint-api
+lint-api: ## kube-api-linter on api/ (docs/api-lint.md explains every exclusion).
+	WITH_LINT=1 hack/setup-k8s.sh
+	$(BIN)/golangci-lint-kube-api-linter run --config .golangci-kal.yml ./api/...
+
 .PHONY: lint
 lint: ## go vet and gofmt.
 	go vet ./...

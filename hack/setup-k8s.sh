@@ -28,4 +28,8 @@ if [ "${WITH_HELM:-0}" = 1 ] && ! [ -x "$OUT/helm" ]; then
     -X $H/pkg/lint/rules.k8sVersionMajor=1 -X $H/pkg/lint/rules.k8sVersionMinor=37" $H/cmd/helm@"$HELM"
 fi
 if [ "${WITH_DOCS:-0}" = 1 ] && ! [ -x "$OUT/crd-ref-docs" ]; then gi github.com/elastic/crd-ref-docs@"$CRDREF"; fi
+if [ "${WITH_LINT:-0}" = 1 ] && ! [ -x "$OUT/golangci-lint-kube-api-linter" ]; then
+  # golangci-lint with kube-api-linter compiled in (the module's own command), pinned.
+  gi sigs.k8s.io/kube-api-linter/cmd/golangci-lint-kube-api-linter@"${KAL:-v0.0.0-20260716143926-092fe0c72997}"
+fi
 if [ "${WITH_DOCS:-0}" = 1 ] && ! [ -x "$OUT/helm-docs" ]; then gi github.com/norwoodj/helm-docs/cmd/helm-docs@"${HELMDOCS:-v1.14.2}"; fi

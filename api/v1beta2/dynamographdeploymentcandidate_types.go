@@ -19,16 +19,16 @@ const (
 type DynamoGraphDeploymentCandidateSpec struct {
 	// backend of the candidate.
 	// +required
-	Backend Backend `json:"backend"`
+	Backend Backend `json:"backend,omitempty"`
 
 	// mode of the candidate.
 	// +required
-	Mode DeploymentMode `json:"mode"`
+	Mode DeploymentMode `json:"mode,omitempty"`
 
 	// gpus is the total number of GPUs the candidate uses. Minimum 1.
 	// +required
 	// +kubebuilder:validation:Minimum=1
-	GPUs int32 `json:"gpus"`
+	GPUs int32 `json:"gpus,omitempty"`
 
 	// graphDeployment is a complete DynamoGraphDeployment (nvidia.com/v1beta1) spec that can be
 	// deployed as-is, for example with `dgdrctl promote`.
@@ -49,6 +49,13 @@ type DynamoGraphDeploymentCandidateSpec struct {
 
 // DynamoGraphDeploymentCandidateStatus is the evaluation of a candidate.
 type DynamoGraphDeploymentCandidateStatus struct {
+	// conditions of the candidate: Evaluated.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=8
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
 	// rank is the 1-based position among the Run's published candidates, best first.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
@@ -62,13 +69,6 @@ type DynamoGraphDeploymentCandidateStatus struct {
 	// metrics are the predicted metrics.
 	// +optional
 	Metrics *CandidateMetrics `json:"metrics,omitempty"`
-
-	// conditions: Evaluated.
-	// +optional
-	// +listType=map
-	// +listMapKey=type
-	// +kubebuilder:validation:MaxItems=8
-	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
 // DynamoGraphDeploymentCandidate is a ranked, deployable result of a Run, published by the
@@ -92,7 +92,7 @@ type DynamoGraphDeploymentCandidate struct {
 
 	// spec is the deployable candidate. Immutable.
 	// +required
-	Spec DynamoGraphDeploymentCandidateSpec `json:"spec"`
+	Spec DynamoGraphDeploymentCandidateSpec `json:"spec,omitzero"`
 
 	// status is the evaluation of the candidate.
 	// +optional

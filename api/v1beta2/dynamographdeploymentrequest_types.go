@@ -279,15 +279,16 @@ type RunReference struct {
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
-	Name string `json:"name"`
+	Name string `json:"name,omitempty"`
 }
 
 // RunSummary mirrors the state of the most recent Run so that `kubectl get dgdr` shows it.
 type RunSummary struct {
 	// name of the Run.
 	// +required
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
-	Name string `json:"name"`
+	Name string `json:"name,omitempty"`
 
 	// phase of the Run (Pending, Running, Succeeded, Failed, Cancelled).
 	// +optional
@@ -306,6 +307,14 @@ type RunSummary struct {
 
 // DynamoGraphDeploymentRequestStatus is the observed state of a request.
 type DynamoGraphDeploymentRequestStatus struct {
+	// conditions describe the reconciliation of the request. Accepted tells whether the
+	// current generation was turned into a Run.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=16
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
 	// observedGeneration is the last generation accepted into a Run.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
@@ -323,14 +332,6 @@ type DynamoGraphDeploymentRequestStatus struct {
 	// latestRun summarizes the newest Run for display.
 	// +optional
 	LatestRun *RunSummary `json:"latestRun,omitempty"`
-
-	// conditions describe the reconciliation of the request. Accepted tells whether the
-	// current generation was turned into a Run.
-	// +optional
-	// +listType=map
-	// +listMapKey=type
-	// +kubebuilder:validation:MaxItems=16
-	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
 // DynamoGraphDeploymentRequest asks the operator to search for good Dynamo deployments of a
@@ -354,7 +355,7 @@ type DynamoGraphDeploymentRequest struct {
 
 	// spec is the search intent.
 	// +required
-	Spec DynamoGraphDeploymentRequestSpec `json:"spec"`
+	Spec DynamoGraphDeploymentRequestSpec `json:"spec,omitzero"`
 
 	// status is the observed state, written by the operator.
 	// +optional

@@ -39,8 +39,9 @@ type AISimulateStatus struct {
 type JobReference struct {
 	// name of the Job.
 	// +required
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
-	Name string `json:"name"`
+	Name string `json:"name,omitempty"`
 
 	// uid of the Job.
 	// +optional
@@ -140,12 +141,21 @@ type RecommendationSummary struct {
 type CandidateReference struct {
 	// name of the Candidate.
 	// +required
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
-	Name string `json:"name"`
+	Name string `json:"name,omitempty"`
 }
 
 // DynamoGraphDeploymentRunStatus is the observed state of a Run.
 type DynamoGraphDeploymentRunStatus struct {
+	// conditions of the Run: Completed (the terminal outcome; its reason says how the Run
+	// ended) and Queued (why a Run waits).
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=16
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
 	// phase is a concise display state; the Completed condition is authoritative.
 	// +optional
 	Phase RunPhase `json:"phase,omitempty"`
@@ -188,13 +198,6 @@ type DynamoGraphDeploymentRunStatus struct {
 	// recommendation summarizes the result.
 	// +optional
 	Recommendation *RecommendationSummary `json:"recommendation,omitempty"`
-
-	// conditions: Completed (terminal outcome; see the Reason constants), JobCreated, Queued.
-	// +optional
-	// +listType=map
-	// +listMapKey=type
-	// +kubebuilder:validation:MaxItems=16
-	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
 // DynamoGraphDeploymentRun is one immutable execution of a DynamoGraphDeploymentRequest
@@ -219,7 +222,7 @@ type DynamoGraphDeploymentRun struct {
 
 	// spec is the accepted typed search input: an exact copy of the request spec. Immutable.
 	// +required
-	Spec DynamoGraphDeploymentRequestSpec `json:"spec"`
+	Spec DynamoGraphDeploymentRequestSpec `json:"spec,omitzero"`
 
 	// status is the observed state, written by the operator and the reporter.
 	// +optional

@@ -153,8 +153,8 @@ type DefaultsConfig struct {
 	// +optional
 	GPUSKU string `json:"gpuSKU,omitempty"`
 
-	// gpuDiscovery, when true, takes the SKU from the nvidia.com/gpu.product label of the
-	// cluster's Nodes if they all agree on one product; otherwise gpuSKU applies.
+	// gpuDiscovery takes the SKU from the nvidia.com/gpu.product label of the cluster's Nodes
+	// when true and the Nodes agree on one product; otherwise gpuSKU applies. Defaults to false.
 	// +optional
 	GPUDiscovery bool `json:"gpuDiscovery,omitempty"`
 }
@@ -197,16 +197,16 @@ type LeaderElectionConfig struct {
 	// namespace of the lease. Defaults to the operator's namespace.
 	// +optional
 	Namespace string `json:"namespace,omitempty"`
-	// leaseName. Defaults to dgdr-operator.nvidia.com.
+	// leaseName is the name of the Lease. Defaults to dgdr-operator.nvidia.com.
 	// +optional
 	LeaseName string `json:"leaseName,omitempty"`
-	// leaseDuration. Defaults to 15s.
+	// leaseDuration is how long a lease is valid. Defaults to 15s.
 	// +optional
 	LeaseDuration *metav1.Duration `json:"leaseDuration,omitempty"`
-	// renewDeadline. Defaults to 10s.
+	// renewDeadline is how long the leader keeps trying to renew. Defaults to 10s.
 	// +optional
 	RenewDeadline *metav1.Duration `json:"renewDeadline,omitempty"`
-	// retryPeriod. Defaults to 2s.
+	// retryPeriod is the time between attempts. Defaults to 2s.
 	// +optional
 	RetryPeriod *metav1.Duration `json:"retryPeriod,omitempty"`
 }
@@ -237,7 +237,7 @@ type WebhookConfig struct {
 	// +optional
 	CertDir string `json:"certDir,omitempty"`
 
-	// selfSignedCertificates, when set, makes the operator create and rotate its own CA and
+	// selfSignedCertificates makes the operator, when set, create and rotate its own CA and
 	// serving certificate (kept in a Secret), write them to certDir, and inject the CA bundle
 	// into its webhook configurations. Leave it unset when cert-manager (or anything else)
 	// provides the certificate in certDir and injects the CA.
