@@ -6,6 +6,7 @@ import (
 
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -20,11 +21,7 @@ const MutateRequestPath = "/mutate-nvidia-com-v1beta2-dynamographdeploymentreque
 // Setup registers every v1beta2 webhook with the manager's webhook server.
 func Setup(mgr ctrl.Manager, cfg *v1alpha1.OperatorConfiguration) error {
 	req := &RequestWebhook{Config: cfg, Nodes: mgr.GetAPIReader()}
-	recoverPanic := true
-	mgr.GetWebhookServer().Register(MutateRequestPath, &admission.Webhook{
-		Handler:      &defaultDecodable{decoder: admission.NewDecoder(mgr.GetScheme()), next: admission.WithDefaulter(mgr.GetScheme(), req).Handler},
-		RecoverPanic: &recoverPanic,
-	})
+	mgr.GetWebhookServer().Register(MutateRequestPath, DefaultingWebhook(mgr.GetScheme(), req))
 	if err := ctrl.NewWebhookManagedBy(mgr, &v1beta2.DynamoGraphDeploymentRequest{}).
 		WithValidator(req).Complete(); err != nil {
 		return err
@@ -37,23 +34,32 @@ func Setup(mgr ctrl.Manager, cfg *v1alpha1.OperatorConfiguration) error {
 		WithValidator(CandidateWebhook{}).Complete()
 }
 
+// DefaultingWebhook is the mutating admission webhook of requests (the benchmarks serve it too).
+func DefaultingWebhook(scheme *runtime.Scheme, req *RequestWebhook) *admission.Webhook {
+	recoverPanic := true
+	return &admission.Webhook{
+		Handler:      &defaultDecodable{next: admission.WithDefaulter(scheme, req).Handler},
+		RecoverPanic: &recoverPanic,
+	}
+}
+
 // defaultDecodable defaults only requests that decode into the Go types. Mutating admission runs
 // before the API server's schema validation, so a request with a wrong type (a string where a
 // number belongs) would otherwise be refused by the decoder with a message and no field path.
 // Letting it through unchanged lets the schema validation reject it with proper field errors.
 type defaultDecodable struct {
-	decoder admission.Decoder
-	next    admission.Handler
+	next admission.Handler
 }
 
 func (h *defaultDecodable) Handle(ctx context.Context, req admission.Request) admission.Response {
-	if req.Operation == admissionv1.Create || req.Operation == admissionv1.Update {
-		if err := h.decoder.Decode(req, &v1beta2.DynamoGraphDeploymentRequest{}); err != nil {
-			return admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{
-				Allowed: true,
-				Result:  &metav1.Status{Code: http.StatusOK, Message: "not defaulted: the object does not decode; schema validation reports why"},
-			}}
-		}
+	resp := h.next.Handle(ctx, req)
+	// controller-runtime's defaulting handler answers 400 exactly when the object does not decode.
+	if !resp.Allowed && resp.Result != nil && resp.Result.Code == http.StatusBadRequest &&
+		(req.Operation == admissionv1.Create || req.Operation == admissionv1.Update) {
+		return admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{
+			Allowed: true,
+			Result:  &metav1.Status{Code: http.StatusOK, Message: "not defaulted: the object does not decode; schema validation reports why"},
+		}}
 	}
-	return h.next.Handle(ctx, req)
+	return resp
 }

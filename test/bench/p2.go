@@ -58,7 +58,7 @@ func benchAdmission(rate int, duration time.Duration) (figure, error) {
 	cfg := config.Default()
 	hooks := &dgdrwebhook.RequestWebhook{Config: cfg}
 	srv := webhook.NewServer(webhook.Options{Host: "127.0.0.1", Port: port, CertDir: dir})
-	srv.Register("/mutate", admission.WithDefaulter(scheme, hooks))
+	srv.Register("/mutate", dgdrwebhook.DefaultingWebhook(scheme, hooks))
 	srv.Register("/validate", admission.WithValidator(scheme, hooks))
 	noop := &admission.Webhook{Handler: admission.HandlerFunc(func(context.Context, admission.Request) admission.Response {
 		return admission.Allowed("")
