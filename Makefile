@@ -37,8 +37,9 @@ chart-docs: ## Generate charts/dgdr-operator/README.md from values.yaml.
 	$(BIN)/helm-docs --chart-search-root charts --template-files=README.md.gotmpl >/dev/null 2>&1
 
 .PHONY: schema
-schema: ## Regenerate the bundled AISimulate input schema from its authoring script.
-	python3 hack/aisimulate-schema/authored.py internal/aisimulate/schema/recommend-input.v1.schema.json
+schema: ## Regenerate the bundled AISimulate input schema from its authoring script (needs python3).
+	@if command -v python3 >/dev/null; then python3 hack/aisimulate-schema/authored.py internal/aisimulate/schema/recommend-input.v1.schema.json; \
+	else echo "python3 not found: the bundled schema is not regenerated"; fi
 
 CRD_REF_DOCS := $(BIN)/crd-ref-docs
 

@@ -41,7 +41,7 @@ func (f figure) line() string {
 	if f.isRatio {
 		fmt.Fprintf(&b, "ratio=%.2f", f.ratio)
 	} else {
-		fmt.Fprintf(&b, "value=%.1f", f.value)
+		fmt.Fprintf(&b, "value=%.2f", f.value)
 	}
 	if f.extra != "" {
 		fmt.Fprintf(&b, " %s", f.extra)
