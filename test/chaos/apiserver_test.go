@@ -81,20 +81,4 @@ func TestAPIServerKilledBriefly(t *testing.T) {
 }
 
 // waitSearchRunning waits until the search container of the Run's pod runs.
-func waitSearchRunning(t *testing.T, ns, run string) {
-	t.Helper()
-	waitFor(t, time.Minute, "the search pod of "+run+" to run", func(ctx context.Context) (bool, string, error) {
-		var pods corev1.PodList
-		if err := k8s.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{v1beta2.LabelRunName: run}); err != nil {
-			return false, "", err
-		}
-		for _, p := range pods.Items {
-			for _, cs := range p.Status.ContainerStatuses {
-				if cs.Name == "search" && cs.State.Running != nil {
-					return true, "", nil
-				}
-			}
-		}
-		return false, fmt.Sprintf("%d pods", len(pods.Items)), nil
-	})
-}
+func waitSearchRunning(t *testing.T, ns, run string) { t.Helper(); env.WaitSearchRunning(t, ns, run) }

@@ -8,26 +8,22 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/yaml"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/sandbox/manager"
+	"github.com/dgdr-operator/dgdr-operator/test/sandboxtest"
 )
 
 var (
+	env        *sandboxtest.Env
 	root       string
 	kubeconfig string
 	restConfig *rest.Config
@@ -43,69 +39,16 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	ctrllog.SetLogger(logr.Discard())
 	var err error
-	if root, err = manager.FindRoot(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	ctx := context.Background()
-	started := false
-	if ok, _ := manager.Status(root, discard{}); !ok {
-		t0 := time.Now()
-		if _, err := manager.Up(ctx, manager.Options{Root: root, Out: os.Stdout}); err != nil {
-			fmt.Fprintln(os.Stderr, "chaos: starting the sandbox:", err)
-			dumpLogs()
-			_ = manager.Down(root, os.Stdout)
-			return 1
-		}
-		started = true
-		fmt.Printf("chaos: sandbox started in %s\n", time.Since(t0).Round(100*time.Millisecond))
-	} else {
-		fmt.Println("chaos: reusing the running sandbox")
-	}
-	kubeconfig = manager.KubeconfigPath(root)
-	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	env, err = sandboxtest.Setup(sandboxtest.Options{Suite: "chaos", QPS: 200, Burst: 400, Timeout: 20 * time.Second})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
+		fmt.Fprintln(os.Stderr, "chaos:", err)
 		return 1
 	}
-	rc.QPS, rc.Burst = 200, 400
-	rc.Timeout = 20 * time.Second
-	restConfig = rc
-	scheme := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme)
-	_ = v1beta2.AddToScheme(scheme)
-	if k8s, err = client.New(rc, client.Options{Scheme: scheme}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
+	root, kubeconfig, restConfig, k8s = env.Root, env.Kubeconfig, env.Config, env.Client
 	code := m.Run()
-	if code != 0 {
-		dumpLogs()
-	}
-	if started && os.Getenv("DGDR_CHAOS_KEEP") != "1" {
-		_ = manager.Down(root, os.Stdout)
-	}
+	env.Teardown(code, "DGDR_CHAOS_KEEP")
 	return code
-}
-
-type discard struct{}
-
-func (discard) Write(p []byte) (int, error) { return len(p), nil }
-
-func dumpLogs() {
-	for _, name := range []string{manager.Operator, manager.NodeAgent} {
-		b, err := os.ReadFile(filepath.Join(manager.StateDir(root), "logs", name+".log"))
-		if err != nil {
-			continue
-		}
-		lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-		if len(lines) > 40 {
-			lines = lines[len(lines)-40:]
-		}
-		fmt.Printf("----- last lines of %s.log -----\n%s\n", name, strings.Join(lines, "\n"))
-	}
 }
 
 // envInt reads a non-negative integer knob, with def when unset.
@@ -198,23 +141,8 @@ spec:
           requests: 50
 `
 
-// slowRequest runs about 15 s (see test/e2e), long enough to act on it mid-search.
-const slowRequest = `
-apiVersion: nvidia.com/v1beta2
-kind: DynamoGraphDeploymentRequest
-metadata:
-  name: %s
-spec:
-  model:
-    name: meta-llama/Llama-3.1-8B-Instruct
-  aisimulate:
-    inputOverrides:
-      optimizer:
-        max_trials: 1000
-      traffic:
-        stop:
-          requests: 2000
-`
+// slowRequest runs about 15 s, long enough to act on it mid-search.
+var slowRequest = sandboxtest.SlowRequest
 
 func parseDGDR(t *testing.T, doc string) *v1beta2.DynamoGraphDeploymentRequest {
 	t.Helper()

@@ -18,16 +18,14 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
-	"github.com/dgdr-operator/dgdr-operator/internal/sandbox/manager"
+	"github.com/dgdr-operator/dgdr-operator/test/sandboxtest"
 )
 
 var (
+	env        *sandboxtest.Env
 	root       string
 	kubeconfig string
 	k8s        client.Client
@@ -43,70 +41,18 @@ func TestMain(m *testing.M) {
 
 func run(m *testing.M) int {
 	var err error
-	if root, err = manager.FindRoot(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	ctx := context.Background()
-	started := false
-	if ok, _ := manager.Status(root, ioDiscard{}); !ok {
-		t0 := time.Now()
-		if _, err := manager.Up(ctx, manager.Options{Root: root, Out: os.Stdout}); err != nil {
-			fmt.Fprintln(os.Stderr, "e2e: starting the sandbox:", err)
-			dumpLogs()
-			_ = manager.Down(root, os.Stdout)
-			return 1
-		}
-		started = true
-		fmt.Printf("e2e: sandbox started in %s\n", time.Since(t0).Round(100*time.Millisecond))
-	} else {
-		fmt.Println("e2e: reusing the running sandbox")
-	}
-	kubeconfig = manager.KubeconfigPath(root)
-	if err := manager.InstallCRDFiles(ctx, kubeconfig, filepath.Join(root, "test", "crds", "dynamographdeployment-v1beta1.yaml")); err != nil {
-		fmt.Fprintln(os.Stderr, "e2e: installing the DynamoGraphDeployment test CRD:", err)
-		return 1
-	}
-	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	env, err = sandboxtest.Setup(sandboxtest.Options{
+		Suite: "e2e", QPS: 50, Burst: 100,
+		CRDFiles: []string{filepath.Join("test", "crds", "dynamographdeployment-v1beta1.yaml")},
+	})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
+		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
 	}
-	rc.QPS, rc.Burst = 50, 100
-	scheme := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme)
-	_ = v1beta2.AddToScheme(scheme)
-	if k8s, err = client.New(rc, client.Options{Scheme: scheme}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
+	root, kubeconfig, k8s = env.Root, env.Kubeconfig, env.Client
 	code := m.Run()
-	if code != 0 {
-		dumpLogs()
-	}
-	if started && os.Getenv("DGDR_E2E_KEEP") != "1" {
-		_ = manager.Down(root, os.Stdout)
-	}
+	env.Teardown(code, "DGDR_E2E_KEEP")
 	return code
-}
-
-type ioDiscard struct{}
-
-func (ioDiscard) Write(p []byte) (int, error) { return len(p), nil }
-
-// dumpLogs prints the end of the operator's and the node agent's logs.
-func dumpLogs() {
-	for _, name := range []string{manager.Operator, manager.NodeAgent} {
-		b, err := os.ReadFile(filepath.Join(manager.StateDir(root), "logs", name+".log"))
-		if err != nil {
-			continue
-		}
-		lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-		if len(lines) > 40 {
-			lines = lines[len(lines)-40:]
-		}
-		fmt.Printf("----- last lines of %s.log -----\n%s\n", name, strings.Join(lines, "\n"))
-	}
 }
 
 // Timeouts of the scenarios.
@@ -236,20 +182,4 @@ func waitRunForGeneration(t *testing.T, ns, request string, gen int64) string {
 
 // waitSearchRunning waits until the Run's search container runs (its pod is Running on the
 // sandbox node), i.e. the search is really in progress.
-func waitSearchRunning(t *testing.T, ns, run string) {
-	t.Helper()
-	waitFor(t, time.Minute, "the search pod of "+run+" to run", func(ctx context.Context) (bool, string, error) {
-		var pods corev1.PodList
-		if err := k8s.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{v1beta2.LabelRunName: run}); err != nil {
-			return false, "", err
-		}
-		for _, p := range pods.Items {
-			for _, cs := range p.Status.ContainerStatuses {
-				if cs.Name == "search" && cs.State.Running != nil {
-					return true, "", nil
-				}
-			}
-		}
-		return false, fmt.Sprintf("%d pods", len(pods.Items)), nil
-	})
-}
+func waitSearchRunning(t *testing.T, ns, run string) { t.Helper(); env.WaitSearchRunning(t, ns, run) }

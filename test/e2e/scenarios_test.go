@@ -21,6 +21,7 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/sandbox/manager"
+	"github.com/dgdr-operator/dgdr-operator/test/sandboxtest"
 )
 
 // fastRequest finishes in a few seconds; slowRequest (1000 trials of 2000 requests, about
@@ -42,22 +43,7 @@ spec:
         max_trials: 32
 `
 
-const slowRequest = `
-apiVersion: nvidia.com/v1beta2
-kind: DynamoGraphDeploymentRequest
-metadata:
-  name: %s
-spec:
-  model:
-    name: meta-llama/Llama-3.1-8B-Instruct
-  aisimulate:
-    inputOverrides:
-      optimizer:
-        max_trials: 1000
-      traffic:
-        stop:
-          requests: 2000
-`
+var slowRequest = sandboxtest.SlowRequest
 
 // slowPatch turns fastRequest into slowRequest (a new generation).
 const slowPatch = `{"spec":{"hardware":null,"aisimulate":{"inputOverrides":{"optimizer":{"max_trials":1000},"traffic":{"stop":{"requests":2000}}}}}}`

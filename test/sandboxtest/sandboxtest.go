@@ -1,0 +1,165 @@
+// Package sandboxtest is what the suites that run against the dgdr-sandbox share (test/e2e,
+// test/chaos): reusing or starting the sandbox, a client for it, logs on failure, and common
+// waits and requests.
+package sandboxtest
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/sandbox/manager"
+)
+
+// SlowRequest (format with a name) is a search of about 15 s on the sandbox: long enough to act
+// on it mid-search.
+const SlowRequest = `
+apiVersion: nvidia.com/v1beta2
+kind: DynamoGraphDeploymentRequest
+metadata:
+  name: %s
+spec:
+  model:
+    name: meta-llama/Llama-3.1-8B-Instruct
+  aisimulate:
+    inputOverrides:
+      optimizer:
+        max_trials: 1000
+      traffic:
+        stop:
+          requests: 2000
+`
+
+// Env is a running sandbox and a client for it.
+type Env struct {
+	Root       string
+	Kubeconfig string
+	Config     *rest.Config
+	Client     client.Client
+	suite      string
+	started    bool
+}
+
+// Options shape the client and the sandbox.
+type Options struct {
+	// Suite names the suite in messages ("e2e", "chaos").
+	Suite string
+	// QPS and Burst of the client.
+	QPS   float32
+	Burst int
+	// Timeout of each API call (0: none).
+	Timeout time.Duration
+	// CRDFiles are extra CRDs to install (paths relative to the repository root).
+	CRDFiles []string
+}
+
+// Setup reuses a running sandbox or starts one (and then stops it in Teardown).
+func Setup(opts Options) (*Env, error) {
+	ctrllog.SetLogger(logr.Discard())
+	root, err := manager.FindRoot()
+	if err != nil {
+		return nil, err
+	}
+	e := &Env{Root: root, suite: opts.Suite}
+	ctx := context.Background()
+	if ok, _ := manager.Status(root, io.Discard); !ok {
+		t0 := time.Now()
+		if _, err := manager.Up(ctx, manager.Options{Root: root, Out: os.Stdout}); err != nil {
+			e.DumpLogs()
+			_ = manager.Down(root, os.Stdout)
+			return nil, fmt.Errorf("starting the sandbox: %w", err)
+		}
+		e.started = true
+		fmt.Printf("%s: sandbox started in %s\n", opts.Suite, time.Since(t0).Round(100*time.Millisecond))
+	} else {
+		fmt.Printf("%s: reusing the running sandbox\n", opts.Suite)
+	}
+	e.Kubeconfig = manager.KubeconfigPath(root)
+	for _, f := range opts.CRDFiles {
+		if err := manager.InstallCRDFiles(ctx, e.Kubeconfig, filepath.Join(root, f)); err != nil {
+			return nil, fmt.Errorf("installing %s: %w", f, err)
+		}
+	}
+	rc, err := clientcmd.BuildConfigFromFlags("", e.Kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	rc.QPS, rc.Burst, rc.Timeout = opts.QPS, opts.Burst, opts.Timeout
+	e.Config = rc
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	_ = v1beta2.AddToScheme(scheme)
+	if e.Client, err = client.New(rc, client.Options{Scheme: scheme}); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// Teardown prints the logs when the suite failed and stops the sandbox if Setup started it,
+// unless the environment variable keepEnv is "1".
+func (e *Env) Teardown(code int, keepEnv string) {
+	if code != 0 {
+		e.DumpLogs()
+	}
+	if e.started && os.Getenv(keepEnv) != "1" {
+		_ = manager.Down(e.Root, os.Stdout)
+	}
+}
+
+// DumpLogs prints the end of the operator's and the node agent's logs.
+func (e *Env) DumpLogs() {
+	for _, name := range []string{manager.Operator, manager.NodeAgent} {
+		b, err := os.ReadFile(filepath.Join(manager.StateDir(e.Root), "logs", name+".log"))
+		if err != nil {
+			continue
+		}
+		lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+		if len(lines) > 40 {
+			lines = lines[len(lines)-40:]
+		}
+		fmt.Printf("----- last lines of %s.log -----\n%s\n", name, strings.Join(lines, "\n"))
+	}
+}
+
+// WaitSearchRunning waits (up to a minute) until the Run's search container runs on the sandbox
+// node, i.e. the search is really in progress.
+func (e *Env) WaitSearchRunning(t *testing.T, ns, run string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	last := ""
+	for time.Now().Before(deadline) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		var pods corev1.PodList
+		err := e.Client.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{v1beta2.LabelRunName: run})
+		cancel()
+		if err == nil {
+			for _, p := range pods.Items {
+				for _, cs := range p.Status.ContainerStatuses {
+					if cs.Name == "search" && cs.State.Running != nil {
+						return
+					}
+				}
+			}
+			last = fmt.Sprintf("%d pods", len(pods.Items))
+		} else {
+			last = err.Error()
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	t.Fatalf("the search pod of %s did not run within a minute (%s)", run, last)
+}
