@@ -45,6 +45,8 @@ const (
 type Reporter struct {
 	// Client is a direct (uncached) client with the v1beta2 types in its scheme.
 	Client client.Client
+	// APIRetryTimeout bounds the retries of API calls that fail transiently (default 3 min).
+	APIRetryTimeout time.Duration
 	// Namespace and RunName identify the Run.
 	Namespace string
 	RunName   string
@@ -101,6 +103,9 @@ func (r *Reporter) defaults() {
 	if r.Log.GetSink() == nil {
 		r.Log = logr.Discard()
 	}
+	if r.APIRetryTimeout <= 0 {
+		r.APIRetryTimeout = DefaultAPIRetryTimeout
+	}
 }
 
 // Run follows the search until the watcher reports its end, then publishes the result. It
@@ -143,7 +148,15 @@ func (r *Reporter) Run(ctx context.Context) (*Outcome, error) {
 			if _, err := tl.poll(); err != nil {
 				return nil, fmt.Errorf("reading %s: %w", result.EventsFile, err)
 			}
-			return r.Publish(ctx, run, e.code, tl.state.progress())
+			// Publication is idempotent (exactly once in effect), so a publication interrupted by
+			// an API outage is simply done again.
+			var out *Outcome
+			err := retry(ctx, r.APIRetryTimeout, r.logRetry("publishing the result"), func() error {
+				var perr error
+				out, perr = r.Publish(ctx, run, e.code, tl.state.progress())
+				return perr
+			})
+			return out, err
 		case <-ticker.C:
 			if _, err := tl.poll(); err != nil {
 				// A damaged events file only costs live progress; the final result is read
@@ -165,18 +178,19 @@ func (r *Reporter) Run(ctx context.Context) (*Outcome, error) {
 
 func (r *Reporter) getRun(ctx context.Context) (*v1beta2.DynamoGraphDeploymentRun, error) {
 	var run v1beta2.DynamoGraphDeploymentRun
-	var err error
-	for attempt := 0; attempt < 5; attempt++ {
-		if err = r.Client.Get(ctx, types.NamespacedName{Namespace: r.Namespace, Name: r.RunName}, &run); err == nil {
-			return &run, nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(time.Duration(attempt+1) * 200 * time.Millisecond):
-		}
+	err := retry(ctx, r.APIRetryTimeout, r.logRetry("getting the Run"), func() error {
+		return r.Client.Get(ctx, types.NamespacedName{Namespace: r.Namespace, Name: r.RunName}, &run)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("getting Run %s/%s: %w", r.Namespace, r.RunName, err)
 	}
-	return nil, fmt.Errorf("getting Run %s/%s: %w", r.Namespace, r.RunName, err)
+	return &run, nil
+}
+
+func (r *Reporter) logRetry(what string) func(error, time.Duration) {
+	return func(err error, next time.Duration) {
+		r.Log.Info("transient API error; retrying", "what", what, "error", err.Error(), "retryIn", next.String())
+	}
 }
 
 // statusPatch is the reporter's slice of the Run status. Only these keys are ever sent, so a

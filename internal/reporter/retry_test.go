@@ -1,0 +1,64 @@
+package reporter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+func TestTransient(t *testing.T) {
+	gr := schema.GroupResource{Group: "nvidia.com", Resource: "dynamographdeploymentruns"}
+	refused := &url.Error{Op: "Get", URL: "https://127.0.0.1:6443/api", Err: &net.OpError{Op: "dial", Err: errors.New("connect: connection refused")}}
+	cases := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"connection refused", fmt.Errorf("getting Run: %w", refused), true},
+		{"service unavailable", apierrors.NewServiceUnavailable("starting"), true},
+		{"too many requests", apierrors.NewTooManyRequests("slow down", 1), true},
+		{"conflict", apierrors.NewConflict(gr, "r", errors.New("changed")), true},
+		{"not found", apierrors.NewNotFound(gr, "r"), false},
+		{"forbidden", apierrors.NewForbidden(gr, "r", errors.New("no")), false},
+		{"foreign candidate", errors.New("a Candidate with this name exists and does not belong to Run r"), false},
+		{"canceled", context.Canceled, false},
+		{"unreadable result file", fmt.Errorf("result cannot be read: %w", &os.PathError{Op: "open", Path: "/x", Err: errors.New("no such file or directory")}), false},
+	}
+	for _, tc := range cases {
+		if got := transient(tc.err); got != tc.want {
+			t.Errorf("%s: transient = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestRetryStopsOnSuccessAndOnFinalErrors(t *testing.T) {
+	ctx := context.Background()
+	calls := 0
+	err := retry(ctx, time.Minute, nil, func() error {
+		calls++
+		if calls < 3 {
+			return apierrors.NewServiceUnavailable("restarting")
+		}
+		return nil
+	})
+	if err != nil || calls != 3 {
+		t.Fatalf("want success on the third call, got %v after %d calls", err, calls)
+	}
+	calls = 0
+	final := apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "p", errors.New("no"))
+	if err := retry(ctx, time.Minute, nil, func() error { calls++; return final }); !apierrors.IsForbidden(err) || calls != 1 {
+		t.Fatalf("a final error must not be retried: %v after %d calls", err, calls)
+	}
+	calls = 0
+	if err := retry(ctx, 500*time.Millisecond, nil, func() error { calls++; return apierrors.NewServiceUnavailable("down") }); err == nil || calls < 2 {
+		t.Fatalf("want the last error after the timeout, got %v after %d calls", err, calls)
+	}
+}
