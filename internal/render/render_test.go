@@ -190,9 +190,6 @@ func TestParseRuntimeImages(t *testing.T) {
 // TestRendersRealSearchOutput runs the real aisim recommender and renders every numbered
 // recommendation it writes: the renderer must accept AISimulate's concrete documents.
 func TestRendersRealSearchOutput(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds aisim")
-	}
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "aisim")
 	build := exec.Command("go", "build", "-o", bin, "github.com/dgdr-operator/dgdr-operator/cmd/aisim")
