@@ -8,12 +8,14 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"regexp"
+	kjson "sigs.k8s.io/json"
 	"sort"
 	"strings"
 
@@ -304,10 +306,14 @@ func ReadPrediction(path string) (*Prediction, error) {
 	return &p, nil
 }
 
+// strictUnmarshal decodes exactly: keys match case-sensitively (encoding/json would accept
+// "Schema_Version"), unknown and duplicate keys are errors, and integers stay integers.
 func strictUnmarshal(data []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	return dec.Decode(v)
+	strictErrs, err := kjson.UnmarshalStrict(data, v)
+	if err != nil {
+		return err
+	}
+	return errors.Join(strictErrs...)
 }
 
 // RecommendationPath is the numbered YAML for 0-based view index i.
