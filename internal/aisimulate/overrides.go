@@ -3,6 +3,8 @@ package aisimulate
 import (
 	"fmt"
 
+	kjson "sigs.k8s.io/json"
+
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -61,6 +63,16 @@ func ValidateOverridesShape(raw []byte, path *field.Path) field.ErrorList {
 	}
 	if maxDepth > MaxOverridesDepth {
 		return field.ErrorList{field.Invalid(path, "<object>", fmt.Sprintf("nesting depth must be at most %d", MaxOverridesDepth))}
+	}
+	// A key given twice has no defined meaning in a merge patch (RFC 8259 leaves duplicate names
+	// to the parser); refuse it rather than guess which one wins.
+	var v any
+	strictErrs, err := kjson.UnmarshalStrict(raw, &v)
+	if err != nil {
+		return field.ErrorList{field.Invalid(path, "<invalid JSON>", fmt.Sprintf("must be a JSON object: %v", err))}
+	}
+	for _, e := range strictErrs {
+		return field.ErrorList{field.Invalid(path, "<object>", e.Error())}
 	}
 	return nil
 }
