@@ -27,21 +27,9 @@ of the effective input, byte for byte what the operator records and hashes.`,
 			if output != "yaml" && output != "json" {
 				return fmt.Errorf("-o must be yaml or json")
 			}
-			cfg, err := loadConfig(configPath)
+			admitted, err := admitFile(cmd, file, configPath)
 			if err != nil {
 				return err
-			}
-			data, err := readInput(file, cmd.InOrStdin())
-			if err != nil {
-				return err
-			}
-			admitted, errs, err := Admit(cmd.Context(), data, cfg)
-			if err != nil {
-				return fmt.Errorf("%s: %w", file, err)
-			}
-			if len(errs) > 0 {
-				printErrors(cmd.ErrOrStderr(), file, errs)
-				return ExitError{Code: 1}
 			}
 			return printLowered(cmd, admitted, show, output)
 		},

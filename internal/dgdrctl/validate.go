@@ -20,21 +20,8 @@ SKUs, inputOverrides shape, lowering). It prints one line per problem, each star
 field path, and exits 1 when there is any.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := loadConfig(configPath)
-			if err != nil {
+			if _, err := admitFile(cmd, file, configPath); err != nil {
 				return err
-			}
-			data, err := readInput(file, cmd.InOrStdin())
-			if err != nil {
-				return err
-			}
-			_, errs, err := Admit(cmd.Context(), data, cfg)
-			if err != nil {
-				return fmt.Errorf("%s: %w", file, err)
-			}
-			if len(errs) > 0 {
-				printErrors(cmd.ErrOrStderr(), file, errs)
-				return ExitError{Code: 1}
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: valid\n", file)
 			return nil
@@ -46,8 +33,30 @@ field path, and exits 1 when there is any.`,
 	return cmd
 }
 
+// admitFile runs the admission pipeline on a request file with the given (or shipped)
+// configuration. Problems are printed one per line, field path first, and come back as exit 1.
+func admitFile(cmd *cobra.Command, file, configPath string) (*Admitted, error) {
+	cfg, err := loadConfig(configPath)
+	if err != nil {
+		return nil, err
+	}
+	data, err := readInput(file, cmd.InOrStdin())
+	if err != nil {
+		return nil, err
+	}
+	admitted, errs, err := Admit(cmd.Context(), data, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	if len(errs) > 0 {
+		printErrors(cmd.ErrOrStderr(), errs)
+		return nil, ExitError{Code: 1}
+	}
+	return admitted, nil
+}
+
 // printErrors writes one line per error, starting with its field path.
-func printErrors(w io.Writer, _ string, errs field.ErrorList) {
+func printErrors(w io.Writer, errs field.ErrorList) {
 	for _, e := range errs {
 		fmt.Fprintln(w, e.Error())
 	}
