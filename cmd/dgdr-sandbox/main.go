@@ -37,7 +37,7 @@ func newRootCommand() *cobra.Command {
 }
 
 func upCommand() *cobra.Command {
-	var foreground, skipBuild bool
+	var foreground, skipBuild, noOperator bool
 	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "up",
@@ -46,7 +46,8 @@ func upCommand() *cobra.Command {
 kube-scheduler and this repository's binaries, starts them on loopback with generated
 certificates, installs the CRDs and admission webhooks, starts the node agent and the operator,
 and returns once everything is ready. State, logs and the admin kubeconfig are in .sandbox/.
-With --foreground it stays attached and stops the sandbox on Ctrl-C.`,
+With --foreground it stays attached and stops the sandbox on Ctrl-C. With --no-operator it
+starts the cluster only, for installing the operator with its Helm chart (docs/sandbox.md).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			root, err := manager.FindRoot()
@@ -55,7 +56,7 @@ With --foreground it stays attached and stops the sandbox on Ctrl-C.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			if _, err := manager.Up(ctx, manager.Options{Root: root, SkipBuild: skipBuild, Out: cmd.OutOrStdout(), Timeout: timeout}); err != nil {
+			if _, err := manager.Up(ctx, manager.Options{Root: root, SkipBuild: skipBuild, Out: cmd.OutOrStdout(), Timeout: timeout, NoOperator: noOperator}); err != nil {
 				return err
 			}
 			if !foreground {
@@ -69,6 +70,7 @@ With --foreground it stays attached and stops the sandbox on Ctrl-C.`,
 	}
 	cmd.Flags().BoolVar(&foreground, "foreground", false, "stay attached; stop everything on Ctrl-C")
 	cmd.Flags().BoolVar(&skipBuild, "skip-build", false, "use bin/ as is (no hack/setup-k8s.sh, no go build)")
+	cmd.Flags().BoolVar(&noOperator, "no-operator", false, "start the cluster only (no operator, CRDs or webhooks), to install the operator with its Helm chart")
 	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "how long to wait for the components to become ready (builds excluded)")
 	return cmd
 }

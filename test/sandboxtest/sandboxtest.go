@@ -77,6 +77,9 @@ func Setup(opts Options) (*Env, error) {
 	}
 	e := &Env{Root: root, suite: opts.Suite}
 	ctx := context.Background()
+	if st, err := manager.LoadState(root); err == nil && st.NoOperator && isRunning(root) {
+		return nil, fmt.Errorf("a sandbox without its operator (up --no-operator) is running; the %s suite needs the sandbox's operator: stop it (bin/dgdr-sandbox down)", opts.Suite)
+	}
 	if ok, _ := manager.Status(root, io.Discard); !ok {
 		t0 := time.Now()
 		if _, err := manager.Up(ctx, manager.Options{Root: root, Out: os.Stdout}); err != nil {
@@ -108,6 +111,11 @@ func Setup(opts Options) (*Env, error) {
 		return nil, err
 	}
 	return e, nil
+}
+
+func isRunning(root string) bool {
+	ok, _ := manager.Status(root, io.Discard)
+	return ok
 }
 
 // Teardown prints the logs when the suite failed and stops the sandbox if Setup started it,

@@ -133,6 +133,9 @@ func (c *Cluster) APIServer() Process {
 		"--allow-privileged=true",
 		"--enable-priority-and-fairness=false",
 		"--endpoint-reconciler-type=none",
+		// Webhooks and aggregated APIs behind a Service are called at an endpoint's address:
+		// the sandbox has no kube-proxy, so cluster IPs route nowhere.
+		"--enable-aggregator-routing=true",
 		"--profiling=false",
 		"--v=1",
 	}}

@@ -41,6 +41,15 @@ type State struct {
 	Ports     controlplane.Ports `json:"ports"`
 	Processes []ProcessState     `json:"processes"`
 	StartedAt time.Time          `json:"startedAt"`
+	// NoOperator: started with Options.NoOperator (no operator, CRDs or webhook configurations).
+	NoOperator bool `json:"noOperator,omitempty"`
+}
+
+func (s *State) mode() string {
+	if s.NoOperator {
+		return "without the operator (up --no-operator)"
+	}
+	return "with its own operator"
 }
 
 // ProcessState is one running component.

@@ -25,6 +25,9 @@ type Options struct {
 	Out io.Writer
 	// Timeout bounds the whole start-up (default 5m, builds excluded).
 	Timeout time.Duration
+	// NoOperator starts the cluster (control plane and node agent) without the operator, its
+	// CRDs and its webhook configurations, for installing the operator with its Helm chart.
+	NoOperator bool
 }
 
 func (o *Options) printf(format string, args ...any) {
@@ -35,13 +38,17 @@ func (o *Options) printf(format string, args ...any) {
 
 // Up builds or reuses the binaries and starts a sandbox in the background. It returns once
 // the control plane, the node agent and the operator (with its webhooks) are ready. When a
-// sandbox is already running it returns without doing anything.
+// sandbox is already running it returns without doing anything (or fails when it runs in the
+// other mode: with or without the operator).
 func Up(ctx context.Context, o Options) (*State, error) {
 	if o.Timeout == 0 {
 		o.Timeout = 5 * time.Minute
 	}
 	if st, err := LoadState(o.Root); err == nil {
 		if running(st) {
+			if st.NoOperator != o.NoOperator {
+				return nil, fmt.Errorf("a sandbox %s is running; stop it first (dgdr-sandbox down)", st.mode())
+			}
 			o.printf("sandbox already running (kubeconfig: %s)", KubeconfigPath(o.Root))
 			return st, nil
 		}
@@ -90,7 +97,7 @@ func Up(ctx context.Context, o Options) (*State, error) {
 	if err := cl.WriteKubeconfig(); err != nil {
 		return nil, err
 	}
-	st := &State{Root: o.Root, Ports: ports, StartedAt: time.Now()}
+	st := &State{Root: o.Root, Ports: ports, StartedAt: time.Now(), NoOperator: o.NoOperator}
 	if err := st.save(); err != nil {
 		return nil, err
 	}
@@ -129,16 +136,22 @@ func Up(ctx context.Context, o Options) (*State, error) {
 	if err != nil {
 		return fail(err)
 	}
-	if err := k.installCRDs(ctx, filepath.Join(o.Root, "config", "crd", "bases")); err != nil {
-		return fail(err)
-	}
-	if err := k.installWebhooks(ctx, filepath.Join(o.Root, "config", "webhook", "manifests.yaml"), ports.Webhook, cl.PKI.WebhookCACert()); err != nil {
-		return fail(err)
+	if !o.NoOperator {
+		if err := k.installCRDs(ctx, filepath.Join(o.Root, "config", "crd", "bases")); err != nil {
+			return fail(err)
+		}
+		if err := k.installWebhooks(ctx, filepath.Join(o.Root, "config", "webhook", "manifests.yaml"), ports.Webhook, cl.PKI.WebhookCACert()); err != nil {
+			return fail(err)
+		}
 	}
 	if err := cl.WaitControllers(ctx); err != nil {
 		return fail(err)
 	}
-	o.printf("kube-controller-manager and kube-scheduler ready; CRDs and webhook configurations installed")
+	if o.NoOperator {
+		o.printf("kube-controller-manager and kube-scheduler ready")
+	} else {
+		o.printf("kube-controller-manager and kube-scheduler ready; CRDs and webhook configurations installed")
+	}
 
 	agentCfg := filepath.Join(dir, "node-agent.yaml")
 	if err := os.WriteFile(agentCfg, []byte(nodeAgentConfig(bin, dir, cl)), 0o644); err != nil {
@@ -155,6 +168,11 @@ func Up(ctx context.Context, o Options) (*State, error) {
 		return fail(err)
 	}
 	o.printf("node agent ready: Node %s (nvidia.com/gpu: 8, %s)", NodeName, GPUProduct)
+	if o.NoOperator {
+		o.printf("sandbox up without the operator in %s; kubeconfig: %s", time.Since(t0).Round(100*time.Millisecond), cl.Kubeconfig())
+		o.printf("install it with its chart; the node agent runs image %s as bin/dgdr-operator and %s as bin/aisim", OperatorImage, PlannerImage)
+		return st, nil
+	}
 
 	opCfg := filepath.Join(dir, "operator-config.yaml")
 	if err := os.WriteFile(opCfg, []byte(operatorConfig(ports, cl.PKI.WebhookDir())), 0o644); err != nil {
@@ -241,7 +259,7 @@ func running(st *State) bool {
 			return false
 		}
 	}
-	return st.find(Operator) != nil
+	return st.NoOperator || st.find(Operator) != nil
 }
 
 // Restart stops one component (SIGTERM, then SIGKILL) and starts it again with the same
@@ -335,5 +353,8 @@ func Status(root string, out io.Writer) (bool, error) {
 	fmt.Fprintf(out, "kube-apiserver           https://127.0.0.1:%d\n", st.Ports.APIServer)
 	fmt.Fprintf(out, "kubeconfig               %s\n", KubeconfigPath(root))
 	fmt.Fprintf(out, "pods (volumes, logs)     %s\n", filepath.Join(StateDir(root), "pods"))
-	return ok && st.find(Operator) != nil, nil
+	if st.NoOperator {
+		fmt.Fprintf(out, "operator                 not started (up --no-operator: install it with its chart)\n")
+	}
+	return ok && running(st), nil
 }

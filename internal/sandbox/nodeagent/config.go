@@ -7,6 +7,7 @@ package nodeagent
 
 import (
 	"fmt"
+	"net"
 	"os"
 
 	"sigs.k8s.io/yaml"
@@ -22,6 +23,10 @@ type Config struct {
 	// in their generated in-cluster kubeconfig.
 	APIServerHost string `json:"apiServerHost"`
 	APIServerPort int    `json:"apiServerPort"`
+	// NodeIP is the Node's InternalIP and every pod's IP (pods are host processes). Default:
+	// the host's first non-loopback IPv4 address, because the API server rejects loopback
+	// addresses in EndpointSlices, and Services (webhooks) need endpoints.
+	NodeIP string `json:"nodeIP,omitempty"`
 	// StateDir holds one directory per pod (volumes, logs, termination messages).
 	StateDir string `json:"stateDir"`
 	// Capacity of the Node, e.g. {cpu: "16", memory: 64Gi, pods: "110", nvidia.com/gpu: "8"}.
@@ -61,8 +66,33 @@ func LoadConfig(path string) (*Config, error) {
 	if c.StateDir == "" || c.Kubeconfig == "" || c.APIServerPort == 0 {
 		return nil, fmt.Errorf("%s: stateDir, kubeconfig and apiServerPort are required", path)
 	}
+	if c.NodeIP == "" {
+		c.NodeIP = HostIP()
+	}
+	if ip := net.ParseIP(c.NodeIP); ip == nil {
+		return nil, fmt.Errorf("%s: nodeIP %q is not an IP address", path, c.NodeIP)
+	}
 	if c.APIServerHost == "" {
 		c.APIServerHost = "127.0.0.1"
 	}
 	return &c, nil
+}
+
+// HostIP is the host's first non-loopback, global unicast IPv4 address, or 127.0.0.1 when it
+// has none (then Services have no endpoints: their webhooks cannot be reached).
+func HostIP() string {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return "127.0.0.1"
+	}
+	for _, a := range addrs {
+		n, ok := a.(*net.IPNet)
+		if !ok {
+			continue
+		}
+		if ip := n.IP.To4(); ip != nil && !ip.IsLoopback() && ip.IsGlobalUnicast() {
+			return ip.String()
+		}
+	}
+	return "127.0.0.1"
 }

@@ -40,7 +40,7 @@ func (a *Agent) nodeObject() (*corev1.Node, error) {
 			Capacity:    res,
 			Allocatable: res.DeepCopy(),
 			Addresses: []corev1.NodeAddress{
-				{Type: corev1.NodeInternalIP, Address: "127.0.0.1"},
+				{Type: corev1.NodeInternalIP, Address: a.cfg.NodeIP},
 				{Type: corev1.NodeHostName, Address: a.cfg.NodeName},
 			},
 			NodeInfo: corev1.NodeSystemInfo{

@@ -25,6 +25,9 @@ const (
 	maxTerminationMessage = 4096
 	fallbackLogLines      = 80
 	fallbackLogBytes      = 2048
+	// volumeResyncPeriod is how often ConfigMap and Secret volumes are refreshed (the kubelet
+	// takes up to about a minute; the sandbox is quicker so tests do not wait).
+	volumeResyncPeriod = 2 * time.Second
 )
 
 // podRunner runs one pod: it prepares its volumes, starts its containers as processes and
@@ -47,6 +50,9 @@ type podRunner struct {
 	isDeleted  bool
 	killCh     chan struct{}
 	grace      time.Duration
+	// mounts maps container mount paths to host directories over all containers (set by
+	// tryPrepare; used to rewrite paths inside ConfigMap volume files).
+	mounts []mapping
 }
 
 func newPodRunner(a *Agent, pod *corev1.Pod) *podRunner {
@@ -136,9 +142,11 @@ func (r *podRunner) logf(format string, args ...any) {
 func (r *podRunner) run(ctx context.Context) {
 	pod := r.snapshot()
 	now := metav1.Now()
+	// Every pod shares the node's network (processes on the host), so its IP is the node's.
+	ip := r.a.cfg.NodeIP
 	r.status = corev1.PodStatus{
-		Phase: corev1.PodPending, HostIP: "127.0.0.1", PodIP: "127.0.0.1",
-		HostIPs: []corev1.HostIP{{IP: "127.0.0.1"}}, PodIPs: []corev1.PodIP{{IP: "127.0.0.1"}},
+		Phase: corev1.PodPending, HostIP: ip, PodIP: ip,
+		HostIPs: []corev1.HostIP{{IP: ip}}, PodIPs: []corev1.PodIP{{IP: ip}},
 		StartTime: &now, QOSClass: pod.Status.QOSClass,
 	}
 	if pod.Status.StartTime != nil && anyStarted(pod) {
@@ -166,6 +174,9 @@ func (r *podRunner) run(ctx context.Context) {
 		r.finishUnstarted(ctx, pod, reason, msg)
 		return
 	}
+	resyncCtx, stopResync := context.WithCancel(ctx)
+	defer stopResync()
+	go r.resync(resyncCtx, pod, volumeResyncPeriod)
 	// Init containers run one after the other.
 	for _, s := range specs.init {
 		code, _ := r.runOne(ctx, s, true)

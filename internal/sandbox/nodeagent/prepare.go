@@ -1,7 +1,9 @@
 package nodeagent
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -68,6 +71,7 @@ func (r *podRunner) tryPrepare(ctx context.Context, pod *corev1.Pod) (*podSpecs,
 			return nil, "CreateContainerError", err
 		}
 	}
+	r.mounts = podMounts(pod, r.volumeDir)
 	vols := map[string]string{}
 	for i := range pod.Spec.Volumes {
 		v := &pod.Spec.Volumes[i]
@@ -93,20 +97,123 @@ func (r *podRunner) tryPrepare(ctx context.Context, pod *corev1.Pod) (*podSpecs,
 	return specs, "", nil
 }
 
+// volumeDir is where a volume lives on the host.
+func (r *podRunner) volumeDir(v *corev1.Volume) string {
+	if v.HostPath != nil {
+		return v.HostPath.Path
+	}
+	return filepath.Join(r.dir, "volumes", v.Name)
+}
+
+// podMounts maps every path at which a container of the pod mounts a volume to that volume's
+// host directory (longest first). A path that two containers mount differently is left out:
+// a file shared by both could not name it for both.
+func podMounts(pod *corev1.Pod, dirOf func(*corev1.Volume) string) []mapping {
+	dirs := map[string]string{}
+	for i := range pod.Spec.Volumes {
+		dirs[pod.Spec.Volumes[i].Name] = dirOf(&pod.Spec.Volumes[i])
+	}
+	seen := map[string]string{}
+	conflict := map[string]bool{}
+	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for _, c := range cs {
+			for _, m := range c.VolumeMounts {
+				dir, ok := dirs[m.Name]
+				if !ok {
+					continue
+				}
+				if m.SubPath != "" {
+					dir = filepath.Join(dir, m.SubPath)
+				}
+				from := filepath.Clean(m.MountPath)
+				if prev, ok := seen[from]; ok && prev != dir {
+					conflict[from] = true
+				}
+				seen[from] = dir
+			}
+		}
+	}
+	var maps []mapping
+	for from, to := range seen {
+		if !conflict[from] {
+			maps = append(maps, mapping{from: from, to: to})
+		}
+	}
+	sort.Slice(maps, func(i, j int) bool {
+		if len(maps[i].from) != len(maps[j].from) {
+			return len(maps[i].from) > len(maps[j].from)
+		}
+		return maps[i].from < maps[j].from
+	})
+	return maps
+}
+
+// rewriteFiles rewrites the container paths in the text files of a ConfigMap volume, so that a
+// configuration file naming a mounted path (the operator's webhook.certDir) works on the host.
+func rewriteFiles(files map[string][]byte, maps []mapping) map[string][]byte {
+	for k, b := range files {
+		if utf8.Valid(b) {
+			files[k] = []byte(rewrite(string(b), maps))
+		}
+	}
+	return files
+}
+
+// resyncable says whether a volume's contents come from API objects that may change while the
+// pod runs. Projected service-account tokens are left alone: they outlive any sandbox pod.
+func resyncable(v *corev1.Volume) bool {
+	switch {
+	case v.ConfigMap != nil, v.Secret != nil:
+		return true
+	case v.Projected != nil:
+		for _, src := range v.Projected.Sources {
+			if src.ServiceAccountToken != nil {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// resync re-projects the pod's ConfigMap and Secret volumes every period until ctx ends, as the
+// kubelet does: a Secret created or rotated after the pod started (a webhook certificate the
+// operator issues itself) shows up in the running pod's volume.
+func (r *podRunner) resync(ctx context.Context, pod *corev1.Pod, period time.Duration) {
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		for i := range pod.Spec.Volumes {
+			v := &pod.Spec.Volumes[i]
+			if !resyncable(v) {
+				continue
+			}
+			if _, err := r.materialize(ctx, pod, v); err != nil && ctx.Err() == nil {
+				r.logf("resyncing volume %q: %v", v.Name, err)
+			}
+		}
+	}
+}
+
 // materialize creates a volume's directory and writes its contents.
 func (r *podRunner) materialize(ctx context.Context, pod *corev1.Pod, v *corev1.Volume) (string, error) {
-	dir := filepath.Join(r.dir, "volumes", v.Name)
+	dir := r.volumeDir(v)
 	switch {
 	case v.EmptyDir != nil:
 		return dir, os.MkdirAll(dir, 0o777)
 	case v.HostPath != nil:
-		return v.HostPath.Path, nil
+		return dir, nil
 	case v.ConfigMap != nil:
 		files, err := r.configMapFiles(ctx, pod.Namespace, v.ConfigMap.Name, v.ConfigMap.Items, v.ConfigMap.Optional)
 		if err != nil {
 			return "", err
 		}
-		return dir, writeFiles(dir, files)
+		return dir, writeFiles(dir, rewriteFiles(files, r.mounts))
 	case v.Secret != nil:
 		files, err := r.secretFiles(ctx, pod.Namespace, v.Secret.SecretName, v.Secret.Items, v.Secret.Optional)
 		if err != nil {
@@ -114,7 +221,7 @@ func (r *podRunner) materialize(ctx context.Context, pod *corev1.Pod, v *corev1.
 		}
 		return dir, writeFiles(dir, files)
 	case v.DownwardAPI != nil:
-		files, err := downwardFiles(pod, v.DownwardAPI.Items)
+		files, err := downwardFiles(pod, r.a.cfg.NodeIP, v.DownwardAPI.Items)
 		if err != nil {
 			return "", err
 		}
@@ -132,7 +239,7 @@ func (r *podRunner) materialize(ctx context.Context, pod *corev1.Pod, v *corev1.
 			case src.Secret != nil:
 				part, err = r.secretFiles(ctx, pod.Namespace, src.Secret.Name, src.Secret.Items, src.Secret.Optional)
 			case src.DownwardAPI != nil:
-				part, err = downwardFiles(pod, src.DownwardAPI.Items)
+				part, err = downwardFiles(pod, r.a.cfg.NodeIP, src.DownwardAPI.Items)
 			default:
 				err = fmt.Errorf("unsupported projected source")
 			}
@@ -155,10 +262,25 @@ func writeFiles(dir string, files map[string][]byte) error {
 	}
 	for p, b := range files {
 		full := filepath.Join(dir, filepath.Clean("/"+p))
+		if old, err := os.ReadFile(full); err == nil && bytes.Equal(old, b) {
+			continue // unchanged: no write, so file watchers see no event
+		}
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
 			return err
 		}
-		if err := os.WriteFile(full, b, 0o644); err != nil {
+		// Write and rename: a process reading the file never sees it half-written.
+		tmp, err := os.CreateTemp(filepath.Dir(full), ".tmp-"+filepath.Base(full)+"-")
+		if err != nil {
+			return err
+		}
+		_, werr := tmp.Write(b)
+		cerr := tmp.Close()
+		if err := errors.Join(werr, cerr, os.Chmod(tmp.Name(), 0o644)); err != nil {
+			_ = os.Remove(tmp.Name())
+			return err
+		}
+		if err := os.Rename(tmp.Name(), full); err != nil {
+			_ = os.Remove(tmp.Name())
 			return err
 		}
 	}
@@ -233,13 +355,13 @@ func (r *podRunner) tokenFile(ctx context.Context, pod *corev1.Pod, src *corev1.
 	return map[string][]byte{src.Path: []byte(out.Status.Token)}, nil
 }
 
-func downwardFiles(pod *corev1.Pod, items []corev1.DownwardAPIVolumeFile) (map[string][]byte, error) {
+func downwardFiles(pod *corev1.Pod, ip string, items []corev1.DownwardAPIVolumeFile) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	for _, it := range items {
 		if it.FieldRef == nil {
 			return nil, fmt.Errorf("downward API item %q: only fieldRef is supported", it.Path)
 		}
-		v, err := fieldValue(pod, it.FieldRef.FieldPath)
+		v, err := fieldValue(pod, ip, it.FieldRef.FieldPath)
 		if err != nil {
 			return nil, err
 		}
@@ -248,8 +370,8 @@ func downwardFiles(pod *corev1.Pod, items []corev1.DownwardAPIVolumeFile) (map[s
 	return out, nil
 }
 
-// fieldValue resolves a downward API field path.
-func fieldValue(pod *corev1.Pod, path string) (string, error) {
+// fieldValue resolves a downward API field path; ip is the node's (and so every pod's) address.
+func fieldValue(pod *corev1.Pod, ip, path string) (string, error) {
 	switch path {
 	case "metadata.name":
 		return pod.Name, nil
@@ -261,10 +383,8 @@ func fieldValue(pod *corev1.Pod, path string) (string, error) {
 		return pod.Spec.NodeName, nil
 	case "spec.serviceAccountName":
 		return pod.Spec.ServiceAccountName, nil
-	case "status.podIP", "status.hostIP":
-		return "127.0.0.1", nil
-	case "status.podIPs", "status.hostIPs":
-		return "127.0.0.1", nil
+	case "status.podIP", "status.hostIP", "status.podIPs", "status.hostIPs":
+		return ip, nil
 	}
 	for prefix, m := range map[string]map[string]string{"metadata.labels": pod.Labels, "metadata.annotations": pod.Annotations} {
 		if path == prefix {
@@ -455,7 +575,7 @@ func (r *podRunner) environment(ctx context.Context, pod *corev1.Pod, c *corev1.
 			var err error
 			switch {
 			case s.FieldRef != nil:
-				v, err = fieldValue(pod, s.FieldRef.FieldPath)
+				v, err = fieldValue(pod, r.a.cfg.NodeIP, s.FieldRef.FieldPath)
 			case s.ConfigMapKeyRef != nil:
 				var m map[string][]byte
 				m, err = r.configMapFiles(ctx, pod.Namespace, s.ConfigMapKeyRef.Name, []corev1.KeyToPath{{Key: s.ConfigMapKeyRef.Key, Path: "v"}}, s.ConfigMapKeyRef.Optional)

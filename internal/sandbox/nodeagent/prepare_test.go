@@ -1,0 +1,147 @@
+package nodeagent
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+)
+
+func TestPodMounts(t *testing.T) {
+	pod := &corev1.Pod{Spec: corev1.PodSpec{
+		Volumes: []corev1.Volume{
+			{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{}}},
+			{Name: "certs", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{}}},
+			{Name: "other", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+			{Name: "host", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/srv/data"}}},
+		},
+		InitContainers: []corev1.Container{{Name: "init", VolumeMounts: []corev1.VolumeMount{
+			{Name: "other", MountPath: "/scratch"},
+		}}},
+		Containers: []corev1.Container{
+			{Name: "a", VolumeMounts: []corev1.VolumeMount{
+				{Name: "config", MountPath: "/etc/op/"},
+				{Name: "certs", MountPath: "/etc/op/certs"},
+				{Name: "host", MountPath: "/data", SubPath: "a"},
+			}},
+			{Name: "b", VolumeMounts: []corev1.VolumeMount{
+				{Name: "config", MountPath: "/etc/op"},
+				// The same path as the init container's mount, but another volume: ambiguous.
+				{Name: "certs", MountPath: "/scratch"},
+			}},
+		},
+	}}
+	dirOf := func(v *corev1.Volume) string {
+		if v.HostPath != nil {
+			return v.HostPath.Path
+		}
+		return "/pods/p/volumes/" + v.Name
+	}
+	want := []mapping{
+		{from: "/etc/op/certs", to: "/pods/p/volumes/certs"},
+		{from: "/etc/op", to: "/pods/p/volumes/config"},
+		{from: "/data", to: "/srv/data/a"},
+	}
+	got := podMounts(pod, dirOf)
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(mapping{})); diff != "" {
+		t.Errorf("podMounts (-want +got):\n%s", diff)
+	}
+}
+
+func TestRewriteFiles(t *testing.T) {
+	maps := []mapping{{from: "/var/run/op/certs", to: "/pods/p/volumes/certs"}, {from: "/etc/op", to: "/pods/p/volumes/config"}}
+	files := map[string][]byte{
+		"config.yaml": []byte("webhook:\n  certDir: /var/run/op/certs\n  other: /var/run/op/certsx\nfile: /etc/op/x.yaml\n"),
+		"blob":        {0xff, 0xfe, '/', 'e', 't', 'c', '/', 'o', 'p'},
+	}
+	got := rewriteFiles(files, maps)
+	want := map[string][]byte{
+		"config.yaml": []byte("webhook:\n  certDir: /pods/p/volumes/certs\n  other: /var/run/op/certsx\nfile: /pods/p/volumes/config/x.yaml\n"),
+		"blob":        {0xff, 0xfe, '/', 'e', 't', 'c', '/', 'o', 'p'}, // not text: left as is
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("rewriteFiles (-want +got):\n%s", diff)
+	}
+}
+
+func TestWriteFilesLeavesUnchangedFilesAlone(t *testing.T) {
+	dir := t.TempDir()
+	if err := writeFiles(dir, map[string][]byte{"tls.crt": []byte("one"), "sub/ca.crt": []byte("ca")}); err != nil {
+		t.Fatal(err)
+	}
+	crt := filepath.Join(dir, "tls.crt")
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(crt, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeFiles(dir, map[string][]byte{"tls.crt": []byte("one")}); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(crt); err != nil || !fi.ModTime().Equal(old) {
+		t.Fatalf("an unchanged file was rewritten (mtime %v, err %v)", fi.ModTime(), err)
+	}
+	if err := writeFiles(dir, map[string][]byte{"tls.crt": []byte("two")}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(crt)
+	if err != nil || string(b) != "two" {
+		t.Fatalf("tls.crt = %q, %v; want the new content", b, err)
+	}
+	entries, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if diff := cmp.Diff([]string{"sub", "tls.crt"}, names); diff != "" {
+		t.Errorf("files left behind (-want +got):\n%s", diff)
+	}
+}
+
+func TestResyncable(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		src  corev1.VolumeSource
+		want bool
+	}{
+		{"configMap", corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{}}, true},
+		{"secret", corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{}}, true},
+		{"projected secret", corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{{Secret: &corev1.SecretProjection{}}}}}, true},
+		{"projected token", corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
+			{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token"}}, {ConfigMap: &corev1.ConfigMapProjection{}},
+		}}}, false},
+		{"emptyDir", corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}, false},
+	} {
+		if got := resyncable(&corev1.Volume{Name: "v", VolumeSource: tc.src}); got != tc.want {
+			t.Errorf("%s: resyncable = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestHostIPIsNotLoopback(t *testing.T) {
+	// The API server rejects loopback addresses in EndpointSlices; HostIP only falls back to
+	// 127.0.0.1 on a host with no other IPv4 address.
+	ip := HostIP()
+	if ip == "127.0.0.1" {
+		t.Log("this host has no non-loopback IPv4 address; Services in the sandbox will have no endpoints")
+	}
+	cfgPath := filepath.Join(t.TempDir(), "agent.yaml")
+	if err := os.WriteFile(cfgPath, []byte("kubeconfig: k\napiServerPort: 1\nstateDir: /tmp/x\nimages: {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := LoadConfig(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.NodeIP != ip {
+		t.Errorf("default nodeIP = %q, want the host IP %q", c.NodeIP, ip)
+	}
+	if err := os.WriteFile(cfgPath, []byte("kubeconfig: k\napiServerPort: 1\nstateDir: /tmp/x\nimages: {}\nnodeIP: not-an-ip\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadConfig(cfgPath); err == nil {
+		t.Error("nodeIP not-an-ip was accepted")
+	}
+}
