@@ -119,6 +119,11 @@ test-e2e: ## End-to-end tests on the sandbox (starts it, or reuses a running one
 	go build -o $(BIN)/ ./cmd/dgdr-sandbox
 	DGDR_E2E=1 go test $(GO_TEST_FLAGS) -v -tags e2e ./test/e2e/...
 
+.PHONY: test-chart-install
+test-chart-install: tools ## Install the Helm chart into a sandbox without its own operator; check admission and reconciliation.
+	go build -o $(BIN)/ ./cmd/dgdr-sandbox
+	DGDR_CHART_INSTALL=1 go test $(GO_TEST_FLAGS) -v -tags chartinstall ./test/chartinstall/...
+
 .PHONY: sandbox-down
 sandbox-down: ## Stop the sandbox and remove .sandbox/.
 	@if [ -x $(BIN)/dgdr-sandbox ]; then $(BIN)/dgdr-sandbox down; fi

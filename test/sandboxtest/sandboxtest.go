@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -66,6 +67,9 @@ type Options struct {
 	Timeout time.Duration
 	// CRDFiles are extra CRDs to install (paths relative to the repository root).
 	CRDFiles []string
+	// NoOperator wants a sandbox without its own operator, CRDs and webhooks (the suite
+	// installs the operator with its chart).
+	NoOperator bool
 }
 
 // Setup reuses a running sandbox or starts one (and then stops it in Teardown).
@@ -77,12 +81,12 @@ func Setup(opts Options) (*Env, error) {
 	}
 	e := &Env{Root: root, suite: opts.Suite}
 	ctx := context.Background()
-	if st, err := manager.LoadState(root); err == nil && st.NoOperator && isRunning(root) {
-		return nil, fmt.Errorf("a sandbox without its operator (up --no-operator) is running; the %s suite needs the sandbox's operator: stop it (bin/dgdr-sandbox down)", opts.Suite)
+	if st, err := manager.LoadState(root); err == nil && st.NoOperator != opts.NoOperator && isRunning(root) {
+		return nil, fmt.Errorf("the running sandbox was started %s; the %s suite needs the other mode: stop it (bin/dgdr-sandbox down)", modeOf(st.NoOperator), opts.Suite)
 	}
-	if ok, _ := manager.Status(root, io.Discard); !ok {
+	if !isRunning(root) {
 		t0 := time.Now()
-		if _, err := manager.Up(ctx, manager.Options{Root: root, Out: os.Stdout}); err != nil {
+		if _, err := manager.Up(ctx, manager.Options{Root: root, Out: os.Stdout, NoOperator: opts.NoOperator}); err != nil {
 			e.DumpLogs()
 			_ = manager.Down(root, os.Stdout)
 			return nil, fmt.Errorf("starting the sandbox: %w", err)
@@ -107,10 +111,18 @@ func Setup(opts Options) (*Env, error) {
 	scheme := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(scheme)
 	_ = v1beta2.AddToScheme(scheme)
+	_ = apiextensionsv1.AddToScheme(scheme)
 	if e.Client, err = client.New(rc, client.Options{Scheme: scheme}); err != nil {
 		return nil, err
 	}
 	return e, nil
+}
+
+func modeOf(noOperator bool) string {
+	if noOperator {
+		return "without its operator (up --no-operator)"
+	}
+	return "with its own operator"
 }
 
 func isRunning(root string) bool {

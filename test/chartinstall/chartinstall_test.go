@@ -1,0 +1,341 @@
+//go:build chartinstall
+
+package chartinstall
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
+	"github.com/dgdr-operator/dgdr-operator/internal/sandbox/manager"
+)
+
+const (
+	webhookService = fullname + "-webhook"
+	certSecret     = fullname + "-webhook-cert"
+	searchTimeout  = 3 * time.Minute
+)
+
+// newNamespace creates a namespace for one test.
+func newNamespace(t *testing.T) string {
+	t.Helper()
+	ns := &corev1.Namespace{}
+	ns.GenerateName = "chart-"
+	if err := k8s.Create(context.Background(), ns); err != nil {
+		t.Fatalf("creating a namespace: %v", err)
+	}
+	return ns.Name
+}
+
+// exampleRequest reads a request of examples/ into namespace ns.
+func exampleRequest(t *testing.T, file, ns string) *v1beta2.DynamoGraphDeploymentRequest {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, "examples", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d v1beta2.DynamoGraphDeploymentRequest
+	if err := yaml.UnmarshalStrict(b, &d); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	d.Namespace = ns
+	return &d
+}
+
+// webhookUnreachable says whether an error is the API server failing to call a webhook (the
+// operator is not serving yet), as opposed to an admission decision.
+func webhookUnreachable(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "failed calling webhook")
+}
+
+// waitAdmissionServing waits until the installed operator answers admission reviews: a
+// server-side dry-run create of a request goes through its webhooks.
+func waitAdmissionServing(t *testing.T) {
+	t.Helper()
+	ns := newNamespace(t)
+	waitFor(t, 2*time.Minute, "the chart's webhooks to serve admission", func(ctx context.Context) (bool, string, error) {
+		d := exampleRequest(t, "model-only.yaml", ns)
+		err := k8s.Create(ctx, d, client.DryRunAll)
+		if webhookUnreachable(err) {
+			return false, err.Error(), nil
+		}
+		if err != nil {
+			t.Fatalf("dry-run create rejected: %v", err)
+		}
+		return true, "", nil
+	})
+}
+
+// TestWebhookCertificateIssuedAndInjected: in self-signed mode the operator creates its CA and
+// serving certificate (cert-controller), injects the CA into both webhook configurations, and
+// the webhook Service (reached at its endpoint, as the API server does) presents that
+// certificate for its DNS name.
+func TestWebhookCertificateIssuedAndInjected(t *testing.T) {
+	var secret corev1.Secret
+	waitFor(t, 2*time.Minute, "Secret "+certSecret+" to hold the certificate", func(ctx context.Context) (bool, string, error) {
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: namespace, Name: certSecret}, &secret); err != nil {
+			return false, "", err
+		}
+		return len(secret.Data["tls.crt"]) > 0 && len(secret.Data["ca.crt"]) > 0, fmt.Sprintf("%d keys", len(secret.Data)), nil
+	})
+	ca := secret.Data["ca.crt"]
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(ca) {
+		t.Fatalf("ca.crt of %s is not a PEM certificate", certSecret)
+	}
+	dnsName := webhookService + "." + namespace + ".svc"
+	block, _ := pem.Decode(secret.Data["tls.crt"])
+	if block == nil {
+		t.Fatal("tls.crt is not PEM")
+	}
+	leaf, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := leaf.Verify(x509.VerifyOptions{Roots: roots, DNSName: dnsName}); err != nil {
+		t.Errorf("the serving certificate does not verify for %s against ca.crt: %v", dnsName, err)
+	}
+
+	waitFor(t, time.Minute, "caBundle injection into both webhook configurations", func(ctx context.Context) (bool, string, error) {
+		var m admissionregistrationv1.MutatingWebhookConfiguration
+		if err := k8s.Get(ctx, client.ObjectKey{Name: fullname + "-mutating"}, &m); err != nil {
+			return false, "", err
+		}
+		var v admissionregistrationv1.ValidatingWebhookConfiguration
+		if err := k8s.Get(ctx, client.ObjectKey{Name: fullname + "-validating"}, &v); err != nil {
+			return false, "", err
+		}
+		var bundles [][]byte
+		for _, w := range m.Webhooks {
+			bundles = append(bundles, w.ClientConfig.CABundle)
+		}
+		for _, w := range v.Webhooks {
+			bundles = append(bundles, w.ClientConfig.CABundle)
+		}
+		for i, b := range bundles {
+			if !bytes.Equal(b, ca) {
+				return false, fmt.Sprintf("webhook %d of %d has a caBundle of %d bytes, not ca.crt", i+1, len(bundles), len(b)), nil
+			}
+		}
+		return len(bundles) >= 4, fmt.Sprintf("%d webhooks", len(bundles)), nil
+	})
+
+	// The Service's endpoint presents the issued certificate for the Service's DNS name.
+	var addr string
+	waitFor(t, time.Minute, "a ready endpoint of Service "+webhookService, func(ctx context.Context) (bool, string, error) {
+		var slices discoveryv1.EndpointSliceList
+		if err := k8s.List(ctx, &slices, client.InNamespace(namespace), client.MatchingLabels{discoveryv1.LabelServiceName: webhookService}); err != nil {
+			return false, "", err
+		}
+		for _, s := range slices.Items {
+			for _, e := range s.Endpoints {
+				if len(e.Addresses) > 0 && ptr.Deref(e.Conditions.Ready, false) && len(s.Ports) > 0 && s.Ports[0].Port != nil {
+					addr = net.JoinHostPort(e.Addresses[0], strconv.Itoa(int(*s.Ports[0].Port)))
+					return true, "", nil
+				}
+			}
+		}
+		return false, fmt.Sprintf("%d EndpointSlices", len(slices.Items)), nil
+	})
+	waitFor(t, time.Minute, "a TLS handshake with "+dnsName+" at "+addr, func(ctx context.Context) (bool, string, error) {
+		d := tls.Dialer{Config: &tls.Config{RootCAs: roots, ServerName: dnsName, MinVersion: tls.VersionTLS12}}
+		c, err := d.DialContext(ctx, "tcp", addr)
+		if err != nil {
+			return false, "", err
+		}
+		return true, "", c.Close()
+	})
+}
+
+// TestAdmission: the installed chart's mutating webhook materializes defaults from the chart's
+// values, and its validating webhook enforces the chart's limits with a field path; a rejected
+// request is not stored.
+func TestAdmission(t *testing.T) {
+	waitAdmissionServing(t)
+	ns := newNamespace(t)
+	ctx := context.Background()
+
+	d := exampleRequest(t, "model-only.yaml", ns)
+	if err := k8s.Create(ctx, d); err != nil {
+		t.Fatalf("creating %s: %v", d.Name, err)
+	}
+	var stored v1beta2.DynamoGraphDeploymentRequest
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(d), &stored); err != nil {
+		t.Fatal(err)
+	}
+	s := stored.Spec
+	if s.Hardware == nil || s.Hardware.GPU == nil || s.Hardware.GPU.SKU != "h200_sxm" {
+		t.Errorf("spec.hardware.gpu.sku was not materialized from the chart's defaults.gpuSKU: %+v", s.Hardware)
+	}
+	if s.Recommendation == nil || ptr.Deref(s.Recommendation.MaxCandidates, 0) != 5 {
+		t.Errorf("spec.recommendation.maxCandidates was not materialized to 5: %+v", s.Recommendation)
+	}
+	if s.Workload == nil || s.Workload.Static == nil {
+		t.Errorf("spec.workload.static was not materialized: %+v", s.Workload)
+	}
+
+	// Above the chart's limits.maxTrials (2000): only the validating webhook knows the limit.
+	over := exampleRequest(t, "model-only.yaml", ns)
+	over.Name = "too-many-trials"
+	over.Spec.AISimulate = &v1beta2.AISimulateSpec{InputOverrides: rawJSON(`{"optimizer": {"max_trials": 5000}}`)}
+	err := k8s.Create(ctx, over)
+	if !apierrors.IsInvalid(err) {
+		t.Fatalf("creating a request with max_trials 5000: got %v, want Invalid from the validating webhook", err)
+	}
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) || status.Status().Details == nil {
+		t.Fatalf("no status details in %v", err)
+	}
+	var fields []string
+	for _, c := range status.Status().Details.Causes {
+		fields = append(fields, c.Field)
+	}
+	const want = "spec.aisimulate.inputOverrides.optimizer.max_trials"
+	if !contains(fields, want) {
+		t.Errorf("rejection names fields %q, want %s", fields, want)
+	}
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(over), &v1beta2.DynamoGraphDeploymentRequest{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the rejected request was stored (get: %v)", err)
+	}
+}
+
+// TestRequestReconciled: a request applied with kubectl is searched by a Job that runs the
+// Planner image the chart's values name, with the reporter from the operator image, and its
+// candidates are published.
+func TestRequestReconciled(t *testing.T) {
+	waitAdmissionServing(t)
+	ns := newNamespace(t)
+	if out, err := tool("kubectl", "apply", "--server-side", "-n", ns, "-f", filepath.Join(root, "examples", "model-only.yaml")); err != nil {
+		t.Fatalf("kubectl apply: %v\n%s", err, out)
+	}
+	name := exampleRequest(t, "model-only.yaml", ns).Name
+
+	var runName string
+	waitFor(t, searchTimeout, "request "+name+" to finish its search", func(ctx context.Context) (bool, string, error) {
+		var d v1beta2.DynamoGraphDeploymentRequest
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &d); err != nil {
+			return false, "", err
+		}
+		st := d.Status
+		desc := fmt.Sprintf("observed=%d active=%v latest=%+v", st.ObservedGeneration, st.ActiveRunRef, st.LatestRun)
+		if st.ObservedGeneration != d.Generation || st.ActiveRunRef != nil || st.LatestRun == nil || st.LatestRun.Phase == "" {
+			return false, desc, nil
+		}
+		runName = st.LatestRun.Name
+		return true, desc, nil
+	})
+
+	ctx := context.Background()
+	var run v1beta2.DynamoGraphDeploymentRun
+	waitFor(t, 30*time.Second, "Run "+runName+" to complete", func(ctx context.Context) (bool, string, error) {
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: runName}, &run); err != nil {
+			return false, "", err
+		}
+		return meta.IsStatusConditionTrue(run.Status.Conditions, v1beta2.ConditionCompleted), fmt.Sprintf("%v", run.Status.Conditions), nil
+	})
+	done := meta.FindStatusCondition(run.Status.Conditions, v1beta2.ConditionCompleted)
+	if done.Reason != v1beta2.ReasonSucceeded {
+		t.Fatalf("Run %s ended %s: %s", runName, done.Reason, done.Message)
+	}
+	var cands v1beta2.DynamoGraphDeploymentCandidateList
+	if err := k8s.List(ctx, &cands, client.InNamespace(ns), client.MatchingLabels{v1beta2.LabelRunName: runName}); err != nil {
+		t.Fatal(err)
+	}
+	if len(cands.Items) == 0 || len(cands.Items) != len(run.Status.CandidateRefs) {
+		t.Fatalf("Run %s: %d candidateRefs, %d Candidates; want the same, more than 0", runName, len(run.Status.CandidateRefs), len(cands.Items))
+	}
+
+	var jobs batchv1.JobList
+	if err := k8s.List(ctx, &jobs, client.InNamespace(ns), client.MatchingLabels{v1beta2.LabelRunName: runName}); err != nil {
+		t.Fatal(err)
+	}
+	if len(jobs.Items) != 1 {
+		t.Fatalf("Run %s has %d Jobs, want 1", runName, len(jobs.Items))
+	}
+	images := map[string]string{}
+	for _, c := range jobs.Items[0].Spec.Template.Spec.Containers {
+		images[c.Name] = c.Image
+	}
+	wantImages := map[string]string{jobcontract.SearchContainer: manager.PlannerImage, jobcontract.ReporterContainer: manager.OperatorImage}
+	for c, img := range wantImages {
+		if images[c] != img {
+			t.Errorf("container %s of the search Job runs %q, want %q (from the chart's values)", c, images[c], img)
+		}
+	}
+}
+
+// TestUninstallKeepsCRDsAndRequests (last: it removes the release): helm uninstall removes the
+// operator and its webhook configurations but keeps the CRDs, so no request is lost.
+func TestUninstallKeepsCRDsAndRequests(t *testing.T) {
+	ctx := context.Background()
+	var before v1beta2.DynamoGraphDeploymentRequestList
+	if err := k8s.List(ctx, &before); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := helm("uninstall", release, "--namespace", namespace, "--wait", "--timeout", "2m"); err != nil {
+		t.Fatalf("helm uninstall: %v\n%s", err, out)
+	}
+	for _, crd := range []string{"dynamographdeploymentrequests", "dynamographdeploymentruns", "dynamographdeploymentcandidates"} {
+		if err := k8s.Get(ctx, client.ObjectKey{Name: crd + ".nvidia.com"}, &apiextensionsv1.CustomResourceDefinition{}); err != nil {
+			t.Errorf("CRD %s.nvidia.com after uninstall: %v", crd, err)
+		}
+	}
+	var after v1beta2.DynamoGraphDeploymentRequestList
+	if err := k8s.List(ctx, &after); err != nil {
+		t.Fatal(err)
+	}
+	if len(after.Items) != len(before.Items) || len(before.Items) == 0 {
+		t.Errorf("%d requests before uninstall, %d after; want the same, more than 0", len(before.Items), len(after.Items))
+	}
+	for _, obj := range []client.Object{
+		&appsv1.Deployment{}, &admissionregistrationv1.MutatingWebhookConfiguration{}, &admissionregistrationv1.ValidatingWebhookConfiguration{},
+	} {
+		key := client.ObjectKey{Namespace: namespace, Name: fullname}
+		switch obj.(type) {
+		case *admissionregistrationv1.MutatingWebhookConfiguration:
+			key = client.ObjectKey{Name: fullname + "-mutating"}
+		case *admissionregistrationv1.ValidatingWebhookConfiguration:
+			key = client.ObjectKey{Name: fullname + "-validating"}
+		}
+		if err := k8s.Get(ctx, key, obj); !apierrors.IsNotFound(err) {
+			t.Errorf("%T %s after uninstall: %v, want NotFound", obj, key, err)
+		}
+	}
+}
+
+func rawJSON(s string) *runtime.RawExtension { return &runtime.RawExtension{Raw: []byte(s)} }
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

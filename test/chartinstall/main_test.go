@@ -1,0 +1,187 @@
+//go:build chartinstall
+
+// The chartinstall suite installs the operator the way a platform team does, with the Helm chart
+// (the real helm, built into bin/), into a sandbox started without its own operator
+// (dgdr-sandbox up --no-operator), and checks that the installed chart serves admission over
+// its webhook Service (self-signed certificates issued and injected by the operator) and
+// reconciles requests into Runs, search Jobs and Candidates. Run with `make test-chart-install`
+// (DGDR_CHART_INSTALL=1, -tags chartinstall). A running --no-operator sandbox is reused (and
+// left running); otherwise TestMain starts one and stops it at the end unless
+// DGDR_CHART_INSTALL_KEEP=1.
+package chartinstall
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/dgdr-operator/dgdr-operator/internal/sandbox/manager"
+	"github.com/dgdr-operator/dgdr-operator/test/sandboxtest"
+)
+
+// The release under test.
+const (
+	release   = "dgdr"
+	namespace = "dgdr-system"
+	fullname  = "dgdr-dgdr-operator"
+)
+
+var (
+	env  *sandboxtest.Env
+	k8s  client.Client
+	root string
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv("DGDR_CHART_INSTALL") != "1" {
+		fmt.Println("chartinstall: skipped (set DGDR_CHART_INSTALL=1, or run make test-chart-install)")
+		os.Exit(0)
+	}
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	var err error
+	env, err = sandboxtest.Setup(sandboxtest.Options{Suite: "chartinstall", QPS: 50, Burst: 100, NoOperator: true})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "chartinstall:", err)
+		return 1
+	}
+	root, k8s = env.Root, env.Client
+	code := 0
+	if err := install(); err != nil {
+		fmt.Fprintln(os.Stderr, "chartinstall:", err)
+		code = 1
+	} else {
+		code = m.Run()
+	}
+	if code != 0 {
+		dumpOperatorLog()
+	}
+	env.Teardown(code, "DGDR_CHART_INSTALL_KEEP")
+	return code
+}
+
+// install runs `helm install` (or `helm upgrade --install` on a reused sandbox) with the
+// sandbox's images and free ports: every pod of the sandbox shares the host's network.
+func install() error {
+	ports, err := freePorts(3)
+	if err != nil {
+		return err
+	}
+	t0 := time.Now()
+	out, err := helm("upgrade", "--install", release, filepath.Join(root, "charts", "dgdr-operator"),
+		"--namespace", namespace, "--create-namespace",
+		"--values", filepath.Join(root, "test", "chartinstall", "testdata", "sandbox-values.yaml"),
+		"--set", "image.repository="+repository(manager.OperatorImage),
+		"--set", "image.tag="+tag(manager.OperatorImage),
+		"--set", "planner.image="+manager.PlannerImage,
+		"--set", "metrics.port="+strconv.Itoa(ports[0]),
+		"--set", "health.port="+strconv.Itoa(ports[1]),
+		"--set", "webhook.port="+strconv.Itoa(ports[2]),
+		"--wait", "--timeout", "3m")
+	if err != nil {
+		return fmt.Errorf("helm install: %w\n%s", err, out)
+	}
+	fmt.Printf("chartinstall: chart installed in %s (ports metrics %d, health %d, webhook %d)\n",
+		time.Since(t0).Round(100*time.Millisecond), ports[0], ports[1], ports[2])
+	return nil
+}
+
+func repository(image string) string { return image[:strings.LastIndex(image, ":")] }
+func tag(image string) string        { return image[strings.LastIndex(image, ":")+1:] }
+
+// freePorts returns n ports that are free on every interface (the operator binds ":port").
+func freePorts(n int) ([]int, error) {
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			_ = l.Close()
+		}
+	}()
+	var ports []int
+	for range n {
+		l, err := net.Listen("tcp", ":0")
+		if err != nil {
+			return nil, err
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+// tool runs a binary of bin/ against the sandbox and returns its combined output.
+func tool(name string, args ...string) ([]byte, error) { return toolEnv(nil, name, args...) }
+
+func helm(args ...string) ([]byte, error) {
+	dir, err := os.MkdirTemp("", "chartinstall-helm-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	return toolEnv([]string{"HELM_CACHE_HOME=" + dir, "HELM_CONFIG_HOME=" + dir, "HELM_DATA_HOME=" + dir}, "helm", args...)
+}
+
+func toolEnv(extra []string, name string, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(root, "bin", name), args...)
+	cmd.Env = append(append(os.Environ(), "KUBECONFIG="+env.Kubeconfig), extra...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	return out.Bytes(), err
+}
+
+// dumpOperatorLog prints the end of the chart-installed operator's log (its pod directory on
+// the sandbox node).
+func dumpOperatorLog() {
+	logs, _ := filepath.Glob(filepath.Join(manager.StateDir(root), "pods", namespace+"_"+fullname+"-*", "logs", "manager.log"))
+	for _, l := range logs {
+		b, err := os.ReadFile(l)
+		if err != nil {
+			continue
+		}
+		lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+		if len(lines) > 40 {
+			lines = lines[len(lines)-40:]
+		}
+		fmt.Printf("----- last lines of %s -----\n%s\n", l, strings.Join(lines, "\n"))
+	}
+}
+
+// waitFor polls cond until it returns true, failing the test after timeout with the last
+// description cond gave.
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, string, error)) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	last := ""
+	for {
+		ok, desc, err := cond(ctx)
+		if err != nil {
+			last = err.Error()
+		} else {
+			last = desc
+		}
+		if ok && err == nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("timed out after %s waiting for %s; last state: %s", timeout, what, last)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
