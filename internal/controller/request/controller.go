@@ -85,12 +85,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	base := dgdr.DeepCopy()
 	var events []pendingEvent
-	err := r.reconcile(ctx, dgdr, &events)
+	expired, err := r.reconcile(ctx, dgdr, &events)
 	if !apiequality.Semantic.DeepEqual(base.Status, dgdr.Status) {
 		if perr := r.Client.Status().Patch(ctx, dgdr, client.MergeFrom(base)); perr != nil {
 			err = errors.Join(err, perr)
-			events = nil
+			events, expired = nil, nil
 		}
+	}
+	// Expired Runs are deleted only once the status no longer lists them: a reader never sees
+	// a reference to a deleted Run.
+	if derr := r.deleteExpired(ctx, dgdr, expired, &events); derr != nil {
+		err = errors.Join(err, derr)
 	}
 	for _, e := range events {
 		r.Recorder.Eventf(e.regarding, nil, e.eventType, e.reason, e.action, "%s", e.note)
@@ -101,20 +106,22 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{}, err
 }
 
-func (r *Reconciler) reconcile(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, events *[]pendingEvent) error {
+// reconcile computes the status and returns the terminal Runs beyond the retention, which the
+// caller deletes after writing the status.
+func (r *Reconciler) reconcile(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, events *[]pendingEvent) ([]*v1beta2.DynamoGraphDeploymentRun, error) {
 	if dgdr.Generation > dgdr.Status.ObservedGeneration {
 		if done, err := r.acceptGeneration(ctx, dgdr, events); !done || err != nil {
-			return err
+			return nil, err
 		}
 	}
 	runs, err := r.ownedRuns(ctx, dgdr)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := r.stopOldRuns(ctx, dgdr, runs, events); err != nil {
-		return err
+		return nil, err
 	}
-	return r.summarize(ctx, dgdr, runs, events)
+	return r.summarize(dgdr, runs), nil
 }
 
 // acceptGeneration creates the Run of the current generation. It returns done=false when the
@@ -270,9 +277,10 @@ func (r *Reconciler) stopOldRuns(ctx context.Context, dgdr *v1beta2.DynamoGraphD
 	return nil
 }
 
-// summarize sets activeRunRef, recentRunRefs and latestRun from the Runs, and deletes terminal
-// Runs beyond the retention (their Jobs, ConfigMaps and Candidates go with them).
-func (r *Reconciler) summarize(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, runs []*v1beta2.DynamoGraphDeploymentRun, events *[]pendingEvent) error {
+// summarize sets activeRunRef, recentRunRefs and latestRun from the Runs, and returns the
+// terminal Runs beyond the retention, to be deleted (their Jobs, ConfigMaps and Candidates go
+// with them).
+func (r *Reconciler) summarize(dgdr *v1beta2.DynamoGraphDeploymentRequest, runs []*v1beta2.DynamoGraphDeploymentRun) []*v1beta2.DynamoGraphDeploymentRun {
 	current := naming.RunName(dgdr.Name, dgdr.Status.ObservedGeneration)
 	var active *v1beta2.RunReference
 	var recent []v1beta2.RunReference
@@ -316,6 +324,12 @@ func (r *Reconciler) summarize(ctx context.Context, dgdr *v1beta2.DynamoGraphDep
 		}
 		dgdr.Status.LatestRun = s
 	}
+	return expired
+}
+
+// deleteExpired deletes the Runs beyond the retention.
+func (r *Reconciler) deleteExpired(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, expired []*v1beta2.DynamoGraphDeploymentRun, events *[]pendingEvent) error {
+	retention := int(*r.Config.RunRetention)
 	for _, rn := range expired {
 		err := r.Client.Delete(ctx, rn, client.PropagationPolicy(metav1.DeletePropagationBackground),
 			client.Preconditions{UID: &rn.UID})
