@@ -290,8 +290,75 @@ func TestRequestReconciled(t *testing.T) {
 	}
 }
 
+// TestUpgradeGateOffKeepsCRDsAndRequests: `helm upgrade` with the DGDRV1Beta2 gate off drops the
+// CRD templates and webhook configurations from the release, but the CRDs stay (resource-policy
+// keep) with every request, and the operator rolls to a pod with the new configuration. New
+// ports: the old and the new pod share the host's network while the Deployment rolls.
+func TestUpgradeGateOffKeepsCRDsAndRequests(t *testing.T) {
+	ctx := context.Background()
+	var before v1beta2.DynamoGraphDeploymentRequestList
+	if err := k8s.List(ctx, &before); err != nil {
+		t.Fatal(err)
+	}
+	ports, err := freePorts(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := helm("upgrade", release, filepath.Join(root, "charts", "dgdr-operator"), "--namespace", namespace, "--reuse-values",
+		"--set", "featureGates.DGDRV1Beta2=false",
+		"--set", "metrics.port="+strconv.Itoa(ports[0]), "--set", "health.port="+strconv.Itoa(ports[1]), "--set", "webhook.port="+strconv.Itoa(ports[2]),
+		"--wait", "--timeout", "3m")
+	if err != nil {
+		t.Fatalf("helm upgrade: %v\n%s", err, out)
+	}
+	requireCRDs(t)
+	var after v1beta2.DynamoGraphDeploymentRequestList
+	if err := k8s.List(ctx, &after); err != nil {
+		t.Fatal(err)
+	}
+	if len(after.Items) != len(before.Items) || len(before.Items) == 0 {
+		t.Errorf("%d requests before the upgrade, %d after; want the same, more than 0", len(before.Items), len(after.Items))
+	}
+	requireGone(t, &admissionregistrationv1.MutatingWebhookConfiguration{}, client.ObjectKey{Name: fullname + "-mutating"})
+	requireGone(t, &admissionregistrationv1.ValidatingWebhookConfiguration{}, client.ObjectKey{Name: fullname + "-validating"})
+	// The operator now runs with the gate off: its configuration says so, and it logs it.
+	var cm corev1.ConfigMap
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: namespace, Name: fullname + "-config"}, &cm); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(cm.Data["config.yaml"], "DGDRV1Beta2: false") {
+		t.Errorf("the upgraded configuration does not turn the gate off:\n%s", cm.Data["config.yaml"])
+	}
+	waitFor(t, time.Minute, "the rolled operator to log that the gate is off", func(context.Context) (bool, string, error) {
+		logs, _ := filepath.Glob(filepath.Join(manager.StateDir(root), "pods", namespace+"_"+fullname+"-*", "logs", "manager.log"))
+		for _, l := range logs {
+			if b, err := os.ReadFile(l); err == nil && strings.Contains(string(b), "feature gate DGDRV1Beta2 is off") {
+				return true, "", nil
+			}
+		}
+		return false, fmt.Sprintf("%d operator logs", len(logs)), nil
+	})
+}
+
+func requireCRDs(t *testing.T) {
+	t.Helper()
+	for _, crd := range []string{"dynamographdeploymentrequests", "dynamographdeploymentruns", "dynamographdeploymentcandidates"} {
+		if err := k8s.Get(context.Background(), client.ObjectKey{Name: crd + ".nvidia.com"}, &apiextensionsv1.CustomResourceDefinition{}); err != nil {
+			t.Errorf("CRD %s.nvidia.com: %v", crd, err)
+		}
+	}
+}
+
+func requireGone(t *testing.T, obj client.Object, key client.ObjectKey) {
+	t.Helper()
+	if err := k8s.Get(context.Background(), key, obj); !apierrors.IsNotFound(err) {
+		t.Errorf("%T %s: %v, want NotFound", obj, key, err)
+	}
+}
+
 // TestUninstallKeepsCRDsAndRequests (last: it removes the release): helm uninstall removes the
-// operator and its webhook configurations but keeps the CRDs, so no request is lost.
+// operator and its webhook configurations (gone since the upgrade; checked again) but keeps the
+// CRDs, so no request is lost.
 func TestUninstallKeepsCRDsAndRequests(t *testing.T) {
 	ctx := context.Background()
 	var before v1beta2.DynamoGraphDeploymentRequestList
@@ -301,11 +368,7 @@ func TestUninstallKeepsCRDsAndRequests(t *testing.T) {
 	if out, err := helm("uninstall", release, "--namespace", namespace, "--wait", "--timeout", "2m"); err != nil {
 		t.Fatalf("helm uninstall: %v\n%s", err, out)
 	}
-	for _, crd := range []string{"dynamographdeploymentrequests", "dynamographdeploymentruns", "dynamographdeploymentcandidates"} {
-		if err := k8s.Get(ctx, client.ObjectKey{Name: crd + ".nvidia.com"}, &apiextensionsv1.CustomResourceDefinition{}); err != nil {
-			t.Errorf("CRD %s.nvidia.com after uninstall: %v", crd, err)
-		}
-	}
+	requireCRDs(t)
 	var after v1beta2.DynamoGraphDeploymentRequestList
 	if err := k8s.List(ctx, &after); err != nil {
 		t.Fatal(err)
@@ -313,20 +376,9 @@ func TestUninstallKeepsCRDsAndRequests(t *testing.T) {
 	if len(after.Items) != len(before.Items) || len(before.Items) == 0 {
 		t.Errorf("%d requests before uninstall, %d after; want the same, more than 0", len(before.Items), len(after.Items))
 	}
-	for _, obj := range []client.Object{
-		&appsv1.Deployment{}, &admissionregistrationv1.MutatingWebhookConfiguration{}, &admissionregistrationv1.ValidatingWebhookConfiguration{},
-	} {
-		key := client.ObjectKey{Namespace: namespace, Name: fullname}
-		switch obj.(type) {
-		case *admissionregistrationv1.MutatingWebhookConfiguration:
-			key = client.ObjectKey{Name: fullname + "-mutating"}
-		case *admissionregistrationv1.ValidatingWebhookConfiguration:
-			key = client.ObjectKey{Name: fullname + "-validating"}
-		}
-		if err := k8s.Get(ctx, key, obj); !apierrors.IsNotFound(err) {
-			t.Errorf("%T %s after uninstall: %v, want NotFound", obj, key, err)
-		}
-	}
+	requireGone(t, &appsv1.Deployment{}, client.ObjectKey{Namespace: namespace, Name: fullname})
+	requireGone(t, &admissionregistrationv1.MutatingWebhookConfiguration{}, client.ObjectKey{Name: fullname + "-mutating"})
+	requireGone(t, &admissionregistrationv1.ValidatingWebhookConfiguration{}, client.ObjectKey{Name: fullname + "-validating"})
 }
 
 func rawJSON(s string) *runtime.RawExtension { return &runtime.RawExtension{Raw: []byte(s)} }
