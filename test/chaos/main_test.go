@@ -94,33 +94,13 @@ func newNamespace(t *testing.T, prefix string) string {
 
 // waitFor polls cond until it returns true; after timeout the test fails with cond's last
 // description.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, string, error)) {
+func waitFor(t *testing.T, timeout time.Duration, what string, cond sandboxtest.Condition) {
 	t.Helper()
-	if err := waitForErr(timeout, poll, cond); err != nil {
-		t.Fatalf("waiting for %s: %v", what, err)
-	}
+	sandboxtest.WaitFor(t, timeout, poll, what, cond)
 }
 
-func waitForErr(timeout, every time.Duration, cond func(ctx context.Context) (bool, string, error)) error {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	last := ""
-	for {
-		ok, desc, err := cond(ctx)
-		if err != nil {
-			last = err.Error()
-		} else {
-			last = desc
-		}
-		if ok && err == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("timed out after %s; last state: %s", timeout, last)
-		case <-time.After(every):
-		}
-	}
+func waitForErr(timeout, every time.Duration, cond sandboxtest.Condition) error {
+	return sandboxtest.Poll(timeout, every, cond)
 }
 
 // tinyRequest is a search of a few seconds.

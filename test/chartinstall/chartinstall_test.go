@@ -13,11 +13,13 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -217,7 +219,7 @@ func TestAdmission(t *testing.T) {
 		fields = append(fields, c.Field)
 	}
 	const want = "spec.aisimulate.inputOverrides.optimizer.max_trials"
-	if !contains(fields, want) {
+	if !slices.Contains(fields, want) {
 		t.Errorf("rejection names fields %q, want %s", fields, want)
 	}
 	if err := k8s.Get(ctx, client.ObjectKeyFromObject(over), &v1beta2.DynamoGraphDeploymentRequest{}); !apierrors.IsNotFound(err) {
@@ -296,10 +298,7 @@ func TestRequestReconciled(t *testing.T) {
 // ports: the old and the new pod share the host's network while the Deployment rolls.
 func TestUpgradeGateOffKeepsCRDsAndRequests(t *testing.T) {
 	ctx := context.Background()
-	var before v1beta2.DynamoGraphDeploymentRequestList
-	if err := k8s.List(ctx, &before); err != nil {
-		t.Fatal(err)
-	}
+	before := requestNames(t)
 	ports, err := freePorts(3)
 	if err != nil {
 		t.Fatal(err)
@@ -312,13 +311,7 @@ func TestUpgradeGateOffKeepsCRDsAndRequests(t *testing.T) {
 		t.Fatalf("helm upgrade: %v\n%s", err, out)
 	}
 	requireCRDs(t)
-	var after v1beta2.DynamoGraphDeploymentRequestList
-	if err := k8s.List(ctx, &after); err != nil {
-		t.Fatal(err)
-	}
-	if len(after.Items) != len(before.Items) || len(before.Items) == 0 {
-		t.Errorf("%d requests before the upgrade, %d after; want the same, more than 0", len(before.Items), len(after.Items))
-	}
+	requireSameRequests(t, before, "the upgrade")
 	requireGone(t, &admissionregistrationv1.MutatingWebhookConfiguration{}, client.ObjectKey{Name: fullname + "-mutating"})
 	requireGone(t, &admissionregistrationv1.ValidatingWebhookConfiguration{}, client.ObjectKey{Name: fullname + "-validating"})
 	// The operator now runs with the gate off: its configuration says so, and it logs it.
@@ -338,6 +331,31 @@ func TestUpgradeGateOffKeepsCRDsAndRequests(t *testing.T) {
 		}
 		return false, fmt.Sprintf("%d operator logs", len(logs)), nil
 	})
+}
+
+// requestNames lists every request (namespace/name), failing when there is none: the tests
+// that keep requests need some to keep.
+func requestNames(t *testing.T) []string {
+	t.Helper()
+	var l v1beta2.DynamoGraphDeploymentRequestList
+	if err := k8s.List(context.Background(), &l); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, d := range l.Items {
+		names = append(names, d.Namespace+"/"+d.Name)
+	}
+	if len(names) == 0 {
+		t.Fatal("no requests to keep: the earlier tests created none")
+	}
+	return names
+}
+
+func requireSameRequests(t *testing.T, before []string, after string) {
+	t.Helper()
+	if diff := cmp.Diff(before, requestNames(t)); diff != "" {
+		t.Errorf("requests before and after %s (-before +after):\n%s", after, diff)
+	}
 }
 
 func requireCRDs(t *testing.T) {
@@ -360,34 +378,15 @@ func requireGone(t *testing.T, obj client.Object, key client.ObjectKey) {
 // operator and its webhook configurations (gone since the upgrade; checked again) but keeps the
 // CRDs, so no request is lost.
 func TestUninstallKeepsCRDsAndRequests(t *testing.T) {
-	ctx := context.Background()
-	var before v1beta2.DynamoGraphDeploymentRequestList
-	if err := k8s.List(ctx, &before); err != nil {
-		t.Fatal(err)
-	}
+	before := requestNames(t)
 	if out, err := helm("uninstall", release, "--namespace", namespace, "--wait", "--timeout", "2m"); err != nil {
 		t.Fatalf("helm uninstall: %v\n%s", err, out)
 	}
 	requireCRDs(t)
-	var after v1beta2.DynamoGraphDeploymentRequestList
-	if err := k8s.List(ctx, &after); err != nil {
-		t.Fatal(err)
-	}
-	if len(after.Items) != len(before.Items) || len(before.Items) == 0 {
-		t.Errorf("%d requests before uninstall, %d after; want the same, more than 0", len(before.Items), len(after.Items))
-	}
+	requireSameRequests(t, before, "uninstall")
 	requireGone(t, &appsv1.Deployment{}, client.ObjectKey{Namespace: namespace, Name: fullname})
 	requireGone(t, &admissionregistrationv1.MutatingWebhookConfiguration{}, client.ObjectKey{Name: fullname + "-mutating"})
 	requireGone(t, &admissionregistrationv1.ValidatingWebhookConfiguration{}, client.ObjectKey{Name: fullname + "-validating"})
 }
 
 func rawJSON(s string) *runtime.RawExtension { return &runtime.RawExtension{Raw: []byte(s)} }
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}

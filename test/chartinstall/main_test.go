@@ -149,39 +149,11 @@ func toolEnv(extra []string, name string, args ...string) ([]byte, error) {
 func dumpOperatorLog() {
 	logs, _ := filepath.Glob(filepath.Join(manager.StateDir(root), "pods", namespace+"_"+fullname+"-*", "logs", "manager.log"))
 	for _, l := range logs {
-		b, err := os.ReadFile(l)
-		if err != nil {
-			continue
-		}
-		lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-		if len(lines) > 40 {
-			lines = lines[len(lines)-40:]
-		}
-		fmt.Printf("----- last lines of %s -----\n%s\n", l, strings.Join(lines, "\n"))
+		sandboxtest.PrintTail(l, 40)
 	}
 }
 
-// waitFor polls cond until it returns true, failing the test after timeout with the last
-// description cond gave.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, string, error)) {
+func waitFor(t *testing.T, timeout time.Duration, what string, cond sandboxtest.Condition) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	last := ""
-	for {
-		ok, desc, err := cond(ctx)
-		if err != nil {
-			last = err.Error()
-		} else {
-			last = desc
-		}
-		if ok && err == nil {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("timed out after %s waiting for %s; last state: %s", timeout, what, last)
-		case <-time.After(250 * time.Millisecond):
-		}
-	}
+	sandboxtest.WaitFor(t, timeout, 250*time.Millisecond, what, cond)
 }

@@ -80,27 +80,9 @@ func newNamespace(t *testing.T) string {
 
 // waitFor polls cond until it returns true, failing the test after timeout with the last
 // description cond gave.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, string, error)) {
+func waitFor(t *testing.T, timeout time.Duration, what string, cond sandboxtest.Condition) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	last := ""
-	for {
-		ok, desc, err := cond(ctx)
-		if err != nil {
-			last = err.Error()
-		} else {
-			last = desc
-		}
-		if ok && err == nil {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("timed out after %s waiting for %s; last state: %s", timeout, what, last)
-		case <-time.After(poll):
-		}
-	}
+	sandboxtest.WaitFor(t, timeout, poll, what, cond)
 }
 
 func getDGDR(ctx context.Context, ns, name string) (*v1beta2.DynamoGraphDeploymentRequest, error) {

@@ -144,15 +144,7 @@ func (e *Env) Teardown(code int, keepEnv string) {
 // DumpLogs prints the end of the operator's and the node agent's logs.
 func (e *Env) DumpLogs() {
 	for _, name := range []string{manager.Operator, manager.NodeAgent} {
-		b, err := os.ReadFile(filepath.Join(manager.StateDir(e.Root), "logs", name+".log"))
-		if err != nil {
-			continue
-		}
-		lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-		if len(lines) > 40 {
-			lines = lines[len(lines)-40:]
-		}
-		fmt.Printf("----- last lines of %s.log -----\n%s\n", name, strings.Join(lines, "\n"))
+		PrintTail(filepath.Join(manager.StateDir(e.Root), "logs", name+".log"), 40)
 	}
 }
 
@@ -182,4 +174,52 @@ func (e *Env) WaitSearchRunning(t *testing.T, ns, run string) {
 		time.Sleep(250 * time.Millisecond)
 	}
 	t.Fatalf("the search pod of %s did not run within a minute (%s)", run, last)
+}
+
+// Condition reports whether what a test waits for holds, and describes the current state.
+type Condition func(ctx context.Context) (done bool, state string, err error)
+
+// Poll calls cond every period until it is done without error, or returns an error with the
+// last state (or error) cond gave after timeout.
+func Poll(timeout, period time.Duration, cond Condition) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	last := ""
+	for {
+		ok, desc, err := cond(ctx)
+		if err != nil {
+			last = err.Error()
+		} else {
+			last = desc
+		}
+		if ok && err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("timed out after %s; last state: %s", timeout, last)
+		case <-time.After(period):
+		}
+	}
+}
+
+// WaitFor is Poll that fails the test, naming what it waited for.
+func WaitFor(t testing.TB, timeout, period time.Duration, what string, cond Condition) {
+	t.Helper()
+	if err := Poll(timeout, period, cond); err != nil {
+		t.Fatalf("waiting for %s: %v", what, err)
+	}
+}
+
+// PrintTail prints the last n lines of a log file under a header naming it.
+func PrintTail(path string, n int) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	fmt.Printf("----- last lines of %s -----\n%s\n", path, strings.Join(lines, "\n"))
 }
