@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/internal/sandbox/manager"
@@ -59,7 +60,10 @@ func run(m *testing.M) int {
 	}
 	root, k8s = env.Root, env.Client
 	code := 0
-	if err := install(); err != nil {
+	if err := requireRoutableNode(); err != nil {
+		fmt.Fprintln(os.Stderr, "chartinstall:", err)
+		code = 1
+	} else if err := install(); err != nil {
 		fmt.Fprintln(os.Stderr, "chartinstall:", err)
 		code = 1
 	} else {
@@ -70,6 +74,24 @@ func run(m *testing.M) int {
 	}
 	env.Teardown(code, "DGDR_CHART_INSTALL_KEEP")
 	return code
+}
+
+// requireRoutableNode fails early, with the reason, on a host whose only IPv4 address is
+// loopback: the API server rejects loopback endpoints, so the webhook Service would have none.
+func requireRoutableNode() error {
+	var node corev1.Node
+	if err := k8s.Get(context.Background(), client.ObjectKey{Name: manager.NodeName}, &node); err != nil {
+		return err
+	}
+	for _, a := range node.Status.Addresses {
+		if a.Type == corev1.NodeInternalIP {
+			if ip := net.ParseIP(a.Address); ip == nil || ip.IsLoopback() {
+				return fmt.Errorf("the sandbox node's InternalIP is %s: this host has no non-loopback IPv4 address, so Services (the chart's webhook Service) get no endpoints (docs/sandbox.md, Addresses)", a.Address)
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("the sandbox node has no InternalIP")
 }
 
 // install runs `helm install` (or `helm upgrade --install` on a reused sandbox) with the
