@@ -10,7 +10,9 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -149,10 +151,25 @@ func TestWebhookCertificateIssuedAndInjected(t *testing.T) {
 	})
 
 	// The Service's endpoint presents the issued certificate for the Service's DNS name.
+	addr := serviceEndpoint(t, webhookService)
+	waitFor(t, time.Minute, "a TLS handshake with "+dnsName+" at "+addr, func(ctx context.Context) (bool, string, error) {
+		d := tls.Dialer{Config: &tls.Config{RootCAs: roots, ServerName: dnsName, MinVersion: tls.VersionTLS12}}
+		c, err := d.DialContext(ctx, "tcp", addr)
+		if err != nil {
+			return false, "", err
+		}
+		return true, "", c.Close()
+	})
+}
+
+// serviceEndpoint waits for a ready endpoint of a Service of the release and returns its
+// host:port (what the API server dials with aggregator routing).
+func serviceEndpoint(t *testing.T, service string) string {
+	t.Helper()
 	var addr string
-	waitFor(t, time.Minute, "a ready endpoint of Service "+webhookService, func(ctx context.Context) (bool, string, error) {
+	waitFor(t, time.Minute, "a ready endpoint of Service "+service, func(ctx context.Context) (bool, string, error) {
 		var slices discoveryv1.EndpointSliceList
-		if err := k8s.List(ctx, &slices, client.InNamespace(namespace), client.MatchingLabels{discoveryv1.LabelServiceName: webhookService}); err != nil {
+		if err := k8s.List(ctx, &slices, client.InNamespace(namespace), client.MatchingLabels{discoveryv1.LabelServiceName: service}); err != nil {
 			return false, "", err
 		}
 		for _, s := range slices.Items {
@@ -165,14 +182,7 @@ func TestWebhookCertificateIssuedAndInjected(t *testing.T) {
 		}
 		return false, fmt.Sprintf("%d EndpointSlices", len(slices.Items)), nil
 	})
-	waitFor(t, time.Minute, "a TLS handshake with "+dnsName+" at "+addr, func(ctx context.Context) (bool, string, error) {
-		d := tls.Dialer{Config: &tls.Config{RootCAs: roots, ServerName: dnsName, MinVersion: tls.VersionTLS12}}
-		c, err := d.DialContext(ctx, "tcp", addr)
-		if err != nil {
-			return false, "", err
-		}
-		return true, "", c.Close()
-	})
+	return addr
 }
 
 // TestAdmission: the installed chart's mutating webhook materializes defaults from the chart's
@@ -290,6 +300,32 @@ func TestRequestReconciled(t *testing.T) {
 			t.Errorf("container %s of the search Job runs %q, want %q (from the chart's values)", c, images[c], img)
 		}
 	}
+
+	// The metrics Service reaches the operator, which counted the succeeded Run.
+	url := "http://" + serviceEndpoint(t, fullname+"-metrics") + "/metrics"
+	const succeeded = `dgdr_operator_runs_completed_total{reason="Succeeded"} `
+	waitFor(t, 30*time.Second, "a succeeded Run in the operator's metrics at "+url, func(ctx context.Context) (bool, string, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return false, "", err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false, "", err
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return false, "", err
+		}
+		for _, line := range strings.Split(string(body), "\n") {
+			if v, ok := strings.CutPrefix(line, succeeded); ok {
+				n, err := strconv.ParseFloat(v, 64)
+				return err == nil && n >= 1, line, err
+			}
+		}
+		return false, fmt.Sprintf("HTTP %d, no %s line", resp.StatusCode, strings.TrimSpace(succeeded)), nil
+	})
 }
 
 // TestUpgradeGateOffKeepsCRDsAndRequests: `helm upgrade` with the DGDRV1Beta2 gate off drops the
