@@ -283,10 +283,11 @@ func (r *podRunner) setContainer(cs corev1.ContainerStatus, init bool) {
 func (r *podRunner) setConditions(initialized, _ bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	running := len(r.status.ContainerStatuses) > 0
+	// Ready: every container runs and passes its readiness probe (if it has one).
+	ready := len(r.status.ContainerStatuses) > 0
 	for _, cs := range r.status.ContainerStatuses {
-		if cs.State.Running == nil {
-			running = false
+		if cs.State.Running == nil || !cs.Ready {
+			ready = false
 		}
 	}
 	now := metav1.Now()
@@ -300,8 +301,8 @@ func (r *podRunner) setConditions(initialized, _ bool) {
 	conds := []corev1.PodCondition{
 		{Type: corev1.PodReadyToStartContainers, Status: b(sandboxReady)},
 		{Type: corev1.PodInitialized, Status: b(initialized || r.status.Phase == corev1.PodSucceeded)},
-		{Type: corev1.PodReady, Status: b(running)},
-		{Type: corev1.ContainersReady, Status: b(running)},
+		{Type: corev1.PodReady, Status: b(ready)},
+		{Type: corev1.ContainersReady, Status: b(ready)},
 		{Type: corev1.PodScheduled, Status: corev1.ConditionTrue},
 	}
 	for i := range conds {
@@ -391,7 +392,7 @@ func (r *podRunner) runOne(ctx context.Context, s *containerSpec, init bool) (in
 	_ = os.WriteFile(filepath.Join(r.dir, "pids", s.name), []byte(strconv.Itoa(cmd.Process.Pid)), 0o644)
 	started := metav1.Now()
 	r.logf("container %s started (pid %d): %s %s", s.name, cmd.Process.Pid, s.argv0, strings.Join(s.args, " "))
-	r.setContainer(corev1.ContainerStatus{Name: s.name, Image: s.image, ImageID: s.image, Ready: !init, Started: boolPtr(true),
+	r.setContainer(corev1.ContainerStatus{Name: s.name, Image: s.image, ImageID: s.image, Ready: !init && s.readiness == nil, Started: boolPtr(true),
 		ContainerID: "process://" + strconv.Itoa(cmd.Process.Pid),
 		State:       corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}}}, init)
 	if !init {
@@ -402,7 +403,27 @@ func (r *podRunner) runOne(ctx context.Context, s *containerSpec, init bool) (in
 	r.setConditions(!init, false)
 	r.publish(ctx)
 
+	probeCtx, stopProbe := context.WithCancel(ctx)
+	probed := make(chan struct{})
+	if s.readiness != nil && !init {
+		go func() {
+			defer close(probed)
+			s.readiness.run(probeCtx, func(ready bool, failure string) {
+				if failure != "" {
+					r.logf("container %s readiness probe failed: %s", s.name, failure)
+				}
+				if r.setReady(s.name, ready) {
+					r.setConditions(true, false)
+					r.publish(ctx)
+				}
+			})
+		}()
+	} else {
+		close(probed)
+	}
 	werr := cmd.Wait()
+	stopProbe()
+	<-probed
 	code := exitCode(cmd, werr)
 	_ = os.Remove(filepath.Join(r.dir, "pids", s.name))
 	reason := "Completed"
@@ -423,6 +444,20 @@ func (r *podRunner) runOne(ctx context.Context, s *containerSpec, init bool) (in
 }
 
 func boolPtr(v bool) *bool { return &v }
+
+// setReady records a running container's readiness and reports whether it changed.
+func (r *podRunner) setReady(name string, ready bool) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := range r.status.ContainerStatuses {
+		cs := &r.status.ContainerStatuses[i]
+		if cs.Name == name && cs.State.Running != nil && cs.Ready != ready {
+			cs.Ready = ready
+			return true
+		}
+	}
+	return false
+}
 
 func (r *podRunner) startFailed(ctx context.Context, s *containerSpec, init bool, err error) (int, error) {
 	now := metav1.Now()

@@ -33,6 +33,8 @@ type containerSpec struct {
 	logPath           string
 	terminationPath   string
 	terminationPolicy corev1.TerminationMessagePolicy
+	// readiness runs the container's readiness probe (nil: ready once started).
+	readiness *prober
 }
 
 type podSpecs struct {
@@ -516,6 +518,7 @@ func (r *podRunner) resolve(ctx context.Context, pod *corev1.Pod, c *corev1.Cont
 		logPath:           filepath.Join(r.dir, "logs", c.Name+".log"),
 		terminationPath:   hostTerm,
 		terminationPolicy: c.TerminationMessagePolicy,
+		readiness:         newProber(c.ReadinessProbe, r.a.cfg.NodeIP, c),
 	}, "", nil
 }
 
