@@ -3,11 +3,13 @@ package reporter
 import (
 	"context"
 	"errors"
+	"io"
 	"net/url"
 	"strings"
 	"syscall"
 	"time"
 
+	"golang.org/x/net/http2"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/discovery"
@@ -31,9 +33,14 @@ func transient(err error) bool {
 	}
 	// Network failures reach here wrapped in *url.Error by the HTTP client (a file error would
 	// also pass as a net.Error, so that interface is not used).
+	// A response body cut short (the API server killed mid-response) comes wrapped by client-go
+	// ("unexpected error when reading response body. Please retry") and again by the REST
+	// mapper ("failed to get server groups"), which utilnet.IsProbableEOF does not unwrap.
 	var urlErr *url.Error
+	var streamErr http2.StreamError
 	return errors.As(err, &urlErr) || utilnet.IsConnectionRefused(err) ||
 		utilnet.IsConnectionReset(err) || utilnet.IsProbableEOF(err) || errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.As(err, &streamErr) ||
 		strings.Contains(err.Error(), "connection refused") || discovery.IsGroupDiscoveryFailedError(err)
 }
 

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"os"
 	"testing"
 	"time"
 
+	"golang.org/x/net/http2"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -26,6 +28,11 @@ func TestTransient(t *testing.T) {
 		{"service unavailable", apierrors.NewServiceUnavailable("starting"), true},
 		{"too many requests", apierrors.NewTooManyRequests("slow down", 1), true},
 		{"conflict", apierrors.NewConflict(gr, "r", errors.New("changed")), true},
+		// The API server killed mid-response, as client-go and the REST mapper wrap it.
+		{"body cut short", fmt.Errorf("getting Run ns/r: %w", fmt.Errorf("failed to get server groups: %w",
+			fmt.Errorf("unexpected error when reading response body. Please retry. Original error: %w", io.ErrUnexpectedEOF))), true},
+		{"http2 stream reset", fmt.Errorf("stream error when reading response body, may be caused by closed connection. Please retry. Original error: %w",
+			http2.StreamError{StreamID: 1, Code: http2.ErrCodeInternal}), true},
 		{"not found", apierrors.NewNotFound(gr, "r"), false},
 		{"forbidden", apierrors.NewForbidden(gr, "r", errors.New("no")), false},
 		{"foreign candidate", errors.New("a Candidate with this name exists and does not belong to Run r"), false},
