@@ -12,4 +12,4 @@ printf '//go:build tools\n\npackage tools\n\nimport _ "go.etcd.io/etcd/server/v3
 go get go.etcd.io/etcd/server/v3@"$E" go.etcd.io/etcd/api/v3@"$E" go.etcd.io/etcd/client/pkg/v3@"$E" \
        go.etcd.io/etcd/client/v3@"$E" go.etcd.io/etcd/pkg/v3@"$E"
 CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o "$OUT/etcd" go.etcd.io/etcd/server/v3
-"$OUT/etcd" --version | head -1
+version=$("$OUT/etcd" --version); echo "${version%%$'\n'*}" # no head -1: SIGPIPE under pipefail

@@ -8,18 +8,20 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${BIN_DIR:-$ROOT/bin}; mkdir -p "$OUT"
 K8S=${K8S:-v1.37.2}; ETCD=${ETCD:-v3.7.3}; CT=${CT:-v0.23.0}; HELM=${HELM:-v3.22.0}; CRDREF=${CRDREF:-v0.3.0}
 export CGO_ENABLED=0
-if ! "$OUT/etcd" --version 2>/dev/null | grep -q "etcd Version: ${ETCD#v}$"; then
+# Version checks pipe into grep without -q: with pipefail, grep -q exiting at the first match
+# can kill the writer with SIGPIPE (status 141) and fail the check, or the script.
+if ! "$OUT/etcd" --version 2>/dev/null | grep "etcd Version: ${ETCD#v}$" >/dev/null; then
   "$ROOT/hack/build-etcd.sh" "$ETCD" "$OUT"
 fi
 # kube-apiserver for envtest and kubectl for the tests that drive it as a user would;
 # kube-controller-manager and kube-scheduler for the sandbox.
 CMDS=(kube-apiserver); [ "${WITH_CLUSTER:-0}" = 1 ] && CMDS+=(kube-controller-manager kube-scheduler)
 NEED=()
-for c in "${CMDS[@]}"; do "$OUT/$c" --version 2>/dev/null | grep -q "$K8S\$" || NEED+=("$c"); done
-"$OUT/kubectl" version --client 2>/dev/null | grep -q "$K8S\$" || NEED+=(kubectl)
+for c in "${CMDS[@]}"; do "$OUT/$c" --version 2>/dev/null | grep "$K8S\$" >/dev/null || NEED+=("$c"); done
+"$OUT/kubectl" version --client 2>/dev/null | grep "$K8S\$" >/dev/null || NEED+=(kubectl)
 [ ${#NEED[@]} -eq 0 ] || "$ROOT/hack/build-kube.sh" "$K8S" "$OUT" "${NEED[@]}"
 gi() { GOBIN="$OUT" go install -trimpath -ldflags='-s -w' "$1"; }
-{ [ -x "$OUT/controller-gen" ] && "$OUT/controller-gen" --version | grep -q "$CT$"; } || gi sigs.k8s.io/controller-tools/cmd/controller-gen@"$CT"
+{ [ -x "$OUT/controller-gen" ] && "$OUT/controller-gen" --version | grep "$CT$" >/dev/null; } || gi sigs.k8s.io/controller-tools/cmd/controller-gen@"$CT"
 if [ "${WITH_HELM:-0}" = 1 ] && ! [ -x "$OUT/helm" ]; then
   # without these -X flags a go-installed helm assumes Kubernetes v1.20 for Capabilities and lint
   H=helm.sh/helm/v3
