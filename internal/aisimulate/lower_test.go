@@ -3,7 +3,6 @@ package aisimulate_test
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,9 +17,8 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/admission"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
+	"github.com/dgdr-operator/dgdr-operator/internal/testutil/golden"
 )
-
-var update = flag.Bool("update", os.Getenv("UPDATE_GOLDEN") == "true", "rewrite golden files")
 
 // admit defaults a request the way admission does with the shipped configuration.
 func admit(t *testing.T, dgdr *v1beta2.DynamoGraphDeploymentRequest) *v1beta2.DynamoGraphDeploymentRequest {
@@ -71,22 +69,7 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			pretty.WriteString("\n")
-			golden := filepath.Join("testdata", "golden", name+".json")
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(golden, pretty.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("missing golden file (run with UPDATE_GOLDEN=true): %v", err)
-			}
-			if diff := cmp.Diff(string(want), pretty.String()); diff != "" {
-				t.Errorf("effective input differs from %s (-want +got):\n%s", golden, diff)
-			}
+			golden.Assert(t, filepath.Join("testdata", "golden", name+".json"), pretty.Bytes())
 		})
 	}
 }

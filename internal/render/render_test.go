@@ -1,7 +1,6 @@
 package render_test
 
 import (
-	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,9 +13,8 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/aisim/result"
 	"github.com/dgdr-operator/dgdr-operator/internal/render"
 	"github.com/dgdr-operator/dgdr-operator/internal/render/dgdv1beta1"
+	"github.com/dgdr-operator/dgdr-operator/internal/testutil/golden"
 )
-
-var update = flag.Bool("update", os.Getenv("UPDATE_GOLDEN") == "true", "rewrite the golden files")
 
 var testImages = map[string]string{
 	"vllm":   "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.3.1",
@@ -58,20 +56,7 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden := filepath.Join("testdata", "golden", name+".yaml")
-			if *update {
-				if err := os.WriteFile(golden, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update or UPDATE_GOLDEN=true)", err)
-			}
-			if diff := cmp.Diff(string(want), string(got)); diff != "" {
-				t.Errorf("golden mismatch (-want +got):\n%s", diff)
-			}
+			golden.Assert(t, filepath.Join("testdata", "golden", name+".yaml"), got)
 		})
 	}
 }

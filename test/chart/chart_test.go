@@ -18,6 +18,7 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/internal/config"
 	"github.com/dgdr-operator/dgdr-operator/internal/testenv"
+	"github.com/dgdr-operator/dgdr-operator/internal/testutil/golden"
 )
 
 var (
@@ -107,20 +108,7 @@ func TestLint(t *testing.T) {
 func TestTemplateGolden(t *testing.T) {
 	for _, name := range []string{"default", "certmanager"} {
 		t.Run(name, func(t *testing.T) {
-			got := template(t, name)
-			golden := filepath.Join("testdata", name+".yaml")
-			if os.Getenv("UPDATE_GOLDEN") == "true" {
-				if err := os.WriteFile(golden, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("missing golden (UPDATE_GOLDEN=true): %v", err)
-			}
-			if diff := cmp.Diff(string(want), string(got)); diff != "" {
-				t.Errorf("rendered chart differs from %s (-want +got):\n%s", golden, diff)
-			}
+			golden.Assert(t, filepath.Join("testdata", name+".yaml"), template(t, name))
 		})
 	}
 }
