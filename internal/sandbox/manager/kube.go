@@ -3,6 +3,7 @@ package manager
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -18,10 +19,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	"github.com/dgdr-operator/dgdr-operator/internal/sandbox/controlplane"
@@ -143,43 +146,40 @@ func (k *kube) installWebhooks(ctx context.Context, manifests string, port int, 
 		if err := yaml.Unmarshal(doc, &meta); err != nil || meta.Kind == "" {
 			continue
 		}
+		var obj any
+		var resource string
 		switch meta.Kind {
 		case "MutatingWebhookConfiguration":
-			var w admissionregistrationv1.MutatingWebhookConfiguration
-			if err := yaml.Unmarshal(doc, &w); err != nil {
+			w := &admissionregistrationv1.MutatingWebhookConfiguration{}
+			if err := yaml.Unmarshal(doc, w); err != nil {
 				return err
 			}
 			for i := range w.Webhooks {
 				url(&w.Webhooks[i].ClientConfig)
 			}
-			api := k.cs.AdmissionregistrationV1().MutatingWebhookConfigurations()
-			if old, err := api.Get(ctx, w.Name, metav1.GetOptions{}); err == nil {
-				w.ResourceVersion = old.ResourceVersion
-				_, err = api.Update(ctx, &w, metav1.UpdateOptions{})
-				if err != nil {
-					return err
-				}
-			} else if _, err := api.Create(ctx, &w, metav1.CreateOptions{}); err != nil {
-				return err
-			}
+			obj, resource = w, "mutatingwebhookconfigurations"
 		case "ValidatingWebhookConfiguration":
-			var w admissionregistrationv1.ValidatingWebhookConfiguration
-			if err := yaml.Unmarshal(doc, &w); err != nil {
+			w := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+			if err := yaml.Unmarshal(doc, w); err != nil {
 				return err
 			}
 			for i := range w.Webhooks {
 				url(&w.Webhooks[i].ClientConfig)
 			}
-			api := k.cs.AdmissionregistrationV1().ValidatingWebhookConfigurations()
-			if old, err := api.Get(ctx, w.Name, metav1.GetOptions{}); err == nil {
-				w.ResourceVersion = old.ResourceVersion
-				_, err = api.Update(ctx, &w, metav1.UpdateOptions{})
-				if err != nil {
-					return err
-				}
-			} else if _, err := api.Create(ctx, &w, metav1.CreateOptions{}); err != nil {
-				return err
-			}
+			obj, resource = w, "validatingwebhookconfigurations"
+		default:
+			continue
+		}
+		// One server-side apply creates or updates either kind.
+		data, err := json.Marshal(obj)
+		if err != nil {
+			return err
+		}
+		gvr := admissionregistrationv1.SchemeGroupVersion.WithResource(resource)
+		name := obj.(metav1.Object).GetName()
+		if _, err := k.dyn.Resource(gvr).Patch(ctx, name, types.ApplyPatchType, data,
+			metav1.PatchOptions{FieldManager: "dgdr-sandbox", Force: ptr.To(true)}); err != nil {
+			return fmt.Errorf("applying %s %s: %w", meta.Kind, name, err)
 		}
 	}
 	return nil
