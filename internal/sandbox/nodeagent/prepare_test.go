@@ -1,8 +1,10 @@
 package nodeagent
 
 import (
+	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -124,8 +126,21 @@ func TestHostIPIsNotLoopback(t *testing.T) {
 	// The API server rejects loopback addresses in EndpointSlices; HostIP only falls back to
 	// 127.0.0.1 on a host with no other IPv4 address.
 	ip := HostIP()
-	if ip == "127.0.0.1" {
-		t.Log("this host has no non-loopback IPv4 address; Services in the sandbox will have no endpoints")
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var routable []string
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && !n.IP.IsLoopback() && n.IP.IsGlobalUnicast() {
+			routable = append(routable, n.IP.String())
+		}
+	}
+	switch {
+	case len(routable) == 0 && ip != "127.0.0.1":
+		t.Errorf("HostIP = %s on a host without a routable IPv4 address; want the 127.0.0.1 fallback", ip)
+	case len(routable) > 0 && !slices.Contains(routable, ip):
+		t.Errorf("HostIP = %s, want one of this host's routable IPv4 addresses %v", ip, routable)
 	}
 	cfgPath := filepath.Join(t.TempDir(), "agent.yaml")
 	if err := os.WriteFile(cfgPath, []byte("kubeconfig: k\napiServerPort: 1\nstateDir: /tmp/x\nimages: {}\n"), 0o644); err != nil {
