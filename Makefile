@@ -60,7 +60,7 @@ verify: generate manifests schema api-docs chart-docs ## Regenerate everything a
 
 .PHONY: build
 build: ## Build all binaries into bin/.
-	go build -o $(BIN)/ ./cmd/...
+	go build -o $(BIN)/ ./cmd/... ./tools/aisim/cmd/... ./tools/sandbox/cmd/...
 
 .PHONY: fmt
 fmt:
@@ -116,12 +116,12 @@ demo: ## The main command: start the sandbox (control plane, node agent, operato
 
 .PHONY: test-e2e
 test-e2e: ## End-to-end tests on the sandbox (starts it, or reuses a running one).
-	go build -o $(BIN)/ ./cmd/dgdr-sandbox
+	go build -o $(BIN)/ ./tools/sandbox/cmd/dgdr-sandbox
 	DGDR_E2E=1 go test $(GO_TEST_FLAGS) -v -tags e2e ./test/e2e/...
 
 .PHONY: test-chart-install
 test-chart-install: tools ## Install the Helm chart into a sandbox without its own operator; check admission and reconciliation.
-	go build -o $(BIN)/ ./cmd/dgdr-sandbox
+	go build -o $(BIN)/ ./tools/sandbox/cmd/dgdr-sandbox
 	DGDR_CHART_INSTALL=1 go test $(GO_TEST_FLAGS) -v -tags chartinstall ./test/chartinstall/...
 
 .PHONY: sandbox-down
@@ -140,8 +140,8 @@ FUZZ_TARGETS := \
 	./internal/aisimulate:FuzzMergePatch \
 	./internal/aisimulate:FuzzCheckInput \
 	./internal/config:FuzzDecode \
-	./internal/aisim/result:FuzzParseSweepResult \
-	./internal/aisim/result:FuzzReadEvents \
+	./internal/aisimulate/output:FuzzParseSweepResult \
+	./internal/aisimulate/output:FuzzReadEvents \
 	./internal/render:FuzzRender
 
 .PHONY: fuzz
@@ -156,12 +156,12 @@ fuzz: ## Run every fuzz target for FUZZTIME (CI: 10s each; longer on demand, e.g
 
 .PHONY: test-chaos
 test-chaos: ## Fault-injection scenarios on the sandbox (operator/reporter/API server kills, leader election); see docs/chaos.md.
-	go build -o $(BIN)/ ./cmd/dgdr-sandbox
+	go build -o $(BIN)/ ./tools/sandbox/cmd/dgdr-sandbox
 	DGDR_CHAOS=1 go test $(GO_TEST_FLAGS) -v -tags chaos ./test/chaos/...
 
 ##@ Benchmarks
 
 .PHONY: bench
 bench: tools ## Measure P1–P5 (docs/performance.md); ends with one comparable line per figure.
-	go test -run '^$$' -bench . -benchmem ./internal/aisimulate/ ./internal/aisim/search/ 2>&1 | grep -E '^(Benchmark|ok|PASS)'
+	go test -run '^$$' -bench . -benchmem ./internal/aisimulate/ ./tools/aisim/search/ 2>&1 | grep -E '^(Benchmark|ok|PASS)'
 	go run ./test/bench

@@ -12,7 +12,7 @@ t0=$(date +%s)
 h() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
 h "1. Sandbox: control plane, node agent and operator on this machine"
-go build -o "$BIN/" ./cmd/dgdr-sandbox
+go build -o "$BIN/" ./tools/sandbox/cmd/dgdr-sandbox
 "$BIN/dgdr-sandbox" up
 export KUBECONFIG=$("$BIN/dgdr-sandbox" kubeconfig)
 K="$BIN/kubectl"

@@ -33,7 +33,7 @@ func runTests(m *testing.M) int {
 	}
 	defer os.RemoveAll(tmp)
 	aisimBin = filepath.Join(tmp, "aisim")
-	if out, err := exec.Command("go", "build", "-o", aisimBin, "github.com/dgdr-operator/dgdr-operator/cmd/aisim").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", aisimBin, "github.com/dgdr-operator/dgdr-operator/tools/aisim/cmd/aisim").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building aisim: %v\n%s", err, out)
 		return 1
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
 
-	"github.com/dgdr-operator/dgdr-operator/internal/aisim/result"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/internal/render"
 	"github.com/dgdr-operator/dgdr-operator/internal/render/dgdv1beta1"
 	"github.com/dgdr-operator/dgdr-operator/internal/testutil/golden"
@@ -177,7 +177,7 @@ func TestParseRuntimeImages(t *testing.T) {
 func TestRendersRealSearchOutput(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "aisim")
-	build := exec.Command("go", "build", "-o", bin, "github.com/dgdr-operator/dgdr-operator/cmd/aisim")
+	build := exec.Command("go", "build", "-o", bin, "github.com/dgdr-operator/dgdr-operator/tools/aisim/cmd/aisim")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building aisim: %v\n%s", err, out)
 	}
@@ -193,11 +193,11 @@ func TestRendersRealSearchOutput(t *testing.T) {
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("aisim: %v\n%s", err, b)
 	}
-	sweep, err := result.ReadSweepResult(out)
+	sweep, err := output.ReadSweepResult(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	docs, err := result.ReadRecommendations(out)
+	docs, err := output.ReadRecommendations(out)
 	if err != nil {
 		t.Fatal(err)
 	}

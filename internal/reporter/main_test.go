@@ -32,7 +32,7 @@ func run(m *testing.M) int {
 	}
 	defer os.RemoveAll(tmp)
 	aisimBin = filepath.Join(tmp, "aisim")
-	build := exec.Command("go", "build", "-o", aisimBin, "github.com/dgdr-operator/dgdr-operator/cmd/aisim")
+	build := exec.Command("go", "build", "-o", aisimBin, "github.com/dgdr-operator/dgdr-operator/tools/aisim/cmd/aisim")
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building aisim: %v\n%s", err, out)
 		return 1

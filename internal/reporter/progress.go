@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
-	"github.com/dgdr-operator/dgdr-operator/internal/aisim/result"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 )
 
 // tail follows execution-events.jsonl incrementally: it remembers how far it has read and keeps
@@ -25,11 +25,11 @@ type progressState struct {
 	budget   int64
 	settled  int64
 	counts   map[string]int64
-	finished *result.Counts // counts of search_finished, when seen
+	finished *output.Counts // counts of search_finished, when seen
 }
 
 func newTail(dir string) *tail {
-	return &tail{path: filepath.Join(dir, result.EventsFile), state: progressState{counts: map[string]int64{}}}
+	return &tail{path: filepath.Join(dir, output.EventsFile), state: progressState{counts: map[string]int64{}}}
 }
 
 // poll reads whatever was appended since the last call. It reports whether the progress changed.
@@ -68,7 +68,7 @@ func (t *tail) poll() (bool, error) {
 	}
 	complete := data[:cut+1]
 	t.partial = append([]byte(nil), data[cut+1:]...)
-	events, err := result.ReadEvents(bytes.NewReader(complete))
+	events, err := output.ReadEvents(bytes.NewReader(complete))
 	if err != nil {
 		return false, err
 	}
@@ -79,7 +79,7 @@ func (t *tail) poll() (bool, error) {
 	return t.state.progress() != before, nil
 }
 
-func (s *progressState) apply(e result.Event) {
+func (s *progressState) apply(e output.Event) {
 	if e.Budget > 0 {
 		s.budget = int64(e.Budget)
 	}
@@ -105,11 +105,11 @@ func (s *progressState) progress() v1beta2.RunProgress {
 	p := v1beta2.RunProgress{
 		Budget:      s.budget,
 		Settled:     s.settled,
-		Feasible:    s.counts[result.StatusFeasible],
-		Infeasible:  s.counts[result.StatusInfeasible],
-		Failed:      s.counts[result.StatusFailed],
-		TimedOut:    s.counts[result.StatusTimedOut],
-		Unsupported: s.counts[result.StatusUnsupported],
+		Feasible:    s.counts[output.StatusFeasible],
+		Infeasible:  s.counts[output.StatusInfeasible],
+		Failed:      s.counts[output.StatusFailed],
+		TimedOut:    s.counts[output.StatusTimedOut],
+		Unsupported: s.counts[output.StatusUnsupported],
 	}
 	if s.finished != nil {
 		p = withCounts(p, *s.finished)
@@ -117,8 +117,8 @@ func (s *progressState) progress() v1beta2.RunProgress {
 	return p
 }
 
-// withCounts overrides the outcome counts with the authoritative counts of the result.
-func withCounts(p v1beta2.RunProgress, c result.Counts) v1beta2.RunProgress {
+// withCounts overrides the outcome counts with the authoritative counts of the output.
+func withCounts(p v1beta2.RunProgress, c output.Counts) v1beta2.RunProgress {
 	p.Feasible = int64(c.Feasible)
 	p.Infeasible = int64(c.Infeasible)
 	p.Failed = int64(c.Failed)

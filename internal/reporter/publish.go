@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
-	"github.com/dgdr-operator/dgdr-operator/internal/aisim/result"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 	"github.com/dgdr-operator/dgdr-operator/internal/render"
 )
@@ -35,7 +35,7 @@ const (
 func (r *Reporter) Publish(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun, exitCode int, progress v1beta2.RunProgress) (*Outcome, error) {
 	r.defaults()
 	out := &Outcome{SearchExitCode: exitCode, Progress: progress}
-	sweep, err := result.ReadSweepResult(r.OutputDir)
+	sweep, err := output.ReadSweepResult(r.OutputDir)
 	if err != nil {
 		if exitCode == 0 {
 			return out, fmt.Errorf("the search exited 0 but its result cannot be read: %w", err)
@@ -110,7 +110,7 @@ func (r *Reporter) patchFinal(ctx context.Context, run *v1beta2.DynamoGraphDeplo
 }
 
 // desiredCandidates builds the Candidates to publish, in view order, at most maxCandidates.
-func (r *Reporter) desiredCandidates(run *v1beta2.DynamoGraphDeploymentRun, sweep *result.SweepResult) ([]v1beta2.DynamoGraphDeploymentCandidate, error) {
+func (r *Reporter) desiredCandidates(run *v1beta2.DynamoGraphDeploymentRun, sweep *output.SweepResult) ([]v1beta2.DynamoGraphDeploymentCandidate, error) {
 	limit := DefaultMaxCandidates
 	if rs := run.Spec.Recommendation; rs != nil && rs.MaxCandidates != nil && *rs.MaxCandidates > 0 {
 		limit = int(*rs.MaxCandidates)
@@ -125,7 +125,7 @@ func (r *Reporter) desiredCandidates(run *v1beta2.DynamoGraphDeploymentRun, swee
 		if !ok {
 			return nil, fmt.Errorf("recommendation.json: view entry %s has no candidate record", id)
 		}
-		path := result.RecommendationPath(r.OutputDir, i)
+		path := output.RecommendationPath(r.OutputDir, i)
 		data, err := os.ReadFile(path)
 		if err != nil {
 			return nil, fmt.Errorf("reading the configuration of %s: %w", id, err)
@@ -143,7 +143,7 @@ func (r *Reporter) desiredCandidates(run *v1beta2.DynamoGraphDeploymentRun, swee
 	return out, nil
 }
 
-func (r *Reporter) buildCandidate(run *v1beta2.DynamoGraphDeploymentRun, sweep *result.SweepResult, rec *result.Candidate, doc map[string]any, rank int) (*v1beta2.DynamoGraphDeploymentCandidate, error) {
+func (r *Reporter) buildCandidate(run *v1beta2.DynamoGraphDeploymentRun, sweep *output.SweepResult, rec *output.Candidate, doc map[string]any, rank int) (*v1beta2.DynamoGraphDeploymentCandidate, error) {
 	name := naming.CandidateName(run.Name, rec.CandidateID)
 	dgd, sum, err := render.Render(doc, render.Options{
 		Name:          name,
@@ -214,7 +214,7 @@ func (r *Reporter) buildCandidate(run *v1beta2.DynamoGraphDeploymentRun, sweep *
 	return c, nil
 }
 
-func viewName(s *result.SweepResult) string {
+func viewName(s *output.SweepResult) string {
 	if len(s.Views.ParetoFront) > 0 {
 		return ViewParetoFront
 	}
@@ -222,7 +222,7 @@ func viewName(s *result.SweepResult) string {
 }
 
 // Metrics maps a candidate record's metrics to the API's CandidateMetrics.
-func Metrics(rec *result.Candidate) *v1beta2.CandidateMetrics {
+func Metrics(rec *output.Candidate) *v1beta2.CandidateMetrics {
 	get := func(keys ...string) *float64 {
 		for _, k := range keys {
 			if v, ok := rec.Metrics[k]; ok {

@@ -28,7 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
-	"github.com/dgdr-operator/dgdr-operator/internal/aisim/result"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 )
 
@@ -41,7 +41,7 @@ const (
 	DefaultPollInterval     = time.Second
 )
 
-// Reporter follows one Run's search and publishes its result.
+// Reporter follows one Run's search and publishes its output.
 type Reporter struct {
 	// Client is a direct (uncached) client with the v1beta2 types in its scheme.
 	Client client.Client
@@ -108,7 +108,7 @@ func (r *Reporter) defaults() {
 	}
 }
 
-// Run follows the search until the watcher reports its end, then publishes the result. It
+// Run follows the search until the watcher reports its end, then publishes the output. It
 // returns nil once the result is published (or there was nothing to publish because the search
 // failed before writing one), and an error when publication failed.
 func (r *Reporter) Run(ctx context.Context) (*Outcome, error) {
@@ -146,7 +146,7 @@ func (r *Reporter) Run(ctx context.Context) (*Outcome, error) {
 			}
 			r.Log.Info("search ended", "exitCode", e.code)
 			if _, err := tl.poll(); err != nil {
-				return nil, fmt.Errorf("reading %s: %w", result.EventsFile, err)
+				return nil, fmt.Errorf("reading %s: %w", output.EventsFile, err)
 			}
 			// Publication is idempotent (exactly once in effect), so a publication interrupted by
 			// an API outage is simply done again.

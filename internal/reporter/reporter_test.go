@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
-	"github.com/dgdr-operator/dgdr-operator/internal/aisim/result"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 	"github.com/dgdr-operator/dgdr-operator/internal/reporter"
 )
@@ -37,9 +37,9 @@ func newReporter(ns, run, dir string, w reporter.SearchWatcher) *reporter.Report
 }
 
 // expectedNames are the Candidate names recommendation.json implies, best first.
-func expectedNames(t *testing.T, run, dir string, max int) ([]string, *result.SweepResult) {
+func expectedNames(t *testing.T, run, dir string, max int) ([]string, *output.SweepResult) {
 	t.Helper()
-	sweep, err := result.ReadSweepResult(dir)
+	sweep, err := output.ReadSweepResult(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,8 +79,8 @@ func TestProgressThenPublication(t *testing.T) {
 		resCh <- res{out, err}
 	}()
 
-	lines := readLines(t, filepath.Join(src, result.EventsFile))
-	f, err := os.Create(filepath.Join(dir, result.EventsFile))
+	lines := readLines(t, filepath.Join(src, output.EventsFile))
+	f, err := os.Create(filepath.Join(dir, output.EventsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestProgressThenPublication(t *testing.T) {
 }
 
 // checkPublished compares the Candidates and the Run status with recommendation.json.
-func checkPublished(t *testing.T, ns string, run *v1beta2.DynamoGraphDeploymentRun, dir string, sweep *result.SweepResult, want []string) {
+func checkPublished(t *testing.T, ns string, run *v1beta2.DynamoGraphDeploymentRun, dir string, sweep *output.SweepResult, want []string) {
 	t.Helper()
 	cands := listCandidates(t, ns)
 	var names []string
@@ -182,7 +182,7 @@ func checkPublished(t *testing.T, ns string, run *v1beta2.DynamoGraphDeploymentR
 			t.Errorf("%s: spec.gpus %d, want %d", c.Name, c.Spec.GPUs, rec.UsedGPUs)
 		}
 		// parameters = recommendations/NNNN.yaml, graphDeployment = a v1beta1 DGD.
-		data, err := os.ReadFile(result.RecommendationPath(dir, i))
+		data, err := os.ReadFile(output.RecommendationPath(dir, i))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -283,7 +283,7 @@ func TestNoFeasibleCandidate(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("aisim exit %d, want 1", code)
 	}
-	sweep, err := result.ReadSweepResult(dir)
+	sweep, err := output.ReadSweepResult(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

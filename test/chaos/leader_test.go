@@ -15,7 +15,7 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/config"
-	"github.com/dgdr-operator/dgdr-operator/internal/sandbox/manager"
+	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/manager"
 )
 
 const replicaB = "dgdr-operator-b"

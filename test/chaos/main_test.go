@@ -18,8 +18,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
-	"github.com/dgdr-operator/dgdr-operator/internal/sandbox/manager"
 	"github.com/dgdr-operator/dgdr-operator/test/sandboxtest"
+	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/manager"
 )
 
 var (

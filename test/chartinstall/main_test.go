@@ -26,8 +26,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/dgdr-operator/dgdr-operator/internal/sandbox/manager"
 	"github.com/dgdr-operator/dgdr-operator/test/sandboxtest"
+	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/manager"
 )
 
 // The release under test.

@@ -24,7 +24,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
-	"github.com/dgdr-operator/dgdr-operator/internal/sandbox/manager"
+	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/manager"
 )
 
 // SlowRequest (format with a name) is a search of about 15 s on the sandbox: long enough to act

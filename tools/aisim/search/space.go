@@ -10,9 +10,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/dgdr-operator/dgdr-operator/internal/aisim/catalog"
-	"github.com/dgdr-operator/dgdr-operator/internal/aisim/input"
-	"github.com/dgdr-operator/dgdr-operator/internal/aisim/perf"
+	"github.com/dgdr-operator/dgdr-operator/tools/aisim/catalog"
+	"github.com/dgdr-operator/dgdr-operator/tools/aisim/input"
+	"github.com/dgdr-operator/dgdr-operator/tools/aisim/perf"
 )
 
 // Env is what every evaluation needs.

@@ -27,7 +27,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
-	"github.com/dgdr-operator/dgdr-operator/internal/sandbox/controlplane"
+	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/controlplane"
 )
 
 // The Node the agent registers and its GPU product label.

@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/dgdr-operator/dgdr-operator/internal/sandbox/controlplane"
+	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/controlplane"
 )
 
 // This file holds what fault-injection tests (test/chaos) need beyond up/down/restart: the

@@ -3,8 +3,8 @@ package search
 import (
 	"testing"
 
-	"github.com/dgdr-operator/dgdr-operator/internal/aisim/catalog"
-	"github.com/dgdr-operator/dgdr-operator/internal/aisim/input"
+	"github.com/dgdr-operator/dgdr-operator/tools/aisim/catalog"
+	"github.com/dgdr-operator/dgdr-operator/tools/aisim/input"
 )
 
 func mustEnv(tb testing.TB, doc string, sets ...string) *Env {

@@ -11,7 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
 
-	"github.com/dgdr-operator/dgdr-operator/internal/aisim/result"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/internal/testutil/golden"
 )
 
@@ -45,7 +45,7 @@ func TestRecommendGoldenFiles(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	files := []string{result.RecommendationFile, result.EventsFile, "recommendations/0001.yaml"}
+	files := []string{output.RecommendationFile, output.EventsFile, "recommendations/0001.yaml"}
 	for _, f := range files {
 		got, err := os.ReadFile(filepath.Join(dir, f))
 		if err != nil {
@@ -62,20 +62,20 @@ func TestRecommendOutputsRoundTrip(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	sweep, err := result.ReadSweepResult(dir)
+	sweep, err := output.ReadSweepResult(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Re-encoding what was read gives the identical file: nothing was lost.
-	again, err := result.MarshalCanonical(sweep)
+	again, err := output.MarshalCanonical(sweep)
 	if err != nil {
 		t.Fatal(err)
 	}
-	onDisk, _ := os.ReadFile(filepath.Join(dir, result.RecommendationFile))
+	onDisk, _ := os.ReadFile(filepath.Join(dir, output.RecommendationFile))
 	if diff := cmp.Diff(string(onDisk), string(again)); diff != "" {
 		t.Errorf("recommendation.json does not round-trip (-file +reencoded):\n%s", diff)
 	}
-	recs, err := result.ReadRecommendations(dir)
+	recs, err := output.ReadRecommendations(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,9 +96,9 @@ func TestRecommendOutputsRoundTrip(t *testing.T) {
 			t.Errorf("saved YAML %d contains optimization", i+1)
 		}
 	}
-	f, _ := os.Open(filepath.Join(dir, result.EventsFile))
+	f, _ := os.Open(filepath.Join(dir, output.EventsFile))
 	defer f.Close()
-	events, err := result.ReadEvents(f)
+	events, err := output.ReadEvents(f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,12 +123,12 @@ func TestRecommendOutputsRoundTrip(t *testing.T) {
 	if c.Evaluated != c.Feasible+c.Infeasible+c.TimedOut+c.Failed || c.Evaluated+c.Unsupported != len(sweep.Candidates) {
 		t.Errorf("inconsistent counts %+v for %d candidates", c, len(sweep.Candidates))
 	}
-	var rows []result.Row
+	var rows []output.Row
 	if err := yaml.Unmarshal([]byte(stdout), &rows); err != nil {
 		t.Fatal(err)
 	}
 	for i, r := range rows {
-		if r.Rank != i+1 || r.ConfigPath != result.RecommendationPath(dir, i) || *r.Score != *sel[i].Score {
+		if r.Rank != i+1 || r.ConfigPath != output.RecommendationPath(dir, i) || *r.Score != *sel[i].Score {
 			t.Errorf("row %d = %+v, candidate %s score %v", i, r, sel[i].CandidateID, *sel[i].Score)
 		}
 	}
@@ -145,7 +145,7 @@ func TestOverwriteKeepsForeignFiles(t *testing.T) {
 	}
 	foreign := filepath.Join(dir, "notes.txt")
 	os.WriteFile(foreign, []byte("mine"), 0o644)
-	stale := result.RecommendationPath(dir, 98)
+	stale := output.RecommendationPath(dir, 98)
 	os.WriteFile(stale, []byte("old"), 0o644)
 	cfg := filepath.Join(filepath.Dir(dir), "input.yaml")
 	var out, errb bytes.Buffer

@@ -8,8 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/dgdr-operator/dgdr-operator/internal/aisim/catalog"
-	"github.com/dgdr-operator/dgdr-operator/internal/aisim/input"
+	"github.com/dgdr-operator/dgdr-operator/tools/aisim/catalog"
+	"github.com/dgdr-operator/dgdr-operator/tools/aisim/input"
 )
 
 func mustModel(t testing.TB, id string) *catalog.Model {

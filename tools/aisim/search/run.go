@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dgdr-operator/dgdr-operator/internal/aisim/input"
-	"github.com/dgdr-operator/dgdr-operator/internal/aisim/result"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
+	"github.com/dgdr-operator/dgdr-operator/tools/aisim/input"
 )
 
 // Options control a search run.
@@ -21,14 +21,14 @@ type Options struct {
 	Parallelism int
 	// OnSettled is called for every candidate in candidate order, as soon as
 	// it and all earlier candidates have settled.
-	OnSettled func(c result.Candidate, settled, budget int)
+	OnSettled func(c output.Candidate, settled, budget int)
 }
 
 // Run is a finished (or interrupted) search.
 type Run struct {
-	Candidates []result.Candidate
+	Candidates []output.Candidate
 	Outcomes   []*Outcome
-	Counts     result.Counts
+	Counts     output.Counts
 	// Selected lists indexes into Candidates, best first (or Pareto order).
 	Selected   []int
 	Exhaustive bool
@@ -151,22 +151,22 @@ settle:
 	return run, nil
 }
 
-func count(c *result.Counts, status string, hit bool) {
+func count(c *output.Counts, status string, hit bool) {
 	switch status {
-	case result.StatusFeasible:
+	case output.StatusFeasible:
 		c.Feasible++
-	case result.StatusInfeasible:
+	case output.StatusInfeasible:
 		c.Infeasible++
-	case result.StatusUnsupported:
+	case output.StatusUnsupported:
 		c.Unsupported++
-	case result.StatusTimedOut:
+	case output.StatusTimedOut:
 		c.TimedOut++
-	case result.StatusFailed:
+	case output.StatusFailed:
 		c.Failed++
-	case result.StatusResourceLimited:
+	case output.StatusResourceLimited:
 		c.ResourceLimited++
 	}
-	if status != result.StatusUnsupported && status != result.StatusResourceLimited {
+	if status != output.StatusUnsupported && status != output.StatusResourceLimited {
 		c.Evaluated++
 	}
 	if hit {
@@ -175,8 +175,8 @@ func count(c *result.Counts, status string, hit bool) {
 }
 
 // record builds the CandidateRecord for outcome i.
-func (e *Env) record(i int, o *Outcome) result.Candidate {
-	c := result.Candidate{
+func (e *Env) record(i int, o *Outcome) output.Candidate {
+	c := output.Candidate{
 		CandidateID:      fmt.Sprintf("candidate-%06d", i+1),
 		Status:           o.Status,
 		ReasonCategory:   o.ReasonCategory,
@@ -197,7 +197,7 @@ func (e *Env) record(i int, o *Outcome) result.Candidate {
 			"cache_hit":       o.CacheHit,
 		},
 	}
-	if o.Status == result.StatusUnsupported {
+	if o.Status == output.StatusUnsupported {
 		c.PredictionConfig = nil
 	}
 	return c
@@ -205,7 +205,7 @@ func (e *Env) record(i int, o *Outcome) result.Candidate {
 
 // better orders feasible candidates: score desc, then fewer GPUs, then (for
 // min_gpus) higher goodput and lower mean E2E, then canonical config.
-func (e *Env) better(a, b result.Candidate) bool {
+func (e *Env) better(a, b output.Candidate) bool {
 	if *a.Score != *b.Score {
 		return *a.Score > *b.Score
 	}
@@ -231,7 +231,7 @@ func (e *Env) selectView(run *Run) []int {
 	var feas []int
 	seen := map[string]bool{}
 	for i, c := range run.Candidates {
-		if c.Status != result.StatusFeasible || run.Outcomes[i].CacheHit {
+		if c.Status != output.StatusFeasible || run.Outcomes[i].CacheHit {
 			continue
 		}
 		key := string(mustJSON(c.PredictionConfig))

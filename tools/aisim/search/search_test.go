@@ -10,8 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
 
-	"github.com/dgdr-operator/dgdr-operator/internal/aisim/input"
-	"github.com/dgdr-operator/dgdr-operator/internal/aisim/result"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
+	"github.com/dgdr-operator/dgdr-operator/tools/aisim/input"
 )
 
 // smallDoc keeps the space small enough to search exhaustively in tests.
@@ -86,7 +86,7 @@ func TestTighterSLANeverAddsFeasible(t *testing.T) {
 			fmt.Sprintf("evaluation: {sla: {ttft_ms: %g, itl_ms: %g}}", ttft, itl)), "optimization.strict_sla=true")
 		out := map[string]bool{}
 		for _, c := range run.Candidates {
-			if c.Status == result.StatusFeasible {
+			if c.Status == output.StatusFeasible {
 				out[string(mustJSON(c.Config))] = true
 			}
 		}
@@ -203,7 +203,7 @@ func TestParetoFront(t *testing.T) {
 		prevUser = o["throughput_per_user"]
 	}
 	for i, c := range run.Candidates {
-		if c.Status != result.StatusFeasible {
+		if c.Status != output.StatusFeasible {
 			continue
 		}
 		dominated := false
@@ -246,7 +246,7 @@ traffic: {load: {concurrency: 8}, stop: {requests: 20}}`
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(result.Counts{Evaluated: 2, Feasible: 1, Infeasible: 1, Unsupported: 1}, run.Counts); diff != "" {
+	if diff := cmp.Diff(output.Counts{Evaluated: 2, Feasible: 1, Infeasible: 1, Unsupported: 1}, run.Counts); diff != "" {
 		t.Errorf("counts (-want +got):\n%s", diff)
 	}
 }

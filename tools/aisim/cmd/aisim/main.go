@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/dgdr-operator/dgdr-operator/internal/aisim/app"
+	"github.com/dgdr-operator/dgdr-operator/tools/aisim/app"
 )
 
 func main() {

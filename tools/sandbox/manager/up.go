@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/dgdr-operator/dgdr-operator/internal/sandbox/controlplane"
+	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/controlplane"
 )
 
 // Options of Up.
@@ -66,7 +66,7 @@ func Up(ctx context.Context, o Options) (*State, error) {
 		}
 		o.printf("building aisim, dgdr-operator, dgdrctl and dgdr-sandbox into bin/")
 		if err := runVisible(ctx, o, o.Root, nil, "go", "build", "-o", bin+"/",
-			"./cmd/aisim", "./cmd/dgdr-operator", "./cmd/dgdrctl", "./cmd/dgdr-sandbox"); err != nil {
+			"./tools/aisim/cmd/aisim", "./cmd/dgdr-operator", "./cmd/dgdrctl", "./tools/sandbox/cmd/dgdr-sandbox"); err != nil {
 			return nil, fmt.Errorf("go build: %w", err)
 		}
 		o.printf("binaries ready in %s", time.Since(t0).Round(100*time.Millisecond))

@@ -1,4 +1,4 @@
-package result_test
+package output_test
 
 import (
 	"bytes"
@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/dgdr-operator/dgdr-operator/internal/aisim/result"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 )
 
 // FuzzParseSweepResult: recommendation.json parsing never panics, and a parsed result survives a
@@ -19,21 +19,21 @@ func FuzzParseSweepResult(f *testing.F) {
 	}
 	f.Add([]byte(`{"schema_version":"1.1","counts":{},"candidates":[],"views":{"top_n":["candidate-000001"]}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		r, err := result.ParseSweepResult(data)
+		r, err := output.ParseSweepResult(data)
 		if err != nil {
 			return
 		}
 		_ = r.Selected()
-		out, err := result.MarshalCanonical(r)
+		out, err := output.MarshalCanonical(r)
 		if err != nil {
 			return // e.g. NaN cannot come from JSON, but be lenient about non-finite floats
 		}
-		back, err := result.ParseSweepResult(out)
+		back, err := output.ParseSweepResult(out)
 		if err != nil {
 			t.Fatalf("re-parsing our own output: %v\n%s", err, out)
 		}
 		// Serialization is a fixed point: what we write reads back to the same bytes.
-		again, err := result.MarshalCanonical(back)
+		again, err := output.MarshalCanonical(back)
 		if err != nil || !bytes.Equal(out, again) {
 			t.Fatalf("round trip changed the result:\n%s\n%s", out, again)
 		}
@@ -46,6 +46,6 @@ func FuzzReadEvents(f *testing.F) {
 	f.Add([]byte("{\"event\":\"candidate_settled\",\"candidate_id\":\"candidate-000001\",\"status\":\"feasible\",\"settled\":1,\"budget\":4}\n{\"event\":\"cand"))
 	f.Add([]byte("\n\n{}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_, _ = result.ReadEvents(bytes.NewReader(data))
+		_, _ = output.ReadEvents(bytes.NewReader(data))
 	})
 }

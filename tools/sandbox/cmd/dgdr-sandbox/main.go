@@ -14,8 +14,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/dgdr-operator/dgdr-operator/internal/sandbox/manager"
-	"github.com/dgdr-operator/dgdr-operator/internal/sandbox/nodeagent"
+	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/manager"
+	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/nodeagent"
 )
 
 func main() {

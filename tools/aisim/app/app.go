@@ -1,7 +1,7 @@
 // Package app implements the aisim commands (recommend, predict): reading
 // the input, running the search or a single prediction, writing the output
 // directory and mapping outcomes to AISimulate's exit codes. The CLI in
-// cmd/aisim only parses flags and calls into this package.
+// tools/aisim/cmd/aisim only parses flags and calls into this package.
 package app
 
 import (
@@ -17,11 +17,11 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/dgdr-operator/dgdr-operator/internal/aisim/catalog"
-	"github.com/dgdr-operator/dgdr-operator/internal/aisim/input"
-	"github.com/dgdr-operator/dgdr-operator/internal/aisim/perf"
-	"github.com/dgdr-operator/dgdr-operator/internal/aisim/result"
-	"github.com/dgdr-operator/dgdr-operator/internal/aisim/search"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
+	"github.com/dgdr-operator/dgdr-operator/tools/aisim/catalog"
+	"github.com/dgdr-operator/dgdr-operator/tools/aisim/input"
+	"github.com/dgdr-operator/dgdr-operator/tools/aisim/perf"
+	"github.com/dgdr-operator/dgdr-operator/tools/aisim/search"
 )
 
 // Exit codes (AISimulate's contract, §13).
@@ -141,7 +141,7 @@ func prepareOutputDir(dir string, overwrite bool) error {
 		return fmt.Errorf("%s is not empty (use --overwrite to replace aisim's files)", dir)
 	}
 	for _, rel := range existing {
-		if result.KnownFile(rel) {
+		if output.KnownFile(rel) {
 			if err := os.Remove(filepath.Join(dir, rel)); err != nil {
 				return err
 			}
@@ -206,22 +206,22 @@ func Recommend(ctx context.Context, opts Options) int {
 		fmt.Fprintf(opts.Stderr, "--output-dir: %v\n", err)
 		return ExitInvalid
 	}
-	events, err := result.CreateEventWriter(dir)
+	events, err := output.CreateEventWriter(dir)
 	if err != nil {
 		fmt.Fprintf(opts.Stderr, "aisim recommend failed: %v\n", err)
 		return ExitFailed
 	}
 	defer events.Close()
 	var writeErr error
-	note := func(e result.Event) {
+	note := func(e output.Event) {
 		if err := events.Write(e); err != nil && writeErr == nil {
 			writeErr = err
 		}
 	}
-	note(result.Event{Event: "search_started", RunID: runID, Budget: l.doc.Optimizer.MaxTrials})
+	note(output.Event{Event: "search_started", RunID: runID, Budget: l.doc.Optimizer.MaxTrials})
 	start := time.Now()
-	run, err := l.env.Recommend(ctx, search.Options{OnSettled: func(c result.Candidate, settled, budget int) {
-		note(result.Event{Event: "candidate_settled", CandidateID: c.CandidateID, Status: c.Status, Reason: c.ReasonCategory,
+	run, err := l.env.Recommend(ctx, search.Options{OnSettled: func(c output.Candidate, settled, budget int) {
+		note(output.Event{Event: "candidate_settled", CandidateID: c.CandidateID, Status: c.Status, Reason: c.ReasonCategory,
 			UsedGPUs: c.UsedGPUs, Score: c.Score, CacheHit: c.Provenance["cache_hit"] == true, Settled: settled, Budget: budget})
 	}})
 	if err != nil {
@@ -232,19 +232,19 @@ func Recommend(ctx context.Context, opts Options) int {
 	if !run.Exhaustive {
 		strategy = "random"
 	}
-	sweep := &result.SweepResult{
-		SchemaVersion:      result.SchemaVersion,
+	sweep := &output.SweepResult{
+		SchemaVersion:      output.SchemaVersion,
 		CandidateRetention: "all",
 		Counts:             run.Counts,
 		Candidates:         run.Candidates,
-		Provenance: result.Provenance{
+		Provenance: output.Provenance{
 			Implementation: "aisim", ImplementationVersion: Version, Estimator: "analytical",
 			SearchStrategy: strategy, RunID: runID, CreatedAt: createdAt, InputFingerprint: fp,
 			Config: rawConfig(l.doc), Note: Note,
 		},
 	}
 	if sweep.Candidates == nil {
-		sweep.Candidates = []result.Candidate{}
+		sweep.Candidates = []output.Candidate{}
 	}
 	var ids []string
 	for _, i := range run.Selected {
@@ -255,20 +255,20 @@ func Recommend(ctx context.Context, opts Options) int {
 	} else {
 		sweep.Views.TopN = ids
 	}
-	recPath := filepath.Join(dir, result.RecommendationFile)
-	if err := result.WriteJSONFile(recPath, sweep); err != nil {
+	recPath := filepath.Join(dir, output.RecommendationFile)
+	if err := output.WriteJSONFile(recPath, sweep); err != nil {
 		fmt.Fprintf(opts.Stderr, "aisim recommend failed: %v\n", err)
 		return ExitFailed
 	}
-	var rows []result.Row
+	var rows []output.Row
 	for rank, i := range run.Selected {
 		c := run.Candidates[i]
-		if err := result.WriteRecommendation(dir, rank, c.PredictionConfig); err != nil {
+		if err := output.WriteRecommendation(dir, rank, c.PredictionConfig); err != nil {
 			fmt.Fprintf(opts.Stderr, "aisim recommend failed: %v\n", err)
 			return ExitFailed
 		}
-		rows = append(rows, result.Row{Rank: rank + 1, Score: c.Score, Objectives: c.Objectives, UsedGPUs: c.UsedGPUs,
-			ConfigPath: result.RecommendationPath(dir, rank)})
+		rows = append(rows, output.Row{Rank: rank + 1, Score: c.Score, Objectives: c.Objectives, UsedGPUs: c.UsedGPUs,
+			ConfigPath: output.RecommendationPath(dir, rank)})
 	}
 	outcome := "completed"
 	switch {
@@ -278,10 +278,10 @@ func Recommend(ctx context.Context, opts Options) int {
 		outcome = "no_feasible"
 	}
 	counts := run.Counts
-	note(result.Event{Event: "search_finished", RunID: runID, Counts: &counts, Outcome: outcome, Settled: len(run.Candidates),
+	note(output.Event{Event: "search_finished", RunID: runID, Counts: &counts, Outcome: outcome, Settled: len(run.Candidates),
 		Budget: len(run.Candidates)})
 	if writeErr != nil {
-		fmt.Fprintf(opts.Stderr, "aisim recommend failed: writing %s: %v\n", result.EventsFile, writeErr)
+		fmt.Fprintf(opts.Stderr, "aisim recommend failed: writing %s: %v\n", output.EventsFile, writeErr)
 		return ExitFailed
 	}
 	if run.Interrupted {
@@ -290,9 +290,9 @@ func Recommend(ctx context.Context, opts Options) int {
 	}
 	if opts.Format == "json" {
 		if rows == nil {
-			rows = []result.Row{}
+			rows = []output.Row{}
 		}
-		data, _ := result.MarshalCanonical(rows)
+		data, _ := output.MarshalCanonical(rows)
 		opts.Stdout.Write(data)
 	} else {
 		fmt.Fprintln(opts.Stdout, "aisim recommendations (analytical estimate)")
@@ -346,7 +346,7 @@ func Predict(ctx context.Context, opts Options) int {
 		return ExitInvalid
 	}
 	pr := l.env.Prepare(points[0])
-	if pr.Status == result.StatusUnsupported {
+	if pr.Status == output.StatusUnsupported {
 		fmt.Fprintf(opts.Stderr, "%s: engine.workers: %s\n", opts.ConfigPath, pr.Reason)
 		return ExitInvalid
 	}
@@ -368,22 +368,22 @@ func Predict(ctx context.Context, opts Options) int {
 	for role, m := range pr.Memory {
 		memory[role] = m
 	}
-	pred := &result.Prediction{
+	pred := &output.Prediction{
 		Summary: sum, Memory: memory, Config: l.env.PredictionConfig(pr),
-		Provenance: result.Provenance{Implementation: "aisim", ImplementationVersion: Version, Estimator: "analytical",
+		Provenance: output.Provenance{Implementation: "aisim", ImplementationVersion: Version, Estimator: "analytical",
 			SearchStrategy: "none", RunID: runID, CreatedAt: createdAt, InputFingerprint: fp, Config: rawConfig(l.doc), Note: Note},
 	}
-	path := filepath.Join(dir, result.PredictionFile)
-	if err := result.WriteJSONFile(path, pred); err != nil {
+	path := filepath.Join(dir, output.PredictionFile)
+	if err := output.WriteJSONFile(path, pred); err != nil {
 		fmt.Fprintf(opts.Stderr, "aisim predict failed: %v\n", err)
 		return ExitFailed
 	}
-	if ev, err := result.CreateEventWriter(dir); err == nil {
-		ev.Write(result.Event{Event: "prediction_finished", RunID: runID, Status: result.StatusFeasible, Outcome: "completed"})
+	if ev, err := output.CreateEventWriter(dir); err == nil {
+		ev.Write(output.Event{Event: "prediction_finished", RunID: runID, Status: output.StatusFeasible, Outcome: "completed"})
 		ev.Close()
 	}
 	if opts.Format == "json" {
-		data, _ := result.MarshalCanonical(sum)
+		data, _ := output.MarshalCanonical(sum)
 		opts.Stdout.Write(data)
 		return ExitOK
 	}
@@ -392,17 +392,17 @@ func Predict(ctx context.Context, opts Options) int {
 	return ExitOK
 }
 
-func summary(pr *search.Prepared, r *perf.Report) result.Summary {
+func summary(pr *search.Prepared, r *perf.Report) output.Summary {
 	o := &search.Outcome{Prepared: pr, Report: r}
 	m := search.Metrics(o)
-	dist := func(name string) result.Distribution {
-		return result.Distribution{Mean: m["mean_"+name], P50: m["p50_"+name], P90: m["p90_"+name], P99: m["p99_"+name]}
+	dist := func(name string) output.Distribution {
+		return output.Distribution{Mean: m["mean_"+name], P50: m["p50_"+name], P90: m["p90_"+name], P99: m["p99_"+name]}
 	}
 	kv := map[string]int{}
 	for _, role := range pr.Point.Roles {
 		kv[role.Role] = pr.Memory[role.Role].TokensPerRank * role.Worker.Shape.AttentionData * role.Worker.Shape.Replicas
 	}
-	return result.Summary{
+	return output.Summary{
 		NumRequests: r.Requests, CompletedRequests: r.Completed, TotalOutputTokens: r.OutputTokens,
 		DurationMs: r.DurationMs, RequestThroughputRPS: r.RequestThroughput, OutputThroughputTokS: r.OutputThroughput,
 		PerUserTokS: r.PerUserThroughput, GoodputRPS: r.GoodputRequests, GoodputTokS: r.GoodputOutput,
@@ -412,12 +412,12 @@ func summary(pr *search.Prepared, r *perf.Report) result.Summary {
 	}
 }
 
-func printSummary(w io.Writer, s result.Summary) {
+func printSummary(w io.Writer, s output.Summary) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "metric\tmean\tp50\tp90\tp99")
 	for _, row := range []struct {
 		name string
-		d    result.Distribution
+		d    output.Distribution
 	}{{"TTFT (ms)", s.TTFT}, {"TPOT (ms)", s.TPOT}, {"ITL (ms)", s.ITL}, {"E2E latency (ms)", s.E2E}} {
 		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2f\t%.2f\n", row.name, row.d.Mean, row.d.P50, row.d.P90, row.d.P99)
 	}

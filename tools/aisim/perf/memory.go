@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/dgdr-operator/dgdr-operator/internal/aisim/catalog"
-	"github.com/dgdr-operator/dgdr-operator/internal/aisim/input"
+	"github.com/dgdr-operator/dgdr-operator/tools/aisim/catalog"
+	"github.com/dgdr-operator/dgdr-operator/tools/aisim/input"
 )
 
 // Backend defaults, as AISimulate documents them (contract §4.3).

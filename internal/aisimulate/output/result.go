@@ -2,7 +2,7 @@
 // recommendation or prediction, with readers and writers. It has no
 // dependency on the rest of aisim so other components (e.g. the operator's
 // reporter) can import it to read a search's output directory.
-package result
+package output
 
 import (
 	"bufio"

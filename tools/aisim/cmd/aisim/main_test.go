@@ -14,7 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/dgdr-operator/dgdr-operator/internal/aisim/result"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 )
 
 var binary string
@@ -107,7 +107,7 @@ traffic: {source: {type: synthetic, input_tokens: 1024, output_tokens: 128}, loa
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	var rows []result.Row
+	var rows []output.Row
 	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil {
 		t.Fatalf("stdout is not a JSON array of rows: %v\n%s", err, r.stdout)
 	}
@@ -119,7 +119,7 @@ traffic: {source: {type: synthetic, input_tokens: 1024, output_tokens: 128}, loa
 			t.Errorf("config_path %s: %v", row.ConfigPath, err)
 		}
 	}
-	sweep, err := result.ReadSweepResult(filepath.Join(dir, "out"))
+	sweep, err := output.ReadSweepResult(filepath.Join(dir, "out"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ traffic: {source: {type: synthetic, input_tokens: 1024, output_tokens: 128}, loa
 	if p.code != 0 {
 		t.Fatalf("predict of %s: exit %d: %s", rows[0].ConfigPath, p.code, p.stderr)
 	}
-	var s result.Summary
+	var s output.Summary
 	if err := json.Unmarshal([]byte(p.stdout), &s); err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func TestExitCodes(t *testing.T) {
 			}
 			if tc.code == 1 {
 				// Exit 1 still leaves the full ledger behind.
-				sweep, err := result.ReadSweepResult(out)
+				sweep, err := output.ReadSweepResult(out)
 				if err != nil || sweep.Counts.Feasible != 0 || sweep.Counts.Infeasible == 0 {
 					t.Errorf("result %+v, err %v", sweep, err)
 				}
@@ -202,7 +202,7 @@ traffic: {source: {type: synthetic, input_tokens: 1024, output_tokens: 128}, loa
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	var s result.Summary
+	var s output.Summary
 	if err := json.Unmarshal([]byte(r.stdout), &s); err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +212,7 @@ traffic: {source: {type: synthetic, input_tokens: 1024, output_tokens: 128}, loa
 	if kv := s.KVCapacityTokens["aggregated"]; kv < 730000 || kv > 745000 {
 		t.Errorf("KV capacity %d tokens, want ≈ 737,808", kv)
 	}
-	pred, err := result.ReadPrediction(filepath.Join(dir, "out"))
+	pred, err := output.ReadPrediction(filepath.Join(dir, "out"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +266,7 @@ traffic: {source: {input_tokens: 4096, output_tokens: 512}, load: {concurrency: 
 	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
 		t.Fatalf("exit = %v, want 130; stderr %q", err, errb.String())
 	}
-	sweep, err := result.ReadSweepResult(filepath.Join(dir, "out"))
+	sweep, err := output.ReadSweepResult(filepath.Join(dir, "out"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/dgdr-operator/dgdr-operator/internal/sandbox/controlplane"
+	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/controlplane"
 )
 
 // StateDirName is the state directory under the repository root.

@@ -3,8 +3,8 @@ package perf
 import (
 	"math"
 
-	"github.com/dgdr-operator/dgdr-operator/internal/aisim/catalog"
-	"github.com/dgdr-operator/dgdr-operator/internal/aisim/input"
+	"github.com/dgdr-operator/dgdr-operator/tools/aisim/catalog"
+	"github.com/dgdr-operator/dgdr-operator/tools/aisim/input"
 )
 
 // Efficiency factors of the roofline model. They are deliberately simple,

@@ -7,9 +7,9 @@ import (
 	"math"
 	"time"
 
-	"github.com/dgdr-operator/dgdr-operator/internal/aisim/input"
-	"github.com/dgdr-operator/dgdr-operator/internal/aisim/perf"
-	"github.com/dgdr-operator/dgdr-operator/internal/aisim/result"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
+	"github.com/dgdr-operator/dgdr-operator/tools/aisim/input"
+	"github.com/dgdr-operator/dgdr-operator/tools/aisim/perf"
 )
 
 // BackendVersions are the version slots aisim reports (AISimulate's fleet
@@ -53,14 +53,14 @@ func (e *Env) Prepare(p Point) *Prepared {
 		return pr
 	}
 	if p.Unsupported != "" {
-		return fail(result.StatusUnsupported, result.ReasonBackendTopology, p.Unsupported)
+		return fail(output.StatusUnsupported, output.ReasonBackendTopology, p.Unsupported)
 	}
 	t := e.Doc.Traffic
 	isl, osl := t.InputTokens, t.OutputTokens
 	if e.Doc.Command == input.Recommend {
 		used := p.UsedGPUs()
 		if o := e.Doc.Optimization; used > o.MaxGPUs || used < o.MinGPUs {
-			return fail(result.StatusInfeasible, result.ReasonGPUBudget,
+			return fail(output.StatusInfeasible, output.ReasonGPUBudget,
 				fmt.Sprintf("uses %d GPUs; allowed range is [%d, %d]", used, max(1, o.MinGPUs), o.MaxGPUs))
 		}
 	}
@@ -68,14 +68,14 @@ func (e *Env) Prepare(p Point) *Prepared {
 		mem, err := perf.KVCapacity(e.Model, e.GPU, r.Worker)
 		pr.Memory[r.Role] = mem
 		if err != nil {
-			return fail(result.StatusInfeasible, result.ReasonKVCapacity, r.Role+": "+err.Error())
+			return fail(output.StatusInfeasible, output.ReasonKVCapacity, r.Role+": "+err.Error())
 		}
 		need := isl + osl
 		if r.Role == input.RolePrefill {
 			need = isl
 		}
 		if mem.TokensPerRank < need {
-			return fail(result.StatusInfeasible, result.ReasonKVCapacity,
+			return fail(output.StatusInfeasible, output.ReasonKVCapacity,
 				fmt.Sprintf("%s: KV cache holds %d tokens per rank; one request needs %d", r.Role, mem.TokensPerRank, need))
 		}
 	}
@@ -92,7 +92,7 @@ func (e *Env) Prepare(p Point) *Prepared {
 		pr.Concurrency = int(p.Load)
 	case input.LoadKVCapacityFraction:
 		if pr.CapConc < 1 {
-			return fail(result.StatusInfeasible, result.ReasonKVCapacity,
+			return fail(output.StatusInfeasible, output.ReasonKVCapacity,
 				fmt.Sprintf("KV capacity %d tokens holds no request of %d tokens", pr.CapTokens, isl+osl/2))
 		}
 		pr.Concurrency = max(1, int(math.Floor(p.Load*float64(pr.CapConc))))
@@ -158,28 +158,28 @@ func (e *Env) Finish(pr *Prepared, rep *perf.Report, err error) *Outcome {
 	o := &Outcome{Prepared: pr, Report: rep}
 	switch {
 	case errors.Is(err, perf.ErrDeadline):
-		pr.Status, pr.ReasonCategory, pr.Reason = result.StatusTimedOut, result.ReasonRuntimeTimeout,
+		pr.Status, pr.ReasonCategory, pr.Reason = output.StatusTimedOut, output.ReasonRuntimeTimeout,
 			fmt.Sprintf("exceeded candidate_timeout_seconds (%gs)", e.Doc.Optimizer.CandidateTimeoutSeconds)
 		return o
 	case errors.Is(err, perf.ErrStalled):
-		pr.Status, pr.ReasonCategory, pr.Reason = result.StatusInfeasible, result.ReasonKVCapacity, err.Error()
+		pr.Status, pr.ReasonCategory, pr.Reason = output.StatusInfeasible, output.ReasonKVCapacity, err.Error()
 		return o
 	case err != nil:
-		pr.Status, pr.ReasonCategory, pr.Reason = result.StatusFailed, result.ReasonReplayRuntime, err.Error()
+		pr.Status, pr.ReasonCategory, pr.Reason = output.StatusFailed, output.ReasonReplayRuntime, err.Error()
 		return o
 	}
 	metrics := Metrics(o)
-	if err := result.CheckFinite(metrics); err != nil {
-		pr.Status, pr.ReasonCategory, pr.Reason = result.StatusFailed, result.ReasonInvalidMetrics, err.Error()
+	if err := output.CheckFinite(metrics); err != nil {
+		pr.Status, pr.ReasonCategory, pr.Reason = output.StatusFailed, output.ReasonInvalidMetrics, err.Error()
 		return o
 	}
 	score, objectives := e.score(o)
 	o.Score, o.Objectives = &score, objectives
-	pr.Status = result.StatusFeasible
+	pr.Status = output.StatusFeasible
 	opt := e.Doc.Optimization
 	if e.Doc.Command == input.Recommend && (opt.StrictSLA || opt.Target == input.TargetMinGPUs) {
 		if why := slaViolation(e.Doc.Evaluation.SLA, rep); why != "" {
-			pr.Status, pr.ReasonCategory, pr.Reason = result.StatusInfeasible, result.ReasonSLAConstraint, why
+			pr.Status, pr.ReasonCategory, pr.Reason = output.StatusInfeasible, output.ReasonSLAConstraint, why
 		}
 	}
 	return o
