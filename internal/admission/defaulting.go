@@ -5,6 +5,7 @@ package admission
 
 import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 )
@@ -65,7 +66,7 @@ func Default(dgdr *v1beta2.DynamoGraphDeploymentRequest, opts DefaultingOptions)
 		spec.Recommendation = &v1beta2.RecommendationSpec{}
 	}
 	if spec.Recommendation.MaxCandidates == nil {
-		spec.Recommendation.MaxCandidates = ptr(DefaultMaxCandidates)
+		spec.Recommendation.MaxCandidates = ptr.To(DefaultMaxCandidates)
 	}
 	return errs
 }
@@ -76,14 +77,12 @@ func isEmptyStatic(s *v1beta2.StaticWorkload) bool {
 
 func completeStatic(s *v1beta2.StaticWorkload) {
 	if s.InputTokens == nil {
-		s.InputTokens = ptr(DefaultInputTokens)
+		s.InputTokens = ptr.To(DefaultInputTokens)
 	}
 	if s.OutputTokens == nil {
-		s.OutputTokens = ptr(DefaultOutputTokens)
+		s.OutputTokens = ptr.To(DefaultOutputTokens)
 	}
 	if s.Load == nil {
-		s.Load = &v1beta2.LoadSpec{Concurrency: ptr(DefaultConcurrency)}
+		s.Load = &v1beta2.LoadSpec{Concurrency: ptr.To(DefaultConcurrency)}
 	}
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
@@ -101,28 +102,28 @@ func SetDefaults(cfg *v1alpha1.OperatorConfiguration) {
 		cfg.Reporter.Image = os.Getenv("OPERATOR_IMAGE")
 	}
 	if cfg.Job.ActiveDeadlineSeconds == nil {
-		cfg.Job.ActiveDeadlineSeconds = ptr(DefaultActiveDeadline)
+		cfg.Job.ActiveDeadlineSeconds = ptr.To(DefaultActiveDeadline)
 	}
 	if cfg.Defaults.GPUSKU == "" {
 		cfg.Defaults.GPUSKU = DefaultGPUSKU
 	}
 	if cfg.RunRetention == nil {
-		cfg.RunRetention = ptr(DefaultRunRetention)
+		cfg.RunRetention = ptr.To(DefaultRunRetention)
 	}
 	if cfg.Limits.MaxActiveRunsPerNamespace == nil {
-		cfg.Limits.MaxActiveRunsPerNamespace = ptr(DefaultMaxActiveRuns)
+		cfg.Limits.MaxActiveRunsPerNamespace = ptr.To(DefaultMaxActiveRuns)
 	}
 	if cfg.Limits.MaxTrials == nil {
-		cfg.Limits.MaxTrials = ptr(DefaultMaxTrials)
+		cfg.Limits.MaxTrials = ptr.To(DefaultMaxTrials)
 	}
 	if cfg.Limits.MaxParallelism == nil {
-		cfg.Limits.MaxParallelism = ptr(DefaultMaxParallelism)
+		cfg.Limits.MaxParallelism = ptr.To(DefaultMaxParallelism)
 	}
 	if cfg.Concurrency.Requests == nil {
-		cfg.Concurrency.Requests = ptr(DefaultWorkers)
+		cfg.Concurrency.Requests = ptr.To(DefaultWorkers)
 	}
 	if cfg.Concurrency.Runs == nil {
-		cfg.Concurrency.Runs = ptr(DefaultWorkers)
+		cfg.Concurrency.Runs = ptr.To(DefaultWorkers)
 	}
 	le := &cfg.LeaderElection
 	if le.LeaseName == "" {
@@ -144,7 +145,7 @@ func SetDefaults(cfg *v1alpha1.OperatorConfiguration) {
 		cfg.Health.BindAddress = DefaultHealthBindAddress
 	}
 	if cfg.Webhook.Port == nil {
-		cfg.Webhook.Port = ptr(DefaultWebhookPort)
+		cfg.Webhook.Port = ptr.To(DefaultWebhookPort)
 	}
 	if cfg.Webhook.CertDir == "" {
 		cfg.Webhook.CertDir = DefaultWebhookCertDir
@@ -214,5 +215,3 @@ func Validate(cfg *v1alpha1.OperatorConfiguration) field.ErrorList {
 	}
 	return errs
 }
-
-func ptr[T any](v T) *T { return &v }
