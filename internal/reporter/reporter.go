@@ -187,9 +187,9 @@ func (r *Reporter) getRun(ctx context.Context) (*v1beta2.DynamoGraphDeploymentRu
 	return &run, nil
 }
 
-func (r *Reporter) logRetry(what string) func(error, time.Duration) {
-	return func(err error, next time.Duration) {
-		r.Log.Info("transient API error; retrying", "what", what, "error", err.Error(), "retryIn", next.String())
+func (r *Reporter) logRetry(what string) func(error) {
+	return func(err error) {
+		r.Log.Info("transient API error; retrying", "what", what, "error", err.Error())
 	}
 }
 

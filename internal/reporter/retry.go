@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"net/url"
 	"strings"
 	"syscall"
@@ -12,6 +13,7 @@ import (
 	"golang.org/x/net/http2"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 )
 
@@ -44,26 +46,27 @@ func transient(err error) bool {
 		strings.Contains(err.Error(), "connection refused") || discovery.IsGroupDiscoveryFailedError(err)
 }
 
-// retry runs f until it succeeds, fails for a reason that is not transient, or timeout passes,
-// with exponential backoff up to 5 s. f must be idempotent.
-func retry(ctx context.Context, timeout time.Duration, log func(err error, next time.Duration), f func() error) error {
-	deadline := time.Now().Add(timeout)
-	backoff := 200 * time.Millisecond
-	for {
-		err := f()
-		if err == nil || !transient(err) || time.Now().Add(backoff).After(deadline) {
-			return err
+// apiBackoff spaces the attempts of retry: 200 ms, doubling up to 5 s, then every 5 s. Steps
+// is unbounded because the overall bound is a timeout, not a number of attempts.
+var apiBackoff = wait.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Cap: 5 * time.Second, Steps: math.MaxInt32}
+
+// retry runs f until it succeeds, fails for a reason that is not transient, timeout passes or
+// ctx is done, waiting apiBackoff between attempts, and returns f's last error. f must be
+// idempotent. log, if set, is told of every transient error that is retried.
+func retry(ctx context.Context, timeout time.Duration, log func(err error), f func() error) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var last error
+	// immediate: f runs at least once, even on a done ctx; sliding: the wait starts after f.
+	_ = apiBackoff.DelayFunc().Until(ctx, true, true, func(context.Context) (bool, error) {
+		last = f()
+		if last == nil || !transient(last) {
+			return true, nil
 		}
 		if log != nil {
-			log(err, backoff)
+			log(last)
 		}
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(backoff):
-		}
-		if backoff < 5*time.Second {
-			backoff *= 2
-		}
-	}
+		return false, nil
+	})
+	return last
 }

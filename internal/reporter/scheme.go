@@ -1,7 +1,6 @@
 package reporter
 
 import (
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
@@ -23,7 +22,3 @@ func NewScheme() *k8sruntime.Scheme {
 var defaultScheme = NewScheme()
 
 func scheme() *k8sruntime.Scheme { return defaultScheme }
-
-func rawWatchOptions(rv string) *metav1.ListOptions {
-	return &metav1.ListOptions{ResourceVersion: rv}
-}

@@ -10,8 +10,12 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -37,75 +41,46 @@ type PodWatcher struct {
 	Namespace string
 	PodName   string
 	Container string
-	// Resync bounds how long a single watch lasts before it is re-established (default 5m).
-	Resync time.Duration
 }
 
-// Wait implements SearchWatcher.
+// Wait implements SearchWatcher. An informer lists, then watches, the own pod and lists again
+// whenever the watch cannot be resumed (the API server restarted, the resource version
+// expired), so a container that ended before the watch started or during an outage is seen too.
 func (w *PodWatcher) Wait(ctx context.Context) (int, error) {
-	resync := w.Resync
-	if resync <= 0 {
-		resync = 5 * time.Minute
-	}
-	sel := client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector("metadata.name", w.PodName)}
-	backoff := 200 * time.Millisecond
-	for {
-		// A list first: the container may have ended before the watch started.
-		var pods corev1.PodList
-		err := w.Client.List(ctx, &pods, client.InNamespace(w.Namespace), sel)
-		if err == nil {
-			for i := range pods.Items {
-				if code, done := searchExit(&pods.Items[i], w.Container); done {
-					return code, nil
-				}
-			}
-			wctx, cancel := context.WithTimeout(ctx, resync)
-			var code int
-			var done bool
-			code, done, err = w.watchOnce(wctx, sel, pods.ResourceVersion)
-			cancel()
-			if done {
-				return code, nil
-			}
+	var code int
+	ended := func(ev watch.Event) (bool, error) {
+		pod, ok := ev.Object.(*corev1.Pod)
+		if !ok {
+			return false, nil
 		}
+		var done bool
+		code, done = searchExit(pod, w.Container)
+		return done, nil
+	}
+	if _, err := watchtools.UntilWithSync(ctx, w.listWatch(), &corev1.Pod{}, nil, ended); err != nil {
 		if ctx.Err() != nil {
 			return 0, ctx.Err()
 		}
-		select {
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		case <-time.After(backoff):
-		}
-		if err != nil && backoff < 5*time.Second {
-			backoff *= 2
-		}
+		return 0, err
 	}
+	return code, nil
 }
 
-func (w *PodWatcher) watchOnce(ctx context.Context, sel client.ListOption, rv string) (int, bool, error) {
-	var list corev1.PodList
-	wi, err := w.Client.Watch(ctx, &list, client.InNamespace(w.Namespace), sel, &client.ListOptions{Raw: rawWatchOptions(rv)})
-	if err != nil {
-		return 0, false, err
+// listWatch lists and watches the pod named w.PodName in w.Namespace.
+func (w *PodWatcher) listWatch() *cache.ListWatch {
+	name := fields.OneTermEqualSelector("metadata.name", w.PodName).String()
+	opts := func(o *metav1.ListOptions) *client.ListOptions {
+		o.FieldSelector = name
+		return &client.ListOptions{Namespace: w.Namespace, Raw: o, Limit: o.Limit, Continue: o.Continue}
 	}
-	defer wi.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return 0, false, nil
-		case ev, ok := <-wi.ResultChan():
-			if !ok {
-				return 0, false, nil
-			}
-			if ev.Type == watch.Error {
-				return 0, false, fmt.Errorf("watch error: %v", ev.Object)
-			}
-			if pod, isPod := ev.Object.(*corev1.Pod); isPod {
-				if code, done := searchExit(pod, w.Container); done {
-					return code, true, nil
-				}
-			}
-		}
+	return &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			var pods corev1.PodList
+			return &pods, w.Client.List(ctx, &pods, opts(&o))
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			return w.Client.Watch(ctx, &corev1.PodList{}, opts(&o))
+		},
 	}
 }
 
