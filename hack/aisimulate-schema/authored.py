@@ -94,13 +94,21 @@ defs = {
     "kvCache": obj({
         "block_size": ref("sweepPosInt"), "prefix_caching": {"type": "boolean"},
         "bytes_per_token": {"anyOf": [ref("posInt"), {"const": "auto"}]}, "capacity": ref("kvCapacity"),
-        "host_offload": obj({"num_host_blocks": ref("posInt"), "d2h_bandwidth_gbps": ref("posNumber"),
-                             "h2d_bandwidth_gbps": ref("posNumber")}, ["num_host_blocks"]),
+        # Newest upstream (docs/replay/engine/kv-cache.md): bandwidths are >= 0 (0 = unlimited), plus scope,
+        # latency_to_first_byte_ms and the shared pool bandwidths.
+        "host_offload": obj({"num_host_blocks": ref("posInt"), "scope": enum("dp_rank_local", "cluster_shared"),
+                             "d2h_bandwidth_gbps": ref("nonNegNumber"), "h2d_bandwidth_gbps": ref("nonNegNumber"),
+                             "latency_to_first_byte_ms": ref("nonNegNumber"),
+                             "shared_d2h_bandwidth_gbps": ref("nonNegNumber"),
+                             "shared_h2d_bandwidth_gbps": ref("nonNegNumber")}, ["num_host_blocks"]),
         "g3_offload": obj({"scope": enum("worker_local", "cluster_shared"), "num_g3_blocks": ref("posInt"),
                            "latency_to_first_byte_ms": ref("nonNegNumber"), "read_bandwidth_gbps": ref("posNumber"),
                            "write_bandwidth_gbps": ref("posNumber"), "shared_read_bandwidth_gbps": ref("posNumber"),
                            "shared_write_bandwidth_gbps": ref("posNumber")}),
-        "state_cache": obj({"bytes_per_request": ref("posInt")})}),
+        "state_cache": obj({"bytes_per_request": ref("posInt")}),
+        # KV cache element type. No stored upstream model spells its values out; any non-empty
+        # string is accepted and AISimulate decides (docs/effective-input-validation.md).
+        "dtype": {"type": ["string", "null"], "minLength": 1}}),
 }
 
 ESTIMATOR = {
@@ -116,17 +124,34 @@ defs["timing"] = obj({
     "fpm_parquet_path": {"type": ["string", "null"]}, **ESTIMATOR},
     allOf=[{"if": {"properties": {"type": {"const": "fixed"}}, "required": ["type"]},
             "then": {"required": ["prefill_ms", "decode_ms"]}}])
+# Native SGLang VL path (newest upstream, docs/replay/engine/sglang-vl-host-loop.md): a measured host
+# cost table and the vision tower settings of the worker hosting the image encoder.
+defs["hostProfile"] = obj({"path": {"type": "string", "minLength": 1}, "frontend": enum("python", "rust")}, ["path"])
+defs["vision"] = obj({"cache_mib": ref("nonNegNumber"), "encoder_parallel": enum("tp", "dp")})
 defs["worker"] = obj({
     "hardware": {"type": "string", "minLength": 1, "not": {"const": "auto"}}, "startup_seconds": ref("nonNegNumber"),
     "context_length": {"anyOf": [ref("posInt"), {"const": "max"}]}, "parallelism": ref("parallelism"),
-    "scheduler": ref("scheduler"), "kv_cache": ref("kvCache"), "timing": ref("timing")})
+    "scheduler": ref("scheduler"), "kv_cache": ref("kvCache"), "timing": ref("timing"),
+    "host_profile": ref("hostProfile"), "vision": ref("vision")})
 small_batch = {"allOf": [ref("posInt")], "maximum": 8}
 defs["encoder"] = obj({
     "hardware": {"type": "string", "minLength": 1}, "backend_version": {"type": "string"},
     "tensor": {"anyOf": [ref("posInt"), choices_of(ref("posInt"))]},
     "replicas": {"anyOf": [ref("posInt"), choices_of(ref("posInt"))]},
     "batch_size": {"anyOf": [small_batch, choices_of(small_batch)]},
-    "latency_correction": ref("posNumber"), "rate_degradation": {"type": "number", "exclusiveMinimum": 0, "maximum": 1}})
+    "latency_correction": ref("posNumber"), "rate_degradation": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
+    # Newest upstream: analytical (default) or native (event-level) encoder pools.
+    "mode": enum("analytical", "native"), "host_profile": ref("hostProfile"),
+    "transfer": obj({"bandwidth_gb_per_second": ref("posNumber")})})
+AFD_EP = {"anyOf": [ref("posInt"), enum("n_f_nodes", "ffn_tp")]}
+# engine.afd for recommend (AFDSearchRecommendationConfig); a_batch_size is required (a Go check names it).
+defs["afd"] = obj({
+    "phase": enum("prefill", "decode", "both"), "combined_with_pd": {"type": "boolean"},
+    "a_batch_size": ref("sweepPosInt"), "tp_a": ref("sweepPosInt"),
+    "f_moe_ep_size": {"anyOf": [AFD_EP, choices_of(AFD_EP)]}, "num_microbatches": ref("sweepPosInt"),
+    "pipeline_model": sweep_enum("optimistic", "conservative", "serial"), "comm_overhead_factor": ref("posNumber"),
+    "boundary_on_attn": {"type": "boolean"}, "max_af_ratio": ref("posNumber"), "max_candidates": ref("posInt")},
+    ["phase", "combined_with_pd"])
 
 
 def type_is(t, default=False):
@@ -136,12 +161,18 @@ def type_is(t, default=False):
     return {"properties": {"type": {"const": t}}, "required": ["type"]}
 
 
-SOURCE_PROPS = ["type", "input_tokens", "output_tokens", "images", "new_input_tokens_per_turn", "output_tokens_per_turn",
-                "session", "paths", "format", "block_size", "nested_timestamp_basis"]
+SOURCE_PROPS = ["type", "input_tokens", "output_tokens", "images", "cached_prefix_tokens", "new_input_tokens_per_turn",
+                "output_tokens_per_turn", "session", "paths", "format", "block_size", "nested_timestamp_basis"]
 source = obj({
     "type": enum("synthetic", "synthetic-session", "trace"),
     "input_tokens": ref("posInt"), "output_tokens": ref("posInt"),
-    "images": obj({"height": ref("posInt"), "width": ref("posInt"), "count": ref("posInt")}, ["height", "width"]),
+    # Newest upstream adds encoding, identity and the processor pixel budget (native VL path).
+    "images": obj({"height": ref("posInt"), "width": ref("posInt"), "count": ref("posInt"),
+                   "encoding": enum("png", "jpeg"),
+                   "identity": {"anyOf": [{"const": "unique"}, obj({"pool": ref("posInt")}, ["pool"])]},
+                   "min_pixels": ref("posInt"), "max_pixels": ref("posInt")}, ["height", "width"]),
+    # Exact input tokens shared by synthetic requests (<= input_tokens, a Go check).
+    "cached_prefix_tokens": ref("nonNegInt"),
     "new_input_tokens_per_turn": ref("posInt"), "output_tokens_per_turn": ref("posInt"),
     "session": obj({"turns": {"allOf": [ref("strictInt")], "minimum": 2},
                     "shared_prefix_ratio": {"type": "number", "minimum": 0, "maximum": 1},
@@ -154,7 +185,8 @@ source = obj({
                                               required=["paths"])},
         {"if": type_is("synthetic-session"), "then": dict(only(SOURCE_PROPS, "type", "new_input_tokens_per_turn", "output_tokens_per_turn", "session"),
                                                           required=["session"])},
-        {"if": type_is("synthetic", default=True), "then": only(SOURCE_PROPS, "type", "input_tokens", "output_tokens", "images")}],
+        {"if": type_is("synthetic", default=True), "then": only(SOURCE_PROPS, "type", "input_tokens", "output_tokens", "images",
+                                                                         "cached_prefix_tokens")}],
     description="traffic.source, discriminated by type (default synthetic); fields are legal only for their type")
 
 RATE = {"oneOf": [{"required": ["requests_per_second"]}, {"required": ["sessions_per_second"]}]}
@@ -196,7 +228,7 @@ engine = obj({
     "speculation": obj({"kind": {"const": "ngram"}, "num_speculative_tokens": {"allOf": [ref("posInt")], "maximum": 5},
                         "acceptance_rates": {"type": "array", "minItems": 1, "maxItems": 5, "items": {"type": "number", "minimum": 0, "maximum": 1}},
                         "seed": ref("nonNegInt")}, ["kind", "num_speculative_tokens", "acceptance_rates"]),
-    "afd": {"type": "object"},
+    "afd": ref("afd"),
     "enable_chunked_prefill": {"type": "boolean"}, "nextn": {"allOf": [ref("nonNegInt")], "maximum": 5},
     "nextn_accepted": nullable(ref("nonNegNumber")), "enable_eplb": {"type": "boolean"},
     "wideep_num_slots": nullable(ref("posInt")),
@@ -215,7 +247,7 @@ doc = {
                     "operator (aisimulate 0.13, engine stack). Authored by the dgdr-operator team from the AISimulate "
                     "Pydantic models and docs (hack/aisimulate-schema/authored.py; provenance in "
                     "docs/effective-input-validation.md). Cross-field rules JSON Schema cannot express are Go checks "
-                    "(internal/aisimulate/inputcheck.go). The keyword x-strict-integer rejects integers written with a "
+                    "(internal/aisimulate/rules.go). The keyword x-strict-integer rejects integers written with a "
                     "fraction or exponent (8.0, 8e0)."),
     "type": "object", "additionalProperties": False, "required": ["engine", "optimization"],
     "properties": {
