@@ -194,3 +194,27 @@ func BenchmarkLowerAndCheck(b *testing.B) {
 		}
 	}
 }
+
+// TestGoldenLoweringsValidate: every golden lowering of the examples is a valid recommend input
+// (a stricter bundled validator must never reject what the operator itself emits).
+func TestGoldenLoweringsValidate(t *testing.T) {
+	files, _ := filepath.Glob("testdata/golden/*.json")
+	if len(files) == 0 {
+		t.Fatal("no golden lowerings")
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ps, err := aisimulate.CheckInputJSON(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ps) > 0 {
+				t.Errorf("golden lowering rejected: %v", ps)
+			}
+		})
+	}
+}
