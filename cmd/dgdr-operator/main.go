@@ -17,9 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/component-base/featuregate"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -29,11 +27,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
-	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/config"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller"
 	"github.com/dgdr-operator/dgdr-operator/internal/features"
 	"github.com/dgdr-operator/dgdr-operator/internal/reporter"
+	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
 	dgdrwebhook "github.com/dgdr-operator/dgdr-operator/internal/webhook"
 )
 
@@ -211,7 +209,7 @@ func (w *webhookStarter) ready(req *http.Request) error {
 func managerOptions(cfg *v1alpha1.OperatorConfiguration) ctrl.Options {
 	le := cfg.LeaderElection
 	return ctrl.Options{
-		Scheme:                  newScheme(),
+		Scheme:                  scheme.Scheme,
 		Cache:                   controller.CacheOptions(cfg),
 		Metrics:                 metricsserver.Options{BindAddress: cfg.Metrics.BindAddress},
 		HealthProbeBindAddress:  cfg.Health.BindAddress,
@@ -248,16 +246,4 @@ func setupV1Beta2(log logr.Logger, gates featuregate.FeatureGate, s v1beta2Setup
 	}
 	log.Info("feature gate DGDRV1Beta2 is on: v1beta2 controllers and webhooks registered")
 	return true, nil
-}
-
-// newScheme knows the built-in kinds and the v1beta2 API.
-func newScheme() *runtime.Scheme {
-	s := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
-		panic(err)
-	}
-	if err := v1beta2.AddToScheme(s); err != nil {
-		panic(err)
-	}
-	return s
 }

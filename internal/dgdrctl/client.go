@@ -10,7 +10,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/dgdr-operator/dgdr-operator/internal/reporter"
+	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
 )
 
 // kubeFlags are the connection flags of the commands that talk to a cluster.
@@ -53,7 +53,7 @@ func (k *kubeFlags) connect() (*clients, error) {
 }
 
 func newClients(cfg *rest.Config, ns string) (*clients, error) {
-	c, err := client.New(cfg, client.Options{Scheme: reporter.NewScheme()})
+	c, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
 	if err != nil {
 		return nil, err
 	}

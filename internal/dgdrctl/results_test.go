@@ -23,6 +23,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/dgdrctl"
 	"github.com/dgdr-operator/dgdr-operator/internal/reporter"
+	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
 )
 
 var nsCounter atomic.Int32
@@ -87,7 +88,7 @@ func newFixture(t *testing.T, maxCandidates int32) *fixture {
 	if out, err := exec.Command(aisimBin, "recommend", "-c", in, "--output-dir", dir, "--format", "json").CombinedOutput(); err != nil {
 		t.Fatalf("aisim: %v\n%s", err, out)
 	}
-	wc, err := client.NewWithWatch(env.Config, client.Options{Scheme: reporter.NewScheme()})
+	wc, err := client.NewWithWatch(env.Config, client.Options{Scheme: scheme.Scheme})
 	if err != nil {
 		t.Fatal(err)
 	}

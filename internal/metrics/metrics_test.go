@@ -8,12 +8,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/metrics"
+	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
 )
 
 func run(name string, phase v1beta2.RunPhase, reason string) *v1beta2.DynamoGraphDeploymentRun {
@@ -26,11 +26,7 @@ func run(name string, phase v1beta2.RunPhase, reason string) *v1beta2.DynamoGrap
 }
 
 func TestMetrics(t *testing.T) {
-	s := runtime.NewScheme()
-	if err := v1beta2.AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
-	c := fake.NewClientBuilder().WithScheme(s).WithObjects(
+	c := fake.NewClientBuilder().WithScheme(scheme.Scheme).WithObjects(
 		run("a", v1beta2.RunPhaseRunning, ""),
 		run("b", v1beta2.RunPhaseFailed, v1beta2.ReasonOOMKilled),
 		run("c", v1beta2.RunPhaseFailed, v1beta2.ReasonOOMKilled),

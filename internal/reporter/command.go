@@ -19,6 +19,8 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/render"
+
+	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
 )
 
 // DefaultTerminationLog is the container termination message path.
@@ -137,7 +139,7 @@ func Execute(ctx context.Context, o *Options, log logr.Logger) (*Outcome, error)
 			return nil, fmt.Errorf("loading credentials: %w", err)
 		}
 	}
-	c, err := client.NewWithWatch(cfg, client.Options{Scheme: NewScheme()})
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme.Scheme})
 	if err != nil {
 		return nil, err
 	}

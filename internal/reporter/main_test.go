@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/internal/testenv"
@@ -43,7 +44,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer env.Stop()
-	k8s, err = client.NewWithWatch(env.Config, client.Options{Scheme: testenv.Scheme()})
+	k8s, err = client.NewWithWatch(env.Config, client.Options{Scheme: scheme.Scheme})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

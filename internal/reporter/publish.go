@@ -22,6 +22,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 	"github.com/dgdr-operator/dgdr-operator/internal/render"
+	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
 )
 
 // View names of recommendation.json.
@@ -208,7 +209,7 @@ func (r *Reporter) buildCandidate(run *v1beta2.DynamoGraphDeploymentRun, sweep *
 			}},
 		},
 	}
-	if err := controllerutil.SetControllerReference(run, c, scheme()); err != nil {
+	if err := controllerutil.SetControllerReference(run, c, scheme.Scheme); err != nil {
 		return nil, err
 	}
 	return c, nil

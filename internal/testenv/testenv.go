@@ -11,7 +11,6 @@ import (
 	"runtime"
 	"time"
 
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -19,27 +18,13 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
-	k8sruntime "k8s.io/apimachinery/pkg/runtime"
-
-	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
 )
 
 // Root is the repository root.
 func Root() string {
 	_, file, _, _ := runtime.Caller(0)
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
-}
-
-// Scheme knows the built-in types and the v1beta2 API.
-func Scheme() *k8sruntime.Scheme {
-	s := k8sruntime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
-		panic(err)
-	}
-	if err := v1beta2.AddToScheme(s); err != nil {
-		panic(err)
-	}
-	return s
 }
 
 // Options select what the environment provides.
@@ -81,7 +66,7 @@ func Start(opts Options) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := client.New(cfg, client.Options{Scheme: Scheme()})
+	c, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
 	if err != nil {
 		_ = e.Stop()
 		return nil, err
@@ -93,7 +78,7 @@ func Start(opts Options) (*Env, error) {
 // listens where the installed webhook configurations point, over TLS with envtest's certificates.
 func (e *Env) NewManager() (ctrl.Manager, error) {
 	opts := ctrl.Options{
-		Scheme:                 Scheme(),
+		Scheme:                 scheme.Scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 	}

@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
-	"github.com/dgdr-operator/dgdr-operator/internal/testenv"
+	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
 )
 
 type warnings struct {
@@ -114,7 +114,7 @@ func TestRatcheting(t *testing.T) {
 	w := &warnings{}
 	cfg := rest.CopyConfig(env.Config)
 	cfg.WarningHandler = w
-	wc, err := client.New(cfg, client.Options{Scheme: testenv.Scheme()})
+	wc, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
 	if err != nil {
 		t.Fatal(err)
 	}

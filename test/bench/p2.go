@@ -30,7 +30,7 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/config"
-	"github.com/dgdr-operator/dgdr-operator/internal/testenv"
+	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
 	dgdrwebhook "github.com/dgdr-operator/dgdr-operator/internal/webhook"
 )
 
@@ -54,12 +54,11 @@ func benchAdmission(rate int, duration time.Duration) (figure, error) {
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
 
-	scheme := testenv.Scheme()
 	cfg := config.Default()
 	hooks := &dgdrwebhook.RequestWebhook{Config: cfg}
 	srv := webhook.NewServer(webhook.Options{Host: "127.0.0.1", Port: port, CertDir: dir})
-	srv.Register("/mutate", dgdrwebhook.DefaultingWebhook(scheme, hooks))
-	srv.Register("/validate", admission.WithValidator(scheme, hooks))
+	srv.Register("/mutate", dgdrwebhook.DefaultingWebhook(scheme.Scheme, hooks))
+	srv.Register("/validate", admission.WithValidator(scheme.Scheme, hooks))
 	noop := &admission.Webhook{Handler: admission.HandlerFunc(func(context.Context, admission.Request) admission.Response {
 		return admission.Allowed("")
 	})}

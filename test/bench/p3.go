@@ -33,6 +33,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/run"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
+	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
 	"github.com/dgdr-operator/dgdr-operator/internal/testenv"
 	"github.com/dgdr-operator/dgdr-operator/internal/webhook"
 )
@@ -120,7 +121,7 @@ func benchBurst(n int) ([]figure, error) {
 	opCfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { counter.next = rt; return counter }
 	w := env.Env.WebhookInstallOptions
 	mgr, err := ctrl.NewManager(opCfg, ctrl.Options{
-		Scheme:                 testenv.Scheme(),
+		Scheme:                 scheme.Scheme,
 		Cache:                  controller.CacheOptions(cfg),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
@@ -141,7 +142,7 @@ func benchBurst(n int) ([]figure, error) {
 	}
 	userCfg := rest.CopyConfig(env.Env.Config)
 	userCfg.QPS, userCfg.Burst = 200, 400
-	c, err := client.New(userCfg, client.Options{Scheme: testenv.Scheme()})
+	c, err := client.New(userCfg, client.Options{Scheme: scheme.Scheme})
 	if err != nil {
 		return nil, err
 	}
@@ -200,7 +201,7 @@ func benchBurst(n int) ([]figure, error) {
 
 // watchJobs records when each search Job first appears, keyed by namespace/name.
 func watchJobs(ctx context.Context, cfg *rest.Config) (*sync.Map, error) {
-	inf, err := cache.New(cfg, cache.Options{Scheme: testenv.Scheme()})
+	inf, err := cache.New(cfg, cache.Options{Scheme: scheme.Scheme})
 	if err != nil {
 		return nil, err
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/config"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/request"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/run"
+	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
 	"github.com/dgdr-operator/dgdr-operator/internal/testenv"
 )
 
@@ -41,7 +42,7 @@ func benchMemory(n int) (figure, error) {
 	ctx := context.Background()
 	cfgREST := rest.CopyConfig(env.Config)
 	cfgREST.QPS, cfgREST.Burst = 500, 1000
-	c, err := client.New(cfgREST, client.Options{Scheme: testenv.Scheme()})
+	c, err := client.New(cfgREST, client.Options{Scheme: scheme.Scheme})
 	if err != nil {
 		return figure{}, err
 	}

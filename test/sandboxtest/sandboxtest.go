@@ -17,13 +17,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
 	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/manager"
 )
 
@@ -108,11 +108,15 @@ func Setup(opts Options) (*Env, error) {
 	}
 	rc.QPS, rc.Burst, rc.Timeout = opts.QPS, opts.Burst, opts.Timeout
 	e.Config = rc
-	scheme := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme)
-	_ = v1beta2.AddToScheme(scheme)
-	_ = apiextensionsv1.AddToScheme(scheme)
-	if e.Client, err = client.New(rc, client.Options{Scheme: scheme}); err != nil {
+	// The project's kinds and CustomResourceDefinitions (suites check the installed CRDs).
+	s := runtime.NewScheme()
+	if err := scheme.AddToScheme(s); err != nil {
+		return nil, err
+	}
+	if err := apiextensionsv1.AddToScheme(s); err != nil {
+		return nil, err
+	}
+	if e.Client, err = client.New(rc, client.Options{Scheme: s}); err != nil {
 		return nil, err
 	}
 	return e, nil

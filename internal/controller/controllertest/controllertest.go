@@ -26,6 +26,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/controller"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/run"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
+	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
 	"github.com/dgdr-operator/dgdr-operator/internal/testenv"
 )
 
@@ -49,7 +50,7 @@ func Config() *v1alpha1.OperatorConfiguration {
 // server where env installed webhooks).
 func NewManager(env *testenv.Env, cfg *v1alpha1.OperatorConfiguration) (ctrl.Manager, error) {
 	opts := ctrl.Options{
-		Scheme:                 testenv.Scheme(),
+		Scheme:                 scheme.Scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Cache:                  controller.CacheOptions(cfg),
