@@ -11,6 +11,7 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/admission"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
 )
 
 func i32(v int32) *int32     { return &v }
@@ -105,7 +106,7 @@ func TestValidate(t *testing.T) {
 		_ = admission.Default(d, admission.DefaultingOptions{DefaultGPUSKU: "h200_sxm"})
 		return d
 	}
-	limits := admission.Limits{MaxTrials: 1000, MaxParallelism: 32}
+	limits := aisimulate.Caps{MaxTrials: 1000, MaxParallelism: 32}
 	overrides := func(s string) func(*v1beta2.DynamoGraphDeploymentRequest) {
 		return func(d *v1beta2.DynamoGraphDeploymentRequest) {
 			d.Spec.AISimulate = &v1beta2.AISimulateSpec{InputOverrides: &runtime.RawExtension{Raw: []byte(s)}}

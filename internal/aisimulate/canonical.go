@@ -11,6 +11,8 @@ import (
 	"strconv"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/document"
 )
 
 // DecodeObject decodes a JSON object keeping numbers as written (json.Number).
@@ -54,16 +56,7 @@ func jsonKind(v any) string {
 }
 
 // canonicalJSON encodes a document with sorted keys and no insignificant whitespace.
-// encoding/json sorts map keys; json.Number values are written exactly as decoded.
-func canonicalJSON(doc map[string]any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(doc); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
+func canonicalJSON(doc map[string]any) ([]byte, error) { return document.Canonical(doc) }
 
 // Hash returns "sha256:<hex>" of data.
 func Hash(data []byte) string {

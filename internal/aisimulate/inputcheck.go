@@ -108,9 +108,21 @@ func CheckInputJSON(data []byte) ([]Problem, error) {
 func schemaProblems(verr *jsonschema.ValidationError) []Problem {
 	var leaves []*jsonschema.ValidationError
 	var named []Problem
-	var walk func(e *jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
+	var walk func(e *jsonschema.ValidationError, inAlternative bool)
+	walk = func(e *jsonschema.ValidationError, inAlternative bool) {
 		switch k := e.ErrorKind.(type) {
+		case *kind.AnyOf, *kind.OneOf:
+			inAlternative = true
+		case *kind.Required:
+			if !inAlternative {
+				// A missing field is named at its own path, like an unknown one. Inside an
+				// alternative it is only one reading of the value among others.
+				for _, prop := range k.Missing {
+					named = append(named, Problem{Path: append(append([]string(nil), e.InstanceLocation...), prop),
+						Message: "required field missing"})
+				}
+				return
+			}
 		case *kind.FalseSchema:
 			// The schema forbids a field of a union section for the variant in use.
 			named = append(named, Problem{Path: e.InstanceLocation,
@@ -128,10 +140,10 @@ func schemaProblems(verr *jsonschema.ValidationError) []Problem {
 			return
 		}
 		for _, c := range e.Causes {
-			walk(c)
+			walk(c, inAlternative)
 		}
 	}
-	walk(verr)
+	walk(verr, false)
 	printer := message.NewPrinter(message.MatchLanguage("en"))
 	byPath := map[string][]*jsonschema.ValidationError{}
 	var order []string

@@ -6,7 +6,7 @@
 //
 //	public static underlay           (embedded, versioned: UnderlayVersion)
 //	+ typed DGDR underlay             (from spec fields)
-//	+ derived defaults                (computed from typed fields)
+//	+ derived defaults                (computed from typed fields, clamped to the operator's caps)
 //	+ spec.aisimulate.inputOverrides  (applied last; null deletes; defaults not recalculated)
 //	= effective AISimulate recommendation input
 package aisimulate
@@ -23,8 +23,9 @@ import (
 
 // Derived default values.
 const (
-	// RangeMaxTrials is the search budget a native kvCapacityFraction range derives.
-	RangeMaxTrials = 320
+	// RangeMaxTrials is the search budget a native kvCapacityFraction range derives: AISimulate's
+	// default budget, written down so that the Run records it.
+	RangeMaxTrials = DefaultMaxTrials
 	// DefaultStopRequests is the request count of the static underlay.
 	DefaultStopRequests = 1000
 )
@@ -37,6 +38,8 @@ type Input struct {
 	JSON []byte
 	// Hash is "sha256:<hex>" of JSON.
 	Hash string
+	// Warnings name the derived defaults the operator's caps lowered (admission warnings).
+	Warnings []string
 }
 
 // YAML renders the effective input as YAML.
@@ -47,28 +50,30 @@ var specPath = field.NewPath("spec")
 // OverridesPath is the field path of inputOverrides.
 var OverridesPath = specPath.Child("aisimulate", "inputOverrides")
 
-// Lower computes the effective AISimulate recommendation input of an admitted spec. Errors name
-// the spec field that cannot be lowered.
+// Lower computes the effective AISimulate recommendation input of an admitted spec under the
+// operator's caps. Errors name the spec field that cannot be lowered.
 //
 // The underlay, the typed layer and the derived defaults are built directly as one document: they
 // contain no nulls and never two variants of a union, so placing each typed value at its path is
 // exactly what merging them would give. inputOverrides, which may contain nulls, is applied with
 // the RFC 7386 implementation of evanphx/json-patch.
-func Lower(spec *v1beta2.DynamoGraphDeploymentRequestSpec) (*Input, field.ErrorList) {
+func Lower(spec *v1beta2.DynamoGraphDeploymentRequestSpec, caps Caps) (*Input, field.ErrorList) {
 	typed, errs := typedDocument(spec)
 	if len(errs) > 0 {
 		return nil, errs
 	}
 	doc := Underlay()
 	mergeInto(doc, typed)
-	mergeInto(doc, derivedDocument(spec))
+	derived := derivedDocument(spec)
+	clamps := caps.clamp(derived)
+	mergeInto(doc, derived)
 	o := overrides(spec)
 	if o == nil {
 		canonical, err := canonicalJSON(doc)
 		if err != nil {
 			return nil, field.ErrorList{field.InternalError(specPath, err)}
 		}
-		return &Input{Document: doc, JSON: canonical, Hash: Hash(canonical)}, nil
+		return &Input{Document: doc, JSON: canonical, Hash: Hash(canonical), Warnings: warningsOf(clamps, nil)}, nil
 	}
 	if errs := ValidateOverridesShape(o, OverridesPath); len(errs) > 0 {
 		return nil, errs
@@ -81,7 +86,30 @@ func Lower(spec *v1beta2.DynamoGraphDeploymentRequestSpec) (*Input, field.ErrorL
 	if err != nil {
 		return nil, field.ErrorList{field.Invalid(OverridesPath, "<object>", fmt.Sprintf("not a valid RFC 7386 JSON merge patch: %v", err))}
 	}
-	return finish(merged)
+	in, errs := finish(merged)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	in.Warnings = warningsOf(clamps, o)
+	return in, nil
+}
+
+// warningsOf returns the clamping warnings, without those of optimizer fields that
+// inputOverrides sets (or deletes) itself: the user's value is what counts there.
+func warningsOf(clamps []clamped, overrides []byte) []string {
+	var o struct {
+		Optimizer map[string]json.RawMessage `json:"optimizer"`
+	}
+	if overrides != nil {
+		_ = json.Unmarshal(overrides, &o) // the shape was validated; a non-object optimizer sets nothing
+	}
+	var out []string
+	for _, c := range clamps {
+		if _, set := o.Optimizer[c.key]; !set {
+			out = append(out, c.warning)
+		}
+	}
+	return out
 }
 
 // mergeInto places every value of src at its path in dst, descending into objects both have. The
@@ -125,19 +153,6 @@ func overrides(spec *v1beta2.DynamoGraphDeploymentRequestSpec) []byte {
 		return nil
 	}
 	return spec.AISimulate.InputOverrides.Raw
-}
-
-// TypedUnderlay returns the JSON layer produced by the typed spec fields (SPEC §3.1 arrows).
-func TypedUnderlay(spec *v1beta2.DynamoGraphDeploymentRequestSpec) ([]byte, field.ErrorList) {
-	doc, errs := typedDocument(spec)
-	if len(errs) > 0 {
-		return nil, errs
-	}
-	out, err := json.Marshal(doc)
-	if err != nil {
-		return nil, field.ErrorList{field.InternalError(specPath, err)}
-	}
-	return out, nil
 }
 
 func typedDocument(spec *v1beta2.DynamoGraphDeploymentRequestSpec) (map[string]any, field.ErrorList) {
@@ -265,14 +280,6 @@ func typedLoad(load *v1beta2.LoadSpec, path *field.Path) (map[string]any, field.
 			"exactly one of concurrency, requestsPerSecond or kvCapacityFraction must be set")}
 	}
 	return variants[0], nil
-}
-
-// DerivedDefaults returns the JSON layer of defaults computed from typed fields: a native
-// kvCapacityFraction range derives optimizer.max_trials, any native SLA bound derives
-// optimization.strict_sla.
-func DerivedDefaults(spec *v1beta2.DynamoGraphDeploymentRequestSpec) []byte {
-	out, _ := json.Marshal(derivedDocument(spec)) // maps of plain values always marshal
-	return out
 }
 
 func derivedDocument(spec *v1beta2.DynamoGraphDeploymentRequestSpec) map[string]any {

@@ -31,7 +31,7 @@ func admit(t *testing.T, dgdr *v1beta2.DynamoGraphDeploymentRequest) *v1beta2.Dy
 
 func lower(t *testing.T, dgdr *v1beta2.DynamoGraphDeploymentRequest) *aisimulate.Input {
 	t.Helper()
-	in, errs := aisimulate.Lower(&dgdr.Spec)
+	in, errs := aisimulate.Lower(&dgdr.Spec, aisimulate.Caps{})
 	if len(errs) > 0 {
 		t.Fatalf("lowering: %v", errs)
 	}
@@ -299,7 +299,7 @@ func TestLowerErrorsNameFields(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, errs := aisimulate.Lower(tc.spec())
+			_, errs := aisimulate.Lower(tc.spec(), aisimulate.Caps{})
 			if diff := cmp.Diff(tc.want, errs, ignore); diff != "" {
 				t.Errorf("errors (-want +got):\n%s", diff)
 			}

@@ -24,7 +24,7 @@ must be written as integers (1024, not 1024.0), as AISimulate requires.`,
 			}
 			doc, err := aisimulate.DecodeDocument(data)
 			if err != nil {
-				fmt.Fprintf(cmd.ErrOrStderr(), "<root>: %v\n", err)
+				fmt.Fprintln(cmd.ErrOrStderr(), err) // "path: line N: reason"
 				return ExitError{Code: 1}
 			}
 			problems := aisimulate.CheckInput(doc)

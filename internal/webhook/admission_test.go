@@ -204,7 +204,7 @@ func TestDefaultingIsStored(t *testing.T) {
 				t.Errorf("sku/maxCandidates not materialized: %+v %+v", got.Spec.Hardware.GPU, got.Spec.Recommendation)
 			}
 			if tc.wantLoad != "" {
-				in, errs := aisimulate.Lower(&got.Spec)
+				in, errs := aisimulate.Lower(&got.Spec, aisimulate.Caps{})
 				if len(errs) > 0 {
 					t.Fatal(errs)
 				}

@@ -53,30 +53,27 @@ func (w *RequestWebhook) Default(ctx context.Context, dgdr *v1beta2.DynamoGraphD
 
 // ValidateCreate validates a new request.
 func (w *RequestWebhook) ValidateCreate(_ context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest) (admission.Warnings, error) {
-	return nil, w.validate(dgdr)
+	input, errs := dgdradmission.Validate(dgdr, aisimulate.CapsFrom(w.Config.Limits))
+	if len(errs) > 0 {
+		return nil, invalid(dgdr, errs)
+	}
+	return input.Warnings, nil
 }
 
 // ValidateUpdate validates a changed request with ratcheting: effective-input problems the stored
 // object already had come back as warnings. Specs are mutable: every accepted generation becomes
 // a new Run.
 func (w *RequestWebhook) ValidateUpdate(_ context.Context, old, dgdr *v1beta2.DynamoGraphDeploymentRequest) (admission.Warnings, error) {
-	_, warnings, errs := dgdradmission.ValidateUpdate(old, dgdr, LimitsFrom(w.Config))
+	input, warnings, errs := dgdradmission.ValidateUpdate(old, dgdr, aisimulate.CapsFrom(w.Config.Limits))
 	if len(errs) > 0 {
 		return warnings, invalid(dgdr, errs)
 	}
-	return warnings, nil
+	return append(warnings, input.Warnings...), nil
 }
 
 // ValidateDelete allows deletion.
 func (w *RequestWebhook) ValidateDelete(context.Context, *v1beta2.DynamoGraphDeploymentRequest) (admission.Warnings, error) {
 	return nil, nil
-}
-
-func (w *RequestWebhook) validate(dgdr *v1beta2.DynamoGraphDeploymentRequest) error {
-	if _, errs := dgdradmission.Validate(dgdr, LimitsFrom(w.Config)); len(errs) > 0 {
-		return invalid(dgdr, errs)
-	}
-	return nil
 }
 
 // DefaultingOptionsFrom derives defaulting options from a configuration (without discovery).
@@ -86,18 +83,6 @@ func DefaultingOptionsFrom(cfg *v1alpha1.OperatorConfiguration) dgdradmission.De
 		opts.DefaultGPUSKU = sku
 	}
 	return opts
-}
-
-// LimitsFrom derives admission limits from a configuration.
-func LimitsFrom(cfg *v1alpha1.OperatorConfiguration) dgdradmission.Limits {
-	l := dgdradmission.Limits{}
-	if cfg.Limits.MaxTrials != nil {
-		l.MaxTrials = int64(*cfg.Limits.MaxTrials)
-	}
-	if cfg.Limits.MaxParallelism != nil {
-		l.MaxParallelism = int64(*cfg.Limits.MaxParallelism)
-	}
-	return l
 }
 
 func (w *RequestWebhook) defaultingOptions(ctx context.Context) (dgdradmission.DefaultingOptions, error) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/admission"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
 	"github.com/dgdr-operator/dgdr-operator/internal/testenv"
 )
 
@@ -46,7 +47,7 @@ func benchLowering() (figure, error) {
 	if err != nil {
 		return figure{}, err
 	}
-	limits := admission.Limits{MaxTrials: 2000, MaxParallelism: 64}
+	limits := aisimulate.Caps{MaxTrials: 2000, MaxParallelism: 64}
 	var failed error
 	subject := testing.Benchmark(func(b *testing.B) {
 		b.ReportAllocs()

@@ -278,7 +278,7 @@ func bare(ctx context.Context, c client.Client, cfg *v1alpha1.OperatorConfigurat
 		if err := c.Create(ctx, dgdr); err != nil {
 			return err
 		}
-		in, errs := aisimulate.Lower(&dgdr.Spec)
+		in, errs := aisimulate.Lower(&dgdr.Spec, aisimulate.Caps{})
 		if len(errs) > 0 {
 			return errs.ToAggregate()
 		}

@@ -111,7 +111,7 @@ func TestOneRunPerAcceptedGenerationAndSupersession(t *testing.T) {
 	if diff := cmp.Diff(wantLabels, run1.Labels); diff != "" {
 		t.Errorf("Run labels (-want +got):\n%s", diff)
 	}
-	lowered, errs := aisimulate.Lower(&admitted.Spec)
+	lowered, errs := aisimulate.Lower(&admitted.Spec, aisimulate.Caps{})
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}

@@ -191,11 +191,8 @@ func (r *Reconciler) reconcile(ctx context.Context, run *v1beta2.DynamoGraphDepl
 	switch {
 	case apierrors.IsNotFound(err):
 		if run.Status.JobRef == nil {
-			// Check the input against the bundled AISimulate schema before burning a Job on it
-			// (Runs are not admitted by the request webhook, and the schema may be newer than the
-			// admission that accepted the request).
-			if problems := aisimulate.CheckInput(input.Document); len(problems) > 0 {
-				r.setTerminal(run, &Outcome{Reason: v1beta2.ReasonInvalidInput, Message: invalidInputMessage(problems)}, events)
+			if o := Preflight(input.Document, aisimulate.CapsFrom(r.Config.Limits)); o != nil {
+				r.setTerminal(run, o, events)
 				return ctrl.Result{}, nil
 			}
 		}
@@ -223,7 +220,7 @@ func (r *Reconciler) effectiveInput(run *v1beta2.DynamoGraphDeploymentRun) (*ais
 		}
 		input = in
 	} else {
-		in, errs := aisimulate.Lower(&run.Spec)
+		in, errs := aisimulate.Lower(&run.Spec, aisimulate.CapsFrom(r.Config.Limits))
 		if len(errs) > 0 {
 			return nil, fmt.Errorf("the spec cannot be lowered to an AISimulate input: %v; fix the request spec", errs.ToAggregate())
 		}
@@ -233,10 +230,22 @@ func (r *Reconciler) effectiveInput(run *v1beta2.DynamoGraphDeploymentRun) (*ais
 			InputHash: in.Hash,
 		}
 	}
-	if msg := CheckLimits(input.Document, r.Config.Limits); msg != "" {
-		return nil, errors.New(msg)
-	}
 	return input, nil
+}
+
+// Preflight checks an effective input before its Job exists: AISimulate's rules (the bundled
+// schema may be newer than the admission that accepted the request, and Runs are not admitted by
+// the request webhook) and the operator's caps. It is never applied once the Job exists, so a
+// configuration change does not fail running searches. It returns nil when the input may run.
+func Preflight(doc map[string]any, caps aisimulate.Caps) *Outcome {
+	if problems := aisimulate.CheckInput(doc); len(problems) > 0 {
+		return &Outcome{Reason: v1beta2.ReasonInvalidInput, Message: invalidInputMessage(problems)}
+	}
+	if errs := caps.Check(doc); len(errs) > 0 {
+		return &Outcome{Reason: v1beta2.ReasonInvalidInput, Message: fmt.Sprintf(
+			"the effective input (status.aisimulate.input) exceeds the operator's limits: %v", errs.ToAggregate())}
+	}
+	return nil
 }
 
 // invalidInputMessage lists the problems of an effective input, bounded for the status.

@@ -153,37 +153,3 @@ func TestBuildInputConfigMap(t *testing.T) {
 	}
 }
 
-func TestCheckLimits(t *testing.T) {
-	limits := v1alpha1.LimitsConfig{MaxTrials: ptr.To[int32](500), MaxParallelism: ptr.To[int32](8)}
-	cases := []struct {
-		name      string
-		doc       string
-		limits    v1alpha1.LimitsConfig
-		wantInMsg []string
-	}{
-		{name: "within caps", doc: `{"optimizer":{"max_trials":320,"parallelism":8}}`, limits: limits},
-		{name: "trials over", doc: `{"optimizer":{"max_trials":501,"parallelism":8}}`, limits: limits, wantInMsg: []string{"optimizer.max_trials is 501", "limits.maxTrials"}},
-		{name: "absent parallelism counts as AISimulate's 16", doc: `{"optimizer":{"max_trials":10}}`, limits: limits, wantInMsg: []string{"optimizer.parallelism is 16"}},
-		{name: "both over", doc: `{"optimizer":{"max_trials":1000,"parallelism":64}}`, limits: limits, wantInMsg: []string{"max_trials", "parallelism"}},
-		{name: "no caps", doc: `{"optimizer":{"max_trials":100000}}`, limits: v1alpha1.LimitsConfig{MaxTrials: ptr.To[int32](0)}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			var doc map[string]any
-			dec := json.NewDecoder(strings.NewReader(tc.doc))
-			dec.UseNumber()
-			if err := dec.Decode(&doc); err != nil {
-				t.Fatal(err)
-			}
-			msg := CheckLimits(doc, tc.limits)
-			if len(tc.wantInMsg) == 0 && msg != "" {
-				t.Fatalf("unexpected: %s", msg)
-			}
-			for _, w := range tc.wantInMsg {
-				if !strings.Contains(msg, w) {
-					t.Errorf("message %q does not contain %q", msg, w)
-				}
-			}
-		})
-	}
-}

@@ -9,18 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
-)
-
-// AISimulate exit codes (aisimulate recommend).
-const (
-	ExitOK              = 0
-	ExitFailure         = 1
-	ExitInvalidInput    = 2
-	ExitResourceLimited = 3
-	ExitTimeout         = 124
-	ExitInterrupted     = 130
-	ExitKilled          = 137
 )
 
 // maxTerminationMessage bounds the part of a container's termination message quoted in status.
@@ -146,7 +136,7 @@ func Classify(job *batchv1.Job, pods []corev1.Pod, status *v1beta2.DynamoGraphDe
 		return oomKilled(search)
 	}
 	switch search.ExitCode {
-	case ExitOK:
+	case aisimulate.ExitOK:
 		if reporter != nil && reporter.ExitCode != 0 {
 			return &Outcome{Reason: v1beta2.ReasonPublishFailed, Message: fmt.Sprintf(
 				"the search succeeded but the reporter could not publish its result (exit code %d)%s; the output is lost with the pod, create a new generation to search again",
@@ -154,25 +144,25 @@ func Classify(job *batchv1.Job, pods []corev1.Pod, status *v1beta2.DynamoGraphDe
 		}
 		return &Outcome{Reason: v1beta2.ReasonSearchFailed, Message: fmt.Sprintf(
 			"the search Job failed (%s) although the search container exited 0%s", fin.Reason, quote(reporter))}
-	case ExitFailure:
+	case aisimulate.ExitFailure:
 		if noFeasible(status) {
 			return &Outcome{Reason: v1beta2.ReasonNoFeasibleCandidate, Message: "the search finished but no candidate met the SLA and constraints" +
 				quote(search) + "; relax spec.sla, raise spec.hardware.gpu.budget or lower the load"}
 		}
 		return &Outcome{Reason: v1beta2.ReasonSearchFailed, Message: "AISimulate failed (exit code 1)" + quote(search) + "; see the search container's logs"}
-	case ExitInvalidInput:
+	case aisimulate.ExitInvalidInput:
 		return &Outcome{Reason: v1beta2.ReasonInvalidInput, Message: "AISimulate rejected the effective input (exit code 2)" + quote(search) +
 			"; the document is in status.aisimulate.input, fix the request spec or spec.aisimulate.inputOverrides"}
-	case ExitResourceLimited:
+	case aisimulate.ExitResourceLimited:
 		return &Outcome{Reason: v1beta2.ReasonResourceLimited, Message: "AISimulate refused to run for lack of resources (exit code 3)" + quote(search) +
 			"; lower optimizer.parallelism through spec.aisimulate.inputOverrides or ask the operator admin to raise planner.resources"}
-	case ExitTimeout:
+	case aisimulate.ExitTimeout:
 		o := deadline()
 		o.Message = "AISimulate timed out (exit code 124)" + quote(search) + "; " + o.Message
 		return o
-	case ExitKilled:
+	case aisimulate.ExitKilled:
 		return oomKilled(search)
-	case ExitInterrupted:
+	case aisimulate.ExitInterrupted:
 		return &Outcome{Reason: v1beta2.ReasonSearchFailed, Message: "the search was interrupted (exit code 130)" + quote(search) + "; create a new generation to search again"}
 	default:
 		return &Outcome{Reason: v1beta2.ReasonSearchFailed, Message: fmt.Sprintf("the search container exited with code %d", search.ExitCode) + quote(search) + "; see the search container's logs"}

@@ -19,7 +19,6 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
 	ct "github.com/dgdr-operator/dgdr-operator/internal/controller/controllertest"
-	"github.com/dgdr-operator/dgdr-operator/internal/controller/run"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 )
@@ -88,7 +87,7 @@ func TestInputRecordedOnceAndSearchJobBuilt(t *testing.T) {
 	job := waitForJob(t, r)
 
 	got := getRun(t, r)
-	want, errs := aisimulate.Lower(&got.Spec)
+	want, errs := aisimulate.Lower(&got.Spec, aisimulate.Caps{})
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
@@ -125,7 +124,7 @@ func TestInputRecordedOnceAndSearchJobBuilt(t *testing.T) {
 	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: jobcontract.ReporterServiceAccount}, role); err != nil {
 		t.Fatal("reporter Role:", err)
 	}
-	if diff := cmp.Diff(run.ReporterRules(), role.Rules); diff != "" {
+	if diff := cmp.Diff(jobcontract.ReporterRules(), role.Rules); diff != "" {
 		t.Errorf("reporter rules (-want +got):\n%s", diff)
 	}
 	for _, obj := range []client.Object{&corev1.ServiceAccount{}, &rbacv1.RoleBinding{}} {

@@ -17,19 +17,13 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/document"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/tools/aisim/catalog"
 	"github.com/dgdr-operator/dgdr-operator/tools/aisim/input"
 	"github.com/dgdr-operator/dgdr-operator/tools/aisim/perf"
 	"github.com/dgdr-operator/dgdr-operator/tools/aisim/search"
-)
-
-// Exit codes (AISimulate's contract, §13).
-const (
-	ExitOK          = 0
-	ExitFailed      = 1 // execution failure or no feasible candidate
-	ExitInvalid     = 2 // invalid input, flags or output directory
-	ExitInterrupted = 130
 )
 
 // Version is reported in provenance; set with -ldflags at build time.
@@ -167,12 +161,12 @@ func runMeta(fingerprint string) (runID, createdAt string, err error) {
 }
 
 func fingerprint(doc *input.Document) string {
-	sum := sha256.Sum256(doc.Raw.CanonicalJSON())
+	sum := sha256.Sum256(mustCanonical(doc.Raw.JSON()))
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
 func rawConfig(doc *input.Document) map[string]any {
-	m, _ := doc.Raw.ToAny().(map[string]any)
+	m, _ := doc.Raw.JSON().(map[string]any)
 	return m
 }
 
@@ -181,22 +175,22 @@ func Recommend(ctx context.Context, opts Options) int {
 	l, err := load(input.Recommend, opts)
 	if err != nil {
 		fmt.Fprintln(opts.Stderr, err)
-		return ExitInvalid
+		return aisimulate.ExitInvalidInput
 	}
 	if opts.Format != "table" && opts.Format != "json" {
 		fmt.Fprintf(opts.Stderr, "--format: must be table or json, got %q\n", opts.Format)
-		return ExitInvalid
+		return aisimulate.ExitInvalidInput
 	}
 	fp := fingerprint(l.doc)
 	runID, createdAt, err := runMeta(fp)
 	if err != nil {
 		fmt.Fprintln(opts.Stderr, err)
-		return ExitInvalid
+		return aisimulate.ExitInvalidInput
 	}
 	// Fail before touching the output directory when nothing can run.
 	if _, err := l.env.Enumerate(); err != nil {
 		fmt.Fprintf(opts.Stderr, "%s: engine: %v\n", opts.ConfigPath, err)
-		return ExitInvalid
+		return aisimulate.ExitInvalidInput
 	}
 	dir := opts.OutputDir
 	if dir == "" {
@@ -204,12 +198,12 @@ func Recommend(ctx context.Context, opts Options) int {
 	}
 	if err := prepareOutputDir(dir, opts.Overwrite); err != nil {
 		fmt.Fprintf(opts.Stderr, "--output-dir: %v\n", err)
-		return ExitInvalid
+		return aisimulate.ExitInvalidInput
 	}
 	events, err := output.CreateEventWriter(dir)
 	if err != nil {
 		fmt.Fprintf(opts.Stderr, "aisim recommend failed: %v\n", err)
-		return ExitFailed
+		return aisimulate.ExitFailure
 	}
 	defer events.Close()
 	var writeErr error
@@ -226,7 +220,7 @@ func Recommend(ctx context.Context, opts Options) int {
 	}})
 	if err != nil {
 		fmt.Fprintf(opts.Stderr, "aisim recommend failed: %v\n", err)
-		return ExitFailed
+		return aisimulate.ExitFailure
 	}
 	strategy := "exhaustive"
 	if !run.Exhaustive {
@@ -258,14 +252,14 @@ func Recommend(ctx context.Context, opts Options) int {
 	recPath := filepath.Join(dir, output.RecommendationFile)
 	if err := output.WriteJSONFile(recPath, sweep); err != nil {
 		fmt.Fprintf(opts.Stderr, "aisim recommend failed: %v\n", err)
-		return ExitFailed
+		return aisimulate.ExitFailure
 	}
 	var rows []output.Row
 	for rank, i := range run.Selected {
 		c := run.Candidates[i]
 		if err := output.WriteRecommendation(dir, rank, c.PredictionConfig); err != nil {
 			fmt.Fprintf(opts.Stderr, "aisim recommend failed: %v\n", err)
-			return ExitFailed
+			return aisimulate.ExitFailure
 		}
 		rows = append(rows, output.Row{Rank: rank + 1, Score: c.Score, Objectives: c.Objectives, UsedGPUs: c.UsedGPUs,
 			ConfigPath: output.RecommendationPath(dir, rank)})
@@ -282,11 +276,11 @@ func Recommend(ctx context.Context, opts Options) int {
 		Budget: len(run.Candidates)})
 	if writeErr != nil {
 		fmt.Fprintf(opts.Stderr, "aisim recommend failed: writing %s: %v\n", output.EventsFile, writeErr)
-		return ExitFailed
+		return aisimulate.ExitFailure
 	}
 	if run.Interrupted {
 		fmt.Fprintf(opts.Stderr, "aisim recommend interrupted after %d candidates; saved partial result to: %s\n", len(run.Candidates), recPath)
-		return ExitInterrupted
+		return aisimulate.ExitInterrupted
 	}
 	if opts.Format == "json" {
 		if rows == nil {
@@ -305,9 +299,9 @@ func Recommend(ctx context.Context, opts Options) int {
 	}
 	if len(rows) == 0 {
 		fmt.Fprintf(opts.Stderr, "no feasible candidate found; saved full result to: %s\n", recPath)
-		return ExitFailed
+		return aisimulate.ExitFailure
 	}
-	return ExitOK
+	return aisimulate.ExitOK
 }
 
 // Predict runs `aisim predict` and returns the exit code.
@@ -315,27 +309,27 @@ func Predict(ctx context.Context, opts Options) int {
 	l, err := load(input.Predict, opts)
 	if err != nil {
 		fmt.Fprintln(opts.Stderr, err)
-		return ExitInvalid
+		return aisimulate.ExitInvalidInput
 	}
 	if opts.Format != "table" && opts.Format != "json" {
 		fmt.Fprintf(opts.Stderr, "--format: must be table or json, got %q\n", opts.Format)
-		return ExitInvalid
+		return aisimulate.ExitInvalidInput
 	}
 	fp := fingerprint(l.doc)
 	runID, createdAt, err := runMeta(fp)
 	if err != nil {
 		fmt.Fprintln(opts.Stderr, err)
-		return ExitInvalid
+		return aisimulate.ExitInvalidInput
 	}
 	space, err := l.env.Enumerate()
 	if err != nil {
 		fmt.Fprintf(opts.Stderr, "%s: engine: %v\n", opts.ConfigPath, err)
-		return ExitInvalid
+		return aisimulate.ExitInvalidInput
 	}
 	points, _ := l.env.Select(space)
 	if len(points) != 1 {
 		fmt.Fprintf(opts.Stderr, "aisim predict failed: expected one concrete deployment, found %d\n", len(points))
-		return ExitFailed
+		return aisimulate.ExitFailure
 	}
 	dir := opts.OutputDir
 	if dir == "" {
@@ -343,25 +337,25 @@ func Predict(ctx context.Context, opts Options) int {
 	}
 	if err := prepareOutputDir(dir, opts.Overwrite); err != nil {
 		fmt.Fprintf(opts.Stderr, "--output-dir: %v\n", err)
-		return ExitInvalid
+		return aisimulate.ExitInvalidInput
 	}
 	pr := l.env.Prepare(points[0])
 	if pr.Status == output.StatusUnsupported {
 		fmt.Fprintf(opts.Stderr, "%s: engine.workers: %s\n", opts.ConfigPath, pr.Reason)
-		return ExitInvalid
+		return aisimulate.ExitInvalidInput
 	}
 	if pr.Status != "" {
 		fmt.Fprintf(opts.Stderr, "aisim predict failed: %s: %s\n", pr.ReasonCategory, pr.Reason)
-		return ExitFailed
+		return aisimulate.ExitFailure
 	}
 	rep, err := l.env.Simulate(ctx, pr, time.Time{})
 	if ctx.Err() != nil {
 		fmt.Fprintln(opts.Stderr, "aisim predict interrupted")
-		return ExitInterrupted
+		return aisimulate.ExitInterrupted
 	}
 	if err != nil {
 		fmt.Fprintf(opts.Stderr, "aisim predict failed: %v\n", err)
-		return ExitFailed
+		return aisimulate.ExitFailure
 	}
 	sum := summary(pr, rep)
 	memory := map[string]any{}
@@ -376,7 +370,7 @@ func Predict(ctx context.Context, opts Options) int {
 	path := filepath.Join(dir, output.PredictionFile)
 	if err := output.WriteJSONFile(path, pred); err != nil {
 		fmt.Fprintf(opts.Stderr, "aisim predict failed: %v\n", err)
-		return ExitFailed
+		return aisimulate.ExitFailure
 	}
 	if ev, err := output.CreateEventWriter(dir); err == nil {
 		ev.Write(output.Event{Event: "prediction_finished", RunID: runID, Status: output.StatusFeasible, Outcome: "completed"})
@@ -385,11 +379,11 @@ func Predict(ctx context.Context, opts Options) int {
 	if opts.Format == "json" {
 		data, _ := output.MarshalCanonical(sum)
 		opts.Stdout.Write(data)
-		return ExitOK
+		return aisimulate.ExitOK
 	}
 	printSummary(opts.Stdout, sum)
 	fmt.Fprintf(opts.Stdout, "Saved full report to: %s\n", path)
-	return ExitOK
+	return aisimulate.ExitOK
 }
 
 func summary(pr *search.Prepared, r *perf.Report) output.Summary {
@@ -429,4 +423,13 @@ func printSummary(w io.Writer, s output.Summary) {
 		roles = append(roles, fmt.Sprintf("%s=%d", r, n))
 	}
 	fmt.Fprintf(w, "KV-cache capacity (tokens): %s   requests: %d   GPUs: %d\n", strings.Join(slices.Sorted(slices.Values(roles)), " "), s.CompletedRequests, s.UsedGPUs)
+}
+
+// mustCanonical encodes a decoded document canonically; a decoded document always encodes.
+func mustCanonical(v any) []byte {
+	b, err := document.Canonical(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
 }

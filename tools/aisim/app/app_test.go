@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
 
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/internal/testutil/golden"
 )
@@ -42,7 +43,7 @@ func runRecommend(t *testing.T, doc string, extra ...string) (dir string, code i
 
 func TestRecommendGoldenFiles(t *testing.T) {
 	dir, code, _, stderr := runRecommend(t, goldenInput)
-	if code != ExitOK {
+	if code != aisimulate.ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	files := []string{output.RecommendationFile, output.EventsFile, "recommendations/0001.yaml"}
@@ -59,7 +60,7 @@ func TestRecommendGoldenFiles(t *testing.T) {
 // agree with each other (views ↔ YAMLs ↔ ledger ↔ stdout rows).
 func TestRecommendOutputsRoundTrip(t *testing.T) {
 	dir, code, stdout, stderr := runRecommend(t, goldenInput, "optimizer.max_trials=20")
-	if code != ExitOK {
+	if code != aisimulate.ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	sweep, err := output.ReadSweepResult(dir)
@@ -140,7 +141,7 @@ func TestRecommendOutputsRoundTrip(t *testing.T) {
 
 func TestOverwriteKeepsForeignFiles(t *testing.T) {
 	dir, code, _, stderr := runRecommend(t, goldenInput)
-	if code != ExitOK {
+	if code != aisimulate.ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	foreign := filepath.Join(dir, "notes.txt")
@@ -150,11 +151,11 @@ func TestOverwriteKeepsForeignFiles(t *testing.T) {
 	cfg := filepath.Join(filepath.Dir(dir), "input.yaml")
 	var out, errb bytes.Buffer
 	opts := Options{ConfigPath: cfg, OutputDir: dir, Format: "table", Stdout: &out, Stderr: &errb}
-	if code := Recommend(context.Background(), opts); code != ExitInvalid || !strings.Contains(errb.String(), "is not empty") {
+	if code := Recommend(context.Background(), opts); code != aisimulate.ExitInvalidInput || !strings.Contains(errb.String(), "is not empty") {
 		t.Fatalf("without --overwrite: exit %d, stderr %q", code, errb.String())
 	}
 	opts.Overwrite = true
-	if code := Recommend(context.Background(), opts); code != ExitOK {
+	if code := Recommend(context.Background(), opts); code != aisimulate.ExitOK {
 		t.Fatalf("with --overwrite: exit %d, stderr %q", code, errb.String())
 	}
 	if _, err := os.Stat(foreign); err != nil {

@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"strconv"
+
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/document"
 )
 
 // notSupported is the reason used for fields AISimulate accepts but aisim
@@ -28,11 +30,11 @@ func index(path string, i int) string { return path + "[" + strconv.Itoa(i) + "]
 // the known and unsupported sets, in document order.
 type object struct {
 	path string
-	v    *Value
+	v    *document.Value
 }
 
-func newObject(path string, v *Value, known, unsupported []string) (*object, error) {
-	if v == nil || v.Kind != KindMap {
+func newObject(path string, v *document.Value, known, unsupported []string) (*object, error) {
+	if v == nil || v.Kind != document.KindMap {
 		return nil, errf(path, "expected a mapping, got %s", kindOf(v))
 	}
 	for _, k := range v.Keys {
@@ -47,7 +49,7 @@ func newObject(path string, v *Value, known, unsupported []string) (*object, err
 	return &object{path: path, v: v}, nil
 }
 
-func kindOf(v *Value) string {
+func kindOf(v *document.Value) string {
 	if v == nil {
 		return "nothing"
 	}
@@ -56,9 +58,9 @@ func kindOf(v *Value) string {
 
 // get returns the value of key, treating an explicit null as absent (the
 // Pydantic models accept null for optional fields).
-func (o *object) get(key string) *Value {
+func (o *object) get(key string) *document.Value {
 	x := o.v.Map[key]
-	if x == nil || x.Kind == KindNull {
+	if x == nil || x.Kind == document.KindNull {
 		return nil
 	}
 	return x
@@ -73,7 +75,7 @@ func (o *object) str(key, def string) (string, error) {
 	if x == nil {
 		return def, nil
 	}
-	if x.Kind != KindString {
+	if x.Kind != document.KindString {
 		return "", errf(o.p(key), "expected a string, got %s", x.Kind)
 	}
 	if x.Str == "" {
@@ -98,15 +100,15 @@ func (o *object) boolean(key string, def bool) (bool, error) {
 	if x == nil {
 		return def, nil
 	}
-	if x.Kind != KindBool {
+	if x.Kind != document.KindBool {
 		return false, errf(o.p(key), "expected a boolean, got %s", x.Kind)
 	}
 	return x.Bool, nil
 }
 
 // intValue enforces strict integers: 8 is valid, 8.0, "8" and true are not.
-func intValue(path string, x *Value, minimum int64) (int, error) {
-	if x.Kind != KindInt {
+func intValue(path string, x *document.Value, minimum int64) (int, error) {
+	if x.Kind != document.KindInt {
 		return 0, errf(path, "expected an integer, got %s", describe(x))
 	}
 	if x.Int < minimum {
@@ -119,11 +121,11 @@ func intValue(path string, x *Value, minimum int64) (int, error) {
 }
 
 // numValue accepts ints and finite floats (float fields are lax about ints).
-func numValue(path string, x *Value) (float64, error) {
+func numValue(path string, x *document.Value) (float64, error) {
 	switch x.Kind {
-	case KindInt:
+	case document.KindInt:
 		return float64(x.Int), nil
-	case KindFloat:
+	case document.KindFloat:
 		if math.IsNaN(x.Num) || math.IsInf(x.Num, 0) {
 			return 0, errf(path, "must be a finite number")
 		}
@@ -132,13 +134,13 @@ func numValue(path string, x *Value) (float64, error) {
 	return 0, errf(path, "expected a number, got %s", describe(x))
 }
 
-func describe(x *Value) string {
+func describe(x *document.Value) string {
 	switch x.Kind {
-	case KindFloat:
+	case document.KindFloat:
 		return "number " + strconv.FormatFloat(x.Num, 'g', -1, 64)
-	case KindString:
+	case document.KindString:
 		return "string " + strconv.Quote(x.Str)
-	case KindBool:
+	case document.KindBool:
 		return "boolean"
 	}
 	return x.Kind.String()
@@ -169,8 +171,8 @@ func (o *object) positive(key string, def float64) (float64, error) {
 }
 
 // isDomain reports whether x is a {choices} or {range} domain object.
-func isDomain(x *Value) bool {
-	if x == nil || x.Kind != KindMap || len(x.Keys) != 1 {
+func isDomain(x *document.Value) bool {
+	if x == nil || x.Kind != document.KindMap || len(x.Keys) != 1 {
 		return false
 	}
 	return x.Keys[0] == "choices" || x.Keys[0] == "range"
@@ -184,7 +186,7 @@ type domainSpec struct {
 	allowRange bool
 }
 
-func (s domainSpec) scalar(path string, x *Value) (float64, error) {
+func (s domainSpec) scalar(path string, x *document.Value) (float64, error) {
 	if s.isInt {
 		i, err := intValue(path, x, int64(s.minExcl)+1)
 		return float64(i), err
@@ -213,11 +215,11 @@ func (o *object) domain(cmd Command, key string, spec domainSpec) (Domain, bool,
 	return d, true, err
 }
 
-func decodeDomain(cmd Command, path string, x *Value, spec domainSpec) (Domain, error) {
-	if x.Kind == KindSeq {
+func decodeDomain(cmd Command, path string, x *document.Value, spec domainSpec) (Domain, error) {
+	if x.Kind == document.KindSeq {
 		return Domain{}, errf(path, "a bare list is not a domain; use {choices: [...]}")
 	}
-	if x.Kind != KindMap {
+	if x.Kind != document.KindMap {
 		v, err := spec.scalar(path, x)
 		return Fixed(v, spec.isInt), err
 	}
@@ -230,7 +232,7 @@ func decodeDomain(cmd Command, path string, x *Value, spec domainSpec) (Domain, 
 	if x.Keys[0] == "choices" {
 		cp := join(path, "choices")
 		c := x.Map["choices"]
-		if c.Kind != KindSeq || len(c.Seq) == 0 {
+		if c.Kind != document.KindSeq || len(c.Seq) == 0 {
 			return Domain{}, errf(cp, "must be a non-empty list")
 		}
 		d := Domain{Int: spec.isInt}
@@ -313,8 +315,8 @@ func (o *object) stringDomain(cmd Command, key string, def []string, allowed []s
 		return def, nil
 	}
 	path := o.p(key)
-	check := func(p string, e *Value) (string, error) {
-		if e.Kind != KindString {
+	check := func(p string, e *document.Value) (string, error) {
+		if e.Kind != document.KindString {
 			return "", errf(p, "expected a string, got %s", describe(e))
 		}
 		if !slices.Contains(allowed, e.Str) {
@@ -323,9 +325,9 @@ func (o *object) stringDomain(cmd Command, key string, def []string, allowed []s
 		return e.Str, nil
 	}
 	switch {
-	case x.Kind == KindSeq:
+	case x.Kind == document.KindSeq:
 		return nil, errf(path, "a bare list is not a domain; use {choices: [...]}")
-	case x.Kind == KindMap:
+	case x.Kind == document.KindMap:
 		if cmd == Predict {
 			return nil, errf(path, "domains are only allowed in recommend; give a concrete value")
 		}
@@ -334,7 +336,7 @@ func (o *object) stringDomain(cmd Command, key string, def []string, allowed []s
 		}
 		cp := join(path, "choices")
 		c := x.Map["choices"]
-		if c.Kind != KindSeq || len(c.Seq) == 0 {
+		if c.Kind != document.KindSeq || len(c.Seq) == 0 {
 			return nil, errf(cp, "must be a non-empty list")
 		}
 		var out []string

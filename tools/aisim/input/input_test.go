@@ -1,10 +1,13 @@
 package input
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/document"
 )
 
 const minimal = "engine: {model: m, hardware: h200_sxm}\noptimization: {}\n"
@@ -110,47 +113,47 @@ func TestDecodeErrors(t *testing.T) {
 		cmd  Command
 		doc  string
 		sets []string
-		want string // "<path>: <reason>" (prefix match on reason)
+		want string // "<path>: <reason>"; the path is compared, the reason only documents the case
 	}{
 		{"unknown top-level", Recommend, minimal + "foo: 1", nil, "foo: unknown field"},
-		{"unknown nested key", Recommend, minimal + "traffic: {stop: {requests: 1, request: 2}}", nil, "traffic.stop.request: unknown field"},
-		{"float for an integer", Recommend, minimal + "traffic: {source: {input_tokens: 1024.0}, stop: {requests: 1}}", nil, "traffic.source.input_tokens: expected an integer, got number 1024"},
+		{"unknown nested key", Recommend, minimal + "traffic: {stop: {requests: 1}, load: {type: concurrency, concurency: 2}}", nil, "traffic.load.concurency: unknown field"},
+		{"float for an integer", Recommend, minimal + "traffic: {source: {input_tokens: 1024.0}, stop: {requests: 1}}", nil, "traffic.source.input_tokens: must be written as an integer"},
 		{"string for an integer", Recommend, minimal + `traffic: {source: {input_tokens: "1024"}, stop: {requests: 1}}`, nil, `traffic.source.input_tokens: expected an integer, got string "1024"`},
 		{"bool for an integer", Recommend, minimal + "traffic: {stop: {requests: true}}", nil, "traffic.stop.requests: expected an integer, got boolean"},
 		{"two stops", Recommend, minimal + "traffic: {stop: {requests: 1, requests_per_load_unit: 2}}", nil, "traffic.stop: exactly one of requests or requests_per_load_unit is required"},
 		{"missing stop", Recommend, minimal + "traffic: {source: {type: synthetic}}", nil, "traffic.stop: required"},
-		{"trace source", Recommend, minimal + "traffic: {source: {type: trace, paths: [a]}, stop: {requests: 1}}", nil, "traffic.source.type: trace: not supported by aisim"},
-		{"session source", Recommend, minimal + "traffic: {source: {type: synthetic-session}, stop: {requests: 1}}", nil, "traffic.source.type: synthetic-session: not supported by aisim"},
-		{"images", Recommend, minimal + "traffic: {source: {images: {height: 1, width: 1}}, stop: {requests: 1}}", nil, "traffic.source.images: not supported by aisim"},
-		{"speculation", Recommend, "engine: {model: m, hardware: h200_sxm, speculation: {kind: ngram}}\noptimization: {}", nil, "engine.speculation: not supported by aisim"},
-		{"afd mode", Recommend, "engine: {model: m, hardware: h200_sxm, mode: afd}\noptimization: {}", nil, "engine.mode: afd: not supported by aisim"},
+		{"trace source", Recommend, minimal + "traffic: {source: {type: trace, paths: [a]}}", nil, "traffic.source.type: trace: not supported by aisim"},
+		{"session source", Recommend, minimal + "traffic: {source: {type: synthetic-session, session: {turns: 2}}, stop: {sessions: 1}}", nil, "traffic.source.type: synthetic-session: not supported by aisim"},
+		{"images", Recommend, "engine: {model: m, hardware: h200_sxm, workers: {encoder: {}}}\noptimization: {}\ntraffic: {source: {images: {height: 1, width: 1}}, stop: {requests: 1}}", nil, "traffic.source.images: not supported by aisim"},
+		{"speculation", Recommend, "engine: {model: m, hardware: h200_sxm, backend: vllm, speculation: {kind: ngram, num_speculative_tokens: 1, acceptance_rates: [0.5]}}\noptimization: {}", nil, "engine.speculation: not supported by aisim"},
+		{"afd mode", Recommend, "engine: {model: m, hardware: h200_sxm, mode: afd, afd: {phase: both, combined_with_pd: false, a_batch_size: {choices: [8, 16]}}}\noptimization: {}", nil, "engine.afd: not supported by aisim"},
 		{"kv_transfer", Recommend, "engine: {model: m, hardware: h200_sxm, kv_transfer: {bandwidth_gb_per_second: 1}}\noptimization: {}", nil, "engine.kv_transfer: not supported by aisim"},
 		{"execution", Recommend, minimal + "execution: {resources: {}}", nil, "execution: not supported by aisim"},
-		{"router", Recommend, minimal + "router: {policy: kv_router}", nil, "router: not supported by aisim"},
-		{"planner", Recommend, minimal + "planner: {}", nil, "planner: not supported by aisim"},
-		{"timing", Recommend, "engine: {model: m, hardware: h200_sxm, mode: aggregated, workers: {aggregated: {timing: {type: fixed}}}}\noptimization: {}", nil, "engine.workers.aggregated.timing: not supported by aisim"},
-		{"host offload", Recommend, "engine: {model: m, hardware: h200_sxm, mode: aggregated, workers: {aggregated: {kv_cache: {host_offload: {}}}}}\noptimization: {}", nil, "engine.workers.aggregated.kv_cache.host_offload: not supported by aisim"},
-		{"min_goodput_rps", Recommend, "engine: {model: m, hardware: h200_sxm}\noptimization: {constraints: {min_goodput_rps: 1}}", nil, "optimization.constraints.min_goodput_rps: not supported by aisim"},
+		{"router (engine stack)", Recommend, minimal + "router: {policy: kv_router}", nil, "router: unknown field"},
+		{"planner (engine stack)", Recommend, minimal + "planner: {}", nil, "planner: unknown field"},
+		{"timing", Recommend, "engine: {model: m, hardware: h200_sxm, mode: aggregated, workers: {aggregated: {timing: {type: fixed, prefill_ms: 1, decode_ms: 1}}}}\noptimization: {}", nil, "engine.workers.aggregated.timing: not supported by aisim"},
+		{"host offload", Recommend, "engine: {model: m, hardware: h200_sxm, mode: aggregated, backend: vllm, workers: {aggregated: {parallelism: {preset: false, attention_data: 1}, kv_cache: {host_offload: {num_host_blocks: 8}}}}}\noptimization: {}", nil, "engine.workers.aggregated.kv_cache.host_offload: not supported by aisim"},
+		{"min_goodput_rps", Recommend, "engine: {model: m, hardware: h200_sxm}\nevaluation: {sla: {ttft_ms: 100}}\noptimization: {target: min_gpus, constraints: {min_goodput_rps: 1}}\ntraffic: {load: {type: poisson, requests_per_second: 2}, stop: {requests: 10}}", nil, "optimization.constraints.min_goodput_rps: not supported by aisim"},
 		{"pipeline > 1", Recommend, "engine: {model: m, hardware: h200_sxm, mode: aggregated, workers: {aggregated: {parallelism: {pipeline: 2}}}}\noptimization: {}", nil, "engine.workers.aggregated.parallelism.pipeline: pipeline parallelism > 1 is not supported by aisim"},
 		{"load field of another type", Recommend, minimal + "traffic: {load: {type: concurrency, fraction: 0.5}, stop: {requests: 1}}", nil, "traffic.load.fraction: load type concurrency does not accept this field"},
 		{"bare list is not a domain", Recommend, minimal + "traffic: {load: {concurrency: [1, 2]}, stop: {requests: 1}}", nil, "traffic.load.concurrency: a bare list is not a domain"},
 		{"integer range needs step", Recommend, minimal + "traffic: {load: {concurrency: {range: {min: 1, max: 8}}}, stop: {requests: 1}}", nil, "traffic.load.concurrency.range: an integer linear range requires step"},
 		{"range min > max", Recommend, minimal + "traffic: {load: {type: kv_capacity_fraction, fraction: {range: {min: 0.9, max: 0.1}}}, stop: {requests: 1}}", nil, "traffic.load.fraction.range: min (0.9) must be <= max (0.1)"},
 		{"log range with step", Recommend, minimal + "traffic: {load: {type: poisson, requests_per_second: {range: {min: 1, max: 8, step: 1, scale: log}}}, stop: {requests: 1}}", nil, "traffic.load.requests_per_second.range.step: not allowed with scale: log"},
-		{"duplicate choices", Recommend, "engine: {model: m, hardware: h200_sxm, backend: {choices: [vllm, vllm]}}\noptimization: {}", nil, `engine.backend.choices[1]: duplicate choice "vllm"`},
+		{"duplicate choices", Recommend, "engine: {model: m, hardware: h200_sxm, backend: {choices: [vllm, vllm]}}\noptimization: {}", nil, `engine.backend: duplicate choice "vllm" (the contract reports it at the domain)`},
 		{"domain on a non-sweepable field", Recommend, minimal + "traffic: {source: {input_tokens: {choices: [1, 2]}}, stop: {requests: 1}}", nil, "traffic.source.input_tokens: expected an integer, got mapping"},
 		{"e2e with ttft", Recommend, minimal + "evaluation: {sla: {e2e_ms: 1, ttft_ms: 1}}", nil, "evaluation.sla: e2e_ms is mutually exclusive with ttft_ms and itl_ms"},
 		{"strict sla without bound", Recommend, "engine: {model: m, hardware: h200_sxm}\noptimization: {strict_sla: true}", nil, "optimization.strict_sla: requires at least one evaluation.sla bound"},
 		{"goodput without sla", Recommend, "engine: {model: m, hardware: h200_sxm}\noptimization: {target: goodput}", nil, "optimization.target: goodput requires at least one evaluation.sla bound"},
 		{"unknown target", Recommend, "engine: {model: m, hardware: h200_sxm}\noptimization: {target: speed}", nil, "optimization.target: must be one of"},
-		{"auto without optimization.hardware", Recommend, "engine: {model: m, hardware: auto}\noptimization: {}", nil, "engine.hardware: auto requires optimization.hardware"},
+		{"auto without optimization.hardware", Recommend, "engine: {model: m, hardware: auto}\noptimization: {}", nil, "optimization.hardware: engine.hardware auto needs optimization.hardware"},
 		{"missing optimization", Recommend, "engine: {model: m, hardware: h200_sxm}", nil, "optimization: required"},
 		{"min > max gpus", Recommend, "engine: {model: m, hardware: h200_sxm}\noptimization: {constraints: {min_candidate_gpus: 9, max_candidate_gpus: 8}}", nil, "optimization.constraints.min_candidate_gpus: must be <= max_candidate_gpus (8)"},
 		{"max_trials below branches", Recommend, minimal + "optimizer: {max_trials: 1}", nil, "optimizer.max_trials: must be >= the number of mode branches (2)"},
 		{"role not allowed by mode", Recommend, "engine: {model: m, hardware: h200_sxm, mode: aggregated, workers: {prefill: {}}}\noptimization: {}", nil, "engine.workers.prefill: role prefill is not allowed"},
 		{"preset with knobs", Recommend, "engine: {model: m, hardware: h200_sxm, mode: aggregated, workers: {aggregated: {parallelism: {preset: default, tensor: 2}}}}\noptimization: {}", nil, "engine.workers.aggregated.parallelism: a preset and independent knobs cannot be combined"},
-		{"incomplete preset entry", Recommend, "engine: {model: m, hardware: h200_sxm, mode: aggregated, workers: {aggregated: {parallelism: {preset: [{tensor: 2}]}}}}\noptimization: {}", nil, "engine.workers.aggregated.parallelism.preset[0].replicas: required"},
-		{"min_gpus with load domain", Recommend, "engine: {model: m, hardware: h200_sxm}\nevaluation: {sla: {ttft_ms: 1}}\noptimization: {target: min_gpus}\ntraffic: {load: {concurrency: {choices: [1, 2]}}, stop: {requests: 1}}", nil, "traffic.load: min_gpus requires a fixed load"},
+		{"incomplete preset entry", Recommend, "engine: {model: m, hardware: h200_sxm, mode: aggregated, workers: {aggregated: {parallelism: {preset: [{tensor: 2}]}}}}\noptimization: {}", nil, "engine.workers.aggregated.parallelism.preset: got array, want object"},
+		{"min_gpus with load domain", Recommend, "engine: {model: m, hardware: h200_sxm}\nevaluation: {sla: {ttft_ms: 1}}\noptimization: {target: min_gpus}\ntraffic: {load: {concurrency: {choices: [1, 2]}}, stop: {requests: 1}}", nil, "traffic.load.concurrency: target min_gpus needs a fixed concurrency"},
 		{"predict rejects optimization", Predict, minimal, nil, "optimization: not allowed in predict"},
 		{"predict rejects domains", Predict, "engine: {model: m, hardware: h200_sxm, backend: {choices: [vllm]}}", nil, "engine.backend: domains are only allowed in recommend"},
 		{"predict rejects kv fraction", Predict, "engine: {model: m, hardware: h200_sxm}\ntraffic: {load: {type: kv_capacity_fraction, fraction: 0.5}, stop: {requests: 1}}", nil, "traffic.load.type: kv_capacity_fraction is recommend-only"},
@@ -159,12 +162,12 @@ func TestDecodeErrors(t *testing.T) {
 		{"set with index", Recommend, minimal, []string{"engine.0=1"}, "--set engine.0: numeric path segments"},
 		{"set introduces unknown key", Recommend, minimal, []string{"engine.foo=1"}, "engine.foo: unknown field"},
 		{"predict --set optimizer", Predict, "engine: {model: m, hardware: h200_sxm}", []string{"optimizer.seed=1"}, "--set optimizer.seed=1: optimizer is not allowed in predict"},
-		{"duplicate YAML key", Recommend, minimal + "traffic: {stop: {requests: 1, requests: 2}}", nil, "invalid YAML"},
+		{"duplicate YAML key", Recommend, minimal + "traffic: {stop: {requests: 1, requests: 2}}", nil, "traffic.stop.requests: duplicate key"},
 		{"not a mapping", Recommend, "- a\n- b", nil, "the document must be a mapping, got list"},
 		{"context too small", Recommend, "engine: {model: m, hardware: h200_sxm, context_length: 100}\noptimization: {}", nil, "traffic.source: input_tokens + output_tokens (1152) exceeds engine.context_length (100)"},
 		{"block size 1 for vllm", Recommend, "engine: {model: m, hardware: h200_sxm, mode: aggregated, backend: vllm, workers: {aggregated: {kv_cache: {block_size: 1}}}}\noptimization: {}", nil, "engine.workers.aggregated.kv_cache.block_size: must be >= 2"},
 		{"memory fraction above 1", Recommend, "engine: {model: m, hardware: h200_sxm, mode: aggregated, workers: {aggregated: {kv_cache: {capacity: {memory_fraction: 1.5}}}}}\noptimization: {}", nil, "engine.workers.aggregated.kv_cache.capacity.memory_fraction: must be <= 1"},
-		{"NaN rejected", Recommend, minimal + "evaluation: {sla: {ttft_ms: .nan}}", nil, "evaluation.sla.ttft_ms: must be a finite number"},
+		{"NaN rejected", Recommend, minimal + "evaluation: {sla: {ttft_ms: .nan}}", nil, "evaluation.sla.ttft_ms: .nan is not a finite number"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -172,8 +175,16 @@ func TestDecodeErrors(t *testing.T) {
 			if err == nil {
 				t.Fatalf("Decode succeeded, want error %q", tc.want)
 			}
-			if !strings.HasPrefix(err.Error(), tc.want) {
-				t.Errorf("error = %q, want prefix %q", err.Error(), tc.want)
+			wantPath, _, _ := strings.Cut(tc.want, ": ")
+			if gotPath, _, _ := strings.Cut(err.Error(), ": "); gotPath != wantPath {
+				t.Errorf("error = %q, want it at %q (%q)", err.Error(), wantPath, tc.want)
+			}
+			var ferr *FieldError
+			if !errors.As(err, &ferr) {
+				t.Errorf("error %T is not a *FieldError", err)
+			}
+			if strings.Contains(tc.want, notSupported) && !strings.Contains(err.Error(), notSupported) {
+				t.Errorf("error = %q, want it to say %q", err.Error(), notSupported)
 			}
 		})
 	}
@@ -196,13 +207,15 @@ func TestSetOverridesReplaceLeaves(t *testing.T) {
 }
 
 func TestCanonicalJSONIsStableAndTyped(t *testing.T) {
-	a, _ := ParseYAML([]byte("b: 1\na: {y: 1.0, x: [true, null, \"s\"]}"))
-	b, _ := ParseYAML([]byte("a: {x: [true, null, \"s\"], y: 1.0}\nb: 1"))
+	a, _ := document.Parse([]byte("b: 1\na: {y: 1.0, x: [true, null, \"s\"]}"))
+	b, _ := document.Parse([]byte("a: {x: [true, null, \"s\"], y: 1.0}\nb: 1"))
 	want := `{"a":{"x":[true,null,"s"],"y":1.0},"b":1}`
-	if diff := cmp.Diff(want, string(a.CanonicalJSON())); diff != "" {
+	ca, _ := document.Canonical(a.JSON())
+	cb, _ := document.Canonical(b.JSON())
+	if diff := cmp.Diff(want, string(ca)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
-	if string(a.CanonicalJSON()) != string(b.CanonicalJSON()) {
+	if string(ca) != string(cb) {
 		t.Errorf("key order changed the canonical form")
 	}
 }

@@ -1,25 +1,39 @@
 package input
 
 import (
+	"errors"
 	"slices"
+	"strings"
+
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/document"
 )
 
 // Decode parses YAML, applies --set overrides in order and decodes the
-// document for cmd. Errors are *FieldError (path + reason) for schema
-// problems and plain errors for YAML syntax.
+// document for cmd. Errors are *FieldError (path + reason).
+//
+// A recommend document is first checked by the contract package (internal/aisimulate: the
+// bundled schema and every cross-field rule), exactly as the operator checks effective inputs;
+// the typed decoding after it refuses, as "not supported by aisim", what AISimulate accepts but
+// aisim does not simulate. Predict documents have no bundled schema yet, so their decoding still
+// checks types and ranges itself.
 func Decode(cmd Command, data []byte, sets []string) (*Document, error) {
-	raw, err := ParseYAML(data)
+	raw, err := document.Parse(data)
 	if err != nil {
+		var derr *document.Error
+		if errors.As(err, &derr) {
+			return nil, &FieldError{Path: strings.Join(derr.Path, "."), Reason: derr.Message}
+		}
 		return nil, &FieldError{Reason: err.Error()}
 	}
-	if raw.Kind == KindNull {
-		raw = &Value{Kind: KindMap, Map: map[string]*Value{}}
+	if raw.Kind == document.KindNull {
+		raw = &document.Value{Kind: document.KindMap, Map: map[string]*document.Value{}}
 	}
-	if raw.Kind != KindMap {
+	if raw.Kind != document.KindMap {
 		return nil, errf("", "the document must be a mapping, got %s", raw.Kind)
 	}
 	for _, s := range sets {
-		if err := ApplySet(raw, s); err != nil {
+		if err := document.ApplySet(raw, s); err != nil {
 			return nil, &FieldError{Reason: err.Error()}
 		}
 		if cmd == Predict {
@@ -28,7 +42,21 @@ func Decode(cmd Command, data []byte, sets []string) (*Document, error) {
 			}
 		}
 	}
+	if cmd == Recommend {
+		if problems := aisimulate.CheckInput(raw.JSON().(map[string]any)); len(problems) > 0 {
+			return nil, contractError(problems)
+		}
+	}
 	return DecodeValue(cmd, raw)
+}
+
+// contractError reports the contract's problems: the first one's path, every one's reason.
+func contractError(problems []aisimulate.Problem) *FieldError {
+	e := &FieldError{Path: strings.Join(problems[0].Path, "."), Reason: problems[0].Message}
+	for _, p := range problems[1:] {
+		e.Reason += "; " + p.String()
+	}
+	return e
 }
 
 func cutPath(expr string) (string, string, bool) {
@@ -41,7 +69,7 @@ func cutPath(expr string) (string, string, bool) {
 }
 
 // DecodeValue decodes an already parsed document.
-func DecodeValue(cmd Command, raw *Value) (*Document, error) {
+func DecodeValue(cmd Command, raw *document.Value) (*Document, error) {
 	known := []string{"traffic", "engine", "evaluation", "optimization", "optimizer"}
 	root, err := newObject("", raw, known, []string{"execution", "router", "planner"})
 	if err != nil {
@@ -88,11 +116,11 @@ func DecodeValue(cmd Command, raw *Value) (*Document, error) {
 func containsDot(s string) bool { return slices.Contains([]byte(s), '.') }
 
 func decodeTraffic(cmd Command, root *object) (Traffic, error) {
-	t := Traffic{InputTokens: 1024, OutputTokens: 128}
+	t := Traffic{InputTokens: aisimulate.DefaultInputTokens, OutputTokens: aisimulate.DefaultOutputTokens}
 	if !root.has("traffic") {
 		// An omitted traffic section is replaced wholesale by the default.
-		t.Load = Load{Type: LoadConcurrency, Intensity: Fixed(10, true)}
-		t.Stop = Stop{Requests: 100}
+		t.Load = Load{Type: LoadConcurrency, Intensity: Fixed(aisimulate.DefaultConcurrency, true)}
+		t.Stop = Stop{Requests: aisimulate.DefaultTrafficRequests}
 		return t, nil
 	}
 	to, err := newObject("traffic", root.get("traffic"), []string{"source", "load", "stop"}, nil)
@@ -101,8 +129,8 @@ func decodeTraffic(cmd Command, root *object) (Traffic, error) {
 	}
 	if to.has("source") {
 		// The source type decides which fields exist, so it is reported first.
-		if x := to.get("source"); x.Kind == KindMap {
-			if ty := x.Map["type"]; ty != nil && ty.Kind == KindString && (ty.Str == "synthetic-session" || ty.Str == "trace") {
+		if x := to.get("source"); x.Kind == document.KindMap {
+			if ty := x.Map["type"]; ty != nil && ty.Kind == document.KindString && (ty.Str == "synthetic-session" || ty.Str == "trace") {
 				return t, errf("traffic.source.type", "%s: %s", ty.Str, notSupported)
 			}
 		}
@@ -123,10 +151,10 @@ func decodeTraffic(cmd Command, root *object) (Traffic, error) {
 		default:
 			return t, errf(so.p("type"), "must be one of [synthetic synthetic-session trace], got %q", typ)
 		}
-		if t.InputTokens, err = so.integer("input_tokens", 1024, 1); err != nil {
+		if t.InputTokens, err = so.integer("input_tokens", aisimulate.DefaultInputTokens, 1); err != nil {
 			return t, err
 		}
-		if t.OutputTokens, err = so.integer("output_tokens", 128, 1); err != nil {
+		if t.OutputTokens, err = so.integer("output_tokens", aisimulate.DefaultOutputTokens, 1); err != nil {
 			return t, err
 		}
 	}
@@ -154,7 +182,7 @@ func decodeTraffic(cmd Command, root *object) (Traffic, error) {
 }
 
 func decodeLoad(cmd Command, to *object) (Load, error) {
-	l := Load{Type: LoadConcurrency, Intensity: Fixed(10, true), Seed: 42}
+	l := Load{Type: LoadConcurrency, Intensity: Fixed(aisimulate.DefaultConcurrency, true), Seed: aisimulate.DefaultLoadSeed}
 	if !to.has("load") {
 		return l, nil
 	}
@@ -210,14 +238,14 @@ func decodeLoad(cmd Command, to *object) (Load, error) {
 	case present:
 		l.Intensity = d
 	case l.Type == LoadConcurrency:
-		l.Intensity = Fixed(10, true)
+		l.Intensity = Fixed(aisimulate.DefaultConcurrency, true)
 	default:
 		return l, errf(lo.p(field), "required for load type %s", l.Type)
 	}
 	if d.Range != nil && d.Range.Min <= 0 {
 		return l, errf(lo.p(field)+".range.min", "must be > 0")
 	}
-	seed, err := lo.integer("seed", 42, 0)
+	seed, err := lo.integer("seed", aisimulate.DefaultLoadSeed, 0)
 	l.Seed = int64(seed)
 	return l, err
 }
@@ -254,7 +282,7 @@ var targets = []string{TargetThroughput, TargetThroughputPerGPU, TargetThroughpu
 	TargetGoodputPerGPU, TargetTTFT, TargetE2ELatency, TargetMinGPUs, TargetPareto}
 
 func decodeOptimization(root *object, sla SLA) (Optimization, error) {
-	o := Optimization{Target: TargetThroughput, MaxGPUs: 32}
+	o := Optimization{Target: aisimulate.DefaultTarget, MaxGPUs: aisimulate.DefaultMaxCandidateGPUs}
 	x := root.get("optimization")
 	if x == nil {
 		// `optimization:` with a null value is the same as {}.
@@ -264,7 +292,7 @@ func decodeOptimization(root *object, sla SLA) (Optimization, error) {
 	if err != nil {
 		return o, err
 	}
-	if o.Target, err = oo.enum("target", TargetThroughput, targets...); err != nil {
+	if o.Target, err = oo.enum("target", aisimulate.DefaultTarget, targets...); err != nil {
 		return o, err
 	}
 	if o.Hardware, err = oo.str("hardware", ""); err != nil {
@@ -285,7 +313,7 @@ func decodeOptimization(root *object, sla SLA) (Optimization, error) {
 		if o.MinGPUs, err = co.integer("min_candidate_gpus", 0, 1); err != nil {
 			return o, err
 		}
-		if o.MaxGPUs, err = co.integer("max_candidate_gpus", 32, 1); err != nil {
+		if o.MaxGPUs, err = co.integer("max_candidate_gpus", aisimulate.DefaultMaxCandidateGPUs, 1); err != nil {
 			return o, err
 		}
 		if o.MinGPUs > o.MaxGPUs {
@@ -305,7 +333,8 @@ func decodeOptimization(root *object, sla SLA) (Optimization, error) {
 }
 
 func decodeOptimizer(root *object) (Optimizer, error) {
-	o := Optimizer{Algorithm: "bayesian", MaxTrials: 320, Parallelism: 16, CandidateTimeoutSeconds: 600, Seed: 42}
+	o := Optimizer{Algorithm: aisimulate.DefaultAlgorithm, MaxTrials: aisimulate.DefaultMaxTrials, Parallelism: aisimulate.DefaultParallelism,
+		CandidateTimeoutSeconds: aisimulate.DefaultCandidateTimeoutSeconds, Seed: aisimulate.DefaultSeed}
 	if !root.has("optimizer") {
 		return o, nil
 	}
@@ -314,19 +343,19 @@ func decodeOptimizer(root *object) (Optimizer, error) {
 	if err != nil {
 		return o, err
 	}
-	if o.Algorithm, err = oo.enum("algorithm", "bayesian", "bayesian", "random"); err != nil {
+	if o.Algorithm, err = oo.enum("algorithm", aisimulate.DefaultAlgorithm, "bayesian", "random"); err != nil {
 		return o, err
 	}
-	if o.MaxTrials, err = oo.integer("max_trials", 320, 1); err != nil {
+	if o.MaxTrials, err = oo.integer("max_trials", aisimulate.DefaultMaxTrials, 1); err != nil {
 		return o, err
 	}
-	if o.Parallelism, err = oo.integer("parallelism", 16, 1); err != nil {
+	if o.Parallelism, err = oo.integer("parallelism", aisimulate.DefaultParallelism, 1); err != nil {
 		return o, err
 	}
-	if o.CandidateTimeoutSeconds, err = oo.positive("candidate_timeout_seconds", 600); err != nil {
+	if o.CandidateTimeoutSeconds, err = oo.positive("candidate_timeout_seconds", aisimulate.DefaultCandidateTimeoutSeconds); err != nil {
 		return o, err
 	}
-	seed, err := oo.integer("seed", 42, 0)
+	seed, err := oo.integer("seed", aisimulate.DefaultSeed, 0)
 	o.Seed = int64(seed)
 	return o, err
 }
@@ -355,7 +384,7 @@ func decodeEngine(cmd Command, root *object, optHardware string) (Engine, error)
 		defModes = modes
 		defBackends = []string{BackendVLLM, BackendSGLang}
 	}
-	if x := eo.get("mode"); x != nil && x.Kind == KindString && x.Str == "afd" {
+	if x := eo.get("mode"); x != nil && x.Kind == document.KindString && x.Str == "afd" {
 		return e, errf(eo.p("mode"), "afd: %s", notSupported)
 	}
 	if e.Modes, err = eo.stringDomain(cmd, "mode", defModes, modes); err != nil {
@@ -385,7 +414,7 @@ func decodeEngine(cmd Command, root *object, optHardware string) (Engine, error)
 	if e.Backends, err = eo.stringDomain(cmd, "backend", defBackends, []string{BackendVLLM, BackendSGLang, BackendTRTLLM}); err != nil {
 		return e, err
 	}
-	if x := eo.get("context_length"); x != nil && !(x.Kind == KindString && x.Str == "max") {
+	if x := eo.get("context_length"); x != nil && !(x.Kind == document.KindString && x.Str == "max") {
 		if e.ContextLength, err = intValue(eo.p("context_length"), x, 1); err != nil {
 			return e, errf(eo.p("context_length"), "expected a positive integer or \"max\"")
 		}
@@ -409,8 +438,8 @@ func decodeEngine(cmd Command, root *object, optHardware string) (Engine, error)
 				return e, errf(wo.p(role), "role %s is not allowed with engine.mode %v", role, e.Modes)
 			}
 			x := wo.v.Map[role]
-			if x.Kind == KindNull {
-				x = &Value{Kind: KindMap, Map: map[string]*Value{}}
+			if x.Kind == document.KindNull {
+				x = &document.Value{Kind: document.KindMap, Map: map[string]*document.Value{}}
 			}
 			w, err := decodeWorker(cmd, wo.p(role), role, x)
 			if err != nil {
@@ -444,7 +473,7 @@ func defaultWorker(cmd Command) *Worker {
 	return w
 }
 
-func decodeWorker(cmd Command, path, role string, x *Value) (*Worker, error) {
+func decodeWorker(cmd Command, path, role string, x *document.Value) (*Worker, error) {
 	wo, err := newObject(path, x, []string{"parallelism", "scheduler", "kv_cache"},
 		[]string{"hardware", "startup_seconds", "context_length", "timing"})
 	if err != nil {
@@ -526,7 +555,7 @@ func decodeWorker(cmd Command, path, role string, x *Value) (*Worker, error) {
 	return w, nil
 }
 
-func decodeParallelism(cmd Command, path string, x *Value) (Parallelism, error) {
+func decodeParallelism(cmd Command, path string, x *document.Value) (Parallelism, error) {
 	known := append([]string{"preset"}, KnobNames...)
 	po, err := newObject(path, x, known, []string{"prefill_context", "decode_context", "context"})
 	if err != nil {
@@ -542,11 +571,11 @@ func decodeParallelism(cmd Command, path string, x *Value) (Parallelism, error) 
 			return p, errf(po.p("preset"), "presets are only allowed in recommend")
 		}
 		switch {
-		case px.Kind == KindString && px.Str == "default":
+		case px.Kind == document.KindString && px.Str == "default":
 			p.Preset = PresetDefault
-		case px.Kind == KindBool && !px.Bool, px.Kind == KindMap && len(px.Keys) == 0:
+		case px.Kind == document.KindBool && !px.Bool, px.Kind == document.KindMap && len(px.Keys) == 0:
 			p.Preset = PresetNone
-		case px.Kind == KindSeq:
+		case px.Kind == document.KindSeq:
 			p.Preset = PresetCustom
 			if len(px.Seq) == 0 {
 				return p, errf(po.p("preset"), "a custom preset list must not be empty")
@@ -585,7 +614,7 @@ func decodeParallelism(cmd Command, path string, x *Value) (Parallelism, error) 
 	return p, nil
 }
 
-func decodeShape(path string, x *Value) (Shape, error) {
+func decodeShape(path string, x *document.Value) (Shape, error) {
 	o, err := newObject(path, x, KnobNames, nil)
 	if err != nil {
 		return Shape{}, err

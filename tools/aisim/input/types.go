@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math"
 	"sort"
+
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/document"
 )
 
 // Command selects which document type is decoded; the same YAML keys mean
@@ -78,7 +80,7 @@ type Document struct {
 	Optimizer    Optimizer
 	// Raw is the document after --set overrides (before defaulting); its
 	// canonical JSON is the input fingerprint.
-	Raw *Value
+	Raw *document.Value
 }
 
 // Traffic is the synthetic workload.

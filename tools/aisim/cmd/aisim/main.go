@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
 	"github.com/dgdr-operator/dgdr-operator/tools/aisim/app"
 )
 
@@ -18,15 +19,15 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	code := run(ctx, os.Args[1:])
 	// A SIGINT that arrived after the work finished still means "interrupted".
-	if ctx.Err() != nil && code == app.ExitOK {
-		code = app.ExitInterrupted
+	if ctx.Err() != nil && code == aisimulate.ExitOK {
+		code = aisimulate.ExitInterrupted
 	}
 	stop()
 	os.Exit(code)
 }
 
 func run(ctx context.Context, args []string) int {
-	code := app.ExitOK
+	code := aisimulate.ExitOK
 	root := &cobra.Command{
 		Use:           "aisim",
 		Short:         "AISimulate-compatible local recommender with an analytical performance model",
@@ -61,7 +62,7 @@ func run(ctx context.Context, args []string) int {
 	root.SetArgs(args)
 	if err := root.Execute(); err != nil {
 		fmt.Fprintf(os.Stderr, "aisim: error: %v\n", err)
-		return app.ExitInvalid
+		return aisimulate.ExitInvalidInput
 	}
 	return code
 }

@@ -150,8 +150,12 @@ func TestExitCodes(t *testing.T) {
 		stderr string // exact first line, with <file> for the config path
 	}{
 		{"unknown field", "engine: {model: m, hardware: h200_sxm, foo: 1}\noptimization: {}", nil, 2, "<file>: engine.foo: unknown field"},
-		{"not supported", "engine: {model: m, hardware: h200_sxm, speculation: {kind: ngram}}\noptimization: {}", nil, 2, "<file>: engine.speculation: not supported by aisim"},
-		{"float for int", "engine: {model: m, hardware: h200_sxm}\noptimization: {}\ntraffic: {source: {input_tokens: 1024.0}, stop: {requests: 1}}", nil, 2, "<file>: traffic.source.input_tokens: expected an integer, got number 1024"},
+		{"not supported", "engine: {model: m, hardware: h200_sxm, backend: vllm, speculation: {kind: ngram, num_speculative_tokens: 1, acceptance_rates: [0.5]}}\noptimization: {}", nil, 2, "<file>: engine.speculation: not supported by aisim"},
+		// The contract's own rules (internal/aisimulate) reject before aisim's decoding.
+		{"float for int", "engine: {model: m, hardware: h200_sxm}\noptimization: {}\ntraffic: {source: {input_tokens: 1024.0}, stop: {requests: 1}}", nil, 2, "<file>: traffic.source.input_tokens: must be written as an integer, got 1024.0"},
+		{"contract rule", "engine: {model: m, hardware: h200_sxm}\noptimization: {target: goodput}", nil, 2, "<file>: optimization.target: "},
+		{"non-finite number", "engine: {model: m, hardware: h200_sxm}\nevaluation: {sla: {ttft_ms: .inf}}\noptimization: {}", nil, 2, "<file>: evaluation.sla.ttft_ms: .inf is not a finite number"},
+		{"duplicate key", "engine: {model: m, hardware: h200_sxm}\noptimization: {}\noptimization: {}", nil, 2, "<file>: optimization: duplicate key"},
 		{"unknown hardware", "engine: {model: Qwen/Qwen3-8B, hardware: h900}\noptimization: {}", nil, 2, `<file>: engine.hardware: unknown hardware "h900" (known: a100_sxm, b200_sxm, gb200, h100_sxm, h200_sxm, l40s)`},
 		{"unknown model", "engine: {model: acme/Nope, hardware: h200_sxm}\noptimization: {}", nil, 2, "<file>: engine.model: unknown model"},
 		{"model fits nowhere", "engine: {model: meta-llama/Llama-3.1-70B-Instruct, hardware: l40s}\noptimization: {constraints: {max_candidate_gpus: 1}}", nil, 2, "<file>: engine: no viable parallel configuration"},
