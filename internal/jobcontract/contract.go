@@ -1,6 +1,6 @@
 // Package jobcontract is the contract between the search Job the Run controller builds and the
-// reporter that runs inside it: container names, paths, environment variables and flags. Both
-// sides import these constants so that they cannot drift.
+// reporter that runs inside it: container names, paths, environment variables, flags and what the
+// search pod may do (ReporterRules). Both sides import them so that they cannot drift.
 package jobcontract
 
 // Container names of the search pod.

@@ -1,4 +1,4 @@
-package reporter
+package jobcontract
 
 import (
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -6,9 +6,9 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 )
 
-// PolicyRules are the namespaced Role rules the reporter needs (service account
-// jobcontract.ReporterServiceAccount). Nothing else is granted: no Jobs, no Secrets, no
-// ConfigMaps, no writes to Run specs.
+// ReporterRules are the namespaced Role rules of the reporter's service account
+// (ReporterServiceAccount): everything the search pod may do, and nothing else. No Jobs, no
+// Secrets, no ConfigMaps, no writes to Run specs.
 //
 //   - runs: get (read the Run: UID, labels, maxCandidates, model revision);
 //   - runs/status: patch (progress, lastProgressTime, candidateRefs, recommendation);
@@ -17,7 +17,7 @@ import (
 //   - pods: get, list, watch (its own pod, by a field selector on metadata.name, to learn that
 //     the search container ended; resourceNames cannot be used because Job pod names are
 //     generated).
-func PolicyRules() []rbacv1.PolicyRule {
+func ReporterRules() []rbacv1.PolicyRule {
 	g := v1beta2.GroupVersion.Group
 	return []rbacv1.PolicyRule{
 		{APIGroups: []string{g}, Resources: []string{"dynamographdeploymentruns"}, Verbs: []string{"get"}},

@@ -77,13 +77,3 @@ func TestResolveOutputDir(t *testing.T) {
 		}
 	}
 }
-
-func TestPolicyRulesAreMinimal(t *testing.T) {
-	for _, r := range reporter.PolicyRules() {
-		for _, v := range r.Verbs {
-			if v == "*" || v == "update" && r.Resources[0] == "dynamographdeploymentruns" {
-				t.Errorf("rule %+v is too broad", r)
-			}
-		}
-	}
-}

@@ -12,7 +12,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
-	"github.com/dgdr-operator/dgdr-operator/internal/reporter"
 )
 
 // reporterLabels mark the per-namespace reporter identity.
@@ -20,18 +19,13 @@ func reporterLabels() map[string]string {
 	return map[string]string{LabelManagedBy: ManagedByValue, LabelComponent: "reporter"}
 }
 
-// ReporterRules are the reporter's only permissions, as the reporter itself declares them
-// (reporter.PolicyRules): read its Run and its own pod, patch the Run's status, manage the
-// Candidates it publishes. Using the reporter's declaration keeps the Role and the binary in step.
-func ReporterRules() []rbacv1.PolicyRule { return reporter.PolicyRules() }
-
 // BuildReporterRBAC returns the reporter's ServiceAccount, Role and RoleBinding in a namespace.
 func BuildReporterRBAC(namespace string) (*corev1.ServiceAccount, *rbacv1.Role, *rbacv1.RoleBinding) {
 	meta := func() metav1.ObjectMeta {
 		return metav1.ObjectMeta{Name: jobcontract.ReporterServiceAccount, Namespace: namespace, Labels: reporterLabels()}
 	}
 	sa := &corev1.ServiceAccount{ObjectMeta: meta()}
-	role := &rbacv1.Role{ObjectMeta: meta(), Rules: ReporterRules()}
+	role := &rbacv1.Role{ObjectMeta: meta(), Rules: jobcontract.ReporterRules()}
 	binding := &rbacv1.RoleBinding{
 		ObjectMeta: meta(),
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: jobcontract.ReporterServiceAccount},
