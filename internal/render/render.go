@@ -21,6 +21,8 @@ import (
 	"strconv"
 	"strings"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/dgdr-operator/dgdr-operator/internal/render/dgdv1beta1"
 )
 
@@ -246,7 +248,7 @@ func frontend(image string) dgdv1beta1.Component {
 	return dgdv1beta1.Component{
 		Name:        "Frontend",
 		Type:        dgdv1beta1.ComponentFrontend,
-		Replicas:    ptr(int32(1)),
+		Replicas:    ptr.To(int32(1)),
 		PodTemplate: dgdv1beta1.PodTemplate{Spec: podSpec(dgdv1beta1Container(image, nil, nil, 0))},
 	}
 }
@@ -314,7 +316,7 @@ func renderWorker(backend, mode string, e *Engine, r role, image, revision strin
 	c := dgdv1beta1.Component{
 		Name:        r.name,
 		Type:        r.component,
-		Replicas:    ptr(int32(replicas)),
+		Replicas:    ptr.To(int32(replicas)),
 		Multinode:   multinode,
 		PodTemplate: dgdv1beta1.PodTemplate{Spec: podSpec(dgdv1beta1Container(image, command, args, perPod))},
 	}
@@ -480,8 +482,6 @@ func copyMap(m map[string]string) map[string]string {
 	}
 	return out
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // ParseRuntimeImages parses "vllm=img,sglang=img,trtllm=img" (the DGDR_RUNTIME_IMAGES format).
 func ParseRuntimeImages(s string) (map[string]string, error) {

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
@@ -140,7 +141,7 @@ func TestRatcheting(t *testing.T) {
 	if err := wc.Get(ctx, client.ObjectKeyFromObject(old), current); err != nil {
 		t.Fatal(err)
 	}
-	current.Spec.Recommendation.MaxCandidates = ptr32(7)
+	current.Spec.Recommendation.MaxCandidates = ptr.To[int32](7)
 	if err := wc.Update(ctx, current); err != nil {
 		t.Fatalf("an unrelated edit must be allowed (ratcheting): %v", err)
 	}
@@ -174,5 +175,3 @@ func TestRatcheting(t *testing.T) {
 		t.Errorf("no warnings expected after the fix, got %v", got)
 	}
 }
-
-func ptr32(v int32) *int32 { return &v }

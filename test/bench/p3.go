@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -229,12 +230,10 @@ func benchRequest(ns, name string) *v1beta2.DynamoGraphDeploymentRequest {
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec: v1beta2.DynamoGraphDeploymentRequestSpec{
 			Model: v1beta2.ModelSpec{Name: "meta-llama/Llama-3.1-8B-Instruct"},
-			SLA:   &v1beta2.SLASpec{TTFTMs: ptrF(500), ITLMs: ptrF(30)},
+			SLA:   &v1beta2.SLASpec{TTFTMs: ptr.To(500.0), ITLMs: ptr.To(30.0)},
 		},
 	}
 }
-
-func ptrF(v float64) *float64 { return &v }
 
 // viaOperator creates n requests (a burst, from `workers` clients) and returns, per request, the
 // milliseconds from the start of the burst to the moment its search Job appeared.

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -229,8 +230,8 @@ func FinishJob(ctx context.Context, c client.Client, job *batchv1.Job, failedRea
 		job.Status.StartTime = &now
 	}
 	job.Status.Active = 0
-	job.Status.Ready = ptrTo[int32](0)
-	job.Status.Terminating = ptrTo[int32](0)
+	job.Status.Ready = ptr.To[int32](0)
+	job.Status.Terminating = ptr.To[int32](0)
 	if failedReason == "" {
 		job.Status.Succeeded = 1
 		job.Status.CompletionTime = &now
@@ -245,5 +246,3 @@ func FinishJob(ctx context.Context, c client.Client, job *batchv1.Job, failedRea
 	}
 	return c.Status().Update(ctx, job)
 }
-
-func ptrTo[T any](v T) *T { return &v }

@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
 )
 
 // Kubelet limits for termination messages.
@@ -392,7 +393,7 @@ func (r *podRunner) runOne(ctx context.Context, s *containerSpec, init bool) (in
 	_ = os.WriteFile(filepath.Join(r.dir, "pids", s.name), []byte(strconv.Itoa(cmd.Process.Pid)), 0o644)
 	started := metav1.Now()
 	r.logf("container %s started (pid %d): %s %s", s.name, cmd.Process.Pid, s.argv0, strings.Join(s.args, " "))
-	r.setContainer(corev1.ContainerStatus{Name: s.name, Image: s.image, ImageID: s.image, Ready: !init && s.readiness == nil, Started: boolPtr(true),
+	r.setContainer(corev1.ContainerStatus{Name: s.name, Image: s.image, ImageID: s.image, Ready: !init && s.readiness == nil, Started: ptr.To(true),
 		ContainerID: "process://" + strconv.Itoa(cmd.Process.Pid),
 		State:       corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}}}, init)
 	if !init {
@@ -432,7 +433,7 @@ func (r *podRunner) runOne(ctx context.Context, s *containerSpec, init bool) (in
 	}
 	msg := readTerminationMessage(s, code)
 	r.logf("container %s exited %d", s.name, code)
-	r.setContainer(corev1.ContainerStatus{Name: s.name, Image: s.image, ImageID: s.image, Started: boolPtr(false),
+	r.setContainer(corev1.ContainerStatus{Name: s.name, Image: s.image, ImageID: s.image, Started: ptr.To(false),
 		ContainerID: "process://" + strconv.Itoa(cmd.Process.Pid),
 		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
 			ExitCode: int32(code), Reason: reason, Message: msg, StartedAt: started, FinishedAt: metav1.Now(),
@@ -442,8 +443,6 @@ func (r *podRunner) runOne(ctx context.Context, s *containerSpec, init bool) (in
 	r.publish(ctx)
 	return code, nil
 }
-
-func boolPtr(v bool) *bool { return &v }
 
 // setReady records a running container's readiness and reports whether it changed.
 func (r *podRunner) setReady(name string, ready bool) bool {
