@@ -34,13 +34,6 @@ var (
 		Buckets: prometheus.ExponentialBuckets(10, 2, 13),
 	}, []string{"reason"})
 
-	// ReconcileErrors counts reconciliations that returned an error, by controller.
-	ReconcileErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: namespace,
-		Name:      "reconcile_errors_total",
-		Help:      "Reconciliations that returned an error, by controller.",
-	}, []string{"controller"})
-
 	runsDesc = prometheus.NewDesc(namespace+"_runs",
 		"Current DynamoGraphDeploymentRuns by namespace, phase and reason of the Completed condition.",
 		[]string{"namespace", "phase", "reason"}, nil)
@@ -91,7 +84,7 @@ func (c *runCollector) Collect(ch chan<- prometheus.Metric) {
 // the runs gauge read from reader (normally the manager's cache).
 func Register(reader client.Reader) {
 	registerOnce.Do(func() {
-		crmetrics.Registry.MustRegister(RunsCompleted, RunDuration, ReconcileErrors, collector)
+		crmetrics.Registry.MustRegister(RunsCompleted, RunDuration, collector)
 	})
 	collector.reader.Store(&reader)
 }

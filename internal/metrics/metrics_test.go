@@ -34,7 +34,6 @@ func TestMetrics(t *testing.T) {
 	metrics.Register(c)
 	metrics.Register(c) // idempotent
 	metrics.ObserveCompletion(v1beta2.ReasonSucceeded, 90*time.Second)
-	metrics.ReconcileErrors.WithLabelValues("dgdr-run").Inc()
 
 	got := map[string]float64{}
 	families, err := crmetrics.Registry.Gather()
@@ -65,7 +64,6 @@ func TestMetrics(t *testing.T) {
 		"dgdr_operator_runs,namespace=ns,phase=Running,reason=":         1,
 		"dgdr_operator_runs_completed_total,reason=Succeeded":           1,
 		"dgdr_operator_run_duration_seconds,reason=Succeeded":           1,
-		"dgdr_operator_reconcile_errors_total,controller=dgdr-run":      1,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("metrics (-want +got):\n%s", diff)

@@ -28,7 +28,6 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/run"
-	"github.com/dgdr-operator/dgdr-operator/internal/metrics"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 )
 
@@ -99,9 +98,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	for _, e := range events {
 		r.Recorder.Eventf(e.regarding, nil, e.eventType, e.reason, e.action, "%s", e.note)
-	}
-	if err != nil {
-		metrics.ReconcileErrors.WithLabelValues(ControllerName).Inc()
 	}
 	return ctrl.Result{}, err
 }

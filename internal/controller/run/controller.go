@@ -128,7 +128,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		events = nil
 	}
 	if err != nil {
-		metrics.ReconcileErrors.WithLabelValues(ControllerName).Inc()
 		return ctrl.Result{}, err
 	}
 	for _, e := range events {
