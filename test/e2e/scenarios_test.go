@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/dgdrctl"
 	"github.com/dgdr-operator/dgdr-operator/test/sandboxtest"
 	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/manager"
 )
@@ -354,8 +355,8 @@ func TestPromoteCreatesDynamoGraphDeployment(t *testing.T) {
 	if backend == "" || len(comps) == 0 {
 		t.Fatalf("the promoted DynamoGraphDeployment has no backend or components: %v", dgd.Object["spec"])
 	}
-	if got := dgd.GetAnnotations()["nvidia.com/dgdr-promoted-from"]; got != best {
-		t.Logf("annotation nvidia.com/dgdr-promoted-from = %q", got)
+	if got := dgd.GetAnnotations()[dgdrctl.AnnotationPromotedFrom]; got != best {
+		t.Errorf("annotation %s = %q, want the promoted Candidate %q", dgdrctl.AnnotationPromotedFrom, got, best)
 	}
 }
 
