@@ -72,19 +72,20 @@ lint-api: ## kube-api-linter on api/ (docs/api-lint.md explains every exclusion)
 	$(BIN)/golangci-lint-kube-api-linter run --config .golangci-kal.yml ./api/...
 
 .PHONY: lint
-lint: ## go vet and gofmt.
-	go vet ./...
-	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
+lint: ## golangci-lint (.golangci.yml: errcheck, govet, staticcheck, unused, unparam, ineffassign, forbidigo, gci, ...), pinned, built into bin/.
+	WITH_LINT=1 hack/setup-k8s.sh
+	$(BIN)/golangci-lint-kube-api-linter run --config .golangci.yml ./...
+
+.PHONY: lint-fix
+lint-fix: ## Apply golangci-lint's fixes and formatters (gci import order).
+	WITH_LINT=1 hack/setup-k8s.sh
+	$(BIN)/golangci-lint-kube-api-linter run --config .golangci.yml --fix ./...
 
 ##@ Test
 
 .PHONY: test
 test: tools ## Unit and integration tests against a real etcd + kube-apiserver.
 	go test $(GO_TEST_FLAGS) ./...
-
-.PHONY: lower-example
-lower-example: ## The main job for now: lower the model-only example.
-	go run ./cmd/dgdrctl lower -f examples/model-only.yaml
 
 .PHONY: help
 help:

@@ -143,7 +143,7 @@ func gpuConstraintRules(v *inputView, ps *problemList) {
 	}
 	hi, set := intOf(v.constraints["max_candidate_gpus"])
 	if !set {
-		hi = 32
+		hi = DefaultMaxCandidateGPUs
 	}
 	if lo > hi {
 		ps.add(fmt.Sprintf("min_candidate_gpus (%d) exceeds max_candidate_gpus (%d)", lo, hi), "optimization", "constraints", "min_candidate_gpus")
@@ -546,7 +546,7 @@ func mapOf(v any) map[string]any {
 func modesOf(v any) []string {
 	switch m := v.(type) {
 	case nil:
-		return []string{"aggregated", "disaggregated"} // recommend's default mode domain
+		return DefaultModes
 	case string:
 		return []string{m}
 	case map[string]any:
@@ -558,7 +558,7 @@ func modesOf(v any) []string {
 func backendsOf(v any) []string {
 	switch b := v.(type) {
 	case nil:
-		return []string{"vllm", "sglang"} // recommend's default backend domain
+		return DefaultBackends
 	case string:
 		return []string{b}
 	case map[string]any:

@@ -378,11 +378,11 @@ func decodeEngine(cmd Command, root *object, optHardware string) (Engine, error)
 		return e, err
 	}
 	modes := []string{ModeAggregated, ModeDisaggregated}
-	defModes := []string{ModeAggregated}
+	defModes := []string{ModeAggregated} // predict's defaults: one concrete deployment
 	defBackends := []string{BackendVLLM}
 	if cmd == Recommend {
-		defModes = modes
-		defBackends = []string{BackendVLLM, BackendSGLang}
+		defModes = aisimulate.DefaultModes
+		defBackends = aisimulate.DefaultBackends
 	}
 	if x := eo.get("mode"); x != nil && x.Kind == document.KindString && x.Str == "afd" {
 		return e, errf(eo.p("mode"), "afd: %s", notSupported)
