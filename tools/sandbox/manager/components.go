@@ -136,7 +136,7 @@ func WriteOperatorConfig(root, path string, ports OperatorPorts, le *LeaderElect
 		return errors.New("leader election needs a namespace and positive durations")
 	}
 	certDir := controlplane.New(filepath.Join(root, "bin"), StateDir(root), controlplane.Ports{}).PKI.WebhookDir()
-	return os.WriteFile(path, []byte(operatorConfigFor(ports, certDir, le)), 0o644)
+	return writeConfig(path, operatorConfigFor(ports, certDir, le))
 }
 
 // OperatorReplica is an operator process named name with configuration cfg, using the

@@ -154,7 +154,7 @@ func Up(ctx context.Context, o Options) (*State, error) {
 	}
 
 	agentCfg := filepath.Join(dir, "node-agent.yaml")
-	if err := os.WriteFile(agentCfg, []byte(nodeAgentConfig(bin, dir, cl)), 0o644); err != nil {
+	if err := writeConfig(agentCfg, nodeAgentConfig(bin, dir, cl)); err != nil {
 		return fail(err)
 	}
 	self, err := sandboxBinary(bin)
@@ -175,7 +175,7 @@ func Up(ctx context.Context, o Options) (*State, error) {
 	}
 
 	opCfg := filepath.Join(dir, "operator-config.yaml")
-	if err := os.WriteFile(opCfg, []byte(operatorConfig(ports, cl.PKI.WebhookDir())), 0o644); err != nil {
+	if err := writeConfig(opCfg, operatorConfig(ports, cl.PKI.WebhookDir())); err != nil {
 		return fail(err)
 	}
 	if err := start(OperatorProcess(bin, opCfg, cl.Kubeconfig())); err != nil {
