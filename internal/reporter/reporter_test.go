@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -21,6 +22,8 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 	"github.com/dgdr-operator/dgdr-operator/internal/reporter"
+
+	"github.com/dgdr-operator/dgdr-operator/internal/testutil/poll"
 )
 
 func newReporter(ns, run, dir string, w reporter.SearchWatcher) *reporter.Reporter {
@@ -96,13 +99,9 @@ func TestProgressThenPublication(t *testing.T) {
 		t.Fatal(err)
 	}
 	var seen *v1beta2.RunProgress
-	eventually(t, 10*time.Second, "progress while the search runs", func() bool {
-		p := getRun(t, ns, run.Name).Status.Progress
-		if p != nil && p.Settled > 0 {
-			seen = p
-			return true
-		}
-		return false
+	poll.WaitFor(t, 10*time.Second, 25*time.Millisecond, "progress while the search runs", func(context.Context) (bool, string, error) {
+		seen = getRun(t, ns, run.Name).Status.Progress
+		return seen != nil && seen.Settled > 0, fmt.Sprintf("progress %+v", seen), nil
 	})
 	if seen.Settled >= int64(len(lines)-2) || seen.Budget != 40 || seen.Published != 0 {
 		t.Errorf("mid-search progress = %+v, want 0 < settled < %d, budget 40, nothing published", seen, len(lines)-2)

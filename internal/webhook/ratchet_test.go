@@ -18,6 +18,7 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
+	"github.com/dgdr-operator/dgdr-operator/internal/testutil/poll"
 )
 
 type warnings struct {
@@ -99,17 +100,9 @@ func TestRatcheting(t *testing.T) {
 	setLegacyExemption(t, true)
 	t.Cleanup(func() { setLegacyExemption(t, false) })
 	old := legacyRequest("legacy", "stored-before", bad)
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		err := k8s.Create(ctx, old)
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the API server did not pick up the webhook exemption: %v", err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	poll.WaitFor(t, 20*time.Second, 200*time.Millisecond, "the API server to pick up the webhook exemption", func(ctx context.Context) (bool, string, error) {
+		return true, "", k8s.Create(ctx, old)
+	})
 	setLegacyExemption(t, false)
 
 	w := &warnings{}
@@ -120,20 +113,14 @@ func TestRatcheting(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Wait until validation applies to the namespace again: a new bad object is rejected there.
-	deadline = time.Now().Add(20 * time.Second)
-	for {
+	poll.WaitFor(t, 20*time.Second, 200*time.Millisecond, "validation to come back", func(ctx context.Context) (bool, string, error) {
 		err := wc.Create(ctx, legacyRequest("legacy", "probe", bad))
-		if apierrors.IsInvalid(err) {
-			break
-		}
 		if err == nil {
 			_ = wc.Delete(ctx, legacyRequest("legacy", "probe", bad))
+			return false, "a bad request was admitted", nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("validation did not come back: %v", err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return apierrors.IsInvalid(err), err.Error(), nil
+	})
 	w.take()
 
 	// An unrelated edit of the stored object is allowed, with the old problem as a warning.

@@ -23,7 +23,9 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
+	"github.com/dgdr-operator/dgdr-operator/internal/testutil/poll"
 	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/manager"
 )
 
@@ -156,63 +158,35 @@ func (e *Env) DumpLogs() {
 // node, i.e. the search is really in progress.
 func (e *Env) WaitSearchRunning(t *testing.T, ns, run string) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	last := ""
-	for time.Now().Before(deadline) {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	WaitFor(t, time.Minute, 250*time.Millisecond, "the search pod of "+run+" to run", func(ctx context.Context) (bool, string, error) {
 		var pods corev1.PodList
-		err := e.Client.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{v1beta2.LabelRunName: run})
-		cancel()
-		if err == nil {
-			for _, p := range pods.Items {
-				for _, cs := range p.Status.ContainerStatuses {
-					if cs.Name == "search" && cs.State.Running != nil {
-						return
-					}
+		if err := e.Client.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{v1beta2.LabelRunName: run}); err != nil {
+			return false, "", err
+		}
+		for _, p := range pods.Items {
+			for _, cs := range p.Status.ContainerStatuses {
+				if cs.Name == jobcontract.SearchContainer && cs.State.Running != nil {
+					return true, "", nil
 				}
 			}
-			last = fmt.Sprintf("%d pods", len(pods.Items))
-		} else {
-			last = err.Error()
 		}
-		time.Sleep(250 * time.Millisecond)
-	}
-	t.Fatalf("the search pod of %s did not run within a minute (%s)", run, last)
+		return false, fmt.Sprintf("%d pods", len(pods.Items)), nil
+	})
 }
 
-// Condition reports whether what a test waits for holds, and describes the current state.
-type Condition func(ctx context.Context) (done bool, state string, err error)
+// Condition, Poll and WaitFor are the tests' one poll helper (internal/testutil/poll), named
+// here for the sandbox suites.
+type Condition = poll.Condition
 
-// Poll calls cond every period until it is done without error, or returns an error with the
-// last state (or error) cond gave after timeout.
+// Poll is poll.Until.
 func Poll(timeout, period time.Duration, cond Condition) error {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	last := ""
-	for {
-		ok, desc, err := cond(ctx)
-		if err != nil {
-			last = err.Error()
-		} else {
-			last = desc
-		}
-		if ok && err == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("timed out after %s; last state: %s", timeout, last)
-		case <-time.After(period):
-		}
-	}
+	return poll.Until(timeout, period, cond)
 }
 
-// WaitFor is Poll that fails the test, naming what it waited for.
+// WaitFor is poll.WaitFor.
 func WaitFor(t testing.TB, timeout, period time.Duration, what string, cond Condition) {
 	t.Helper()
-	if err := Poll(timeout, period, cond); err != nil {
-		t.Fatalf("waiting for %s: %v", what, err)
-	}
+	poll.WaitFor(t, timeout, period, what, cond)
 }
 
 // PrintTail prints the last n lines of a log file under a header naming it.

@@ -29,6 +29,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
 	"github.com/dgdr-operator/dgdr-operator/internal/testenv"
+	"github.com/dgdr-operator/dgdr-operator/internal/testutil/poll"
 )
 
 // Images of the test configuration.
@@ -151,22 +152,13 @@ func Run(namespace, name string, spec v1beta2.DynamoGraphDeploymentRequestSpec) 
 	}
 }
 
-// Eventually polls cond until it returns true or the timeout passes.
+// Eventually polls cond (poll.WaitFor) until it returns true or the timeout passes.
 func Eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, error)) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var lastErr error
-	for {
+	poll.WaitFor(t, timeout, 100*time.Millisecond, what, func(context.Context) (bool, string, error) {
 		ok, err := cond()
-		if ok && err == nil {
-			return
-		}
-		lastErr = err
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s (last error: %v)", what, lastErr)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return ok, "not yet", err
+	})
 }
 
 // Terminated describes how a container ended.
