@@ -21,7 +21,10 @@ const MaxRequestNameLength = 63
 // is valid (its Warnings name derived defaults the caps lowered), so callers need not lower twice.
 func Validate(dgdr *v1beta2.DynamoGraphDeploymentRequest, caps aisimulate.Caps) (*aisimulate.Input, field.ErrorList) {
 	input, errs, _ := validate(dgdr, caps)
-	return input, errs
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return input, nil
 }
 
 // ValidateUpdate validates a changed request with ratcheting: problems of the effective input
@@ -29,7 +32,10 @@ func Validate(dgdr *v1beta2.DynamoGraphDeploymentRequest, caps aisimulate.Caps) 
 func ValidateUpdate(old, dgdr *v1beta2.DynamoGraphDeploymentRequest, caps aisimulate.Caps) (*aisimulate.Input, []string, field.ErrorList) {
 	input, errs, keys := validate(dgdr, caps)
 	if len(keys) == 0 || old == nil {
-		return input, nil, errs
+		if len(errs) > 0 {
+			return nil, nil, errs
+		}
+		return input, nil, nil
 	}
 	var oldKeys []string
 	if oldInput, oldErrs := aisimulate.Lower(&old.Spec, caps); len(oldErrs) == 0 {
@@ -45,8 +51,9 @@ func ValidateUpdate(old, dgdr *v1beta2.DynamoGraphDeploymentRequest, caps aisimu
 	return input, warnings, nil
 }
 
-// validate returns the effective input, all errors, and the ratchet keys of the effective-input
-// problems, which are the last len(keys) errors.
+// validate returns the effective input (whenever the spec lowers, even with errors, so that
+// ratcheting can accept it), all errors, and the ratchet keys of the effective-input problems,
+// which are the last len(keys) errors.
 func validate(dgdr *v1beta2.DynamoGraphDeploymentRequest, caps aisimulate.Caps) (*aisimulate.Input, field.ErrorList, []string) {
 	var errs field.ErrorList
 	errs = append(errs, validateName(dgdr.Name)...)
@@ -69,10 +76,7 @@ func validate(dgdr *v1beta2.DynamoGraphDeploymentRequest, caps aisimulate.Caps) 
 	errs = append(errs, caps.Check(input.Document)...)
 	effErrs, keys := EffectiveInputProblems(spec, input, caps)
 	errs = append(errs, effErrs...)
-	if len(errs) > 0 {
-		return nil, errs, keys
-	}
-	return input, nil, nil
+	return input, errs, keys
 }
 
 func validateName(name string) field.ErrorList {

@@ -68,7 +68,7 @@ func TestBadInputTable(t *testing.T) {
 		{"sku-unknown", "  hardware: {gpu: {sku: k80_pcie}}\n", "spec.hardware.gpu.sku", "Unsupported value"},
 		{"goodput-without-sla", "  objective: {target: goodput}\n", "spec.objective.target", "needs at least one SLA bound"},
 		{"overrides-too-deep", "  aisimulate:\n    inputOverrides: " + strings.Repeat("{a: ", 17) + "1" + strings.Repeat("}", 17) + "\n", "spec.aisimulate.inputOverrides", "depth"},
-		{"max-trials-over-cap", "  aisimulate:\n    inputOverrides: {optimizer: {max_trials: 100000}}\n", "spec.aisimulate.inputOverrides.optimizer.max_trials", "caps"},
+		{"max-trials-over-cap", "  aisimulate:\n    inputOverrides: {optimizer: {max_trials: 100000}}\n", "spec.aisimulate.inputOverrides.optimizer.max_trials", "limits.maxTrials"},
 		{"model-empty", "", "spec.model.name", ""},
 		{"tokens-string", "  workload:\n    static: {inputTokens: \"many\"}\n", "spec.workload.static.inputTokens", "must be of type integer"},
 		{"concurrency-fraction", "  workload:\n    static:\n      load: {concurrency: 1.5}\n", "spec.workload.static.load.concurrency", "integer"},
@@ -92,7 +92,7 @@ func TestBadInputTable(t *testing.T) {
 		{"overrides-unknown-field", "  aisimulate:\n    inputOverrides: {optimizer: {seeed: 1}}\n", "spec.aisimulate.inputOverrides.optimizer.seeed", "unknown field"},
 		{"overrides-load-field-of-other-type", "  aisimulate:\n    inputOverrides: {traffic: {load: {type: poisson, requests_per_second: 2}}}\n", "spec.aisimulate.inputOverrides.traffic.load", "another type"},
 		{"overrides-pareto-min-goodput", "  objective: {target: pareto}\n  aisimulate:\n    inputOverrides: {optimization: {constraints: {min_goodput_rps: 1}}}\n", "spec.aisimulate.inputOverrides.optimization.constraints.min_goodput_rps", "min_gpus"},
-		{"overrides-parallelism-over-cap", "  aisimulate:\n    inputOverrides: {optimizer: {parallelism: 1000}}\n", "spec.aisimulate.inputOverrides.optimizer.parallelism", "caps"},
+		{"overrides-parallelism-over-cap", "  aisimulate:\n    inputOverrides: {optimizer: {parallelism: 1000}}\n", "spec.aisimulate.inputOverrides.optimizer.parallelism", "limits.maxParallelism"},
 		{"overrides-hardware-auto", "  aisimulate:\n    inputOverrides: {engine: {hardware: auto}}\n", "spec.aisimulate.inputOverrides", "optimization.hardware"},
 	}
 	for _, tc := range cases {
