@@ -105,3 +105,19 @@ func TestLimitsVerdictsAgree(t *testing.T) {
 		t.Errorf("the table must exercise both verdicts: %d accepted, %d rejected", accepted, rejected)
 	}
 }
+
+// TestValidatePrintsCapWarnings: dgdrctl validate prints the admission warnings of a clamped
+// default, as kubectl would print the webhook's.
+func TestValidatePrintsCapWarnings(t *testing.T) {
+	cfgFile := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(cfgFile, []byte("apiVersion: config.dgdr.nvidia.com/v1alpha1\nkind: OperatorConfiguration\ndefaults: {gpuSKU: h200_sxm}\nlimits: {maxParallelism: 8}\nplanner: {image: planner:1}\nreporter: {image: reporter:1}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := run(t, "validate", "-f", "../../examples/model-only.yaml", "--config", cfgFile)
+	if code != 0 || !strings.Contains(out, "valid") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if !strings.Contains(errOut, "Warning: optimizer.parallelism is set to 8") {
+		t.Errorf("stderr %q, want the clamping warning", errOut)
+	}
+}

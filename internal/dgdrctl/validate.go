@@ -52,6 +52,10 @@ func admitFile(cmd *cobra.Command, file, configPath string) (*Admitted, error) {
 		printErrors(cmd.ErrOrStderr(), errs)
 		return nil, ExitError{Code: 1}
 	}
+	// The webhook returns these as admission warnings (kubectl prints "Warning: ...").
+	for _, w := range admitted.Input.Warnings {
+		fmt.Fprintln(cmd.ErrOrStderr(), "Warning: "+w)
+	}
 	return admitted, nil
 }
 
