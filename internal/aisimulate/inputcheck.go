@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 
@@ -23,8 +23,6 @@ var schemaJSON []byte
 
 const schemaURL = "https://dgdr-operator.nvidia.com/schemas/aisimulate/recommend-input/v1"
 
-// SchemaJSON returns the bundled JSON Schema document.
-func SchemaJSON() []byte { return append([]byte(nil), schemaJSON...) }
 
 // Problem is one reason AISimulate would reject an input document.
 type Problem struct {
@@ -90,7 +88,7 @@ func CheckInput(doc map[string]any) []Problem {
 		problems = append(problems, schemaProblems(verr)...)
 	}
 	problems = append(problems, crossFieldProblems(doc)...)
-	sort.SliceStable(problems, func(i, j int) bool { return problems[i].PathString() < problems[j].PathString() })
+	slices.SortStableFunc(problems, func(a, b Problem) int { return strings.Compare(a.PathString(), b.PathString()) })
 	return dedupe(problems)
 }
 
@@ -165,7 +163,7 @@ func schemaProblems(verr *jsonschema.ValidationError) []Problem {
 				parts = append(parts, m)
 			}
 		}
-		sort.Strings(parts)
+		slices.Sort(parts)
 		problems = append(problems, Problem{Path: byPath[k][0].InstanceLocation, Message: strings.Join(parts, "; or ")})
 	}
 	return problems
