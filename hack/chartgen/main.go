@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"sigs.k8s.io/yaml"
@@ -76,7 +76,7 @@ func toYAML(v any) (string, error) {
 // and uninstall (deleting a CRD deletes every object of it).
 func renderCRDs() (string, error) {
 	files, _ := filepath.Glob("config/crd/bases/*.yaml")
-	sort.Strings(files)
+	slices.Sort(files)
 	var b strings.Builder
 	b.WriteString("{{- if .Values.featureGates.DGDRV1Beta2 }}\n")
 	for _, f := range files {

@@ -1,6 +1,6 @@
 package aisimulate
 
-import "sort"
+import "slices"
 
 // knownSKUs are the AISimulate system ids of the bundled AISimulate release
 // (aisimulate_core/systems/*.yaml stems; see docs/lowering.md).
@@ -19,7 +19,7 @@ func KnownSKUs() []string {
 	for k := range knownSKUs {
 		out = append(out, k)
 	}
-	sort.Strings(out)
+	slices.Sort(out)
 	return out
 }
 

@@ -23,7 +23,6 @@ var schemaJSON []byte
 
 const schemaURL = "https://dgdr-operator.nvidia.com/schemas/aisimulate/recommend-input/v1"
 
-
 // Problem is one reason AISimulate would reject an input document.
 type Problem struct {
 	// Path is the location in the input document, e.g. ["traffic", "stop"]; empty for the root.

@@ -3,7 +3,7 @@ package aisimulate
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -254,7 +254,7 @@ func trafficRules(v *inputView, ps *problemList) {
 	for k := range v.stop {
 		counts = append(counts, k)
 	}
-	sort.Strings(counts)
+	slices.Sort(counts)
 	allowed := map[string][]string{
 		"synthetic":         {"requests", "requests_per_load_unit"},
 		"synthetic-session": {"sessions", "sessions_per_load_unit"},

@@ -2,11 +2,12 @@ package dgdrctl
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -88,7 +89,9 @@ func writeStatusDocument(ctx context.Context, c *clients, name string, out io.Wr
 		if err := c.ctrl.List(ctx, &list, client.InNamespace(c.namespace), client.MatchingLabels{v1beta2.LabelRunName: runs[0].Name}); err != nil {
 			return err
 		}
-		sort.Slice(list.Items, func(i, j int) bool { return list.Items[i].Status.Rank < list.Items[j].Status.Rank })
+		slices.SortFunc(list.Items, func(a, b v1beta2.DynamoGraphDeploymentCandidate) int {
+			return cmp.Compare(a.Status.Rank, b.Status.Rank)
+		})
 		doc.Candidates = append(doc.Candidates, list.Items...)
 	}
 	for i := range doc.Runs {
@@ -170,12 +173,8 @@ func requestRuns(ctx context.Context, c *clients, req *v1beta2.DynamoGraphDeploy
 	for _, r := range byName {
 		runs = append(runs, r)
 	}
-	sort.Slice(runs, func(i, j int) bool {
-		ti, tj := runs[i].CreationTimestamp, runs[j].CreationTimestamp
-		if !ti.Equal(&tj) {
-			return tj.Before(&ti)
-		}
-		return runs[i].Name > runs[j].Name
+	slices.SortFunc(runs, func(a, b v1beta2.DynamoGraphDeploymentRun) int {
+		return cmp.Or(b.CreationTimestamp.Compare(a.CreationTimestamp.Time), strings.Compare(b.Name, a.Name))
 	})
 	return runs, nil
 }
@@ -256,15 +255,11 @@ func runCandidates(ctx context.Context, c *clients, run *v1beta2.DynamoGraphDepl
 		order[r.Name] = i + 1
 	}
 	items := list.Items
-	sort.SliceStable(items, func(i, j int) bool {
-		oi, oj := order[items[i].Name], order[items[j].Name]
-		if oi != oj && oi != 0 && oj != 0 {
-			return oi < oj
+	slices.SortStableFunc(items, func(a, b v1beta2.DynamoGraphDeploymentCandidate) int {
+		if oa, ob := order[a.Name], order[b.Name]; oa != ob && oa != 0 && ob != 0 {
+			return cmp.Compare(oa, ob)
 		}
-		if items[i].Status.Rank != items[j].Status.Rank {
-			return items[i].Status.Rank < items[j].Status.Rank
-		}
-		return items[i].Name < items[j].Name
+		return cmp.Or(cmp.Compare(a.Status.Rank, b.Status.Rank), strings.Compare(a.Name, b.Name))
 	})
 	return items, nil
 }

@@ -16,8 +16,8 @@ package render
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -253,13 +253,6 @@ func frontend(image string) dgdv1beta1.Component {
 	}
 }
 
-func positive(v, def int) int {
-	if v <= 0 {
-		return def
-	}
-	return v
-}
-
 // contextLength returns the explicit context length of a role (role override first), or 0 for
 // "max"/unset.
 func contextLength(e *Engine, w Worker) int {
@@ -280,11 +273,12 @@ func contextLength(e *Engine, w Worker) int {
 
 func renderWorker(backend, mode string, e *Engine, r role, image, revision string, gpusPerNode int) (dgdv1beta1.Component, int, error) {
 	par := r.w.Parallelism
-	replicas := positive(par.Replicas, 1)
-	tp := positive(par.Tensor, 1)
-	pp := positive(par.Pipeline, 1)
-	dp := positive(par.AttentionData, 1)
-	ep := positive(par.MoEExpert, 1)
+	// An unset (zero) count or degree means 1.
+	replicas := max(par.Replicas, 1)
+	tp := max(par.Tensor, 1)
+	pp := max(par.Pipeline, 1)
+	dp := max(par.AttentionData, 1)
+	ep := max(par.MoEExpert, 1)
 	engineGPUs := tp * pp * dp
 
 	perPod := engineGPUs
@@ -471,16 +465,7 @@ func copyMap(m map[string]string) map[string]string {
 	if len(m) == 0 {
 		return nil
 	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	out := make(map[string]string, len(m))
-	for _, k := range keys {
-		out[k] = m[k]
-	}
-	return out
+	return maps.Clone(m)
 }
 
 // ParseRuntimeImages parses "vllm=img,sglang=img,trtllm=img" (the DGDR_RUNTIME_IMAGES format).

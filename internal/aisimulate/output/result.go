@@ -15,10 +15,10 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	kjson "sigs.k8s.io/json"
-	"sort"
+	"slices"
 	"strings"
 
+	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 )
 
@@ -235,7 +235,7 @@ func CheckFinite(m map[string]float64) error {
 	for k := range m {
 		keys = append(keys, k)
 	}
-	sort.Strings(keys)
+	slices.Sort(keys)
 	for _, k := range keys {
 		if math.IsNaN(m[k]) || math.IsInf(m[k], 0) {
 			return fmt.Errorf("%s is not finite", k)
@@ -339,7 +339,7 @@ func ReadRecommendations(dir string) ([]map[string]any, error) {
 			names = append(names, e.Name())
 		}
 	}
-	sort.Strings(names)
+	slices.Sort(names)
 	var out []map[string]any
 	for _, n := range names {
 		data, err := os.ReadFile(filepath.Join(dir, RecommendationsDir, n))

@@ -4,14 +4,14 @@
 package request
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sort"
+	"slices"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -21,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
@@ -233,7 +234,7 @@ func (r *Reconciler) ownedRuns(ctx context.Context, dgdr *v1beta2.DynamoGraphDep
 			runs = append(runs, &list.Items[i])
 		}
 	}
-	sort.Slice(runs, func(i, j int) bool { return generationOf(runs[i]) > generationOf(runs[j]) })
+	slices.SortFunc(runs, func(a, b *v1beta2.DynamoGraphDeploymentRun) int { return cmp.Compare(generationOf(b), generationOf(a)) })
 	return runs, nil
 }
 

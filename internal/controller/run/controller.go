@@ -9,11 +9,11 @@
 package run
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -28,6 +28,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -370,12 +371,8 @@ func (r *Reconciler) slotFree(ctx context.Context, run *v1beta2.DynamoGraphDeplo
 			waiting = append(waiting, other)
 		}
 	}
-	sort.Slice(waiting, func(i, j int) bool {
-		a, b := waiting[i], waiting[j]
-		if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
-			return a.CreationTimestamp.Before(&b.CreationTimestamp)
-		}
-		return a.Name < b.Name
+	slices.SortFunc(waiting, func(a, b *v1beta2.DynamoGraphDeploymentRun) int {
+		return cmp.Or(a.CreationTimestamp.Compare(b.CreationTimestamp.Time), strings.Compare(a.Name, b.Name))
 	})
 	free := limit - active
 	for i, w := range waiting {

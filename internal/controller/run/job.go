@@ -2,7 +2,7 @@ package run
 
 import (
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -84,7 +84,7 @@ func runtimeImagesEnv(images map[string]string) string {
 	for k := range images {
 		keys = append(keys, k)
 	}
-	sort.Strings(keys)
+	slices.Sort(keys)
 	parts := make([]string, 0, len(keys))
 	for _, k := range keys {
 		parts = append(parts, k+"="+images[k])

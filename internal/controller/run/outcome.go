@@ -2,7 +2,7 @@ package run
 
 import (
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -51,9 +51,7 @@ func jobFinished(job *batchv1.Job) *batchv1.JobCondition {
 // the newest pod that has one (a Job with backoffLimit 0 has one pod, but be robust).
 func terminations(pods []corev1.Pod) (search, reporter *corev1.ContainerStateTerminated) {
 	sorted := append([]corev1.Pod(nil), pods...)
-	sort.SliceStable(sorted, func(i, j int) bool {
-		return sorted[j].CreationTimestamp.Before(&sorted[i].CreationTimestamp)
-	})
+	slices.SortStableFunc(sorted, func(a, b corev1.Pod) int { return b.CreationTimestamp.Compare(a.CreationTimestamp.Time) })
 	for i := range sorted {
 		for _, cs := range sorted[i].Status.ContainerStatuses {
 			t := cs.State.Terminated

@@ -11,7 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 
@@ -94,7 +94,7 @@ func GPUIDs() []string {
 	for id := range gpus {
 		ids = append(ids, id)
 	}
-	sort.Strings(ids)
+	slices.Sort(ids)
 	return ids
 }
 
@@ -105,7 +105,7 @@ func ModelIDs() []string {
 	for _, e := range entries {
 		ids = append(ids, strings.Replace(strings.TrimSuffix(e.Name(), ".json"), "__", "/", 1))
 	}
-	sort.Strings(ids)
+	slices.Sort(ids)
 	return ids
 }
 

@@ -4,9 +4,9 @@
 package input
 
 import (
-	"fmt"
 	"math"
-	"sort"
+	"slices"
+	"strconv"
 
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/document"
 )
@@ -291,15 +291,14 @@ func roundSig(v float64) float64 {
 	if v == 0 {
 		return 0
 	}
-	s := fmt.Sprintf("%.12g", v)
-	var out float64
-	fmt.Sscan(s, &out)
+	// FormatFloat's output always parses back.
+	out, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 12, 64), 64)
 	return out
 }
 
 // IntPoints is Points for integer domains.
 func IntPoints(vals []int) []int {
 	out := append([]int(nil), vals...)
-	sort.Ints(out)
+	slices.Sort(out)
 	return out
 }

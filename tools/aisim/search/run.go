@@ -2,11 +2,12 @@ package search
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"runtime"
-	"sort"
+	"slices"
 	"sync"
 	"time"
 
@@ -203,25 +204,26 @@ func (e *Env) record(i int, o *Outcome) output.Candidate {
 	return c
 }
 
-// better orders feasible candidates: score desc, then fewer GPUs, then (for
-// min_gpus) higher goodput and lower mean E2E, then canonical config.
-func (e *Env) better(a, b output.Candidate) bool {
-	if *a.Score != *b.Score {
-		return *a.Score > *b.Score
+// compare orders feasible candidates best first (negative when a is better): score desc, then
+// fewer GPUs, then (for min_gpus) higher goodput and lower mean E2E, then canonical config.
+// Feasible candidates' scores and metrics are finite (Finish checks), so no NaN reaches it.
+func (e *Env) compare(a, b output.Candidate) int {
+	if c := cmp.Compare(*b.Score, *a.Score); c != 0 {
+		return c
 	}
-	if a.UsedGPUs != b.UsedGPUs {
-		return a.UsedGPUs < b.UsedGPUs
+	if c := cmp.Compare(a.UsedGPUs, b.UsedGPUs); c != 0 {
+		return c
 	}
 	if e.Doc.Optimization.Target == input.TargetMinGPUs {
-		ga, gb := a.Metrics["goodput_output_throughput_tok_s"], b.Metrics["goodput_output_throughput_tok_s"]
-		if ga != gb {
-			return ga > gb
+		const goodput, e2e = "goodput_output_throughput_tok_s", "mean_e2e_latency_ms"
+		if c := cmp.Compare(b.Metrics[goodput], a.Metrics[goodput]); c != 0 {
+			return c
 		}
-		if ea, eb := a.Metrics["mean_e2e_latency_ms"], b.Metrics["mean_e2e_latency_ms"]; ea != eb {
-			return ea < eb
+		if c := cmp.Compare(a.Metrics[e2e], b.Metrics[e2e]); c != 0 {
+			return c
 		}
 	}
-	return bytes.Compare(mustJSON(a.Config), mustJSON(b.Config)) < 0
+	return bytes.Compare(mustJSON(a.Config), mustJSON(b.Config))
 }
 
 // selectView returns all distinct feasible candidates best first, or the
@@ -243,7 +245,7 @@ func (e *Env) selectView(run *Run) []int {
 	}
 	cs := run.Candidates
 	if e.Doc.Optimization.Target != input.TargetPareto {
-		sort.SliceStable(feas, func(i, j int) bool { return e.better(cs[feas[i]], cs[feas[j]]) })
+		slices.SortStableFunc(feas, func(i, j int) int { return e.compare(cs[i], cs[j]) })
 		return feas
 	}
 	var front []int
@@ -259,12 +261,11 @@ func (e *Env) selectView(run *Run) []int {
 			front = append(front, i)
 		}
 	}
-	sort.SliceStable(front, func(a, b int) bool {
-		oa, ob := cs[front[a]].Objectives, cs[front[b]].Objectives
-		if oa["throughput_per_user"] != ob["throughput_per_user"] {
-			return oa["throughput_per_user"] < ob["throughput_per_user"]
+	slices.SortStableFunc(front, func(i, j int) int {
+		if c := cmp.Compare(cs[i].Objectives["throughput_per_user"], cs[j].Objectives["throughput_per_user"]); c != 0 {
+			return c
 		}
-		return e.better(cs[front[a]], cs[front[b]])
+		return e.compare(cs[i], cs[j])
 	})
 	return front
 }

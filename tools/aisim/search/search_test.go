@@ -173,7 +173,7 @@ func TestBudgetAndScoring(t *testing.T) {
 	// top_n is sorted best first with ties broken by fewer GPUs.
 	for i := 1; i < len(run.Selected); i++ {
 		a, b := run.Candidates[run.Selected[i-1]], run.Candidates[run.Selected[i]]
-		if !env.better(a, b) {
+		if env.compare(a, b) >= 0 {
 			t.Errorf("view order broken at %d: %v then %v", i, *a.Score, *b.Score)
 		}
 	}

@@ -4,10 +4,10 @@
 package search
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/dgdr-operator/dgdr-operator/tools/aisim/catalog"
@@ -398,7 +398,7 @@ func (e *Env) Select(space map[string][]Point) ([]Point, bool) {
 	left := trials
 	// Satisfy small branches first so their surplus flows to large ones.
 	order := slices.Clone(modes)
-	sort.SliceStable(order, func(i, j int) bool { return len(space[order[i]]) < len(space[order[j]]) })
+	slices.SortStableFunc(order, func(a, b string) int { return cmp.Compare(len(space[a]), len(space[b])) })
 	for i, m := range order {
 		remaining := len(order) - i
 		s := left / remaining
