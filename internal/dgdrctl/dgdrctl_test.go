@@ -76,13 +76,17 @@ func TestLowerShowsAdmittedRequest(t *testing.T) {
 
 func TestLowerWithConfigWithoutDefaultSKU(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "config.yaml")
-	os.WriteFile(cfg, []byte("apiVersion: config.dgdr.nvidia.com/v1alpha1\nkind: OperatorConfiguration\nplanner: {image: p}\nreporter: {image: r}\ndefaults: {gpuSKU: none}\n"), 0o644)
+	if err := os.WriteFile(cfg, []byte("apiVersion: config.dgdr.nvidia.com/v1alpha1\nkind: OperatorConfiguration\nplanner: {image: p}\nreporter: {image: r}\ndefaults: {gpuSKU: none}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	_, errOut, code := run(t, "lower", "-f", "../../examples/model-only.yaml", "--config", cfg)
 	if code != 1 || !strings.HasPrefix(errOut, "spec.hardware.gpu.sku: Required value") {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
 	cfg2 := filepath.Join(t.TempDir(), "config.yaml")
-	os.WriteFile(cfg2, []byte("apiVersion: config.dgdr.nvidia.com/v1alpha1\nkind: OperatorConfiguration\nplanner: {image: p}\nreporter: {image: r}\ndefaults: {gpuSKU: b200_sxm}\n"), 0o644)
+	if err := os.WriteFile(cfg2, []byte("apiVersion: config.dgdr.nvidia.com/v1alpha1\nkind: OperatorConfiguration\nplanner: {image: p}\nreporter: {image: r}\ndefaults: {gpuSKU: b200_sxm}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	out, errOut, code := run(t, "lower", "-f", "../../examples/model-only.yaml", "--config", cfg2, "--show", "input", "-o", "json")
 	if code != 0 || !strings.Contains(out, `"hardware":"b200_sxm"`) {
 		t.Fatalf("exit %d, out %q, stderr %q", code, out, errOut)

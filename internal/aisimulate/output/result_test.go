@@ -28,9 +28,16 @@ func TestEventsAppendAndTolerateATruncatedTail(t *testing.T) {
 	}
 	w.Close()
 	// A watcher may read while the writer is mid-line.
-	f, _ := os.OpenFile(filepath.Join(dir, EventsFile), os.O_APPEND|os.O_WRONLY, 0)
-	f.WriteString(`{"event":"candidate_sett`)
-	f.Close()
+	f, err := os.OpenFile(filepath.Join(dir, EventsFile), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(`{"event":"candidate_sett`); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
 	r, _ := os.Open(filepath.Join(dir, EventsFile))
 	defer r.Close()
 	got, err := ReadEvents(r)

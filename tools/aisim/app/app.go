@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -287,7 +288,7 @@ func Recommend(ctx context.Context, opts Options) int {
 			rows = []output.Row{}
 		}
 		data, _ := output.MarshalCanonical(rows)
-		opts.Stdout.Write(data)
+		_, _ = opts.Stdout.Write(data)
 	} else {
 		fmt.Fprintln(opts.Stdout, "aisim recommendations (analytical estimate)")
 		for _, r := range rows {
@@ -372,13 +373,18 @@ func Predict(ctx context.Context, opts Options) int {
 		fmt.Fprintf(opts.Stderr, "aisim predict failed: %v\n", err)
 		return aisimulate.ExitFailure
 	}
-	if ev, err := output.CreateEventWriter(dir); err == nil {
-		ev.Write(output.Event{Event: "prediction_finished", RunID: runID, Status: output.StatusFeasible, Outcome: "completed"})
-		ev.Close()
+	ev, err := output.CreateEventWriter(dir)
+	if err == nil {
+		err = errors.Join(ev.Write(output.Event{Event: "prediction_finished", RunID: runID, Status: output.StatusFeasible,
+			Outcome: "completed"}), ev.Close())
+	}
+	if err != nil {
+		fmt.Fprintf(opts.Stderr, "aisim predict failed: writing %s: %v\n", output.EventsFile, err)
+		return aisimulate.ExitFailure
 	}
 	if opts.Format == "json" {
 		data, _ := output.MarshalCanonical(sum)
-		opts.Stdout.Write(data)
+		_, _ = opts.Stdout.Write(data)
 		return aisimulate.ExitOK
 	}
 	printSummary(opts.Stdout, sum)

@@ -145,9 +145,13 @@ func TestOverwriteKeepsForeignFiles(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	foreign := filepath.Join(dir, "notes.txt")
-	os.WriteFile(foreign, []byte("mine"), 0o644)
+	if err := os.WriteFile(foreign, []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	stale := output.RecommendationPath(dir, 98)
-	os.WriteFile(stale, []byte("old"), 0o644)
+	if err := os.WriteFile(stale, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cfg := filepath.Join(filepath.Dir(dir), "input.yaml")
 	var out, errb bytes.Buffer
 	opts := Options{ConfigPath: cfg, OutputDir: dir, Format: "table", Stdout: &out, Stderr: &errb}

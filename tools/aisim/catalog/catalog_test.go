@@ -60,11 +60,15 @@ func TestLoadModelFromDirectory(t *testing.T) {
 
 func TestLoadModelErrors(t *testing.T) {
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "config.json"), []byte(`{"architectures": ["GPT2LMHeadModel"]}`), 0o644)
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(`{"architectures": ["GPT2LMHeadModel"]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	awq := t.TempDir()
-	os.WriteFile(filepath.Join(awq, "config.json"), []byte(`{"architectures": ["LlamaForCausalLM"], "hidden_size": 8,
+	if err := os.WriteFile(filepath.Join(awq, "config.json"), []byte(`{"architectures": ["LlamaForCausalLM"], "hidden_size": 8,
 "intermediate_size": 8, "num_hidden_layers": 1, "num_attention_heads": 1, "vocab_size": 8, "max_position_embeddings": 8,
-"quantization_config": {"quant_method": "awq"}}`), 0o644)
+"quantization_config": {"quant_method": "awq"}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cases := map[string]string{
 		"nope/NoModel": "unknown model",
 		dir:            "architecture GPT2LMHeadModel is not supported by aisim",
