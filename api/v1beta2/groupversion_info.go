@@ -9,8 +9,9 @@
 package v1beta2
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/scheme"
 )
 
 var (
@@ -18,8 +19,18 @@ var (
 	GroupVersion = schema.GroupVersion{Group: "nvidia.com", Version: "v1beta2"}
 
 	// SchemeBuilder registers the types of this package with a scheme.
-	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
 
 	// AddToScheme adds the types of this package to a scheme.
 	AddToScheme = SchemeBuilder.AddToScheme
 )
+
+func addKnownTypes(s *runtime.Scheme) error {
+	s.AddKnownTypes(GroupVersion,
+		&DynamoGraphDeploymentRequest{}, &DynamoGraphDeploymentRequestList{},
+		&DynamoGraphDeploymentRun{}, &DynamoGraphDeploymentRunList{},
+		&DynamoGraphDeploymentCandidate{}, &DynamoGraphDeploymentCandidateList{},
+	)
+	metav1.AddToGroupVersion(s, GroupVersion)
+	return nil
+}

@@ -43,7 +43,6 @@ func walk(s *apiextensionsv1.JSONSchemaProps, path string, missing *[]string) {
 		if p.Description == "" && !(path == strings.SplitN(path, ".", 2)[0] && name == "metadata") {
 			*missing = append(*missing, child)
 		}
-		p := p
 		walk(&p, child, missing)
 	}
 	if s.Items != nil && s.Items.Schema != nil {

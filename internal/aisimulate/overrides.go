@@ -3,9 +3,8 @@ package aisimulate
 import (
 	"fmt"
 
-	kjson "sigs.k8s.io/json"
-
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	kjson "sigs.k8s.io/json"
 )
 
 // Limits on spec.aisimulate.inputOverrides. They keep admission cheap and stored objects small;
@@ -78,14 +77,14 @@ func ValidateOverridesShape(raw []byte, path *field.Path) field.ErrorList {
 }
 
 func describeFirst(c byte) string {
-	switch {
-	case c == '[':
+	switch c {
+	case '[':
 		return "<array>"
-	case c == '"':
+	case '"':
 		return "<string>"
-	case c == 'n':
+	case 'n':
 		return "null"
-	case c == 't' || c == 'f':
+	case 't', 'f':
 		return "<boolean>"
 	default:
 		return "<number>"

@@ -5,11 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/spf13/cobra"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 )

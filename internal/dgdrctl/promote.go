@@ -98,10 +98,10 @@ func checkRunSucceeded(ctx context.Context, c *clients, cand *v1beta2.DynamoGrap
 	}
 	cond := meta.FindStatusCondition(run.Status.Conditions, v1beta2.ConditionCompleted)
 	if cond == nil || cond.Status != metav1.ConditionTrue {
-		return fmt.Errorf("Run %s has not completed", runName)
+		return fmt.Errorf("run %s has not completed", runName)
 	}
 	if cond.Reason != v1beta2.ReasonSucceeded {
-		return fmt.Errorf("Run %s did not succeed (Completed reason %s)", runName, cond.Reason)
+		return fmt.Errorf("run %s did not succeed (Completed reason %s)", runName, cond.Reason)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,13 +29,13 @@ import (
 
 var nsCounter atomic.Int32
 
-func dgdrctlRun(t *testing.T, args ...string) (string, string, error) {
+func dgdrctlRun(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	var stdout, stderr bytes.Buffer
-	root := dgdrctl.NewRootCommand(&stdout, &stderr)
+	var stdout bytes.Buffer
+	root := dgdrctl.NewRootCommand(&stdout, io.Discard)
 	root.SetArgs(append(args, "--kubeconfig", kubeconfig))
 	err := root.ExecuteContext(context.Background())
-	return stdout.String(), stderr.String(), err
+	return stdout.String(), err
 }
 
 // fixture is a request with one Run whose result the real reporter published from a real
@@ -130,19 +131,19 @@ func TestPromote(t *testing.T) {
 	best := f.out.Published[0]
 
 	// The Run is still running: refused.
-	_, _, err := dgdrctlRun(t, "promote", best, "--name", "llm-prod", "-n", f.ns)
+	_, err := dgdrctlRun(t, "promote", best, "--name", "llm-prod", "-n", f.ns)
 	if err == nil || !strings.Contains(err.Error(), "has not completed") {
 		t.Fatalf("promote of a running Run: err = %v", err)
 	}
 	setRunState(t, f.run, v1beta2.RunPhaseFailed, metav1.ConditionTrue, v1beta2.ReasonPublishFailed)
-	_, _, err = dgdrctlRun(t, "promote", best, "--name", "llm-prod", "-n", f.ns)
+	_, err = dgdrctlRun(t, "promote", best, "--name", "llm-prod", "-n", f.ns)
 	if err == nil || !strings.Contains(err.Error(), "did not succeed") {
 		t.Fatalf("promote of a failed Run: err = %v", err)
 	}
 	setRunState(t, f.run, v1beta2.RunPhaseSucceeded, metav1.ConditionTrue, v1beta2.ReasonSucceeded)
 
 	// --dry-run prints the object and creates nothing.
-	stdout, _, err := dgdrctlRun(t, "promote", best, "--name", "llm-prod", "-n", f.ns, "--dry-run")
+	stdout, err := dgdrctlRun(t, "promote", best, "--name", "llm-prod", "-n", f.ns, "--dry-run")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +162,7 @@ func TestPromote(t *testing.T) {
 	}
 
 	// A real promotion: the (test-only) DGD CRD accepts the rendered object.
-	stdout, _, err = dgdrctlRun(t, "promote", best, "--name", "llm-prod", "-n", f.ns)
+	stdout, err = dgdrctlRun(t, "promote", best, "--name", "llm-prod", "-n", f.ns)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,19 +185,19 @@ func TestPromote(t *testing.T) {
 	}
 
 	// Never replaces an existing deployment.
-	if _, _, err := dgdrctlRun(t, "promote", best, "--name", "llm-prod", "-n", f.ns); err == nil || !strings.Contains(err.Error(), "already exists") {
+	if _, err := dgdrctlRun(t, "promote", best, "--name", "llm-prod", "-n", f.ns); err == nil || !strings.Contains(err.Error(), "already exists") {
 		t.Errorf("second promotion: err = %v", err)
 	}
 	// --force promotes a candidate of a Run that did not succeed.
 	setRunState(t, f.run, v1beta2.RunPhaseCancelled, metav1.ConditionTrue, v1beta2.ReasonCancelled)
-	if _, _, err := dgdrctlRun(t, "promote", f.out.Published[1], "--name", "llm-canary", "-n", f.ns, "--force"); err != nil {
+	if _, err := dgdrctlRun(t, "promote", f.out.Published[1], "--name", "llm-canary", "-n", f.ns, "--force"); err != nil {
 		t.Errorf("--force: %v", err)
 	}
 }
 
 func TestStatus(t *testing.T) {
 	f := newFixture(t, 3)
-	stdout, _, err := dgdrctlRun(t, "status", "llm", "-n", f.ns)
+	stdout, err := dgdrctlRun(t, "status", "llm", "-n", f.ns)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,14 +212,14 @@ func TestStatus(t *testing.T) {
 	}
 	// --watch ends once the newest run is complete and shows the final view.
 	setRunState(t, f.run, v1beta2.RunPhaseSucceeded, metav1.ConditionTrue, v1beta2.ReasonSucceeded)
-	stdout, _, err = dgdrctlRun(t, "status", "llm", "-n", f.ns, "--watch", "--interval", "10ms")
+	stdout, err = dgdrctlRun(t, "status", "llm", "-n", f.ns, "--watch", "--interval", "10ms")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(stdout, "Succeeded") {
 		t.Errorf("watch output:\n%s", stdout)
 	}
-	if _, _, err := dgdrctlRun(t, "status", "missing", "-n", f.ns); err == nil {
+	if _, err := dgdrctlRun(t, "status", "missing", "-n", f.ns); err == nil {
 		t.Error("status of a missing request: want an error")
 	}
 }
@@ -234,7 +235,7 @@ func TestCancel(t *testing.T) {
 		{"llm-run-1", &v1beta2.DynamoGraphDeploymentRun{}},
 	}
 	for _, tc := range tests {
-		if _, _, err := dgdrctlRun(t, "cancel", tc.name, "-n", f.ns); err != nil {
+		if _, err := dgdrctlRun(t, "cancel", tc.name, "-n", f.ns); err != nil {
 			t.Fatalf("cancel %s: %v", tc.name, err)
 		}
 		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: tc.name}, tc.obj); err != nil {
@@ -244,7 +245,7 @@ func TestCancel(t *testing.T) {
 			t.Errorf("%s: cancel annotation = %q", tc.name, got)
 		}
 	}
-	if _, _, err := dgdrctlRun(t, "cancel", "nothing", "-n", f.ns); err == nil || !strings.Contains(err.Error(), "no DynamoGraphDeploymentRequest") {
+	if _, err := dgdrctlRun(t, "cancel", "nothing", "-n", f.ns); err == nil || !strings.Contains(err.Error(), "no DynamoGraphDeploymentRequest") {
 		t.Errorf("cancel of a missing object: err = %v", err)
 	}
 }

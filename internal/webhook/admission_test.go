@@ -84,7 +84,7 @@ func TestBadInputTable(t *testing.T) {
 		{"kv-range-missing-max", "  workload:\n    static:\n      load: {kvCapacityFraction: {range: {min: 0.1}}}\n", "spec.workload.static.load.kvCapacityFraction.range.max", "Required value"},
 		{"sla-string", "  sla: {ttftMs: fast}\n", "spec.sla.ttftMs", "number"},
 		{"max-candidates-zero", "  recommendation: {maxCandidates: 0}\n", "spec.recommendation.maxCandidates", "greater than or equal to 1"},
-		{"unknown-spec-field", "  modle: {name: x}\n", "spec.modle", "unknown field"},
+		{"unknown-spec-field", "  models: {name: x}\n", "spec.models", "unknown field"},
 		{"unknown-nested-field", "  workload:\n    static: {inputTokenz: 5}\n", "spec.workload.static.inputTokenz", "unknown field"},
 		{"goodput-per-gpu-without-sla", "  objective: {target: goodputPerGpu}\n", "spec.objective.target", "needs at least one SLA bound"},
 		{"overrides-too-large", "  aisimulate:\n    inputOverrides: {blob: \"" + strings.Repeat("x", 70*1024) + "\"}\n", "spec.aisimulate.inputOverrides", "65536"},

@@ -69,17 +69,16 @@ func completedReason(r *v1beta2.DynamoGraphDeploymentRun) string {
 	return ""
 }
 
-func waitForRunReason(t *testing.T, r *v1beta2.DynamoGraphDeploymentRun, reason string) *v1beta2.DynamoGraphDeploymentRun {
+func waitForRunReason(t *testing.T, r *v1beta2.DynamoGraphDeploymentRun, reason string) {
 	t.Helper()
 	ct.Eventually(t, wait, r.Name+" "+reason, func() (bool, error) {
 		err := k8s.Get(context.Background(), client.ObjectKeyFromObject(r), r)
 		return err == nil && completedReason(r) == reason, err
 	})
-	return r
 }
 
 // editSpec changes the request's spec (a new generation).
-func editSpec(t *testing.T, d *v1beta2.DynamoGraphDeploymentRequest, ttft float64) *v1beta2.DynamoGraphDeploymentRequest {
+func editSpec(t *testing.T, d *v1beta2.DynamoGraphDeploymentRequest, ttft float64) {
 	t.Helper()
 	cur := get(t, d.DeepCopy())
 	patch := client.MergeFrom(cur.DeepCopy())
@@ -87,7 +86,6 @@ func editSpec(t *testing.T, d *v1beta2.DynamoGraphDeploymentRequest, ttft float6
 	if err := k8s.Patch(context.Background(), cur, patch); err != nil {
 		t.Fatal(err)
 	}
-	return cur
 }
 
 func TestOneRunPerAcceptedGenerationAndSupersession(t *testing.T) {

@@ -324,10 +324,10 @@ func (o *object) stringDomain(cmd Command, key string, def []string, allowed []s
 		}
 		return e.Str, nil
 	}
-	switch {
-	case x.Kind == document.KindSeq:
+	switch x.Kind {
+	case document.KindSeq:
 		return nil, errf(path, "a bare list is not a domain; use {choices: [...]}")
-	case x.Kind == document.KindMap:
+	case document.KindMap:
 		if cmd == Predict {
 			return nil, errf(path, "domains are only allowed in recommend; give a concrete value")
 		}

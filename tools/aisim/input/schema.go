@@ -441,7 +441,7 @@ func decodeEngine(cmd Command, root *object, optHardware string) (Engine, error)
 			if x.Kind == document.KindNull {
 				x = &document.Value{Kind: document.KindMap, Map: map[string]*document.Value{}}
 			}
-			w, err := decodeWorker(cmd, wo.p(role), role, x)
+			w, err := decodeWorker(cmd, wo.p(role), x)
 			if err != nil {
 				return e, err
 			}
@@ -473,7 +473,7 @@ func defaultWorker(cmd Command) *Worker {
 	return w
 }
 
-func decodeWorker(cmd Command, path, role string, x *document.Value) (*Worker, error) {
+func decodeWorker(cmd Command, path string, x *document.Value) (*Worker, error) {
 	wo, err := newObject(path, x, []string{"parallelism", "scheduler", "kv_cache"},
 		[]string{"hardware", "startup_seconds", "context_length", "timing"})
 	if err != nil {

@@ -133,19 +133,21 @@ func TestStepTimeRoofline(t *testing.T) {
 	}
 }
 
-func pool(t testing.TB, model, gpu, backend string, s input.Shape) *Pool {
-	m, g := mustModel(t, model), mustGPU(t, gpu)
-	w := workerCfg(backend, s)
+// llamaPool is one replica of Llama-3.1-8B-Instruct on one H200 with vLLM.
+func llamaPool(t testing.TB) *Pool {
+	m, g := mustModel(t, "meta-llama/Llama-3.1-8B-Instruct"), mustGPU(t, "h200_sxm")
+	s := tp(1)
+	w := workerCfg(input.BackendVLLM, s)
 	mem, err := KVCapacity(m, g, w)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Pool{Replicas: s.Replicas, Step: NewStepModel(m, g, backend, s), MaxTokens: w.MaxBatchedTokens,
+	return &Pool{Replicas: s.Replicas, Step: NewStepModel(m, g, input.BackendVLLM, s), MaxTokens: w.MaxBatchedTokens,
 		MaxSeqs: w.MaxSequences, KVTokens: mem.TokensPerRank, BlockSize: w.BlockSize}
 }
 
 func TestSimulateClosedLoopInvariants(t *testing.T) {
-	p := pool(t, "meta-llama/Llama-3.1-8B-Instruct", "h200_sxm", input.BackendVLLM, tp(1))
+	p := llamaPool(t)
 	w := Workload{ISL: 1024, OSL: 128, Requests: 500, Concurrency: 32}
 	r, err := Simulate(context.Background(), Deployment{Agg: p}, w, SLA{}, time.Time{})
 	if err != nil {
@@ -173,7 +175,7 @@ func TestSimulateClosedLoopInvariants(t *testing.T) {
 }
 
 func TestSimulateLoadAndSLA(t *testing.T) {
-	p := pool(t, "meta-llama/Llama-3.1-8B-Instruct", "h200_sxm", input.BackendVLLM, tp(1))
+	p := llamaPool(t)
 	run := func(w Workload, sla SLA) Report {
 		r, err := Simulate(context.Background(), Deployment{Agg: p}, w, sla, time.Time{})
 		if err != nil {
@@ -199,9 +201,9 @@ func TestSimulateLoadAndSLA(t *testing.T) {
 }
 
 func TestSimulateDisaggregated(t *testing.T) {
-	pre := pool(t, "meta-llama/Llama-3.1-8B-Instruct", "h200_sxm", input.BackendVLLM, tp(1))
+	pre := llamaPool(t)
 	pre.MaxSeqs = 1
-	dec := pool(t, "meta-llama/Llama-3.1-8B-Instruct", "h200_sxm", input.BackendVLLM, tp(1))
+	dec := llamaPool(t)
 	// Concurrency 1, so queueing cannot absorb the transfer delay.
 	w := Workload{ISL: 2048, OSL: 64, Requests: 20, Concurrency: 1}
 	fast, err := Simulate(context.Background(), Deployment{Prefill: pre, Decode: dec}, w, SLA{}, time.Time{})
@@ -222,7 +224,7 @@ func TestSimulateDisaggregated(t *testing.T) {
 }
 
 func TestSimulateStallsWhenARequestCannotFit(t *testing.T) {
-	p := pool(t, "meta-llama/Llama-3.1-8B-Instruct", "h200_sxm", input.BackendVLLM, tp(1))
+	p := llamaPool(t)
 	p.KVTokens = 512
 	_, err := Simulate(context.Background(), Deployment{Agg: p}, Workload{ISL: 1024, OSL: 16, Requests: 2, Concurrency: 1}, SLA{}, time.Time{})
 	if err != ErrStalled {
@@ -231,7 +233,7 @@ func TestSimulateStallsWhenARequestCannotFit(t *testing.T) {
 }
 
 func TestSimulateHonoursCancellation(t *testing.T) {
-	p := pool(t, "meta-llama/Llama-3.1-8B-Instruct", "h200_sxm", input.BackendVLLM, tp(1))
+	p := llamaPool(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err := Simulate(ctx, Deployment{Agg: p}, Workload{ISL: 128, OSL: 128, Requests: 100000, Concurrency: 8}, SLA{}, time.Time{})
