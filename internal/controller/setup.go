@@ -23,9 +23,9 @@ func managedSelector() labels.Selector {
 	return labels.SelectorFromSet(labels.Set{run.LabelManagedBy: run.ManagedByValue})
 }
 
-// CacheOptions caches only what the operator manages, and only the parts it reads: Jobs,
-// ConfigMaps and Pods are label-selected; managed fields are stripped everywhere; Jobs keep no pod
-// template, Pods no spec, ConfigMaps no data; terminal Runs drop their recorded input (the
+// CacheOptions caches only what the operator manages, and only the parts it reads: Jobs and
+// Pods are label-selected; managed fields are stripped everywhere; Jobs keep no pod template,
+// Pods no spec; terminal Runs drop their recorded input (the
 // controllers never read it again; the API server still has it). The configured namespaces bound
 // everything. docs/performance.md (P5) measures the effect.
 func CacheOptions(cfg *v1alpha1.OperatorConfiguration) cache.Options {
@@ -33,7 +33,6 @@ func CacheOptions(cfg *v1alpha1.OperatorConfiguration) cache.Options {
 		DefaultTransform: cache.TransformStripManagedFields(),
 		ByObject: map[client.Object]cache.ByObject{
 			&batchv1.Job{}:                      {Label: managedSelector(), Transform: stripJob},
-			&corev1.ConfigMap{}:                 {Label: managedSelector(), Transform: stripConfigMap},
 			&corev1.Pod{}:                       {Label: managedSelector(), Transform: stripPod},
 			&v1beta2.DynamoGraphDeploymentRun{}: {Transform: stripTerminalRun},
 		},
@@ -65,14 +64,6 @@ func stripPod(obj any) (any, error) {
 	if p, ok := obj.(*corev1.Pod); ok {
 		stripManaged(p)
 		p.Spec = corev1.PodSpec{}
-	}
-	return obj, nil
-}
-
-func stripConfigMap(obj any) (any, error) {
-	if c, ok := obj.(*corev1.ConfigMap); ok {
-		stripManaged(c)
-		c.Data, c.BinaryData = nil, nil
 	}
 	return obj, nil
 }

@@ -9,18 +9,24 @@ const (
 	SearchContainer = "search"
 	// ReporterContainer runs `dgdr-operator report` with the reporter image.
 	ReporterContainer = "reporter"
+	// InputContainer is the init container (reporter image, `dgdr-operator report
+	// --write-input`) that writes the Run's recorded input into InputDir before the search
+	// starts.
+	InputContainer = "input"
 )
 
 // Volumes and paths.
 const (
-	// InputVolume is the Run's input ConfigMap.
+	// InputVolume is the emptyDir the input init container fills from the Run's
+	// status.aisimulate.input. The input comes from the Run itself, not from a separate object
+	// (a per-Run ConfigMap was one more API write per request, and any object planted under its
+	// name would have been read as the input).
 	InputVolume = "input"
-	// InputDir is where the input ConfigMap is mounted.
+	// InputDir is where the input volume is mounted (read-only in the search container).
 	InputDir = "/etc/dgdr/input"
-	// InputYAMLKey holds the effective input as YAML (what the search reads).
-	InputYAMLKey = "input.yaml"
-	// InputJSONKey holds the canonical JSON (what status.aisimulate.inputHash hashes).
-	InputJSONKey = "input.json"
+	// InputFile is the effective input as YAML inside InputDir (what the search reads), rendered
+	// from the canonical JSON whose hash is status.aisimulate.inputHash.
+	InputFile = "input.yaml"
 	// OutputVolume is the emptyDir shared by the search and the reporter.
 	OutputVolume = "output"
 	// OutputMountDir is where the output emptyDir is mounted in both containers.
@@ -28,19 +34,22 @@ const (
 	// ResultDir is AISimulate's --output-dir: a subdirectory, because AISimulate wants an
 	// empty or absent directory.
 	ResultDir = OutputMountDir + "/result"
-	// TokenVolume is the projected service-account token mounted only into the reporter; the
-	// pod sets automountServiceAccountToken: false so the search container gets no token.
+	// TokenVolume is the projected service-account token mounted only into the reporter and the
+	// input init container; the pod sets automountServiceAccountToken: false so the search
+	// container gets no token.
 	TokenVolume = "reporter-token"
 	// TokenDir is the standard in-cluster credentials directory.
 	TokenDir = "/var/run/secrets/kubernetes.io/serviceaccount"
 )
 
-// Environment variables of the reporter container.
+// Environment variables of the reporter and input containers.
 const (
 	EnvRunName      = "DGDR_RUN_NAME"
 	EnvRunNamespace = "DGDR_RUN_NAMESPACE" // downward API: metadata.namespace
 	EnvPodName      = "DGDR_POD_NAME"      // downward API: metadata.name
 	EnvOutputDir    = "DGDR_OUTPUT_DIR"
+	// EnvInputDir is where the input init container writes InputFile.
+	EnvInputDir = "DGDR_INPUT_DIR"
 	// EnvRuntimeImages is "backend=image,backend=image" from the operator configuration, used
 	// to render candidate DynamoGraphDeployments.
 	EnvRuntimeImages = "DGDR_RUNTIME_IMAGES"
@@ -54,5 +63,9 @@ const ReporterServiceAccount = "dgdr-reporter"
 // entrypoint, dgdr-operator).
 var ReporterArgs = []string{"report"}
 
+// InputArgs are the input init container's arguments (same image and entrypoint as the
+// reporter): read the Run, check the recorded input against its hash, write InputFile, exit.
+var InputArgs = []string{"report", "--write-input"}
+
 // SearchArgs are the operator's arguments to the search command; configured args follow.
-var SearchArgs = []string{"--config", InputDir + "/" + InputYAMLKey, "--output-dir", ResultDir, "--format", "json"}
+var SearchArgs = []string{"--config", InputDir + "/" + InputFile, "--output-dir", ResultDir, "--format", "json"}

@@ -24,9 +24,6 @@ func CandidateName(run, candidateID string) string {
 	return shorten(run, "-c"+digitsOf(candidateID))
 }
 
-// InputConfigMapName is the ConfigMap holding a Run's effective input.
-func InputConfigMapName(run string) string { return shorten(run, "-input") }
-
 // JobName is a Run's search Job.
 func JobName(run string) string { return shorten(run, "-search") }
 

@@ -41,6 +41,10 @@ type Options struct {
 	Kubeconfig       string
 	TerminationLog   string
 	Verbose          bool
+	// WriteInput selects the input init container's mode: write the Run's recorded input to
+	// InputDir and exit.
+	WriteInput bool
+	InputDir   string
 
 	// RESTConfig, when set, is used instead of --kubeconfig / in-cluster credentials (tests).
 	RESTConfig *rest.Config
@@ -70,6 +74,9 @@ reason on stderr and in the termination message, when the result cannot be publi
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
 			defer stop()
+			if o.WriteInput {
+				return writeInput(ctx, cmd, o)
+			}
 			out, err := Execute(ctx, o, newLogger(cmd, o.Verbose))
 			if err != nil {
 				msg := "report: " + err.Error()
@@ -97,6 +104,8 @@ reason on stderr and in the termination message, when the result cannot be publi
 	f.StringVar(&o.Kubeconfig, "kubeconfig", "", "kubeconfig file (default: in-cluster credentials or $KUBECONFIG)")
 	f.StringVar(&o.TerminationLog, "termination-log", DefaultTerminationLog, "file receiving the termination message (ignored when not writable)")
 	f.BoolVarP(&o.Verbose, "verbose", "v", false, "log every progress write")
+	f.BoolVar(&o.WriteInput, "write-input", false, "write the Run's recorded input (status.aisimulate.input, checked against its hash) to --input-dir and exit (the search Job's input init container)")
+	f.StringVar(&o.InputDir, "input-dir", envOr(jobcontract.EnvInputDir, jobcontract.InputDir), "where --write-input writes "+jobcontract.InputFile+" ($"+jobcontract.EnvInputDir+")")
 	return cmd
 }
 
@@ -116,20 +125,50 @@ func newLogger(cmd *cobra.Command, verbose bool) logr.Logger {
 	return funcr.NewJSON(func(obj string) { fmt.Fprintln(w, obj) }, funcr.Options{Verbosity: v})
 }
 
-// Execute validates the options, builds the client and the watcher, and runs the reporter.
-func Execute(ctx context.Context, o *Options, log logr.Logger) (*Outcome, error) {
-	if o.RunName == "" || o.Namespace == "" {
-		return nil, errors.New("the Run name and namespace are required (--run-name/--namespace or $" + jobcontract.EnvRunName + "/$" + jobcontract.EnvRunNamespace + ")")
-	}
-	if o.SearchExitFile == "" && o.PodName == "" {
-		return nil, errors.New("the pod name is required to watch the search (--pod-name or $" + jobcontract.EnvPodName + "), or --search-exit-file")
-	}
-	images, err := render.ParseRuntimeImages(o.RuntimeImages)
+// writeInput runs the --write-input mode and reports like the reporter does.
+func writeInput(ctx context.Context, cmd *cobra.Command, o *Options) error {
+	hash, err := ExecuteWriteInput(ctx, o, newLogger(cmd, o.Verbose))
 	if err != nil {
-		return nil, err
+		msg := "report --write-input: " + err.Error()
+		fmt.Fprintln(cmd.ErrOrStderr(), msg)
+		WriteTerminationMessage(o.TerminationLog, msg)
+		return err
 	}
+	msg := fmt.Sprintf("wrote the Run's input (%s) to %s", hash, o.InputDir)
+	fmt.Fprintln(cmd.OutOrStdout(), msg)
+	WriteTerminationMessage(o.TerminationLog, msg)
+	return nil
+}
+
+// ExecuteWriteInput validates the options, builds the client and writes the Run's input.
+func ExecuteWriteInput(ctx context.Context, o *Options, log logr.Logger) (string, error) {
+	if err := requireRun(o); err != nil {
+		return "", err
+	}
+	if o.InputDir == "" {
+		return "", errors.New("the input directory is required (--input-dir or $" + jobcontract.EnvInputDir + ")")
+	}
+	c, err := newClient(o)
+	if err != nil {
+		return "", err
+	}
+	w := &InputWriter{Client: c, Namespace: o.Namespace, RunName: o.RunName, Dir: o.InputDir, PollInterval: o.PollInterval, Log: log}
+	return w.Write(ctx)
+}
+
+func requireRun(o *Options) error {
+	if o.RunName == "" || o.Namespace == "" {
+		return errors.New("the Run name and namespace are required (--run-name/--namespace or $" + jobcontract.EnvRunName + "/$" + jobcontract.EnvRunNamespace + ")")
+	}
+	return nil
+}
+
+// newClient builds a direct client from the options' REST config, --kubeconfig or in-cluster
+// credentials.
+func newClient(o *Options) (client.WithWatch, error) {
 	cfg := o.RESTConfig
 	if cfg == nil {
+		var err error
 		if o.Kubeconfig != "" {
 			cfg, err = clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
 		} else {
@@ -139,7 +178,22 @@ func Execute(ctx context.Context, o *Options, log logr.Logger) (*Outcome, error)
 			return nil, fmt.Errorf("loading credentials: %w", err)
 		}
 	}
-	c, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme.Scheme})
+	return client.NewWithWatch(cfg, client.Options{Scheme: scheme.Scheme})
+}
+
+// Execute validates the options, builds the client and the watcher, and runs the reporter.
+func Execute(ctx context.Context, o *Options, log logr.Logger) (*Outcome, error) {
+	if err := requireRun(o); err != nil {
+		return nil, err
+	}
+	if o.SearchExitFile == "" && o.PodName == "" {
+		return nil, errors.New("the pod name is required to watch the search (--pod-name or $" + jobcontract.EnvPodName + "), or --search-exit-file")
+	}
+	images, err := render.ParseRuntimeImages(o.RuntimeImages)
+	if err != nil {
+		return nil, err
+	}
+	c, err := newClient(o)
 	if err != nil {
 		return nil, err
 	}

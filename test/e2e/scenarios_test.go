@@ -269,8 +269,9 @@ func TestCancelKeepsPublishedCandidates(t *testing.T) {
 	})
 }
 
-// TestDeleteGarbageCollectsEverything: deleting a request removes its Runs, Jobs, pods,
-// ConfigMaps and Candidates through the real garbage collector.
+// TestDeleteGarbageCollectsEverything: deleting a request removes its Runs, Jobs, pods and
+// Candidates through the real garbage collector. The operator creates no ConfigMaps (the search
+// reads its input from the Run), so none may exist at any point.
 func TestDeleteGarbageCollectsEverything(t *testing.T) {
 	ns := newNamespace(t)
 	d := createDGDR(t, ns, []byte(fmt.Sprintf(fastRequest, "deleted")))
@@ -310,10 +311,13 @@ func TestDeleteGarbageCollectsEverything(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"runs", "jobs", "configmaps", "pods", "candidates"} {
+	for _, k := range []string{"runs", "jobs", "pods", "candidates"} {
 		if n[k] == 0 {
 			t.Fatalf("before deletion: no %s for %s (%v)", k, d.Name, n)
 		}
+	}
+	if n["configmaps"] != 0 {
+		t.Fatalf("before deletion: %d ConfigMaps labelled with Run %s, want none (%v)", n["configmaps"], run.Name, n)
 	}
 	if err := k8s.Delete(ctx, d, client.PropagationPolicy("Background")); err != nil {
 		t.Fatal(err)

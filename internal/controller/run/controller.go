@@ -1,6 +1,6 @@
 // Package run is the DynamoGraphDeploymentRun controller: it lowers the Run's immutable spec
-// into the effective AISimulate input (recorded once in status.aisimulate), creates the input
-// ConfigMap and the search Job, and derives the terminal Completed condition from the Job and
+// into the effective AISimulate input (recorded once in status.aisimulate, from where the Job's
+// input init container reads it), creates the search Job, and derives the terminal Completed condition from the Job and
 // the search container's exit code.
 //
 // Status ownership: this controller writes phase, message, aisimulate, jobRef, startTime,
@@ -66,7 +66,6 @@ const LabelJobName = "batch.kubernetes.io/job-name"
 // +kubebuilder:rbac:groups=nvidia.com,resources=dynamographdeploymentcandidates,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=nvidia.com,resources=dynamographdeploymentcandidates/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
-// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;create
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;create;update
@@ -196,7 +195,7 @@ func (r *Reconciler) reconcile(ctx context.Context, run *v1beta2.DynamoGraphDepl
 				return ctrl.Result{}, nil
 			}
 		}
-		return r.startSearch(ctx, run, input, events)
+		return r.startSearch(ctx, run, events)
 	case err != nil:
 		return ctrl.Result{}, err
 	}
@@ -266,8 +265,8 @@ func invalidInputMessage(problems []aisimulate.Problem) string {
 	return b.String()
 }
 
-// startSearch creates the ConfigMap and the Job when a slot is free.
-func (r *Reconciler) startSearch(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun, input *aisimulate.Input, events *[]pendingEvent) (ctrl.Result, error) {
+// startSearch creates the Job when a slot is free.
+func (r *Reconciler) startSearch(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun, events *[]pendingEvent) (ctrl.Result, error) {
 	if run.Status.JobRef != nil {
 		// The Job existed once; make sure the cache is not just behind.
 		var live batchv1.Job
@@ -311,13 +310,8 @@ func (r *Reconciler) startSearch(ctx context.Context, run *v1beta2.DynamoGraphDe
 		}
 		r.rbacReady.Store(run.Namespace, true)
 	}
-	yamlDoc, err := input.YAML()
-	if err != nil {
-		return ctrl.Result{}, fmt.Errorf("rendering the input as YAML: %w", err)
-	}
-	if err := r.Client.Create(ctx, BuildInputConfigMap(run, yamlDoc, input.JSON)); err != nil && !apierrors.IsAlreadyExists(err) {
-		return ctrl.Result{}, fmt.Errorf("creating the input ConfigMap: %w", err)
-	}
+	// The Job's input init container reads the input from status.aisimulate, which the status
+	// write after this reconcile records (it waits for it): no separate object carries it.
 	job := BuildJob(run, r.Config)
 	if err := r.Client.Create(ctx, job); err != nil {
 		if !apierrors.IsAlreadyExists(err) {

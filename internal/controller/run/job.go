@@ -18,7 +18,7 @@ import (
 
 // Labels the operator puts on what it manages.
 const (
-	// LabelManagedBy marks objects the operator manages (reporter RBAC, Jobs, ConfigMaps).
+	// LabelManagedBy marks objects the operator manages (reporter RBAC, Jobs).
 	LabelManagedBy = "app.kubernetes.io/managed-by"
 	// ManagedByValue is the value of LabelManagedBy.
 	ManagedByValue = "dgdr-operator"
@@ -49,22 +49,6 @@ func childLabels(run *v1beta2.DynamoGraphDeploymentRun) map[string]string {
 // QueueName is the Kueue queue of a Run (copied from its request), or "".
 func QueueName(run *v1beta2.DynamoGraphDeploymentRun) string {
 	return run.Labels[v1beta2.LabelKueueQueueName]
-}
-
-// BuildInputConfigMap returns the ConfigMap that carries a Run's effective input to the search.
-func BuildInputConfigMap(run *v1beta2.DynamoGraphDeploymentRun, inputYAML, inputJSON []byte) *corev1.ConfigMap {
-	return &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:            naming.InputConfigMapName(run.Name),
-			Namespace:       run.Namespace,
-			Labels:          childLabels(run),
-			OwnerReferences: []metav1.OwnerReference{runOwnerRef(run)},
-		},
-		Data: map[string]string{
-			jobcontract.InputYAMLKey: string(inputYAML),
-			jobcontract.InputJSONKey: string(inputJSON),
-		},
-	}
 }
 
 // restrictedSecurityContext is the hardened context of both containers.
@@ -104,6 +88,31 @@ func BuildJob(run *v1beta2.DynamoGraphDeploymentRun, cfg *v1alpha1.OperatorConfi
 	}
 	searchArgs := append(append([]string(nil), jobcontract.SearchArgs...), cfg.Planner.Args...)
 	outputMount := corev1.VolumeMount{Name: jobcontract.OutputVolume, MountPath: jobcontract.OutputMountDir}
+	tokenMount := corev1.VolumeMount{Name: jobcontract.TokenVolume, MountPath: jobcontract.TokenDir, ReadOnly: true}
+	runNameEnv := corev1.EnvVar{Name: jobcontract.EnvRunName, Value: run.Name}
+	namespaceEnv := corev1.EnvVar{Name: jobcontract.EnvRunNamespace, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"}}}
+
+	// The input init container copies the Run's recorded input (checked against its hash) into
+	// the input emptyDir, so the search reads exactly what status.aisimulate records and no other
+	// object carries it.
+	input := corev1.Container{
+		Name:                     jobcontract.InputContainer,
+		Image:                    cfg.Reporter.Image,
+		ImagePullPolicy:          corev1.PullIfNotPresent,
+		Args:                     append([]string(nil), jobcontract.InputArgs...),
+		Resources:                *cfg.Reporter.Resources.DeepCopy(),
+		SecurityContext:          restrictedSecurityContext(),
+		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+		Env: []corev1.EnvVar{
+			runNameEnv,
+			namespaceEnv,
+			{Name: jobcontract.EnvInputDir, Value: jobcontract.InputDir},
+		},
+		VolumeMounts: []corev1.VolumeMount{
+			{Name: jobcontract.InputVolume, MountPath: jobcontract.InputDir},
+			tokenMount,
+		},
+	}
 
 	search := corev1.Container{
 		Name:                     jobcontract.SearchContainer,
@@ -128,15 +137,15 @@ func BuildJob(run *v1beta2.DynamoGraphDeploymentRun, cfg *v1alpha1.OperatorConfi
 		SecurityContext:          restrictedSecurityContext(),
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 		Env: []corev1.EnvVar{
-			{Name: jobcontract.EnvRunName, Value: run.Name},
-			{Name: jobcontract.EnvRunNamespace, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"}}},
+			runNameEnv,
+			namespaceEnv,
 			{Name: jobcontract.EnvPodName, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}},
 			{Name: jobcontract.EnvOutputDir, Value: jobcontract.ResultDir},
 			{Name: jobcontract.EnvRuntimeImages, Value: runtimeImagesEnv(cfg.RuntimeImages)},
 		},
 		VolumeMounts: []corev1.VolumeMount{
 			outputMount,
-			{Name: jobcontract.TokenVolume, MountPath: jobcontract.TokenDir, ReadOnly: true},
+			tokenMount,
 		},
 	}
 
@@ -164,11 +173,10 @@ func BuildJob(run *v1beta2.DynamoGraphDeploymentRun, cfg *v1alpha1.OperatorConfi
 						RunAsNonRoot:   ptr.To(true),
 						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 					},
-					Containers: []corev1.Container{search, reporter},
+					InitContainers: []corev1.Container{input},
+					Containers:     []corev1.Container{search, reporter},
 					Volumes: []corev1.Volume{
-						{Name: jobcontract.InputVolume, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-							LocalObjectReference: corev1.LocalObjectReference{Name: naming.InputConfigMapName(run.Name)},
-						}}},
+						{Name: jobcontract.InputVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 						{Name: jobcontract.OutputVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 						{Name: jobcontract.TokenVolume, VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
 							Sources: []corev1.VolumeProjection{

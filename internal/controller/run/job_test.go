@@ -15,6 +15,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/config"
+	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 )
 
 func testConfig() *v1alpha1.OperatorConfiguration {
@@ -68,6 +69,19 @@ func TestBuildJob(t *testing.T) {
 					Tolerations:                  []corev1.Toleration{{Key: "search", Operator: corev1.TolerationOpExists}},
 					SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true),
 						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
+					InitContainers: []corev1.Container{{
+						Name: "input", Image: "registry.example/operator:1", ImagePullPolicy: corev1.PullIfNotPresent,
+						Args:                     []string{"report", "--write-input"},
+						SecurityContext:          restricted,
+						TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+						Env: []corev1.EnvVar{
+							{Name: "DGDR_RUN_NAME", Value: "llama-run-3"},
+							{Name: "DGDR_RUN_NAMESPACE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"}}},
+							{Name: "DGDR_INPUT_DIR", Value: "/etc/dgdr/input"},
+						},
+						VolumeMounts: []corev1.VolumeMount{{Name: "input", MountPath: "/etc/dgdr/input"},
+							{Name: "reporter-token", MountPath: "/var/run/secrets/kubernetes.io/serviceaccount", ReadOnly: true}},
+					}},
 					Containers: []corev1.Container{
 						{
 							Name: "search", Image: "registry.example/planner:1", ImagePullPolicy: corev1.PullIfNotPresent,
@@ -96,8 +110,7 @@ func TestBuildJob(t *testing.T) {
 						},
 					},
 					Volumes: []corev1.Volume{
-						{Name: "input", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-							LocalObjectReference: corev1.LocalObjectReference{Name: "llama-run-3-input"}}}},
+						{Name: "input", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 						{Name: "output", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 						{Name: "reporter-token", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
 							{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: ptr.To[int64](3607)}},
@@ -142,14 +155,19 @@ func TestSearchImageComesOnlyFromTheConfiguration(t *testing.T) {
 	}
 }
 
-func TestBuildInputConfigMap(t *testing.T) {
-	cm := BuildInputConfigMap(testRun(), []byte("a: 1\n"), []byte(`{"a":1}`))
-	want := map[string]string{"input.yaml": "a: 1\n", "input.json": `{"a":1}`}
-	if diff := cmp.Diff(want, cm.Data); diff != "" {
-		t.Errorf("data (-want +got):\n%s", diff)
-	}
-	if cm.Name != "llama-run-3-input" || !metav1.IsControlledBy(cm, testRun()) {
-		t.Errorf("name %s owner %v", cm.Name, cm.OwnerReferences)
+// TestSearchContainerHasNoToken: only the input init container and the reporter mount the
+// service-account token; the search (the configured Planner image) reads its input from a
+// read-only volume.
+func TestSearchContainerHasNoToken(t *testing.T) {
+	spec := BuildJob(testRun(), testConfig()).Spec.Template.Spec
+	for _, c := range spec.Containers {
+		if c.Name != jobcontract.SearchContainer {
+			continue
+		}
+		for _, m := range c.VolumeMounts {
+			if m.Name == jobcontract.TokenVolume || (m.Name == jobcontract.InputVolume && !m.ReadOnly) {
+				t.Errorf("search container mount %+v", m)
+			}
+		}
 	}
 }
-

@@ -105,16 +105,19 @@ func TestInputRecordedOnceAndSearchJobBuilt(t *testing.T) {
 		t.Errorf("status after start: %+v", got.Status)
 	}
 
-	cm := &corev1.ConfigMap{}
-	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: naming.InputConfigMapName(r.Name)}, cm); err != nil {
+	// The input reaches the search only through the Run: no ConfigMap or other object carries it.
+	var cms corev1.ConfigMapList
+	if err := k8s.List(ctx, &cms, client.InNamespace(ns), client.MatchingLabels{v1beta2.LabelRunName: r.Name}); err != nil {
 		t.Fatal(err)
 	}
-	wantYAML, _ := want.YAML()
-	if diff := cmp.Diff(map[string]string{jobcontract.InputJSONKey: string(want.JSON), jobcontract.InputYAMLKey: string(wantYAML)}, cm.Data); diff != "" {
-		t.Errorf("ConfigMap data (-want +got):\n%s", diff)
+	if len(cms.Items) != 0 {
+		t.Errorf("%d ConfigMaps labelled with the Run, want none", len(cms.Items))
 	}
-	if !metav1.IsControlledBy(cm, got) || !metav1.IsControlledBy(job, got) {
-		t.Error("ConfigMap and Job must be controlled by the Run")
+	if !metav1.IsControlledBy(job, got) {
+		t.Error("the Job must be controlled by the Run")
+	}
+	if ic := job.Spec.Template.Spec.InitContainers; len(ic) != 1 || ic[0].Name != jobcontract.InputContainer || ic[0].Image != ct.ReporterImage {
+		t.Errorf("input init container %+v", ic)
 	}
 	if c := job.Spec.Template.Spec.Containers[0]; c.Name != jobcontract.SearchContainer || c.Image != ct.PlannerImage {
 		t.Errorf("search container %s image %s", c.Name, c.Image)

@@ -1,0 +1,133 @@
+package reporter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
+	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
+)
+
+// DefaultInputWaitTimeout bounds how long the input init container waits for the Run to record
+// its input. The Run controller creates the Job in the reconcile that lowers the input and writes
+// status.aisimulate right after, so a pod that starts quickly may read the Run before that write.
+const DefaultInputWaitTimeout = 3 * time.Minute
+
+// errNoInputYet marks a Run whose status.aisimulate.input is not recorded yet.
+var errNoInputYet = errors.New("status.aisimulate.input is not recorded yet")
+
+// InputWriter writes a Run's recorded effective input for the search (the input init container
+// of the search Job, `dgdr-operator report --write-input`).
+type InputWriter struct {
+	// Client is a direct (uncached) client with the v1beta2 types in its scheme.
+	Client    client.Client
+	Namespace string
+	RunName   string
+	// Dir receives jobcontract.InputFile.
+	Dir string
+	// WaitTimeout bounds the wait for the input to be recorded (default DefaultInputWaitTimeout);
+	// PollInterval spaces the reads meanwhile (default DefaultPollInterval).
+	WaitTimeout  time.Duration
+	PollInterval time.Duration
+	// APIRetryTimeout bounds the retries of reads that fail transiently (default 3 min).
+	APIRetryTimeout time.Duration
+	Log             logr.Logger
+}
+
+// Write reads the Run until its input is recorded, checks the input against
+// status.aisimulate.inputHash and writes it as YAML to Dir/jobcontract.InputFile. It returns the
+// hash written.
+func (w *InputWriter) Write(ctx context.Context) (string, error) {
+	if w.WaitTimeout <= 0 {
+		w.WaitTimeout = DefaultInputWaitTimeout
+	}
+	if w.PollInterval <= 0 {
+		w.PollInterval = DefaultPollInterval
+	}
+	if w.APIRetryTimeout <= 0 {
+		w.APIRetryTimeout = DefaultAPIRetryTimeout
+	}
+	if w.Log.GetSink() == nil {
+		w.Log = logr.Discard()
+	}
+	deadline := time.Now().Add(w.WaitTimeout)
+	for {
+		in, err := w.read(ctx)
+		if err == nil {
+			return in.Hash, w.writeFile(in)
+		}
+		if !errors.Is(err, errNoInputYet) {
+			return "", err
+		}
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("the Run %s/%s: %w after %s", w.Namespace, w.RunName, err, w.WaitTimeout)
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(w.PollInterval):
+		}
+	}
+}
+
+// read returns the Run's recorded input once it is there and matches its hash.
+func (w *InputWriter) read(ctx context.Context) (*aisimulate.Input, error) {
+	var run v1beta2.DynamoGraphDeploymentRun
+	err := retry(ctx, w.APIRetryTimeout, func(err error) {
+		w.Log.Info("transient API error; retrying", "what", "getting the Run", "error", err.Error())
+	}, func() error {
+		return w.Client.Get(ctx, types.NamespacedName{Namespace: w.Namespace, Name: w.RunName}, &run)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("getting Run %s/%s: %w", w.Namespace, w.RunName, err)
+	}
+	a := run.Status.AISimulate
+	if a == nil || a.Input == nil || len(a.Input.Raw) == 0 {
+		return nil, errNoInputYet
+	}
+	in, err := aisimulate.Canonicalize(a.Input.Raw)
+	if err != nil {
+		return nil, fmt.Errorf("the Run %s/%s: status.aisimulate.input is not a JSON object: %w", w.Namespace, w.RunName, err)
+	}
+	// The hash is what the Run promises was searched; a mismatch means the recorded input was
+	// altered after the operator wrote it, and the search must not run on it.
+	if in.Hash != a.InputHash {
+		return nil, fmt.Errorf("the Run %s/%s: status.aisimulate.input hashes to %s, but status.aisimulate.inputHash is %q",
+			w.Namespace, w.RunName, in.Hash, a.InputHash)
+	}
+	return in, nil
+}
+
+// writeFile writes the YAML atomically (rename), so the search never sees a partial file.
+func (w *InputWriter) writeFile(in *aisimulate.Input) error {
+	doc, err := in.YAML()
+	if err != nil {
+		return fmt.Errorf("rendering the input as YAML: %w", err)
+	}
+	tmp, err := os.CreateTemp(w.Dir, "."+jobcontract.InputFile+"-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // fails harmlessly once renamed
+	if _, err := tmp.Write(doc); err != nil {
+		_ = tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o444); err != nil {
+		_ = tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), filepath.Join(w.Dir, jobcontract.InputFile))
+}
