@@ -1,6 +1,7 @@
 package v1beta2
 
 import (
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -35,10 +36,17 @@ const (
 // DynamoGraphDeploymentRequestSpec states the intent of a deployment search: a model, GPUs, a
 // traffic shape, SLAs and an objective. It deliberately has no stop policy and no image or
 // AISimulate version: the operator configuration owns the search image.
+//
+// A request created through nvidia.com/v1beta1 (owned by the Dynamo operator) appears here with
+// only the v1beta1 envelope set; dgdr-operator never searches for it.
+//
+// +kubebuilder:validation:MinProperties=1
+// +kubebuilder:validation:XValidation:rule="has(self.model) || has(self.v1beta1)",message="model is required",fieldPath=".model",reason="FieldValueRequired"
+// +kubebuilder:validation:XValidation:rule="!has(self.v1beta1) || !(has(self.model) || has(self.backends) || has(self.hardware) || has(self.workload) || has(self.sla) || has(self.objective) || has(self.recommendation) || has(self.aisimulate))",message="v1beta1 is mutually exclusive with the native v1beta2 fields",fieldPath=".v1beta1",reason="FieldValueForbidden"
 type DynamoGraphDeploymentRequestSpec struct {
-	// model identifies the model to serve.
-	// +required
-	Model ModelSpec `json:"model"`
+	// model identifies the model to serve. Required unless v1beta1 is set.
+	// +optional
+	Model ModelSpec `json:"model,omitzero"`
 
 	// backends restricts the inference engines the search may use. One entry pins the backend;
 	// several entries let the search choose among them. When omitted, AISimulate's default
@@ -74,6 +82,22 @@ type DynamoGraphDeploymentRequestSpec struct {
 	// aisimulate holds the escape hatch into the AISimulate recommendation input.
 	// +optional
 	AISimulate *AISimulateSpec `json:"aisimulate,omitempty"`
+
+	// v1beta1 is the conversion envelope: the complete spec of a request created through
+	// nvidia.com/v1beta1 (a Dynamo operator request), kept verbatim while the request is read
+	// as v1beta2. It is mutually exclusive with every native field; dgdr-operator neither
+	// defaults, validates nor reconciles a request that has it. Write it only by reading it
+	// back unchanged.
+	// +optional
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Type=object
+	V1Beta1 *apiextensionsv1.JSON `json:"v1beta1,omitempty"`
+}
+
+// IsV1Beta1Native reports whether the request was created through nvidia.com/v1beta1: it is
+// owned by the Dynamo operator and only readable here through spec.v1beta1.
+func (r *DynamoGraphDeploymentRequest) IsV1Beta1Native() bool {
+	return r.Spec.V1Beta1 != nil
 }
 
 // ModelSpec identifies a model.
@@ -306,6 +330,7 @@ type RunSummary struct {
 }
 
 // DynamoGraphDeploymentRequestStatus is the observed state of a request.
+// +kubebuilder:validation:XValidation:rule="!has(self.v1beta1) || !(has(self.conditions) || has(self.observedGeneration) || has(self.activeRunRef) || has(self.recentRunRefs) || has(self.latestRun))",message="v1beta1 is mutually exclusive with the native v1beta2 status fields",fieldPath=".v1beta1",reason="FieldValueForbidden"
 type DynamoGraphDeploymentRequestStatus struct {
 	// conditions describe the reconciliation of the request. Accepted tells whether the
 	// current generation was turned into a Run.
@@ -332,6 +357,13 @@ type DynamoGraphDeploymentRequestStatus struct {
 	// latestRun summarizes the newest Run for display.
 	// +optional
 	LatestRun *RunSummary `json:"latestRun,omitempty"`
+
+	// v1beta1 is the conversion envelope: the complete status the Dynamo operator wrote on a
+	// request created through nvidia.com/v1beta1, kept verbatim while it is read as v1beta2.
+	// +optional
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Type=object
+	V1Beta1 *apiextensionsv1.JSON `json:"v1beta1,omitempty"`
 }
 
 // DynamoGraphDeploymentRequest asks the operator to search for good Dynamo deployments of a
@@ -346,6 +378,8 @@ type DynamoGraphDeploymentRequestStatus struct {
 // +kubebuilder:printcolumn:name="Latest",type=string,JSONPath=`.status.latestRun.phase`
 // +kubebuilder:printcolumn:name="Best",type=string,JSONPath=`.status.latestRun.bestCandidate`
 // +kubebuilder:printcolumn:name="Accepted",type=string,JSONPath=`.status.conditions[?(@.type=="Accepted")].status`,priority=1
+// +kubebuilder:printcolumn:name="V1beta1 Model",type=string,JSONPath=`.spec.v1beta1.model`
+// +kubebuilder:printcolumn:name="V1beta1 Phase",type=string,JSONPath=`.status.v1beta1.phase`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type DynamoGraphDeploymentRequest struct {
 	metav1.TypeMeta `json:",inline"`

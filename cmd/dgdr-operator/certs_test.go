@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"fmt"
 	"net"
 	"net/http"
@@ -15,6 +16,8 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -35,7 +38,8 @@ func freePort(t *testing.T) int {
 
 // TestSelfSignedCertificates runs the operator's manager against a real API server in
 // self-signed certificate mode: it must create its CA and serving certificate in a Secret, write
-// them to certDir, inject the CA bundle into its webhook configurations, and only then report ready.
+// them to certDir, inject the CA bundle into its webhook configurations and the request CRD's
+// conversion webhook, and only then report ready.
 func TestSelfSignedCertificates(t *testing.T) {
 	env, err := testenv.Start(testenv.Options{})
 	if err != nil {
@@ -150,6 +154,16 @@ webhook:
 		}
 		if len(ca) == 0 || !bytes.Equal(v.Webhooks[0].ClientConfig.CABundle, ca) || !bytes.Equal(m.Webhooks[0].ClientConfig.CABundle, ca) {
 			last = "CA bundle not injected yet"
+			continue
+		}
+		// The request CRD's conversion webhook is served by the same server: its CA too.
+		crd := &unstructured.Unstructured{}
+		crd.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"})
+		if err := c.Get(ctx, client.ObjectKey{Name: requestCRDName}, crd); err != nil {
+			t.Fatal(err)
+		}
+		if crdCA, _, _ := unstructured.NestedString(crd.Object, "spec", "conversion", "webhook", "clientConfig", "caBundle"); crdCA != base64.StdEncoding.EncodeToString(ca) {
+			last = "CA bundle not injected into the CRD's conversion webhook yet"
 			continue
 		}
 		// Stand in for the kubelet, which projects the Secret volume into certDir.

@@ -118,9 +118,14 @@ func runManager(ctx context.Context, configFile string) error {
 	return mgr.Start(ctx)
 }
 
+// requestCRDName is the DynamoGraphDeploymentRequest CRD, whose conversion webhook (/convert)
+// the operator serves next to its admission webhooks.
+const requestCRDName = "dynamographdeploymentrequests.nvidia.com"
+
 // webhookStarter registers the admission webhooks. With self-signed certificates the operator
 // first creates (or loads) its CA and serving certificate with cert-controller's rotator, which
-// also injects the CA bundle into the webhook configurations; the webhook server is added to the
+// also injects the CA bundle into the webhook configurations and the request CRD's conversion
+// webhook; the webhook server is added to the
 // manager only once the certificate is on disk, because the server reads it when it starts.
 type webhookStarter struct {
 	mgr        ctrl.Manager
@@ -160,6 +165,8 @@ func (w *webhookStarter) setup() error {
 		Webhooks: []rotator.WebhookInfo{
 			{Name: ss.MutatingWebhookConfigurationName, Type: rotator.Mutating},
 			{Name: ss.ValidatingWebhookConfigurationName, Type: rotator.Validating},
+			// The DGDR CRD converts v1beta1 ⇄ v1beta2 through this same webhook server.
+			{Name: requestCRDName, Type: rotator.CRDConversion},
 		},
 		// Every replica serves admission requests, so every replica needs the certificate.
 		RequireLeaderElection: false,

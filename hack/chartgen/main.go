@@ -91,6 +91,12 @@ func renderCRDs() (string, error) {
 				ann = map[string]any{}
 			}
 			ann["helm.sh/resource-policy"] = "keep"
+			conv := conversionService(d)
+			if conv != nil {
+				ann["__CAINJECT__"] = "x"
+				conv["name"] = "__SERVICE__"
+				conv["namespace"] = "__NAMESPACE__"
+			}
 			meta["annotations"] = ann
 			meta["labels"] = "__LABELS__"
 			y, err := toYAML(d)
@@ -99,6 +105,11 @@ func renderCRDs() (string, error) {
 			}
 			y = escapeTemplates(y)
 			y = strings.Replace(y, "  labels: __LABELS__\n", "  labels:\n    {{- include \"dgdr-operator.labels\" . | nindent 4 }}\n", 1)
+			// The conversion webhook is the operator's Service; its CA bundle is injected by
+			// cert-manager or by the operator's certificate rotator (self-signed mode).
+			y = strings.Replace(y, "    __CAINJECT__: x\n", "    {{- if .Values.webhook.certManager.enabled }}\n    cert-manager.io/inject-ca-from: {{ .Release.Namespace }}/{{ include \"dgdr-operator.fullname\" . }}-webhook\n    {{- end }}\n", 1)
+			y = strings.ReplaceAll(y, "name: __SERVICE__", "name: {{ include \"dgdr-operator.webhookServiceName\" . }}")
+			y = strings.ReplaceAll(y, "namespace: __NAMESPACE__", "namespace: {{ .Release.Namespace }}")
 			b.WriteString("---\n" + y)
 		}
 	}
@@ -167,6 +178,16 @@ func renderWebhooks() (string, error) {
 	}
 	b.WriteString("{{- end }}\n")
 	return b.String(), nil
+}
+
+// conversionService returns the service reference of a CRD's conversion webhook, if it has one.
+func conversionService(crd map[string]any) map[string]any {
+	spec, _ := crd["spec"].(map[string]any)
+	conv, _ := spec["conversion"].(map[string]any)
+	wh, _ := conv["webhook"].(map[string]any)
+	cc, _ := wh["clientConfig"].(map[string]any)
+	svc, _ := cc["service"].(map[string]any)
+	return svc
 }
 
 // escapeTemplates protects "{{" in CRD text (descriptions, CEL) from Helm's template engine.

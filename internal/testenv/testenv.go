@@ -1,6 +1,11 @@
 // Package testenv starts a real etcd + kube-apiserver (built by hack/setup-k8s.sh into bin/) with
 // the generated CRDs installed, and optionally the admission webhooks served over TLS by a
 // controller-runtime manager in the test process. One environment per test package (TestMain).
+//
+// The DynamoGraphDeploymentRequest CRD stores v1beta1 and serves v1beta2 through the conversion
+// webhook, so every environment serves /convert over TLS: the manager's webhook server when
+// Options.Webhooks is set (NewManager registers it), otherwise a conversion-only server that
+// Start runs, so that even a bare environment converts as a cluster does.
 package testenv
 
 import (
@@ -15,8 +20,10 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
 
 	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
 )
@@ -34,6 +41,9 @@ type Options struct {
 	Webhooks bool
 	// ExtraCRDDirs are additional CRD directories (e.g. test-only CRDs).
 	ExtraCRDDirs []string
+	// NoProjectCRDs leaves out config/crd/bases, for tests that install the CRDs themselves
+	// (the chart, as on a fresh cluster).
+	NoProjectCRDs bool
 }
 
 // Env is a running control plane.
@@ -43,6 +53,8 @@ type Env struct {
 	Client  client.Client
 	Manager ctrl.Manager // nil unless a manager was requested
 	cancel  context.CancelFunc
+	// stopConversion stops the conversion-only server (environments without Webhooks).
+	stopConversion context.CancelFunc
 }
 
 // Start starts etcd and kube-apiserver from bin/ (KUBEBUILDER_ASSETS overrides).
@@ -54,10 +66,17 @@ func Start(opts Options) (*Env, error) {
 	if _, err := os.Stat(filepath.Join(assets, "kube-apiserver")); err != nil {
 		return nil, fmt.Errorf("kube-apiserver not found in %s: run `make tools` (hack/setup-k8s.sh) first", assets)
 	}
+	crdDirs := opts.ExtraCRDDirs
+	if !opts.NoProjectCRDs {
+		crdDirs = append([]string{filepath.Join(Root(), "config", "crd", "bases")}, crdDirs...)
+	}
 	e := &envtest.Environment{
 		BinaryAssetsDirectory: assets,
-		CRDDirectoryPaths:     append([]string{filepath.Join(Root(), "config", "crd", "bases")}, opts.ExtraCRDDirs...),
+		CRDDirectoryPaths:     crdDirs,
 		ErrorIfCRDPathMissing: true,
+		// The scheme tells envtest which CRDs convert: it points their conversion webhook at
+		// the local serving address with its CA.
+		Scheme: scheme.Scheme,
 	}
 	if opts.Webhooks {
 		e.WebhookInstallOptions = envtest.WebhookInstallOptions{Paths: []string{filepath.Join(Root(), "config", "webhook")}}
@@ -66,13 +85,36 @@ func Start(opts Options) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
+	env := &Env{Env: e, Config: cfg}
+	if !opts.Webhooks {
+		if err := env.serveConversion(); err != nil {
+			_ = e.Stop()
+			return nil, err
+		}
+	}
+	env.Client, err = client.New(cfg, client.Options{Scheme: scheme.Scheme})
 	if err != nil {
-		_ = e.Stop()
+		env.Stop()
 		return nil, err
 	}
-	return &Env{Env: e, Config: cfg, Client: c}, nil
+	return env, nil
 }
+
+// serveConversion runs a webhook server with only /convert where envtest pointed the CRDs'
+// conversion webhooks.
+func (e *Env) serveConversion() error {
+	w := e.Env.WebhookInstallOptions
+	srv := webhook.NewServer(webhook.Options{Host: w.LocalServingHost, Port: w.LocalServingPort, CertDir: w.LocalServingCertDir})
+	srv.Register(ConvertPath, conversion.NewWebhookHandler(scheme.Scheme, conversion.NewRegistry()))
+	ctx, cancel := context.WithCancel(context.Background())
+	e.stopConversion = cancel
+	errCh := make(chan error, 1)
+	go func() { errCh <- srv.Start(ctx) }()
+	return waitStarted(errCh, srv.StartedChecker())
+}
+
+// ConvertPath is where controller-runtime serves CRD conversion.
+const ConvertPath = "/convert"
 
 // NewManager creates a manager on the environment; with webhooks installed, its webhook server
 // listens where the installed webhook configurations point, over TLS with envtest's certificates.
@@ -90,6 +132,11 @@ func (e *Env) NewManager() (ctrl.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
+	if w.LocalServingPort != 0 && e.stopConversion == nil {
+		// The webhook builder registers /convert only with a v1beta2 request webhook; register
+		// it here so that every manager-backed environment converts from the start.
+		mgr.GetWebhookServer().Register(ConvertPath, conversion.NewWebhookHandler(mgr.GetScheme(), mgr.GetConverterRegistry()))
+	}
 	e.Manager = mgr
 	return mgr, nil
 }
@@ -101,17 +148,22 @@ func (e *Env) StartManager() error {
 	e.cancel = cancel
 	errCh := make(chan error, 1)
 	go func() { errCh <- e.Manager.Start(ctx) }()
-	if e.Env.WebhookInstallOptions.LocalServingPort == 0 {
+	if e.Env.WebhookInstallOptions.LocalServingPort == 0 || e.stopConversion != nil {
 		return nil
 	}
+	return waitStarted(errCh, e.Manager.GetWebhookServer().StartedChecker())
+}
+
+// waitStarted waits until a webhook server accepts TLS connections.
+func waitStarted(errCh <-chan error, started healthz.Checker) error {
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		select {
 		case err := <-errCh:
-			return fmt.Errorf("manager stopped: %w", err)
+			return fmt.Errorf("webhook server stopped: %w", err)
 		default:
 		}
-		if err := e.Manager.GetWebhookServer().StartedChecker()(nil); err == nil {
+		if err := started(nil); err == nil {
 			return nil
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -123,6 +175,9 @@ func (e *Env) StartManager() error {
 func (e *Env) Stop() {
 	if e.cancel != nil {
 		e.cancel()
+	}
+	if e.stopConversion != nil {
+		e.stopConversion()
 	}
 	_ = e.Env.Stop()
 }

@@ -39,8 +39,12 @@ var (
 	_ admission.Validator[*v1beta2.DynamoGraphDeploymentRequest] = (*RequestWebhook)(nil)
 )
 
-// Default materializes defaults (SPEC §4.1).
+// Default materializes defaults (SPEC §4.1). A request created through v1beta1 is the Dynamo
+// operator's and is never defaulted here.
 func (w *RequestWebhook) Default(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest) error {
+	if dgdr.IsV1Beta1Native() {
+		return nil
+	}
 	opts, err := w.defaultingOptions(ctx)
 	if err != nil {
 		return err
@@ -53,6 +57,9 @@ func (w *RequestWebhook) Default(ctx context.Context, dgdr *v1beta2.DynamoGraphD
 
 // ValidateCreate validates a new request.
 func (w *RequestWebhook) ValidateCreate(_ context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest) (admission.Warnings, error) {
+	if dgdr.IsV1Beta1Native() {
+		return nil, nil // the Dynamo operator's request; the CRD schema checks its envelope
+	}
 	input, errs := dgdradmission.Validate(dgdr, aisimulate.CapsFrom(w.Config.Limits))
 	if len(errs) > 0 {
 		return nil, invalid(dgdr, errs)
@@ -64,11 +71,29 @@ func (w *RequestWebhook) ValidateCreate(_ context.Context, dgdr *v1beta2.DynamoG
 // object already had come back as warnings. Specs are mutable: every accepted generation becomes
 // a new Run.
 func (w *RequestWebhook) ValidateUpdate(_ context.Context, old, dgdr *v1beta2.DynamoGraphDeploymentRequest) (admission.Warnings, error) {
+	if errs := validateNativeVersion(old, dgdr); len(errs) > 0 {
+		return nil, invalid(dgdr, errs)
+	}
+	if dgdr.IsV1Beta1Native() {
+		return nil, nil
+	}
 	input, warnings, errs := dgdradmission.ValidateUpdate(old, dgdr, aisimulate.CapsFrom(w.Config.Limits))
 	if len(errs) > 0 {
 		return warnings, invalid(dgdr, errs)
 	}
 	return append(warnings, input.Warnings...), nil
+}
+
+// validateNativeVersion keeps a request in the version it was created through: which operator
+// owns a request (docs/coexistence.md) never changes.
+func validateNativeVersion(old, dgdr *v1beta2.DynamoGraphDeploymentRequest) field.ErrorList {
+	switch {
+	case old.IsV1Beta1Native() && !dgdr.IsV1Beta1Native():
+		return field.ErrorList{field.Forbidden(field.NewPath("spec", "v1beta1"), "a request created through v1beta1 stays a v1beta1 request (owned by the Dynamo operator); create a new request through v1beta2 instead")}
+	case !old.IsV1Beta1Native() && dgdr.IsV1Beta1Native():
+		return field.ErrorList{field.Forbidden(field.NewPath("spec", "v1beta1"), "a request created through v1beta2 cannot become a v1beta1 request")}
+	}
+	return nil
 }
 
 // ValidateDelete allows deletion.

@@ -2,8 +2,11 @@ package webhook
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
+	"slices"
 
+	"gomodules.xyz/jsonpatch/v2"
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -43,6 +46,16 @@ func DefaultingWebhook(scheme *runtime.Scheme, req *RequestWebhook) *admission.W
 	}
 }
 
+// v1beta1Native reports whether a request object carries the spec.v1beta1 envelope.
+func v1beta1Native(raw []byte) bool {
+	var obj struct {
+		Spec struct {
+			V1Beta1 json.RawMessage `json:"v1beta1"`
+		} `json:"spec"`
+	}
+	return json.Unmarshal(raw, &obj) == nil && obj.Spec.V1Beta1 != nil
+}
+
 // defaultDecodable defaults only requests that decode into the Go types. Mutating admission runs
 // before the API server's schema validation, so a request with a wrong type (a string where a
 // number belongs) would otherwise be refused by the decoder with a message and no field path.
@@ -52,7 +65,15 @@ type defaultDecodable struct {
 }
 
 func (h *defaultDecodable) Handle(ctx context.Context, req admission.Request) admission.Response {
+	if v1beta1Native(req.Object.Raw) {
+		// The Dynamo operator's request: not even re-encoded, so nothing can change.
+		return admission.Allowed("not defaulted: a v1beta1 request is owned by the Dynamo operator")
+	}
 	resp := h.next.Handle(ctx, req)
+	// Defaulting only adds: a removal in the patch would come from re-encoding the Go types
+	// (an empty object the user wrote, such as model: {name: ""}), and dropping it would hide the
+	// field the schema must report.
+	resp.Patches = slices.DeleteFunc(resp.Patches, func(op jsonpatch.JsonPatchOperation) bool { return op.Operation == "remove" })
 	// controller-runtime's defaulting handler answers 400 exactly when the object does not decode.
 	if !resp.Allowed && resp.Result != nil && resp.Result.Code == http.StatusBadRequest &&
 		(req.Operation == admissionv1.Create || req.Operation == admissionv1.Update) {

@@ -20,9 +20,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
@@ -69,9 +71,15 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers(r.Config.Concurrency.Requests)}).
-		For(&v1beta2.DynamoGraphDeploymentRequest{}).
+		For(&v1beta2.DynamoGraphDeploymentRequest{}, builder.WithPredicates(predicate.NewPredicateFuncs(isV1Beta2Native))).
 		Owns(&v1beta2.DynamoGraphDeploymentRun{}).
 		Complete(r)
+}
+
+// isV1Beta2Native selects the requests this controller owns: those created through v1beta2.
+func isV1Beta2Native(o client.Object) bool {
+	dgdr, ok := o.(*v1beta2.DynamoGraphDeploymentRequest)
+	return ok && !dgdr.IsV1Beta1Native()
 }
 
 // Reconcile: fetch, reconcile, one status write, then events.
@@ -80,7 +88,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Get(ctx, req.NamespacedName, dgdr); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if !dgdr.DeletionTimestamp.IsZero() {
+	// A request created through v1beta1 belongs to the Dynamo operator (docs/coexistence.md):
+	// it is never searched and its status is never written here.
+	if !dgdr.DeletionTimestamp.IsZero() || dgdr.IsV1Beta1Native() {
 		return ctrl.Result{}, nil
 	}
 	base := dgdr.DeepCopy()
