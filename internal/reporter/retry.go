@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/net/http2"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
@@ -38,12 +39,16 @@ func transient(err error) bool {
 	// A response body cut short (the API server killed mid-response) comes wrapped by client-go
 	// ("unexpected error when reading response body. Please retry") and again by the REST
 	// mapper ("failed to get server groups"), which utilnet.IsProbableEOF does not unwrap.
+	// Right after an API server restart, discovery can miss the CRD's group for a moment: the REST
+	// mapper then fails with a (wrapped) group-discovery or no-match error, although the Run the
+	// reporter belongs to exists. discovery.IsGroupDiscoveryFailedError does not unwrap.
 	var urlErr *url.Error
 	var streamErr http2.StreamError
+	var discoveryErr *discovery.ErrGroupDiscoveryFailed
 	return errors.As(err, &urlErr) || utilnet.IsConnectionRefused(err) ||
 		utilnet.IsConnectionReset(err) || utilnet.IsProbableEOF(err) || errors.Is(err, syscall.ECONNREFUSED) ||
 		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.As(err, &streamErr) ||
-		strings.Contains(err.Error(), "connection refused") || discovery.IsGroupDiscoveryFailedError(err)
+		strings.Contains(err.Error(), "connection refused") || errors.As(err, &discoveryErr) || meta.IsNoMatchError(err)
 }
 
 // apiBackoff spaces the attempts of retry: 200 ms, doubling up to 5 s, then every 5 s. Steps

@@ -13,7 +13,9 @@ import (
 
 	"golang.org/x/net/http2"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
 )
 
 func TestTransient(t *testing.T) {
@@ -33,6 +35,11 @@ func TestTransient(t *testing.T) {
 			fmt.Errorf("unexpected error when reading response body. Please retry. Original error: %w", io.ErrUnexpectedEOF))), true},
 		{"http2 stream reset", fmt.Errorf("stream error when reading response body, may be caused by closed connection. Please retry. Original error: %w",
 			http2.StreamError{StreamID: 1, Code: http2.ErrCodeInternal}), true},
+		// Discovery missing the CRD's group right after an API server restart, as the REST mapper
+		// wraps it.
+		{"group discovery failed, wrapped", fmt.Errorf("getting Run ns/r: %w", &discovery.ErrGroupDiscoveryFailed{
+			Groups: map[schema.GroupVersion]error{{Group: "nvidia.com", Version: "v1beta2"}: &meta.NoResourceMatchError{PartialResource: schema.GroupVersionResource{Group: "nvidia.com", Version: "v1beta2"}}}}), true},
+		{"no kind match", fmt.Errorf("mapping: %w", &meta.NoKindMatchError{GroupKind: schema.GroupKind{Group: "nvidia.com", Kind: "DynamoGraphDeploymentRun"}}), true},
 		{"not found", apierrors.NewNotFound(gr, "r"), false},
 		{"forbidden", apierrors.NewForbidden(gr, "r", errors.New("no")), false},
 		{"foreign candidate", errors.New("a Candidate with this name exists and does not belong to Run r"), false},
