@@ -51,11 +51,12 @@ func (f figure) line() string {
 }
 
 func main() {
-	only := flag.String("only", "P1,P2,P3,P4,P5", "comma-separated figures to measure")
+	only := flag.String("only", "P1,P2,P3,P4,P5,P6", "comma-separated figures to measure")
 	burst := flag.Int("burst", 500, "requests in the P3/P4 burst")
 	objects := flag.Int("objects", 5000, "objects of each kind for P5")
 	rate := flag.Int("rate", 500, "admission requests per second for P2")
 	duration := flag.Duration("duration", 6*time.Second, "duration of the P2 load")
+	aisimRuns := flag.Int("aisim-runs", 5, "timed aisim recommend runs for P6 (the median is reported)")
 	flag.Parse()
 	// The components under test log through controller-runtime; keep the output to the figures.
 	ctrl.SetLogger(logr.Discard())
@@ -98,6 +99,13 @@ func main() {
 		f, err := benchMemory(*objects)
 		if err != nil {
 			fail("P5", err)
+		}
+		figures = append(figures, f)
+	}
+	if want["P6"] {
+		f, err := benchAISim(*aisimRuns)
+		if err != nil {
+			fail("P6", err)
 		}
 		figures = append(figures, f)
 	}

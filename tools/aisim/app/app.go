@@ -5,6 +5,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -188,8 +189,10 @@ func Recommend(ctx context.Context, opts Options) int {
 		fmt.Fprintln(opts.Stderr, err)
 		return aisimulate.ExitInvalidInput
 	}
-	// Fail before touching the output directory when nothing can run.
-	if _, err := l.env.Enumerate(); err != nil {
+	// Fail before touching the output directory when nothing can run. The space is handed to
+	// the search, which would otherwise enumerate it a second time.
+	space, err := l.env.Enumerate()
+	if err != nil {
 		fmt.Fprintf(opts.Stderr, "%s: engine: %v\n", opts.ConfigPath, err)
 		return aisimulate.ExitInvalidInput
 	}
@@ -215,7 +218,7 @@ func Recommend(ctx context.Context, opts Options) int {
 	}
 	note(output.Event{Event: "search_started", RunID: runID, Budget: l.doc.Optimizer.MaxTrials})
 	start := time.Now()
-	run, err := l.env.Recommend(ctx, search.Options{OnSettled: func(c output.Candidate, settled, budget int) {
+	run, err := l.env.Recommend(ctx, search.Options{Space: space, OnSettled: func(c output.Candidate, settled, budget int) {
 		note(output.Event{Event: "candidate_settled", CandidateID: c.CandidateID, Status: c.Status, Reason: c.ReasonCategory,
 			UsedGPUs: c.UsedGPUs, Score: c.Score, CacheHit: c.Provenance["cache_hit"] == true, Settled: settled, Budget: budget})
 	}})
@@ -251,19 +254,23 @@ func Recommend(ctx context.Context, opts Options) int {
 		sweep.Views.TopN = ids
 	}
 	recPath := filepath.Join(dir, output.RecommendationFile)
-	if err := output.WriteJSONFile(recPath, sweep); err != nil {
-		fmt.Fprintf(opts.Stderr, "aisim recommend failed: %v\n", err)
-		return aisimulate.ExitFailure
-	}
+	// recommendation.json (megabytes of canonical JSON at large budgets) is encoded and written
+	// while the per-rank files are, on the other core: the files are independent.
+	recErr := make(chan error, 1)
+	go func() { recErr <- output.WriteJSONFile(recPath, sweep) }()
 	var rows []output.Row
+	var rankErr error
 	for rank, i := range run.Selected {
 		c := run.Candidates[i]
-		if err := output.WriteRecommendation(dir, rank, c.PredictionConfig); err != nil {
-			fmt.Fprintf(opts.Stderr, "aisim recommend failed: %v\n", err)
-			return aisimulate.ExitFailure
+		if rankErr = output.WriteRecommendation(dir, rank, c.PredictionConfig); rankErr != nil {
+			break
 		}
 		rows = append(rows, output.Row{Rank: rank + 1, Score: c.Score, Objectives: c.Objectives, UsedGPUs: c.UsedGPUs,
 			ConfigPath: output.RecommendationPath(dir, rank)})
+	}
+	if err := cmp.Or(<-recErr, rankErr); err != nil {
+		fmt.Fprintf(opts.Stderr, "aisim recommend failed: %v\n", err)
+		return aisimulate.ExitFailure
 	}
 	outcome := "completed"
 	switch {

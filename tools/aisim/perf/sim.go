@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"sync"
 	"time"
 )
 
@@ -110,6 +111,7 @@ type item struct {
 }
 
 type worker struct {
+	id          int32 // index in sim.workers
 	pool        *Pool
 	role        role
 	waiting     []*cohort
@@ -120,12 +122,14 @@ type worker struct {
 	plan        []item
 }
 
+// event holds no pointers: the heap moves events on every push and pop, and pointer-free
+// elements need no GC write barriers and no scanning. ref is the worker's index (step end) or
+// the handed-off cohort's slot in sim.inflight (handoff).
 type event struct {
 	t    float64
 	seq  int
-	kind int
-	w    *worker
-	c    *cohort
+	kind int32
+	ref  int32
 }
 
 const (
@@ -184,11 +188,15 @@ func (q *eventQueue) pop() event {
 }
 
 type sim struct {
-	d        Deployment
-	w        Workload
-	sla      SLA
-	entry    []*worker
-	decode   []*worker
+	d       Deployment
+	w       Workload
+	sla     SLA
+	entry   []*worker
+	decode  []*worker
+	workers []*worker // by id
+	// inflight holds the cohorts travelling from prefill to decode; free lists its unused slots.
+	inflight []cohort
+	free     []int32
 	rrEntry  int
 	rrDecode int
 	q        eventQueue
@@ -216,7 +224,9 @@ func Simulate(ctx context.Context, d Deployment, w Workload, sla SLA, deadline t
 	mk := func(p *Pool, r role) []*worker {
 		var ws []*worker
 		for i := 0; i < p.Replicas; i++ {
-			ws = append(ws, &worker{pool: p, role: r, kvFree: p.KVTokens})
+			wk := &worker{id: int32(len(s.workers)), pool: p, role: r, kvFree: p.KVTokens}
+			ws = append(ws, wk)
+			s.workers = append(s.workers, wk)
 		}
 		return ws
 	}
@@ -248,7 +258,7 @@ func Simulate(ctx context.Context, d Deployment, w Workload, sla SLA, deadline t
 		s.now = e.t
 		switch e.kind {
 		case evStepEnd:
-			s.finishStep(e.w)
+			s.finishStep(s.workers[e.ref])
 		case evArrival:
 			s.route(&cohort{n: 1, arrival: s.now})
 			s.issued++
@@ -256,16 +266,19 @@ func Simulate(ctx context.Context, d Deployment, w Workload, sla SLA, deadline t
 				s.push(event{t: s.nextArrival(), kind: evArrival})
 			}
 		case evHandoff:
+			c := new(cohort)
+			*c = s.inflight[e.ref]
+			s.free = append(s.free, e.ref)
 			// The first token becomes visible once its KV reached the decode worker.
-			e.c.ttft = s.now - e.c.arrival
-			e.c.firstTok, e.c.lastTok = s.now, s.now
-			s.recordFirstToken(e.c)
+			c.ttft = s.now - c.arrival
+			c.firstTok, c.lastTok = s.now, s.now
+			s.recordFirstToken(c)
 			if s.w.OSL == 1 {
-				s.complete(e.c)
+				s.complete(c)
 			} else {
 				wk := s.decode[s.rrDecode%len(s.decode)]
 				s.rrDecode++
-				wk.waiting = append(wk.waiting, e.c)
+				wk.waiting = append(wk.waiting, c)
 				s.kick(wk)
 			}
 		}
@@ -273,13 +286,29 @@ func Simulate(ctx context.Context, d Deployment, w Workload, sla SLA, deadline t
 			s.startKicked()
 		}
 	}
-	return s.report(), nil
+	r := s.report()
+	for _, h := range []*hist{&s.ttft, &s.tpot, &s.itl, &s.e2e} {
+		h.release()
+	}
+	return r, nil
 }
 
 func (s *sim) push(e event) {
 	s.seq++
 	e.seq = s.seq
 	s.q.push(e)
+}
+
+// park stores a cohort in flight to the decode pool and returns its slot.
+func (s *sim) park(c cohort) int32 {
+	if n := len(s.free); n > 0 {
+		slot := s.free[n-1]
+		s.free = s.free[:n-1]
+		s.inflight[slot] = c
+		return slot
+	}
+	s.inflight = append(s.inflight, c)
+	return int32(len(s.inflight) - 1)
 }
 
 func (s *sim) nextArrival() float64 {
@@ -324,15 +353,19 @@ func (s *sim) kick(w *worker) {
 	}
 }
 
+// startKicked starts a step on every kicked idle worker, in kick order. The queue is walked by
+// index and then truncated, so its backing array is reused instead of reallocated by every
+// kick (it was a tenth of the search's allocations).
 func (s *sim) startKicked() {
-	for len(s.kicked) > 0 {
-		w := s.kicked[0]
-		s.kicked = s.kicked[1:]
+	for i := 0; i < len(s.kicked); i++ {
+		w := s.kicked[i]
+		s.kicked[i] = nil
 		w.kick = false
 		if !w.busy {
 			s.startStep(w)
 		}
 	}
+	s.kicked = s.kicked[:0]
 }
 
 // reserve is the KV a request holds on a worker of role r. Admission
@@ -396,15 +429,20 @@ func (s *sim) startStep(w *worker) {
 	if w.role == roleDecode {
 		admit(false)
 	}
-	decodeSeqs := 0
+	// Decode rows are summed while they are planned, in integers: every term of the batch is an
+	// integer (or a half-integer) far below 2^52, so float64 sums are exact in any order and
+	// one pass over the running cohorts gives the same batch as summing the plan afterwards.
+	decodeSeqs, decodeKV := 0, 0
 	if w.role != rolePrefill {
 		for _, c := range w.running {
 			if c.prefilled == isl && c.generated < s.w.OSL {
 				w.plan = append(w.plan, item{c: c, decode: true})
 				decodeSeqs += c.n
+				decodeKV += c.n * (isl + c.generated)
 			}
 		}
 	}
+	decodes := len(w.plan)
 	if w.role != roleDecode {
 		budget -= decodeSeqs
 		for i := 0; i < len(w.running) && budget > 0; i++ {
@@ -419,15 +457,9 @@ func (s *sim) startStep(w *worker) {
 	if len(w.plan) == 0 {
 		return
 	}
-	var b Batch
-	for _, it := range w.plan {
+	b := Batch{DecodeSeqs: float64(decodeSeqs), DecodeKV: float64(decodeKV), OutputRows: float64(decodeSeqs)}
+	for _, it := range w.plan[decodes:] {
 		n := float64(it.c.n)
-		if it.decode {
-			b.DecodeSeqs += n
-			b.DecodeKV += n * float64(isl+it.c.generated)
-			b.OutputRows += n
-			continue
-		}
 		ch := float64(it.chunk)
 		b.PrefillTokens += n * ch
 		b.PrefillPast += n * float64(it.c.prefilled)
@@ -438,7 +470,7 @@ func (s *sim) startStep(w *worker) {
 	}
 	w.busy = true
 	s.steps++
-	s.push(event{t: s.now + w.pool.Step.Time(b), kind: evStepEnd, w: w})
+	s.push(event{t: s.now + w.pool.Step.Time(b), kind: evStepEnd, ref: w.id})
 }
 
 // planPrefill schedules prompt chunks for cohort c within budget, splitting
@@ -474,8 +506,9 @@ func (s *sim) finishStep(w *worker) {
 	w.busy = false
 	t := s.now
 	finished := false
+	// gapV and gapW are flushed once after the loop (not in a deferred closure, which made them
+	// escape to the heap on every step).
 	gapV, gapW := -1.0, 0.0
-	defer func() { s.flushGap(gapV, gapW) }()
 	for _, it := range w.plan {
 		c := it.c
 		if it.decode {
@@ -503,9 +536,9 @@ func (s *sim) finishStep(w *worker) {
 			// Release the prefill KV and hand the request to the decode pool.
 			w.kvFree += c.n * s.reserve(w)
 			w.runningSeqs -= c.n
-			h := *c
+			slot := s.park(*c)
 			c.n, finished = 0, true
-			s.push(event{t: t + s.d.TransferSeconds, kind: evHandoff, c: &h})
+			s.push(event{t: t + s.d.TransferSeconds, kind: evHandoff, ref: slot})
 			continue
 		}
 		c.ttft = t - c.arrival
@@ -532,6 +565,7 @@ func (s *sim) finishStep(w *worker) {
 		}
 		w.running = kept
 	}
+	s.flushGap(gapV, gapW)
 	s.kick(w)
 }
 
@@ -613,6 +647,9 @@ type hist struct {
 	b     []float64
 	zero  float64 // weight of values <= 0
 	total float64
+	// lastV and lastK memoize the bucket of the last positive value.
+	lastV float64
+	lastK int
 }
 
 const histBase = 0.002 // ln(1.002)
@@ -623,18 +660,44 @@ func (h *hist) add(v, w float64) {
 		h.zero += w
 		return
 	}
-	k := int(math.Floor(math.Log(v) / histBase))
+	// Consecutive equal values (cohorts finishing together) reuse the bucket index: the
+	// logarithm was a tenth of a search.
+	k := h.lastK
+	if v != h.lastV {
+		k = int(math.Floor(math.Log(v) / histBase))
+		h.lastV, h.lastK = v, k
+	}
+	// The window grows by at least its own size (a factor of about 2 in value per 350
+	// buckets), so a distribution that drifts costs few reallocations; where the window sits
+	// does not change any bucket's weight.
 	switch {
 	case h.b == nil:
-		h.off, h.b = k-64, make([]float64, 128)
+		h.b = buckets.Get().([]float64)
+		h.b = h.b[:cap(h.b)]
+		clear(h.b)
+		h.off = k - len(h.b)/2
 	case k < h.off:
-		grow := h.off - k + 64
+		grow := h.off - k + max(64, len(h.b))
 		h.b = append(make([]float64, grow, grow+len(h.b)), h.b...)
 		h.off -= grow
 	case k-h.off >= len(h.b):
-		h.b = append(h.b, make([]float64, k-h.off-len(h.b)+64)...)
+		h.b = append(h.b, make([]float64, k-h.off-len(h.b)+max(64, len(h.b)))...)
 	}
 	h.b[k-h.off] += w
+}
+
+// buckets recycles histogram windows between simulations: a search runs hundreds, each with
+// four histograms whose windows span thousands of buckets, and allocating them afresh was the
+// largest source of garbage of a search. A window's size and position do not change any
+// bucket's weight, so reuse cannot change a result.
+var buckets = sync.Pool{New: func() any { return make([]float64, 512) }}
+
+// release hands the window back to the pool; the histogram must not be used afterwards.
+func (h *hist) release() {
+	if h.b != nil {
+		buckets.Put(h.b[:0]) //nolint:staticcheck // SA6002: a slice header is small; boxing it is one tiny allocation per histogram
+		h.b = nil
+	}
 }
 
 func (h *hist) stats(mean float64) Stats {

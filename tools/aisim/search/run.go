@@ -23,6 +23,9 @@ type Options struct {
 	// OnSettled is called for every candidate in candidate order, as soon as
 	// it and all earlier candidates have settled.
 	OnSettled func(c output.Candidate, settled, budget int)
+	// Space, when set, is the space Env.Enumerate returned (for callers that enumerated it
+	// already to fail early); otherwise Recommend enumerates it.
+	Space map[string][]Point
 }
 
 // Run is a finished (or interrupted) search.
@@ -40,11 +43,17 @@ type Run struct {
 
 // Recommend enumerates, selects, evaluates and ranks.
 func (e *Env) Recommend(ctx context.Context, opts Options) (*Run, error) {
-	space, err := e.Enumerate()
-	if err != nil {
-		return nil, err
+	space := opts.Space
+	if space == nil {
+		var err error
+		if space, err = e.Enumerate(); err != nil {
+			return nil, err
+		}
 	}
 	points, exhaustive := e.Select(space)
+	// The space (hundreds of thousands of points at large budgets) is garbage from here on;
+	// dropping the references keeps the collector from scanning it during the simulations.
+	space, opts.Space = nil, nil
 	run := &Run{Exhaustive: exhaustive}
 
 	// Resolve every point first (cheap) so duplicates are known before any

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"strings"
 
 	"github.com/dgdr-operator/dgdr-operator/tools/aisim/catalog"
 	"github.com/dgdr-operator/dgdr-operator/tools/aisim/input"
@@ -57,14 +56,31 @@ func (p Point) Role(name string) *RoleSpec {
 	return nil
 }
 
-// topologyKey identifies a point without its load value.
-func (p Point) topologyKey() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s/%s", p.Mode, p.Backend)
-	for _, r := range p.Roles {
-		fmt.Fprintf(&b, "/%s:%+v", r.Role, r.Worker)
+// topology identifies a point without its load value. It is a comparable value rather than a
+// formatted string: sample keys every point of the space by it (hundreds of thousands at a
+// 64-GPU budget), and formatting them was a fifth of a whole recommend. Points have one role
+// (aggregated) or two (prefill, decode).
+type topology struct {
+	mode, backend string
+	roles         int
+	role          [2]RoleSpec
+}
+
+// topologyKey returns the point's topology.
+func (p Point) topologyKey() topology {
+	if len(p.Roles) > len(topology{}.role) {
+		panic(fmt.Sprintf("a point has %d roles", len(p.Roles)))
 	}
-	return b.String()
+	k := topology{mode: p.Mode, backend: p.Backend, roles: len(p.Roles)}
+	copy(k.role[:], p.Roles)
+	return k
+}
+
+// sameTopology tells cheaply that two points certainly have the same topology: same mode and
+// backend, and the very same roles array.
+func sameTopology(a, b Point) bool {
+	return a.Mode == b.Mode && a.Backend == b.Backend && len(a.Roles) == len(b.Roles) &&
+		len(a.Roles) > 0 && &a.Roles[0] == &b.Roles[0]
 }
 
 // workerLadder is AISimulate's GPUs-per-worker ladder for preset: default.
@@ -299,7 +315,10 @@ func (e *Env) Enumerate() (map[string][]Point, error) {
 	minGPUs := e.Doc.Optimization.MinGPUs
 	out := map[string][]Point{}
 	for _, mode := range e.Doc.Engine.Modes {
-		var pts []Point
+		// Topologies are collected first and multiplied by the loads once their number is
+		// known: the space has hundreds of thousands of points at large budgets, and growing
+		// it point by point allocated twice its size.
+		var tops []Point
 		add := func(p Point, free bool) {
 			n := p.UsedGPUs()
 			// Generated replica counts stay inside [min, max]; pinned ones are
@@ -307,11 +326,7 @@ func (e *Env) Enumerate() (map[string][]Point, error) {
 			if free && (n > budget || n < minGPUs) {
 				return
 			}
-			for _, l := range loads {
-				q := p
-				q.Load = l
-				pts = append(pts, q)
-			}
+			tops = append(tops, p)
 		}
 		for _, backend := range e.Doc.Engine.Backends {
 			if mode == input.ModeAggregated {
@@ -341,7 +356,15 @@ func (e *Env) Enumerate() (map[string][]Point, error) {
 				}
 			}
 		}
-		if len(pts) > 0 {
+		if len(tops) > 0 && len(loads) > 0 {
+			pts := make([]Point, 0, len(tops)*len(loads))
+			for _, p := range tops {
+				for _, l := range loads {
+					q := p
+					q.Load = l
+					pts = append(pts, q)
+				}
+			}
 			out[mode] = pts
 		}
 	}
@@ -425,14 +448,25 @@ func (e *Env) Select(space map[string][]Point) ([]Point, bool) {
 
 func sample(pts []Point, k int, seed uint64) []Point {
 	rng := rand.New(rand.NewPCG(seed, 0xa15e))
-	groups := map[string][]int{}
-	var keys []string
-	for i, p := range pts {
-		key := p.topologyKey()
-		if _, ok := groups[key]; !ok {
-			keys = append(keys, key)
+	groups := map[topology][]int{}
+	var keys []topology
+	for i := 0; i < len(pts); {
+		// Enumerate emits a topology's load points one after another, sharing one Roles
+		// array: such a run joins one group with a single hash of its key.
+		j := i + 1
+		for j < len(pts) && sameTopology(pts[j], pts[i]) {
+			j++
 		}
-		groups[key] = append(groups[key], i)
+		key := pts[i].topologyKey()
+		g, ok := groups[key]
+		if !ok {
+			keys = append(keys, key)
+			g = make([]int, 0, j-i)
+		}
+		for ; i < j; i++ {
+			g = append(g, i)
+		}
+		groups[key] = g
 	}
 	rng.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
 	for _, key := range keys {
