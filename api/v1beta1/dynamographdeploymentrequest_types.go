@@ -60,6 +60,9 @@ const (
 // +kubebuilder:validation:Enum=Initializing;SweepingPrefill;SweepingDecode;SelectingConfig;BuildingCurves;GeneratingDGD;Done
 type ProfilingPhase string
 
+// Optional booleans are pointers (unlike upstream's Go types; the schema is the same) so that an
+// explicit false survives the trip through the spec.v1beta1 envelope of v1beta2 verbatim.
+
 // DynamoGraphDeploymentRequestSpec is the v1beta1 request: a model, optional hardware, workload
 // and SLA targets for the Dynamo profiler. Exactly one of the native fields (model and the
 // rest) and the v1beta2 envelope is set.
@@ -244,7 +247,7 @@ type OverridesSpec struct {
 	// repository (--trust-remote-code). Defaults to false.
 	// +optional
 	// +kubebuilder:default=false
-	TrustRemoteCode bool `json:"trustRemoteCode,omitempty"`
+	TrustRemoteCode *bool `json:"trustRemoteCode,omitempty"`
 
 	// dgd is a partial DynamoGraphDeployment (apiVersion nvidia.com/v1alpha1 or v1beta1, kind
 	// DynamoGraphDeployment) merged into the generated deployment.
@@ -276,7 +279,7 @@ type FeaturesSpec struct {
 type EnabledSpec struct {
 	// enabled switches the feature on.
 	// +optional
-	Enabled bool `json:"enabled,omitempty"`
+	Enabled *bool `json:"enabled,omitempty"`
 }
 
 // DynamoGraphDeploymentRequestStatus is the state the Dynamo operator reports for a v1beta1

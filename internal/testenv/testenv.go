@@ -100,6 +100,24 @@ func Start(opts Options) (*Env, error) {
 	return env, nil
 }
 
+// Webhooks reports whether the environment installed the admission webhooks, which a manager's
+// webhook server must then serve (with /convert); otherwise Start serves /convert itself.
+func (e *Env) Webhooks() bool {
+	return e.stopConversion == nil && e.Env.WebhookInstallOptions.LocalServingPort != 0
+}
+
+// InstallProjectCRDs creates or updates the generated CRDs (config/crd/bases), their conversion
+// webhooks pointed at this environment's webhook server, and waits until they are served: the
+// install over a CRD another installer created (environments started with NoProjectCRDs).
+func (e *Env) InstallProjectCRDs() error {
+	_, err := envtest.InstallCRDs(e.Config, envtest.CRDInstallOptions{
+		Paths:          []string{filepath.Join(Root(), "config", "crd", "bases")},
+		Scheme:         scheme.Scheme,
+		WebhookOptions: e.Env.WebhookInstallOptions,
+	})
+	return err
+}
+
 // serveConversion runs a webhook server with only /convert where envtest pointed the CRDs'
 // conversion webhooks.
 func (e *Env) serveConversion() error {
@@ -125,14 +143,14 @@ func (e *Env) NewManager() (ctrl.Manager, error) {
 		HealthProbeBindAddress: "0",
 	}
 	w := e.Env.WebhookInstallOptions
-	if w.LocalServingPort != 0 {
+	if e.Webhooks() {
 		opts.WebhookServer = webhook.NewServer(webhook.Options{Host: w.LocalServingHost, Port: w.LocalServingPort, CertDir: w.LocalServingCertDir})
 	}
 	mgr, err := ctrl.NewManager(e.Config, opts)
 	if err != nil {
 		return nil, err
 	}
-	if w.LocalServingPort != 0 && e.stopConversion == nil {
+	if e.Webhooks() {
 		// The webhook builder registers /convert only with a v1beta2 request webhook; register
 		// it here so that every manager-backed environment converts from the start.
 		mgr.GetWebhookServer().Register(ConvertPath, conversion.NewWebhookHandler(mgr.GetScheme(), mgr.GetConverterRegistry()))
@@ -148,7 +166,7 @@ func (e *Env) StartManager() error {
 	e.cancel = cancel
 	errCh := make(chan error, 1)
 	go func() { errCh <- e.Manager.Start(ctx) }()
-	if e.Env.WebhookInstallOptions.LocalServingPort == 0 || e.stopConversion != nil {
+	if !e.Webhooks() {
 		return nil
 	}
 	return waitStarted(errCh, e.Manager.GetWebhookServer().StartedChecker())

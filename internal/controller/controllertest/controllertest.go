@@ -60,7 +60,7 @@ func NewManager(env *testenv.Env, cfg *v1alpha1.OperatorConfiguration) (ctrl.Man
 	// Controllers in several managers of one process (restart tests) need distinct names.
 	skip := true
 	opts.Controller.SkipNameValidation = &skip
-	if w := env.Env.WebhookInstallOptions; w.LocalServingPort != 0 {
+	if w := env.Env.WebhookInstallOptions; env.Webhooks() {
 		opts.WebhookServer = webhook.NewServer(webhook.Options{Host: w.LocalServingHost, Port: w.LocalServingPort, CertDir: w.LocalServingCertDir})
 	}
 	return ctrl.NewManager(env.Config, opts)
@@ -73,7 +73,7 @@ func Start(env *testenv.Env, mgr ctrl.Manager) (stop func(), err error) {
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
 	stop = func() { cancel(); <-done }
-	if env.Env.WebhookInstallOptions.LocalServingPort == 0 {
+	if !env.Webhooks() {
 		return stop, nil
 	}
 	deadline := time.Now().Add(30 * time.Second)
