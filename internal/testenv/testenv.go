@@ -11,11 +11,15 @@ package testenv
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
-	"runtime"
+	goruntime "runtime"
+	"strconv"
 	"time"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -25,12 +29,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
 
+	"github.com/dgdr-operator/dgdr-operator/config/crd"
+	"github.com/dgdr-operator/dgdr-operator/internal/crdinstall"
 	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
 )
 
 // Root is the repository root.
 func Root() string {
-	_, file, _, _ := runtime.Caller(0)
+	_, file, _, _ := goruntime.Caller(0)
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 }
 
@@ -109,13 +115,26 @@ func (e *Env) Webhooks() bool {
 // InstallProjectCRDs creates or updates the generated CRDs (config/crd/bases), their conversion
 // webhooks pointed at this environment's webhook server, and waits until they are served: the
 // install over a CRD another installer created (environments started with NoProjectCRDs).
+//
+// It installs the way the operator's installers do (internal/crdinstall: server-side apply
+// merged over what exists), with the DGDRV1Beta2 gate on.
 func (e *Env) InstallProjectCRDs() error {
-	_, err := envtest.InstallCRDs(e.Config, envtest.CRDInstallOptions{
-		Paths:          []string{filepath.Join(Root(), "config", "crd", "bases")},
-		Scheme:         scheme.Scheme,
-		WebhookOptions: e.Env.WebhookInstallOptions,
-	})
-	return err
+	w := e.Env.WebhookInstallOptions
+	url := fmt.Sprintf("https://%s%s", net.JoinHostPort(w.LocalServingHost, strconv.Itoa(w.LocalServingPort)), ConvertPath)
+	crds, err := crdinstall.Desired(crd.Files, crdinstall.Options{V1Beta2: true,
+		Conversion: &apiextensionsv1.WebhookClientConfig{URL: &url, CABundle: w.LocalServingCAData}})
+	if err != nil {
+		return err
+	}
+	s := runtime.NewScheme()
+	if err := apiextensionsv1.AddToScheme(s); err != nil {
+		return err
+	}
+	c, err := client.New(e.Config, client.Options{Scheme: s})
+	if err != nil {
+		return err
+	}
+	return crdinstall.Apply(context.Background(), c, crds)
 }
 
 // serveConversion runs a webhook server with only /convert where envtest pointed the CRDs'

@@ -18,16 +18,21 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
+	"github.com/dgdr-operator/dgdr-operator/config/crd"
+	"github.com/dgdr-operator/dgdr-operator/internal/crdinstall"
 	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/controlplane"
 	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/nodeagent"
 )
@@ -39,6 +44,7 @@ const (
 )
 
 type kube struct {
+	rc  *rest.Config
 	cs  kubernetes.Interface
 	ext apiextensionsclient.Interface
 	dyn dynamic.Interface
@@ -49,7 +55,7 @@ func newKube(kubeconfig string) (*kube, error) {
 	if err != nil {
 		return nil, err
 	}
-	k := &kube{}
+	k := &kube{rc: rc}
 	if k.cs, err = kubernetes.NewForConfig(rc); err != nil {
 		return nil, err
 	}
@@ -71,12 +77,30 @@ func InstallCRDFiles(ctx context.Context, kubeconfig string, files ...string) er
 	return k.applyCRDs(ctx, files)
 }
 
-func (k *kube) installCRDs(ctx context.Context, dir string) error {
-	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
-	if err != nil || len(files) == 0 {
-		return fmt.Errorf("no CRDs in %s: %v", dir, err)
+// installCRDs installs the operator's CRDs the way the operator's installers do
+// (internal/crdinstall: server-side apply merged over a CRD another installer may have created,
+// never removing a version), with the DGDRV1Beta2 gate on and the request CRD's conversion
+// webhook on loopback with the sandbox's webhook CA.
+func (k *kube) installCRDs(ctx context.Context, webhookPort int, caFile string) error {
+	ca, err := os.ReadFile(caFile)
+	if err != nil {
+		return err
 	}
-	return k.applyCRDs(ctx, files)
+	url := fmt.Sprintf("https://127.0.0.1:%d/convert", webhookPort)
+	crds, err := crdinstall.Desired(crd.Files, crdinstall.Options{V1Beta2: true,
+		Conversion: &apiextensionsv1.WebhookClientConfig{URL: &url, CABundle: ca}})
+	if err != nil {
+		return err
+	}
+	s := runtime.NewScheme()
+	if err := apiextensionsv1.AddToScheme(s); err != nil {
+		return err
+	}
+	c, err := client.New(k.rc, client.Options{Scheme: s})
+	if err != nil {
+		return err
+	}
+	return crdinstall.Apply(ctx, c, crds)
 }
 
 func (k *kube) applyCRDs(ctx context.Context, files []string) error {

@@ -137,7 +137,7 @@ func Up(ctx context.Context, o Options) (*State, error) {
 		return fail(err)
 	}
 	if !o.NoOperator {
-		if err := k.installCRDs(ctx, filepath.Join(o.Root, "config", "crd", "bases")); err != nil {
+		if err := k.installCRDs(ctx, ports.Webhook, cl.PKI.WebhookCACert()); err != nil {
 			return fail(err)
 		}
 		if err := k.installWebhooks(ctx, filepath.Join(o.Root, "config", "webhook", "manifests.yaml"), ports.Webhook, cl.PKI.WebhookCACert()); err != nil {

@@ -1,0 +1,222 @@
+package crdinstall_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/dgdr-operator/dgdr-operator/config/crd"
+	"github.com/dgdr-operator/dgdr-operator/internal/crdinstall"
+	"github.com/dgdr-operator/dgdr-operator/internal/testenv"
+)
+
+var conversion = &apiextensionsv1.WebhookClientConfig{Service: &apiextensionsv1.ServiceReference{
+	Namespace: "dgdr-system", Name: "dgdr-operator-webhook", Path: ptr.To("/convert"), Port: ptr.To[int32](443)}}
+
+func versionNames(c *apiextensionsv1.CustomResourceDefinition) (names []string, storage string) {
+	for _, v := range c.Spec.Versions {
+		names = append(names, v.Name)
+		if v.Storage {
+			storage = v.Name
+		}
+	}
+	return names, storage
+}
+
+func crdNames(crds []*apiextensionsv1.CustomResourceDefinition) []string {
+	var out []string
+	for _, c := range crds {
+		out = append(out, c.Name)
+	}
+	return out
+}
+
+func TestDesired(t *testing.T) {
+	off, err := crdinstall.Desired(crd.Files, crdinstall.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{crdinstall.RequestCRD}, crdNames(off)); diff != "" {
+		t.Errorf("gate off installs (-want +got):\n%s", diff)
+	}
+	if names, storage := versionNames(off[0]); !cmp.Equal(names, []string{"v1beta1"}) || storage != "v1beta1" || off[0].Spec.Conversion != nil {
+		t.Errorf("gate off: versions %v, storage %s, conversion %v", names, storage, off[0].Spec.Conversion)
+	}
+
+	on, err := crdinstall.Desired(crd.Files, crdinstall.Options{V1Beta2: true, Conversion: conversion, Annotations: map[string]string{"a": "b"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"dynamographdeploymentcandidates.nvidia.com", crdinstall.RequestCRD, "dynamographdeploymentruns.nvidia.com"}
+	if diff := cmp.Diff(want, crdNames(on)); diff != "" {
+		t.Errorf("gate on installs (-want +got):\n%s", diff)
+	}
+	req := on[1]
+	if names, storage := versionNames(req); !cmp.Equal(names, []string{"v1beta1", "v1beta2"}) || storage != "v1beta1" {
+		t.Errorf("gate on: versions %v, storage %s", names, storage)
+	}
+	if req.Spec.Conversion == nil || req.Spec.Conversion.Strategy != apiextensionsv1.WebhookConverter {
+		t.Fatalf("conversion: %+v", req.Spec.Conversion)
+	}
+	if diff := cmp.Diff(conversion, req.Spec.Conversion.Webhook.ClientConfig); diff != "" {
+		t.Errorf("conversion client (-want +got):\n%s", diff)
+	}
+	if req.Annotations["a"] != "b" {
+		t.Errorf("annotations: %v", req.Annotations)
+	}
+
+	if _, err := crdinstall.Desired(crd.Files, crdinstall.Options{V1Beta2: true}); err == nil {
+		t.Error("v1beta2 without a conversion webhook was accepted")
+	}
+}
+
+func version(name string, storage bool) apiextensionsv1.CustomResourceDefinitionVersion {
+	return apiextensionsv1.CustomResourceDefinitionVersion{Name: name, Served: true, Storage: storage}
+}
+
+func TestMerge(t *testing.T) {
+	dynamoConversion := &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.WebhookConverter,
+		Webhook: &apiextensionsv1.WebhookConversion{ConversionReviewVersions: []string{"v1"},
+			ClientConfig: &apiextensionsv1.WebhookClientConfig{Service: &apiextensionsv1.ServiceReference{Namespace: "dynamo", Name: "dynamo-operator"}}}}
+	ours := &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.WebhookConverter,
+		Webhook: &apiextensionsv1.WebhookConversion{ConversionReviewVersions: []string{"v1"}, ClientConfig: conversion}}
+	crd := func(conv *apiextensionsv1.CustomResourceConversion, stored []string, versions ...apiextensionsv1.CustomResourceDefinitionVersion) *apiextensionsv1.CustomResourceDefinition {
+		return &apiextensionsv1.CustomResourceDefinition{
+			ObjectMeta: metav1.ObjectMeta{Name: crdinstall.RequestCRD},
+			Spec:       apiextensionsv1.CustomResourceDefinitionSpec{Versions: versions, Conversion: conv},
+			Status:     apiextensionsv1.CustomResourceDefinitionStatus{StoredVersions: stored},
+		}
+	}
+	gateOn := crd(ours, nil, version("v1beta1", true), version("v1beta2", false))
+	gateOff := crd(nil, nil, version("v1beta1", true))
+	cases := []struct {
+		name              string
+		existing, desired *apiextensionsv1.CustomResourceDefinition
+		want              *apiextensionsv1.CustomResourceDefinition
+	}{
+		{"fresh cluster", nil, gateOn, gateOn},
+		{"over the Dynamo platform's v1beta1", crd(dynamoConversion, []string{"v1beta1"}, version("v1beta1", true)), gateOn, gateOn},
+		{"a stored v1alpha1 stays, no longer the storage version",
+			crd(dynamoConversion, []string{"v1alpha1", "v1beta1"}, version("v1alpha1", false), version("v1beta1", true)), gateOn,
+			crd(ours, nil, version("v1alpha1", false), version("v1beta1", true), version("v1beta2", false))},
+		{"a served, unstored v1alpha1 stays", crd(nil, []string{"v1beta1"}, version("v1alpha1", false), version("v1beta1", true)), gateOn,
+			crd(ours, nil, version("v1alpha1", false), version("v1beta1", true), version("v1beta2", false))},
+		{"gate off drops an unstored v1beta2 and keeps the conversion", crd(ours, []string{"v1beta1"}, version("v1beta1", true), version("v1beta2", false)), gateOff,
+			crd(ours, nil, version("v1beta1", true))},
+		{"gate off never drops a stored v1beta2", crd(ours, []string{"v1beta1", "v1beta2"}, version("v1beta1", true), version("v1beta2", false)), gateOff,
+			crd(ours, nil, version("v1beta1", true), version("v1beta2", false))},
+		{"gate off leaves the Dynamo platform's conversion", crd(dynamoConversion, []string{"v1beta1"}, version("v1beta1", true)), gateOff,
+			crd(dynamoConversion, nil, version("v1beta1", true))},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, crdinstall.Merge(tc.existing, tc.desired)); diff != "" {
+				t.Errorf("merged (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// Against a real API server: our CRDs applied over an upstream-shaped v1beta1-only DGDR CRD that
+// has stored objects; then the gate turned off.
+var env *testenv.Env
+
+func TestMain(m *testing.M) { os.Exit(run(m)) }
+
+func run(m *testing.M) int {
+	var err error
+	env, err = testenv.Start(testenv.Options{NoProjectCRDs: true})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "starting the control plane:", err)
+		return 1
+	}
+	defer env.Stop()
+	return m.Run()
+}
+
+func TestApplyOverExistingThenGateOff(t *testing.T) {
+	ctx := context.Background()
+	s := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(s)
+	_ = apiextensionsv1.AddToScheme(s)
+	c, err := client.New(env.Config, client.Options{Scheme: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The Dynamo platform's CRD, applied by its own installer: v1alpha1 (stored once) and v1beta1.
+	upstream := &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: crdinstall.RequestCRD, Annotations: map[string]string{"dynamo.nvidia.com/operator-version": "1.1.0"}},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: "nvidia.com", Scope: apiextensionsv1.NamespaceScoped,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Kind: "DynamoGraphDeploymentRequest", ListKind: "DynamoGraphDeploymentRequestList",
+				Plural: "dynamographdeploymentrequests", Singular: "dynamographdeploymentrequest", ShortNames: []string{"dgdr"}},
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{
+				{Name: "v1alpha1", Served: true, Storage: true, Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
+					Type: "object", XPreserveUnknownFields: ptr.To(true)}}},
+			},
+		},
+	}
+	if err := c.Create(ctx, upstream); err != nil {
+		t.Fatal(err)
+	}
+	var got apiextensionsv1.CustomResourceDefinition
+	if err := c.Get(ctx, client.ObjectKey{Name: crdinstall.RequestCRD}, &got); err != nil {
+		t.Fatal(err)
+	}
+
+	on, err := crdinstall.Desired(crd.Files, crdinstall.Options{V1Beta2: true, Conversion: conversion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := crdinstall.Apply(ctx, c, on); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Get(ctx, client.ObjectKey{Name: crdinstall.RequestCRD}, &got); err != nil {
+		t.Fatal(err)
+	}
+	names, storage := versionNames(&got)
+	if diff := cmp.Diff([]string{"v1alpha1", "v1beta1", "v1beta2"}, names); diff != "" || storage != "v1beta1" {
+		t.Errorf("versions after install (-want +got):\n%s storage %s", diff, storage)
+	}
+	if got.Spec.Conversion == nil || got.Spec.Conversion.Webhook == nil || !cmp.Equal(got.Spec.Conversion.Webhook.ClientConfig.Service, conversion.Service) {
+		t.Errorf("conversion: %+v", got.Spec.Conversion)
+	}
+	if got.Annotations["dynamo.nvidia.com/operator-version"] != "1.1.0" {
+		t.Errorf("the other installer's annotation is gone: %v", got.Annotations)
+	}
+	for _, name := range []string{"dynamographdeploymentruns.nvidia.com", "dynamographdeploymentcandidates.nvidia.com"} {
+		if err := c.Get(ctx, client.ObjectKey{Name: name}, &apiextensionsv1.CustomResourceDefinition{}); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+
+	// Gate off: v1beta2 goes (never stored), v1alpha1 stays (stored), Runs and Candidates stay.
+	off, err := crdinstall.Desired(crd.Files, crdinstall.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := crdinstall.Apply(ctx, c, off); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Get(ctx, client.ObjectKey{Name: crdinstall.RequestCRD}, &got); err != nil {
+		t.Fatal(err)
+	}
+	names, storage = versionNames(&got)
+	if diff := cmp.Diff([]string{"v1alpha1", "v1beta1"}, names); diff != "" || storage != "v1beta1" {
+		t.Errorf("versions with the gate off (-want +got):\n%s storage %s", diff, storage)
+	}
+	for _, name := range []string{"dynamographdeploymentruns.nvidia.com", "dynamographdeploymentcandidates.nvidia.com"} {
+		if err := c.Get(ctx, client.ObjectKey{Name: name}, &apiextensionsv1.CustomResourceDefinition{}); err != nil {
+			t.Errorf("%s deleted with the gate off: %v", name, err)
+		}
+	}
+}
