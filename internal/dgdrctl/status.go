@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta1"
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 )
 
@@ -185,6 +186,9 @@ func writeStatus(ctx context.Context, c *clients, name string, out io.Writer, ba
 	if err := c.ctrl.Get(ctx, types.NamespacedName{Namespace: c.namespace, Name: name}, &req); err != nil {
 		return false, fmt.Errorf("getting DynamoGraphDeploymentRequest %s: %w", name, err)
 	}
+	if req.IsV1Beta1Native() {
+		return true, writeV1Beta1Status(out, &req)
+	}
 	runs, err := requestRuns(ctx, c, &req)
 	if err != nil {
 		return false, err
@@ -333,4 +337,27 @@ func age(t metav1.Time) string {
 		return "-"
 	}
 	return duration.HumanDuration(time.Since(t.Time))
+}
+
+// writeV1Beta1Status shows a request created through nvidia.com/v1beta1: the Dynamo operator
+// owns it (docs/coexistence.md), so it has no Runs; its spec and status are read from the
+// conversion envelopes.
+func writeV1Beta1Status(out io.Writer, req *v1beta2.DynamoGraphDeploymentRequest) error {
+	var spec v1beta1.DynamoGraphDeploymentRequestSpec
+	if err := json.Unmarshal(req.Spec.V1Beta1.Raw, &spec); err != nil {
+		return fmt.Errorf("reading spec.v1beta1 of %s: %w", req.Name, err)
+	}
+	var status v1beta1.DynamoGraphDeploymentRequestStatus
+	if req.Status.V1Beta1 != nil {
+		if err := json.Unmarshal(req.Status.V1Beta1.Raw, &status); err != nil {
+			return fmt.Errorf("reading status.v1beta1 of %s: %w", req.Name, err)
+		}
+	}
+	fmt.Fprintf(out, "Request %s/%s  model %s  generation %d\n", req.Namespace, req.Name, spec.Model, req.Generation)
+	fmt.Fprintln(out, "\nA nvidia.com/v1beta1 request, owned by the Dynamo operator: dgdr-operator does not search it.")
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "BACKEND\tPHASE\tPROFILING\tDGD\tAGE")
+	fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", orDash(string(spec.Backend)), orDash(string(status.Phase)), orDash(string(status.ProfilingPhase)),
+		orDash(status.DGDName), age(req.CreationTimestamp))
+	return tw.Flush()
 }

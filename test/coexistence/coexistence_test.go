@@ -10,7 +10,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,6 +21,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
@@ -350,4 +354,50 @@ func toMap(t *testing.T, v any) any {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestKubectlGetShowsBothKinds: `kubectl get dgdr` (the preferred version, v1beta2) lists both
+// kinds of request: a v1beta2 request with its model, a v1beta1 request with its v1beta1 model
+// and the Dynamo operator's phase.
+func TestKubectlGetShowsBothKinds(t *testing.T) {
+	kubectl := filepath.Join(testenv.Root(), "bin", "kubectl")
+	if _, err := os.Stat(kubectl); err != nil {
+		t.Skip("bin/kubectl missing: run `make tools`")
+	}
+	ctx := context.Background()
+	d := ct.Request(ns, "listed").Obj()
+	if err := k8s.Create(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["t"] = &clientcmdapi.Cluster{Server: env.Config.Host, CertificateAuthorityData: env.Config.CAData}
+	cfg.AuthInfos["t"] = &clientcmdapi.AuthInfo{ClientCertificateData: env.Config.CertData, ClientKeyData: env.Config.KeyData}
+	cfg.Contexts["t"] = &clientcmdapi.Context{Cluster: "t", AuthInfo: "t", Namespace: ns}
+	cfg.CurrentContext = "t"
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(kubectl, "--kubeconfig", kubeconfig, "get", "dgdr").CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl get dgdr: %v\n%s", err, out)
+	}
+	lines := map[string]string{}
+	for _, l := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(l); len(f) > 0 {
+			lines[f[0]] = l
+		}
+	}
+	for name, want := range map[string][]string{
+		"NAME":   {"MODEL", "V1BETA1 MODEL", "V1BETA1 PHASE"},
+		"listed": {"meta-llama/Llama-3.1-8B-Instruct"},
+		"qwen":   {"Qwen/Qwen3-0.6B", "Profiling"},
+		"llama":  {"meta-llama/Llama-3.1-8B-Instruct"},
+	} {
+		for _, w := range want {
+			if !strings.Contains(lines[name], w) {
+				t.Errorf("kubectl get dgdr: row %s lacks %q:\n%s", name, w, out)
+			}
+		}
+	}
 }

@@ -1,0 +1,48 @@
+package dgdrctl_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta1"
+)
+
+// TestStatusV1Beta1Request: dgdrctl status of a request created through nvidia.com/v1beta1 (read
+// as v1beta2 through the conversion webhook) shows it as the Dynamo operator's, with its model,
+// backend, phase and deployment from the envelopes, and no runs.
+func TestStatusV1Beta1Request(t *testing.T) {
+	ctx := context.Background()
+	ns := fmt.Sprintf("ctl-v1-%d-%d", time.Now().Unix()%100000, nsCounter.Add(1))
+	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	req := &v1beta1.DynamoGraphDeploymentRequest{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "qwen"},
+		Spec:       v1beta1.DynamoGraphDeploymentRequestSpec{Model: "Qwen/Qwen3-0.6B", Backend: v1beta1.BackendSGLang},
+	}
+	if err := env.Client.Create(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	req.Status = v1beta1.DynamoGraphDeploymentRequestStatus{Phase: v1beta1.PhaseDeployed, DGDName: "qwen-dgd"}
+	if err := env.Client.Status().Update(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := dgdrctlRun(t, "status", "qwen", "-n", ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"model Qwen/Qwen3-0.6B", "owned by the Dynamo operator", "sglang", "Deployed", "qwen-dgd"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("status output lacks %q:\n%s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout, "No runs yet") {
+		t.Errorf("a v1beta1 request shown as waiting for runs:\n%s", stdout)
+	}
+}
