@@ -15,10 +15,14 @@ import (
 	"github.com/open-policy-agent/cert-controller/pkg/rotator"
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	"k8s.io/component-base/featuregate"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -27,7 +31,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
+	"github.com/dgdr-operator/dgdr-operator/config/crd"
 	"github.com/dgdr-operator/dgdr-operator/internal/config"
+	"github.com/dgdr-operator/dgdr-operator/internal/crdinstall"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller"
 	"github.com/dgdr-operator/dgdr-operator/internal/features"
 	"github.com/dgdr-operator/dgdr-operator/internal/reporter"
@@ -91,7 +97,16 @@ func runManager(ctx context.Context, configFile string) error {
 	if err != nil {
 		return fmt.Errorf("loading kubeconfig: %w", err)
 	}
-	mgr, err := ctrl.NewManager(restCfg, managerOptions(cfg))
+	if err := installCRDs(ctx, restCfg, cfg, gates.Enabled(features.DGDRV1Beta2)); err != nil {
+		return err
+	}
+	opts := managerOptions(cfg)
+	if !gates.Enabled(features.DGDRV1Beta2) {
+		// With the gate off the nvidia.com/v1beta2 kinds may not be served at all (the CRD
+		// install removed v1beta2): the cache must not need their REST mappings.
+		opts.Cache.ByObject = nil
+	}
+	mgr, err := ctrl.NewManager(restCfg, opts)
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
@@ -116,6 +131,39 @@ func runManager(ctx context.Context, configFile string) error {
 	log.Info("starting the manager", "plannerImage", cfg.Planner.Image, "reporterImage", cfg.Reporter.Image,
 		"namespaces", cfg.Namespaces, "leaderElection", cfg.LeaderElection.Enabled)
 	return mgr.Start(ctx)
+}
+
+// installCRDs installs or upgrades the CRDs when the configuration asks for it (crds), before
+// the manager starts watching them.
+func installCRDs(ctx context.Context, restCfg *rest.Config, cfg *v1alpha1.OperatorConfiguration, v1beta2 bool) error {
+	if cfg.CRDs == nil {
+		return nil
+	}
+	svc := cfg.CRDs.ConversionService
+	crds, err := crdinstall.Desired(crd.Files, crdinstall.Options{
+		V1Beta2: v1beta2,
+		Conversion: &apiextensionsv1.WebhookClientConfig{Service: &apiextensionsv1.ServiceReference{
+			Namespace: svc.Namespace, Name: svc.Name, Path: ptr.To("/convert"), Port: ptr.To[int32](443)}},
+		Annotations: cfg.CRDs.Annotations,
+	})
+	if err != nil {
+		return err
+	}
+	s := runtime.NewScheme()
+	if err := apiextensionsv1.AddToScheme(s); err != nil {
+		return err
+	}
+	c, err := client.New(restCfg, client.Options{Scheme: s})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if err := crdinstall.Apply(ctx, c, crds); err != nil {
+		return fmt.Errorf("installing the CRDs: %w", err)
+	}
+	ctrl.Log.WithName("setup").Info("CRDs installed", "v1beta2", v1beta2, "count", len(crds))
+	return nil
 }
 
 // requestCRDName is the DynamoGraphDeploymentRequest CRD, whose conversion webhook (/convert)

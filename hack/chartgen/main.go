@@ -1,14 +1,13 @@
 // Command chartgen renders the controller-gen output under config/ into Helm templates of
-// charts/dgdr-operator, so that the chart's CRDs, RBAC rules and webhook configurations are never
-// hand-copied. `make manifests` runs it; `make verify` fails when the chart drifts.
+// charts/dgdr-operator, so that the chart's RBAC rules and webhook configurations are never
+// hand-copied. `make manifests` runs it; `make verify` fails when the chart drifts. The CRDs are
+// not templates: the operator installs them (internal/crdinstall, docs/coexistence.md).
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"sigs.k8s.io/yaml"
@@ -28,10 +27,6 @@ func run() error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
-	crds, err := renderCRDs()
-	if err != nil {
-		return err
-	}
 	rbac, err := renderRBAC()
 	if err != nil {
 		return err
@@ -40,7 +35,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	for name, content := range map[string]string{"crds.yaml": crds, "rbac.yaml": rbac, "webhooks.yaml": webhooks} {
+	for name, content := range map[string]string{"rbac.yaml": rbac, "webhooks.yaml": webhooks} {
 		if err := os.WriteFile(filepath.Join(out, name), []byte(header+content), 0o644); err != nil {
 			return err
 		}
@@ -70,51 +65,6 @@ func readDocs(path string) ([]map[string]any, error) {
 func toYAML(v any) (string, error) {
 	data, err := yaml.Marshal(v)
 	return string(data), err
-}
-
-// renderCRDs installs the CRDs only when the DGDRV1Beta2 gate is on, and keeps them on upgrade
-// and uninstall (deleting a CRD deletes every object of it).
-func renderCRDs() (string, error) {
-	files, _ := filepath.Glob("config/crd/bases/*.yaml")
-	slices.Sort(files)
-	var b strings.Builder
-	b.WriteString("{{- if .Values.featureGates.DGDRV1Beta2 }}\n")
-	for _, f := range files {
-		docs, err := readDocs(f)
-		if err != nil {
-			return "", err
-		}
-		for _, d := range docs {
-			meta := d["metadata"].(map[string]any)
-			ann, _ := meta["annotations"].(map[string]any)
-			if ann == nil {
-				ann = map[string]any{}
-			}
-			ann["helm.sh/resource-policy"] = "keep"
-			conv := conversionService(d)
-			if conv != nil {
-				ann["__CAINJECT__"] = "x"
-				conv["name"] = "__SERVICE__"
-				conv["namespace"] = "__NAMESPACE__"
-			}
-			meta["annotations"] = ann
-			meta["labels"] = "__LABELS__"
-			y, err := toYAML(d)
-			if err != nil {
-				return "", err
-			}
-			y = escapeTemplates(y)
-			y = strings.Replace(y, "  labels: __LABELS__\n", "  labels:\n    {{- include \"dgdr-operator.labels\" . | nindent 4 }}\n", 1)
-			// The conversion webhook is the operator's Service; its CA bundle is injected by
-			// cert-manager or by the operator's certificate rotator (self-signed mode).
-			y = strings.Replace(y, "    __CAINJECT__: x\n", "    {{- if .Values.webhook.certManager.enabled }}\n    cert-manager.io/inject-ca-from: {{ .Release.Namespace }}/{{ include \"dgdr-operator.fullname\" . }}-webhook\n    {{- end }}\n", 1)
-			y = strings.ReplaceAll(y, "name: __SERVICE__", "name: {{ include \"dgdr-operator.webhookServiceName\" . }}")
-			y = strings.ReplaceAll(y, "namespace: __NAMESPACE__", "namespace: {{ .Release.Namespace }}")
-			b.WriteString("---\n" + y)
-		}
-	}
-	b.WriteString("{{- end }}\n")
-	return b.String(), nil
 }
 
 func renderRBAC() (string, error) {
@@ -178,24 +128,4 @@ func renderWebhooks() (string, error) {
 	}
 	b.WriteString("{{- end }}\n")
 	return b.String(), nil
-}
-
-// conversionService returns the service reference of a CRD's conversion webhook, if it has one.
-func conversionService(crd map[string]any) map[string]any {
-	spec, _ := crd["spec"].(map[string]any)
-	conv, _ := spec["conversion"].(map[string]any)
-	wh, _ := conv["webhook"].(map[string]any)
-	cc, _ := wh["clientConfig"].(map[string]any)
-	svc, _ := cc["service"].(map[string]any)
-	return svc
-}
-
-// escapeTemplates protects "{{" in CRD text (descriptions, CEL) from Helm's template engine.
-func escapeTemplates(s string) string {
-	if !strings.Contains(s, "{{") {
-		return s
-	}
-	var b bytes.Buffer
-	b.WriteString(strings.NewReplacer("{{", "{{`{{`}}").Replace(s))
-	return b.String()
 }

@@ -153,6 +153,9 @@ func SetDefaults(cfg *v1alpha1.OperatorConfiguration) {
 	if ss := cfg.Webhook.SelfSignedCertificates; ss != nil && ss.Namespace == "" {
 		ss.Namespace = os.Getenv("POD_NAMESPACE")
 	}
+	if c := cfg.CRDs; c != nil && c.ConversionService.Namespace == "" {
+		c.ConversionService.Namespace = os.Getenv("POD_NAMESPACE")
+	}
 }
 
 var knownBackends = map[string]bool{"vllm": true, "sglang": true, "trtllm": true}
@@ -208,6 +211,15 @@ func Validate(cfg *v1alpha1.OperatorConfiguration) field.ErrorList {
 			if v == "" {
 				errs = append(errs, field.Required(sp.Child(name), ""))
 			}
+		}
+	}
+	if c := cfg.CRDs; c != nil {
+		sp := field.NewPath("crds", "conversionService")
+		if c.ConversionService.Name == "" {
+			errs = append(errs, field.Required(sp.Child("name"), ""))
+		}
+		if c.ConversionService.Namespace == "" {
+			errs = append(errs, field.Required(sp.Child("namespace"), "set it, or POD_NAMESPACE"))
 		}
 	}
 	if p := *cfg.Webhook.Port; p < 1 || p > 65535 {

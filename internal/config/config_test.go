@@ -47,6 +47,7 @@ func TestDecodeErrorsNamePaths(t *testing.T) {
 		{"unknown runtime backend", header + "planner: {image: x}\nruntimeImages: {tensorrt: img}\n", "runtimeImages[tensorrt]"},
 		{"wrong type", header + "planner: {image: x}\nrunRetention: many\n", "runRetention"},
 		{"duplicate field", header + "planner: {image: x}\nplanner: {image: y}\n", "planner"},
+		{"crds without a conversion service", header + "planner: {image: x}\ncrds: {conversionService: {namespace: ns}}\n", "crds.conversionService.name"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

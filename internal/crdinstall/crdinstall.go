@@ -5,7 +5,8 @@
 //   - the DGDR CRD gets v1beta1 (storage, the conversion hub) and, with the DGDRV1Beta2 gate on,
 //     v1beta2 with the conversion webhook; versions another installer added stay, and a version
 //     the API server has stored is never removed;
-//   - the Run and Candidate CRDs are installed only with the gate on;
+//   - the Run and Candidate CRDs are installed only with the gate on, and with the gate off the
+//     request CRD is only updated (v1beta2 removed), never created;
 //   - nothing is ever deleted: a CRD this package does not apply stays as it is.
 package crdinstall
 
@@ -35,6 +36,9 @@ const (
 	v1beta1 = "v1beta1"
 	v1beta2 = "v1beta2"
 )
+
+// The operator installs its CRDs at startup when its configuration says so (crds).
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch;create;patch
 
 // Options select what is installed.
 type Options struct {
@@ -136,6 +140,11 @@ func Apply(ctx context.Context, c client.Client, crds []*apiextensionsv1.CustomR
 		if err != nil {
 			return err
 		}
+		if existing == nil && !servesV1Beta2(desired) {
+			// Gate off on a cluster without the CRD: a v1beta1-only request CRD is the Dynamo
+			// platform's to install, not ours.
+			continue
+		}
 		u, err := applyObject(Merge(existing, desired))
 		if err != nil {
 			return err
@@ -145,11 +154,20 @@ func Apply(ctx context.Context, c client.Client, crds []*apiextensionsv1.CustomR
 		}
 	}
 	for _, desired := range crds {
+		if !servesV1Beta2(desired) {
+			continue // applied only over an existing CRD, which is established
+		}
 		if err := waitEstablished(ctx, c, desired.Name); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// servesV1Beta2 reports whether crd is not the request CRD cut down by the gate: the Run and
+// Candidate CRDs, or the request CRD with v1beta2.
+func servesV1Beta2(crd *apiextensionsv1.CustomResourceDefinition) bool {
+	return crd.Name != RequestCRD || slices.ContainsFunc(crd.Spec.Versions, func(v apiextensionsv1.CustomResourceDefinitionVersion) bool { return v.Name == v1beta2 })
 }
 
 func get(ctx context.Context, c client.Client, name string) (*apiextensionsv1.CustomResourceDefinition, error) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -152,6 +153,18 @@ func TestApplyOverExistingThenGateOff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Gate off on a cluster without the CRD: nothing is created.
+	off, err := crdinstall.Desired(crd.Files, crdinstall.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := crdinstall.Apply(ctx, c, off); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Get(ctx, client.ObjectKey{Name: crdinstall.RequestCRD}, &apiextensionsv1.CustomResourceDefinition{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("gate off created the request CRD: %v", err)
+	}
+
 	// The Dynamo platform's CRD, applied by its own installer: v1alpha1 (stored once) and v1beta1.
 	upstream := &apiextensionsv1.CustomResourceDefinition{
 		ObjectMeta: metav1.ObjectMeta{Name: crdinstall.RequestCRD, Annotations: map[string]string{"dynamo.nvidia.com/operator-version": "1.1.0"}},
@@ -200,10 +213,6 @@ func TestApplyOverExistingThenGateOff(t *testing.T) {
 	}
 
 	// Gate off: v1beta2 goes (never stored), v1alpha1 stays (stored), Runs and Candidates stay.
-	off, err := crdinstall.Desired(crd.Files, crdinstall.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if err := crdinstall.Apply(ctx, c, off); err != nil {
 		t.Fatal(err)
 	}

@@ -150,23 +150,27 @@ func kinds(objs []map[string]any) map[string]int {
 	return k
 }
 
-// TestGate: with the gate off no CRD and no webhook is installed; with it on, all three CRDs
-// and both webhook configurations are, and the CRDs are kept on uninstall.
+// TestGate: the chart renders no CRD in either state (the operator installs them, see
+// internal/crdinstall); with the gate off no webhook is installed, with it on both webhook
+// configurations are. Either way the operator is told where its conversion webhook is.
 func TestGate(t *testing.T) {
-	off := kinds(objects(t, template(t, "gate-off")))
-	if off["CustomResourceDefinition"] != 0 || off["ValidatingWebhookConfiguration"] != 0 || off["MutatingWebhookConfiguration"] != 0 {
-		t.Errorf("gate off renders %v", off)
+	off := objects(t, template(t, "gate-off"))
+	if k := kinds(off); k["CustomResourceDefinition"] != 0 || k["ValidatingWebhookConfiguration"] != 0 || k["MutatingWebhookConfiguration"] != 0 {
+		t.Errorf("gate off renders %v", k)
 	}
-	objs := objects(t, template(t, "default"))
-	on := kinds(objs)
-	if on["CustomResourceDefinition"] != 3 || on["ValidatingWebhookConfiguration"] != 1 || on["MutatingWebhookConfiguration"] != 1 {
-		t.Errorf("gate on renders %v", on)
+	on := objects(t, template(t, "default"))
+	if k := kinds(on); k["CustomResourceDefinition"] != 0 || k["ValidatingWebhookConfiguration"] != 1 || k["MutatingWebhookConfiguration"] != 1 {
+		t.Errorf("gate on renders %v", k)
 	}
-	for _, o := range objs {
-		if o["kind"] == "CustomResourceDefinition" {
-			ann := o["metadata"].(map[string]any)["annotations"].(map[string]any)
-			if ann["helm.sh/resource-policy"] != "keep" {
-				t.Errorf("CRD %v is not kept on uninstall", o["metadata"].(map[string]any)["name"])
+	for name, objs := range map[string][]map[string]any{"gate-off": off, "default": on} {
+		for _, o := range objs {
+			if o["kind"] != "ConfigMap" {
+				continue
+			}
+			data, _ := o["data"].(map[string]any)
+			cfg, _ := data["config.yaml"].(string)
+			if !strings.Contains(cfg, "conversionService:") || !strings.Contains(cfg, "name: dgdr-operator-webhook") {
+				t.Errorf("%s: the operator configuration does not install the CRDs with the conversion Service:\n%s", name, cfg)
 			}
 		}
 	}

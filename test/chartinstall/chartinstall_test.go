@@ -35,6 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta1"
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/manager"
@@ -328,9 +329,58 @@ func TestRequestReconciled(t *testing.T) {
 	})
 }
 
+// TestInstalledOverDynamoPlatformCRD: the operator installed its request CRD over the Dynamo
+// platform's by server-side apply: v1beta1 stays the storage version, v1beta2 is added with the
+// conversion webhook on the chart's Service (CA injected), and the Dynamo platform's request is
+// still readable as v1beta1 unchanged and as v1beta2 through spec.v1beta1, and never searched.
+func TestInstalledOverDynamoPlatformCRD(t *testing.T) {
+	ctx := context.Background()
+	waitFor(t, time.Minute, "the request CRD to serve v1beta2 with the CA injected", func(ctx context.Context) (bool, string, error) {
+		var crd apiextensionsv1.CustomResourceDefinition
+		if err := k8s.Get(ctx, client.ObjectKey{Name: "dynamographdeploymentrequests.nvidia.com"}, &crd); err != nil {
+			return false, "", err
+		}
+		var versions []string
+		storage := ""
+		for _, v := range crd.Spec.Versions {
+			versions = append(versions, v.Name)
+			if v.Storage {
+				storage = v.Name
+			}
+		}
+		conv := crd.Spec.Conversion
+		if !slices.Equal(versions, []string{"v1beta1", "v1beta2"}) || storage != "v1beta1" || conv == nil || conv.Webhook == nil ||
+			conv.Webhook.ClientConfig.Service == nil || conv.Webhook.ClientConfig.Service.Name != webhookService || len(conv.Webhook.ClientConfig.CABundle) == 0 {
+			return false, fmt.Sprintf("versions %v, storage %s, conversion %+v", versions, storage, conv), nil
+		}
+		return true, "", nil
+	})
+	v1 := &v1beta1.DynamoGraphDeploymentRequest{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: dynamoNamespace, Name: dynamoRequest}, v1); err != nil {
+		t.Fatal(err)
+	}
+	if v1.Spec.Model != "Qwen/Qwen3-0.6B" || v1.Spec.Backend != v1beta1.BackendVLLM || v1.Spec.V1Beta2 != nil {
+		t.Errorf("the v1beta1 request changed: %+v", v1.Spec)
+	}
+	v2 := &v1beta2.DynamoGraphDeploymentRequest{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: dynamoNamespace, Name: dynamoRequest}, v2); err != nil {
+		t.Fatalf("reading the v1beta1 request as v1beta2: %v", err)
+	}
+	if !v2.IsV1Beta1Native() || !strings.Contains(string(v2.Spec.V1Beta1.Raw), "Qwen/Qwen3-0.6B") {
+		t.Errorf("v1beta2 view: %+v", v2.Spec)
+	}
+	var runs v1beta2.DynamoGraphDeploymentRunList
+	if err := k8s.List(ctx, &runs, client.InNamespace(dynamoNamespace)); err != nil {
+		t.Fatal(err)
+	}
+	if len(runs.Items) != 0 {
+		t.Errorf("Runs for the Dynamo platform's request: %d", len(runs.Items))
+	}
+}
+
 // TestUpgradeGateOffKeepsCRDsAndRequests: `helm upgrade` with the DGDRV1Beta2 gate off drops the
-// CRD templates and webhook configurations from the release, but the CRDs stay (resource-policy
-// keep) with every request, and the operator rolls to a pod with the new configuration. New
+// webhook configurations from the release and the operator removes v1beta2 from the request CRD
+// (never stored), but the CRDs stay with every request (read through v1beta1), and the operator rolls to a pod with the new configuration. New
 // ports: the old and the new pod share the host's network while the Deployment rolls.
 func TestUpgradeGateOffKeepsCRDsAndRequests(t *testing.T) {
 	ctx := context.Background()
@@ -347,6 +397,17 @@ func TestUpgradeGateOffKeepsCRDsAndRequests(t *testing.T) {
 		t.Fatalf("helm upgrade: %v\n%s", err, out)
 	}
 	requireCRDs(t)
+	waitFor(t, time.Minute, "the operator to remove v1beta2 from the request CRD", func(ctx context.Context) (bool, string, error) {
+		var crd apiextensionsv1.CustomResourceDefinition
+		if err := k8s.Get(ctx, client.ObjectKey{Name: "dynamographdeploymentrequests.nvidia.com"}, &crd); err != nil {
+			return false, "", err
+		}
+		var versions []string
+		for _, v := range crd.Spec.Versions {
+			versions = append(versions, v.Name)
+		}
+		return slices.Equal(versions, []string{"v1beta1"}), fmt.Sprintf("versions %v", versions), nil
+	})
 	requireSameRequests(t, before, "the upgrade")
 	requireGone(t, &admissionregistrationv1.MutatingWebhookConfiguration{}, client.ObjectKey{Name: fullname + "-mutating"})
 	requireGone(t, &admissionregistrationv1.ValidatingWebhookConfiguration{}, client.ObjectKey{Name: fullname + "-validating"})
@@ -370,10 +431,10 @@ func TestUpgradeGateOffKeepsCRDsAndRequests(t *testing.T) {
 }
 
 // requestNames lists every request (namespace/name), failing when there is none: the tests
-// that keep requests need some to keep.
+// that keep requests need some to keep. It lists through v1beta1, served with the gate on or off.
 func requestNames(t *testing.T) []string {
 	t.Helper()
-	var l v1beta2.DynamoGraphDeploymentRequestList
+	var l v1beta1.DynamoGraphDeploymentRequestList
 	if err := k8s.List(context.Background(), &l); err != nil {
 		t.Fatal(err)
 	}

@@ -24,8 +24,13 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta1"
 	"github.com/dgdr-operator/dgdr-operator/test/sandboxtest"
 	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/manager"
 )
@@ -63,6 +68,9 @@ func run(m *testing.M) int {
 	if err := requireRoutableNode(); err != nil {
 		fmt.Fprintln(os.Stderr, "chartinstall:", err)
 		code = 1
+	} else if err := preinstallDynamoPlatformCRD(); err != nil {
+		fmt.Fprintln(os.Stderr, "chartinstall:", err)
+		code = 1
 	} else if err := install(); err != nil {
 		fmt.Fprintln(os.Stderr, "chartinstall:", err)
 		code = 1
@@ -92,6 +100,40 @@ func requireRoutableNode() error {
 		}
 	}
 	return fmt.Errorf("the sandbox node has no InternalIP")
+}
+
+// The Dynamo platform's side: its v1beta1-only request CRD and one of its requests exist before
+// the chart is installed (issue #15).
+const (
+	dynamoNamespace = "dynamo-platform"
+	dynamoRequest   = "dynamo-owned"
+)
+
+// preinstallDynamoPlatformCRD creates an upstream-shaped v1beta1-only DynamoGraphDeploymentRequest
+// CRD (test/coexistence/testdata) unless the CRD exists (a reused sandbox), and a v1beta1 request.
+func preinstallDynamoPlatformCRD() error {
+	ctx := context.Background()
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	err := k8s.Get(ctx, client.ObjectKey{Name: "dynamographdeploymentrequests.nvidia.com"}, crd)
+	if apierrors.IsNotFound(err) {
+		if err := manager.InstallCRDFiles(ctx, env.Kubeconfig, filepath.Join(root, "test", "coexistence", "testdata", "upstream-dgdr-v1beta1.yaml")); err != nil {
+			return fmt.Errorf("the Dynamo platform's CRD: %w", err)
+		}
+	} else if err != nil {
+		return err
+	}
+	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: dynamoNamespace}}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	req := &v1beta1.DynamoGraphDeploymentRequest{
+		ObjectMeta: metav1.ObjectMeta{Namespace: dynamoNamespace, Name: dynamoRequest},
+		Spec:       v1beta1.DynamoGraphDeploymentRequestSpec{Model: "Qwen/Qwen3-0.6B", Backend: v1beta1.BackendVLLM},
+	}
+	// The client's discovery may predate the CRD: retry until it knows the kind.
+	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		err := k8s.Create(ctx, req.DeepCopy())
+		return err == nil || apierrors.IsAlreadyExists(err), nil
+	})
 }
 
 // install runs `helm install` (or `helm upgrade --install` on a reused sandbox) with the

@@ -84,6 +84,38 @@ type OperatorConfiguration struct {
 	// webhook configures the admission webhook server.
 	// +optional
 	Webhook WebhookConfig `json:"webhook,omitempty"`
+
+	// crds makes the operator, when set, install and upgrade its CRDs at startup by server-side
+	// apply, merged over a DynamoGraphDeploymentRequest CRD another installer (a Dynamo platform)
+	// created: v1beta1 stays the storage version, v1beta2 and the conversion webhook are added
+	// with the DGDRV1Beta2 gate on (and removed with it off, unless stored), the Run and
+	// Candidate CRDs are installed with the gate on. A version is never removed once stored and
+	// no CRD is ever deleted (docs/coexistence.md).
+	// +optional
+	CRDs *CRDInstallConfig `json:"crds,omitempty"`
+}
+
+// CRDInstallConfig says where the DynamoGraphDeploymentRequest CRD's conversion webhook is.
+type CRDInstallConfig struct {
+	// conversionService is the Service in front of the operator's webhook server (port 443,
+	// path /convert). Its CA bundle is injected by selfSignedCertificates or by cert-manager.
+	// +required
+	ConversionService ServiceReference `json:"conversionService"`
+
+	// annotations are added to the DynamoGraphDeploymentRequest CRD, e.g.
+	// cert-manager.io/inject-ca-from for cert-manager's CA injection.
+	// +optional
+	Annotations map[string]string `json:"annotations,omitempty"`
+}
+
+// ServiceReference names a Service.
+type ServiceReference struct {
+	// name of the Service.
+	// +required
+	Name string `json:"name"`
+	// namespace of the Service. Defaults to the POD_NAMESPACE environment variable.
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
 }
 
 // PlannerConfig is the search container. Its image is the only source of the search image.
