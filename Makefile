@@ -144,7 +144,9 @@ FUZZ_TARGETS := \
 	./internal/config:FuzzDecode \
 	./internal/aisimulate/output:FuzzParseSweepResult \
 	./internal/aisimulate/output:FuzzReadEvents \
-	./internal/render:FuzzRender
+	./internal/render:FuzzRender \
+	./api/v1beta2:FuzzRoundTripV1Beta2 \
+	./api/v1beta2:FuzzRoundTripV1Beta1
 
 .PHONY: fuzz
 fuzz: ## Run every fuzz target for FUZZTIME (CI: 10s each; longer on demand, e.g. FUZZTIME=10m).
