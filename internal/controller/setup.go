@@ -5,6 +5,7 @@ package controller
 import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -24,17 +25,23 @@ func managedSelector() labels.Selector {
 }
 
 // CacheOptions caches only what the operator manages, and only the parts it reads: Jobs and
-// Pods are label-selected; managed fields are stripped everywhere; Jobs keep no pod template,
-// Pods no spec; terminal Runs drop their recorded input (the
-// controllers never read it again; the API server still has it). The configured namespaces bound
-// everything. docs/performance.md (P5) measures the effect.
+// Pods are label-selected; managed fields are stripped everywhere; Jobs keep only whether they
+// are suspended, their active count and conditions; Pods no spec; accepted requests drop their
+// spec and terminal Runs their spec, recorded input, progress and candidate list (the
+// controllers never read them again; the API server still has them). The configured namespaces
+// bound everything. docs/performance.md (P5) measures the effect.
+//
+// Nothing writes a cached object back whole (status and metadata are JSON merge patches
+// computed against the cached object itself), so a stripped field is never cleared on the
+// server.
 func CacheOptions(cfg *v1alpha1.OperatorConfiguration) cache.Options {
 	opts := cache.Options{
 		DefaultTransform: cache.TransformStripManagedFields(),
 		ByObject: map[client.Object]cache.ByObject{
-			&batchv1.Job{}:                      {Label: managedSelector(), Transform: stripJob},
-			&corev1.Pod{}:                       {Label: managedSelector(), Transform: stripPod},
-			&v1beta2.DynamoGraphDeploymentRun{}: {Transform: stripTerminalRun},
+			&batchv1.Job{}:                          {Label: managedSelector(), Transform: stripJob},
+			&corev1.Pod{}:                           {Label: managedSelector(), Transform: stripPod},
+			&v1beta2.DynamoGraphDeploymentRun{}:     {Transform: stripTerminalRun},
+			&v1beta2.DynamoGraphDeploymentRequest{}: {Transform: stripAcceptedRequest},
 		},
 	}
 	if len(cfg.Namespaces) > 0 {
@@ -52,10 +59,15 @@ func stripManaged(obj any) {
 	}
 }
 
+// stripJob keeps what the Run controller reads of a Job: identity, owners, creation time,
+// whether it is suspended (Kueue), its active pods and its conditions. Jobs are fetched by name
+// and mapped to their Run by owner, never listed by label from the cache.
 func stripJob(obj any) (any, error) {
 	if j, ok := obj.(*batchv1.Job); ok {
 		stripManaged(j)
-		j.Spec.Template = corev1.PodTemplateSpec{}
+		j.Labels, j.Annotations = nil, nil
+		j.Spec = batchv1.JobSpec{Suspend: j.Spec.Suspend}
+		j.Status = batchv1.JobStatus{Active: j.Status.Active, Conditions: j.Status.Conditions}
 	}
 	return obj, nil
 }
@@ -68,11 +80,42 @@ func stripPod(obj any) (any, error) {
 	return obj, nil
 }
 
+// stripTerminalRun: the Run controller ignores terminal Runs, and the request controller and
+// the runs gauge read only their identity, labels, owner, phase, Completed reason and best
+// candidate. A terminal Run never changes again, so nothing else of it is worth keeping.
 func stripTerminalRun(obj any) (any, error) {
-	if r, ok := obj.(*v1beta2.DynamoGraphDeploymentRun); ok {
+	r, ok := obj.(*v1beta2.DynamoGraphDeploymentRun)
+	if !ok {
+		return obj, nil
+	}
+	stripManaged(r)
+	if !run.IsTerminal(r) {
+		return obj, nil
+	}
+	st := r.Status
+	r.Annotations = nil
+	r.Spec = v1beta2.DynamoGraphDeploymentRequestSpec{}
+	r.Status = v1beta2.DynamoGraphDeploymentRunStatus{Phase: st.Phase}
+	if c := meta.FindStatusCondition(st.Conditions, v1beta2.ConditionCompleted); c != nil {
+		completed := *c
+		completed.Message = ""
+		r.Status.Conditions = []metav1.Condition{completed}
+	}
+	if rec := st.Recommendation; rec != nil {
+		r.Status.Recommendation = &v1beta2.RecommendationSummary{BestCandidate: rec.BestCandidate}
+	}
+	return obj, nil
+}
+
+// stripAcceptedRequest: the request controller reads a request's spec only to accept a new
+// generation (generation > status.observedGeneration); an accepted one keeps its metadata and
+// status. kubectl's last-applied annotation (a second copy of the spec) is never read.
+func stripAcceptedRequest(obj any) (any, error) {
+	if r, ok := obj.(*v1beta2.DynamoGraphDeploymentRequest); ok {
 		stripManaged(r)
-		if run.IsTerminal(r) && r.Status.AISimulate != nil {
-			r.Status.AISimulate.Input = nil
+		delete(r.Annotations, corev1.LastAppliedConfigAnnotation)
+		if r.Generation == r.Status.ObservedGeneration && r.DeletionTimestamp.IsZero() {
+			r.Spec = v1beta2.DynamoGraphDeploymentRequestSpec{}
 		}
 	}
 	return obj, nil

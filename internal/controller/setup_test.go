@@ -1,0 +1,58 @@
+package controller
+
+import (
+	"testing"
+
+	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+)
+
+// The cache transforms drop only what the controllers never read: a request's spec is kept
+// until its generation is accepted, a Run keeps everything until it is terminal.
+func TestCacheTransforms(t *testing.T) {
+	spec := v1beta2.DynamoGraphDeploymentRequestSpec{Model: v1beta2.ModelSpec{Name: "m"}}
+
+	pending := &v1beta2.DynamoGraphDeploymentRequest{ObjectMeta: metav1.ObjectMeta{Generation: 2}, Spec: spec}
+	pending.Status.ObservedGeneration = 1
+	if _, _ = stripAcceptedRequest(pending); pending.Spec.Model.Name != "m" {
+		t.Error("the spec of a generation not yet accepted was dropped")
+	}
+	accepted := &v1beta2.DynamoGraphDeploymentRequest{ObjectMeta: metav1.ObjectMeta{Generation: 2,
+		Annotations: map[string]string{"kubectl.kubernetes.io/last-applied-configuration": "{}", "keep": "1"}}, Spec: spec}
+	accepted.Status.ObservedGeneration = 2
+	if _, _ = stripAcceptedRequest(accepted); accepted.Spec.Model.Name != "" || len(accepted.Annotations) != 1 {
+		t.Errorf("accepted request kept spec %v, annotations %v", accepted.Spec, accepted.Annotations)
+	}
+
+	running := &v1beta2.DynamoGraphDeploymentRun{Spec: spec}
+	running.Status.Phase = v1beta2.RunPhaseRunning
+	running.Status.Progress = &v1beta2.RunProgress{Settled: 3}
+	if _, _ = stripTerminalRun(running); running.Spec.Model.Name != "m" || running.Status.Progress == nil {
+		t.Error("a running Run was trimmed")
+	}
+	done := &v1beta2.DynamoGraphDeploymentRun{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{"a": "b"}}, Spec: spec}
+	done.Status.Phase = v1beta2.RunPhaseSucceeded
+	done.Status.Recommendation = &v1beta2.RecommendationSummary{BestCandidate: "c1"}
+	meta.SetStatusCondition(&done.Status.Conditions, metav1.Condition{Type: v1beta2.ConditionQueued, Status: metav1.ConditionFalse, Reason: "R"})
+	meta.SetStatusCondition(&done.Status.Conditions, metav1.Condition{Type: v1beta2.ConditionCompleted, Status: metav1.ConditionTrue,
+		Reason: v1beta2.ReasonSucceeded, Message: "long"})
+	_, _ = stripTerminalRun(done)
+	c := meta.FindStatusCondition(done.Status.Conditions, v1beta2.ConditionCompleted)
+	if done.Spec.Model.Name != "" || done.Annotations != nil || len(done.Status.Conditions) != 1 || c == nil ||
+		c.Reason != v1beta2.ReasonSucceeded || c.Message != "" || done.Status.Phase != v1beta2.RunPhaseSucceeded ||
+		done.Status.Recommendation.BestCandidate != "c1" {
+		t.Errorf("terminal Run trimmed to %+v", done)
+	}
+
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"a": "b"}},
+		Spec:   batchv1.JobSpec{Suspend: ptr.To(true), Parallelism: ptr.To[int32](1)},
+		Status: batchv1.JobStatus{Active: 1, Succeeded: 2}}
+	_, _ = stripJob(job)
+	if job.Labels != nil || !*job.Spec.Suspend || job.Spec.Parallelism != nil || job.Status.Active != 1 || job.Status.Succeeded != 0 {
+		t.Errorf("Job trimmed to %+v", job)
+	}
+}
