@@ -50,6 +50,10 @@ func cancel(ctx context.Context, c *clients, name string) (string, error) {
 		{"dynamographdeploymentrequest", &v1beta2.DynamoGraphDeploymentRequest{}},
 		{"dynamographdeploymentrun", &v1beta2.DynamoGraphDeploymentRun{}},
 	}
+	req := &v1beta2.DynamoGraphDeploymentRequest{}
+	if err := c.ctrl.Get(ctx, types.NamespacedName{Namespace: c.namespace, Name: name}, req); err == nil && req.IsV1Beta1Native() {
+		return "", fmt.Errorf("dynamographdeploymentrequest %s is a nvidia.com/v1beta1 request owned by the Dynamo operator: dgdr-operator does not search it, so there is nothing to cancel", name)
+	}
 	for _, t := range targets {
 		t.obj.SetNamespace(c.namespace)
 		t.obj.SetName(name)

@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta1"
 )
@@ -44,5 +45,17 @@ func TestStatusV1Beta1Request(t *testing.T) {
 	}
 	if strings.Contains(stdout, "No runs yet") {
 		t.Errorf("a v1beta1 request shown as waiting for runs:\n%s", stdout)
+	}
+
+	// dgdrctl cancel leaves the Dynamo operator's request alone.
+	if _, err := dgdrctlRun(t, "cancel", "qwen", "-n", ns); err == nil || !strings.Contains(err.Error(), "Dynamo operator") {
+		t.Errorf("cancel of a v1beta1 request: err = %v", err)
+	}
+	got := &v1beta1.DynamoGraphDeploymentRequest{}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(req), got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Annotations) != 0 {
+		t.Errorf("cancel annotated the v1beta1 request: %v", got.Annotations)
 	}
 }
