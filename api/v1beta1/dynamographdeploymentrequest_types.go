@@ -405,9 +405,5 @@ type DynamoGraphDeploymentRequestList struct {
 	Items           []DynamoGraphDeploymentRequest `json:"items"`
 }
 
-func init() {
-	SchemeBuilder.Register(&DynamoGraphDeploymentRequest{}, &DynamoGraphDeploymentRequestList{})
-}
-
 // Hub marks v1beta1 as the conversion hub of DynamoGraphDeploymentRequest.
 func (*DynamoGraphDeploymentRequest) Hub() {}

@@ -12,8 +12,9 @@
 package v1beta1
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/scheme"
 )
 
 var (
@@ -21,8 +22,14 @@ var (
 	GroupVersion = schema.GroupVersion{Group: "nvidia.com", Version: "v1beta1"}
 
 	// SchemeBuilder registers the types of this package with a scheme.
-	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
 
 	// AddToScheme adds the types of this package to a scheme.
 	AddToScheme = SchemeBuilder.AddToScheme
 )
+
+func addKnownTypes(s *runtime.Scheme) error {
+	s.AddKnownTypes(GroupVersion, &DynamoGraphDeploymentRequest{}, &DynamoGraphDeploymentRequestList{})
+	metav1.AddToGroupVersion(s, GroupVersion)
+	return nil
+}

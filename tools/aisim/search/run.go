@@ -52,8 +52,9 @@ func (e *Env) Recommend(ctx context.Context, opts Options) (*Run, error) {
 	}
 	points, exhaustive := e.Select(space)
 	// The space (hundreds of thousands of points at large budgets) is garbage from here on;
-	// dropping the references keeps the collector from scanning it during the simulations.
-	space, opts.Space = nil, nil
+	// dropping opts' reference keeps the collector from scanning it during the simulations
+	// (the local space is dead after Select, so it no longer keeps the space reachable).
+	opts.Space = nil
 	run := &Run{Exhaustive: exhaustive}
 
 	// Resolve every point first (cheap) so duplicates are known before any
