@@ -19,7 +19,6 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/render"
-
 	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
 )
 

@@ -2,12 +2,13 @@ package reporter_test
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -83,7 +84,9 @@ func listCandidates(t *testing.T, ns string) []v1beta2.DynamoGraphDeploymentCand
 	if err := k8s.List(context.Background(), &list, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
 	}
-	sort.Slice(list.Items, func(i, j int) bool { return list.Items[i].Status.Rank < list.Items[j].Status.Rank })
+	slices.SortFunc(list.Items, func(a, b v1beta2.DynamoGraphDeploymentCandidate) int {
+		return cmp.Compare(a.Status.Rank, b.Status.Rank)
+	})
 	return list.Items
 }
 

@@ -8,9 +8,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
 	"github.com/dgdr-operator/dgdr-operator/internal/testenv"
 )
 

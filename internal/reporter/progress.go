@@ -32,51 +32,50 @@ func newTail(dir string) *tail {
 	return &tail{path: filepath.Join(dir, output.EventsFile), state: progressState{counts: map[string]int64{}}}
 }
 
-// poll reads whatever was appended since the last call. It reports whether the progress changed.
+// poll reads whatever was appended since the last call into the progress state.
 // A missing file is not an error (the search has not started writing yet); a file that shrank
 // (rewritten) is read again from the start.
-func (t *tail) poll() (bool, error) {
+func (t *tail) poll() error {
 	f, err := os.Open(t.path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return false, nil
+			return nil
 		}
-		return false, err
+		return err
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return false, err
+		return err
 	}
 	if st.Size() < t.offset {
 		t.offset, t.partial = 0, nil
 		t.state = progressState{counts: map[string]int64{}}
 	}
 	if _, err := f.Seek(t.offset, io.SeekStart); err != nil {
-		return false, err
+		return err
 	}
 	data, err := io.ReadAll(f)
 	if err != nil {
-		return false, err
+		return err
 	}
 	t.offset += int64(len(data))
 	data = append(t.partial, data...)
 	cut := bytes.LastIndexByte(data, '\n')
 	if cut < 0 {
 		t.partial = data
-		return false, nil
+		return nil
 	}
 	complete := data[:cut+1]
 	t.partial = append([]byte(nil), data[cut+1:]...)
 	events, err := output.ReadEvents(bytes.NewReader(complete))
 	if err != nil {
-		return false, err
+		return err
 	}
-	before := t.state.progress()
 	for _, e := range events {
 		t.state.apply(e)
 	}
-	return t.state.progress() != before, nil
+	return nil
 }
 
 func (s *progressState) apply(e output.Event) {

@@ -145,7 +145,7 @@ func (r *Reporter) Run(ctx context.Context) (*Outcome, error) {
 				return nil, fmt.Errorf("waiting for the search to end: %w", e.err)
 			}
 			r.Log.Info("search ended", "exitCode", e.code)
-			if _, err := tl.poll(); err != nil {
+			if err := tl.poll(); err != nil {
 				return nil, fmt.Errorf("reading %s: %w", output.EventsFile, err)
 			}
 			// Publication is idempotent (exactly once in effect), so a publication interrupted by
@@ -158,7 +158,7 @@ func (r *Reporter) Run(ctx context.Context) (*Outcome, error) {
 			})
 			return out, err
 		case <-ticker.C:
-			if _, err := tl.poll(); err != nil {
+			if err := tl.poll(); err != nil {
 				// A damaged events file only costs live progress; the final result is read
 				// from recommendation.json.
 				r.Log.Error(err, "reading the events file")

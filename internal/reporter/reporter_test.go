@@ -22,7 +22,6 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 	"github.com/dgdr-operator/dgdr-operator/internal/reporter"
-
 	"github.com/dgdr-operator/dgdr-operator/internal/testutil/poll"
 )
 

@@ -101,9 +101,9 @@ func Up(ctx context.Context, o Options) (*State, error) {
 	if err := st.save(); err != nil {
 		return nil, err
 	}
-	fail := func(err error) (*State, error) {
+	fail := func(err error) error {
 		o.printf("start-up failed: %v (logs in %s)", err, filepath.Join(dir, "logs"))
-		return nil, err
+		return err
 	}
 	start := func(p controlplane.Process) error {
 		ps, err := startProcess(dir, p)
@@ -114,38 +114,38 @@ func Up(ctx context.Context, o Options) (*State, error) {
 		return st.save()
 	}
 	if err := start(cl.Etcd()); err != nil {
-		return fail(err)
+		return nil, fail(err)
 	}
 	if err := cl.WaitEtcd(ctx); err != nil {
-		return fail(err)
+		return nil, fail(err)
 	}
 	if err := start(cl.APIServer()); err != nil {
-		return fail(err)
+		return nil, fail(err)
 	}
 	if err := cl.WaitAPIServer(ctx); err != nil {
-		return fail(err)
+		return nil, fail(err)
 	}
 	o.printf("kube-apiserver ready at %s (%s)", cl.APIServerURL(), time.Since(t0).Round(100*time.Millisecond))
 	if err := start(cl.ControllerManager()); err != nil {
-		return fail(err)
+		return nil, fail(err)
 	}
 	if err := start(cl.Scheduler()); err != nil {
-		return fail(err)
+		return nil, fail(err)
 	}
 	k, err := newKube(cl.Kubeconfig())
 	if err != nil {
-		return fail(err)
+		return nil, fail(err)
 	}
 	if !o.NoOperator {
 		if err := k.installCRDs(ctx, ports.Webhook, cl.PKI.WebhookCACert()); err != nil {
-			return fail(err)
+			return nil, fail(err)
 		}
 		if err := k.installWebhooks(ctx, filepath.Join(o.Root, "config", "webhook", "manifests.yaml"), ports.Webhook, cl.PKI.WebhookCACert()); err != nil {
-			return fail(err)
+			return nil, fail(err)
 		}
 	}
 	if err := cl.WaitControllers(ctx); err != nil {
-		return fail(err)
+		return nil, fail(err)
 	}
 	if o.NoOperator {
 		o.printf("kube-controller-manager and kube-scheduler ready")
@@ -155,17 +155,17 @@ func Up(ctx context.Context, o Options) (*State, error) {
 
 	agentCfg := filepath.Join(dir, "node-agent.yaml")
 	if err := writeConfig(agentCfg, nodeAgentConfig(bin, dir, cl)); err != nil {
-		return fail(err)
+		return nil, fail(err)
 	}
 	self, err := sandboxBinary(bin)
 	if err != nil {
-		return fail(err)
+		return nil, fail(err)
 	}
 	if err := start(controlplane.Process{Name: NodeAgent, Path: self, Args: []string{"node-agent", "--config", agentCfg}}); err != nil {
-		return fail(err)
+		return nil, fail(err)
 	}
 	if err := k.waitNodeReady(ctx, NodeName); err != nil {
-		return fail(err)
+		return nil, fail(err)
 	}
 	o.printf("node agent ready: Node %s (nvidia.com/gpu: 8, %s)", NodeName, GPUProduct)
 	if o.NoOperator {
@@ -176,16 +176,16 @@ func Up(ctx context.Context, o Options) (*State, error) {
 
 	opCfg := filepath.Join(dir, "operator-config.yaml")
 	if err := writeConfig(opCfg, operatorConfig(ports, cl.PKI.WebhookDir())); err != nil {
-		return fail(err)
+		return nil, fail(err)
 	}
 	if err := start(OperatorProcess(bin, opCfg, cl.Kubeconfig())); err != nil {
-		return fail(err)
+		return nil, fail(err)
 	}
 	if err := controlplane.WaitHTTP(ctx, httpClient(), fmt.Sprintf("http://127.0.0.1:%d/readyz", ports.Health)); err != nil {
-		return fail(fmt.Errorf("dgdr-operator: %w", err))
+		return nil, fail(fmt.Errorf("dgdr-operator: %w", err))
 	}
 	if err := k.waitWebhooks(ctx); err != nil {
-		return fail(fmt.Errorf("dgdr-operator webhooks: %w", err))
+		return nil, fail(fmt.Errorf("dgdr-operator webhooks: %w", err))
 	}
 	o.printf("dgdr-operator ready (feature gate DGDRV1Beta2 on, webhooks on https://127.0.0.1:%d)", ports.Webhook)
 	o.printf("sandbox up in %s; kubeconfig: %s", time.Since(t0).Round(100*time.Millisecond), cl.Kubeconfig())

@@ -2,7 +2,6 @@ package nodeagent
 
 import (
 	"context"
-	"fmt"
 	"log"
 	"os"
 	"sync"
@@ -155,5 +154,3 @@ func (a *Agent) forceDelete(ctx context.Context, ns, name string, uid types.UID)
 func terminal(pod *corev1.Pod) bool {
 	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
 }
-
-func podKey(pod *corev1.Pod) string { return fmt.Sprintf("%s/%s", pod.Namespace, pod.Name) }

@@ -192,7 +192,7 @@ func (r *podRunner) run(ctx context.Context) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r.runOne(ctx, s, false)
+			_, _ = r.runOne(ctx, s, false) // runOne records the termination in the pod status
 		}()
 	}
 	wg.Wait()

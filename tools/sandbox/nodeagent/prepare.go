@@ -2,12 +2,13 @@ package nodeagent
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -141,11 +142,8 @@ func podMounts(pod *corev1.Pod, dirOf func(*corev1.Volume) string) []mapping {
 			maps = append(maps, mapping{from: from, to: to})
 		}
 	}
-	sort.Slice(maps, func(i, j int) bool {
-		if len(maps[i].from) != len(maps[j].from) {
-			return len(maps[i].from) > len(maps[j].from)
-		}
-		return maps[i].from < maps[j].from
+	slices.SortFunc(maps, func(a, b mapping) int {
+		return cmp.Or(cmp.Compare(len(b.from), len(a.from)), strings.Compare(a.from, b.from))
 	})
 	return maps
 }
@@ -394,7 +392,7 @@ func fieldValue(pod *corev1.Pod, ip, path string) (string, error) {
 			for k := range m {
 				keys = append(keys, k)
 			}
-			sort.Strings(keys)
+			slices.Sort(keys)
 			var b strings.Builder
 			for _, k := range keys {
 				fmt.Fprintf(&b, "%s=%q\n", k, m[k])
@@ -466,7 +464,7 @@ func (r *podRunner) resolve(ctx context.Context, pod *corev1.Pod, c *corev1.Cont
 	hostTerm := filepath.Join(r.dir, "termination", c.Name)
 	_ = os.WriteFile(hostTerm, nil, 0o666)
 	maps = append(maps, mapping{from: termPath, to: hostTerm})
-	sort.SliceStable(maps, func(i, j int) bool { return len(maps[i].from) > len(maps[j].from) })
+	slices.SortStableFunc(maps, func(a, b mapping) int { return cmp.Compare(len(b.from), len(a.from)) })
 
 	env, err := r.environment(ctx, pod, c)
 	if err != nil {
@@ -567,7 +565,7 @@ func (r *podRunner) environment(ctx context.Context, pod *corev1.Pod, c *corev1.
 		for k := range data {
 			keys = append(keys, k)
 		}
-		sort.Strings(keys)
+		slices.Sort(keys)
 		for _, k := range keys {
 			out = append(out, ef.Prefix+k+"="+string(data[k]))
 		}
