@@ -9,14 +9,14 @@ package main
 
 import (
 	"flag"
-
 	"fmt"
-	"github.com/go-logr/logr"
 	"os"
 	"runtime"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"strings"
 	"time"
+
+	"github.com/go-logr/logr"
+	ctrl "sigs.k8s.io/controller-runtime"
 )
 
 // figure is one measured result.

@@ -17,7 +17,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"sync"
 	"time"
 
@@ -221,7 +221,7 @@ func reviewBody() ([]byte, error) {
 
 func percentile(ms []float64, p float64) float64 {
 	s := append([]float64(nil), ms...)
-	sort.Float64s(s)
+	slices.Sort(s)
 	i := int(float64(len(s)-1) * p / 100)
 	return s[i]
 }

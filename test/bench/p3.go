@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -90,7 +90,7 @@ func (w *writeCounter) breakdown(n int) string {
 	for k := range w.byKind {
 		keys = append(keys, k)
 	}
-	sort.Strings(keys)
+	slices.Sort(keys)
 	var b strings.Builder
 	for _, k := range keys {
 		fmt.Fprintf(&b, "%s=%.2f ", k, float64(w.byKind[k])/float64(n))
@@ -158,7 +158,7 @@ func benchBurst(n int) ([]figure, error) {
 	}
 
 	// Warm up both paths (schema compilation, TLS, informers) with a few requests each.
-	if _, err := bare(ctx, c, cfg, "warm", 4, seen); err != nil {
+	if _, err := bare(ctx, c, cfg, "warm", 4); err != nil {
 		return nil, err
 	}
 	if _, err := viaOperator(ctx, c, "warm", 4, seen); err != nil {
@@ -166,7 +166,7 @@ func benchBurst(n int) ([]figure, error) {
 	}
 	time.Sleep(2 * time.Second)
 
-	bareLat, err := bare(ctx, c, cfg, "b", n, seen)
+	bareLat, err := bare(ctx, c, cfg, "b", n)
 	if err != nil {
 		return nil, err
 	}
@@ -266,7 +266,7 @@ func viaOperator(ctx context.Context, c client.Client, prefix string, n int, see
 // the start of the burst to the Job's creation): create the request (through
 // admission), its Run and the Job, then the Run's and the request's status;
 // plus the reporter ServiceAccount, Role and RoleBinding once for the namespace.
-func bare(ctx context.Context, c client.Client, cfg *v1alpha1.OperatorConfiguration, prefix string, n int, seen *sync.Map) ([]float64, error) {
+func bare(ctx context.Context, c client.Client, cfg *v1alpha1.OperatorConfiguration, prefix string, n int) ([]float64, error) {
 	if err := ensureReporterRBAC(ctx, c, bareNS); err != nil {
 		return nil, err
 	}

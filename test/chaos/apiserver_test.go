@@ -25,7 +25,7 @@ import (
 func TestAPIServerKilledBriefly(t *testing.T) {
 	ns := newNamespace(t, "chaos-apiserver")
 	createDGDR(t, ns, fmt.Sprintf(slowRequest, "outage"))
-	runName := waitRunOf(t, ns, "outage", 1, time.Minute)
+	runName := waitRunOf(t, ns, "outage")
 	waitSearchRunning(t, ns, runName)
 
 	pids := map[string]int{}
@@ -70,7 +70,7 @@ func TestAPIServerKilledBriefly(t *testing.T) {
 		t.Fatalf("Run %s ended %s after the outage: %s", runName, reason, msg)
 	}
 	createDGDR(t, ns, fmt.Sprintf(tinyRequest, "after"))
-	after := waitRunOf(t, ns, "after", 1, time.Minute)
+	after := waitRunOf(t, ns, "after")
 	waitRunDone(t, ns, after, 2*time.Minute)
 	waitQuiet(t, time.Minute, ns)
 	for r, n := range requireInvariants(t, ns) {

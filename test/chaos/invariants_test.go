@@ -5,7 +5,7 @@ package chaos
 import (
 	"context"
 	"fmt"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -120,7 +120,7 @@ func (s *snapshot) violations() (out []string, reasons map[string]int) {
 			bad("request %s: observedGeneration %d, generation %d", d.Name, d.Status.ObservedGeneration, d.Generation)
 		}
 		g := gens[d.UID]
-		sort.Slice(g, func(i, j int) bool { return g[i] < g[j] })
+		slices.Sort(g)
 		want := make([]int64, 0, d.Status.ObservedGeneration)
 		for i := int64(1); i <= d.Status.ObservedGeneration; i++ {
 			want = append(want, i)

@@ -87,7 +87,7 @@ func TestLeaderElectionTakeover(t *testing.T) {
 
 	// While B leads, a request is reconciled by B.
 	createDGDR(t, ns, fmt.Sprintf(tinyRequest, "before"))
-	waitRunDone(t, ns, waitRunOf(t, ns, "before", 1, time.Minute), 2*time.Minute)
+	waitRunDone(t, ns, waitRunOf(t, ns, "before"), 2*time.Minute)
 	if h, err := leaseHolder(context.Background(), le.Namespace); err != nil || h != holderB {
 		t.Fatalf("Lease holder %q (%v), want B %q while B runs", h, err, holderB)
 	}
@@ -111,7 +111,7 @@ func TestLeaderElectionTakeover(t *testing.T) {
 	})
 	t.Logf("replica A took over the Lease as %s", holderA)
 	createDGDR(t, ns, fmt.Sprintf(tinyRequest, "after"))
-	run := waitRunDone(t, ns, waitRunOf(t, ns, "after", 1, time.Minute), 2*time.Minute)
+	run := waitRunDone(t, ns, waitRunOf(t, ns, "after"), 2*time.Minute)
 	if reason, msg, _ := completed(run); reason != v1beta2.ReasonSucceeded {
 		t.Fatalf("Run %s ended %s: %s", run.Name, reason, msg)
 	}

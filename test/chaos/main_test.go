@@ -133,14 +133,13 @@ func parseDGDR(t *testing.T, doc string) *v1beta2.DynamoGraphDeploymentRequest {
 	return &d
 }
 
-func createDGDR(t *testing.T, ns, doc string) *v1beta2.DynamoGraphDeploymentRequest {
+func createDGDR(t *testing.T, ns, doc string) {
 	t.Helper()
 	d := parseDGDR(t, doc)
 	d.Namespace = ns
 	if err := k8s.Create(context.Background(), d); err != nil {
 		t.Fatalf("creating %s/%s: %v", ns, d.Name, err)
 	}
-	return d
 }
 
 func getDGDR(ctx context.Context, ns, name string) (*v1beta2.DynamoGraphDeploymentRequest, error) {
@@ -165,11 +164,13 @@ func completed(r *v1beta2.DynamoGraphDeploymentRun) (reason, message string, don
 	return "", "", false
 }
 
-// waitRunOf waits until the request has a Run of generation gen and returns its name.
-func waitRunOf(t *testing.T, ns, request string, gen int64, timeout time.Duration) string {
+// waitRunOf waits (up to a minute) until the request has a Run of its first generation and
+// returns its name.
+func waitRunOf(t *testing.T, ns, request string) string {
 	t.Helper()
+	const gen = 1
 	name := ""
-	waitFor(t, timeout, fmt.Sprintf("a Run of %s/%s generation %d", ns, request, gen), func(ctx context.Context) (bool, string, error) {
+	waitFor(t, time.Minute, fmt.Sprintf("a Run of %s/%s generation %d", ns, request, gen), func(ctx context.Context) (bool, string, error) {
 		var l v1beta2.DynamoGraphDeploymentRunList
 		if err := k8s.List(ctx, &l, client.InNamespace(ns), client.MatchingLabels{v1beta2.LabelRequestName: request}); err != nil {
 			return false, "", err

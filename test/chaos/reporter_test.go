@@ -54,7 +54,7 @@ func TestReporterKilledMidPublication(t *testing.T) {
 	for attempt := 1; attempt <= 3; attempt++ {
 		name := fmt.Sprintf("publish-%d", attempt)
 		createDGDR(t, ns, fmt.Sprintf(publishRequest, name))
-		runName := waitRunOf(t, ns, name, 1, time.Minute)
+		runName := waitRunOf(t, ns, name)
 		published, hit := killReporterMidPublication(t, ns, runName)
 		run := waitRunDone(t, ns, runName, 2*time.Minute)
 		reason, msg, _ := completed(run)

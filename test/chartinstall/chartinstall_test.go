@@ -58,9 +58,10 @@ func newNamespace(t *testing.T) string {
 	return ns.Name
 }
 
-// exampleRequest reads a request of examples/ into namespace ns.
-func exampleRequest(t *testing.T, file, ns string) *v1beta2.DynamoGraphDeploymentRequest {
+// exampleRequest reads examples/model-only.yaml into namespace ns.
+func exampleRequest(t *testing.T, ns string) *v1beta2.DynamoGraphDeploymentRequest {
 	t.Helper()
+	const file = "model-only.yaml"
 	b, err := os.ReadFile(filepath.Join(root, "examples", file))
 	if err != nil {
 		t.Fatal(err)
@@ -85,7 +86,7 @@ func waitAdmissionServing(t *testing.T) {
 	t.Helper()
 	ns := newNamespace(t)
 	waitFor(t, 2*time.Minute, "the chart's webhooks to serve admission", func(ctx context.Context) (bool, string, error) {
-		d := exampleRequest(t, "model-only.yaml", ns)
+		d := exampleRequest(t, ns)
 		err := k8s.Create(ctx, d, client.DryRunAll)
 		if webhookUnreachable(err) {
 			return false, err.Error(), nil
@@ -194,7 +195,7 @@ func TestAdmission(t *testing.T) {
 	ns := newNamespace(t)
 	ctx := context.Background()
 
-	d := exampleRequest(t, "model-only.yaml", ns)
+	d := exampleRequest(t, ns)
 	if err := k8s.Create(ctx, d); err != nil {
 		t.Fatalf("creating %s: %v", d.Name, err)
 	}
@@ -214,7 +215,7 @@ func TestAdmission(t *testing.T) {
 	}
 
 	// Above the chart's limits.maxTrials (2000): only the validating webhook knows the limit.
-	over := exampleRequest(t, "model-only.yaml", ns)
+	over := exampleRequest(t, ns)
 	over.Name = "too-many-trials"
 	over.Spec.AISimulate = &v1beta2.AISimulateSpec{InputOverrides: rawJSON(`{"optimizer": {"max_trials": 5000}}`)}
 	err := k8s.Create(ctx, over)
@@ -247,7 +248,7 @@ func TestRequestReconciled(t *testing.T) {
 	if out, err := tool("kubectl", "apply", "--server-side", "-n", ns, "-f", filepath.Join(root, "examples", "model-only.yaml")); err != nil {
 		t.Fatalf("kubectl apply: %v\n%s", err, out)
 	}
-	name := exampleRequest(t, "model-only.yaml", ns).Name
+	name := exampleRequest(t, ns).Name
 
 	var runName string
 	waitFor(t, searchTimeout, "request "+name+" to finish its search", func(ctx context.Context) (bool, string, error) {
