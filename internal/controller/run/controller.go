@@ -77,6 +77,11 @@ type Reconciler struct {
 	// rbacReady remembers the namespaces whose reporter ServiceAccount, Role and RoleBinding
 	// this process has ensured.
 	rbacReady sync.Map
+	// patchedFrom maps a Run's UID to the resourceVersion its last status write was computed
+	// from, until the cache shows a newer version. A reconcile that still reads that version
+	// (typically the one the new Job's event triggers right after the write) would recompute and
+	// resend what was just written, so it waits for the write's own watch event instead.
+	patchedFrom sync.Map
 
 	// APIReader reads around the cache where a stale read would be wrong (slot accounting,
 	// AlreadyExists checks, the reporter Role).
@@ -117,6 +122,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Get(ctx, req.NamespacedName, run); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	if rv, ok := r.patchedFrom.Load(run.UID); ok {
+		if rv == run.ResourceVersion {
+			return ctrl.Result{}, nil // the cache lags behind our own status write; its event follows
+		}
+		r.patchedFrom.Delete(run.UID)
+	}
 	if IsTerminal(run) || !run.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
@@ -150,7 +161,13 @@ func (r *Reconciler) patchStatus(ctx context.Context, base, run *v1beta2.DynamoG
 	if string(data) == "{}" {
 		return nil
 	}
-	return r.Client.Status().Patch(ctx, run, patch)
+	if err := r.Client.Status().Patch(ctx, run, patch); err != nil {
+		return err
+	}
+	if !IsTerminal(run) && run.ResourceVersion != base.ResourceVersion {
+		r.patchedFrom.Store(run.UID, base.ResourceVersion)
+	}
+	return nil
 }
 
 // IsTerminal tells whether a Run's Completed condition is True.
