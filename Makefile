@@ -166,6 +166,6 @@ test-chaos: ## Fault-injection scenarios on the sandbox (operator/reporter/API s
 ##@ Benchmarks
 
 .PHONY: bench
-bench: tools ## Measure P1–P5 (docs/performance.md); ends with one comparable line per figure.
+bench: tools ## Measure P1–P6 (docs/performance.md); ends with one comparable line per figure.
 	go test -run '^$$' -bench . -benchmem ./internal/aisimulate/ ./tools/aisim/search/ 2>&1 | grep -E '^(Benchmark|ok|PASS)'
 	go run ./test/bench

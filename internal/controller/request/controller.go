@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -59,6 +60,11 @@ type Reconciler struct {
 	APIReader client.Reader
 	Config    *v1alpha1.OperatorConfiguration
 	Recorder  recorder.EventRecorder
+
+	// patchedFrom maps a request's UID to the resourceVersion its last status write was
+	// computed from, until the cache shows a newer one: a reconcile that still reads that
+	// version (triggered by its new Run's event) would resend the same status.
+	patchedFrom sync.Map
 }
 
 type pendingEvent struct {
@@ -88,6 +94,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Get(ctx, req.NamespacedName, dgdr); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	if rv, ok := r.patchedFrom.Load(dgdr.UID); ok {
+		if rv == dgdr.ResourceVersion {
+			return ctrl.Result{}, nil // the cache lags behind our own status write; its event follows
+		}
+		r.patchedFrom.Delete(dgdr.UID)
+	}
 	// A request created through v1beta1 belongs to the Dynamo operator (docs/coexistence.md):
 	// it is never searched and its status is never written here.
 	if !dgdr.DeletionTimestamp.IsZero() || dgdr.IsV1Beta1Native() {
@@ -100,6 +112,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if perr := r.Client.Status().Patch(ctx, dgdr, client.MergeFrom(base)); perr != nil {
 			err = errors.Join(err, perr)
 			events, expired = nil, nil
+		} else if dgdr.ResourceVersion != base.ResourceVersion {
+			r.patchedFrom.Store(dgdr.UID, base.ResourceVersion)
 		}
 	}
 	// Expired Runs are deleted only once the status no longer lists them: a reader never sees
