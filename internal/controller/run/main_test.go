@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/controllertest"
@@ -17,6 +18,10 @@ var (
 	env *testenv.Env
 	k8s client.Client
 	cfg *v1alpha1.OperatorConfiguration
+	// recorders gives tests that build their own Reconciler an event recorder.
+	recorders interface {
+		GetEventRecorder(name string) recorder.EventRecorder
+	}
 )
 
 // maxActive is the per-namespace concurrency limit of this package's operator; every test uses
@@ -42,6 +47,7 @@ func runTests(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	recorders = mgr
 	if err := (&run.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Config: cfg,
 		Recorder: mgr.GetEventRecorder(run.ControllerName)}).SetupWithManager(mgr); err != nil {
 		fmt.Fprintln(os.Stderr, err)

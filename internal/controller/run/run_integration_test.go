@@ -14,11 +14,14 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
 	ct "github.com/dgdr-operator/dgdr-operator/internal/controller/controllertest"
+	"github.com/dgdr-operator/dgdr-operator/internal/controller/run"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 )
@@ -376,5 +379,30 @@ func TestRunSpecIsImmutable(t *testing.T) {
 	err := k8s.Update(context.Background(), cur)
 	if err == nil || !strings.Contains(err.Error(), "spec is immutable") {
 		t.Fatalf("update of the Run spec: %v, want 'spec is immutable'", err)
+	}
+}
+
+// TestLowerCapsNeverFailARunningSearch: the caps and the effective-input rules are checked only
+// before the Job exists. An operator restarted with lower caps reconciles a Run whose Job runs,
+// and the Run keeps searching (it used to end InvalidInput while its Job kept running).
+func TestLowerCapsNeverFailARunningSearch(t *testing.T) {
+	ns := ct.Namespace(t, k8s)
+	r := createRun(t, ns, "req-run-1", nil)
+	job := waitForJob(t, r)
+	if err := ct.SetJobRunning(context.Background(), k8s, job); err != nil {
+		t.Fatal(err)
+	}
+	lower := cfg.DeepCopy()
+	lower.Limits.MaxTrials = ptr.To[int32](1)
+	lower.Limits.MaxParallelism = ptr.To[int32](1)
+	restarted := &run.Reconciler{Client: k8s, APIReader: k8s, Config: lower, Recorder: recorders.GetEventRecorder("caps-test")}
+	for range 3 {
+		if _, err := restarted.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(r)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := getRun(t, r)
+	if c := meta.FindStatusCondition(got.Status.Conditions, v1beta2.ConditionCompleted); c != nil && c.Status == metav1.ConditionTrue {
+		t.Fatalf("a running search was ended by lower caps: %s: %s", c.Reason, c.Message)
 	}
 }
