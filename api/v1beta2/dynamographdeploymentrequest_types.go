@@ -100,7 +100,27 @@ func (r *DynamoGraphDeploymentRequest) IsV1Beta1Native() bool {
 	return r.Spec.V1Beta1 != nil
 }
 
+// RemoteCodePolicy says whether the rendered engines may run code shipped with the model
+// (Hugging Face trust_remote_code).
+// +kubebuilder:validation:Enum=Never;TrustCacheAndRevision;AlwaysTrust
+type RemoteCodePolicy string
+
+// Remote code policies.
+const (
+	// RemoteCodeNever never passes the engine's trust flag.
+	RemoteCodeNever RemoteCodePolicy = "Never"
+	// RemoteCodeTrustCacheAndRevision passes the trust flag only for a model read from
+	// model.cache at the pinned model.revision.
+	RemoteCodeTrustCacheAndRevision RemoteCodePolicy = "TrustCacheAndRevision"
+	// RemoteCodeAlwaysTrust always passes the trust flag.
+	RemoteCodeAlwaysTrust RemoteCodePolicy = "AlwaysTrust"
+)
+
+// DefaultTokenSecretKey is the key of model.tokenSecretRef when none is given.
+const DefaultTokenSecretKey = "HF_TOKEN"
+
 // ModelSpec identifies a model.
+// +kubebuilder:validation:XValidation:rule="!has(self.remoteCode) || self.remoteCode != 'TrustCacheAndRevision' || (has(self.revision) && has(self.cache))",message="remoteCode TrustCacheAndRevision requires model.revision and model.cache: remote code is trusted only from a pinned revision in the model cache",fieldPath=".remoteCode",reason="FieldValueInvalid"
 type ModelSpec struct {
 	// name is the Hugging Face model id (or a model directory path in the search image), for
 	// example meta-llama/Llama-3.1-8B-Instruct. Lowers to engine.model.
@@ -115,6 +135,65 @@ type ModelSpec struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=128
 	Revision string `json:"revision,omitempty"`
+
+	// remoteCode says whether the rendered engines may run code shipped with the model
+	// (the engine's trust-remote-code flag): Never (the default), TrustCacheAndRevision (only
+	// with revision and cache set: the code is the pinned revision read from the cache) or
+	// AlwaysTrust. It does not change the search.
+	// +optional
+	RemoteCode RemoteCodePolicy `json:"remoteCode,omitempty"`
+
+	// cache is a pre-populated model cache. It is mounted read-only into the search container
+	// and every rendered worker, and the engines load the model from it (HF_HOME points at it,
+	// HF_HUB_OFFLINE=1).
+	// +optional
+	Cache *ModelCacheSpec `json:"cache,omitempty"`
+
+	// tokenSecretRef names the Secret key holding a Hugging Face token. The search container and
+	// every rendered worker get it as HF_TOKEN through a secretKeyRef; the value is never copied.
+	// +optional
+	TokenSecretRef *TokenSecretReference `json:"tokenSecretRef,omitempty"`
+}
+
+// ModelCacheSpec is where a model cache lives. pvc is the only source today.
+// +kubebuilder:validation:MinProperties=1
+type ModelCacheSpec struct {
+	// pvc is a PersistentVolumeClaim in the request's namespace holding a Hugging Face cache
+	// (the HF_HOME layout: hub/models--ORG--NAME/...).
+	// +optional
+	PVC *ModelCachePVC `json:"pvc,omitempty"`
+}
+
+// ModelCachePVC is a model cache on a PersistentVolumeClaim.
+type ModelCachePVC struct {
+	// claimName is the name of the PersistentVolumeClaim, in the request's namespace.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	ClaimName string `json:"claimName,omitempty"`
+
+	// path is the directory inside the claim that holds the cache (mounted as a subPath). It
+	// must be relative and must not contain "..". When omitted, the root of the claim.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	Path string `json:"path,omitempty"`
+}
+
+// TokenSecretReference selects a key of a Secret in the request's namespace.
+type TokenSecretReference struct {
+	// name of the Secret.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name,omitempty"`
+
+	// key in the Secret whose value is the token. Admission defaults it to HF_TOKEN.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]+$`
+	Key string `json:"key,omitempty"`
 }
 
 // HardwareSpec describes the hardware candidates run on.

@@ -28,6 +28,10 @@ func newRequest() *request {
 	r.Spec.Model.Name = "meta-llama/Llama-3.1-8B-Instruct"
 	return r
 }
+func (r *request) remoteCode(p v1beta2.RemoteCodePolicy) *request {
+	r.Spec.Model.RemoteCode = p
+	return r
+}
 func (r *request) static(s *v1beta2.StaticWorkload) *request {
 	r.Spec.Workload = &v1beta2.WorkloadSpec{Static: s}
 	return r
@@ -54,20 +58,38 @@ func TestDefault(t *testing.T) {
 		opts admission.DefaultingOptions
 		want *v1beta2.DynamoGraphDeploymentRequest
 	}{
-		{"model only", newRequest().obj(), opts, newRequest().static(defaultStatic()).sku("h200_sxm").maxCandidates(5).obj()},
+		{"model only", newRequest().obj(), opts, newRequest().static(defaultStatic()).sku("h200_sxm").maxCandidates(5).remoteCode(v1beta2.RemoteCodeNever).obj()},
 		{"workload without static", func() *v1beta2.DynamoGraphDeploymentRequest {
 			r := newRequest().obj()
 			r.Spec.Workload = &v1beta2.WorkloadSpec{}
 			return r
-		}(), opts, newRequest().static(defaultStatic()).sku("h200_sxm").maxCandidates(5).obj()},
+		}(), opts, newRequest().static(defaultStatic()).sku("h200_sxm").maxCandidates(5).remoteCode(v1beta2.RemoteCodeNever).obj()},
 		{"empty static is the opt-out", newRequest().static(&v1beta2.StaticWorkload{}).obj(), opts,
-			newRequest().static(&v1beta2.StaticWorkload{}).sku("h200_sxm").maxCandidates(5).obj()},
+			newRequest().static(&v1beta2.StaticWorkload{}).sku("h200_sxm").maxCandidates(5).remoteCode(v1beta2.RemoteCodeNever).obj()},
 		{"partial static is completed", newRequest().static(&v1beta2.StaticWorkload{InputTokens: i32(2048)}).obj(), opts,
-			newRequest().static(&v1beta2.StaticWorkload{InputTokens: i32(2048), OutputTokens: i32(128), Load: &v1beta2.LoadSpec{Concurrency: i32(10)}}).sku("h200_sxm").maxCandidates(5).obj()},
+			newRequest().static(&v1beta2.StaticWorkload{InputTokens: i32(2048), OutputTokens: i32(128), Load: &v1beta2.LoadSpec{Concurrency: i32(10)}}).sku("h200_sxm").maxCandidates(5).remoteCode(v1beta2.RemoteCodeNever).obj()},
 		{"user values are kept", newRequest().static(&v1beta2.StaticWorkload{OutputTokens: i32(7), Load: &v1beta2.LoadSpec{RequestsPerSecond: f64(2.5)}}).sku("b200_sxm").maxCandidates(3).obj(), opts,
-			newRequest().static(&v1beta2.StaticWorkload{InputTokens: i32(1024), OutputTokens: i32(7), Load: &v1beta2.LoadSpec{RequestsPerSecond: f64(2.5)}}).sku("b200_sxm").maxCandidates(3).obj()},
+			newRequest().static(&v1beta2.StaticWorkload{InputTokens: i32(1024), OutputTokens: i32(7), Load: &v1beta2.LoadSpec{RequestsPerSecond: f64(2.5)}}).sku("b200_sxm").maxCandidates(3).remoteCode(v1beta2.RemoteCodeNever).obj()},
 		{"discovered sku wins over the default", newRequest().obj(), admission.DefaultingOptions{DefaultGPUSKU: "h200_sxm", DiscoveredGPUSKU: "l40s"},
-			newRequest().static(defaultStatic()).sku("l40s").maxCandidates(5).obj()},
+			newRequest().static(defaultStatic()).sku("l40s").maxCandidates(5).remoteCode(v1beta2.RemoteCodeNever).obj()},
+		{"token key and remote code are kept", func() *v1beta2.DynamoGraphDeploymentRequest {
+			r := newRequest().remoteCode(v1beta2.RemoteCodeAlwaysTrust).obj()
+			r.Spec.Model.TokenSecretRef = &v1beta2.TokenSecretReference{Name: "hf", Key: "token"}
+			return r
+		}(), opts, func() *v1beta2.DynamoGraphDeploymentRequest {
+			r := newRequest().static(defaultStatic()).sku("h200_sxm").maxCandidates(5).remoteCode(v1beta2.RemoteCodeAlwaysTrust).obj()
+			r.Spec.Model.TokenSecretRef = &v1beta2.TokenSecretReference{Name: "hf", Key: "token"}
+			return r
+		}()},
+		{"token key defaults to HF_TOKEN", func() *v1beta2.DynamoGraphDeploymentRequest {
+			r := newRequest().obj()
+			r.Spec.Model.TokenSecretRef = &v1beta2.TokenSecretReference{Name: "hf"}
+			return r
+		}(), opts, func() *v1beta2.DynamoGraphDeploymentRequest {
+			r := newRequest().static(defaultStatic()).sku("h200_sxm").maxCandidates(5).remoteCode(v1beta2.RemoteCodeNever).obj()
+			r.Spec.Model.TokenSecretRef = &v1beta2.TokenSecretReference{Name: "hf", Key: "HF_TOKEN"}
+			return r
+		}()},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -138,6 +160,21 @@ func TestValidate(t *testing.T) {
 			field.ErrorList{field.Invalid(op.Child("optimizer", "max_trials"), nil, "")}},
 		{"parallelism over the cap", admitted(overrides(`{"optimizer":{"parallelism":64}}`)),
 			field.ErrorList{field.Invalid(op.Child("optimizer", "parallelism"), nil, "")}},
+		{"cache claim not a name", admitted(func(d *v1beta2.DynamoGraphDeploymentRequest) {
+			d.Spec.Model.Cache = &v1beta2.ModelCacheSpec{PVC: &v1beta2.ModelCachePVC{ClaimName: "Models_1"}}
+		}), field.ErrorList{field.Invalid(field.NewPath("spec", "model", "cache", "pvc", "claimName"), nil, "")}},
+		{"cache path absolute", admitted(func(d *v1beta2.DynamoGraphDeploymentRequest) {
+			d.Spec.Model.Cache = &v1beta2.ModelCacheSpec{PVC: &v1beta2.ModelCachePVC{ClaimName: "models", Path: "/hf"}}
+		}), field.ErrorList{field.Invalid(field.NewPath("spec", "model", "cache", "pvc", "path"), nil, "")}},
+		{"cache path escapes the claim", admitted(func(d *v1beta2.DynamoGraphDeploymentRequest) {
+			d.Spec.Model.Cache = &v1beta2.ModelCacheSpec{PVC: &v1beta2.ModelCachePVC{ClaimName: "models", Path: "hf/../.."}}
+		}), field.ErrorList{field.Invalid(field.NewPath("spec", "model", "cache", "pvc", "path"), nil, "")}},
+		{"cache path nested is fine", admitted(func(d *v1beta2.DynamoGraphDeploymentRequest) {
+			d.Spec.Model.Cache = &v1beta2.ModelCacheSpec{PVC: &v1beta2.ModelCachePVC{ClaimName: "models", Path: "caches/hf..old"}}
+		}), nil},
+		{"token secret not a name", admitted(func(d *v1beta2.DynamoGraphDeploymentRequest) {
+			d.Spec.Model.TokenSecretRef = &v1beta2.TokenSecretReference{Name: "HF_Token"}
+		}), field.ErrorList{field.Invalid(field.NewPath("spec", "model", "tokenSecretRef", "name"), nil, "")}},
 		{"pareto with min_goodput_rps", admitted(func(d *v1beta2.DynamoGraphDeploymentRequest) {
 			d.Spec.Objective = &v1beta2.ObjectiveSpec{Target: v1beta2.TargetPareto}
 			overrides(`{"optimization":{"constraints":{"min_goodput_rps":1}}}`)(d)

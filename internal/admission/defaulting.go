@@ -62,6 +62,8 @@ func Default(dgdr *v1beta2.DynamoGraphDeploymentRequest, opts DefaultingOptions)
 		}
 	}
 
+	defaultModel(&spec.Model)
+
 	if spec.Recommendation == nil {
 		spec.Recommendation = &v1beta2.RecommendationSpec{}
 	}
@@ -69,6 +71,16 @@ func Default(dgdr *v1beta2.DynamoGraphDeploymentRequest, opts DefaultingOptions)
 		spec.Recommendation.MaxCandidates = ptr.To(DefaultMaxCandidates)
 	}
 	return errs
+}
+
+// defaultModel materializes model.remoteCode (Never) and model.tokenSecretRef.key (HF_TOKEN).
+func defaultModel(m *v1beta2.ModelSpec) {
+	if m.RemoteCode == "" {
+		m.RemoteCode = v1beta2.RemoteCodeNever
+	}
+	if m.TokenSecretRef != nil && m.TokenSecretRef.Key == "" {
+		m.TokenSecretRef.Key = v1beta2.DefaultTokenSecretKey
+	}
 }
 
 func isEmptyStatic(s *v1beta2.StaticWorkload) bool {

@@ -63,6 +63,7 @@ func validate(dgdr *v1beta2.DynamoGraphDeploymentRequest, caps aisimulate.Caps) 
 	if gpu := gpuOf(spec); gpu != nil && gpu.SKU != "" && !aisimulate.KnownSKU(gpu.SKU) {
 		errs = append(errs, field.NotSupported(specPath.Child("hardware", "gpu", "sku"), gpu.SKU, aisimulate.KnownSKUs()))
 	}
+	errs = append(errs, ValidateModelAccess(&spec.Model, specPath.Child("model"))...)
 	if spec.AISimulate != nil && spec.AISimulate.InputOverrides != nil {
 		errs = append(errs, aisimulate.ValidateOverridesShape(spec.AISimulate.InputOverrides.Raw, aisimulate.OverridesPath)...)
 	}

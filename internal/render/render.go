@@ -10,7 +10,10 @@
 //     operator parses parallel sizes from args and never from `--flag=value`);
 //   - nvidia.com/gpu limits (and requests) = GPUs per pod; an engine wider than a node becomes
 //     multinode {nodeCount} with a full node of GPUs per pod;
-//   - replicas come from parallelism.replicas of each role.
+//   - replicas come from parallelism.replicas of each role;
+//   - model access (Options.Model): the engine's trust flag exactly when remoteCode allows it,
+//     the cache claim mounted read-only with HF_HOME on it, HF_TOKEN from the token Secret —
+//     in every worker (internal/modelaccess).
 package render
 
 import (
@@ -23,6 +26,8 @@ import (
 
 	"k8s.io/utils/ptr"
 
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/modelaccess"
 	"github.com/dgdr-operator/dgdr-operator/internal/render/dgdv1beta1"
 )
 
@@ -61,6 +66,10 @@ type Options struct {
 	GPUsPerNode int
 	// Labels are copied to metadata.labels.
 	Labels map[string]string
+	// Model is the request's model access: remoteCode decides the engine's trust flag, cache
+	// is mounted read-only into every worker (HF_HOME), tokenSecretRef becomes HF_TOKEN (a
+	// secretKeyRef). Its name and revision are not read (see the prediction and ModelRevision).
+	Model v1beta2.ModelSpec
 }
 
 // Summary describes the rendered deployment.
@@ -206,7 +215,7 @@ func RenderPrediction(p *Prediction, opts Options) (*dgdv1beta1.DynamoGraphDeplo
 
 	total := 0
 	for _, r := range roles {
-		c, gpus, err := renderWorker(backend, mode, &e, r, image, opts.ModelRevision, gpusPerNode)
+		c, gpus, err := renderWorker(backend, mode, &e, r, image, opts, gpusPerNode)
 		if err != nil {
 			return nil, Summary{}, fmt.Errorf("engine.workers.%s: %w", r.key, err)
 		}
@@ -271,7 +280,9 @@ func contextLength(e *Engine, w Worker) int {
 	return 0
 }
 
-func renderWorker(backend, mode string, e *Engine, r role, image, revision string, gpusPerNode int) (dgdv1beta1.Component, int, error) {
+func renderWorker(backend, mode string, e *Engine, r role, image string, opts Options, gpusPerNode int) (dgdv1beta1.Component, int, error) {
+	revision := opts.ModelRevision
+	trust := modelaccess.TrustsRemoteCode(&opts.Model)
 	par := r.w.Parallelism
 	// An unset (zero) count or degree means 1.
 	replicas := max(par.Replicas, 1)
@@ -295,11 +306,11 @@ func renderWorker(backend, mode string, e *Engine, r role, image, revision strin
 	var err error
 	switch backend {
 	case BackendVLLM:
-		args = vllmArgs(e, r, tp, pp, dp, ep, revision)
+		args = vllmArgs(e, r, tp, pp, dp, ep, revision, trust)
 	case BackendSGLang:
-		args = sglangArgs(e, r, tp, pp, dp, ep, revision)
+		args = sglangArgs(e, r, tp, pp, dp, ep, revision, trust)
 	case BackendTRTLLM:
-		args, err = trtllmArgs(e, r, tp, pp, dp, ep)
+		args, err = trtllmArgs(e, r, tp, pp, dp, ep, trust)
 	default:
 		err = fmt.Errorf("unknown backend %q", backend)
 	}
@@ -307,12 +318,17 @@ func renderWorker(backend, mode string, e *Engine, r role, image, revision strin
 		return dgdv1beta1.Component{}, 0, err
 	}
 	command := []string{"python3", "-m", "dynamo." + backend}
+	main := dgdv1beta1Container(image, command, args, perPod)
+	main.Env = modelaccess.Env(&opts.Model)
+	main.VolumeMounts = modelaccess.Mounts(&opts.Model)
+	spec := podSpec(main)
+	spec.Volumes = modelaccess.Volumes(&opts.Model)
 	c := dgdv1beta1.Component{
 		Name:        r.name,
 		Type:        r.component,
 		Replicas:    ptr.To(int32(replicas)),
 		Multinode:   multinode,
-		PodTemplate: dgdv1beta1.PodTemplate{Spec: podSpec(dgdv1beta1Container(image, command, args, perPod))},
+		PodTemplate: dgdv1beta1.PodTemplate{Spec: spec},
 	}
 	if mode == ModeDisaggregated || engineGPUs >= gpusPerNode {
 		q := sharedMemory
@@ -341,11 +357,14 @@ func prefixCachingOff(w Worker) bool {
 	return w.KVCache.PrefixCaching != nil && !*w.KVCache.PrefixCaching
 }
 
-func vllmArgs(e *Engine, r role, tp, pp, dp, ep int, revision string) []string {
+func vllmArgs(e *Engine, r role, tp, pp, dp, ep int, revision string, trust bool) []string {
 	var f flags
 	f.add("--model", e.Model)
 	if revision != "" {
 		f.add("--revision", revision)
+	}
+	if trust {
+		f.add("--trust-remote-code")
 	}
 	f.num("--tensor-parallel-size", tp)
 	if pp > 1 {
@@ -373,7 +392,7 @@ func vllmArgs(e *Engine, r role, tp, pp, dp, ep int, revision string) []string {
 	return f
 }
 
-func sglangArgs(e *Engine, r role, tp, pp, dp, ep int, revision string) []string {
+func sglangArgs(e *Engine, r role, tp, pp, dp, ep int, revision string, trust bool) []string {
 	var f flags
 	f.add("--model-path", e.Model)
 	f.add("--served-model-name", e.Model)
@@ -404,7 +423,9 @@ func sglangArgs(e *Engine, r role, tp, pp, dp, ep int, revision string) []string
 	if prefixCachingOff(r.w) {
 		f.add("--disable-radix-cache")
 	}
-	f.add("--trust-remote-code")
+	if trust {
+		f.add("--trust-remote-code")
+	}
 	f.add("--skip-tokenizer-init")
 	if r.key != "aggregated" {
 		f.add("--disaggregation-mode", r.key)
@@ -415,7 +436,7 @@ func sglangArgs(e *Engine, r role, tp, pp, dp, ep int, revision string) []string
 	return f
 }
 
-func trtllmArgs(e *Engine, r role, tp, pp, dp, ep int) ([]string, error) {
+func trtllmArgs(e *Engine, r role, tp, pp, dp, ep int, trust bool) ([]string, error) {
 	var f flags
 	f.add("--model-path", e.Model)
 	f.add("--served-model-name", e.Model)
@@ -441,6 +462,11 @@ func trtllmArgs(e *Engine, r role, tp, pp, dp, ep int) ([]string, error) {
 	f.frac("--free-gpu-memory-fraction", r.w.KVCache.Capacity.MemoryFraction)
 	// Engine settings without a CLI flag go into one inline override document.
 	override := map[string]any{}
+	if trust {
+		// dynamo.trtllm has no trust flag of its own; the LLM API's trust_remote_code is set
+		// through the inline override document.
+		override["trust_remote_code"] = true
+	}
 	if prefixCachingOff(r.w) {
 		override["kv_cache_config"] = map[string]any{"enable_block_reuse": false}
 	}

@@ -4,12 +4,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
 
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/internal/render"
 	"github.com/dgdr-operator/dgdr-operator/internal/render/dgdv1beta1"
@@ -58,6 +60,78 @@ func TestGolden(t *testing.T) {
 			}
 			golden.Assert(t, filepath.Join("testdata", "golden", name+".yaml"), got)
 		})
+	}
+}
+
+// TestGoldenModelAccess renders every input with a token Secret, a cache claim and remote code
+// trusted, into testdata/golden/model-access: the trust flag of each backend, the read-only
+// cache mount, HF_HOME and HF_TOKEN in every worker (aggregated, disaggregated and multinode).
+func TestGoldenModelAccess(t *testing.T) {
+	inputs, err := filepath.Glob("testdata/input/*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range inputs {
+		name := strings.TrimSuffix(filepath.Base(in), ".yaml")
+		t.Run(name, func(t *testing.T) {
+			opts := render.Options{Name: "llm-" + name, RuntimeImages: testImages, ModelRevision: "0123456789abcdef0123456789abcdef01234567",
+				Model: v1beta2.ModelSpec{
+					RemoteCode:     v1beta2.RemoteCodeTrustCacheAndRevision,
+					Revision:       "0123456789abcdef0123456789abcdef01234567",
+					Cache:          &v1beta2.ModelCacheSpec{PVC: &v1beta2.ModelCachePVC{ClaimName: "model-cache", Path: "hf"}},
+					TokenSecretRef: &v1beta2.TokenSecretReference{Name: "hf-token", Key: "token"},
+				}}
+			dgd, _, err := render.Render(readDoc(t, in), opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := yaml.Marshal(dgd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden.Assert(t, filepath.Join("testdata", "golden", "model-access", name+".yaml"), got)
+		})
+	}
+}
+
+// TestRemoteCodePolicy: the engine's trust flag appears exactly when the policy allows it,
+// for every backend, never by default.
+func TestRemoteCodePolicy(t *testing.T) {
+	cache := &v1beta2.ModelCacheSpec{PVC: &v1beta2.ModelCachePVC{ClaimName: "c"}}
+	policies := []struct {
+		name string
+		m    v1beta2.ModelSpec
+		want bool
+	}{
+		{"unset", v1beta2.ModelSpec{}, false},
+		{"Never", v1beta2.ModelSpec{RemoteCode: v1beta2.RemoteCodeNever, Revision: "r", Cache: cache}, false},
+		{"TrustCacheAndRevision", v1beta2.ModelSpec{RemoteCode: v1beta2.RemoteCodeTrustCacheAndRevision, Revision: "r", Cache: cache}, true},
+		{"TrustCacheAndRevision without cache", v1beta2.ModelSpec{RemoteCode: v1beta2.RemoteCodeTrustCacheAndRevision, Revision: "r"}, false},
+		{"AlwaysTrust", v1beta2.ModelSpec{RemoteCode: v1beta2.RemoteCodeAlwaysTrust}, true},
+	}
+	inputs := map[string]func(args []string) bool{
+		"vllm-agg":      func(a []string) bool { return slices.Contains(a, "--trust-remote-code") },
+		"sglang-disagg": func(a []string) bool { return slices.Contains(a, "--trust-remote-code") },
+		"trtllm-disagg": func(a []string) bool {
+			i := slices.Index(a, "--override-engine-args")
+			return i >= 0 && strings.Contains(a[i+1], `"trust_remote_code":true`)
+		},
+	}
+	for input, trusted := range inputs {
+		for _, p := range policies {
+			t.Run(input+"/"+p.name, func(t *testing.T) {
+				dgd, _, err := render.Render(readDoc(t, filepath.Join("testdata", "input", input+".yaml")),
+					render.Options{RuntimeImages: testImages, Model: p.m})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, c := range dgd.Spec.Components[1:] {
+					if got := trusted(c.PodTemplate.Spec.Containers[0].Args); got != p.want {
+						t.Errorf("%s: trusted = %v, want %v (args %q)", c.Name, got, p.want, c.PodTemplate.Spec.Containers[0].Args)
+					}
+				}
+			})
+		}
 	}
 }
 

@@ -151,6 +151,7 @@ func (r *Reporter) buildCandidate(run *v1beta2.DynamoGraphDeploymentRun, sweep *
 		ModelRevision: run.Spec.Model.Revision,
 		RuntimeImages: r.RuntimeImages,
 		GPUsPerNode:   r.GPUsPerNode,
+		Model:         run.Spec.Model,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("rendering: %w", err)

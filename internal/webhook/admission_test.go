@@ -93,6 +93,18 @@ func TestBadInputTable(t *testing.T) {
 		{"overrides-load-field-of-other-type", "  aisimulate:\n    inputOverrides: {traffic: {load: {type: poisson, requests_per_second: 2}}}\n", "spec.aisimulate.inputOverrides.traffic.load", "another type"},
 		{"overrides-pareto-min-goodput", "  objective: {target: pareto}\n  aisimulate:\n    inputOverrides: {optimization: {constraints: {min_goodput_rps: 1}}}\n", "spec.aisimulate.inputOverrides.optimization.constraints.min_goodput_rps", "min_gpus"},
 		{"overrides-parallelism-over-cap", "  aisimulate:\n    inputOverrides: {optimizer: {parallelism: 1000}}\n", "spec.aisimulate.inputOverrides.optimizer.parallelism", "limits.maxParallelism"},
+		{"remote-code-unknown", "    remoteCode: Sometimes\n", "spec.model.remoteCode", "Unsupported value"},
+		{"remote-code-trust-cache-without-revision", "    remoteCode: TrustCacheAndRevision\n    cache: {pvc: {claimName: models}}\n", "spec.model.remoteCode", "requires model.revision and model.cache"},
+		{"remote-code-trust-revision-without-cache", "    remoteCode: TrustCacheAndRevision\n    revision: main\n", "spec.model.remoteCode", "requires model.revision and model.cache"},
+		{"cache-empty", "    cache: {}\n", "spec.model.cache", "at least 1"},
+		{"cache-pvc-without-claim", "    cache: {pvc: {path: hf}}\n", "spec.model.cache.pvc.claimName", "Required value"},
+		{"cache-claim-not-a-name", "    cache: {pvc: {claimName: Models_1}}\n", "spec.model.cache.pvc.claimName", "RFC 1123"},
+		{"cache-path-absolute", "    cache: {pvc: {claimName: models, path: /hf}}\n", "spec.model.cache.pvc.path", "relative path"},
+		{"cache-path-escapes", "    cache: {pvc: {claimName: models, path: a/../../b}}\n", "spec.model.cache.pvc.path", "relative path"},
+		{"token-without-name", "    tokenSecretRef: {key: token}\n", "spec.model.tokenSecretRef.name", "Required value"},
+		{"token-name-not-a-name", "    tokenSecretRef: {name: HF_Token}\n", "spec.model.tokenSecretRef.name", "RFC 1123"},
+		{"token-key-pattern", "    tokenSecretRef: {name: hf, key: \"a b\"}\n", "spec.model.tokenSecretRef.key", "should match"},
+		{"unknown-model-cache-field", "    cache: {pvc: {claim: models}}\n", "spec.model.cache.pvc.claim", "unknown field"},
 		{"overrides-hardware-auto", "  aisimulate:\n    inputOverrides: {engine: {hardware: auto}}\n", "spec.aisimulate.inputOverrides", "optimization.hardware"},
 	}
 	for _, tc := range cases {
@@ -199,6 +211,9 @@ func TestDefaultingIsStored(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.wantStatic, got.Spec.Workload.Static); diff != "" {
 				t.Errorf("stored static (-want +got):\n%s", diff)
+			}
+			if got.Spec.Model.RemoteCode != v1beta2.RemoteCodeNever {
+				t.Errorf("model.remoteCode not materialized: %q", got.Spec.Model.RemoteCode)
 			}
 			if got.Spec.Hardware.GPU.SKU != "h200_sxm" || *got.Spec.Recommendation.MaxCandidates != 5 {
 				t.Errorf("sku/maxCandidates not materialized: %+v %+v", got.Spec.Hardware.GPU, got.Spec.Recommendation)
@@ -320,5 +335,30 @@ func TestWritesThatMustNotStick(t *testing.T) {
 	err := k8s.Create(ctx, run)
 	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.workload.static.load") {
 		t.Fatalf("a Run with an invalid load union: want Invalid at spec.workload.static.load, got %v", err)
+	}
+}
+
+// TestModelAccessDefaultsAreStored: a token Secret reference without a key is stored with key
+// HF_TOKEN, and a complete model-access spec is accepted and kept as written.
+func TestModelAccessDefaultsAreStored(t *testing.T) {
+	ctx := context.Background()
+	obj := fromYAML(t, "stored-model-access", "    revision: 0123456789abcdef0123456789abcdef01234567\n"+
+		"    remoteCode: TrustCacheAndRevision\n    cache: {pvc: {claimName: models, path: hf}}\n    tokenSecretRef: {name: hf-token}\n")
+	if err := k8s.Create(ctx, obj); err != nil {
+		t.Fatal(err)
+	}
+	got := &v1beta2.DynamoGraphDeploymentRequest{}
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(obj), got); err != nil {
+		t.Fatal(err)
+	}
+	want := v1beta2.ModelSpec{
+		Name:           "meta-llama/Llama-3.1-8B-Instruct",
+		Revision:       "0123456789abcdef0123456789abcdef01234567",
+		RemoteCode:     v1beta2.RemoteCodeTrustCacheAndRevision,
+		Cache:          &v1beta2.ModelCacheSpec{PVC: &v1beta2.ModelCachePVC{ClaimName: "models", Path: "hf"}},
+		TokenSecretRef: &v1beta2.TokenSecretReference{Name: "hf-token", Key: "HF_TOKEN"},
+	}
+	if diff := cmp.Diff(want, got.Spec.Model); diff != "" {
+		t.Errorf("stored model (-want +got):\n%s", diff)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
+	"github.com/dgdr-operator/dgdr-operator/internal/modelaccess"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 )
 
@@ -123,10 +124,12 @@ func BuildJob(run *v1beta2.DynamoGraphDeploymentRun, cfg *v1alpha1.OperatorConfi
 		Resources:                *cfg.Planner.Resources.DeepCopy(),
 		SecurityContext:          restrictedSecurityContext(),
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
-		VolumeMounts: []corev1.VolumeMount{
+		// Model access: HF_TOKEN from the token Secret and the cache claim, read-only.
+		Env: modelaccess.Env(&run.Spec.Model),
+		VolumeMounts: append([]corev1.VolumeMount{
 			{Name: jobcontract.InputVolume, MountPath: jobcontract.InputDir, ReadOnly: true},
 			outputMount,
-		},
+		}, modelaccess.Mounts(&run.Spec.Model)...),
 	}
 	reporter := corev1.Container{
 		Name:                     jobcontract.ReporterContainer,
@@ -195,6 +198,7 @@ func BuildJob(run *v1beta2.DynamoGraphDeploymentRun, cfg *v1alpha1.OperatorConfi
 			},
 		},
 	}
+	job.Spec.Template.Spec.Volumes = append(job.Spec.Template.Spec.Volumes, modelaccess.Volumes(&run.Spec.Model)...)
 	if queue != "" {
 		job.Spec.Suspend = ptr.To(true)
 	}

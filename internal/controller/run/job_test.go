@@ -171,3 +171,55 @@ func TestSearchContainerHasNoToken(t *testing.T) {
 		}
 	}
 }
+
+// TestBuildJobModelAccess: the cache claim is mounted read-only into the search container only,
+// and HF_TOKEN comes from the token Secret (a secretKeyRef), never as a value.
+func TestBuildJobModelAccess(t *testing.T) {
+	run := testRun()
+	run.Spec.Model = v1beta2.ModelSpec{
+		Name:           "org/m",
+		Cache:          &v1beta2.ModelCacheSpec{PVC: &v1beta2.ModelCachePVC{ClaimName: "models", Path: "hf"}},
+		TokenSecretRef: &v1beta2.TokenSecretReference{Name: "hf", Key: "token"},
+	}
+	spec := BuildJob(run, testConfig()).Spec.Template.Spec
+	wantVolume := corev1.Volume{Name: "model-cache", VolumeSource: corev1.VolumeSource{
+		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "models", ReadOnly: true}}}
+	if diff := cmp.Diff(wantVolume, spec.Volumes[len(spec.Volumes)-1]); diff != "" {
+		t.Errorf("cache volume (-want +got):\n%s", diff)
+	}
+	wantMount := corev1.VolumeMount{Name: "model-cache", MountPath: "/opt/dgdr/model-cache", SubPath: "hf", ReadOnly: true}
+	wantEnv := []corev1.EnvVar{
+		{Name: "HF_TOKEN", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: "hf"}, Key: "token"}}},
+		{Name: "HF_HOME", Value: "/opt/dgdr/model-cache"},
+		{Name: "HF_HUB_OFFLINE", Value: "1"},
+	}
+	for _, c := range append(spec.InitContainers, spec.Containers...) {
+		hasMount := false
+		for _, m := range c.VolumeMounts {
+			if m.Name == "model-cache" {
+				hasMount = true
+				if diff := cmp.Diff(wantMount, m); diff != "" {
+					t.Errorf("%s: cache mount (-want +got):\n%s", c.Name, diff)
+				}
+			}
+		}
+		if c.Name != jobcontract.SearchContainer {
+			if hasMount {
+				t.Errorf("%s mounts the model cache", c.Name)
+			}
+			for _, e := range c.Env {
+				if e.Name == "HF_TOKEN" {
+					t.Errorf("%s gets HF_TOKEN", c.Name)
+				}
+			}
+			continue
+		}
+		if !hasMount {
+			t.Errorf("the search container does not mount the model cache")
+		}
+		if diff := cmp.Diff(wantEnv, c.Env); diff != "" {
+			t.Errorf("search env (-want +got):\n%s", diff)
+		}
+	}
+}
