@@ -62,11 +62,19 @@ func retry(ctx context.Context, timeout time.Duration, log func(err error), f fu
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var last error
+	restarting := false
 	// immediate: f runs at least once, even on a done ctx; sliding: the wait starts after f.
 	_ = apiBackoff.DelayFunc().Until(ctx, true, true, func(context.Context) (bool, error) {
 		last = f()
-		if last == nil || !transient(last) {
+		// An API server that was just unreachable or unavailable answers Forbidden until its
+		// authorizer has loaded the RBAC objects again (the chaos suite's API server restart
+		// hit this in the search pod); after such an outage Forbidden is retried as well.
+		retryable := transient(last) || (restarting && apierrors.IsForbidden(last))
+		if last == nil || !retryable {
 			return true, nil
+		}
+		if transient(last) && !apierrors.IsConflict(last) && !apierrors.IsTooManyRequests(last) {
+			restarting = true
 		}
 		if log != nil {
 			log(last)

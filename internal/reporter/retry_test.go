@@ -76,3 +76,16 @@ func TestRetryStopsOnSuccessAndOnFinalErrors(t *testing.T) {
 		t.Fatalf("want the last error after the timeout, got %v after %d calls", err, calls)
 	}
 }
+
+// TestRetryForbiddenAfterOutage: an API server that comes back answers Forbidden until its
+// authorizer has synced; after a connection failure that is retried, never before.
+func TestRetryForbiddenAfterOutage(t *testing.T) {
+	refused := &url.Error{Op: "Get", URL: "https://127.0.0.1:6443/api", Err: &net.OpError{Op: "dial", Err: errors.New("connect: connection refused")}}
+	forbidden := apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "p", errors.New("no"))
+	answers := []error{refused, forbidden, forbidden, nil}
+	calls := 0
+	err := retry(context.Background(), time.Minute, nil, func() error { calls++; return answers[calls-1] })
+	if err != nil || calls != 4 {
+		t.Errorf("err = %v after %d calls, want success after 4", err, calls)
+	}
+}
