@@ -42,7 +42,7 @@ const (
 //
 // +kubebuilder:validation:MinProperties=1
 // +kubebuilder:validation:XValidation:rule="has(self.model) || has(self.v1beta1)",message="model is required",fieldPath=".model",reason="FieldValueRequired"
-// +kubebuilder:validation:XValidation:rule="!has(self.v1beta1) || !(has(self.model) || has(self.backends) || has(self.hardware) || has(self.workload) || has(self.sla) || has(self.objective) || has(self.recommendation) || has(self.aisimulate))",message="v1beta1 is mutually exclusive with the native v1beta2 fields",fieldPath=".v1beta1",reason="FieldValueForbidden"
+// +kubebuilder:validation:XValidation:rule="!has(self.v1beta1) || !(has(self.model) || has(self.backends) || has(self.hardware) || has(self.workload) || has(self.sla) || has(self.objective) || has(self.recommendation) || has(self.aisimulate) || has(self.deployment))",message="v1beta1 is mutually exclusive with the native v1beta2 fields",fieldPath=".v1beta1",reason="FieldValueForbidden"
 type DynamoGraphDeploymentRequestSpec struct {
 	// model identifies the model to serve. Required unless v1beta1 is set.
 	// +optional
@@ -82,6 +82,12 @@ type DynamoGraphDeploymentRequestSpec struct {
 	// aisimulate holds the escape hatch into the AISimulate recommendation input.
 	// +optional
 	AISimulate *AISimulateSpec `json:"aisimulate,omitempty"`
+
+	// deployment shapes the DynamoGraphDeployment rendered for every candidate: the Frontend's
+	// router and pod template overrides per component role. It does not change the search.
+	// Admission materializes deployment.router.mode.
+	// +optional
+	Deployment *DeploymentSpec `json:"deployment,omitempty"`
 
 	// v1beta1 is the conversion envelope: the complete spec of a request created through
 	// nvidia.com/v1beta1 (a Dynamo operator request), kept verbatim while the request is read
@@ -360,6 +366,81 @@ type RecommendationSpec struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=20
 	MaxCandidates *int32 `json:"maxCandidates,omitempty"`
+}
+
+// RouterMode is how the Dynamo Frontend routes requests to workers.
+// +kubebuilder:validation:Enum=RoundRobin;Random;KV
+type RouterMode string
+
+// Router modes.
+const (
+	// RouterRoundRobin cycles through the workers (the Frontend's default).
+	RouterRoundRobin RouterMode = "RoundRobin"
+	// RouterRandom picks a worker at random.
+	RouterRandom RouterMode = "Random"
+	// RouterKV routes by KV-cache overlap; the workers publish KV events.
+	RouterKV RouterMode = "KV"
+)
+
+// DeploymentSpec shapes the rendered DynamoGraphDeployments.
+type DeploymentSpec struct {
+	// router configures the Frontend's request routing.
+	// +optional
+	Router *RouterSpec `json:"router,omitempty"`
+
+	// podTemplateOverrides are strategic merge patches of the rendered components' pod
+	// templates, per role.
+	// +optional
+	PodTemplateOverrides *PodTemplateOverrides `json:"podTemplateOverrides,omitempty"`
+}
+
+// RouterSpec configures the Frontend's request routing.
+type RouterSpec struct {
+	// mode is RoundRobin (the default), Random or KV. It renders the Frontend's DYN_ROUTER_MODE
+	// (round-robin, random, kv); KV also makes the workers publish KV-cache events.
+	// +optional
+	Mode RouterMode `json:"mode,omitempty"`
+}
+
+// PodTemplateOverrides are strategic merge patches of a core/v1 PodTemplateSpec (containers,
+// env, volumes and volume mounts merge by name; the engine container is "main"), applied to the
+// rendered components in the order all, then frontend or workers, then prefill or decode. Each
+// must be a JSON object that decodes as a PodTemplateSpec patch; admission rejects anything else.
+type PodTemplateOverrides struct {
+	// all is applied to every component.
+	// +optional
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Type=object
+	// +kubebuilder:validation:Schemaless
+	All *runtime.RawExtension `json:"all,omitempty"`
+
+	// frontend is applied to the Frontend.
+	// +optional
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Type=object
+	// +kubebuilder:validation:Schemaless
+	Frontend *runtime.RawExtension `json:"frontend,omitempty"`
+
+	// workers is applied to every worker component (aggregated, prefill and decode).
+	// +optional
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Type=object
+	// +kubebuilder:validation:Schemaless
+	Workers *runtime.RawExtension `json:"workers,omitempty"`
+
+	// prefill is applied to the prefill component of disaggregated candidates.
+	// +optional
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Type=object
+	// +kubebuilder:validation:Schemaless
+	Prefill *runtime.RawExtension `json:"prefill,omitempty"`
+
+	// decode is applied to the decode component of disaggregated candidates.
+	// +optional
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Type=object
+	// +kubebuilder:validation:Schemaless
+	Decode *runtime.RawExtension `json:"decode,omitempty"`
 }
 
 // AISimulateSpec holds the escape hatch into the AISimulate recommendation input.

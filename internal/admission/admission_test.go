@@ -14,8 +14,9 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
 )
 
-func i32(v int32) *int32     { return &v }
-func f64(v float64) *float64 { return &v }
+func i32(v int32) *int32                 { return &v }
+func raw(s string) *runtime.RawExtension { return &runtime.RawExtension{Raw: []byte(s)} }
+func f64(v float64) *float64             { return &v }
 
 // request is a builder for test requests.
 type request struct {
@@ -26,6 +27,13 @@ func newRequest() *request {
 	r := &request{}
 	r.Name = "r"
 	r.Spec.Model.Name = "meta-llama/Llama-3.1-8B-Instruct"
+	return r
+}
+func (r *request) router(m v1beta2.RouterMode) *request {
+	if r.Spec.Deployment == nil {
+		r.Spec.Deployment = &v1beta2.DeploymentSpec{}
+	}
+	r.Spec.Deployment.Router = &v1beta2.RouterSpec{Mode: m}
 	return r
 }
 func (r *request) remoteCode(p v1beta2.RemoteCodePolicy) *request {
@@ -58,27 +66,36 @@ func TestDefault(t *testing.T) {
 		opts admission.DefaultingOptions
 		want *v1beta2.DynamoGraphDeploymentRequest
 	}{
-		{"model only", newRequest().obj(), opts, newRequest().static(defaultStatic()).sku("h200_sxm").maxCandidates(5).remoteCode(v1beta2.RemoteCodeNever).obj()},
+		{"model only", newRequest().obj(), opts, newRequest().static(defaultStatic()).sku("h200_sxm").maxCandidates(5).remoteCode(v1beta2.RemoteCodeNever).router(v1beta2.RouterRoundRobin).obj()},
 		{"workload without static", func() *v1beta2.DynamoGraphDeploymentRequest {
 			r := newRequest().obj()
 			r.Spec.Workload = &v1beta2.WorkloadSpec{}
 			return r
-		}(), opts, newRequest().static(defaultStatic()).sku("h200_sxm").maxCandidates(5).remoteCode(v1beta2.RemoteCodeNever).obj()},
+		}(), opts, newRequest().static(defaultStatic()).sku("h200_sxm").maxCandidates(5).remoteCode(v1beta2.RemoteCodeNever).router(v1beta2.RouterRoundRobin).obj()},
 		{"empty static is the opt-out", newRequest().static(&v1beta2.StaticWorkload{}).obj(), opts,
-			newRequest().static(&v1beta2.StaticWorkload{}).sku("h200_sxm").maxCandidates(5).remoteCode(v1beta2.RemoteCodeNever).obj()},
+			newRequest().static(&v1beta2.StaticWorkload{}).sku("h200_sxm").maxCandidates(5).remoteCode(v1beta2.RemoteCodeNever).router(v1beta2.RouterRoundRobin).obj()},
 		{"partial static is completed", newRequest().static(&v1beta2.StaticWorkload{InputTokens: i32(2048)}).obj(), opts,
-			newRequest().static(&v1beta2.StaticWorkload{InputTokens: i32(2048), OutputTokens: i32(128), Load: &v1beta2.LoadSpec{Concurrency: i32(10)}}).sku("h200_sxm").maxCandidates(5).remoteCode(v1beta2.RemoteCodeNever).obj()},
+			newRequest().static(&v1beta2.StaticWorkload{InputTokens: i32(2048), OutputTokens: i32(128), Load: &v1beta2.LoadSpec{Concurrency: i32(10)}}).sku("h200_sxm").maxCandidates(5).remoteCode(v1beta2.RemoteCodeNever).router(v1beta2.RouterRoundRobin).obj()},
 		{"user values are kept", newRequest().static(&v1beta2.StaticWorkload{OutputTokens: i32(7), Load: &v1beta2.LoadSpec{RequestsPerSecond: f64(2.5)}}).sku("b200_sxm").maxCandidates(3).obj(), opts,
-			newRequest().static(&v1beta2.StaticWorkload{InputTokens: i32(1024), OutputTokens: i32(7), Load: &v1beta2.LoadSpec{RequestsPerSecond: f64(2.5)}}).sku("b200_sxm").maxCandidates(3).remoteCode(v1beta2.RemoteCodeNever).obj()},
+			newRequest().static(&v1beta2.StaticWorkload{InputTokens: i32(1024), OutputTokens: i32(7), Load: &v1beta2.LoadSpec{RequestsPerSecond: f64(2.5)}}).sku("b200_sxm").maxCandidates(3).remoteCode(v1beta2.RemoteCodeNever).router(v1beta2.RouterRoundRobin).obj()},
 		{"discovered sku wins over the default", newRequest().obj(), admission.DefaultingOptions{DefaultGPUSKU: "h200_sxm", DiscoveredGPUSKU: "l40s"},
-			newRequest().static(defaultStatic()).sku("l40s").maxCandidates(5).remoteCode(v1beta2.RemoteCodeNever).obj()},
+			newRequest().static(defaultStatic()).sku("l40s").maxCandidates(5).remoteCode(v1beta2.RemoteCodeNever).router(v1beta2.RouterRoundRobin).obj()},
 		{"token key and remote code are kept", func() *v1beta2.DynamoGraphDeploymentRequest {
 			r := newRequest().remoteCode(v1beta2.RemoteCodeAlwaysTrust).obj()
 			r.Spec.Model.TokenSecretRef = &v1beta2.TokenSecretReference{Name: "hf", Key: "token"}
 			return r
 		}(), opts, func() *v1beta2.DynamoGraphDeploymentRequest {
-			r := newRequest().static(defaultStatic()).sku("h200_sxm").maxCandidates(5).remoteCode(v1beta2.RemoteCodeAlwaysTrust).obj()
+			r := newRequest().static(defaultStatic()).sku("h200_sxm").maxCandidates(5).remoteCode(v1beta2.RemoteCodeAlwaysTrust).router(v1beta2.RouterRoundRobin).obj()
 			r.Spec.Model.TokenSecretRef = &v1beta2.TokenSecretReference{Name: "hf", Key: "token"}
+			return r
+		}()},
+		{"router mode is kept, overrides untouched", func() *v1beta2.DynamoGraphDeploymentRequest {
+			r := newRequest().router(v1beta2.RouterKV).obj()
+			r.Spec.Deployment.PodTemplateOverrides = &v1beta2.PodTemplateOverrides{Workers: &runtime.RawExtension{Raw: []byte(`{"spec":{}}`)}}
+			return r
+		}(), opts, func() *v1beta2.DynamoGraphDeploymentRequest {
+			r := newRequest().static(defaultStatic()).sku("h200_sxm").maxCandidates(5).remoteCode(v1beta2.RemoteCodeNever).router(v1beta2.RouterKV).obj()
+			r.Spec.Deployment.PodTemplateOverrides = &v1beta2.PodTemplateOverrides{Workers: &runtime.RawExtension{Raw: []byte(`{"spec":{}}`)}}
 			return r
 		}()},
 		{"token key defaults to HF_TOKEN", func() *v1beta2.DynamoGraphDeploymentRequest {
@@ -86,7 +103,7 @@ func TestDefault(t *testing.T) {
 			r.Spec.Model.TokenSecretRef = &v1beta2.TokenSecretReference{Name: "hf"}
 			return r
 		}(), opts, func() *v1beta2.DynamoGraphDeploymentRequest {
-			r := newRequest().static(defaultStatic()).sku("h200_sxm").maxCandidates(5).remoteCode(v1beta2.RemoteCodeNever).obj()
+			r := newRequest().static(defaultStatic()).sku("h200_sxm").maxCandidates(5).remoteCode(v1beta2.RemoteCodeNever).router(v1beta2.RouterRoundRobin).obj()
 			r.Spec.Model.TokenSecretRef = &v1beta2.TokenSecretReference{Name: "hf", Key: "HF_TOKEN"}
 			return r
 		}()},
@@ -175,6 +192,18 @@ func TestValidate(t *testing.T) {
 		{"token secret not a name", admitted(func(d *v1beta2.DynamoGraphDeploymentRequest) {
 			d.Spec.Model.TokenSecretRef = &v1beta2.TokenSecretReference{Name: "HF_Token"}
 		}), field.ErrorList{field.Invalid(field.NewPath("spec", "model", "tokenSecretRef", "name"), nil, "")}},
+		{"pod template overrides that decode", admitted(func(d *v1beta2.DynamoGraphDeploymentRequest) {
+			d.Spec.Deployment = &v1beta2.DeploymentSpec{PodTemplateOverrides: &v1beta2.PodTemplateOverrides{
+				All:     raw(`{"spec":{"tolerations":[{"key":"gpu","operator":"Exists"}]}}`),
+				Workers: raw(`{"spec":{"containers":[{"name":"main","env":[{"name":"X","value":"1"}]}]}}`),
+			}}
+		}), nil},
+		{"pod template override with an unknown field", admitted(func(d *v1beta2.DynamoGraphDeploymentRequest) {
+			d.Spec.Deployment = &v1beta2.DeploymentSpec{PodTemplateOverrides: &v1beta2.PodTemplateOverrides{Decode: raw(`{"spec":{"nodeSelektor":{}}}`)}}
+		}), field.ErrorList{field.Invalid(field.NewPath("spec", "deployment", "podTemplateOverrides", "decode"), nil, "")}},
+		{"pod template override container without name", admitted(func(d *v1beta2.DynamoGraphDeploymentRequest) {
+			d.Spec.Deployment = &v1beta2.DeploymentSpec{PodTemplateOverrides: &v1beta2.PodTemplateOverrides{All: raw(`{"spec":{"containers":[{"image":"x"}]}}`)}}
+		}), field.ErrorList{field.Invalid(field.NewPath("spec", "deployment", "podTemplateOverrides", "all"), nil, "")}},
 		{"pareto with min_goodput_rps", admitted(func(d *v1beta2.DynamoGraphDeploymentRequest) {
 			d.Spec.Objective = &v1beta2.ObjectiveSpec{Target: v1beta2.TargetPareto}
 			overrides(`{"optimization":{"constraints":{"min_goodput_rps":1}}}`)(d)

@@ -63,6 +63,15 @@ func Default(dgdr *v1beta2.DynamoGraphDeploymentRequest, opts DefaultingOptions)
 	}
 
 	defaultModel(&spec.Model)
+	if spec.Deployment == nil {
+		spec.Deployment = &v1beta2.DeploymentSpec{}
+	}
+	if spec.Deployment.Router == nil {
+		spec.Deployment.Router = &v1beta2.RouterSpec{}
+	}
+	if spec.Deployment.Router.Mode == "" {
+		spec.Deployment.Router.Mode = v1beta2.RouterRoundRobin
+	}
 
 	if spec.Recommendation == nil {
 		spec.Recommendation = &v1beta2.RecommendationSpec{}

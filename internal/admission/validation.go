@@ -64,6 +64,7 @@ func validate(dgdr *v1beta2.DynamoGraphDeploymentRequest, caps aisimulate.Caps) 
 		errs = append(errs, field.NotSupported(specPath.Child("hardware", "gpu", "sku"), gpu.SKU, aisimulate.KnownSKUs()))
 	}
 	errs = append(errs, ValidateModelAccess(&spec.Model, specPath.Child("model"))...)
+	errs = append(errs, ValidateDeployment(spec.Deployment, specPath.Child("deployment"))...)
 	if spec.AISimulate != nil && spec.AISimulate.InputOverrides != nil {
 		errs = append(errs, aisimulate.ValidateOverridesShape(spec.AISimulate.InputOverrides.Raw, aisimulate.OverridesPath)...)
 	}

@@ -24,6 +24,7 @@ import (
 	"strconv"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
@@ -70,6 +71,10 @@ type Options struct {
 	// is mounted read-only into every worker (HF_HOME), tokenSecretRef becomes HF_TOKEN (a
 	// secretKeyRef). Its name and revision are not read (see the prediction and ModelRevision).
 	Model v1beta2.ModelSpec
+	// Deployment is the request's spec.deployment: the Frontend's router mode (DYN_ROUTER_MODE;
+	// KV also makes every worker publish KV events) and the pod template overrides per role.
+	// nil renders the Frontend's defaults and no overrides.
+	Deployment *v1beta2.DeploymentSpec
 }
 
 // Summary describes the rendered deployment.
@@ -206,7 +211,7 @@ func RenderPrediction(p *Prediction, opts Options) (*dgdv1beta1.DynamoGraphDeplo
 		Metadata:   dgdv1beta1.Metadata{Name: opts.Name, Namespace: opts.Namespace, Labels: copyMap(opts.Labels)},
 		Spec: dgdv1beta1.DynamoGraphDeploymentSpec{
 			BackendFramework: backend,
-			Components:       []dgdv1beta1.Component{frontend(image)},
+			Components:       []dgdv1beta1.Component{frontend(image, routerModeValue(opts.Deployment))},
 		},
 	}
 	if opts.ModelRevision != "" {
@@ -221,6 +226,12 @@ func RenderPrediction(p *Prediction, opts Options) (*dgdv1beta1.DynamoGraphDeplo
 		}
 		total += gpus
 		dgd.Spec.Components = append(dgd.Spec.Components, c)
+	}
+	for i := range dgd.Spec.Components {
+		c := &dgd.Spec.Components[i]
+		if err := applyOverrides(c, opts.Deployment); err != nil {
+			return nil, Summary{}, fmt.Errorf("spec.deployment.podTemplateOverrides of %s: %w", c.Name, err)
+		}
 	}
 	return dgd, Summary{Backend: backend, Mode: mode, GPUs: total}, nil
 }
@@ -251,14 +262,19 @@ func workerName(backend, r string) string {
 	}
 }
 
-func frontend(image string) dgdv1beta1.Component {
+func frontend(image, routerMode string) dgdv1beta1.Component {
 	// The Dynamo operator injects the frontend command, port, probes and env; setting only the
-	// image keeps us compatible across Dynamo releases.
+	// image (and the router mode as env, never as args that would replace the injected ones)
+	// keeps us compatible across Dynamo releases.
+	main := dgdv1beta1Container(image, nil, nil, 0)
+	if routerMode != "" {
+		main.Env = []corev1.EnvVar{{Name: EnvRouterMode, Value: routerMode}}
+	}
 	return dgdv1beta1.Component{
 		Name:        "Frontend",
 		Type:        dgdv1beta1.ComponentFrontend,
 		Replicas:    ptr.To(int32(1)),
-		PodTemplate: dgdv1beta1.PodTemplate{Spec: podSpec(dgdv1beta1Container(image, nil, nil, 0))},
+		PodTemplate: dgdv1beta1.PodTemplate{Spec: podSpec(main)},
 	}
 }
 
@@ -283,6 +299,7 @@ func contextLength(e *Engine, w Worker) int {
 func renderWorker(backend, mode string, e *Engine, r role, image string, opts Options, gpusPerNode int) (dgdv1beta1.Component, int, error) {
 	revision := opts.ModelRevision
 	trust := modelaccess.TrustsRemoteCode(&opts.Model)
+	kvEvents := kvRouting(opts.Deployment)
 	par := r.w.Parallelism
 	// An unset (zero) count or degree means 1.
 	replicas := max(par.Replicas, 1)
@@ -306,11 +323,11 @@ func renderWorker(backend, mode string, e *Engine, r role, image string, opts Op
 	var err error
 	switch backend {
 	case BackendVLLM:
-		args = vllmArgs(e, r, tp, pp, dp, ep, revision, trust)
+		args = vllmArgs(e, r, tp, pp, dp, ep, revision, trust, kvEvents)
 	case BackendSGLang:
-		args = sglangArgs(e, r, tp, pp, dp, ep, revision, trust)
+		args = sglangArgs(e, r, tp, pp, dp, ep, revision, trust, kvEvents)
 	case BackendTRTLLM:
-		args, err = trtllmArgs(e, r, tp, pp, dp, ep, trust)
+		args, err = trtllmArgs(e, r, tp, pp, dp, ep, trust, kvEvents)
 	default:
 		err = fmt.Errorf("unknown backend %q", backend)
 	}
@@ -357,7 +374,7 @@ func prefixCachingOff(w Worker) bool {
 	return w.KVCache.PrefixCaching != nil && !*w.KVCache.PrefixCaching
 }
 
-func vllmArgs(e *Engine, r role, tp, pp, dp, ep int, revision string, trust bool) []string {
+func vllmArgs(e *Engine, r role, tp, pp, dp, ep int, revision string, trust, kvEvents bool) []string {
 	var f flags
 	f.add("--model", e.Model)
 	if revision != "" {
@@ -389,10 +406,13 @@ func vllmArgs(e *Engine, r role, tp, pp, dp, ep int, revision string, trust bool
 		// Mandatory on prefill; recommended with the same value on decode.
 		f.add("--kv-transfer-config", `{"kv_connector":"NixlConnector","kv_role":"kv_both"}`)
 	}
+	if kvEvents {
+		f.add("--kv-events-config", `{"publisher":"zmq","topic":"kv-events","endpoint":"tcp://*:20080","enable_kv_cache_events":true}`)
+	}
 	return f
 }
 
-func sglangArgs(e *Engine, r role, tp, pp, dp, ep int, revision string, trust bool) []string {
+func sglangArgs(e *Engine, r role, tp, pp, dp, ep int, revision string, trust, kvEvents bool) []string {
 	var f flags
 	f.add("--model-path", e.Model)
 	f.add("--served-model-name", e.Model)
@@ -433,10 +453,13 @@ func sglangArgs(e *Engine, r role, tp, pp, dp, ep int, revision string, trust bo
 		f.num("--disaggregation-bootstrap-port", SGLangBootstrapPort)
 		f.add("--host", "0.0.0.0")
 	}
+	if kvEvents {
+		f.add("--kv-events-config", `{"publisher":"zmq","topic":"kv-events","endpoint":"tcp://*:5557"}`)
+	}
 	return f
 }
 
-func trtllmArgs(e *Engine, r role, tp, pp, dp, ep int, trust bool) ([]string, error) {
+func trtllmArgs(e *Engine, r role, tp, pp, dp, ep int, trust, kvEvents bool) ([]string, error) {
 	var f flags
 	f.add("--model-path", e.Model)
 	f.add("--served-model-name", e.Model)
@@ -460,6 +483,10 @@ func trtllmArgs(e *Engine, r role, tp, pp, dp, ep int, trust bool) ([]string, er
 	f.numIf("--max-seq-len", contextLength(e, r.w))
 	f.numIf("--kv-block-size", r.w.KVCache.BlockSize)
 	f.frac("--free-gpu-memory-fraction", r.w.KVCache.Capacity.MemoryFraction)
+	if kvEvents {
+		// The spelling older and newer dynamo.trtllm releases both accept.
+		f.add("--publish-events-and-metrics")
+	}
 	// Engine settings without a CLI flag go into one inline override document.
 	override := map[string]any{}
 	if trust {

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
@@ -132,6 +134,100 @@ func TestRemoteCodePolicy(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// deploymentOverrides are the pod template overrides of the deployment goldens: a toleration
+// for every component, a Frontend label, a worker node selector and env in main, and a prefill
+// and decode annotation.
+var deploymentOverrides = &v1beta2.PodTemplateOverrides{
+	All:      &runtime.RawExtension{Raw: []byte(`{"spec":{"tolerations":[{"key":"nvidia.com/gpu","operator":"Exists","effect":"NoSchedule"}]}}`)},
+	Frontend: &runtime.RawExtension{Raw: []byte(`{"metadata":{"labels":{"team":"serving"}}}`)},
+	Workers:  &runtime.RawExtension{Raw: []byte(`{"spec":{"nodeSelector":{"nvidia.com/gpu.product":"H200"},"containers":[{"name":"main","env":[{"name":"NCCL_DEBUG","value":"WARN"}]}]}}`)},
+	Prefill:  &runtime.RawExtension{Raw: []byte(`{"metadata":{"annotations":{"role":"prefill"}}}`)},
+	Decode:   &runtime.RawExtension{Raw: []byte(`{"metadata":{"annotations":{"role":"decode"}}}`)},
+}
+
+// TestGoldenDeployment renders every input with the KV router, pod template overrides and
+// model access into testdata/golden/deployment: DYN_ROUTER_MODE=kv on the Frontend, KV events
+// per backend on every worker, the overrides merged by role and container name (main's env
+// keeps HF_TOKEN next to the override's variable).
+func TestGoldenDeployment(t *testing.T) {
+	inputs, err := filepath.Glob("testdata/input/*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range inputs {
+		name := strings.TrimSuffix(filepath.Base(in), ".yaml")
+		t.Run(name, func(t *testing.T) {
+			opts := render.Options{Name: "llm-" + name, RuntimeImages: testImages,
+				Model: v1beta2.ModelSpec{TokenSecretRef: &v1beta2.TokenSecretReference{Name: "hf-token", Key: "HF_TOKEN"}},
+				Deployment: &v1beta2.DeploymentSpec{
+					Router:               &v1beta2.RouterSpec{Mode: v1beta2.RouterKV},
+					PodTemplateOverrides: deploymentOverrides,
+				}}
+			dgd, _, err := render.Render(readDoc(t, in), opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := yaml.Marshal(dgd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden.Assert(t, filepath.Join("testdata", "golden", "deployment", name+".yaml"), got)
+		})
+	}
+}
+
+// TestRouterMode: DYN_ROUTER_MODE on the Frontend per mode; KV events on workers only for KV.
+func TestRouterMode(t *testing.T) {
+	cases := []struct {
+		mode     v1beta2.RouterMode
+		wantEnv  string
+		kvEvents bool
+	}{
+		{"", "", false},
+		{v1beta2.RouterRoundRobin, "round-robin", false},
+		{v1beta2.RouterRandom, "random", false},
+		{v1beta2.RouterKV, "kv", true},
+	}
+	events := map[string]string{"vllm-disagg": "--kv-events-config", "sglang-agg": "--kv-events-config", "trtllm-agg": "--publish-events-and-metrics"}
+	for input, flag := range events {
+		for _, tc := range cases {
+			t.Run(input+"/"+string(tc.mode), func(t *testing.T) {
+				opts := render.Options{RuntimeImages: testImages}
+				if tc.mode != "" {
+					opts.Deployment = &v1beta2.DeploymentSpec{Router: &v1beta2.RouterSpec{Mode: tc.mode}}
+				}
+				dgd, _, err := render.Render(readDoc(t, filepath.Join("testdata", "input", input+".yaml")), opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var env []corev1.EnvVar
+				if tc.wantEnv != "" {
+					env = []corev1.EnvVar{{Name: "DYN_ROUTER_MODE", Value: tc.wantEnv}}
+				}
+				if diff := cmp.Diff(env, dgd.Spec.Components[0].PodTemplate.Spec.Containers[0].Env); diff != "" {
+					t.Errorf("Frontend env (-want +got):\n%s", diff)
+				}
+				for _, c := range dgd.Spec.Components[1:] {
+					if got := slices.Contains(c.PodTemplate.Spec.Containers[0].Args, flag); got != tc.kvEvents {
+						t.Errorf("%s: %s = %v, want %v", c.Name, flag, got, tc.kvEvents)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestOverrideThatDoesNotApply: a patch that breaks the template is an error naming the
+// component, never a silently unpatched deployment.
+func TestOverrideThatDoesNotApply(t *testing.T) {
+	opts := render.Options{RuntimeImages: testImages, Deployment: &v1beta2.DeploymentSpec{
+		PodTemplateOverrides: &v1beta2.PodTemplateOverrides{Workers: &runtime.RawExtension{Raw: []byte(`{"spec":{"containers":"main"}}`)}}}}
+	_, _, err := render.Render(readDoc(t, filepath.Join("testdata", "input", "vllm-agg.yaml")), opts)
+	if err == nil || !strings.Contains(err.Error(), "VllmWorker") {
+		t.Fatalf("want an error naming VllmWorker, got %v", err)
 	}
 }
 

@@ -152,6 +152,7 @@ func (r *Reporter) buildCandidate(run *v1beta2.DynamoGraphDeploymentRun, sweep *
 		RuntimeImages: r.RuntimeImages,
 		GPUsPerNode:   r.GPUsPerNode,
 		Model:         run.Spec.Model,
+		Deployment:    run.Spec.Deployment,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("rendering: %w", err)

@@ -105,6 +105,13 @@ func TestBadInputTable(t *testing.T) {
 		{"token-name-not-a-name", "    tokenSecretRef: {name: HF_Token}\n", "spec.model.tokenSecretRef.name", "RFC 1123"},
 		{"token-key-pattern", "    tokenSecretRef: {name: hf, key: \"a b\"}\n", "spec.model.tokenSecretRef.key", "should match"},
 		{"unknown-model-cache-field", "    cache: {pvc: {claim: models}}\n", "spec.model.cache.pvc.claim", "unknown field"},
+		{"router-mode-unknown", "  deployment: {router: {mode: LeastLoaded}}\n", "spec.deployment.router.mode", "Unsupported value"},
+		{"pod-override-not-an-object", "  deployment:\n    podTemplateOverrides: {workers: [1]}\n", "spec.deployment.podTemplateOverrides.workers", "object"},
+		{"pod-override-unknown-field", "  deployment:\n    podTemplateOverrides: {workers: {spec: {nodeSelektor: {a: b}}}}\n", "spec.deployment.podTemplateOverrides.workers", "PodTemplateSpec"},
+		{"pod-override-wrong-type", "  deployment:\n    podTemplateOverrides: {frontend: {spec: {containers: main}}}\n", "spec.deployment.podTemplateOverrides.frontend", "PodTemplateSpec"},
+		{"pod-override-container-without-name", "  deployment:\n    podTemplateOverrides: {prefill: {spec: {containers: [{image: x}]}}}\n", "spec.deployment.podTemplateOverrides.prefill", "PodTemplateSpec"},
+		{"pod-override-all-bad-metadata", "  deployment:\n    podTemplateOverrides: {all: {metadata: {labels: [a]}}}\n", "spec.deployment.podTemplateOverrides.all", "PodTemplateSpec"},
+		{"unknown-deployment-field", "  deployment: {routr: {mode: KV}}\n", "spec.deployment.routr", "unknown field"},
 		{"overrides-hardware-auto", "  aisimulate:\n    inputOverrides: {engine: {hardware: auto}}\n", "spec.aisimulate.inputOverrides", "optimization.hardware"},
 	}
 	for _, tc := range cases {
@@ -211,6 +218,9 @@ func TestDefaultingIsStored(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.wantStatic, got.Spec.Workload.Static); diff != "" {
 				t.Errorf("stored static (-want +got):\n%s", diff)
+			}
+			if d := got.Spec.Deployment; d == nil || d.Router == nil || d.Router.Mode != v1beta2.RouterRoundRobin {
+				t.Errorf("deployment.router.mode not materialized: %+v", d)
 			}
 			if got.Spec.Model.RemoteCode != v1beta2.RemoteCodeNever {
 				t.Errorf("model.remoteCode not materialized: %q", got.Spec.Model.RemoteCode)

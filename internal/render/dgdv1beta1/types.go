@@ -75,5 +75,13 @@ type Multinode struct {
 // PodTemplate is a corev1.PodTemplateSpec without the object metadata (which would otherwise
 // serialize as `metadata: {creationTimestamp: null}`).
 type PodTemplate struct {
-	Spec corev1.PodSpec `json:"spec"`
+	Metadata *PodMetadata   `json:"metadata,omitempty"`
+	Spec     corev1.PodSpec `json:"spec"`
+}
+
+// PodMetadata is the part of a pod template's metadata the renderer may set (from pod
+// template overrides).
+type PodMetadata struct {
+	Labels      map[string]string `json:"labels,omitempty"`
+	Annotations map[string]string `json:"annotations,omitempty"`
 }
