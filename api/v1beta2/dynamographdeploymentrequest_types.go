@@ -227,6 +227,15 @@ type GPUSpec struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=4096
 	Budget *int32 `json:"budget,omitempty"`
+
+	// perNode is the number of GPUs one node has. Rendered deployments never ask for more GPUs
+	// per pod: a wider engine becomes multinode with perNode GPUs per pod. When omitted,
+	// admission writes the SKU's node size from the catalogue (8 for HGX A100/H100/H200/B200,
+	// 4 for GB200/GB300). Minimum 1, maximum 64.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=64
+	PerNode *int32 `json:"perNode,omitempty"`
 }
 
 // WorkloadSpec describes the traffic a deployment must serve.

@@ -8,6 +8,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
 )
 
 // Defaults materialized by admission (SPEC §4.1).
@@ -71,6 +72,12 @@ func Default(dgdr *v1beta2.DynamoGraphDeploymentRequest, opts DefaultingOptions)
 	}
 	if spec.Deployment.Router.Mode == "" {
 		spec.Deployment.Router.Mode = v1beta2.RouterRoundRobin
+	}
+
+	if gpu := spec.Hardware.GPU; gpu.PerNode == nil {
+		if n, ok := aisimulate.GPUsPerNode(gpu.SKU); ok {
+			gpu.PerNode = ptr.To(n)
+		}
 	}
 
 	if spec.Recommendation == nil {

@@ -38,3 +38,19 @@ func SKUForGPUProduct(product string) (string, bool) {
 	sku, ok := gpuProducts[product]
 	return sku, ok
 }
+
+// gpusPerNode is the number of GPUs one node of each system has: 8 for HGX baseboards
+// (A100/H100/H200/H20/B200/B300 SXM), 4 for the Grace Blackwell compute trays (GB200/GB300 NVL),
+// 1 for a DGX Spark (GB10), and 8 for the PCIe server SKUs in their common 8-GPU chassis. A
+// node with fewer GPUs sets spec.hardware.gpu.perNode.
+var gpusPerNode = map[string]int32{
+	"a100_sxm": 8, "b200_sxm": 8, "b300_sxm": 8, "b60": 8, "gb10": 1,
+	"gb200": 4, "gb300": 4, "h100_sxm": 8, "h200_sxm": 8, "h20_3e": 8,
+	"l40s": 8, "rtx_5090": 8, "rtx_pro_6000_server": 8,
+}
+
+// GPUsPerNode returns the GPUs per node of a known SKU.
+func GPUsPerNode(sku string) (int32, bool) {
+	n, ok := gpusPerNode[sku]
+	return n, ok
+}

@@ -231,6 +231,65 @@ func TestOverrideThatDoesNotApply(t *testing.T) {
 	}
 }
 
+// TestGoldenFourGPUNodes renders every input for nodes of 4 GPUs (GB200/GB300) into
+// testdata/golden/per-node-4: engines wider than 4 GPUs become multinode with 4 GPUs per pod.
+func TestGoldenFourGPUNodes(t *testing.T) {
+	inputs, err := filepath.Glob("testdata/input/*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range inputs {
+		name := strings.TrimSuffix(filepath.Base(in), ".yaml")
+		t.Run(name, func(t *testing.T) {
+			dgd, _, err := render.Render(readDoc(t, in), render.Options{Name: "llm-" + name, RuntimeImages: testImages, GPUsPerNode: 4})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := yaml.Marshal(dgd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden.Assert(t, filepath.Join("testdata", "golden", "per-node-4", name+".yaml"), got)
+		})
+	}
+}
+
+// TestNoPodAsksForMoreGPUsThanANodeHas: for every input and node size, every pod's GPU limit
+// is at most the node size, and pods × nodeCount covers the engine.
+func TestNoPodAsksForMoreGPUsThanANodeHas(t *testing.T) {
+	inputs, err := filepath.Glob("testdata/input/*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range inputs {
+		for _, perNode := range []int{1, 2, 4, 8} {
+			dgd, sum, err := render.Render(readDoc(t, in), render.Options{RuntimeImages: testImages, GPUsPerNode: perNode})
+			if err != nil {
+				if !strings.Contains(err.Error(), "do not split evenly") {
+					t.Errorf("%s at %d GPUs per node: %v", in, perNode, err)
+				}
+				continue
+			}
+			total := 0
+			for _, c := range dgd.Spec.Components[1:] {
+				q := c.PodTemplate.Spec.Containers[0].Resources.Limits[render.GPUResource]
+				gpus := int(q.Value())
+				if gpus > perNode {
+					t.Errorf("%s at %d GPUs per node: %s asks for %d GPUs per pod", in, perNode, c.Name, gpus)
+				}
+				nodes := 1
+				if c.Multinode != nil {
+					nodes = int(c.Multinode.NodeCount)
+				}
+				total += gpus * nodes * int(*c.Replicas)
+			}
+			if total != sum.GPUs {
+				t.Errorf("%s at %d GPUs per node: pods cover %d GPUs, the summary says %d", in, perNode, total, sum.GPUs)
+			}
+		}
+	}
+}
+
 func TestSummaryAndShape(t *testing.T) {
 	tests := []struct {
 		input      string

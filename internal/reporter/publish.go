@@ -150,7 +150,7 @@ func (r *Reporter) buildCandidate(run *v1beta2.DynamoGraphDeploymentRun, sweep *
 		Name:          name,
 		ModelRevision: run.Spec.Model.Revision,
 		RuntimeImages: r.RuntimeImages,
-		GPUsPerNode:   r.GPUsPerNode,
+		GPUsPerNode:   gpusPerNode(run, r.GPUsPerNode),
 		Model:         run.Spec.Model,
 		Deployment:    run.Spec.Deployment,
 	})
@@ -333,4 +333,13 @@ func (r *Reporter) deleteStale(ctx context.Context, run *v1beta2.DynamoGraphDepl
 		}
 	}
 	return nil
+}
+
+// gpusPerNode is the Run's spec.hardware.gpu.perNode, or the reporter's --gpus-per-node for a
+// Run from before the field existed.
+func gpusPerNode(run *v1beta2.DynamoGraphDeploymentRun, fallback int) int {
+	if hw := run.Spec.Hardware; hw != nil && hw.GPU != nil && hw.GPU.PerNode != nil {
+		return int(*hw.GPU.PerNode)
+	}
+	return fallback
 }

@@ -112,6 +112,8 @@ func TestBadInputTable(t *testing.T) {
 		{"pod-override-container-without-name", "  deployment:\n    podTemplateOverrides: {prefill: {spec: {containers: [{image: x}]}}}\n", "spec.deployment.podTemplateOverrides.prefill", "PodTemplateSpec"},
 		{"pod-override-all-bad-metadata", "  deployment:\n    podTemplateOverrides: {all: {metadata: {labels: [a]}}}\n", "spec.deployment.podTemplateOverrides.all", "PodTemplateSpec"},
 		{"unknown-deployment-field", "  deployment: {routr: {mode: KV}}\n", "spec.deployment.routr", "unknown field"},
+		{"per-node-zero", "  hardware: {gpu: {perNode: 0}}\n", "spec.hardware.gpu.perNode", "greater than or equal to 1"},
+		{"per-node-too-large", "  hardware: {gpu: {perNode: 65}}\n", "spec.hardware.gpu.perNode", "less than or equal to 64"},
 		{"overrides-hardware-auto", "  aisimulate:\n    inputOverrides: {engine: {hardware: auto}}\n", "spec.aisimulate.inputOverrides", "optimization.hardware"},
 	}
 	for _, tc := range cases {
@@ -224,6 +226,9 @@ func TestDefaultingIsStored(t *testing.T) {
 			}
 			if got.Spec.Model.RemoteCode != v1beta2.RemoteCodeNever {
 				t.Errorf("model.remoteCode not materialized: %q", got.Spec.Model.RemoteCode)
+			}
+			if p := got.Spec.Hardware.GPU.PerNode; p == nil || *p != 8 {
+				t.Errorf("hardware.gpu.perNode not materialized from the catalogue: %v", p)
 			}
 			if got.Spec.Hardware.GPU.SKU != "h200_sxm" || *got.Spec.Recommendation.MaxCandidates != 5 {
 				t.Errorf("sku/maxCandidates not materialized: %+v %+v", got.Spec.Hardware.GPU, got.Spec.Recommendation)
