@@ -229,7 +229,13 @@ func writeStatus(ctx context.Context, c *clients, name string, out io.Writer, ba
 		fmt.Fprintln(out, "  none published")
 		return done, nil
 	}
-	tw = tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	writeCandidateTable(out, cands)
+	return done, nil
+}
+
+// writeCandidateTable prints candidates, best first, one row each.
+func writeCandidateTable(out io.Writer, cands []v1beta2.DynamoGraphDeploymentCandidate) {
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RANK\tNAME\tBACKEND\tMODE\tGPUS\tSCORE\tTTFT(ms)\tITL(ms)\tE2E(ms)\tTOK/S\tTOK/S/GPU\tTOK/S/USER")
 	for _, cd := range cands {
 		m := cd.Status.Metrics
@@ -240,7 +246,6 @@ func writeStatus(ctx context.Context, c *clients, name string, out io.Writer, ba
 			num(m.Score), num(m.TTFTMs), num(m.ITLMs), num(m.E2EMs), num(m.Throughput), num(m.ThroughputPerGPU), num(m.ThroughputPerUser))
 	}
 	_ = tw.Flush()
-	return done, nil
 }
 
 // runCandidates returns the Run's Candidates best first: in candidateRefs order, or by rank

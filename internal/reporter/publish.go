@@ -343,3 +343,14 @@ func gpusPerNode(run *v1beta2.DynamoGraphDeploymentRun, fallback int) int {
 	}
 	return fallback
 }
+
+// Candidates returns the Candidates the reporter publishes for run from the search output in
+// r.OutputDir, best first, without touching the cluster (dgdrctl recommend runs it offline).
+func (r *Reporter) Candidates(run *v1beta2.DynamoGraphDeploymentRun) ([]v1beta2.DynamoGraphDeploymentCandidate, error) {
+	r.defaults()
+	sweep, err := output.ReadSweepResult(r.OutputDir)
+	if err != nil {
+		return nil, err
+	}
+	return r.desiredCandidates(run, sweep)
+}

@@ -1,0 +1,149 @@
+package dgdrctl
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
+	"github.com/dgdr-operator/dgdr-operator/internal/controller/request"
+	"github.com/dgdr-operator/dgdr-operator/internal/render"
+	"github.com/dgdr-operator/dgdr-operator/internal/reporter"
+	"github.com/dgdr-operator/dgdr-operator/tools/aisim/app"
+)
+
+// recommendNamespace is the namespace of a request file without one.
+const recommendNamespace = "default"
+
+func newRecommendCommand() *cobra.Command {
+	var file, configPath, output string
+	cmd := &cobra.Command{
+		Use:   "recommend -f FILE",
+		Short: "Run the whole pipeline offline and print the Candidates the operator would publish",
+		Long: `recommend runs, without a cluster, what the operator does for a DynamoGraphDeploymentRequest:
+admission (defaulting, the CRD schema with its CEL rules, the webhook checks), lowering to the
+effective AISimulate input, the search with the local recommender (aisim, an analytical
+estimate), and the reporter's rendering of each ranked candidate into a DynamoGraphDeployment.
+It prints the Candidates as the operator would publish them: a v1 List of
+DynamoGraphDeploymentCandidates (-o yaml|json) or the dgdrctl status table (-o table).
+
+Exit codes follow the recommender's: 0 candidates found, 1 no feasible candidate, 2 invalid input
+(the request does not pass admission, or the recommender rejects its input).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if output != "yaml" && output != "json" && output != "table" {
+				return fmt.Errorf("-o must be yaml, json or table")
+			}
+			admitted, err := admitFile(cmd, file, configPath)
+			if err != nil {
+				if _, ok := err.(ExitError); ok {
+					return ExitError{Code: aisimulate.ExitInvalidInput}
+				}
+				return err
+			}
+			cfg, err := loadConfig(configPath)
+			if err != nil {
+				return err
+			}
+			if len(cfg.RuntimeImages) == 0 {
+				fmt.Fprintln(cmd.ErrOrStderr(), "the operator configuration names no runtimeImages, so no candidate can be rendered: "+
+					"pass --config with runtimeImages (for example examples/config/operator-config.yaml)")
+				return ExitError{Code: aisimulate.ExitInvalidInput}
+			}
+			cands, code, err := recommend(cmd, admitted, cfg.RuntimeImages)
+			if err != nil {
+				return err
+			}
+			if code != aisimulate.ExitOK {
+				return ExitError{Code: code}
+			}
+			return printCandidates(cmd, cands, output)
+		},
+	}
+	cmd.Flags().StringVarP(&file, "filename", "f", "", "DynamoGraphDeploymentRequest file (YAML or JSON; - for stdin)")
+	cmd.Flags().StringVar(&configPath, "config", "", "operator configuration file (default: the shipped default configuration)")
+	cmd.Flags().StringVarP(&output, "output", "o", "yaml", "output format: yaml, json or table")
+	_ = cmd.MarkFlagRequired("filename")
+	return cmd
+}
+
+// recommend runs the local recommender on the admitted request's effective input in a
+// temporary directory and builds the Candidates from its output as the reporter does. The
+// recommender's diagnostics go to stderr; a non-zero exit code comes back with no Candidates.
+func recommend(cmd *cobra.Command, a *Admitted, runtimeImages map[string]string) ([]v1beta2.DynamoGraphDeploymentCandidate, int, error) {
+	dir, err := os.MkdirTemp("", "dgdrctl-recommend-")
+	if err != nil {
+		return nil, 0, err
+	}
+	defer os.RemoveAll(dir)
+	inputPath := filepath.Join(dir, "input.json")
+	if err := os.WriteFile(inputPath, a.Input.JSON, 0o600); err != nil {
+		return nil, 0, err
+	}
+	outDir := filepath.Join(dir, "output")
+	var stdout bytes.Buffer
+	code := app.Recommend(cmd.Context(), app.Options{
+		ConfigPath: inputPath, OutputDir: outDir, Format: "json",
+		Stdout: &stdout, Stderr: cmd.ErrOrStderr(),
+	})
+	if code != aisimulate.ExitOK {
+		return nil, code, nil
+	}
+
+	req := a.Request.DeepCopy()
+	if req.Namespace == "" {
+		req.Namespace = recommendNamespace
+	}
+	if req.Generation == 0 {
+		req.Generation = 1
+	}
+	run, err := request.BuildRun(req, a.Input.Hash)
+	if err != nil {
+		return nil, 0, err
+	}
+	r := &reporter.Reporter{OutputDir: outDir, RuntimeImages: runtimeImages, GPUsPerNode: render.DefaultGPUsPerNode}
+	cands, err := r.Candidates(run)
+	if err != nil {
+		return nil, 0, fmt.Errorf("building the candidates: %w", err)
+	}
+	return cands, aisimulate.ExitOK, nil
+}
+
+// candidateList is a v1 List of Candidates, as kubectl get -o yaml prints one.
+type candidateList struct {
+	APIVersion string                                   `json:"apiVersion"`
+	Kind       string                                   `json:"kind"`
+	Items      []v1beta2.DynamoGraphDeploymentCandidate `json:"items"`
+}
+
+func printCandidates(cmd *cobra.Command, cands []v1beta2.DynamoGraphDeploymentCandidate, output string) error {
+	out := cmd.OutOrStdout()
+	if output == "table" {
+		writeCandidateTable(out, cands)
+		return nil
+	}
+	list := candidateList{APIVersion: "v1", Kind: "List", Items: cands}
+	if list.Items == nil {
+		list.Items = []v1beta2.DynamoGraphDeploymentCandidate{}
+	}
+	data, err := json.MarshalIndent(list, "", "  ")
+	if err != nil {
+		return err
+	}
+	if output == "json" {
+		_, err = fmt.Fprintf(out, "%s\n", data)
+		return err
+	}
+	y, err := yaml.JSONToYAML(data)
+	if err != nil {
+		return err
+	}
+	_, err = out.Write(y)
+	return err
+}

@@ -1,0 +1,104 @@
+package dgdrctl_test
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/render/dgdv1beta1"
+)
+
+const recommendConfig = "../../examples/config/operator-config.yaml"
+
+type candidateList struct {
+	APIVersion string                                   `json:"apiVersion"`
+	Kind       string                                   `json:"kind"`
+	Items      []v1beta2.DynamoGraphDeploymentCandidate `json:"items"`
+}
+
+// TestRecommendEveryExample: dgdrctl recommend prints ranked Candidates for every example (or
+// exits 1 with the recommender's reason), each with a DynamoGraphDeployment.
+func TestRecommendEveryExample(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the local recommender on every example")
+	}
+	examples, _ := filepath.Glob("../../examples/*.yaml")
+	for _, path := range examples {
+		name := strings.TrimSuffix(filepath.Base(path), ".yaml")
+		t.Run(name, func(t *testing.T) {
+			out, errOut, code := run(t, "recommend", "-f", path, "--config", recommendConfig, "-o", "json")
+			if code == 1 && strings.Contains(errOut, "no feasible candidate") {
+				return
+			}
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			var list candidateList
+			if err := json.Unmarshal([]byte(out), &list); err != nil {
+				t.Fatal(err)
+			}
+			if list.APIVersion != "v1" || list.Kind != "List" || len(list.Items) == 0 {
+				t.Fatalf("want a non-empty v1 List, got %s/%s with %d items", list.APIVersion, list.Kind, len(list.Items))
+			}
+			for i, c := range list.Items {
+				if c.Status.Rank != int32(i+1) || c.Kind != "DynamoGraphDeploymentCandidate" {
+					t.Errorf("item %d: kind %q rank %d", i, c.Kind, c.Status.Rank)
+				}
+				var dgd dgdv1beta1.DynamoGraphDeployment
+				if err := json.Unmarshal(c.Spec.GraphDeployment.Raw, &dgd); err != nil || dgd.Kind != dgdv1beta1.Kind {
+					t.Errorf("item %d: graphDeployment %v %q", i, err, dgd.Kind)
+				}
+			}
+		})
+	}
+}
+
+// TestRecommendRendersTheRequest: the rendered deployments carry the request's model access,
+// router and overrides, exactly as the reporter publishes them.
+func TestRecommendRendersTheRequest(t *testing.T) {
+	out, errOut, code := run(t, "recommend", "-f", "../../examples/model-access.yaml", "--config", recommendConfig, "-o", "yaml")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var list candidateList
+	if err := yaml.Unmarshal([]byte(out), &list); err != nil {
+		t.Fatal(err)
+	}
+	dgd := string(list.Items[0].Spec.GraphDeployment.Raw)
+	for _, want := range []string{`"secretKeyRef":{"key":"HF_TOKEN","name":"hf-token"}`, `"claimName":"model-cache","readOnly":true`, `--trust-remote-code`} {
+		if !strings.Contains(dgd, want) {
+			t.Errorf("the rendered deployment lacks %s:\n%s", want, dgd)
+		}
+	}
+}
+
+func TestRecommendExitCodes(t *testing.T) {
+	cases := []struct {
+		name, file, config string
+		want               int
+		wantErr            string
+	}{
+		{"invalid request", "testdata/invalid/load-empty.yaml", recommendConfig, 2, "spec.workload.static.load"},
+		{"no runtime images", "../../examples/model-only.yaml", "", 2, "runtimeImages"},
+		{"table", "../../examples/model-only.yaml", recommendConfig, 0, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			args := []string{"recommend", "-f", tc.file, "-o", "table"}
+			if tc.config != "" {
+				args = append(args, "--config", tc.config)
+			}
+			out, errOut, code := run(t, args...)
+			if code != tc.want || !strings.Contains(errOut, tc.wantErr) {
+				t.Fatalf("exit %d (want %d), stderr %q (want %q)", code, tc.want, errOut, tc.wantErr)
+			}
+			if code == 0 && !strings.HasPrefix(out, "RANK") {
+				t.Errorf("table output: %q", out)
+			}
+		})
+	}
+}
