@@ -27,6 +27,7 @@ generate: $(CONTROLLER_GEN) ## Generate deepcopy code.
 .PHONY: manifests
 manifests: $(CONTROLLER_GEN) ## Generate CRDs, RBAC and webhook configuration.
 	$(CONTROLLER_GEN) crd:allowDangerousTypes=true paths=./api/... output:crd:artifacts:config=config/crd/bases
+	$(CONTROLLER_GEN) crd paths=./hack/dgdfixture/... output:crd:artifacts:config=test/crds-strict
 	go run ./hack/crdconversion
 	$(CONTROLLER_GEN) rbac:roleName=dgdr-operator paths=./internal/... output:rbac:artifacts:config=config/rbac
 	$(CONTROLLER_GEN) webhook paths=./internal/webhook/... output:webhook:artifacts:config=config/webhook

@@ -48,33 +48,54 @@ type Metadata struct {
 // DynamoGraphDeploymentSpec is spec of a DynamoGraphDeployment.
 type DynamoGraphDeploymentSpec struct {
 	// BackendFramework is sglang, vllm or trtllm; always set (multinode TRT-LLM needs it).
+	// +kubebuilder:validation:Enum=sglang;vllm;trtllm
+	// +optional
 	BackendFramework string `json:"backendFramework,omitempty"`
 	// Annotations are propagated by the Dynamo operator to child resources.
+	// +optional
 	Annotations map[string]string `json:"annotations,omitempty"`
 	// Env is prepended to every component's env.
+	// +optional
 	Env []corev1.EnvVar `json:"env,omitempty"`
 	// Components is a list keyed by name (at most 25).
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=25
 	Components []Component `json:"components"`
 }
 
 // Component is one DynamoComponentDeploymentSharedSpec.
+//
+// The kubebuilder markers mirror the upstream CRD's validation of the fields we emit; they
+// generate the strict test fixture test/crds-strict (hack/dgdfixture).
 type Component struct {
-	Name             string             `json:"name"`
-	Type             string             `json:"type,omitempty"`
-	Replicas         *int32             `json:"replicas,omitempty"`
-	Multinode        *Multinode         `json:"multinode,omitempty"`
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?$`
+	Name string `json:"name"`
+	// +kubebuilder:validation:Enum=frontend;worker;prefill;decode;planner;epp
+	// +optional
+	Type string `json:"type,omitempty"`
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	Replicas *int32 `json:"replicas,omitempty"`
+	// +optional
+	Multinode *Multinode `json:"multinode,omitempty"`
+	// +optional
 	SharedMemorySize *resource.Quantity `json:"sharedMemorySize,omitempty"`
 	PodTemplate      PodTemplate        `json:"podTemplate"`
 }
 
 // Multinode spreads one engine instance over several pods (one per node).
 type Multinode struct {
+	// +kubebuilder:validation:Minimum=2
 	NodeCount int32 `json:"nodeCount"`
 }
 
 // PodTemplate is a corev1.PodTemplateSpec without the object metadata (which would otherwise
 // serialize as `metadata: {creationTimestamp: null}`).
 type PodTemplate struct {
+	// +optional
 	Metadata *PodMetadata   `json:"metadata,omitempty"`
 	Spec     corev1.PodSpec `json:"spec"`
 }
