@@ -4,9 +4,12 @@ package webhook
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
+	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -43,6 +46,15 @@ var (
 // operator's and is never defaulted here.
 func (w *RequestWebhook) Default(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest) error {
 	if dgdr.IsV1Beta1Native() {
+		return nil
+	}
+	if unchanged, err := specUnchanged(ctx, dgdr); err != nil {
+		return err
+	} else if unchanged {
+		// An update that leaves the spec as stored (metadata only, for example dgdrctl cancel)
+		// is not defaulted: defaults introduced after the object was stored would otherwise
+		// change its spec, bump its generation and start a new search. They materialize with
+		// the next spec edit; the renderer treats them as absent until then.
 		return nil
 	}
 	opts, err := w.defaultingOptions(ctx)
@@ -143,4 +155,18 @@ func DiscoverSKU(nodes []corev1.Node) string {
 
 func invalid(dgdr *v1beta2.DynamoGraphDeploymentRequest, errs field.ErrorList) error {
 	return apierrors.NewInvalid(v1beta2.GroupVersion.WithKind("DynamoGraphDeploymentRequest").GroupKind(), dgdr.Name, errs)
+}
+
+// specUnchanged reports whether the admission request in ctx is an update whose spec equals the
+// stored one.
+func specUnchanged(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest) (bool, error) {
+	req, err := admission.RequestFromContext(ctx)
+	if err != nil || req.Operation != admissionv1.Update || len(req.OldObject.Raw) == 0 {
+		return false, nil //nolint:nilerr // not an admission update: default as usual
+	}
+	old := &v1beta2.DynamoGraphDeploymentRequest{}
+	if err := json.Unmarshal(req.OldObject.Raw, old); err != nil {
+		return false, fmt.Errorf("decoding the stored request: %w", err)
+	}
+	return equality.Semantic.DeepEqual(old.Spec, dgdr.Spec), nil
 }
