@@ -53,6 +53,20 @@ func QueueName(run *v1beta2.DynamoGraphDeploymentRun) string {
 }
 
 // restrictedSecurityContext is the hardened context of both containers.
+// reporterImageContainer is a container of the reporter image (the input init container and the
+// reporter): the operator's own binary, with the reporter's resources and a restricted context.
+func reporterImageContainer(cfg *v1alpha1.OperatorConfiguration, name string, args []string) corev1.Container {
+	return corev1.Container{
+		Name:                     name,
+		Image:                    cfg.Reporter.Image,
+		ImagePullPolicy:          corev1.PullIfNotPresent,
+		Args:                     append([]string(nil), args...),
+		Resources:                *cfg.Reporter.Resources.DeepCopy(),
+		SecurityContext:          restrictedSecurityContext(),
+		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+	}
+}
+
 func restrictedSecurityContext() *corev1.SecurityContext {
 	return &corev1.SecurityContext{
 		RunAsNonRoot:             ptr.To(true),
@@ -96,23 +110,15 @@ func BuildJob(run *v1beta2.DynamoGraphDeploymentRun, cfg *v1alpha1.OperatorConfi
 	// The input init container copies the Run's recorded input (checked against its hash) into
 	// the input emptyDir, so the search reads exactly what status.aisimulate records and no other
 	// object carries it.
-	input := corev1.Container{
-		Name:                     jobcontract.InputContainer,
-		Image:                    cfg.Reporter.Image,
-		ImagePullPolicy:          corev1.PullIfNotPresent,
-		Args:                     append([]string(nil), jobcontract.InputArgs...),
-		Resources:                *cfg.Reporter.Resources.DeepCopy(),
-		SecurityContext:          restrictedSecurityContext(),
-		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
-		Env: []corev1.EnvVar{
-			runNameEnv,
-			namespaceEnv,
-			{Name: jobcontract.EnvInputDir, Value: jobcontract.InputDir},
-		},
-		VolumeMounts: []corev1.VolumeMount{
-			{Name: jobcontract.InputVolume, MountPath: jobcontract.InputDir},
-			tokenMount,
-		},
+	input := reporterImageContainer(cfg, jobcontract.InputContainer, jobcontract.InputArgs)
+	input.Env = []corev1.EnvVar{
+		runNameEnv,
+		namespaceEnv,
+		{Name: jobcontract.EnvInputDir, Value: jobcontract.InputDir},
+	}
+	input.VolumeMounts = []corev1.VolumeMount{
+		{Name: jobcontract.InputVolume, MountPath: jobcontract.InputDir},
+		tokenMount,
 	}
 
 	search := corev1.Container{
@@ -131,26 +137,15 @@ func BuildJob(run *v1beta2.DynamoGraphDeploymentRun, cfg *v1alpha1.OperatorConfi
 			outputMount,
 		}, modelaccess.Mounts(&run.Spec.Model)...),
 	}
-	reporter := corev1.Container{
-		Name:                     jobcontract.ReporterContainer,
-		Image:                    cfg.Reporter.Image,
-		ImagePullPolicy:          corev1.PullIfNotPresent,
-		Args:                     append([]string(nil), jobcontract.ReporterArgs...),
-		Resources:                *cfg.Reporter.Resources.DeepCopy(),
-		SecurityContext:          restrictedSecurityContext(),
-		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
-		Env: []corev1.EnvVar{
-			runNameEnv,
-			namespaceEnv,
-			{Name: jobcontract.EnvPodName, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}},
-			{Name: jobcontract.EnvOutputDir, Value: jobcontract.ResultDir},
-			{Name: jobcontract.EnvRuntimeImages, Value: runtimeImagesEnv(cfg.RuntimeImages)},
-		},
-		VolumeMounts: []corev1.VolumeMount{
-			outputMount,
-			tokenMount,
-		},
+	reporter := reporterImageContainer(cfg, jobcontract.ReporterContainer, jobcontract.ReporterArgs)
+	reporter.Env = []corev1.EnvVar{
+		runNameEnv,
+		namespaceEnv,
+		{Name: jobcontract.EnvPodName, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}},
+		{Name: jobcontract.EnvOutputDir, Value: jobcontract.ResultDir},
+		{Name: jobcontract.EnvRuntimeImages, Value: runtimeImagesEnv(cfg.RuntimeImages)},
 	}
+	reporter.VolumeMounts = []corev1.VolumeMount{outputMount, tokenMount}
 
 	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{
