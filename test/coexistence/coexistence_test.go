@@ -362,7 +362,7 @@ func toMap(t *testing.T, v any) any {
 func TestKubectlGetShowsBothKinds(t *testing.T) {
 	kubectl := filepath.Join(testenv.Root(), "bin", "kubectl")
 	if _, err := os.Stat(kubectl); err != nil {
-		t.Skip("bin/kubectl missing: run `make tools`")
+		t.Fatal("bin/kubectl missing: run `make tools` (make test builds it)")
 	}
 	ctx := context.Background()
 	d := ct.Request(ns, "listed").Obj()

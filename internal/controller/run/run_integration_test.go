@@ -406,3 +406,47 @@ func TestLowerCapsNeverFailARunningSearch(t *testing.T) {
 		t.Fatalf("a running search was ended by lower caps: %s: %s", c.Reason, c.Message)
 	}
 }
+
+// TestPlantedInputConfigMapIsNeverUsed, from the attacker's side: a user who can create
+// ConfigMaps plants one under the name the input ConfigMap used to have, with an input that
+// bypasses the caps, before the Run exists. The search Job mounts no ConfigMap at all: its input
+// comes only from the Run's recorded status, which the init container checks against its hash.
+func TestPlantedInputConfigMapIsNeverUsed(t *testing.T) {
+	ctx := context.Background()
+	ns := ct.Namespace(t, k8s)
+	planted := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "req-run-1-input", Namespace: ns},
+		Data:       map[string]string{"input.yaml": "optimizer: {max_trials: 100000, parallelism: 1000}\n"},
+	}
+	if err := k8s.Create(ctx, planted); err != nil {
+		t.Fatal(err)
+	}
+	r := createRun(t, ns, "req-run-1", nil)
+	job := waitForJob(t, r)
+	for _, v := range job.Spec.Template.Spec.Volumes {
+		if v.ConfigMap != nil || v.Projected != nil && hasForeignConfigMap(v.Projected) {
+			t.Errorf("the search pod mounts a ConfigMap through volume %s", v.Name)
+		}
+	}
+	for _, c := range append(job.Spec.Template.Spec.InitContainers, job.Spec.Template.Spec.Containers...) {
+		for _, e := range c.EnvFrom {
+			if e.ConfigMapRef != nil {
+				t.Errorf("container %s reads env from ConfigMap %s", c.Name, e.ConfigMapRef.Name)
+			}
+		}
+	}
+	if got := getRun(t, r); got.Status.AISimulate == nil || strings.Contains(string(got.Status.AISimulate.Input.Raw), "100000") {
+		t.Errorf("the recorded input must be the lowered spec, not the planted one")
+	}
+}
+
+// hasForeignConfigMap: a projected source of a ConfigMap other than the cluster CA bundle that
+// the token projection carries (kube-root-ca.crt, published by the control plane).
+func hasForeignConfigMap(p *corev1.ProjectedVolumeSource) bool {
+	for _, s := range p.Sources {
+		if s.ConfigMap != nil && s.ConfigMap.Name != "kube-root-ca.crt" {
+			return true
+		}
+	}
+	return false
+}
