@@ -60,6 +60,34 @@ const Note = "aisim is an analytical estimator (roofline step model + continuous
 type loaded struct {
 	doc *input.Document
 	env *search.Env
+	// Filled by start: the input fingerprint, the run's identity and the enumerated space.
+	fingerprint, runID, createdAt string
+	space                         map[string][]search.Point
+}
+
+// start loads the document for cmd, checks the flags, derives the run's identity and enumerates
+// the space, so that a command fails (exit 2) before it touches the output directory when
+// nothing can run. On failure it prints the reason and returns the exit code.
+func start(cmd input.Command, opts Options) (*loaded, int) {
+	l, err := load(cmd, opts)
+	if err != nil {
+		fmt.Fprintln(opts.Stderr, err)
+		return nil, aisimulate.ExitInvalidInput
+	}
+	if opts.Format != "table" && opts.Format != "json" {
+		fmt.Fprintf(opts.Stderr, "--format: must be table or json, got %q\n", opts.Format)
+		return nil, aisimulate.ExitInvalidInput
+	}
+	l.fingerprint = fingerprint(l.doc)
+	if l.runID, l.createdAt, err = runMeta(l.fingerprint); err != nil {
+		fmt.Fprintln(opts.Stderr, err)
+		return nil, aisimulate.ExitInvalidInput
+	}
+	if l.space, err = l.env.Enumerate(); err != nil {
+		fmt.Fprintf(opts.Stderr, "%s: engine: %v\n", opts.ConfigPath, err)
+		return nil, aisimulate.ExitInvalidInput
+	}
+	return l, aisimulate.ExitOK
 }
 
 // usageError is an exit-2 failure; msg is printed verbatim.
@@ -174,28 +202,12 @@ func rawConfig(doc *input.Document) map[string]any {
 
 // Recommend runs `aisim recommend` and returns the exit code.
 func Recommend(ctx context.Context, opts Options) int {
-	l, err := load(input.Recommend, opts)
-	if err != nil {
-		fmt.Fprintln(opts.Stderr, err)
-		return aisimulate.ExitInvalidInput
+	l, code := start(input.Recommend, opts)
+	if l == nil {
+		return code
 	}
-	if opts.Format != "table" && opts.Format != "json" {
-		fmt.Fprintf(opts.Stderr, "--format: must be table or json, got %q\n", opts.Format)
-		return aisimulate.ExitInvalidInput
-	}
-	fp := fingerprint(l.doc)
-	runID, createdAt, err := runMeta(fp)
-	if err != nil {
-		fmt.Fprintln(opts.Stderr, err)
-		return aisimulate.ExitInvalidInput
-	}
-	// Fail before touching the output directory when nothing can run. The space is handed to
-	// the search, which would otherwise enumerate it a second time.
-	space, err := l.env.Enumerate()
-	if err != nil {
-		fmt.Fprintf(opts.Stderr, "%s: engine: %v\n", opts.ConfigPath, err)
-		return aisimulate.ExitInvalidInput
-	}
+	// The space is handed to the search, which would otherwise enumerate it a second time.
+	fp, runID, createdAt, space := l.fingerprint, l.runID, l.createdAt, l.space
 	dir := opts.OutputDir
 	if dir == "" {
 		dir = DefaultOutputDir
@@ -314,27 +326,12 @@ func Recommend(ctx context.Context, opts Options) int {
 
 // Predict runs `aisim predict` and returns the exit code.
 func Predict(ctx context.Context, opts Options) int {
-	l, err := load(input.Predict, opts)
-	if err != nil {
-		fmt.Fprintln(opts.Stderr, err)
-		return aisimulate.ExitInvalidInput
+	l, code := start(input.Predict, opts)
+	if l == nil {
+		return code
 	}
-	if opts.Format != "table" && opts.Format != "json" {
-		fmt.Fprintf(opts.Stderr, "--format: must be table or json, got %q\n", opts.Format)
-		return aisimulate.ExitInvalidInput
-	}
-	fp := fingerprint(l.doc)
-	runID, createdAt, err := runMeta(fp)
-	if err != nil {
-		fmt.Fprintln(opts.Stderr, err)
-		return aisimulate.ExitInvalidInput
-	}
-	space, err := l.env.Enumerate()
-	if err != nil {
-		fmt.Fprintf(opts.Stderr, "%s: engine: %v\n", opts.ConfigPath, err)
-		return aisimulate.ExitInvalidInput
-	}
-	points, _ := l.env.Select(space)
+	fp, runID, createdAt := l.fingerprint, l.runID, l.createdAt
+	points, _ := l.env.Select(l.space)
 	if len(points) != 1 {
 		fmt.Fprintf(opts.Stderr, "aisim predict failed: expected one concrete deployment, found %d\n", len(points))
 		return aisimulate.ExitFailure
