@@ -89,16 +89,7 @@ func TestSelfSignedCertificates(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	kc := clientcmdapi.NewConfig()
-	kc.Clusters["t"] = &clientcmdapi.Cluster{Server: env.Config.Host, CertificateAuthorityData: env.Config.CAData}
-	kc.AuthInfos["t"] = &clientcmdapi.AuthInfo{ClientCertificateData: env.Config.CertData, ClientKeyData: env.Config.KeyData}
-	kc.Contexts["t"] = &clientcmdapi.Context{Cluster: "t", AuthInfo: "t"}
-	kc.CurrentContext = "t"
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := clientcmd.WriteToFile(*kc, kubeconfig); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("KUBECONFIG", kubeconfig)
+	useKubeconfig(t, env, dir)
 	certDir := filepath.Join(dir, "certs")
 	healthPort := freePort(t)
 	configFile := filepath.Join(dir, "config.yaml")
@@ -191,4 +182,20 @@ webhook:
 	}
 	cancel()
 	<-done
+}
+
+// useKubeconfig points KUBECONFIG at a kubeconfig file (in dir) for env's API server, as the
+// operator's main reads it.
+func useKubeconfig(t *testing.T, env *testenv.Env, dir string) {
+	t.Helper()
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["t"] = &clientcmdapi.Cluster{Server: env.Config.Host, CertificateAuthorityData: env.Config.CAData}
+	kc.AuthInfos["t"] = &clientcmdapi.AuthInfo{ClientCertificateData: env.Config.CertData, ClientKeyData: env.Config.KeyData}
+	kc.Contexts["t"] = &clientcmdapi.Context{Cluster: "t", AuthInfo: "t"}
+	kc.CurrentContext = "t"
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := clientcmd.WriteToFile(*kc, kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("KUBECONFIG", kubeconfig)
 }
