@@ -41,6 +41,19 @@ func readDoc(t *testing.T, path string) map[string]any {
 
 // TestGolden renders every testdata/input document and compares it with testdata/golden.
 func TestGolden(t *testing.T) {
+	assertGoldens(t, "", func(name string) render.Options {
+		opts := render.Options{Name: "llm-" + name, RuntimeImages: testImages}
+		if strings.HasPrefix(name, "vllm-agg") || strings.HasPrefix(name, "sglang-disagg") || strings.HasPrefix(name, "trtllm-agg") {
+			opts.ModelRevision = "0123456789abcdef0123456789abcdef01234567"
+		}
+		return opts
+	})
+}
+
+// assertGoldens renders every testdata/input document with the options for its name and
+// compares it with testdata/golden/<dir>/<name>.yaml.
+func assertGoldens(t *testing.T, dir string, options func(name string) render.Options) {
+	t.Helper()
 	inputs, err := filepath.Glob("testdata/input/*.yaml")
 	if err != nil || len(inputs) < 6 {
 		t.Fatalf("want at least 6 inputs, got %d (%v)", len(inputs), err)
@@ -48,11 +61,7 @@ func TestGolden(t *testing.T) {
 	for _, in := range inputs {
 		name := strings.TrimSuffix(filepath.Base(in), ".yaml")
 		t.Run(name, func(t *testing.T) {
-			opts := render.Options{Name: "llm-" + name, RuntimeImages: testImages}
-			if strings.HasPrefix(name, "vllm-agg") || strings.HasPrefix(name, "sglang-disagg") || strings.HasPrefix(name, "trtllm-agg") {
-				opts.ModelRevision = "0123456789abcdef0123456789abcdef01234567"
-			}
-			dgd, _, err := render.Render(readDoc(t, in), opts)
+			dgd, _, err := render.Render(readDoc(t, in), options(name))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -60,7 +69,7 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden.Assert(t, filepath.Join("testdata", "golden", name+".yaml"), got)
+			golden.Assert(t, filepath.Join("testdata", "golden", dir, name+".yaml"), got)
 		})
 	}
 }
@@ -69,31 +78,15 @@ func TestGolden(t *testing.T) {
 // trusted, into testdata/golden/model-access: the trust flag of each backend, the read-only
 // cache mount, HF_HOME and HF_TOKEN in every worker (aggregated, disaggregated and multinode).
 func TestGoldenModelAccess(t *testing.T) {
-	inputs, err := filepath.Glob("testdata/input/*.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, in := range inputs {
-		name := strings.TrimSuffix(filepath.Base(in), ".yaml")
-		t.Run(name, func(t *testing.T) {
-			opts := render.Options{Name: "llm-" + name, RuntimeImages: testImages, ModelRevision: "0123456789abcdef0123456789abcdef01234567",
-				Model: v1beta2.ModelSpec{
-					RemoteCode:     v1beta2.RemoteCodeTrustCacheAndRevision,
-					Revision:       "0123456789abcdef0123456789abcdef01234567",
-					Cache:          &v1beta2.ModelCacheSpec{PVC: &v1beta2.ModelCachePVC{ClaimName: "model-cache", Path: "hf"}},
-					TokenSecretRef: &v1beta2.TokenSecretReference{Name: "hf-token", Key: "token"},
-				}}
-			dgd, _, err := render.Render(readDoc(t, in), opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := yaml.Marshal(dgd)
-			if err != nil {
-				t.Fatal(err)
-			}
-			golden.Assert(t, filepath.Join("testdata", "golden", "model-access", name+".yaml"), got)
-		})
-	}
+	assertGoldens(t, "model-access", func(name string) render.Options {
+		return render.Options{Name: "llm-" + name, RuntimeImages: testImages, ModelRevision: "0123456789abcdef0123456789abcdef01234567",
+			Model: v1beta2.ModelSpec{
+				RemoteCode:     v1beta2.RemoteCodeTrustCacheAndRevision,
+				Revision:       "0123456789abcdef0123456789abcdef01234567",
+				Cache:          &v1beta2.ModelCacheSpec{PVC: &v1beta2.ModelCachePVC{ClaimName: "model-cache", Path: "hf"}},
+				TokenSecretRef: &v1beta2.TokenSecretReference{Name: "hf-token", Key: "token"},
+			}}
+	})
 }
 
 // TestRemoteCodePolicy: the engine's trust flag appears exactly when the policy allows it,
@@ -153,30 +146,14 @@ var deploymentOverrides = &v1beta2.PodTemplateOverrides{
 // per backend on every worker, the overrides merged by role and container name (main's env
 // keeps HF_TOKEN next to the override's variable).
 func TestGoldenDeployment(t *testing.T) {
-	inputs, err := filepath.Glob("testdata/input/*.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, in := range inputs {
-		name := strings.TrimSuffix(filepath.Base(in), ".yaml")
-		t.Run(name, func(t *testing.T) {
-			opts := render.Options{Name: "llm-" + name, RuntimeImages: testImages,
-				Model: v1beta2.ModelSpec{TokenSecretRef: &v1beta2.TokenSecretReference{Name: "hf-token", Key: "HF_TOKEN"}},
-				Deployment: &v1beta2.DeploymentSpec{
-					Router:               &v1beta2.RouterSpec{Mode: v1beta2.RouterKV},
-					PodTemplateOverrides: deploymentOverrides,
-				}}
-			dgd, _, err := render.Render(readDoc(t, in), opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := yaml.Marshal(dgd)
-			if err != nil {
-				t.Fatal(err)
-			}
-			golden.Assert(t, filepath.Join("testdata", "golden", "deployment", name+".yaml"), got)
-		})
-	}
+	assertGoldens(t, "deployment", func(name string) render.Options {
+		return render.Options{Name: "llm-" + name, RuntimeImages: testImages,
+			Model: v1beta2.ModelSpec{TokenSecretRef: &v1beta2.TokenSecretReference{Name: "hf-token", Key: "HF_TOKEN"}},
+			Deployment: &v1beta2.DeploymentSpec{
+				Router:               &v1beta2.RouterSpec{Mode: v1beta2.RouterKV},
+				PodTemplateOverrides: deploymentOverrides,
+			}}
+	})
 }
 
 // TestRouterMode: DYN_ROUTER_MODE on the Frontend per mode; KV events on workers only for KV.
@@ -234,24 +211,9 @@ func TestOverrideThatDoesNotApply(t *testing.T) {
 // TestGoldenFourGPUNodes renders every input for nodes of 4 GPUs (GB200/GB300) into
 // testdata/golden/per-node-4: engines wider than 4 GPUs become multinode with 4 GPUs per pod.
 func TestGoldenFourGPUNodes(t *testing.T) {
-	inputs, err := filepath.Glob("testdata/input/*.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, in := range inputs {
-		name := strings.TrimSuffix(filepath.Base(in), ".yaml")
-		t.Run(name, func(t *testing.T) {
-			dgd, _, err := render.Render(readDoc(t, in), render.Options{Name: "llm-" + name, RuntimeImages: testImages, GPUsPerNode: 4})
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := yaml.Marshal(dgd)
-			if err != nil {
-				t.Fatal(err)
-			}
-			golden.Assert(t, filepath.Join("testdata", "golden", "per-node-4", name+".yaml"), got)
-		})
-	}
+	assertGoldens(t, "per-node-4", func(name string) render.Options {
+		return render.Options{Name: "llm-" + name, RuntimeImages: testImages, GPUsPerNode: 4}
+	})
 }
 
 // TestNoPodAsksForMoreGPUsThanANodeHas: for every input and node size, every pod's GPU limit
