@@ -122,6 +122,11 @@ test-e2e: ## End-to-end tests on the sandbox (starts it, or reuses a running one
 	go build -o $(BIN)/ ./tools/sandbox/cmd/dgdr-sandbox
 	DGDR_E2E=1 go test $(GO_TEST_FLAGS) -v -tags e2e ./test/e2e/...
 
+.PHONY: test-attack
+test-attack: ## The attack suite on the sandbox: each hole of docs/security.md tried from the attacker's side.
+	go build -o $(BIN)/ ./tools/sandbox/cmd/dgdr-sandbox
+	DGDR_ATTACK=1 go test $(GO_TEST_FLAGS) -v -tags attack ./test/attack/...
+
 .PHONY: test-chart-install
 test-chart-install: tools ## Install the Helm chart into a sandbox without its own operator; check admission and reconciliation.
 	go build -o $(BIN)/ ./tools/sandbox/cmd/dgdr-sandbox
