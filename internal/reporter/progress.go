@@ -3,12 +3,14 @@ package reporter
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
+	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 )
 
 // tail follows execution-events.jsonl incrementally: it remembers how far it has read and keeps
@@ -18,6 +20,8 @@ type tail struct {
 	offset  int64
 	partial []byte
 	state   progressState
+	// rejected is the OutputRejectedError that stopped reading, if any.
+	rejected error
 }
 
 // progressState accumulates what the events say so far.
@@ -34,9 +38,24 @@ func newTail(dir string) *tail {
 
 // poll reads whatever was appended since the last call into the progress state.
 // A missing file is not an error (the search has not started writing yet); a file that shrank
-// (rewritten) is read again from the start.
+// (rewritten) is read again from the start. The ledger is read in chunks through the output
+// caps: a symbolic link or a file that is not a regular file, a ledger larger than
+// jobcontract.MaxEventsBytes or a line longer than jobcontract.MaxEventLineBytes is an
+// OutputRejectedError, and memory stays bounded by one line and one chunk.
 func (t *tail) poll() error {
-	f, err := os.Open(t.path)
+	if t.rejected != nil {
+		return t.rejected
+	}
+	err := t.read()
+	if IsOutputRejected(err) {
+		t.rejected = err
+		t.partial = nil
+	}
+	return err
+}
+
+func (t *tail) read() error {
+	f, st, err := openRegular(t.path, output.EventsFile)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil
@@ -44,30 +63,70 @@ func (t *tail) poll() error {
 		return err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return err
-	}
 	if st.Size() < t.offset {
 		t.offset, t.partial = 0, nil
 		t.state = progressState{counts: map[string]int64{}}
 	}
+	if st.Size() > jobcontract.MaxEventsBytes {
+		return &OutputRejectedError{File: output.EventsFile, Problem: fmt.Sprintf(
+			"is %d bytes, over the reporter's cap of %s", st.Size(), mib(jobcontract.MaxEventsBytes))}
+	}
 	if _, err := f.Seek(t.offset, io.SeekStart); err != nil {
 		return err
 	}
-	data, err := io.ReadAll(f)
-	if err != nil {
-		return err
+	// One byte past the cap tells a ledger that grew over it while it was read.
+	in := io.LimitReader(f, jobcontract.MaxEventsBytes+1-t.offset)
+	buf := make([]byte, eventsChunk)
+	for {
+		n, rerr := in.Read(buf)
+		if n > 0 {
+			t.offset += int64(n)
+			if t.offset > jobcontract.MaxEventsBytes {
+				return &OutputRejectedError{File: output.EventsFile, Problem: fmt.Sprintf(
+					"grew over the reporter's cap of %s", mib(jobcontract.MaxEventsBytes))}
+			}
+			if err := t.consume(buf[:n]); err != nil {
+				return err
+			}
+		}
+		if rerr == io.EOF {
+			return nil
+		}
+		if rerr != nil {
+			return rerr
+		}
 	}
-	t.offset += int64(len(data))
+}
+
+// eventsChunk is how much of the ledger is read at once.
+const eventsChunk = 64 << 10
+
+// consume applies the complete lines of data (after what was left of the previous chunk) and
+// keeps an incomplete last line for the next call.
+func (t *tail) consume(data []byte) error {
 	data = append(t.partial, data...)
 	cut := bytes.LastIndexByte(data, '\n')
 	if cut < 0 {
+		if int64(len(data)) > jobcontract.MaxEventLineBytes {
+			return &OutputRejectedError{File: output.EventsFile, Problem: fmt.Sprintf(
+				"has a line longer than the reporter's cap of %s", mib(jobcontract.MaxEventLineBytes))}
+		}
 		t.partial = data
 		return nil
 	}
 	complete := data[:cut+1]
-	t.partial = append([]byte(nil), data[cut+1:]...)
+	for line := range bytes.Lines(complete) {
+		if int64(len(line)) > jobcontract.MaxEventLineBytes {
+			return &OutputRejectedError{File: output.EventsFile, Problem: fmt.Sprintf(
+				"has a line longer than the reporter's cap of %s", mib(jobcontract.MaxEventLineBytes))}
+		}
+	}
+	rest := data[cut+1:]
+	if int64(len(rest)) > jobcontract.MaxEventLineBytes {
+		return &OutputRejectedError{File: output.EventsFile, Problem: fmt.Sprintf(
+			"has a line longer than the reporter's cap of %s", mib(jobcontract.MaxEventLineBytes))}
+	}
+	t.partial = append([]byte(nil), rest...)
 	events, err := output.ReadEvents(bytes.NewReader(complete))
 	if err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strconv"
 	"time"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
+	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 	"github.com/dgdr-operator/dgdr-operator/internal/render"
 	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
@@ -36,8 +38,13 @@ const (
 func (r *Reporter) Publish(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun, exitCode int, progress v1beta2.RunProgress) (*Outcome, error) {
 	r.defaults()
 	out := &Outcome{SearchExitCode: exitCode, Progress: progress}
-	sweep, err := output.ReadSweepResult(r.OutputDir)
+	// Everything is read and checked (caps, no symbolic links, regular files only, every
+	// Candidate rendered) before the first write, so rejected output publishes nothing.
+	sweep, err := r.readSweep()
 	if err != nil {
+		if IsOutputRejected(err) {
+			return out, err
+		}
 		if exitCode == 0 {
 			return out, fmt.Errorf("the search exited 0 but its result cannot be read: %w", err)
 		}
@@ -127,8 +134,19 @@ func (r *Reporter) desiredCandidates(run *v1beta2.DynamoGraphDeploymentRun, swee
 			return nil, fmt.Errorf("recommendation.json: view entry %s has no candidate record", id)
 		}
 		path := output.RecommendationPath(r.OutputDir, i)
-		data, err := os.ReadFile(path)
+		if i == 0 {
+			if err := checkDir(filepath.Dir(path), output.RecommendationsDir); err != nil {
+				if IsOutputRejected(err) {
+					return nil, err
+				}
+				return nil, fmt.Errorf("reading the configuration of %s: %w", id, err)
+			}
+		}
+		data, err := readCapped(path, r.rel(path), jobcontract.MaxConfigurationBytes)
 		if err != nil {
+			if IsOutputRejected(err) {
+				return nil, err
+			}
 			return nil, fmt.Errorf("reading the configuration of %s: %w", id, err)
 		}
 		var doc map[string]any
@@ -348,9 +366,27 @@ func gpusPerNode(run *v1beta2.DynamoGraphDeploymentRun, fallback int) int {
 // r.OutputDir, best first, without touching the cluster (dgdrctl recommend runs it offline).
 func (r *Reporter) Candidates(run *v1beta2.DynamoGraphDeploymentRun) ([]v1beta2.DynamoGraphDeploymentCandidate, error) {
 	r.defaults()
-	sweep, err := output.ReadSweepResult(r.OutputDir)
+	sweep, err := r.readSweep()
 	if err != nil {
 		return nil, err
 	}
 	return r.desiredCandidates(run, sweep)
+}
+
+// readSweep reads recommendation.json through the output caps: the output directory must be a
+// real directory and the file a regular file (no symbolic links) of at most
+// jobcontract.MaxRecommendationBytes.
+func (r *Reporter) readSweep() (*output.SweepResult, error) {
+	if err := checkDir(r.OutputDir, filepath.Base(r.OutputDir)); err != nil {
+		return nil, err
+	}
+	data, err := readCapped(filepath.Join(r.OutputDir, output.RecommendationFile), output.RecommendationFile, jobcontract.MaxRecommendationBytes)
+	if err != nil {
+		return nil, err
+	}
+	sweep, err := output.ParseSweepResult(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", output.RecommendationFile, err)
+	}
+	return sweep, nil
 }

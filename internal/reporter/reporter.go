@@ -146,6 +146,10 @@ func (r *Reporter) Run(ctx context.Context) (*Outcome, error) {
 			}
 			r.Log.Info("search ended", "exitCode", e.code)
 			if err := tl.poll(); err != nil {
+				if IsOutputRejected(err) {
+					// Nothing is published from output that broke the contract.
+					return &Outcome{SearchExitCode: e.code}, err
+				}
 				return nil, fmt.Errorf("reading %s: %w", output.EventsFile, err)
 			}
 			// Publication is idempotent (exactly once in effect), so a publication interrupted by
@@ -158,6 +162,9 @@ func (r *Reporter) Run(ctx context.Context) (*Outcome, error) {
 			})
 			return out, err
 		case <-ticker.C:
+			if tl.rejected != nil {
+				continue // reported when the search ends
+			}
 			if err := tl.poll(); err != nil {
 				// A damaged events file only costs live progress; the final result is read
 				// from recommendation.json.

@@ -1,0 +1,27 @@
+package jobcontract
+
+// What the reporter accepts from the search output (docs/security.md, "Bad output cannot hurt").
+// The search container is not trusted: it may write anything into the output emptyDir. The
+// reporter reads each file it needs through these caps, refuses symbolic links and anything that
+// is not a regular file, and checks the whole result before it publishes any of it.
+const (
+	// MaxRecommendationBytes caps recommendation.json (a 2,000-trial search writes about 10 MB).
+	MaxRecommendationBytes int64 = 32 << 20
+	// MaxConfigurationBytes caps each recommendations/NNNN.yaml (about 1 KB each).
+	MaxConfigurationBytes int64 = 1 << 20
+	// MaxEventsBytes caps execution-events.jsonl (a 2,000-trial search writes about 300 KB). The
+	// ledger is read incrementally, so memory stays bounded by MaxEventLineBytes.
+	MaxEventsBytes int64 = 64 << 20
+	// MaxEventLineBytes caps one line of the events ledger.
+	MaxEventLineBytes int64 = 1 << 20
+)
+
+// Exit codes of the reporter container. The Run controller's Classify reads them from the
+// reporter's terminated state; they are defined here only.
+const (
+	// ReporterExitFailed: publication failed (API errors, RBAC, an unreadable result).
+	ReporterExitFailed = 1
+	// ReporterExitOutputRejected: the search output broke a rule of the contract (a file over
+	// its cap, a symbolic link, a file that is not a regular file); nothing was published.
+	ReporterExitOutputRejected = 3
+)
