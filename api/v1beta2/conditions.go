@@ -27,6 +27,10 @@ const (
 	ReasonPending = "Pending"
 	// ReasonWaitingForSlot: the namespace has the maximum number of active Runs.
 	ReasonWaitingForSlot = "WaitingForSlot"
+	// ReasonPendingLimitExceeded: the Run was not queued because its namespace already had
+	// limits.maxPendingRunsPerNamespace Runs waiting for a slot; it ended without a search. The
+	// message names the limit. Edit the request (a new generation) once the backlog has drained.
+	ReasonPendingLimitExceeded = "PendingLimitExceeded"
 	// ReasonWaitingForAdmission: the Job is suspended until Kueue admits it.
 	ReasonWaitingForAdmission = "WaitingForAdmission"
 	// ReasonEvaluatingCandidates: the search is running.

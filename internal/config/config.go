@@ -26,6 +26,7 @@ const (
 	DefaultRunRetention       int32 = 5
 	DefaultActiveDeadline     int64 = 6 * 60 * 60
 	DefaultMaxActiveRuns      int32 = 4
+	DefaultMaxPendingRuns     int32 = 1000
 	DefaultMaxTrials          int32 = 2000
 	DefaultMaxParallelism     int32 = 64
 	DefaultWorkers            int32 = 4
@@ -113,6 +114,9 @@ func SetDefaults(cfg *v1alpha1.OperatorConfiguration) {
 	if cfg.Limits.MaxActiveRunsPerNamespace == nil {
 		cfg.Limits.MaxActiveRunsPerNamespace = ptr.To(DefaultMaxActiveRuns)
 	}
+	if cfg.Limits.MaxPendingRunsPerNamespace == nil {
+		cfg.Limits.MaxPendingRunsPerNamespace = ptr.To(DefaultMaxPendingRuns)
+	}
 	if cfg.Limits.MaxTrials == nil {
 		cfg.Limits.MaxTrials = ptr.To(DefaultMaxTrials)
 	}
@@ -187,7 +191,8 @@ func Validate(cfg *v1alpha1.OperatorConfiguration) field.ErrorList {
 	}
 	lp := field.NewPath("limits")
 	for name, v := range map[string]int32{"maxActiveRunsPerNamespace": *cfg.Limits.MaxActiveRunsPerNamespace,
-		"maxTrials": *cfg.Limits.MaxTrials, "maxParallelism": *cfg.Limits.MaxParallelism} {
+		"maxPendingRunsPerNamespace": *cfg.Limits.MaxPendingRunsPerNamespace,
+		"maxTrials":                  *cfg.Limits.MaxTrials, "maxParallelism": *cfg.Limits.MaxParallelism} {
 		if v < 0 {
 			errs = append(errs, field.Invalid(lp.Child(name), v, "must not be negative (0 means unlimited)"))
 		}

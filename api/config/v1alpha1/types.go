@@ -198,6 +198,14 @@ type LimitsConfig struct {
 	// +optional
 	MaxActiveRunsPerNamespace *int32 `json:"maxActiveRunsPerNamespace,omitempty"`
 
+	// maxPendingRunsPerNamespace caps the Runs that may wait for a slot in a namespace. A new
+	// Run that finds this many Runs already waiting ahead of it is not queued: it ends at once
+	// with Completed=True, reason PendingLimitExceeded (edit the request, creating a new
+	// generation, once the backlog has drained). Runs with a Kueue queue label are Kueue's and
+	// do not count. 0 means unlimited. Defaults to 1000.
+	// +optional
+	MaxPendingRunsPerNamespace *int32 `json:"maxPendingRunsPerNamespace,omitempty"`
+
 	// maxTrials caps optimizer.max_trials in the effective input. 0 means no cap. Defaults to 2000.
 	// +optional
 	MaxTrials *int32 `json:"maxTrials,omitempty"`

@@ -181,6 +181,11 @@ func (in *LimitsConfig) DeepCopyInto(out *LimitsConfig) {
 		*out = new(int32)
 		**out = **in
 	}
+	if in.MaxPendingRunsPerNamespace != nil {
+		in, out := &in.MaxPendingRunsPerNamespace, &out.MaxPendingRunsPerNamespace
+		*out = new(int32)
+		**out = **in
+	}
 	if in.MaxTrials != nil {
 		in, out := &in.MaxTrials, &out.MaxTrials
 		*out = new(int32)

@@ -9,11 +9,9 @@
 package run
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -26,14 +24,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
@@ -54,9 +47,6 @@ const (
 	EventSuperseded = "Superseded"
 	EventQueued     = "Queued"
 )
-
-// waitingRequeue re-checks a waiting Run even if no event arrives.
-const waitingRequeue = 30 * time.Second
 
 // LabelJobName is the label the Job controller puts on a Job's pods.
 const LabelJobName = "batch.kubernetes.io/job-name"
@@ -83,8 +73,12 @@ type Reconciler struct {
 	// resend what was just written, so it waits for the write's own watch event instead.
 	patchedFrom sync.Map
 
-	// APIReader reads around the cache where a stale read would be wrong (slot accounting,
-	// AlreadyExists checks, the reporter Role).
+	// slotQueue holds the Runs waiting for a search slot (queue.go); see slots.
+	slotQueue     *runQueue
+	slotQueueOnce sync.Once
+
+	// APIReader reads around the cache where a stale read would be wrong (AlreadyExists
+	// checks, the reporter Role). Slot accounting never reads through it (queue.go).
 	APIReader client.Reader
 	Config    *v1alpha1.OperatorConfiguration
 	Recorder  recorder.EventRecorder
@@ -107,12 +101,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers(r.Config.Concurrency.Runs)}).
 		For(&v1beta2.DynamoGraphDeploymentRun{}).
 		Owns(&batchv1.Job{}).
-		// A Run that ends or goes away frees a slot: wake the Runs waiting in its namespace.
-		Watches(&v1beta2.DynamoGraphDeploymentRun{}, handler.EnqueueRequestsFromMapFunc(r.waitingRuns),
-			builder.WithPredicates(predicate.Funcs{
-				CreateFunc:  func(event.CreateEvent) bool { return false },
-				GenericFunc: func(event.GenericEvent) bool { return false },
-			})).
+		// The slot queue (queue.go) follows the Run informer; a Run that ends or goes away
+		// wakes only the waiting Runs that may now start.
+		Watches(&v1beta2.DynamoGraphDeploymentRun{}, runQueueHandler{r.slots()}).
 		Complete(r)
 }
 
@@ -299,23 +290,9 @@ func (r *Reconciler) startSearch(ctx context.Context, run *v1beta2.DynamoGraphDe
 		return ctrl.Result{}, nil
 	}
 
-	queue := QueueName(run)
-	if queue == "" {
-		free, active, err := r.slotFree(ctx, run)
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		if !free {
-			msg := fmt.Sprintf("waiting for a free slot: %d of %d searches are active in namespace %s (limits.maxActiveRunsPerNamespace)",
-				active, *r.Config.Limits.MaxActiveRunsPerNamespace, run.Namespace)
-			if !meta.IsStatusConditionTrue(run.Status.Conditions, v1beta2.ConditionQueued) {
-				*events = append(*events, pendingEvent{corev1.EventTypeNormal, EventQueued, "Queue", msg})
-			}
-			run.Status.Phase = v1beta2.RunPhasePending
-			run.Status.Message = msg
-			r.setCondition(run, v1beta2.ConditionQueued, metav1.ConditionTrue, v1beta2.ReasonWaitingForSlot, msg)
-			r.setCondition(run, v1beta2.ConditionCompleted, metav1.ConditionFalse, v1beta2.ReasonWaitingForSlot, msg)
-			return ctrl.Result{RequeueAfter: waitingRequeue}, nil
+	if QueueName(run) == "" {
+		if start := r.admit(run, events); !start {
+			return ctrl.Result{}, nil
 		}
 	}
 
@@ -351,50 +328,6 @@ func (r *Reconciler) startSearch(ctx context.Context, run *v1beta2.DynamoGraphDe
 	// request (docs/performance.md, P4).
 	log.FromContext(ctx).Info("created search job", "job", job.Name, "image", r.Config.Planner.Image)
 	return ctrl.Result{}, r.track(ctx, run, job, events)
-}
-
-// slotFree tells whether the namespace has a free search slot for this Run. Runs start in
-// creation order; Kueue-managed Runs are Kueue's to admit and do not count. It reads through the
-// API server so that a Run started a moment ago is counted.
-func (r *Reconciler) slotFree(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun) (bool, int, error) {
-	limit := int(*r.Config.Limits.MaxActiveRunsPerNamespace)
-	if limit == 0 {
-		return true, 0, nil
-	}
-	var runs v1beta2.DynamoGraphDeploymentRunList
-	if err := r.APIReader.List(ctx, &runs, client.InNamespace(run.Namespace)); err != nil {
-		return false, 0, err
-	}
-	active := 0
-	var waiting []*v1beta2.DynamoGraphDeploymentRun
-	for i := range runs.Items {
-		other := &runs.Items[i]
-		if IsTerminal(other) || QueueName(other) != "" || !other.DeletionTimestamp.IsZero() {
-			continue
-		}
-		if other.Status.JobRef != nil {
-			if other.UID != run.UID {
-				active++
-			}
-			continue
-		}
-		if reason, _ := stopRequest(other); reason == "" || other.UID == run.UID {
-			waiting = append(waiting, other)
-		}
-	}
-	slices.SortFunc(waiting, func(a, b *v1beta2.DynamoGraphDeploymentRun) int {
-		return cmp.Or(a.CreationTimestamp.Compare(b.CreationTimestamp.Time), strings.Compare(a.Name, b.Name))
-	})
-	free := limit - active
-	for i, w := range waiting {
-		if i >= free {
-			break
-		}
-		if w.UID == run.UID {
-			return true, active, nil
-		}
-	}
-	return false, active, nil
 }
 
 // track mirrors the Job into the Run's phase and conditions, and ends the Run when the Job ends.
@@ -494,23 +427,6 @@ func (r *Reconciler) setCondition(run *v1beta2.DynamoGraphDeploymentRun, typ str
 	meta.SetStatusCondition(&run.Status.Conditions, metav1.Condition{
 		Type: typ, Status: status, Reason: reason, Message: msg, ObservedGeneration: run.Generation,
 	})
-}
-
-// waitingRuns maps a Run event to the Runs of its namespace that wait for a slot.
-func (r *Reconciler) waitingRuns(ctx context.Context, obj client.Object) []reconcile.Request {
-	var runs v1beta2.DynamoGraphDeploymentRunList
-	if err := r.Client.List(ctx, &runs, client.InNamespace(obj.GetNamespace())); err != nil {
-		return nil
-	}
-	var reqs []reconcile.Request
-	for i := range runs.Items {
-		w := &runs.Items[i]
-		if w.UID == obj.GetUID() || IsTerminal(w) || w.Status.JobRef != nil || QueueName(w) != "" {
-			continue
-		}
-		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(w)})
-	}
-	return reqs
 }
 
 // workers is the configured number of concurrent reconciles (1 when unset, as in tests that
