@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"net/http"
@@ -36,6 +37,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/controller"
 	"github.com/dgdr-operator/dgdr-operator/internal/crdinstall"
 	"github.com/dgdr-operator/dgdr-operator/internal/features"
+	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/reporter"
 	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
 	dgdrwebhook "github.com/dgdr-operator/dgdr-operator/internal/webhook"
@@ -44,8 +46,18 @@ import (
 func main() {
 	if err := newRootCommand().Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "dgdr-operator:", err)
-		os.Exit(1)
+		os.Exit(exitCode(err))
 	}
+}
+
+// exitCode is the process exit code of err: the code an error carries (the reporter's exit codes
+// of internal/jobcontract, which the Run controller classifies), 1 otherwise.
+func exitCode(err error) int {
+	var coded interface{ ExitCode() int }
+	if errors.As(err, &coded) && coded.ExitCode() > 0 {
+		return coded.ExitCode()
+	}
+	return 1
 }
 
 // newRootCommand: the default command runs the manager; subcommands add the reporter.
@@ -98,6 +110,9 @@ func runManager(ctx context.Context, configFile string) error {
 		return fmt.Errorf("loading kubeconfig: %w", err)
 	}
 	if err := installCRDs(ctx, restCfg, cfg, gates.Enabled(features.DGDRV1Beta2)); err != nil {
+		return err
+	}
+	if err := installSearchIdentityPolicy(ctx, restCfg); err != nil {
 		return err
 	}
 	opts := managerOptions(cfg)
@@ -163,6 +178,22 @@ func installCRDs(ctx context.Context, restCfg *rest.Config, cfg *v1alpha1.Operat
 		return fmt.Errorf("installing the CRDs: %w", err)
 	}
 	ctrl.Log.WithName("setup").Info("CRDs installed", "v1beta2", v1beta2, "count", len(crds))
+	return nil
+}
+
+// installSearchIdentityPolicy applies the admission policy that confines each search identity
+// to its own Run before any search can start (docs/security.md).
+func installSearchIdentityPolicy(ctx context.Context, restCfg *rest.Config) error {
+	c, err := client.New(restCfg, client.Options{})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if err := jobcontract.ApplySearchIdentityPolicy(ctx, c); err != nil {
+		return err
+	}
+	ctrl.Log.WithName("setup").Info("search identity policy installed", "policy", jobcontract.SearchIdentityPolicyName)
 	return nil
 }
 

@@ -67,6 +67,17 @@ func toYAML(v any) (string, error) {
 	return string(data), err
 }
 
+// clusterScoped are the cluster-scoped resources of the generated rules. Their rules go into
+// the <fullname>-cluster ClusterRole, always bound cluster-wide; every other rule goes into the
+// <fullname> ClusterRole, which the chart binds cluster-wide only when no watchNamespaces are
+// set, and otherwise by a RoleBinding in each watched namespace (templates/rbac.yaml).
+var clusterScoped = map[string]bool{
+	"nodes": true, "customresourcedefinitions": true,
+	"validatingadmissionpolicies": true, "validatingadmissionpolicybindings": true,
+}
+
+// renderRBAC splits controller-gen's ClusterRole into the cluster-scoped and the namespaced
+// rules (a rule names resources of one scope only; chartgen fails otherwise).
 func renderRBAC() (string, error) {
 	docs, err := readDocs("config/rbac/role.yaml")
 	if err != nil {
@@ -74,16 +85,39 @@ func renderRBAC() (string, error) {
 	}
 	var b strings.Builder
 	for _, d := range docs {
-		meta := d["metadata"].(map[string]any)
-		meta["name"] = "__FULLNAME__"
-		meta["labels"] = "__LABELS__"
-		y, err := toYAML(d)
-		if err != nil {
-			return "", err
+		rules, _ := d["rules"].([]any)
+		var cluster, namespaced []any
+		for _, r := range rules {
+			resources, _ := r.(map[string]any)["resources"].([]any)
+			scoped := 0
+			for _, res := range resources {
+				if clusterScoped[res.(string)] {
+					scoped++
+				}
+			}
+			switch scoped {
+			case 0:
+				namespaced = append(namespaced, r)
+			case len(resources):
+				cluster = append(cluster, r)
+			default:
+				return "", fmt.Errorf("a generated rule mixes cluster-scoped and namespaced resources: %v", resources)
+			}
 		}
-		y = strings.Replace(y, "name: __FULLNAME__", "name: {{ include \"dgdr-operator.fullname\" . }}", 1)
-		y = strings.Replace(y, "  labels: __LABELS__\n", "  labels:\n    {{- include \"dgdr-operator.labels\" . | nindent 4 }}\n", 1)
-		b.WriteString("---\n" + y)
+		for _, part := range []struct {
+			suffix string
+			rules  []any
+		}{{"-cluster", cluster}, {"", namespaced}} {
+			d["rules"] = part.rules
+			d["metadata"] = map[string]any{"name": "__FULLNAME__", "labels": "__LABELS__"}
+			y, err := toYAML(d)
+			if err != nil {
+				return "", err
+			}
+			y = strings.Replace(y, "name: __FULLNAME__", "name: {{ include \"dgdr-operator.fullname\" . }}"+part.suffix, 1)
+			y = strings.Replace(y, "  labels: __LABELS__\n", "  labels:\n    {{- include \"dgdr-operator.labels\" . | nindent 4 }}\n", 1)
+			b.WriteString("---\n" + y)
+		}
 	}
 	return b.String(), nil
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
@@ -30,11 +31,22 @@ const (
 	DefaultMaxTrials          int32 = 2000
 	DefaultMaxParallelism     int32 = 64
 	DefaultWorkers            int32 = 4
+	DefaultSearchUID          int64 = 65532
+	DefaultStartFailureGrace  int32 = 120
+	DefaultJobTTL             int32 = 3600
+	DefaultTokenExpiration    int64 = 600
+	// extendedTokenExpiration is the token lifetime the API server extends to a year
+	// (--service-account-extend-token-expiration, on by default).
+	extendedTokenExpiration int64 = 3607
 	DefaultLeaseName                = "dgdr-operator.nvidia.com"
 	DefaultMetricsBindAddress       = ":8080"
 	DefaultHealthBindAddress        = ":8081"
 	DefaultWebhookPort        int32 = 9443
 	DefaultWebhookCertDir           = "/tmp/k8s-webhook-server/serving-certs"
+	// DefaultOutputSizeLimit is the sizeLimit of the search's output emptyDir.
+	DefaultOutputSizeLimit = "256Mi"
+	// DefaultTmpSizeLimit is the sizeLimit of the search container's /tmp emptyDir.
+	DefaultTmpSizeLimit = "1Gi"
 	// DefaultPlannerImage is the Planner image of the Dynamo release this operator is tested with.
 	DefaultPlannerImage = "nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.6.0"
 )
@@ -104,6 +116,26 @@ func SetDefaults(cfg *v1alpha1.OperatorConfiguration) {
 	}
 	if cfg.Job.ActiveDeadlineSeconds == nil {
 		cfg.Job.ActiveDeadlineSeconds = ptr.To(DefaultActiveDeadline)
+	}
+	if cfg.Job.OutputSizeLimit == nil {
+		cfg.Job.OutputSizeLimit = ptr.To(resource.MustParse(DefaultOutputSizeLimit))
+	}
+	if cfg.Job.TmpSizeLimit == nil {
+		cfg.Job.TmpSizeLimit = ptr.To(resource.MustParse(DefaultTmpSizeLimit))
+	}
+	for _, id := range []**int64{&cfg.Job.RunAsUser, &cfg.Job.RunAsGroup, &cfg.Job.FSGroup} {
+		if *id == nil {
+			*id = ptr.To(DefaultSearchUID)
+		}
+	}
+	if cfg.Job.TTLSecondsAfterFinished == nil {
+		cfg.Job.TTLSecondsAfterFinished = ptr.To(DefaultJobTTL)
+	}
+	if cfg.Job.TokenExpirationSeconds == nil {
+		cfg.Job.TokenExpirationSeconds = ptr.To(DefaultTokenExpiration)
+	}
+	if cfg.Job.StartFailureGraceSeconds == nil {
+		cfg.Job.StartFailureGraceSeconds = ptr.To(DefaultStartFailureGrace)
 	}
 	if cfg.Defaults.GPUSKU == "" {
 		cfg.Defaults.GPUSKU = DefaultGPUSKU
@@ -188,6 +220,30 @@ func Validate(cfg *v1alpha1.OperatorConfiguration) field.ErrorList {
 	}
 	if d := *cfg.Job.ActiveDeadlineSeconds; d < 1 {
 		errs = append(errs, field.Invalid(field.NewPath("job", "activeDeadlineSeconds"), d, "must be at least 1"))
+	}
+	jp := field.NewPath("job")
+	for name, q := range map[string]*resource.Quantity{"outputSizeLimit": cfg.Job.OutputSizeLimit, "tmpSizeLimit": cfg.Job.TmpSizeLimit} {
+		if q.Sign() <= 0 {
+			errs = append(errs, field.Invalid(jp.Child(name), q.String(), "must be positive"))
+		}
+	}
+	if u := *cfg.Job.RunAsUser; u < 1 {
+		errs = append(errs, field.Invalid(jp.Child("runAsUser"), u, "must be a non-root UID (at least 1)"))
+	}
+	for name, v := range map[string]int64{"runAsGroup": *cfg.Job.RunAsGroup, "fsGroup": *cfg.Job.FSGroup} {
+		if v < 0 {
+			errs = append(errs, field.Invalid(jp.Child(name), v, "must not be negative"))
+		}
+	}
+	if g := *cfg.Job.StartFailureGraceSeconds; g < 1 {
+		errs = append(errs, field.Invalid(jp.Child("startFailureGraceSeconds"), g, "must be at least 1"))
+	}
+	if ttl := *cfg.Job.TTLSecondsAfterFinished; ttl < 0 {
+		errs = append(errs, field.Invalid(jp.Child("ttlSecondsAfterFinished"), ttl, "must not be negative"))
+	}
+	if exp := *cfg.Job.TokenExpirationSeconds; exp < 600 || exp == extendedTokenExpiration {
+		errs = append(errs, field.Invalid(jp.Child("tokenExpirationSeconds"), exp,
+			"must be at least 600 and not 3607 (the API server extends tokens of that lifetime to a year)"))
 	}
 	lp := field.NewPath("limits")
 	for name, v := range map[string]int32{"maxActiveRunsPerNamespace": *cfg.Limits.MaxActiveRunsPerNamespace,

@@ -23,10 +23,13 @@ func TestDecodeDefaults(t *testing.T) {
 		"maxActive": *cfg.Limits.MaxActiveRunsPerNamespace,
 		"deadline":  *cfg.Job.ActiveDeadlineSeconds,
 		"port":      *cfg.Webhook.Port,
+		"jobTTL":    *cfg.Job.TTLSecondsAfterFinished,
+		"tokenLife": *cfg.Job.TokenExpirationSeconds,
 	}
 	want := map[string]any{
 		"command": []string{"aisimulate", "recommend"}, "sku": "h200_sxm", "retention": int32(5),
 		"maxActive": int32(4), "deadline": int64(21600), "port": int32(9443),
+		"jobTTL": int32(3600), "tokenLife": int64(600),
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
@@ -47,6 +50,8 @@ func TestDecodeErrorsNamePaths(t *testing.T) {
 		{"unknown runtime backend", header + "planner: {image: x}\nruntimeImages: {tensorrt: img}\n", "runtimeImages[tensorrt]"},
 		{"wrong type", header + "planner: {image: x}\nrunRetention: many\n", "runRetention"},
 		{"duplicate field", header + "planner: {image: x}\nplanner: {image: y}\n", "planner"},
+		{"token lifetime the API server extends to a year", header + "planner: {image: x}\njob: {tokenExpirationSeconds: 3607}\n", "job.tokenExpirationSeconds"},
+		{"token lifetime below the minimum", header + "planner: {image: x}\njob: {tokenExpirationSeconds: 60}\n", "job.tokenExpirationSeconds"},
 		{"crds without a conversion service", header + "planner: {image: x}\ncrds: {conversionService: {namespace: ns}}\n", "crds.conversionService.name"},
 	}
 	for _, tc := range cases {

@@ -5,6 +5,7 @@ package controller
 import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -40,6 +41,7 @@ func CacheOptions(cfg *v1alpha1.OperatorConfiguration) cache.Options {
 		ByObject: map[client.Object]cache.ByObject{
 			&batchv1.Job{}:                          {Label: managedSelector(), Transform: stripJob},
 			&corev1.Pod{}:                           {Label: managedSelector(), Transform: stripPod},
+			&rbacv1.Role{}:                          {Label: managedSelector()},
 			&v1beta2.DynamoGraphDeploymentRun{}:     {Transform: stripTerminalRun},
 			&v1beta2.DynamoGraphDeploymentRequest{}: {Transform: stripAcceptedRequest},
 		},
@@ -121,8 +123,8 @@ func stripAcceptedRequest(obj any) (any, error) {
 	return obj, nil
 }
 
-// Leader election (a Lease, and the events the lock records):
-// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
+// Events on the objects the controllers manage, in their namespaces (leader election's Lease
+// and events live in the operator's own namespace: a Role in the chart, not cluster-wide).
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 
 // Setup registers the request and Run controllers and the metrics.

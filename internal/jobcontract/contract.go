@@ -3,6 +3,8 @@
 // search pod may do (ReporterRules). Both sides import them so that they cannot drift.
 package jobcontract
 
+import "k8s.io/apimachinery/pkg/types"
+
 // Container names of the search pod.
 const (
 	// SearchContainer runs the configured Planner image (aisimulate recommend).
@@ -34,6 +36,11 @@ const (
 	// ResultDir is AISimulate's --output-dir: a subdirectory, because AISimulate wants an
 	// empty or absent directory.
 	ResultDir = OutputMountDir + "/result"
+	// TmpVolume is the writable emptyDir mounted at TmpDir in the search container, whose root
+	// file system is read-only.
+	TmpVolume = "tmp"
+	// TmpDir is where TmpVolume is mounted.
+	TmpDir = "/tmp"
 	// TokenVolume is the projected service-account token mounted only into the reporter and the
 	// input init container; the pod sets automountServiceAccountToken: false so the search
 	// container gets no token.
@@ -55,9 +62,19 @@ const (
 	EnvRuntimeImages = "DGDR_RUNTIME_IMAGES"
 )
 
-// ReporterServiceAccount is the per-namespace service account (and Role and RoleBinding name)
-// the operator manages for reporters.
-const ReporterServiceAccount = "dgdr-reporter"
+// ReporterRole is the per-namespace Role holding ReporterRules; each Run's search identity is
+// bound to it by a RoleBinding of its own.
+const ReporterRole = "dgdr-reporter"
+
+// SearchIdentityPrefix starts the name of every Run's search ServiceAccount and RoleBinding; the
+// rest of the name is the Run's UID. The search-identity admission policy (SearchIdentityPolicy)
+// reads the UID back from the requesting user name, so the name is exactly prefix + UID: a UID
+// is 36 characters, so the name always fits, and a UID is unique in the cluster, so no Run can
+// be named into another's identity.
+const SearchIdentityPrefix = "dgdr-search-"
+
+// SearchIdentity is the name of a Run's search ServiceAccount and RoleBinding.
+func SearchIdentity(runUID types.UID) string { return SearchIdentityPrefix + string(runUID) }
 
 // ReporterArgs are the reporter container's arguments (the command is the reporter image's
 // entrypoint, dgdr-operator).

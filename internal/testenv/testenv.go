@@ -84,6 +84,10 @@ func Start(opts Options) (*Env, error) {
 		// the local serving address with its CA.
 		Scheme: scheme.Scheme,
 	}
+	// Admission as in a hardened cluster (OpenShift enables it by default): setting
+	// blockOwnerDeletion needs update on the owner's finalizers, so tests see what the generated
+	// RBAC lacks.
+	e.ControlPlane.GetAPIServer().Configure().Append("enable-admission-plugins", "NodeRestriction", "OwnerReferencesPermissionEnforcement")
 	if opts.Webhooks {
 		e.WebhookInstallOptions = envtest.WebhookInstallOptions{Paths: []string{filepath.Join(Root(), "config", "webhook")}}
 	}

@@ -266,8 +266,8 @@ func mustJSON(t *testing.T, v any) []byte {
 	return data
 }
 
-// TestRunAndCandidateSpecsAreImmutable: once set, a Run's or Candidate's spec cannot change;
-// status can.
+// TestRunAndCandidateSpecsAreImmutable: once set, a Run's or Candidate's spec cannot change (the
+// CRDs' CEL rules alone: no webhook serves these kinds); status can.
 func TestRunAndCandidateSpecsAreImmutable(t *testing.T) {
 	ctx := context.Background()
 	run := &v1beta2.DynamoGraphDeploymentRun{

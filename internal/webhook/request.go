@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -22,7 +23,9 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/config"
 )
 
-// +kubebuilder:rbac:groups="",resources=nodes,verbs=list
+// GPU discovery reads Node labels from a metadata-only informer (list and watch once, then no
+// API call per admission):
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=list;watch
 
 // GPUProductLabel is the Node label GPU feature discovery sets.
 const GPUProductLabel = "nvidia.com/gpu.product"
@@ -33,7 +36,9 @@ const GPUProductLabel = "nvidia.com/gpu.product"
 // RequestWebhook defaults and validates DynamoGraphDeploymentRequests.
 type RequestWebhook struct {
 	Config *v1alpha1.OperatorConfiguration
-	// Nodes reads Nodes for GPU discovery; required only when discovery is enabled.
+	// Nodes reads Node metadata for GPU discovery; required only when discovery is enabled. The
+	// manager's client serves it from a metadata-only informer (started on first use), so an
+	// admission never lists Nodes from the API server.
 	Nodes client.Reader
 }
 
@@ -127,7 +132,8 @@ func (w *RequestWebhook) defaultingOptions(ctx context.Context) (dgdradmission.D
 	if !w.Config.Defaults.GPUDiscovery || w.Nodes == nil {
 		return opts, nil
 	}
-	nodes := &corev1.NodeList{}
+	nodes := &metav1.PartialObjectMetadataList{}
+	nodes.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("NodeList"))
 	if err := w.Nodes.List(ctx, nodes, client.HasLabels{GPUProductLabel}); err != nil {
 		return opts, fmt.Errorf("discovering GPU products: %w", err)
 	}
@@ -137,7 +143,7 @@ func (w *RequestWebhook) defaultingOptions(ctx context.Context) (dgdradmission.D
 
 // DiscoverSKU returns the AISimulate system id all labelled Nodes agree on, or "" when they
 // disagree, none is labelled, or a product is unknown.
-func DiscoverSKU(nodes []corev1.Node) string {
+func DiscoverSKU(nodes []metav1.PartialObjectMetadata) string {
 	found := ""
 	for _, n := range nodes {
 		product, ok := n.Labels[GPUProductLabel]

@@ -23,18 +23,11 @@ const MutateRequestPath = "/mutate-nvidia-com-v1beta2-dynamographdeploymentreque
 
 // Setup registers every v1beta2 webhook with the manager's webhook server.
 func Setup(mgr ctrl.Manager, cfg *v1alpha1.OperatorConfiguration) error {
-	req := &RequestWebhook{Config: cfg, Nodes: mgr.GetAPIReader()}
+	req := &RequestWebhook{Config: cfg, Nodes: mgr.GetClient()}
 	mgr.GetWebhookServer().Register(MutateRequestPath, DefaultingWebhook(mgr.GetScheme(), req))
-	if err := ctrl.NewWebhookManagedBy(mgr, &v1beta2.DynamoGraphDeploymentRequest{}).
-		WithValidator(req).Complete(); err != nil {
-		return err
-	}
-	if err := ctrl.NewWebhookManagedBy(mgr, &v1beta2.DynamoGraphDeploymentRun{}).
-		WithValidator(RunWebhook{}).Complete(); err != nil {
-		return err
-	}
-	return ctrl.NewWebhookManagedBy(mgr, &v1beta2.DynamoGraphDeploymentCandidate{}).
-		WithValidator(CandidateWebhook{}).Complete()
+	// Runs and Candidates need no webhook: their CRDs' CEL rules keep their specs immutable.
+	return ctrl.NewWebhookManagedBy(mgr, &v1beta2.DynamoGraphDeploymentRequest{}).
+		WithValidator(req).Complete()
 }
 
 // DefaultingWebhook is the mutating admission webhook of requests (the benchmarks serve it too).

@@ -12,7 +12,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -32,7 +31,6 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/controller"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/request"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/run"
-	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
 	"github.com/dgdr-operator/dgdr-operator/internal/testenv"
@@ -265,9 +263,10 @@ func viaOperator(ctx context.Context, c client.Client, prefix string, n int, see
 // bare gets the same burst and issues, per request, the writes the operator would (latency from
 // the start of the burst to the Job's creation): create the request (through
 // admission), its Run and the Job, then the Run's and the request's status;
-// plus the reporter ServiceAccount, Role and RoleBinding once for the namespace.
+// plus the Run's search ServiceAccount and RoleBinding, and the reporter Role once for the
+// namespace.
 func bare(ctx context.Context, c client.Client, cfg *v1alpha1.OperatorConfiguration, prefix string, n int) ([]float64, error) {
-	if err := ensureReporterRBAC(ctx, c, bareNS); err != nil {
+	if err := c.Create(ctx, run.BuildReporterRole(bareNS)); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, err
 	}
 	lat := make([]float64, n)
@@ -288,6 +287,13 @@ func bare(ctx context.Context, c client.Client, cfg *v1alpha1.OperatorConfigurat
 		if err := c.Create(ctx, r); err != nil {
 			return err
 		}
+		sa, binding := run.BuildSearchIdentity(r)
+		if err := c.Create(ctx, sa); err != nil {
+			return err
+		}
+		if err := c.Create(ctx, binding); err != nil {
+			return err
+		}
 		job := run.BuildJob(r, cfg)
 		if err := c.Create(ctx, job); err != nil {
 			return err
@@ -306,23 +312,6 @@ func bare(ctx context.Context, c client.Client, cfg *v1alpha1.OperatorConfigurat
 		return c.Status().Patch(ctx, dgdr, client.MergeFrom(dbase))
 	})
 	return lat, err
-}
-
-func ensureReporterRBAC(ctx context.Context, c client.Client, ns string) error {
-	name := jobcontract.ReporterServiceAccount
-	objs := []client.Object{
-		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}},
-		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}},
-		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-			RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: name},
-			Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: name, Namespace: ns}}},
-	}
-	for _, o := range objs {
-		if err := c.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
-			return err
-		}
-	}
-	return nil
 }
 
 // parallel runs f(0..n-1) on `workers` goroutines.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -209,8 +210,8 @@ func TestOperatorConfigDecodes(t *testing.T) {
 	}
 }
 
-// TestRBACMatchesControllerGen: the chart's ClusterRole has exactly the rules controller-gen
-// generated into config/rbac.
+// TestRBACMatchesControllerGen: the chart's two ClusterRoles (cluster-scoped and namespaced
+// rules) hold exactly the rules controller-gen generated into config/rbac.
 func TestRBACMatchesControllerGen(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(root, "config", "rbac", "role.yaml"))
 	if err != nil {
@@ -220,18 +221,95 @@ func TestRBACMatchesControllerGen(t *testing.T) {
 	if err := yaml.Unmarshal(data, want); err != nil {
 		t.Fatal(err)
 	}
-	for _, o := range objects(t, template(t, "default")) {
-		if o["kind"] == "ClusterRole" && o["metadata"].(map[string]any)["name"] == "dgdr-operator" {
-			b, _ := yaml.Marshal(o)
-			got := &rbacv1.ClusterRole{}
-			if err := yaml.Unmarshal(b, got); err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(want.Rules, got.Rules); diff != "" {
-				t.Errorf("chart RBAC differs from config/rbac (-controller-gen +chart):\n%s", diff)
-			}
-			return
+	roles := clusterRoles(t, objects(t, template(t, "default")))
+	for _, name := range []string{"dgdr-operator", "dgdr-operator-cluster"} {
+		if roles[name] == nil {
+			t.Fatalf("no ClusterRole %s rendered", name)
 		}
 	}
-	t.Fatal("no ClusterRole dgdr-operator rendered")
+	got := append(slices.Clone(roles["dgdr-operator-cluster"].Rules), roles["dgdr-operator"].Rules...)
+	sortRules := func(rules []rbacv1.PolicyRule) {
+		slices.SortFunc(rules, func(a, b rbacv1.PolicyRule) int {
+			return strings.Compare(fmt.Sprint(a.APIGroups, a.Resources, a.ResourceNames), fmt.Sprint(b.APIGroups, b.Resources, b.ResourceNames))
+		})
+	}
+	sortRules(got)
+	sortRules(want.Rules)
+	if diff := cmp.Diff(want.Rules, got); diff != "" {
+		t.Errorf("chart RBAC differs from config/rbac (-controller-gen +chart):\n%s", diff)
+	}
+}
+
+func clusterRoles(t *testing.T, objs []map[string]any) map[string]*rbacv1.ClusterRole {
+	t.Helper()
+	out := map[string]*rbacv1.ClusterRole{}
+	for _, o := range objs {
+		if o["kind"] != "ClusterRole" {
+			continue
+		}
+		b, _ := yaml.Marshal(o)
+		r := &rbacv1.ClusterRole{}
+		if err := yaml.Unmarshal(b, r); err != nil {
+			t.Fatal(err)
+		}
+		out[r.Name] = r
+	}
+	return out
+}
+
+// TestWatchNamespacesGrantNothingElsewhere: with watchNamespaces, the namespaced rules are bound
+// only in those namespaces (RoleBindings), never cluster-wide; only the cluster-scoped rules
+// (which name no namespaced resource) keep a ClusterRoleBinding; kube-system cannot be watched.
+func TestWatchNamespacesGrantNothingElsewhere(t *testing.T) {
+	args := []string{"template", "dgdr-operator", chart, "--namespace", "dgdr-system",
+		"--set", "featureGates.DGDRV1Beta2=true", "--set", "watchNamespaces={team-a,team-b}"}
+	objs := objects(t, tool(t, nil, "helm", args...))
+	roles := clusterRoles(t, objs)
+	bound := map[string][]string{} // ClusterRole -> where it is bound
+	for _, o := range objs {
+		meta, _ := o["metadata"].(map[string]any)
+		ref, _ := o["roleRef"].(map[string]any)
+		switch o["kind"] {
+		case "ClusterRoleBinding":
+			bound[ref["name"].(string)] = append(bound[ref["name"].(string)], "cluster-wide")
+		case "RoleBinding":
+			if ref["kind"] == "ClusterRole" {
+				bound[ref["name"].(string)] = append(bound[ref["name"].(string)], meta["namespace"].(string))
+			}
+		}
+	}
+	// The webhook-ca ClusterRole names only the operator's own webhook configurations and the
+	// request CRD (self-signed certificate mode).
+	want := map[string][]string{"dgdr-operator": {"team-a", "team-b"}, "dgdr-operator-cluster": {"cluster-wide"}, "dgdr-operator-webhook-ca": {"cluster-wide"}}
+	if diff := cmp.Diff(want, bound); diff != "" {
+		t.Errorf("ClusterRole bindings (-want +got):\n%s", diff)
+	}
+	for _, rule := range roles["dgdr-operator-cluster"].Rules {
+		for _, res := range rule.Resources {
+			if !slices.Contains([]string{"nodes", "customresourcedefinitions", "validatingadmissionpolicies", "validatingadmissionpolicybindings"}, res) {
+				t.Errorf("the cluster-wide ClusterRole grants namespaced %s", res)
+			}
+		}
+	}
+	for _, ns := range []string{"kube-system", "kube-public"} {
+		cmd := exec.Command(filepath.Join(root, "bin", "helm"), "template", "dgdr-operator", chart, "--set", "watchNamespaces={"+ns+"}")
+		cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+t.TempDir(), "HELM_CONFIG_HOME="+t.TempDir())
+		if out, err := cmd.CombinedOutput(); err == nil {
+			t.Errorf("watchNamespaces={%s} rendered; want a values schema error", ns)
+		} else if !strings.Contains(string(out), "watchNamespaces") {
+			t.Errorf("watchNamespaces={%s}: the error does not name the field:\n%s", ns, out)
+		}
+	}
+}
+
+// TestPodDisruptionBudget: the default two replicas get a PodDisruptionBudget that keeps one
+// serving admission; a single replica gets none (it could never be drained).
+func TestPodDisruptionBudget(t *testing.T) {
+	if k := kinds(objects(t, template(t, "default"))); k["PodDisruptionBudget"] != 1 || k["Deployment"] != 1 {
+		t.Errorf("default values render %v, want one PodDisruptionBudget", k)
+	}
+	args := []string{"template", "dgdr-operator", chart, "--namespace", "dgdr-system", "--set", "replicaCount=1"}
+	if k := kinds(objects(t, tool(t, nil, "helm", args...))); k["PodDisruptionBudget"] != 0 {
+		t.Errorf("replicaCount=1 renders %v, want no PodDisruptionBudget", k)
+	}
 }

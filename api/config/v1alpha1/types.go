@@ -11,6 +11,7 @@ package v1alpha1
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -160,10 +161,24 @@ type JobConfig struct {
 	// +optional
 	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
 
-	// ttlSecondsAfterFinished lets the Job controller delete finished Jobs. Unset keeps them
-	// until their Run is deleted.
+	// ttlSecondsAfterFinished lets the Job controller delete finished Jobs and their pods this
+	// many seconds after they end (the Run keeps everything the search produced). Defaults to
+	// 3600; 0 deletes them at once.
 	// +optional
 	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
+
+	// tokenExpirationSeconds is the lifetime of the search pod's projected ServiceAccount token,
+	// which only the input init container and the reporter mount (the kubelet renews it at 80% of
+	// its life; the reporter rereads it). Defaults to 600; at least 600; 3607 is refused because
+	// the API server extends tokens of exactly that lifetime to a year.
+	// +optional
+	TokenExpirationSeconds *int64 `json:"tokenExpirationSeconds,omitempty"`
+
+	// tokenAudience is the audience of that token. Empty (the default) is the API server's own
+	// audience; set it to another value only if the API server accepts it (--api-audiences), so
+	// the token is refused everywhere else.
+	// +optional
+	TokenAudience string `json:"tokenAudience,omitempty"`
 
 	// nodeSelector of the search pod.
 	// +optional
@@ -176,6 +191,39 @@ type JobConfig struct {
 	// priorityClassName of the search pod.
 	// +optional
 	PriorityClassName string `json:"priorityClassName,omitempty"`
+
+	// outputSizeLimit is the sizeLimit of the output emptyDir the search writes its result into
+	// (the kubelet evicts a pod whose volume grows beyond it). Defaults to 256Mi. The reporter
+	// also reads each output file through a fixed cap (docs/security.md).
+	// +optional
+	OutputSizeLimit *resource.Quantity `json:"outputSizeLimit,omitempty"`
+
+	// tmpSizeLimit is the sizeLimit of the writable /tmp emptyDir of the search container (its
+	// root file system is read-only). Defaults to 1Gi.
+	// +optional
+	TmpSizeLimit *resource.Quantity `json:"tmpSizeLimit,omitempty"`
+
+	// runAsUser is the UID every container of the search pod runs as (pod securityContext).
+	// Defaults to 65532. Must not be 0.
+	// +optional
+	RunAsUser *int64 `json:"runAsUser,omitempty"`
+
+	// runAsGroup is the primary GID of the search pod's containers. Defaults to 65532.
+	// +optional
+	RunAsGroup *int64 `json:"runAsGroup,omitempty"`
+
+	// fsGroup owns the search pod's volumes, so the search and the reporter can share the output
+	// volume. Defaults to 65532.
+	// +optional
+	FSGroup *int64 `json:"fsGroup,omitempty"`
+
+	// startFailureGraceSeconds is how long a container of the search pod may stay unable to
+	// start (ErrImagePull, ImagePullBackOff, InvalidImageName, CreateContainerConfigError,
+	// CreateContainerError, RunContainerError, CrashLoopBackOff) before the Run ends with reason
+	// SearchPodFailedToStart and its Job is deleted. A failed init container or a container that
+	// could not be started ends the Run at once. Defaults to 120.
+	// +optional
+	StartFailureGraceSeconds *int32 `json:"startFailureGraceSeconds,omitempty"`
 }
 
 // DefaultsConfig are admission defaults.

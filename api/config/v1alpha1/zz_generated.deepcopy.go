@@ -117,6 +117,11 @@ func (in *JobConfig) DeepCopyInto(out *JobConfig) {
 		*out = new(int32)
 		**out = **in
 	}
+	if in.TokenExpirationSeconds != nil {
+		in, out := &in.TokenExpirationSeconds, &out.TokenExpirationSeconds
+		*out = new(int64)
+		**out = **in
+	}
 	if in.NodeSelector != nil {
 		in, out := &in.NodeSelector, &out.NodeSelector
 		*out = make(map[string]string, len(*in))
@@ -130,6 +135,36 @@ func (in *JobConfig) DeepCopyInto(out *JobConfig) {
 		for i := range *in {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
+	}
+	if in.OutputSizeLimit != nil {
+		in, out := &in.OutputSizeLimit, &out.OutputSizeLimit
+		x := (*in).DeepCopy()
+		*out = &x
+	}
+	if in.TmpSizeLimit != nil {
+		in, out := &in.TmpSizeLimit, &out.TmpSizeLimit
+		x := (*in).DeepCopy()
+		*out = &x
+	}
+	if in.RunAsUser != nil {
+		in, out := &in.RunAsUser, &out.RunAsUser
+		*out = new(int64)
+		**out = **in
+	}
+	if in.RunAsGroup != nil {
+		in, out := &in.RunAsGroup, &out.RunAsGroup
+		*out = new(int64)
+		**out = **in
+	}
+	if in.FSGroup != nil {
+		in, out := &in.FSGroup, &out.FSGroup
+		*out = new(int64)
+		**out = **in
+	}
+	if in.StartFailureGraceSeconds != nil {
+		in, out := &in.StartFailureGraceSeconds, &out.StartFailureGraceSeconds
+		*out = new(int32)
+		**out = **in
 	}
 }
 

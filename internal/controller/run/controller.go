@@ -58,15 +58,16 @@ const LabelJobName = "batch.kubernetes.io/job-name"
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;create
-// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;create;update
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles,verbs=get;list;watch;create;update
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=rolebindings,verbs=get;create
+// Children carry blockOwnerDeletion, which OwnerReferencesPermissionEnforcement allows only to
+// those who may update the owner's finalizers:
+// +kubebuilder:rbac:groups=nvidia.com,resources=dynamographdeploymentruns/finalizers;dynamographdeploymentrequests/finalizers,verbs=update
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconciler reconciles DynamoGraphDeploymentRuns.
 type Reconciler struct {
 	Client client.Client
-	// rbacReady remembers the namespaces whose reporter ServiceAccount, Role and RoleBinding
-	// this process has ensured.
-	rbacReady sync.Map
 	// patchedFrom maps a Run's UID to the resourceVersion its last status write was computed
 	// from, until the cache shows a newer version. A reconcile that still reads that version
 	// (typically the one the new Job's event triggers right after the write) would recompute and
@@ -296,13 +297,14 @@ func (r *Reconciler) startSearch(ctx context.Context, run *v1beta2.DynamoGraphDe
 		}
 	}
 
-	if _, done := r.rbacReady.Load(run.Namespace); !done {
-		// Once per namespace and process: the objects rarely change, and checking them for every
-		// search would cost three API writes per Run.
-		if err := ensureReporterRBAC(ctx, r.Client, r.APIReader, run.Namespace); err != nil {
-			return ctrl.Result{}, err
+	// Each search gets an identity of its own (docs/security.md): a ServiceAccount and a
+	// RoleBinding to the namespace's reporter Role, which the search-identity admission policy
+	// confines to this Run.
+	if o, err := r.ensureSearchIdentity(ctx, run); err != nil || o != nil {
+		if o != nil {
+			r.setTerminal(run, o, events)
 		}
-		r.rbacReady.Store(run.Namespace, true)
+		return ctrl.Result{}, err
 	}
 	// The Job's input init container reads the input from status.aisimulate, which the status
 	// write after this reconcile records (it waits for it): no separate object carries it.

@@ -135,6 +135,8 @@ func BuildJob(run *v1beta2.DynamoGraphDeploymentRun, cfg *v1alpha1.OperatorConfi
 		VolumeMounts: append([]corev1.VolumeMount{
 			{Name: jobcontract.InputVolume, MountPath: jobcontract.InputDir, ReadOnly: true},
 			outputMount,
+			// The root file system is read-only; AISimulate (and Python) need a writable /tmp.
+			{Name: jobcontract.TmpVolume, MountPath: jobcontract.TmpDir},
 		}, modelaccess.Mounts(&run.Spec.Model)...),
 	}
 	reporter := reporterImageContainer(cfg, jobcontract.ReporterContainer, jobcontract.ReporterArgs)
@@ -162,23 +164,33 @@ func BuildJob(run *v1beta2.DynamoGraphDeploymentRun, cfg *v1alpha1.OperatorConfi
 				ObjectMeta: metav1.ObjectMeta{Labels: podLabels},
 				Spec: corev1.PodSpec{
 					RestartPolicy:                corev1.RestartPolicyNever,
-					ServiceAccountName:           jobcontract.ReporterServiceAccount,
+					ServiceAccountName:           jobcontract.SearchIdentity(run.UID),
 					AutomountServiceAccountToken: ptr.To(false),
 					NodeSelector:                 cfg.Job.NodeSelector,
 					Tolerations:                  cfg.Job.Tolerations,
 					PriorityClassName:            cfg.Job.PriorityClassName,
+					// An explicit non-root identity: an image whose USER is root (or a name the
+					// kubelet cannot check against runAsNonRoot) still starts, and the output
+					// volume is shared through fsGroup.
 					SecurityContext: &corev1.PodSecurityContext{
 						RunAsNonRoot:   ptr.To(true),
+						RunAsUser:      ptr.To(*cfg.Job.RunAsUser),
+						RunAsGroup:     ptr.To(*cfg.Job.RunAsGroup),
+						FSGroup:        ptr.To(*cfg.Job.FSGroup),
 						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 					},
 					InitContainers: []corev1.Container{input},
 					Containers:     []corev1.Container{search, reporter},
 					Volumes: []corev1.Volume{
 						{Name: jobcontract.InputVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
-						{Name: jobcontract.OutputVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+						// The search is not trusted to bound what it writes: the kubelet evicts the
+						// pod when the output grows past job.outputSizeLimit.
+						{Name: jobcontract.OutputVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(cfg.Job.OutputSizeLimit.DeepCopy())}}},
+						{Name: jobcontract.TmpVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(cfg.Job.TmpSizeLimit.DeepCopy())}}},
 						{Name: jobcontract.TokenVolume, VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
 							Sources: []corev1.VolumeProjection{
-								{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: ptr.To[int64](3607)}},
+								{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token",
+									ExpirationSeconds: cfg.Job.TokenExpirationSeconds, Audience: cfg.Job.TokenAudience}},
 								{ConfigMap: &corev1.ConfigMapProjection{
 									LocalObjectReference: corev1.LocalObjectReference{Name: "kube-root-ca.crt"},
 									Items:                []corev1.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}},

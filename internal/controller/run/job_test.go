@@ -63,11 +63,12 @@ func TestBuildJob(t *testing.T) {
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{
 					RestartPolicy:                corev1.RestartPolicyNever,
-					ServiceAccountName:           "dgdr-reporter",
+					ServiceAccountName:           jobcontract.SearchIdentityPrefix + "run-uid",
 					AutomountServiceAccountToken: ptr.To(false),
 					NodeSelector:                 map[string]string{"pool": "cpu"},
 					Tolerations:                  []corev1.Toleration{{Key: "search", Operator: corev1.TolerationOpExists}},
 					SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true),
+						RunAsUser: ptr.To[int64](65532), RunAsGroup: ptr.To[int64](65532), FSGroup: ptr.To[int64](65532),
 						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
 					InitContainers: []corev1.Container{{
 						Name: "input", Image: "registry.example/operator:1", ImagePullPolicy: corev1.PullIfNotPresent,
@@ -91,7 +92,8 @@ func TestBuildJob(t *testing.T) {
 							Resources:                corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("4Gi")}},
 							SecurityContext:          restricted,
 							TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
-							VolumeMounts:             []corev1.VolumeMount{{Name: "input", MountPath: "/etc/dgdr/input", ReadOnly: true}, output},
+							VolumeMounts: []corev1.VolumeMount{{Name: "input", MountPath: "/etc/dgdr/input", ReadOnly: true}, output,
+								{Name: "tmp", MountPath: "/tmp"}},
 						},
 						{
 							Name: "reporter", Image: "registry.example/operator:1", ImagePullPolicy: corev1.PullIfNotPresent,
@@ -111,9 +113,10 @@ func TestBuildJob(t *testing.T) {
 					},
 					Volumes: []corev1.Volume{
 						{Name: "input", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
-						{Name: "output", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+						{Name: "output", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(resource.MustParse("256Mi"))}}},
+						{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(resource.MustParse("1Gi"))}}},
 						{Name: "reporter-token", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
-							{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: ptr.To[int64](3607)}},
+							{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: ptr.To[int64](600)}},
 							{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "kube-root-ca.crt"},
 								Items: []corev1.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}}}},
 							{DownwardAPI: &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{
@@ -221,5 +224,56 @@ func TestBuildJobModelAccess(t *testing.T) {
 		if diff := cmp.Diff(wantEnv, c.Env); diff != "" {
 			t.Errorf("search env (-want +got):\n%s", diff)
 		}
+	}
+}
+
+// TestBuildJobHardening: the search pod's identity, its writable /tmp and the output volume's
+// size limit come from the operator configuration (issue #17).
+func TestBuildJobHardening(t *testing.T) {
+	cases := []struct {
+		name                string
+		edit                func(*v1alpha1.OperatorConfiguration)
+		uid, gid, fsGroup   int64
+		outputLimit, tmpLim string
+	}{
+		{name: "defaults", uid: 65532, gid: 65532, fsGroup: 65532, outputLimit: "256Mi", tmpLim: "1Gi"},
+		{name: "configured", edit: func(c *v1alpha1.OperatorConfiguration) {
+			c.Job.RunAsUser, c.Job.RunAsGroup, c.Job.FSGroup = ptr.To[int64](1001), ptr.To[int64](1002), ptr.To[int64](1003)
+			c.Job.OutputSizeLimit, c.Job.TmpSizeLimit = ptr.To(resource.MustParse("64Mi")), ptr.To(resource.MustParse("2Gi"))
+		}, uid: 1001, gid: 1002, fsGroup: 1003, outputLimit: "64Mi", tmpLim: "2Gi"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testConfig()
+			if tc.edit != nil {
+				tc.edit(cfg)
+			}
+			spec := BuildJob(testRun(), cfg).Spec.Template.Spec
+			sc := spec.SecurityContext
+			if *sc.RunAsNonRoot != true || *sc.RunAsUser != tc.uid || *sc.RunAsGroup != tc.gid || *sc.FSGroup != tc.fsGroup {
+				t.Errorf("pod securityContext %+v", sc)
+			}
+			limits := map[string]string{}
+			for _, v := range spec.Volumes {
+				if v.EmptyDir != nil && v.EmptyDir.SizeLimit != nil {
+					limits[v.Name] = v.EmptyDir.SizeLimit.String()
+				}
+			}
+			if limits[jobcontract.OutputVolume] != tc.outputLimit || limits[jobcontract.TmpVolume] != tc.tmpLim {
+				t.Errorf("emptyDir size limits %v, want output %s, tmp %s", limits, tc.outputLimit, tc.tmpLim)
+			}
+			for _, c := range spec.Containers {
+				tmp := false
+				for _, m := range c.VolumeMounts {
+					tmp = tmp || (m.Name == jobcontract.TmpVolume && m.MountPath == "/tmp" && !m.ReadOnly)
+				}
+				if want := c.Name == jobcontract.SearchContainer; tmp != want {
+					t.Errorf("container %s: writable /tmp mounted = %v, want %v", c.Name, tmp, want)
+				}
+				if !*c.SecurityContext.ReadOnlyRootFilesystem {
+					t.Errorf("container %s: root file system not read-only", c.Name)
+				}
+			}
+		})
 	}
 }

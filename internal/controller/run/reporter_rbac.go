@@ -9,49 +9,99 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 )
 
-// reporterLabels mark the per-namespace reporter identity.
+// reporterLabels mark the reporter Role and the search identities.
 func reporterLabels() map[string]string {
 	return map[string]string{LabelManagedBy: ManagedByValue, LabelComponent: "reporter"}
 }
 
-// BuildReporterRBAC returns the reporter's ServiceAccount, Role and RoleBinding in a namespace.
-func BuildReporterRBAC(namespace string) (*corev1.ServiceAccount, *rbacv1.Role, *rbacv1.RoleBinding) {
-	meta := func() metav1.ObjectMeta {
-		return metav1.ObjectMeta{Name: jobcontract.ReporterServiceAccount, Namespace: namespace, Labels: reporterLabels()}
+// BuildReporterRole returns the namespace's reporter Role (jobcontract.ReporterRules). It grants
+// nothing by itself: each Run's search identity is bound to it, and the search-identity
+// admission policy confines each identity to its own Run (docs/security.md).
+func BuildReporterRole(namespace string) *rbacv1.Role {
+	return &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: jobcontract.ReporterRole, Namespace: namespace, Labels: reporterLabels()},
+		Rules:      jobcontract.ReporterRules(),
 	}
-	sa := &corev1.ServiceAccount{ObjectMeta: meta()}
-	role := &rbacv1.Role{ObjectMeta: meta(), Rules: jobcontract.ReporterRules()}
-	binding := &rbacv1.RoleBinding{
-		ObjectMeta: meta(),
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: jobcontract.ReporterServiceAccount},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: jobcontract.ReporterServiceAccount, Namespace: namespace}},
-	}
-	return sa, role, binding
 }
 
-// ensureReporterRBAC creates the reporter identity of a namespace, and repairs the Role's rules
-// if they drifted. It reads through the API server (no informers on RBAC objects).
-func ensureReporterRBAC(ctx context.Context, c client.Client, reader client.Reader, namespace string) error {
-	sa, role, binding := BuildReporterRBAC(namespace)
-	for _, obj := range []client.Object{sa, role, binding} {
-		if err := c.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("creating reporter %T %s/%s: %w", obj, namespace, obj.GetName(), err)
-		}
+// BuildSearchIdentity returns a Run's search ServiceAccount and the RoleBinding of it to the
+// reporter Role, both controlled by the Run (the garbage collector removes them with it).
+func BuildSearchIdentity(run *v1beta2.DynamoGraphDeploymentRun) (*corev1.ServiceAccount, *rbacv1.RoleBinding) {
+	name := jobcontract.SearchIdentity(run.UID)
+	meta := func() metav1.ObjectMeta {
+		return metav1.ObjectMeta{Name: name, Namespace: run.Namespace, Labels: reporterLabels(),
+			OwnerReferences: []metav1.OwnerReference{runOwnerRef(run)}}
 	}
+	sa := &corev1.ServiceAccount{ObjectMeta: meta(), AutomountServiceAccountToken: ptr.To(false)}
+	binding := &rbacv1.RoleBinding{
+		ObjectMeta: meta(),
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: jobcontract.ReporterRole},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: run.Namespace}},
+	}
+	return sa, binding
+}
+
+// ensureReporterRole creates the namespace's reporter Role, or repairs its rules. It reads the
+// Role from the cache (Roles the operator manages are cached), so a Role deleted or edited by
+// someone is noticed at the next search start without an API read per Run.
+func (r *Reconciler) ensureReporterRole(ctx context.Context, namespace string) error {
+	want := BuildReporterRole(namespace)
 	var existing rbacv1.Role
-	if err := reader.Get(ctx, client.ObjectKeyFromObject(role), &existing); err != nil {
-		return fmt.Errorf("reading reporter Role: %w", err)
-	}
-	if !apiequality.Semantic.DeepEqual(existing.Rules, role.Rules) {
-		existing.Rules = role.Rules
-		if err := c.Update(ctx, &existing); err != nil {
-			return fmt.Errorf("repairing reporter Role: %w", err)
+	err := r.Client.Get(ctx, client.ObjectKeyFromObject(want), &existing)
+	switch {
+	case apierrors.IsNotFound(err):
+		if err := r.Client.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating the reporter Role %s/%s: %w", namespace, want.Name, err)
 		}
+		return nil
+	case err != nil:
+		return err
+	}
+	if apiequality.Semantic.DeepEqual(existing.Rules, want.Rules) {
+		return nil
+	}
+	existing.Rules = want.Rules
+	if err := r.Client.Update(ctx, &existing); err != nil {
+		return fmt.Errorf("repairing the reporter Role %s/%s: %w", namespace, want.Name, err)
 	}
 	return nil
+}
+
+// ensureSearchIdentity creates the Run's search ServiceAccount and RoleBinding. An existing
+// object of that name that this Run does not control is never used: the Run ends with an Outcome
+// naming it (nil when the identity is ready).
+func (r *Reconciler) ensureSearchIdentity(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun) (*Outcome, error) {
+	if err := r.ensureReporterRole(ctx, run.Namespace); err != nil {
+		return nil, err
+	}
+	sa, binding := BuildSearchIdentity(run)
+	for _, o := range []struct {
+		kind string
+		obj  client.Object
+	}{{"ServiceAccount", sa}, {"RoleBinding", binding}} {
+		obj := o.obj
+		err := r.Client.Create(ctx, obj)
+		if err == nil {
+			continue
+		}
+		if !apierrors.IsAlreadyExists(err) {
+			return nil, fmt.Errorf("creating the search identity's %s %s/%s: %w", o.kind, run.Namespace, obj.GetName(), err)
+		}
+		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+			return nil, err
+		}
+		if !jobOwnedBy(obj, run) {
+			return &Outcome{Reason: v1beta2.ReasonSearchFailed, Message: fmt.Sprintf(
+				"%s %s/%s exists but does not belong to this Run, so it is not used as the search identity; delete it and create a new request generation",
+				o.kind, run.Namespace, obj.GetName())}, nil
+		}
+	}
+	return nil, nil
 }

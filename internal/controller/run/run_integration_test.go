@@ -127,16 +127,29 @@ func TestInputRecordedOnceAndSearchJobBuilt(t *testing.T) {
 	}
 
 	role := &rbacv1.Role{}
-	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: jobcontract.ReporterServiceAccount}, role); err != nil {
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: jobcontract.ReporterRole}, role); err != nil {
 		t.Fatal("reporter Role:", err)
 	}
 	if diff := cmp.Diff(jobcontract.ReporterRules(), role.Rules); diff != "" {
 		t.Errorf("reporter rules (-want +got):\n%s", diff)
 	}
-	for _, obj := range []client.Object{&corev1.ServiceAccount{}, &rbacv1.RoleBinding{}} {
-		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: jobcontract.ReporterServiceAccount}, obj); err != nil {
-			t.Errorf("reporter %T: %v", obj, err)
+	// The search runs as an identity of its own, controlled by the Run and bound to the Role.
+	identity := jobcontract.SearchIdentity(got.UID)
+	if sa := job.Spec.Template.Spec.ServiceAccountName; sa != identity {
+		t.Errorf("search pod service account %q, want %q", sa, identity)
+	}
+	binding := &rbacv1.RoleBinding{}
+	for _, obj := range []client.Object{&corev1.ServiceAccount{}, binding} {
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: identity}, obj); err != nil {
+			t.Fatalf("search identity %T: %v", obj, err)
 		}
+		if !metav1.IsControlledBy(obj, got) {
+			t.Errorf("search identity %T must be controlled by the Run", obj)
+		}
+	}
+	wantSubjects := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: identity, Namespace: ns}}
+	if diff := cmp.Diff(wantSubjects, binding.Subjects); diff != "" || binding.RoleRef.Name != jobcontract.ReporterRole {
+		t.Errorf("search identity binding to %q (-want +got subjects):\n%s", binding.RoleRef.Name, diff)
 	}
 
 	// The recorded input is never recomputed: a running search keeps it, and reporter-owned

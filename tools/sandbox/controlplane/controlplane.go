@@ -129,7 +129,10 @@ func (c *Cluster) APIServer() Process {
 		"--service-account-key-file=" + p.SAPub(),
 		"--service-account-signing-key-file=" + p.SAKey(),
 		"--service-cluster-ip-range=10.0.0.0/24",
-		"--authorization-mode=RBAC",
+		"--authorization-mode=Node,RBAC",
+		// The admission of a hardened cluster (OpenShift enables OwnerReferencesPermissionEnforcement
+		// by default): setting blockOwnerDeletion needs update on the owner's finalizers.
+		"--enable-admission-plugins=NodeRestriction,OwnerReferencesPermissionEnforcement",
 		"--allow-privileged=true",
 		"--enable-priority-and-fairness=false",
 		"--endpoint-reconciler-type=none",

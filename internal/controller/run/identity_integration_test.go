@@ -1,0 +1,135 @@
+package run_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/controller/controllertest"
+	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
+	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
+)
+
+// asSearchIdentity is a client authenticated as the search identity of run, as its reporter is:
+// impersonation sets exactly the user name and groups a token of that ServiceAccount carries.
+func asSearchIdentity(t *testing.T, run *v1beta2.DynamoGraphDeploymentRun) client.Client {
+	t.Helper()
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{
+		UserName: "system:serviceaccount:" + run.Namespace + ":" + jobcontract.SearchIdentity(run.UID),
+		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + run.Namespace, "system:authenticated"},
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// candidateOf is a Candidate as a reporter publishes it for owner, labelled with labelRun's UID.
+func candidateOf(owner *v1beta2.DynamoGraphDeploymentRun, labelRun types.UID, name string) *v1beta2.DynamoGraphDeploymentCandidate {
+	return &v1beta2.DynamoGraphDeploymentCandidate{
+		ObjectMeta: metav1.ObjectMeta{Namespace: owner.Namespace, Name: name,
+			Labels: map[string]string{v1beta2.LabelRunUID: string(labelRun), v1beta2.LabelRunName: owner.Name},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: v1beta2.GroupVersion.String(), Kind: "DynamoGraphDeploymentRun",
+				Name: owner.Name, UID: owner.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}},
+		Spec: v1beta2.DynamoGraphDeploymentCandidateSpec{Backend: "vllm", Mode: v1beta2.ModeAggregated, GPUs: 1,
+			GraphDeployment: runtime.RawExtension{Raw: []byte(`{"kind":"DynamoGraphDeployment"}`)},
+			Parameters:      runtime.RawExtension{Raw: []byte(`{}`)}},
+	}
+}
+
+// patchProgress writes a progress field of target's status as c.
+func patchProgress(c client.Client, target *v1beta2.DynamoGraphDeploymentRun, settled int32) error {
+	patch := client.RawPatch(types.MergePatchType, fmt.Appendf(nil, `{"status":{"progress":{"budget":10,"settled":%d}}}`, settled))
+	return c.Status().Patch(context.Background(), target.DeepCopy(), patch)
+}
+
+// TestSearchIdentityIsConfinedToItsRun plays a compromised search pod of Run A. RBAC alone (the
+// reporter Role, bound to A's identity) lets it write Run B's status; with the search-identity
+// policy (what the operator installs at startup) every write outside Run A is Forbidden, while
+// A's own writes, the reporter's job, still pass. Reverting the policy fails the 403 checks;
+// reverting the per-Run identity (a shared ServiceAccount) makes the policy unable to tell A from
+// B, and the same checks fail.
+func TestSearchIdentityIsConfinedToItsRun(t *testing.T) {
+	ctx := context.Background()
+	ns := controllertest.Namespace(t, k8s)
+	runA := createRun(t, ns, "tenant-a", nil)
+	runB := createRun(t, ns, "tenant-b", nil)
+	waitForJob(t, runA)
+	waitForJob(t, runB)
+	attacker := asSearchIdentity(t, runA)
+
+	// Without the policy, RBAC alone would let A's identity write B: the hole the policy closes.
+	if err := patchProgress(attacker, runB, 1); err != nil {
+		t.Fatalf("before the policy, RBAC should allow A's identity to patch B's status (the test's premise): %v", err)
+	}
+	if err := jobcontract.ApplySearchIdentityPolicy(ctx, mustClient(t)); err != nil {
+		t.Fatal(err)
+	}
+	// The API server loads policies asynchronously.
+	controllertest.Eventually(t, 30*time.Second, "the policy denies A's identity writing B's status", func() (bool, error) {
+		err := patchProgress(attacker, runB, 2)
+		return apierrors.IsForbidden(err), nil
+	})
+
+	victim := candidateOf(runB, runB.UID, runB.Name+"-c1")
+	if err := k8s.Create(ctx, victim); err != nil {
+		t.Fatal(err)
+	}
+	attacks := map[string]func() error{
+		"patch B's status": func() error { return patchProgress(attacker, runB, 3) },
+		"create a Candidate controlled by B": func() error {
+			return attacker.Create(ctx, candidateOf(runB, runB.UID, runB.Name+"-c2"))
+		},
+		"create a Candidate controlled by A but labelled as B's": func() error {
+			return attacker.Create(ctx, candidateOf(runA, runB.UID, runA.Name+"-c9"))
+		},
+		"delete B's Candidate": func() error { return attacker.Delete(ctx, victim.DeepCopy()) },
+		"rewrite B's Candidate status": func() error {
+			c := &v1beta2.DynamoGraphDeploymentCandidate{}
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(victim), c); err != nil {
+				return err
+			}
+			c.Status.Rank = 1
+			return attacker.Status().Update(ctx, c)
+		},
+	}
+	for name, attack := range attacks {
+		if err := attack(); !apierrors.IsForbidden(err) {
+			t.Errorf("%s as Run A's search identity: err = %v, want 403 Forbidden", name, err)
+		}
+	}
+
+	// What the reporter of A must still do.
+	if err := patchProgress(attacker, runA, 4); err != nil {
+		t.Errorf("A's identity patching A's status: %v", err)
+	}
+	own := candidateOf(runA, runA.UID, runA.Name+"-c1")
+	if err := attacker.Create(ctx, own); err != nil {
+		t.Fatalf("A's identity creating A's Candidate: %v", err)
+	}
+	if err := attacker.Delete(ctx, own); err != nil {
+		t.Errorf("A's identity deleting A's Candidate: %v", err)
+	}
+}
+
+// mustClient is an admin client with client-go's scheme (admission policies).
+func mustClient(t *testing.T) client.Client {
+	t.Helper()
+	c, err := client.New(env.Config, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}

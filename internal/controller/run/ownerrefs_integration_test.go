@@ -1,0 +1,90 @@
+package run_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/dgdr-operator/dgdr-operator/internal/controller/controllertest"
+	"github.com/dgdr-operator/dgdr-operator/internal/controller/run"
+	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
+	"github.com/dgdr-operator/dgdr-operator/internal/testenv"
+)
+
+// asOperator binds rules to a fresh ServiceAccount and returns a client authenticated as it.
+func asOperator(t *testing.T, ns, name string, rules []rbacv1.PolicyRule) client.Client {
+	t.Helper()
+	ctx := context.Background()
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: ns + "-" + name}, Rules: rules}
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: ns + "-" + name},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: ns}}}
+	for _, obj := range []client.Object{&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}, role, binding} {
+		if err := k8s.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { _ = k8s.Delete(ctx, binding); _ = k8s.Delete(ctx, role) })
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + ns + ":" + name,
+		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"}}
+	c, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestGeneratedRBACPassesOwnerReferencesPermissionEnforcement creates what the Run controller
+// creates for a Run (search identity, Job: each with blockOwnerDeletion to the Run) as a
+// ServiceAccount holding exactly the generated ClusterRole (config/rbac/role.yaml), on an API
+// server with OwnerReferencesPermissionEnforcement (internal/testenv). Without the finalizers rule
+// every create is Forbidden, which the test shows first, so it fails if the rule is dropped or
+// the admission plugin is switched off.
+func TestGeneratedRBACPassesOwnerReferencesPermissionEnforcement(t *testing.T) {
+	ctx := context.Background()
+	data, err := os.ReadFile(filepath.Join(testenv.Root(), "config", "rbac", "role.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var generated rbacv1.ClusterRole
+	if err := yaml.UnmarshalStrict(data, &generated); err != nil {
+		t.Fatal(err)
+	}
+	ns := controllertest.Namespace(t, k8s)
+	r := createRun(t, ns, "owned", nil)
+	waitForJob(t, r) // the controller has made the namespace's reporter Role, which the binding names
+	r = getRun(t, r)
+
+	withoutFinalizers := slices.DeleteFunc(slices.Clone(generated.Rules), func(rule rbacv1.PolicyRule) bool {
+		return slices.ContainsFunc(rule.Resources, func(res string) bool { return filepath.Base(res) == "finalizers" })
+	})
+	weak := asOperator(t, ns, "weak-operator", withoutFinalizers)
+	sa, _ := run.BuildSearchIdentity(r)
+	sa.Name = "probe-weak"
+	if err := weak.Create(ctx, sa); !apierrors.IsForbidden(err) {
+		t.Fatalf("without update on runs/finalizers, creating a child with blockOwnerDeletion: err = %v, want Forbidden (is OwnerReferencesPermissionEnforcement on?)", err)
+	}
+
+	operator := asOperator(t, ns, "operator", generated.Rules)
+	cfgCopy := *cfg
+	sa, binding := run.BuildSearchIdentity(r)
+	sa.Name, binding.Name = "probe-sa", "probe-binding"
+	job := run.BuildJob(r, &cfgCopy)
+	job.Name = "probe-job"
+	for _, obj := range []client.Object{sa, binding, job} {
+		if err := operator.Create(ctx, obj); err != nil {
+			t.Errorf("creating %T %s as the operator's generated ClusterRole: %v", obj, obj.GetName(), err)
+		}
+	}
+}
