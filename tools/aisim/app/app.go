@@ -120,6 +120,11 @@ func load(cmd input.Command, opts Options) (*loaded, error) {
 	if err != nil {
 		return nil, &usageError{fmt.Sprintf("%s: engine.model: %v", file, err)}
 	}
+	if pr := doc.Engine.Precision; pr.Any() {
+		if model, err = model.WithPrecision(pr.GEMM, pr.MoE, pr.FMHA, pr.KVCache); err != nil {
+			return nil, &usageError{fmt.Sprintf("%s: engine.gemm_quant_mode: %v", file, err)}
+		}
+	}
 	t := doc.Traffic
 	if cl := doc.Engine.ContextLength; cl > model.MaxContext {
 		return nil, &usageError{fmt.Sprintf("%s: engine.context_length: %d exceeds the model maximum %d", file, cl, model.MaxContext)}

@@ -120,16 +120,45 @@ func LoadModel(ref string) (*Model, error) {
 		}
 		return ParseHFConfig(ref, raw)
 	}
-	for _, id := range ModelIDs() {
+	ids := ModelIDs()
+	for _, id := range ids {
 		if strings.EqualFold(id, ref) {
-			raw, err := data.ReadFile("data/models/" + strings.Replace(id, "/", "__", 1) + ".json")
-			if err != nil {
-				return nil, err
-			}
-			return ParseHFConfig(id, raw)
+			return loadEmbedded(id, id)
+		}
+	}
+	// A base or instruct checkpoint of a catalogued model has the same architecture
+	// (config.json differs only in generation settings): Meta-Llama-3.1-8B, Llama-3.1-70B and
+	// Qwen3-32B-Base resolve to the catalogued sibling, keeping the requested id.
+	for _, id := range ids {
+		if variantKey(id) == variantKey(ref) {
+			return loadEmbedded(id, ref)
 		}
 	}
 	return nil, fmt.Errorf("unknown model %q: not in aisim's catalog (%s) and not a directory with a config.json", ref, strings.Join(ModelIDs(), ", "))
+}
+
+func loadEmbedded(id, as string) (*Model, error) {
+	raw, err := data.ReadFile("data/models/" + strings.Replace(id, "/", "__", 1) + ".json")
+	if err != nil {
+		return nil, err
+	}
+	return ParseHFConfig(as, raw)
+}
+
+// variantKey folds the spellings of one architecture's checkpoints together: case, the
+// "Meta-" prefix of Llama names and the "-Instruct" / "-Base" suffixes. Quantized variants
+// (-FP8) keep their suffix: they are different checkpoints.
+func variantKey(id string) string {
+	k := strings.ToLower(id)
+	org, name, ok := strings.Cut(k, "/")
+	if !ok {
+		return k
+	}
+	name = strings.TrimPrefix(name, "meta-")
+	for _, suf := range []string{"-instruct", "-base"} {
+		name = strings.TrimSuffix(name, suf)
+	}
+	return org + "/" + name
 }
 
 // Model is the architecture summary used by the performance model.
@@ -155,6 +184,54 @@ type Model struct {
 	// KV cache, which is what AISimulate's captured Qwen3-32B-FP8 numbers
 	// imply (131,072 B/token = 2 × 64 layers × 8 heads × 128 × 1 byte).
 	KVBytes float64
+	// FMHAFP8 runs attention (FMHA) in FP8 at the FP8 tensor-core rate (fmha_quant_mode: fp8).
+	FMHAFP8 bool
+	// FP8Checkpoint is set when config.json declares quant_method fp8.
+	FP8Checkpoint bool
+}
+
+// Precision mode spellings understood by WithPrecision (input.Precision's normalized values).
+const (
+	PrecisionFloat16 = "float16"
+	PrecisionFP8     = "fp8"
+)
+
+// WithPrecision returns a copy of the model with the engine's precision overrides applied
+// ("" keeps the checkpoint's format):
+//
+//   - gemm (and moe, for routed experts) fp8: linear weights are stored and multiplied in FP8
+//     (one byte per parameter, FP8 tensor-core peak), as on-the-fly FP8 quantization of a
+//     BF16 checkpoint or an FP8 checkpoint does; embeddings and the LM head stay BF16;
+//   - kvcache fp8 / float16: one or two bytes per cached K/V element;
+//   - fmha fp8: attention at the FP8 rate.
+//
+// Running an FP8 checkpoint's GEMMs in 16 bit, or experts and dense layers in different
+// formats, is refused: aisim does not model dequantized or mixed-format weights.
+func (m *Model) WithPrecision(gemm, moe, fmha, kv string) (*Model, error) {
+	out := *m
+	linear := gemm
+	if m.IsMoE() && moe != "" {
+		if gemm != "" && gemm != moe {
+			return nil, fmt.Errorf("moe_quant_mode %s with gemm_quant_mode %s: mixed-format weights are not supported by aisim", moe, gemm)
+		}
+		linear = moe
+	}
+	switch linear {
+	case PrecisionFP8:
+		out.WeightBytes = 1
+	case PrecisionFloat16:
+		if m.FP8Checkpoint {
+			return nil, fmt.Errorf("16-bit GEMMs on the FP8 checkpoint %s are not supported by aisim", m.ID)
+		}
+	}
+	switch kv {
+	case PrecisionFP8:
+		out.KVBytes = 1
+	case PrecisionFloat16:
+		out.KVBytes = 2
+	}
+	out.FMHAFP8 = fmha == PrecisionFP8
+	return &out, nil
 }
 
 // IsMoE reports whether the model has routed experts.
@@ -233,7 +310,7 @@ func ParseHFConfig(id string, raw []byte) (*Model, error) {
 		if q.QuantMethod != "fp8" {
 			return nil, fmt.Errorf("model %s: quantization %q is not supported by aisim (only fp8)", id, q.QuantMethod)
 		}
-		m.WeightBytes, m.KVBytes = 1, 1
+		m.WeightBytes, m.KVBytes, m.FP8Checkpoint = 1, 1, true
 	}
 	var errs []error
 	for name, v := range map[string]int{"hidden_size": m.Hidden, "num_hidden_layers": m.Layers,

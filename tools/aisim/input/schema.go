@@ -2,6 +2,7 @@ package input
 
 import (
 	"errors"
+	"maps"
 	"slices"
 	"strings"
 
@@ -360,10 +361,9 @@ func decodeOptimizer(root *object) (Optimizer, error) {
 	return o, err
 }
 
-var engineUnsupported = []string{"backend_version", "kv_transfer", "speculation", "afd", "enable_chunked_prefill",
+var engineUnsupported = []string{"kv_transfer", "speculation", "afd", "enable_chunked_prefill",
 	"nextn", "nextn_accepted", "enable_eplb", "wideep_num_slots", "attention_backend", "moe_backend",
-	"moe_kernel_source", "gemm_quant_mode", "moe_quant_mode", "fmha_quant_mode", "kvcache_quant_mode",
-	"comm_quant_mode", "database_mode", "estimation_mode", "fallback_policy", "transfer_policy",
+	"moe_kernel_source", "database_mode", "estimation_mode", "fallback_policy", "transfer_policy",
 	"systems_paths", "estimator_config", "fpm_profile", "decoder_replay", "enable_shared_layer",
 	"strict_provenance", "forward_model", "systems_path"}
 
@@ -373,8 +373,15 @@ func decodeEngine(cmd Command, root *object, optHardware string) (Engine, error)
 		return e, errf("engine", "required")
 	}
 	eo, err := newObject("engine", root.get("engine"),
-		[]string{"mode", "model", "hardware", "backend", "context_length", "workers"}, engineUnsupported)
+		append([]string{"mode", "model", "hardware", "backend", "context_length", "workers", "backend_version"}, quantFields...),
+		engineUnsupported)
 	if err != nil {
+		return e, err
+	}
+	if e.BackendVersion, err = decodeBackendVersion(cmd, eo); err != nil {
+		return e, err
+	}
+	if e.Precision, err = decodePrecision(eo); err != nil {
 		return e, err
 	}
 	modes := []string{ModeAggregated, ModeDisaggregated}
@@ -658,4 +665,66 @@ func crossChecks(doc *Document) error {
 		}
 	}
 	return nil
+}
+
+// quantFields are the engine's precision overrides (contract §4.1).
+var quantFields = []string{"gemm_quant_mode", "moe_quant_mode", "fmha_quant_mode", "kvcache_quant_mode", "comm_quant_mode"}
+
+// quantSpellings maps the accepted AISimulate spellings to aisim's normalized modes; any other
+// value (nvfp4, int8 weight-only, w4a8, ...) is refused as not supported.
+var quantSpellings = map[string]map[string]string{
+	"gemm_quant_mode":    {"float16": QuantFloat16, "bfloat16": QuantFloat16, "fp8": QuantFP8, "fp8_block": QuantFP8},
+	"moe_quant_mode":     {"float16": QuantFloat16, "bfloat16": QuantFloat16, "fp8": QuantFP8, "fp8_block": QuantFP8},
+	"fmha_quant_mode":    {"float16": QuantFloat16, "bfloat16": QuantFloat16, "fp8": QuantFP8},
+	"kvcache_quant_mode": {"float16": QuantFloat16, "bfloat16": QuantFloat16, "fp8": QuantFP8},
+	"comm_quant_mode":    {"half": QuantFloat16, "float16": QuantFloat16},
+}
+
+func decodePrecision(eo *object) (Precision, error) {
+	var p Precision
+	dst := map[string]*string{"gemm_quant_mode": &p.GEMM, "moe_quant_mode": &p.MoE, "fmha_quant_mode": &p.FMHA,
+		"kvcache_quant_mode": &p.KVCache, "comm_quant_mode": &p.Comm}
+	for _, k := range quantFields {
+		if isDomain(eo.get(k)) {
+			return p, errf(eo.p(k), "domains here are %s", notSupported)
+		}
+		v, err := eo.str(k, "")
+		if err != nil || v == "" {
+			if err != nil {
+				return p, err
+			}
+			continue
+		}
+		norm, ok := quantSpellings[k][v]
+		if !ok {
+			return p, errf(eo.p(k), "%q: %s (supported: %v)", v, notSupported, slices.Sorted(maps.Keys(quantSpellings[k])))
+		}
+		*dst[k] = norm
+	}
+	return p, nil
+}
+
+// decodeBackendVersion accepts a version string, or in recommend a {backend: version} map
+// (one version per searched backend); a map is recorded as "backend=version,..." sorted.
+func decodeBackendVersion(cmd Command, eo *object) (string, error) {
+	x := eo.get("backend_version")
+	switch {
+	case x == nil:
+		return "", nil
+	case x.Kind == document.KindMap && cmd == Recommend:
+		var parts []string
+		for _, k := range x.Keys {
+			v := x.Map[k]
+			if !slices.Contains([]string{BackendVLLM, BackendSGLang, BackendTRTLLM}, k) {
+				return "", errf(join(eo.p("backend_version"), k), "unknown backend")
+			}
+			if v.Kind != document.KindString || v.Str == "" {
+				return "", errf(join(eo.p("backend_version"), k), "expected a non-empty string")
+			}
+			parts = append(parts, k+"="+v.Str)
+		}
+		slices.Sort(parts)
+		return strings.Join(parts, ","), nil
+	}
+	return eo.str("backend_version", "")
 }

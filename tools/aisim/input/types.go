@@ -122,7 +122,29 @@ type Engine struct {
 	Backends      []string
 	ContextLength int // 0 means the model maximum
 	Workers       map[string]*Worker
+	// BackendVersion is engine.backend_version as given ("" = current). aisim records it in
+	// provenance and replay documents but does not model differences between versions.
+	BackendVersion string
+	// Precision holds the engine.*_quant_mode overrides ("" = from the checkpoint).
+	Precision Precision
 }
+
+// Precision overrides of the checkpoint's numeric formats (engine.gemm_quant_mode,
+// moe_quant_mode, fmha_quant_mode, kvcache_quant_mode, comm_quant_mode). Empty means
+// "from the checkpoint". Values are normalized: "float16" for 16-bit, "fp8" for FP8
+// (per-tensor and block-scaled FP8 cost the same in aisim's model).
+type Precision struct {
+	GEMM, MoE, FMHA, KVCache, Comm string
+}
+
+// Quantization mode spellings.
+const (
+	QuantFloat16 = "float16"
+	QuantFP8     = "fp8"
+)
+
+// Any reports whether any override is set.
+func (p Precision) Any() bool { return p != Precision{} }
 
 // Worker holds per-role settings. Nil slices mean "backend/role default".
 type Worker struct {

@@ -19,6 +19,10 @@ type Pool struct {
 	// KVTokens is the worker's KV capacity in tokens (all ranks).
 	KVTokens  int
 	BlockSize int
+	// PrefillFirst runs prompt chunks in steps of their own, pausing decodes while any prompt
+	// can make progress (SGLang's default scheduler without --enable-mixed-chunk); otherwise
+	// decodes and prompt chunks share steps (vLLM and TRT-LLM chunked/in-flight batching).
+	PrefillFirst bool
 }
 
 // Deployment is what the simulator runs: one aggregated pool, or prefill and
@@ -395,7 +399,7 @@ func (s *sim) startStep(w *worker) {
 	w.plan = w.plan[:0]
 	budget := w.pool.MaxTokens
 	res := s.reserve(w)
-	admit := func(limitByBudget bool) {
+	admit := func(limitByBudget bool, budget int) int {
 		for len(w.waiting) > 0 {
 			c := w.waiting[0]
 			slots := w.pool.MaxSeqs - w.runningSeqs
@@ -406,7 +410,7 @@ func (s *sim) startStep(w *worker) {
 				m = min(m, (budget+need-1)/need)
 			}
 			if m <= 0 {
-				return
+				return budget
 			}
 			var a *cohort
 			if m == c.n {
@@ -421,18 +425,25 @@ func (s *sim) startStep(w *worker) {
 			if limitByBudget {
 				budget = s.planPrefill(w, a, budget)
 				if budget <= 0 {
-					return
+					return budget
 				}
 			}
 		}
+		return budget
 	}
 	if w.role == roleDecode {
-		admit(false)
+		admit(false, 0)
 	}
 	// Decode rows are summed while they are planned, in integers: every term of the batch is an
 	// integer (or a half-integer) far below 2^52, so float64 sums are exact in any order and
 	// one pass over the running cohorts gives the same batch as summing the plan afterwards.
 	decodeSeqs, decodeKV := 0, 0
+	if w.role == roleAgg && w.pool.PrefillFirst && s.prefillPending(w, res) {
+		// Prefill-only step: the decodes wait.
+		s.planPrefills(w, budget, admit)
+		s.launch(w, 0, 0)
+		return
+	}
 	if w.role != rolePrefill {
 		for _, c := range w.running {
 			if c.prefilled == isl && c.generated < s.w.OSL {
@@ -442,20 +453,45 @@ func (s *sim) startStep(w *worker) {
 			}
 		}
 	}
-	decodes := len(w.plan)
 	if w.role != roleDecode {
-		budget -= decodeSeqs
-		for i := 0; i < len(w.running) && budget > 0; i++ {
-			if c := w.running[i]; c.prefilled < isl && c.mark != s.steps+1 {
-				budget = s.planPrefill(w, c, budget)
-			}
-		}
-		if budget > 0 {
-			admit(true)
+		s.planPrefills(w, budget-decodeSeqs, admit)
+	}
+	s.launch(w, decodeSeqs, decodeKV)
+}
+
+// prefillPending reports whether a prompt chunk could run now: a running request still has
+// prompt tokens left, or a waiting one can be admitted.
+func (s *sim) prefillPending(w *worker, res int) bool {
+	for _, c := range w.running {
+		if c.prefilled < s.w.ISL {
+			return true
 		}
 	}
+	return len(w.waiting) > 0 && w.runningSeqs < w.pool.MaxSeqs && w.kvFree >= res
+}
+
+// planPrefills plans prompt chunks of running requests, then new admissions, within budget.
+func (s *sim) planPrefills(w *worker, budget int, admit func(bool, int) int) {
+	for i := 0; i < len(w.running) && budget > 0; i++ {
+		if c := w.running[i]; c.prefilled < s.w.ISL && c.mark != s.steps+1 {
+			budget = s.planPrefill(w, c, budget)
+		}
+	}
+	if budget > 0 {
+		admit(true, budget)
+	}
+}
+
+// launch prices the planned batch and schedules the end of the step; the first planned
+// items are the decodes (decodeSeqs sequences holding decodeKV tokens).
+func (s *sim) launch(w *worker, decodeSeqs, decodeKV int) {
 	if len(w.plan) == 0 {
 		return
+	}
+	isl := s.w.ISL
+	decodes := 0
+	for decodes < len(w.plan) && w.plan[decodes].decode {
+		decodes++
 	}
 	b := Batch{DecodeSeqs: float64(decodeSeqs), DecodeKV: float64(decodeKV), OutputRows: float64(decodeSeqs)}
 	for _, it := range w.plan[decodes:] {

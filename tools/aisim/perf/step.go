@@ -7,34 +7,10 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/tools/aisim/input"
 )
 
-// Efficiency factors of the roofline model. They are deliberately simple,
-// documented constants rather than fitted tables:
-//   - memEfficiency 0.8 is AISimulate's mem_bw_empirical_scaling_factor;
-//   - gemmEfficiency 0.7 is typical of large BF16/FP8 GEMMs on Hopper;
-//   - attnEfficiency 0.5 reflects FlashAttention-class kernels reaching
-//     about half of peak on prefill;
-//   - layerOverhead is ~6 memory-bound kernels × AISimulate's 3 µs
-//     mem_empirical_constant_latency per layer and step.
-const (
-	memEfficiency  = 0.8
-	gemmEfficiency = 0.7
-	attnEfficiency = 0.5
-	layerOverhead  = 6 * 3e-6
-)
-
-// backendTraits are per-step host overheads (scheduler, sampling, Python) and
-// a relative GEMM efficiency. They only need to be plausible and ordered:
-// TRT-LLM has the leanest runtime, vLLM the heaviest.
-type backendTraits struct {
-	stepOverhead float64 // seconds per forward step
-	gemmScale    float64
-}
-
-var traits = map[string]backendTraits{
-	input.BackendVLLM:   {stepOverhead: 0.8e-3, gemmScale: 1.0},
-	input.BackendSGLang: {stepOverhead: 0.6e-3, gemmScale: 1.0},
-	input.BackendTRTLLM: {stepOverhead: 0.5e-3, gemmScale: 1.05},
-}
+// The roofline's efficiencies and per-backend overheads are the fitted constants of
+// calibrated.go (Calibrated); layerOverhead is ~6 memory-bound kernels × AISimulate's 3 µs
+// mem_empirical_constant_latency per layer and step.
+const layerOverhead = 6 * 3e-6
 
 // Batch is one forward step of a worker, summed over its attention-DP ranks.
 type Batch struct {
@@ -68,11 +44,14 @@ type StepModel struct {
 	kvBytesPerTokRank float64
 	overhead          float64
 	gemmEff           float64
+	attnEff           float64
+	commEff           float64
 }
 
 // NewStepModel precomputes the constants for a model, GPU, backend and shape.
 func NewStepModel(m *catalog.Model, g catalog.GPU, backend string, s input.Shape) *StepModel {
-	tr := traits[backend]
+	c := Calibrated
+	tr := c.Backends[backend]
 	sm := &StepModel{
 		dp: float64(s.AttentionData), tp: float64(s.Tensor), moeEP: float64(s.MoEExpert),
 		layers:            float64(m.Layers),
@@ -81,17 +60,22 @@ func NewStepModel(m *catalog.Model, g catalog.GPU, backend string, s input.Shape
 		weightBytes:       m.WeightBytes,
 		linearPeak:        g.BF16FLOPS,
 		attnPeak:          g.BF16FLOPS,
-		memBW:             g.MemBW * memEfficiency,
+		memBW:             g.MemBW * c.MemEfficiency,
 		link:              g.IntraNodeBW,
 		linkLatency:       g.P2PLatency,
 		hidden:            float64(m.Hidden),
 		attnHeadDimRank:   float64(max(1, m.Heads/s.Tensor) * m.HeadDim),
 		kvBytesPerTokRank: m.KVBytesPerToken(s.Tensor),
-		overhead:          tr.stepOverhead + float64(m.Layers)*layerOverhead,
-		gemmEff:           math.Min(0.95, gemmEfficiency*tr.gemmScale),
+		overhead:          tr.StepOverhead + float64(m.Layers)*layerOverhead,
+		gemmEff:           math.Min(0.95, c.GEMMEfficiency*tr.GEMMScale),
+		attnEff:           c.AttnEfficiency,
+		commEff:           c.CommEfficiency,
 	}
 	if m.WeightBytes == 1 {
 		sm.linearPeak = g.FP8FLOPS
+	}
+	if m.FMHAFP8 {
+		sm.attnPeak = g.FP8FLOPS
 	}
 	if s.GPUsPerWorker() > g.GPUsPerNode {
 		sm.link = g.InterNodeBW
@@ -135,13 +119,13 @@ func (s *StepModel) Time(b Batch) float64 {
 	attnPairs := (b.PrefillAttn + b.DecodeKV) / s.dp
 	aFlops := 4 * s.layers * s.attnHeadDimRank * attnPairs
 	aBytes := s.kvBytesPerTokRank * (b.DecodeKV + b.PrefillPast + b.PrefillTokens + b.DecodeSeqs) / s.dp
-	attn := math.Max(aFlops/(s.attnPeak*attnEfficiency), aBytes/s.memBW)
+	attn := math.Max(aFlops/(s.attnPeak*s.attnEff), aBytes/s.memBW)
 
 	comm := 0.0
 	if s.tp > 1 {
 		// Two ring all-reduces of the BF16 hidden states per layer.
 		msg := tokens * s.hidden * 2
-		comm += 2 * s.layers * (2*(s.tp-1)/s.tp*msg/s.link + s.linkLatency)
+		comm += 2 * s.layers * (2*(s.tp-1)/s.tp*msg/(s.link*s.commEff) + s.linkLatency)
 	}
 	if s.moeEP > 1 {
 		// Dispatch and combine all-to-alls of the routed token copies.

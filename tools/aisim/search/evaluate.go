@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
+	"github.com/dgdr-operator/dgdr-operator/tools/aisim/catalog"
 	"github.com/dgdr-operator/dgdr-operator/tools/aisim/input"
 	"github.com/dgdr-operator/dgdr-operator/tools/aisim/perf"
 )
@@ -116,6 +117,8 @@ func (e *Env) Simulate(ctx context.Context, pr *Prepared, deadline time.Time) (*
 			MaxSeqs:   w.MaxSequences * dp,
 			KVTokens:  pr.Memory[r.Role].TokensPerRank * dp,
 			BlockSize: w.BlockSize,
+			// Only aggregated workers mix phases; a prefill worker has no decodes to pause.
+			PrefillFirst: perf.PrefillFirst(w.Backend),
 		}
 	}
 	var d perf.Deployment
@@ -273,4 +276,23 @@ func Metrics(o *Outcome) map[string]float64 {
 		m[role+"_kv_cache_tokens_per_rank"] = float64(mem.TokensPerRank)
 	}
 	return m
+}
+
+// NewEnv resolves a decoded document's hardware and model (with the engine's precision
+// overrides applied). The CLI does the same with field paths in its errors.
+func NewEnv(doc *input.Document) (*Env, error) {
+	gpu, err := catalog.LookupGPU(doc.Engine.Hardware)
+	if err != nil {
+		return nil, err
+	}
+	model, err := catalog.LoadModel(doc.Engine.Model)
+	if err != nil {
+		return nil, err
+	}
+	if p := doc.Engine.Precision; p.Any() {
+		if model, err = model.WithPrecision(p.GEMM, p.MoE, p.FMHA, p.KVCache); err != nil {
+			return nil, err
+		}
+	}
+	return &Env{Doc: doc, Model: model, GPU: gpu}, nil
 }
