@@ -52,6 +52,15 @@ const (
 	ReasonSearchFailed = "SearchFailed"
 	// ReasonPublishFailed: the search succeeded but its result could not be published.
 	ReasonPublishFailed = "PublishFailed"
+	// ReasonOutputRejected: the search output broke the reporter's rules (a file over its size
+	// cap, a symbolic link, a file that is not a regular file); nothing was published. The
+	// message names the file and the cap.
+	ReasonOutputRejected = "OutputRejected"
+	// ReasonSearchPodFailedToStart: a container of the search pod could not start (image pull
+	// error, invalid image name, container configuration error, crash loop, a failed init
+	// container) for longer than job.startFailureGraceSeconds; the Job was deleted. The message
+	// names the container and the cause.
+	ReasonSearchPodFailedToStart = "SearchPodFailedToStart"
 	// ReasonCancelled: a user cancelled the Run; published candidates are kept.
 	ReasonCancelled = "Cancelled"
 	// ReasonSuperseded: a newer request generation replaced this Run.

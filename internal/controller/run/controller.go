@@ -73,6 +73,8 @@ type Reconciler struct {
 	// (typically the one the new Job's event triggers right after the write) would recompute and
 	// resend what was just written, so it waits for the write's own watch event instead.
 	patchedFrom sync.Map
+	// startFailures maps a Run's UID to the startClock of its search pod's failing container.
+	startFailures sync.Map
 
 	// slotQueue holds the Runs waiting for a search slot (queue.go); see slots.
 	slotQueue     *runQueue
@@ -102,6 +104,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers(r.Config.Concurrency.Runs)}).
 		For(&v1beta2.DynamoGraphDeploymentRun{}).
 		Owns(&batchv1.Job{}).
+		// A search pod that cannot start ends its Run (checkStart); the Job says nothing then.
+		Watches(podWatch()).
 		// The slot queue (queue.go) follows the Run informer; a Run that ends or goes away
 		// wakes only the waiting Runs that may now start.
 		Watches(&v1beta2.DynamoGraphDeploymentRun{}, runQueueHandler{r.slots()}).
@@ -156,7 +160,9 @@ func (r *Reconciler) patchStatus(ctx context.Context, base, run *v1beta2.DynamoG
 	if err := r.Client.Status().Patch(ctx, run, patch); err != nil {
 		return err
 	}
-	if !IsTerminal(run) && run.ResourceVersion != base.ResourceVersion {
+	// Terminal writes too: a Run ended after its Job was deleted (checkStart) must not be
+	// reconciled from a cache that already misses the Job but still shows the Run running.
+	if run.ResourceVersion != base.ResourceVersion {
 		r.patchedFrom.Store(run.UID, base.ResourceVersion)
 	}
 	return nil
@@ -213,7 +219,7 @@ func (r *Reconciler) reconcile(ctx context.Context, run *v1beta2.DynamoGraphDepl
 			"%s exists but does not belong to this Run; delete it and create a new request generation", describeJob(job))}, events)
 		return ctrl.Result{}, nil
 	}
-	return ctrl.Result{}, r.track(ctx, run, job, events)
+	return r.track(ctx, run, job, events)
 }
 
 // effectiveInput returns the Run's effective input, lowering the spec only the first time and
@@ -329,11 +335,11 @@ func (r *Reconciler) startSearch(ctx context.Context, run *v1beta2.DynamoGraphDe
 	// says the search started, and an event per search start would be one more API write per
 	// request (docs/performance.md, P4).
 	log.FromContext(ctx).Info("created search job", "job", job.Name, "image", r.Config.Planner.Image)
-	return ctrl.Result{}, r.track(ctx, run, job, events)
+	return r.track(ctx, run, job, events)
 }
 
 // track mirrors the Job into the Run's phase and conditions, and ends the Run when the Job ends.
-func (r *Reconciler) track(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun, job *batchv1.Job, events *[]pendingEvent) error {
+func (r *Reconciler) track(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun, job *batchv1.Job, events *[]pendingEvent) (ctrl.Result, error) {
 	if run.Status.JobRef == nil || run.Status.JobRef.UID != job.UID {
 		run.Status.JobRef = &v1beta2.JobReference{Name: job.Name, UID: job.UID}
 	}
@@ -342,12 +348,19 @@ func (r *Reconciler) track(ctx context.Context, run *v1beta2.DynamoGraphDeployme
 		run.Status.StartTime = &t
 	}
 	if jobFinished(job) != nil {
+		r.startFailures.Delete(run.UID)
 		pods, err := r.searchPods(ctx, job)
 		if err != nil {
-			return err
+			return ctrl.Result{}, err
 		}
 		r.setTerminal(run, Classify(job, pods, &run.Status, *r.Config.Job.ActiveDeadlineSeconds), events)
-		return nil
+		return ctrl.Result{}, nil
+	}
+	// A pod that cannot start ends the Run within job.startFailureGraceSeconds, not at the
+	// Job's deadline; res requeues the Run when the grace of a failing container runs out.
+	done, res, err := r.checkStart(ctx, run, events)
+	if done || err != nil {
+		return res, err
 	}
 	switch {
 	case job.Spec.Suspend != nil && *job.Spec.Suspend:
@@ -369,7 +382,7 @@ func (r *Reconciler) track(ctx context.Context, run *v1beta2.DynamoGraphDeployme
 		r.setCondition(run, v1beta2.ConditionQueued, metav1.ConditionFalse, v1beta2.ReasonPending, msg)
 		r.setCondition(run, v1beta2.ConditionCompleted, metav1.ConditionFalse, v1beta2.ReasonPending, msg)
 	}
-	return nil
+	return res, nil
 }
 
 // searchPods lists the pods of a Job from the cache and, when none of them has a terminated

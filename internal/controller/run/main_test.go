@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"testing"
+	"time"
 
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -32,6 +33,9 @@ const maxActive = 2
 // maxPending is the per-namespace cap on waiting Runs of this package's operator.
 const maxPending = 2
 
+// startFailureGrace is job.startFailureGraceSeconds of this package's operator.
+const startFailureGrace = 3 * time.Second
+
 // TestMain starts one real API server and one manager running the Run controller.
 func TestMain(m *testing.M) { os.Exit(runTests(m)) }
 
@@ -46,6 +50,8 @@ func runTests(m *testing.M) int {
 	cfg = controllertest.Config()
 	limit := int32(maxActive)
 	cfg.Limits.MaxActiveRunsPerNamespace = &limit
+	grace := int32(startFailureGrace / time.Second)
+	cfg.Job.StartFailureGraceSeconds = &grace
 	pendingCap := int32(maxPending)
 	cfg.Limits.MaxPendingRunsPerNamespace = &pendingCap
 	// The manager's API requests go through runReads, which counts its reads of Runs.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -115,6 +116,9 @@ func Classify(job *batchv1.Job, pods []corev1.Pod, status *v1beta2.DynamoGraphDe
 		return nil
 	}
 	search, reporter := terminations(pods)
+	if f := StartFailureOf(pods); f != nil && f.Final {
+		return StartFailed(f, 0)
+	}
 	deadline := func() *Outcome {
 		return &Outcome{Reason: v1beta2.ReasonDeadlineExceeded, Message: fmt.Sprintf(
 			"the search did not finish within job.activeDeadlineSeconds (%ds) of the operator configuration; lower optimizer.max_trials through spec.aisimulate.inputOverrides, narrow the search, or ask the operator admin to raise the deadline", deadlineSeconds)}
@@ -124,6 +128,9 @@ func Classify(job *batchv1.Job, pods []corev1.Pod, status *v1beta2.DynamoGraphDe
 	}
 	if fin.Type == batchv1.JobComplete {
 		return &Outcome{Reason: v1beta2.ReasonSucceeded, Message: "the search finished and its candidates are published"}
+	}
+	if reporter != nil && reporter.ExitCode == jobcontract.ReporterExitOutputRejected {
+		return outputRejected(reporter)
 	}
 	if search == nil {
 		return &Outcome{Reason: v1beta2.ReasonSearchFailed, Message: fmt.Sprintf(
@@ -178,4 +185,138 @@ func orDefault(s, d string) string {
 		return d
 	}
 	return s
+}
+
+// startFailureWaiting are the waiting reasons of a container that cannot start. The kubelet
+// retries them, so they end the Run only once they have lasted job.startFailureGraceSeconds.
+var startFailureWaiting = map[string]string{
+	"ErrImagePull":               imageAdvice,
+	"ImagePullBackOff":           imageAdvice,
+	"InvalidImageName":           imageAdvice,
+	"ErrImageNeverPull":          imageAdvice,
+	"CreateContainerConfigError": configAdvice,
+	"CreateContainerError":       configAdvice,
+	"RunContainerError":          configAdvice,
+	"PreStartHookError":          configAdvice,
+	"CrashLoopBackOff":           "see the container's logs",
+}
+
+// startFailureTerminated are the terminated reasons of a container that never ran (the runtime
+// could not start its process); with restartPolicy Never nothing retries them.
+var startFailureTerminated = map[string]bool{"StartError": true, "ContainerCannotRun": true}
+
+const (
+	imageAdvice  = "check that the image of the operator configuration (planner.image for the search container, reporter.image for the others) exists and that the node can pull it"
+	configAdvice = "check the Secrets and claims the pod references (spec.model), and that the image runs as the non-root job.runAsUser/runAsGroup of the operator configuration with a read-only root file system"
+)
+
+// StartFailure is a container of the search pod that cannot start.
+type StartFailure struct {
+	// Pod and Container name it; Init is true for an init container.
+	Pod, Container string
+	Init           bool
+	// Reason is the container's waiting or terminated reason; Message the kubelet's message.
+	Reason, Message string
+	// Final: nothing will retry it (a failed init container, a container whose process could
+	// not be started), so no grace applies.
+	Final bool
+	// ExitCode of a failed init container.
+	ExitCode int32
+}
+
+// key identifies the failing container of a pod (the grace runs while it keeps failing).
+func (f *StartFailure) key() string { return f.Pod + "/" + f.Container }
+
+// podStartFailure returns the first container of pod (init containers, then the search
+// container, then the others) that cannot start, or nil.
+func podStartFailure(pod *corev1.Pod) *StartFailure {
+	if !pod.DeletionTimestamp.IsZero() {
+		return nil
+	}
+	for _, cs := range pod.Status.InitContainerStatuses {
+		if t := cs.State.Terminated; t != nil && t.ExitCode != 0 {
+			return &StartFailure{Pod: pod.Name, Container: cs.Name, Init: true, Reason: orDefault(t.Reason, "Error"),
+				Message: t.Message, ExitCode: t.ExitCode, Final: true}
+		}
+		if w := cs.State.Waiting; w != nil && startFailureWaiting[w.Reason] != "" {
+			return &StartFailure{Pod: pod.Name, Container: cs.Name, Init: true, Reason: w.Reason, Message: w.Message}
+		}
+	}
+	statuses := append([]corev1.ContainerStatus(nil), pod.Status.ContainerStatuses...)
+	slices.SortStableFunc(statuses, func(a, b corev1.ContainerStatus) int {
+		return boolRank(a.Name != jobcontract.SearchContainer) - boolRank(b.Name != jobcontract.SearchContainer)
+	})
+	for _, cs := range statuses {
+		if t := cs.State.Terminated; t != nil && startFailureTerminated[t.Reason] {
+			return &StartFailure{Pod: pod.Name, Container: cs.Name, Reason: t.Reason, Message: t.Message, ExitCode: t.ExitCode, Final: true}
+		}
+		if w := cs.State.Waiting; w != nil && startFailureWaiting[w.Reason] != "" {
+			return &StartFailure{Pod: pod.Name, Container: cs.Name, Reason: w.Reason, Message: w.Message}
+		}
+	}
+	return nil
+}
+
+func boolRank(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// StartFailureOf returns the start failure of the newest pod, or nil.
+func StartFailureOf(pods []corev1.Pod) *StartFailure {
+	var newest *corev1.Pod
+	for i := range pods {
+		if newest == nil || pods[i].CreationTimestamp.After(newest.CreationTimestamp.Time) {
+			newest = &pods[i]
+		}
+	}
+	if newest == nil {
+		return nil
+	}
+	return podStartFailure(newest)
+}
+
+// StartFailed is the terminal outcome of a search pod that could not start; lasted is how long
+// the failure had lasted (0 for a final one).
+func StartFailed(f *StartFailure, lasted time.Duration) *Outcome {
+	what := "container"
+	if f.Init {
+		what = "init container"
+	}
+	msg := strings.TrimSpace(f.Message)
+	if len(msg) > maxTerminationMessage {
+		msg = "…" + msg[len(msg)-maxTerminationMessage:]
+	}
+	if msg != "" {
+		msg = " (" + msg + ")"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "the search pod %s could not start: %s %q ", f.Pod, what, f.Container)
+	switch {
+	case f.Init && f.Final:
+		fmt.Fprintf(&b, "failed with exit code %d, %s%s", f.ExitCode, f.Reason, msg)
+	case f.Final:
+		fmt.Fprintf(&b, "could not be started, %s%s", f.Reason, msg)
+	default:
+		fmt.Fprintf(&b, "stayed in %s%s for %s (job.startFailureGraceSeconds)", f.Reason, msg, lasted.Round(time.Second))
+	}
+	b.WriteString("; the search Job was deleted. ")
+	switch advice := startFailureWaiting[f.Reason]; {
+	case advice != "":
+		b.WriteString(advice)
+	case f.Init && f.Container == jobcontract.InputContainer:
+		b.WriteString("the input init container could not write the Run's recorded input; see its logs")
+	default:
+		b.WriteString(configAdvice)
+	}
+	return &Outcome{Reason: v1beta2.ReasonSearchPodFailedToStart, Message: b.String()}
+}
+
+// outputRejected is the outcome of a reporter that refused the search output.
+func outputRejected(reporter *corev1.ContainerStateTerminated) *Outcome {
+	return &Outcome{Reason: v1beta2.ReasonOutputRejected, Message: fmt.Sprintf(
+		"the reporter refused the search output and published nothing (exit code %d)%s; the search image (planner.image of the operator configuration) wrote a result the reporter does not accept (docs/security.md lists the caps)",
+		reporter.ExitCode, quote(reporter))}
 }

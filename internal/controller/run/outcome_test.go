@@ -29,6 +29,12 @@ func podWith(created time.Time, search, reporter *corev1.ContainerStateTerminate
 	return p
 }
 
+func initFailed(_ time.Time, p corev1.Pod) corev1.Pod {
+	p.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "input",
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error", Message: "input hash mismatch"}}}}
+	return p
+}
+
 func exit(code int32, reason, msg string) *corev1.ContainerStateTerminated {
 	return &corev1.ContainerStateTerminated{ExitCode: code, Reason: reason, Message: msg}
 }
@@ -64,6 +70,21 @@ func TestClassify(t *testing.T) {
 		{name: "job deadline wins over the kill", job: finishedJob(batchv1.JobFailed, batchv1.JobReasonDeadlineExceeded),
 			pods: []corev1.Pod{podWith(now, exit(137, "Error", ""), nil)}, wantReason: v1beta2.ReasonDeadlineExceeded, wantInMsg: "activeDeadlineSeconds (60s)"},
 		{name: "no pod", job: failed, wantReason: v1beta2.ReasonSearchFailed, wantInMsg: "job message"},
+		{name: "reporter rejected the output", job: failed, pods: []corev1.Pod{podWith(now, exit(0, "Completed", ""),
+			exit(3, "Error", "report: search output rejected: recommendation.json is 1073741824 bytes, over the reporter's cap of 32 MiB"))},
+			wantReason: v1beta2.ReasonOutputRejected, wantInMsg: "recommendation.json is 1073741824 bytes, over the reporter's cap of 32 MiB"},
+		{name: "output rejection wins over a failed search", job: failed, pods: []corev1.Pod{podWith(now, exit(1, "Error", ""),
+			exit(3, "Error", "report: search output rejected: recommendation.json is a symbolic link (refused)"))},
+			wantReason: v1beta2.ReasonOutputRejected, wantInMsg: "symbolic link"},
+		{name: "job deadline wins over an output rejection", job: finishedJob(batchv1.JobFailed, batchv1.JobReasonDeadlineExceeded),
+			pods: []corev1.Pod{podWith(now, exit(137, "Error", ""), exit(3, "Error", ""))}, wantReason: v1beta2.ReasonDeadlineExceeded},
+		{name: "init container failed", job: failed, pods: []corev1.Pod{initFailed(now, podWith(now, nil, nil))},
+			wantReason: v1beta2.ReasonSearchPodFailedToStart, wantInMsg: `init container "input" failed with exit code 1, Error (input hash mismatch)`},
+		{name: "init container failed, containers marked unknown (sandbox)", job: failed, pods: []corev1.Pod{
+			initFailed(now, podWith(now, exit(137, "ContainerStatusUnknown", ""), exit(137, "ContainerStatusUnknown", "")))},
+			wantReason: v1beta2.ReasonSearchPodFailedToStart, wantInMsg: `"input"`},
+		{name: "search process could not be started", job: failed, pods: []corev1.Pod{podWith(now, exit(128, "StartError", "exec: no such file"), exit(0, "Completed", ""))},
+			wantReason: v1beta2.ReasonSearchPodFailedToStart, wantInMsg: `container "search" could not be started, StartError (exec: no such file)`},
 		{name: "newest pod counts", job: failed, pods: []corev1.Pod{
 			podWith(now.Add(-time.Minute), exit(3, "Error", ""), nil), podWith(now, exit(2, "Error", ""), nil)}, wantReason: v1beta2.ReasonInvalidInput},
 	}
@@ -102,5 +123,75 @@ func TestPhase(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("phases (-want +got):\n%s", diff)
+	}
+}
+
+func waitingPod(created time.Time, init bool, container, reason, msg string) corev1.Pod {
+	p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "job-pod", CreationTimestamp: metav1.NewTime(created)}}
+	cs := corev1.ContainerStatus{Name: container, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: msg}}}
+	if init {
+		p.Status.InitContainerStatuses = []corev1.ContainerStatus{cs}
+		return p
+	}
+	running := corev1.ContainerStatus{Name: "reporter", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}
+	p.Status.ContainerStatuses = []corev1.ContainerStatus{running, cs}
+	return p
+}
+
+func TestStartFailureOf(t *testing.T) {
+	now := time.Now()
+	deleting := waitingPod(now, false, "search", "ErrImagePull", "")
+	deleting.DeletionTimestamp = &metav1.Time{Time: now}
+	cases := []struct {
+		name      string
+		pods      []corev1.Pod
+		want      string // container/reason, "" for none
+		wantFinal bool
+	}{
+		{name: "no pod"},
+		{name: "creating", pods: []corev1.Pod{waitingPod(now, false, "search", "ContainerCreating", "")}},
+		{name: "pod initializing", pods: []corev1.Pod{waitingPod(now, false, "search", "PodInitializing", "")}},
+		{name: "running", pods: []corev1.Pod{podWith(now, nil, nil)}},
+		{name: "search exited", pods: []corev1.Pod{podWith(now, exit(2, "Error", ""), nil)}},
+		{name: "image pull error", pods: []corev1.Pod{waitingPod(now, false, "search", "ErrImagePull", "not found")}, want: "search/ErrImagePull"},
+		{name: "image pull back-off", pods: []corev1.Pod{waitingPod(now, false, "search", "ImagePullBackOff", "")}, want: "search/ImagePullBackOff"},
+		{name: "invalid image name", pods: []corev1.Pod{waitingPod(now, false, "search", "InvalidImageName", "")}, want: "search/InvalidImageName"},
+		{name: "config error", pods: []corev1.Pod{waitingPod(now, false, "search", "CreateContainerConfigError", "secret hf not found")}, want: "search/CreateContainerConfigError"},
+		{name: "create error", pods: []corev1.Pod{waitingPod(now, false, "search", "CreateContainerError", "")}, want: "search/CreateContainerError"},
+		{name: "run error", pods: []corev1.Pod{waitingPod(now, false, "search", "RunContainerError", "")}, want: "search/RunContainerError"},
+		{name: "crash loop", pods: []corev1.Pod{waitingPod(now, false, "reporter", "CrashLoopBackOff", "")}, want: "reporter/CrashLoopBackOff"},
+		{name: "init image pull error", pods: []corev1.Pod{waitingPod(now, true, "input", "ErrImagePull", "")}, want: "input/ErrImagePull"},
+		{name: "init failed", pods: []corev1.Pod{initFailed(now, podWith(now, nil, nil))}, want: "input/Error", wantFinal: true},
+		{name: "start error", pods: []corev1.Pod{podWith(now, exit(128, "StartError", ""), nil)}, want: "search/StartError", wantFinal: true},
+		{name: "pod being deleted", pods: []corev1.Pod{deleting}},
+		{name: "newest pod counts", pods: []corev1.Pod{waitingPod(now.Add(-time.Minute), false, "search", "ErrImagePull", ""), podWith(now, nil, nil)}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := StartFailureOf(tc.pods)
+			got := ""
+			if f != nil {
+				got = f.Container + "/" + f.Reason
+			}
+			if got != tc.want {
+				t.Fatalf("got %q, want %q", got, tc.want)
+			}
+			if f != nil && f.Final != tc.wantFinal {
+				t.Errorf("final = %v, want %v", f.Final, tc.wantFinal)
+			}
+		})
+	}
+}
+
+func TestStartFailedMessage(t *testing.T) {
+	f := &StartFailure{Pod: "run-search-x", Container: "search", Reason: "ErrImagePull", Message: `image "bad:1" not found`}
+	o := StartFailed(f, 121*time.Second)
+	if o.Reason != v1beta2.ReasonSearchPodFailedToStart {
+		t.Fatalf("reason %s", o.Reason)
+	}
+	for _, want := range []string{`pod run-search-x`, `container "search"`, `ErrImagePull (image "bad:1" not found)`, "2m1s", "job.startFailureGraceSeconds", "Job was deleted", "planner.image"} {
+		if !strings.Contains(o.Message, want) {
+			t.Errorf("message %q does not contain %q", o.Message, want)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
 	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/controlplane"
 )
 
@@ -132,11 +133,21 @@ type LeaderElection struct {
 // WriteOperatorConfig writes the sandbox's operator configuration with the given ports, and
 // leader election when le is not nil, to path.
 func WriteOperatorConfig(root, path string, ports OperatorPorts, le *LeaderElection) error {
+	return WriteOperatorConfigWith(root, path, ports, le, nil)
+}
+
+// WriteOperatorConfigWith is WriteOperatorConfig with edit applied to the configuration before
+// it is written (the attack suite runs the operator with another Planner image).
+func WriteOperatorConfigWith(root, path string, ports OperatorPorts, le *LeaderElection, edit func(*v1alpha1.OperatorConfiguration)) error {
 	if le != nil && (le.Namespace == "" || le.LeaseDuration <= 0 || le.RenewDeadline <= 0 || le.RetryPeriod <= 0) {
 		return errors.New("leader election needs a namespace and positive durations")
 	}
 	certDir := controlplane.New(filepath.Join(root, "bin"), StateDir(root), controlplane.Ports{}).PKI.WebhookDir()
-	return writeConfig(path, operatorConfigFor(ports, certDir, le))
+	cfg := operatorConfigFor(ports, certDir, le)
+	if edit != nil {
+		edit(cfg)
+	}
+	return writeConfig(path, cfg)
 }
 
 // OperatorReplica is an operator process named name with configuration cfg, using the

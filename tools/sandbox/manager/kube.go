@@ -264,6 +264,8 @@ func nodeAgentConfig(bin, dir string, cl *controlplane.Cluster) *nodeagent.Confi
 			PlannerImage: {Binary: filepath.Join(bin, "aisim"), Entrypoint: []string{"aisimulate"}},
 			// The operator image (the reporter container runs "dgdr-operator report").
 			OperatorImage: {Binary: filepath.Join(bin, "dgdr-operator"), Entrypoint: []string{"dgdr-operator"}},
+			// The attack suite's hostile search (tools/sandbox/hostile).
+			HostileSearchImage: {Binary: filepath.Join(bin, "dgdr-sandbox"), Entrypoint: []string{HostileSearchCommand, "hostile-search"}},
 		},
 	}
 }

@@ -33,6 +33,11 @@ const (
 const (
 	PlannerImage  = "nvcr.io/nvidia/ai-dynamo/dynamo-planner:sandbox"
 	OperatorImage = "localhost/dgdr/dgdr-operator:sandbox"
+	// HostileSearchImage runs `dgdr-sandbox hostile-search` (tools/sandbox/hostile): a search
+	// that writes output breaking the output contract, for the attack suite.
+	HostileSearchImage = "localhost/dgdr/hostile-search:attack"
+	// HostileSearchCommand is the search command of HostileSearchImage.
+	HostileSearchCommand = "dgdr-sandbox"
 )
 
 // State is what `up` records in state.json.

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -404,6 +405,10 @@ func (r *podRunner) runOne(ctx context.Context, s *containerSpec, init bool) (in
 	r.setConditions(!init, false)
 	r.publish(ctx)
 
+	var oom atomic.Bool
+	memDone := make(chan struct{})
+	go watchMemory(cmd.Process.Pid, s.memoryLimit, memDone, &oom)
+
 	probeCtx, stopProbe := context.WithCancel(ctx)
 	probed := make(chan struct{})
 	if s.readiness != nil && !init {
@@ -423,6 +428,7 @@ func (r *podRunner) runOne(ctx context.Context, s *containerSpec, init bool) (in
 		close(probed)
 	}
 	werr := cmd.Wait()
+	close(memDone)
 	stopProbe()
 	<-probed
 	code := exitCode(cmd, werr)
@@ -430,6 +436,13 @@ func (r *podRunner) runOne(ctx context.Context, s *containerSpec, init bool) (in
 	reason := "Completed"
 	if code != 0 {
 		reason = "Error"
+	}
+	if oom.Load() {
+		code, reason = 137, "OOMKilled"
+	}
+	if err := writeUsage(r.dir, s.name, Usage{MaxRSSBytes: maxRSS(cmd.ProcessState), MemoryLimitBytes: s.memoryLimit,
+		OOMKilled: oom.Load(), ExitCode: code}); err != nil {
+		r.logf("recording the usage of container %s: %v", s.name, err)
 	}
 	msg := readTerminationMessage(s, code)
 	r.logf("container %s exited %d", s.name, code)

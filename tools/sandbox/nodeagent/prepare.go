@@ -36,6 +36,8 @@ type containerSpec struct {
 	terminationPolicy corev1.TerminationMessagePolicy
 	// readiness runs the container's readiness probe (nil: ready once started).
 	readiness *prober
+	// memoryLimit is the container's memory limit in bytes (0: none), enforced by watchMemory.
+	memoryLimit int64
 }
 
 type podSpecs struct {
@@ -517,6 +519,7 @@ func (r *podRunner) resolve(ctx context.Context, pod *corev1.Pod, c *corev1.Cont
 		terminationPath:   hostTerm,
 		terminationPolicy: c.TerminationMessagePolicy,
 		readiness:         newProber(c.ReadinessProbe, r.a.cfg.NodeIP, c),
+		memoryLimit:       c.Resources.Limits.Memory().Value(),
 	}, "", nil
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/hostile"
 	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/manager"
 	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/nodeagent"
 )
@@ -32,7 +33,7 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(upCommand(), downCommand(), statusCommand(), kubeconfigCommand(), restartCommand(), nodeAgentCommand())
+	root.AddCommand(upCommand(), downCommand(), statusCommand(), kubeconfigCommand(), restartCommand(), nodeAgentCommand(), hostileSearchCommand())
 	return root
 }
 
@@ -171,4 +172,18 @@ func nodeAgentCommand() *cobra.Command {
 	cmd.Flags().StringVar(&cfgPath, "config", "", "node agent configuration file")
 	_ = cmd.MarkFlagRequired("config")
 	return cmd
+}
+
+// hostileSearchCommand is the search of the image manager.HostileSearchImage: it writes output
+// that breaks the output contract (test/attack).
+func hostileSearchCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:                "hostile-search --output-dir DIR --attack ATTACK",
+		Short:              "Write a hostile search output (the attack suite's search image)",
+		Hidden:             true,
+		DisableFlagParsing: true,
+		Run: func(cmd *cobra.Command, args []string) {
+			os.Exit(hostile.Search(args, cmd.ErrOrStderr()))
+		},
+	}
 }

@@ -1,0 +1,97 @@
+package run
+
+import (
+	"context"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+)
+
+// startClock remembers since when a Run's search pod has had a container unable to start.
+type startClock struct {
+	key   string
+	since time.Time
+}
+
+// checkStart ends the Run when its search pod cannot start: at once for a final failure (an
+// init container that failed, a container whose process could not be started), after
+// job.startFailureGraceSeconds for one the kubelet retries (image pull errors, configuration
+// errors, a crash loop). It deletes the Job then, so the pod does not wait for the Job's
+// deadline. The pods come from the informer cache (label-selected by the Run's UID). done says
+// the Run was ended; res requeues it when a grace runs out.
+func (r *Reconciler) checkStart(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun, events *[]pendingEvent) (done bool, res ctrl.Result, err error) {
+	var pods corev1.PodList
+	if err := r.Client.List(ctx, &pods, client.InNamespace(run.Namespace), client.MatchingLabels{v1beta2.LabelRunUID: string(run.UID)}); err != nil {
+		return false, ctrl.Result{}, err
+	}
+	f := StartFailureOf(pods.Items)
+	if f == nil {
+		r.startFailures.Delete(run.UID)
+		return false, ctrl.Result{}, nil
+	}
+	now := r.Now()
+	var lasted time.Duration
+	if !f.Final {
+		clock := &startClock{key: f.key(), since: now}
+		if v, loaded := r.startFailures.LoadOrStore(run.UID, clock); loaded {
+			if old := v.(*startClock); old.key == f.key() {
+				clock = old
+			} else {
+				r.startFailures.Store(run.UID, clock)
+			}
+		}
+		lasted = now.Sub(clock.since)
+		grace := time.Duration(*r.Config.Job.StartFailureGraceSeconds) * time.Second
+		if lasted < grace {
+			return false, ctrl.Result{RequeueAfter: grace - lasted}, nil
+		}
+	}
+	if err := r.deleteJob(ctx, run); err != nil {
+		return false, ctrl.Result{}, err
+	}
+	r.startFailures.Delete(run.UID)
+	log.FromContext(ctx).Info("search pod failed to start", "pod", f.Pod, "container", f.Container, "reason", f.Reason)
+	r.setTerminal(run, StartFailed(f, lasted), events)
+	return true, ctrl.Result{}, nil
+}
+
+// podRun maps a search pod to its Run through the Run labels the Job's pod template carries
+// (childLabels).
+func podRun(_ context.Context, obj client.Object) []reconcile.Request {
+	name := obj.GetLabels()[v1beta2.LabelRunName]
+	if name == "" || obj.GetLabels()[LabelManagedBy] != ManagedByValue {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: obj.GetNamespace(), Name: name}}}
+}
+
+// podStartEvents passes the pod events that show a container unable to start: the Job's own
+// status says nothing while its pod waits, so without them the Run would wait for the Job's
+// deadline. Other pod changes reach the Run through its Job.
+func podStartEvents() builder.Predicates {
+	failing := func(obj client.Object) bool {
+		pod, ok := obj.(*corev1.Pod)
+		return ok && podStartFailure(pod) != nil
+	}
+	return builder.WithPredicates(predicate.Funcs{
+		CreateFunc:  func(e event.CreateEvent) bool { return failing(e.Object) },
+		UpdateFunc:  func(e event.UpdateEvent) bool { return failing(e.ObjectNew) },
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	})
+}
+
+// podWatch is the pod source of the Run controller.
+func podWatch() (client.Object, handler.EventHandler, builder.WatchesOption) {
+	return &corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podRun), podStartEvents()
+}
