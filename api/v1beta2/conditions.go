@@ -12,6 +12,27 @@ const (
 	ReasonInvalidSpec = "InvalidSpec"
 	// ReasonRunCreationFailed: creating the Run failed; the controller retries.
 	ReasonRunCreationFailed = "RunCreationFailed"
+
+	// ConditionDeployed (with spec.deployment.autoApply) tells whether the DynamoGraphDeployment
+	// of the best candidate exists and is ready; it follows the deployment's own readiness.
+	ConditionDeployed = "Deployed"
+
+	// ReasonDeploymentReady: the DynamoGraphDeployment is ready.
+	ReasonDeploymentReady = "Ready"
+	// ReasonDeploymentProgressing: the DynamoGraphDeployment was created or updated and is not
+	// ready yet.
+	ReasonDeploymentProgressing = "Progressing"
+	// ReasonAwaitingResult: no search of the current generation has succeeded yet, so nothing
+	// was deployed for it.
+	ReasonAwaitingResult = "AwaitingResult"
+	// ReasonDeploymentConflict: a DynamoGraphDeployment of that name exists and this request did
+	// not create it; it is left unchanged.
+	ReasonDeploymentConflict = "Conflict"
+	// ReasonDeploymentCRDMissing: the cluster does not serve DynamoGraphDeployments.
+	ReasonDeploymentCRDMissing = "CRDNotInstalled"
+	// ReasonDeploymentFailed: creating, updating or reading the DynamoGraphDeployment failed
+	// (the message says why); the controller retries.
+	ReasonDeploymentFailed = "DeploymentFailed"
 )
 
 // Condition types and reasons of DynamoGraphDeploymentRun.

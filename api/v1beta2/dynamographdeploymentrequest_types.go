@@ -401,6 +401,24 @@ type DeploymentSpec struct {
 	// templates, per role.
 	// +optional
 	PodTemplateOverrides *PodTemplateOverrides `json:"podTemplateOverrides,omitempty"`
+
+	// autoApply deploys the best candidate when a search succeeds: the operator creates the
+	// DynamoGraphDeployment named by name, or updates the one this request created before; it
+	// never changes one it did not create (condition Deployed=False, reason Conflict). The
+	// request's Deployed condition then follows the DynamoGraphDeployment's readiness.
+	// Admission materializes false (v1beta1 defaults to true: a v1beta2 request is a search
+	// first, and deploying GPUs must be asked for; docs/results.md).
+	// +optional
+	AutoApply *bool `json:"autoApply,omitempty"`
+
+	// name of the DynamoGraphDeployment that autoApply creates or updates, in the request's
+	// namespace: a DNS-1123 subdomain of at most 253 characters. Admission materializes the
+	// request's name.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	Name string `json:"name,omitempty"`
 }
 
 // RouterSpec configures the Frontend's request routing.
@@ -527,12 +545,38 @@ type DynamoGraphDeploymentRequestStatus struct {
 	// +optional
 	LatestRun *RunSummary `json:"latestRun,omitempty"`
 
+	// deployment is what spec.deployment.autoApply last deployed; the Deployed condition says
+	// whether it is ready.
+	// +optional
+	Deployment *DeploymentStatus `json:"deployment,omitempty"`
+
 	// v1beta1 is the conversion envelope: the complete status the Dynamo operator wrote on a
 	// request created through nvidia.com/v1beta1, kept verbatim while it is read as v1beta2.
 	// +optional
 	// +kubebuilder:pruning:PreserveUnknownFields
 	// +kubebuilder:validation:Type=object
 	V1Beta1 *apiextensionsv1.JSON `json:"v1beta1,omitempty"`
+}
+
+// DeploymentStatus is the DynamoGraphDeployment autoApply created or updated.
+type DeploymentStatus struct {
+	// name of the DynamoGraphDeployment, in the request's namespace.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name,omitempty"`
+
+	// run is the Run whose search found the deployed candidate.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Run string `json:"run,omitempty"`
+
+	// candidate is the deployed DynamoGraphDeploymentCandidate (the Run's best).
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Candidate string `json:"candidate,omitempty"`
 }
 
 // DynamoGraphDeploymentRequest asks the operator to search for good Dynamo deployments of a
@@ -547,6 +591,7 @@ type DynamoGraphDeploymentRequestStatus struct {
 // +kubebuilder:printcolumn:name="Latest",type=string,JSONPath=`.status.latestRun.phase`
 // +kubebuilder:printcolumn:name="Best",type=string,JSONPath=`.status.latestRun.bestCandidate`
 // +kubebuilder:printcolumn:name="Accepted",type=string,JSONPath=`.status.conditions[?(@.type=="Accepted")].status`,priority=1
+// +kubebuilder:printcolumn:name="Deployed",type=string,JSONPath=`.status.conditions[?(@.type=="Deployed")].status`,priority=1
 // +kubebuilder:printcolumn:name="V1beta1 Model",type=string,JSONPath=`.spec.v1beta1.model`
 // +kubebuilder:printcolumn:name="V1beta1 Phase",type=string,JSONPath=`.status.v1beta1.phase`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

@@ -1,6 +1,8 @@
 package admission_test
 
 import (
+	"k8s.io/utils/ptr"
+
 	"strings"
 	"testing"
 
@@ -33,6 +35,26 @@ func (r *request) perNode(n int32) *request {
 	r.Spec.Hardware.GPU.PerNode = i32(n)
 	return r
 }
+
+// deployDefaults adds what admission materializes under spec.deployment besides the router.
+func (r *request) deployDefaults() *request {
+	if r.Spec.Deployment == nil {
+		r.Spec.Deployment = &v1beta2.DeploymentSpec{}
+	}
+	r.Spec.Deployment.AutoApply = ptr.To(false)
+	r.Spec.Deployment.Name = r.Name
+	return r
+}
+
+func (r *request) deployNamed(name string, autoApply bool) *request {
+	if r.Spec.Deployment == nil {
+		r.Spec.Deployment = &v1beta2.DeploymentSpec{}
+	}
+	r.Spec.Deployment.AutoApply = ptr.To(autoApply)
+	r.Spec.Deployment.Name = name
+	return r
+}
+
 func (r *request) router(m v1beta2.RouterMode) *request {
 	if r.Spec.Deployment == nil {
 		r.Spec.Deployment = &v1beta2.DeploymentSpec{}
@@ -70,48 +92,50 @@ func TestDefault(t *testing.T) {
 		opts admission.DefaultingOptions
 		want *v1beta2.DynamoGraphDeploymentRequest
 	}{
-		{"model only", newRequest().obj(), opts, newRequest().static(defaultStatic()).sku("h200_sxm").perNode(8).maxCandidates(5).remoteCode(v1beta2.RemoteCodeNever).router(v1beta2.RouterRoundRobin).obj()},
+		{"model only", newRequest().obj(), opts, newRequest().static(defaultStatic()).sku("h200_sxm").perNode(8).maxCandidates(5).remoteCode(v1beta2.RemoteCodeNever).router(v1beta2.RouterRoundRobin).deployDefaults().obj()},
 		{"workload without static", func() *v1beta2.DynamoGraphDeploymentRequest {
 			r := newRequest().obj()
 			r.Spec.Workload = &v1beta2.WorkloadSpec{}
 			return r
-		}(), opts, newRequest().static(defaultStatic()).sku("h200_sxm").perNode(8).maxCandidates(5).remoteCode(v1beta2.RemoteCodeNever).router(v1beta2.RouterRoundRobin).obj()},
+		}(), opts, newRequest().static(defaultStatic()).sku("h200_sxm").perNode(8).maxCandidates(5).remoteCode(v1beta2.RemoteCodeNever).router(v1beta2.RouterRoundRobin).deployDefaults().obj()},
 		{"empty static is the opt-out", newRequest().static(&v1beta2.StaticWorkload{}).obj(), opts,
-			newRequest().static(&v1beta2.StaticWorkload{}).sku("h200_sxm").perNode(8).maxCandidates(5).remoteCode(v1beta2.RemoteCodeNever).router(v1beta2.RouterRoundRobin).obj()},
+			newRequest().static(&v1beta2.StaticWorkload{}).sku("h200_sxm").perNode(8).maxCandidates(5).remoteCode(v1beta2.RemoteCodeNever).router(v1beta2.RouterRoundRobin).deployDefaults().obj()},
 		{"partial static is completed", newRequest().static(&v1beta2.StaticWorkload{InputTokens: i32(2048)}).obj(), opts,
-			newRequest().static(&v1beta2.StaticWorkload{InputTokens: i32(2048), OutputTokens: i32(128), Load: &v1beta2.LoadSpec{Concurrency: i32(10)}}).sku("h200_sxm").perNode(8).maxCandidates(5).remoteCode(v1beta2.RemoteCodeNever).router(v1beta2.RouterRoundRobin).obj()},
+			newRequest().static(&v1beta2.StaticWorkload{InputTokens: i32(2048), OutputTokens: i32(128), Load: &v1beta2.LoadSpec{Concurrency: i32(10)}}).sku("h200_sxm").perNode(8).maxCandidates(5).remoteCode(v1beta2.RemoteCodeNever).router(v1beta2.RouterRoundRobin).deployDefaults().obj()},
 		{"user values are kept", newRequest().static(&v1beta2.StaticWorkload{OutputTokens: i32(7), Load: &v1beta2.LoadSpec{RequestsPerSecond: f64(2.5)}}).sku("b200_sxm").maxCandidates(3).obj(), opts,
-			newRequest().static(&v1beta2.StaticWorkload{InputTokens: i32(1024), OutputTokens: i32(7), Load: &v1beta2.LoadSpec{RequestsPerSecond: f64(2.5)}}).sku("b200_sxm").perNode(8).maxCandidates(3).remoteCode(v1beta2.RemoteCodeNever).router(v1beta2.RouterRoundRobin).obj()},
+			newRequest().static(&v1beta2.StaticWorkload{InputTokens: i32(1024), OutputTokens: i32(7), Load: &v1beta2.LoadSpec{RequestsPerSecond: f64(2.5)}}).sku("b200_sxm").perNode(8).maxCandidates(3).remoteCode(v1beta2.RemoteCodeNever).router(v1beta2.RouterRoundRobin).deployDefaults().obj()},
 		{"discovered sku wins over the default", newRequest().obj(), admission.DefaultingOptions{DefaultGPUSKU: "h200_sxm", DiscoveredGPUSKU: "l40s"},
-			newRequest().static(defaultStatic()).sku("l40s").perNode(8).maxCandidates(5).remoteCode(v1beta2.RemoteCodeNever).router(v1beta2.RouterRoundRobin).obj()},
+			newRequest().static(defaultStatic()).sku("l40s").perNode(8).maxCandidates(5).remoteCode(v1beta2.RemoteCodeNever).router(v1beta2.RouterRoundRobin).deployDefaults().obj()},
 		{"token key and remote code are kept", func() *v1beta2.DynamoGraphDeploymentRequest {
 			r := newRequest().remoteCode(v1beta2.RemoteCodeAlwaysTrust).obj()
 			r.Spec.Model.TokenSecretRef = &v1beta2.TokenSecretReference{Name: "hf", Key: "token"}
 			return r
 		}(), opts, func() *v1beta2.DynamoGraphDeploymentRequest {
-			r := newRequest().static(defaultStatic()).sku("h200_sxm").perNode(8).maxCandidates(5).remoteCode(v1beta2.RemoteCodeAlwaysTrust).router(v1beta2.RouterRoundRobin).obj()
+			r := newRequest().static(defaultStatic()).sku("h200_sxm").perNode(8).maxCandidates(5).remoteCode(v1beta2.RemoteCodeAlwaysTrust).router(v1beta2.RouterRoundRobin).deployDefaults().obj()
 			r.Spec.Model.TokenSecretRef = &v1beta2.TokenSecretReference{Name: "hf", Key: "token"}
 			return r
 		}()},
+		{"user's deployment name and autoApply are kept", newRequest().deployNamed("llama-prod", true).obj(), opts,
+			newRequest().static(defaultStatic()).sku("h200_sxm").perNode(8).maxCandidates(5).remoteCode(v1beta2.RemoteCodeNever).router(v1beta2.RouterRoundRobin).deployNamed("llama-prod", true).obj()},
 		{"router mode is kept, overrides untouched", func() *v1beta2.DynamoGraphDeploymentRequest {
 			r := newRequest().router(v1beta2.RouterKV).obj()
 			r.Spec.Deployment.PodTemplateOverrides = &v1beta2.PodTemplateOverrides{Workers: &runtime.RawExtension{Raw: []byte(`{"spec":{}}`)}}
 			return r
 		}(), opts, func() *v1beta2.DynamoGraphDeploymentRequest {
-			r := newRequest().static(defaultStatic()).sku("h200_sxm").perNode(8).maxCandidates(5).remoteCode(v1beta2.RemoteCodeNever).router(v1beta2.RouterKV).obj()
+			r := newRequest().static(defaultStatic()).sku("h200_sxm").perNode(8).maxCandidates(5).remoteCode(v1beta2.RemoteCodeNever).router(v1beta2.RouterKV).deployDefaults().obj()
 			r.Spec.Deployment.PodTemplateOverrides = &v1beta2.PodTemplateOverrides{Workers: &runtime.RawExtension{Raw: []byte(`{"spec":{}}`)}}
 			return r
 		}()},
 		{"perNode from the catalogue", newRequest().sku("gb200").obj(), opts,
-			newRequest().static(defaultStatic()).sku("gb200").perNode(4).maxCandidates(5).remoteCode(v1beta2.RemoteCodeNever).router(v1beta2.RouterRoundRobin).obj()},
+			newRequest().static(defaultStatic()).sku("gb200").perNode(4).maxCandidates(5).remoteCode(v1beta2.RemoteCodeNever).router(v1beta2.RouterRoundRobin).deployDefaults().obj()},
 		{"perNode is kept", newRequest().sku("h200_sxm").perNode(2).obj(), opts,
-			newRequest().static(defaultStatic()).sku("h200_sxm").perNode(2).maxCandidates(5).remoteCode(v1beta2.RemoteCodeNever).router(v1beta2.RouterRoundRobin).obj()},
+			newRequest().static(defaultStatic()).sku("h200_sxm").perNode(2).maxCandidates(5).remoteCode(v1beta2.RemoteCodeNever).router(v1beta2.RouterRoundRobin).deployDefaults().obj()},
 		{"token key defaults to HF_TOKEN", func() *v1beta2.DynamoGraphDeploymentRequest {
 			r := newRequest().obj()
 			r.Spec.Model.TokenSecretRef = &v1beta2.TokenSecretReference{Name: "hf"}
 			return r
 		}(), opts, func() *v1beta2.DynamoGraphDeploymentRequest {
-			r := newRequest().static(defaultStatic()).sku("h200_sxm").perNode(8).maxCandidates(5).remoteCode(v1beta2.RemoteCodeNever).router(v1beta2.RouterRoundRobin).obj()
+			r := newRequest().static(defaultStatic()).sku("h200_sxm").perNode(8).maxCandidates(5).remoteCode(v1beta2.RemoteCodeNever).router(v1beta2.RouterRoundRobin).deployDefaults().obj()
 			r.Spec.Model.TokenSecretRef = &v1beta2.TokenSecretReference{Name: "hf", Key: "HF_TOKEN"}
 			return r
 		}()},

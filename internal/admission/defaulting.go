@@ -73,6 +73,12 @@ func Default(dgdr *v1beta2.DynamoGraphDeploymentRequest, opts DefaultingOptions)
 	if spec.Deployment.Router.Mode == "" {
 		spec.Deployment.Router.Mode = v1beta2.RouterRoundRobin
 	}
+	if spec.Deployment.AutoApply == nil {
+		spec.Deployment.AutoApply = ptr.To(false)
+	}
+	if spec.Deployment.Name == "" {
+		spec.Deployment.Name = dgdr.Name
+	}
 
 	if gpu := spec.Hardware.GPU; gpu.PerNode == nil {
 		if n, ok := aisimulate.GPUsPerNode(gpu.SKU); ok {

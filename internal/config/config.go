@@ -22,22 +22,22 @@ import (
 
 // Default values of the configuration.
 const (
-	DefaultGPUSKU                   = "h200_sxm"
-	NoDefaultGPUSKU                 = "none"
-	DefaultRunRetention       int32 = 5
-	DefaultActiveDeadline     int64 = 6 * 60 * 60
-	DefaultMaxActiveRuns      int32 = 4
-	DefaultMaxPendingRuns     int32 = 1000
-	DefaultMaxTrials          int32 = 2000
-	DefaultMaxParallelism     int32 = 64
-	DefaultWorkers            int32 = 4
-	DefaultSearchUID          int64 = 65532
-	DefaultStartFailureGrace  int32 = 120
-	DefaultJobTTL             int32 = 3600
-	DefaultTokenExpiration    int64 = 600
+	DefaultGPUSKU                  = "h200_sxm"
+	NoDefaultGPUSKU                = "none"
+	DefaultRunRetention      int32 = 5
+	DefaultActiveDeadline    int64 = 6 * 60 * 60
+	DefaultMaxActiveRuns     int32 = 4
+	DefaultMaxPendingRuns    int32 = 1000
+	DefaultMaxTrials         int32 = 2000
+	DefaultMaxParallelism    int32 = 64
+	DefaultWorkers           int32 = 4
+	DefaultSearchUID         int64 = 65532
+	DefaultStartFailureGrace int32 = 120
+	DefaultJobTTL            int32 = 3600
+	DefaultTokenExpiration   int64 = 600
 	// extendedTokenExpiration is the token lifetime the API server extends to a year
 	// (--service-account-extend-token-expiration, on by default).
-	extendedTokenExpiration int64 = 3607
+	extendedTokenExpiration   int64 = 3607
 	DefaultLeaseName                = "dgdr-operator.nvidia.com"
 	DefaultMetricsBindAddress       = ":8080"
 	DefaultHealthBindAddress        = ":8081"

@@ -110,14 +110,20 @@ func stripTerminalRun(obj any) (any, error) {
 }
 
 // stripAcceptedRequest: the request controller reads a request's spec only to accept a new
-// generation (generation > status.observedGeneration); an accepted one keeps its metadata and
-// status. kubectl's last-applied annotation (a second copy of the spec) is never read.
+// generation (generation > status.observedGeneration); an accepted one keeps its metadata,
+// status and spec.deployment's autoApply and name. kubectl's last-applied annotation (a second
+// copy of the spec) is never read.
 func stripAcceptedRequest(obj any) (any, error) {
 	if r, ok := obj.(*v1beta2.DynamoGraphDeploymentRequest); ok {
 		stripManaged(r)
 		delete(r.Annotations, corev1.LastAppliedConfigAnnotation)
 		if r.Generation == r.Status.ObservedGeneration && r.DeletionTimestamp.IsZero() {
-			r.Spec = v1beta2.DynamoGraphDeploymentRequestSpec{}
+			// autoApply reads spec.deployment.autoApply and name on every reconcile.
+			var deployment *v1beta2.DeploymentSpec
+			if d := r.Spec.Deployment; d != nil && (d.AutoApply != nil || d.Name != "") {
+				deployment = &v1beta2.DeploymentSpec{AutoApply: d.AutoApply, Name: d.Name}
+			}
+			r.Spec = v1beta2.DynamoGraphDeploymentRequestSpec{Deployment: deployment}
 		}
 	}
 	return obj, nil

@@ -4,8 +4,6 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -29,7 +27,6 @@ func (k *kubeFlags) add(cmd *cobra.Command) {
 // clients are the clients of one command invocation.
 type clients struct {
 	ctrl      client.Client
-	dynamic   dynamic.Interface
 	namespace string
 }
 
@@ -57,13 +54,5 @@ func newClients(cfg *rest.Config, ns string) (*clients, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return &clients{ctrl: c, dynamic: d, namespace: ns}, nil
+	return &clients{ctrl: c, namespace: ns}, nil
 }
-
-// dgdGVR is the resource of DynamoGraphDeployment nvidia.com/v1beta1 (owned by the Dynamo
-// platform; created through the dynamic client so dgdrctl needs no Go types for it).
-var dgdGVR = schema.GroupVersionResource{Group: "nvidia.com", Version: "v1beta1", Resource: "dynamographdeployments"}

@@ -2,22 +2,18 @@ package dgdrctl
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	dgdpromote "github.com/dgdr-operator/dgdr-operator/internal/promote"
 )
-
-// AnnotationPromotedFrom records, on a promoted DynamoGraphDeployment, the Candidate it came from.
-const AnnotationPromotedFrom = "nvidia.com/dgdr-promoted-from"
 
 type promoteOptions struct {
 	candidate string
@@ -62,7 +58,7 @@ func promote(ctx context.Context, c *clients, o *promoteOptions, out io.Writer) 
 	if err := checkRunSucceeded(ctx, c, &cand); err != nil && !o.force {
 		return fmt.Errorf("%w (use --force to promote anyway)", err)
 	}
-	obj, err := deploymentFromCandidate(&cand, o.name)
+	obj, err := dgdpromote.Render(&cand, o.name, nil)
 	if err != nil {
 		return err
 	}
@@ -74,11 +70,11 @@ func promote(ctx context.Context, c *clients, o *promoteOptions, out io.Writer) 
 		_, err = out.Write(data)
 		return err
 	}
-	created, err := c.dynamic.Resource(dgdGVR).Namespace(c.namespace).Create(ctx, obj, metav1.CreateOptions{FieldManager: "dgdrctl"})
-	if err != nil {
-		return fmt.Errorf("creating DynamoGraphDeployment %s: %w", o.name, err)
+	// The same code path as the operator's autoApply, without an owner: create only.
+	if _, err := dgdpromote.Apply(ctx, c.ctrl, obj, nil); err != nil {
+		return err
 	}
-	fmt.Fprintf(out, "dynamographdeployment.nvidia.com/%s created from %s\n", created.GetName(), cand.Name)
+	fmt.Fprintf(out, "dynamographdeployment.nvidia.com/%s created from %s\n", obj.GetName(), cand.Name)
 	return nil
 }
 
@@ -104,55 +100,4 @@ func checkRunSucceeded(ctx context.Context, c *clients, cand *v1beta2.DynamoGrap
 		return fmt.Errorf("run %s did not succeed (Completed reason %s)", runName, cond.Reason)
 	}
 	return nil
-}
-
-// deploymentFromCandidate builds the DynamoGraphDeployment to create from spec.graphDeployment:
-// a complete object (apiVersion, kind, metadata, spec) or, for compatibility, a bare spec.
-func deploymentFromCandidate(cand *v1beta2.DynamoGraphDeploymentCandidate, name string) (*unstructured.Unstructured, error) {
-	var m map[string]any
-	if err := json.Unmarshal(cand.Spec.GraphDeployment.Raw, &m); err != nil || m == nil {
-		return nil, fmt.Errorf("candidate %s: spec.graphDeployment is not an object", cand.Name)
-	}
-	if _, hasSpec := m["spec"]; !hasSpec {
-		m = map[string]any{"spec": m}
-	}
-	spec, ok := m["spec"].(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("candidate %s: spec.graphDeployment.spec is not an object", cand.Name)
-	}
-	obj := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
-	obj.SetAPIVersion(dgdGVR.GroupVersion().String())
-	obj.SetKind("DynamoGraphDeployment")
-	obj.SetName(name)
-	obj.SetNamespace(cand.Namespace)
-	labels := map[string]string{}
-	if md, ok := m["metadata"].(map[string]any); ok {
-		if l, ok := md["labels"].(map[string]any); ok {
-			for k, v := range l {
-				if s, ok := v.(string); ok {
-					labels[k] = s
-				}
-			}
-		}
-	}
-	for _, k := range []string{v1beta2.LabelRequestName, v1beta2.LabelRunName} {
-		if v := cand.Labels[k]; v != "" {
-			labels[k] = v
-		}
-	}
-	if len(labels) > 0 {
-		obj.SetLabels(labels)
-	}
-	ann := map[string]string{AnnotationPromotedFrom: cand.Name}
-	if md, ok := m["metadata"].(map[string]any); ok {
-		if a, ok := md["annotations"].(map[string]any); ok {
-			for k, v := range a {
-				if s, ok := v.(string); ok {
-					ann[k] = s
-				}
-			}
-		}
-	}
-	obj.SetAnnotations(ann)
-	return obj, nil
 }

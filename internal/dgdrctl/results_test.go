@@ -23,6 +23,7 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/dgdrctl"
+	"github.com/dgdr-operator/dgdr-operator/internal/promote"
 	"github.com/dgdr-operator/dgdr-operator/internal/reporter"
 	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
 )
@@ -177,7 +178,7 @@ func TestPromote(t *testing.T) {
 		t.Fatal(err)
 	}
 	comps, _, _ := unstructured.NestedSlice(got.Object, "spec", "components")
-	if len(comps) < 2 || got.GetAnnotations()[dgdrctl.AnnotationPromotedFrom] != best {
+	if len(comps) < 2 || got.GetAnnotations()[promote.AnnotationPromotedFrom] != best {
 		t.Errorf("promoted object: %d components, annotations %v", len(comps), got.GetAnnotations())
 	}
 	if bf, _, _ := unstructured.NestedString(got.Object, "spec", "backendFramework"); bf != string(cand.Spec.Backend) {

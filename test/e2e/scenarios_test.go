@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
-	"github.com/dgdr-operator/dgdr-operator/internal/dgdrctl"
+	"github.com/dgdr-operator/dgdr-operator/internal/promote"
 	"github.com/dgdr-operator/dgdr-operator/test/sandboxtest"
 	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/manager"
 )
@@ -359,8 +359,8 @@ func TestPromoteCreatesDynamoGraphDeployment(t *testing.T) {
 	if backend == "" || len(comps) == 0 {
 		t.Fatalf("the promoted DynamoGraphDeployment has no backend or components: %v", dgd.Object["spec"])
 	}
-	if got := dgd.GetAnnotations()[dgdrctl.AnnotationPromotedFrom]; got != best {
-		t.Errorf("annotation %s = %q, want the promoted Candidate %q", dgdrctl.AnnotationPromotedFrom, got, best)
+	if got := dgd.GetAnnotations()[promote.AnnotationPromotedFrom]; got != best {
+		t.Errorf("annotation %s = %q, want the promoted Candidate %q", promote.AnnotationPromotedFrom, got, best)
 	}
 }
 

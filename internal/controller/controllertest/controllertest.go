@@ -140,6 +140,13 @@ func (b *RequestBuilder) SLA(ttftMs, itlMs float64) *RequestBuilder {
 	return b
 }
 
+// AutoApply turns on spec.deployment.autoApply with the given deployment name.
+func (b *RequestBuilder) AutoApply(name string) *RequestBuilder {
+	on := true
+	b.obj.Spec.Deployment = &v1beta2.DeploymentSpec{AutoApply: &on, Name: name}
+	return b
+}
+
 // Obj returns the request.
 func (b *RequestBuilder) Obj() *v1beta2.DynamoGraphDeploymentRequest { return b.obj.DeepCopy() }
 

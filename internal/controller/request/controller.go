@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -107,7 +108,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	base := dgdr.DeepCopy()
 	var events []pendingEvent
-	expired, err := r.reconcile(ctx, dgdr, &events)
+	expired, requeue, err := r.reconcile(ctx, dgdr, &events)
 	if !apiequality.Semantic.DeepEqual(base.Status, dgdr.Status) {
 		if perr := r.Client.Status().Patch(ctx, dgdr, client.MergeFrom(base)); perr != nil {
 			err = errors.Join(err, perr)
@@ -124,25 +125,27 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	for _, e := range events {
 		r.Recorder.Eventf(e.regarding, nil, e.eventType, e.reason, e.action, "%s", e.note)
 	}
-	return ctrl.Result{}, err
+	return ctrl.Result{RequeueAfter: requeue}, err
 }
 
 // reconcile computes the status and returns the terminal Runs beyond the retention, which the
-// caller deletes after writing the status.
-func (r *Reconciler) reconcile(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, events *[]pendingEvent) ([]*v1beta2.DynamoGraphDeploymentRun, error) {
+// caller deletes after writing the status, and when autoApply wants to look again.
+func (r *Reconciler) reconcile(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, events *[]pendingEvent) ([]*v1beta2.DynamoGraphDeploymentRun, time.Duration, error) {
 	if dgdr.Generation > dgdr.Status.ObservedGeneration {
 		if done, err := r.acceptGeneration(ctx, dgdr, events); !done || err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	}
 	runs, err := r.ownedRuns(ctx, dgdr)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if err := r.stopOldRuns(ctx, dgdr, runs, events); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return r.summarize(dgdr, runs), nil
+	expired := r.summarize(dgdr, runs)
+	requeue, err := r.autoApply(ctx, dgdr, runs, events)
+	return expired, requeue, err
 }
 
 // acceptGeneration creates the Run of the current generation. It returns done=false when the

@@ -9,9 +9,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
@@ -329,5 +332,95 @@ func TestRestartCreatesNoDuplicates(t *testing.T) {
 	}
 	if g := strconv.FormatInt(after.Generation, 10); r.Labels[v1beta2.LabelRequestGeneration] != g {
 		t.Errorf("Run generation label %s, request generation %s", r.Labels[v1beta2.LabelRequestGeneration], g)
+	}
+}
+
+// succeedWithCandidate finishes the Run's search as the reporter and the Job would: a
+// published best Candidate controlled by the Run, then a successful Job.
+func succeedWithCandidate(t *testing.T, r *v1beta2.DynamoGraphDeploymentRun) string {
+	t.Helper()
+	ctx := context.Background()
+	best := r.Name + "-c1"
+	cand := &v1beta2.DynamoGraphDeploymentCandidate{
+		ObjectMeta: metav1.ObjectMeta{Namespace: r.Namespace, Name: best,
+			Labels:          map[string]string{v1beta2.LabelRunName: r.Name, v1beta2.LabelRunUID: string(r.UID)},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(r, v1beta2.GroupVersion.WithKind("DynamoGraphDeploymentRun"))}},
+		Spec: v1beta2.DynamoGraphDeploymentCandidateSpec{Backend: v1beta2.BackendVLLM, Mode: v1beta2.ModeAggregated, GPUs: 1,
+			GraphDeployment: runtime.RawExtension{Raw: []byte(`{"spec":{"components":[]}}`)}, Parameters: runtime.RawExtension{Raw: []byte(`{}`)}},
+	}
+	if err := k8s.Create(ctx, cand); err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(r.DeepCopy())
+	r.Status.Recommendation = &v1beta2.RecommendationSummary{BestCandidate: best, Evaluated: 10, Feasible: 4}
+	if err := k8s.Status().Patch(ctx, r, patch); err != nil {
+		t.Fatal(err)
+	}
+	job := &batchv1.Job{}
+	ct.Eventually(t, wait, "the search Job", func() (bool, error) {
+		err := k8s.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: naming.JobName(r.Name)}, job)
+		return err == nil, client.IgnoreNotFound(err)
+	})
+	if _, err := ct.CreatePod(ctx, k8s, job, &ct.Terminated{}, &ct.Terminated{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ct.FinishJob(ctx, k8s, job, ""); err != nil {
+		t.Fatal(err)
+	}
+	return best
+}
+
+// TestAutoApplyWithoutTheDeploymentCRD: this API server does not serve DynamoGraphDeployments
+// (the Dynamo platform is not installed). autoApply says so in the Deployed condition, with a
+// warning event, instead of failing or retrying hot; a request without autoApply has no
+// Deployed condition at all. (test/e2e covers create, update and conflict with the CRD.)
+func TestAutoApplyWithoutTheDeploymentCRD(t *testing.T) {
+	ctx := context.Background()
+	ns := ct.Namespace(t, k8s)
+	d := ct.Request(ns, "auto").AutoApply("llama-prod").Obj()
+	plain := ct.Request(ns, "plain").Obj()
+	for _, obj := range []*v1beta2.DynamoGraphDeploymentRequest{d, plain} {
+		if err := k8s.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	awaiting := waitForStatus(t, d, "Deployed=False AwaitingResult while the search runs", func(d *v1beta2.DynamoGraphDeploymentRequest) bool {
+		c := meta.FindStatusCondition(d.Status.Conditions, v1beta2.ConditionDeployed)
+		return c != nil && c.Reason == v1beta2.ReasonAwaitingResult
+	})
+	if awaiting.Status.Deployment != nil {
+		t.Errorf("status.deployment before any result: %+v", awaiting.Status.Deployment)
+	}
+	succeedWithCandidate(t, waitForRun(t, d, 1))
+	succeedWithCandidate(t, waitForRun(t, plain, 1))
+
+	got := waitForStatus(t, d, "Deployed=False CRDNotInstalled", func(d *v1beta2.DynamoGraphDeploymentRequest) bool {
+		c := meta.FindStatusCondition(d.Status.Conditions, v1beta2.ConditionDeployed)
+		return c != nil && c.Reason == v1beta2.ReasonDeploymentCRDMissing
+	})
+	c := meta.FindStatusCondition(got.Status.Conditions, v1beta2.ConditionDeployed)
+	if c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "DynamoGraphDeployment") {
+		t.Errorf("Deployed = %+v", c)
+	}
+	if got.Status.Deployment != nil {
+		t.Errorf("status.deployment without a deployment: %+v", got.Status.Deployment)
+	}
+	ct.Eventually(t, wait, "a DeployCRDMissing warning event", func() (bool, error) {
+		var evs eventsv1.EventList
+		if err := k8s.List(ctx, &evs, client.InNamespace(ns)); err != nil {
+			return false, err
+		}
+		for _, e := range evs.Items {
+			if e.Regarding.Name == d.Name && e.Reason == request.EventDeployCRDMissing && e.Type == corev1.EventTypeWarning {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	st := waitForStatus(t, plain, "the plain request's Run summarized", func(d *v1beta2.DynamoGraphDeploymentRequest) bool {
+		return d.Status.LatestRun != nil && d.Status.LatestRun.Phase == v1beta2.RunPhaseSucceeded
+	})
+	if c := meta.FindStatusCondition(st.Status.Conditions, v1beta2.ConditionDeployed); c != nil {
+		t.Errorf("a request without autoApply has a Deployed condition: %+v", c)
 	}
 }

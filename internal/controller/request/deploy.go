@@ -1,0 +1,194 @@
+package request
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/controller/run"
+	"github.com/dgdr-operator/dgdr-operator/internal/naming"
+	"github.com/dgdr-operator/dgdr-operator/internal/promote"
+)
+
+// autoApply creates or updates DynamoGraphDeployments and reads their readiness:
+// +kubebuilder:rbac:groups=nvidia.com,resources=dynamographdeployments,verbs=get;create;update
+// +kubebuilder:rbac:groups=nvidia.com,resources=dynamographdeploymentcandidates,verbs=get
+
+// Event reasons of autoApply.
+const (
+	EventDeployed         = "Deployed"
+	EventDeployConflict   = "DeployConflict"
+	EventDeploymentReady  = "DeploymentReady"
+	EventDeployCRDMissing = "DeployCRDMissing"
+)
+
+// How often autoApply looks at a deployment again. The DynamoGraphDeployment kind belongs to
+// the Dynamo platform and may be installed after the operator starts, so it is read on a timer
+// (one GET per request and period) rather than watched.
+const (
+	deployPollProgressing = 15 * time.Second
+	deployPollSettled     = 2 * time.Minute
+	deployPollMissingCRD  = 5 * time.Minute
+)
+
+// autoApplyOn tells whether the request asks for automatic promotion.
+func autoApplyOn(dgdr *v1beta2.DynamoGraphDeploymentRequest) bool {
+	d := dgdr.Spec.Deployment
+	return d != nil && d.AutoApply != nil && *d.AutoApply
+}
+
+// deploymentName is spec.deployment.name, or the request's name (admission materializes it;
+// requests stored before the field existed fall back here).
+func deploymentName(dgdr *v1beta2.DynamoGraphDeploymentRequest) string {
+	if d := dgdr.Spec.Deployment; d != nil && d.Name != "" {
+		return d.Name
+	}
+	return dgdr.Name
+}
+
+// autoApply deploys the best candidate of the current generation's successful Run (through
+// promote, the code path of dgdrctl promote), and mirrors the deployment's readiness into the
+// Deployed condition. It returns when to look again (0: only on the next event).
+func (r *Reconciler) autoApply(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, runs []*v1beta2.DynamoGraphDeploymentRun, events *[]pendingEvent) (time.Duration, error) {
+	if !autoApplyOn(dgdr) {
+		meta.RemoveStatusCondition(&dgdr.Status.Conditions, v1beta2.ConditionDeployed)
+		return 0, nil
+	}
+	name := deploymentName(dgdr)
+	src := succeededCurrentRun(dgdr, runs)
+	deployed := dgdr.Status.Deployment
+	if src != nil && (deployed == nil || deployed.Name != name || deployed.Run != src.Name ||
+		deployed.Candidate != src.Status.Recommendation.BestCandidate) {
+		return r.deploy(ctx, dgdr, src, name, events)
+	}
+	if deployed == nil || deployed.Name != name {
+		msg := fmt.Sprintf("nothing deployed yet: waiting for the search of generation %d (Run %s) to succeed",
+			dgdr.Status.ObservedGeneration, naming.RunName(dgdr.Name, dgdr.Status.ObservedGeneration))
+		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonAwaitingResult, msg, events)
+		return 0, nil
+	}
+	return r.followReadiness(ctx, dgdr, events)
+}
+
+// succeededCurrentRun is the Run of the current generation when it succeeded with a best
+// candidate. Older generations never deploy: their results are superseded.
+func succeededCurrentRun(dgdr *v1beta2.DynamoGraphDeploymentRequest, runs []*v1beta2.DynamoGraphDeploymentRun) *v1beta2.DynamoGraphDeploymentRun {
+	current := naming.RunName(dgdr.Name, dgdr.Status.ObservedGeneration)
+	for _, rn := range runs {
+		if rn.Name != current || !run.IsTerminal(rn) {
+			continue
+		}
+		c := meta.FindStatusCondition(rn.Status.Conditions, v1beta2.ConditionCompleted)
+		if c.Reason == v1beta2.ReasonSucceeded && rn.Status.Recommendation != nil && rn.Status.Recommendation.BestCandidate != "" {
+			return rn
+		}
+	}
+	return nil
+}
+
+// deploy renders the Run's best candidate and creates or updates the deployment.
+func (r *Reconciler) deploy(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, src *v1beta2.DynamoGraphDeploymentRun, name string, events *[]pendingEvent) (time.Duration, error) {
+	best := src.Status.Recommendation.BestCandidate
+	cand := &v1beta2.DynamoGraphDeploymentCandidate{}
+	// Candidates are not cached (only this rare step reads one).
+	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: dgdr.Namespace, Name: best}, cand); err != nil {
+		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonDeploymentFailed, fmt.Sprintf("reading the best candidate %s of Run %s: %v", best, src.Name, err), events)
+		return 0, err
+	}
+	if !metav1.IsControlledBy(cand, src) {
+		msg := fmt.Sprintf("candidate %s is not controlled by Run %s; it is not deployed", best, src.Name)
+		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonDeploymentFailed, msg, events)
+		return deployPollSettled, nil
+	}
+	obj, err := promote.Render(cand, name, &promote.Owner{RequestUID: dgdr.UID, Generation: generationOf(src)})
+	if err != nil {
+		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonDeploymentFailed, err.Error(), events)
+		return deployPollSettled, nil
+	}
+	result, err := promote.Apply(ctx, r.Client, obj, &promote.Owner{RequestUID: dgdr.UID, Generation: generationOf(src)})
+	var conflict *promote.ConflictError
+	switch {
+	case errors.As(err, &conflict):
+		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonDeploymentConflict, conflict.Error()+"; set spec.deployment.name to another name, or delete it", events)
+		return deployPollSettled, nil
+	case errors.Is(err, promote.ErrCRDMissing):
+		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonDeploymentCRDMissing, promote.ErrCRDMissing.Error()+"; autoApply retries every "+deployPollMissingCRD.String(), events)
+		return deployPollMissingCRD, nil
+	case err != nil:
+		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonDeploymentFailed, err.Error(), events)
+		return 0, err
+	}
+	dgdr.Status.Deployment = &v1beta2.DeploymentStatus{Name: name, Run: src.Name, Candidate: best}
+	if result != promote.Unchanged {
+		*events = append(*events, pendingEvent{dgdr, corev1.EventTypeNormal, EventDeployed, "Deploy",
+			fmt.Sprintf("%s DynamoGraphDeployment %s from candidate %s of Run %s", result, name, best, src.Name)})
+	}
+	return r.followReadiness(ctx, dgdr, events)
+}
+
+// followReadiness reads the deployed DynamoGraphDeployment and mirrors its readiness.
+func (r *Reconciler) followReadiness(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, events *[]pendingEvent) (time.Duration, error) {
+	d := dgdr.Status.Deployment
+	dgd := &unstructured.Unstructured{}
+	dgd.SetGroupVersionKind(promote.GVK)
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: dgdr.Namespace, Name: d.Name}, dgd)
+	switch {
+	case meta.IsNoMatchError(err):
+		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonDeploymentCRDMissing, promote.ErrCRDMissing.Error(), events)
+		return deployPollMissingCRD, nil
+	case apierrors.IsNotFound(err):
+		// Deleted by someone: deploy again from the same result.
+		dgdr.Status.Deployment = nil
+		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonDeploymentProgressing,
+			fmt.Sprintf("DynamoGraphDeployment %s was deleted; deploying candidate %s again", d.Name, d.Candidate), events)
+		return time.Second, nil
+	case err != nil:
+		return 0, err
+	}
+	if dgd.GetAnnotations()[promote.AnnotationAppliedBy] != string(dgdr.UID) {
+		dgdr.Status.Deployment = nil
+		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonDeploymentConflict,
+			fmt.Sprintf("DynamoGraphDeployment %s was replaced by one this request did not create; it is left unchanged", d.Name), events)
+		return deployPollSettled, nil
+	}
+	ready, why := promote.Readiness(dgd)
+	if ready {
+		r.setDeployed(dgdr, metav1.ConditionTrue, v1beta2.ReasonDeploymentReady,
+			fmt.Sprintf("DynamoGraphDeployment %s (candidate %s of Run %s) is ready: %s", d.Name, d.Candidate, d.Run, why), events)
+		return deployPollSettled, nil
+	}
+	r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonDeploymentProgressing,
+		fmt.Sprintf("DynamoGraphDeployment %s (candidate %s of Run %s) is not ready: %s", d.Name, d.Candidate, d.Run, why), events)
+	return deployPollProgressing, nil
+}
+
+// setDeployed sets the Deployed condition, with an event when its reason changes to one worth
+// telling (ready, conflict, missing CRD).
+func (r *Reconciler) setDeployed(dgdr *v1beta2.DynamoGraphDeploymentRequest, status metav1.ConditionStatus, reason, msg string, events *[]pendingEvent) {
+	before := meta.FindStatusCondition(dgdr.Status.Conditions, v1beta2.ConditionDeployed)
+	changed := before == nil || before.Reason != reason || before.Status != status
+	meta.SetStatusCondition(&dgdr.Status.Conditions, metav1.Condition{
+		Type: v1beta2.ConditionDeployed, Status: status, Reason: reason, Message: msg, ObservedGeneration: dgdr.Generation,
+	})
+	if !changed {
+		return
+	}
+	switch reason {
+	case v1beta2.ReasonDeploymentReady:
+		*events = append(*events, pendingEvent{dgdr, corev1.EventTypeNormal, EventDeploymentReady, "Deploy", msg})
+	case v1beta2.ReasonDeploymentConflict:
+		*events = append(*events, pendingEvent{dgdr, corev1.EventTypeWarning, EventDeployConflict, "Deploy", msg})
+	case v1beta2.ReasonDeploymentCRDMissing:
+		*events = append(*events, pendingEvent{dgdr, corev1.EventTypeWarning, EventDeployCRDMissing, "Deploy", msg})
+	}
+}

@@ -1,0 +1,179 @@
+package promote_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/promote"
+	"github.com/dgdr-operator/dgdr-operator/internal/testenv"
+)
+
+var (
+	env *testenv.Env
+	k8s client.Client
+)
+
+// TestMain starts one real API server with the DynamoGraphDeployment CRD fixture.
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	var err error
+	env, err = testenv.Start(testenv.Options{ExtraCRDDirs: []string{filepath.Join(testenv.Root(), "test", "crds")}})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "starting the control plane:", err)
+		return 1
+	}
+	defer env.Stop()
+	k8s = env.Client
+	return m.Run()
+}
+
+// candidate is a published Candidate whose graphDeployment has one component of the given
+// replicas, so each test can tell which result a deployment carries.
+func candidate(ns, name string, replicas int) *v1beta2.DynamoGraphDeploymentCandidate {
+	return &v1beta2.DynamoGraphDeploymentCandidate{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
+			Labels: map[string]string{v1beta2.LabelRequestName: "llama", v1beta2.LabelRunName: "llama-run-1"}},
+		Spec: v1beta2.DynamoGraphDeploymentCandidateSpec{Backend: v1beta2.BackendVLLM, Mode: v1beta2.ModeAggregated, GPUs: 1,
+			GraphDeployment: runtime.RawExtension{Raw: fmt.Appendf(nil, `{"apiVersion":"nvidia.com/v1beta1","kind":"DynamoGraphDeployment",
+				"metadata":{"labels":{"app":"llama"}},
+				"spec":{"backendFramework":"vllm","components":[{"name":"Frontend","type":"frontend","replicas":%d,"podTemplate":{"spec":{"containers":[{"name":"main","image":"f"}]}}}]}}`, replicas)},
+			Parameters: runtime.RawExtension{Raw: []byte(`{}`)}},
+	}
+}
+
+func namespace(t *testing.T) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "promote-"}}
+	if err := k8s.Create(context.Background(), ns); err != nil {
+		t.Fatal(err)
+	}
+	return ns.Name
+}
+
+func replicasOf(t *testing.T, ns, name string) int64 {
+	t.Helper()
+	dgd := &unstructured.Unstructured{}
+	dgd.SetGroupVersionKind(promote.GVK)
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, dgd); err != nil {
+		t.Fatal(err)
+	}
+	comps, _, _ := unstructured.NestedSlice(dgd.Object, "spec", "components")
+	r, _, _ := unstructured.NestedInt64(comps[0].(map[string]any), "replicas")
+	return r
+}
+
+// apply renders cand as name and applies it for owner, against the real API server.
+func apply(t *testing.T, cand *v1beta2.DynamoGraphDeploymentCandidate, name string, owner *promote.Owner) (promote.Result, error) {
+	t.Helper()
+	obj, err := promote.Render(cand, name, owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return promote.Apply(context.Background(), k8s, obj, owner)
+}
+
+// TestApplyOwnership: autoApply creates, updates only what the same request created and only
+// with a result at least as new; promote without an owner never modifies anything.
+func TestApplyOwnership(t *testing.T) {
+	ns := namespace(t)
+	req := types.UID("request-uid-1")
+	gen := func(g int64) *promote.Owner { return &promote.Owner{RequestUID: req, Generation: g} }
+
+	if got, err := apply(t, candidate(ns, "llama-run-2-c1", 1), "llama", gen(2)); err != nil || got != promote.Created {
+		t.Fatalf("first apply = %s, %v; want Created", got, err)
+	}
+	steps := []struct {
+		name     string
+		cand     *v1beta2.DynamoGraphDeploymentCandidate
+		owner    *promote.Owner
+		want     promote.Result
+		replicas int64
+	}{
+		{"the same result again", candidate(ns, "llama-run-2-c1", 1), gen(2), promote.Unchanged, 1},
+		{"a newer generation updates", candidate(ns, "llama-run-3-c4", 3), gen(3), promote.Updated, 3},
+		{"an older generation never replaces a newer one", candidate(ns, "llama-run-2-c1", 1), gen(2), promote.Unchanged, 3},
+	}
+	for _, s := range steps {
+		got, err := apply(t, s.cand, "llama", s.owner)
+		if err != nil || got != s.want {
+			t.Errorf("%s: %s, %v; want %s", s.name, got, err, s.want)
+		}
+		if r := replicasOf(t, ns, "llama"); r != s.replicas {
+			t.Errorf("%s: deployed replicas %d, want %d", s.name, r, s.replicas)
+		}
+	}
+
+	var conflict *promote.ConflictError
+	if _, err := apply(t, candidate(ns, "llama-run-9-c1", 9), "llama", &promote.Owner{RequestUID: "another-request", Generation: 9}); !errors.As(err, &conflict) {
+		t.Errorf("another request's apply: err = %v, want a ConflictError", err)
+	}
+	if _, err := apply(t, candidate(ns, "llama-run-9-c1", 9), "llama", nil); !errors.As(err, &conflict) {
+		t.Errorf("promote over an existing deployment: err = %v, want a ConflictError", err)
+	}
+	if r := replicasOf(t, ns, "llama"); r != 3 {
+		t.Errorf("after refused writes the deployment has %d replicas, want 3 (unchanged)", r)
+	}
+}
+
+// TestRenderCarriesOriginAndOwnership: the rendered object keeps the candidate's own labels and
+// adds the request, Run, origin and (for autoApply) ownership.
+func TestRenderCarriesOriginAndOwnership(t *testing.T) {
+	obj, err := promote.Render(candidate("ns", "llama-run-1-c2", 1), "prod", &promote.Owner{RequestUID: "u", Generation: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{
+		"labels": map[string]string{"app": "llama", v1beta2.LabelRequestName: "llama", v1beta2.LabelRunName: "llama-run-1"},
+		"annotations": map[string]string{promote.AnnotationPromotedFrom: "llama-run-1-c2",
+			promote.AnnotationAppliedBy: "u", promote.AnnotationGeneration: "4"},
+		"gvk": promote.GVK.String(), "name": "prod", "namespace": "ns",
+	}
+	got := map[string]any{"labels": obj.GetLabels(), "annotations": obj.GetAnnotations(),
+		"gvk": obj.GroupVersionKind().String(), "name": obj.GetName(), "namespace": obj.GetNamespace()}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("rendered (-want +got):\n%s", diff)
+	}
+}
+
+// TestReadiness reads the DynamoGraphDeployment status shapes the Dynamo operator writes.
+func TestReadiness(t *testing.T) {
+	cases := []struct {
+		name   string
+		status map[string]any
+		gen    int64
+		want   bool
+	}{
+		{"no status", nil, 1, false},
+		{"Ready condition true", map[string]any{"observedGeneration": int64(1), "conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}, 1, true},
+		{"Ready condition false wins over state", map[string]any{"state": "successful", "conditions": []any{map[string]any{"type": "Ready", "status": "False", "message": "pods pending"}}}, 1, false},
+		{"state successful", map[string]any{"state": "successful"}, 1, true},
+		{"state pending", map[string]any{"state": "pending"}, 1, false},
+		{"stale status of an older generation", map[string]any{"observedGeneration": int64(1), "state": "successful"}, 2, false},
+	}
+	for _, tc := range cases {
+		obj := &unstructured.Unstructured{Object: map[string]any{}}
+		if tc.status != nil {
+			obj.Object["status"] = tc.status
+		}
+		obj.SetGeneration(tc.gen)
+		if got, why := promote.Readiness(obj); got != tc.want {
+			t.Errorf("%s: ready = %v (%s), want %v", tc.name, got, why, tc.want)
+		}
+	}
+}
