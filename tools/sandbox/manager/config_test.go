@@ -50,8 +50,9 @@ func withoutSandboxSettings(c *v1alpha1.OperatorConfiguration) *v1alpha1.Operato
 	c = c.DeepCopy()
 	c.Planner.Image, c.Planner.Command = "", nil // the sandbox's Planner image runs bin/aisim as aisimulate
 	c.Reporter.Image = ""
-	c.Job.ActiveDeadlineSeconds = nil        // 10 minutes
-	c.Limits.MaxActiveRunsPerNamespace = nil // 4
+	c.Job.ActiveDeadlineSeconds = nil         // 10 minutes
+	c.Limits.MaxActiveRunsPerNamespace = nil  // 4
+	c.Limits.MaxPendingRunsPerNamespace = nil // 3000: the attack suite queues 2,000 Runs
 	c.LeaderElection = v1alpha1.LeaderElectionConfig{}
 	c.Metrics, c.Health, c.Webhook = v1alpha1.MetricsConfig{}, v1alpha1.HealthConfig{}, v1alpha1.WebhookConfig{}
 	return c

@@ -278,8 +278,8 @@ func operatorConfig(p controlplane.Ports, certDir string) *v1alpha1.OperatorConf
 // operatorConfigFor is the development configuration of config/dev (feature gate on; a test
 // keeps the two in step) with what the sandbox changes: loopback ports, the sandbox's images
 // (the node agent maps them to bin/aisim and bin/dgdr-operator), a 10-minute search deadline,
-// four searches per namespace, and leader election when le is not nil (chaos tests run two
-// replicas).
+// four searches per namespace (and up to 3,000 waiting ones), and leader election when le is
+// not nil (chaos tests run two replicas).
 func operatorConfigFor(p OperatorPorts, certDir string, le *LeaderElection) *v1alpha1.OperatorConfiguration {
 	resources := func(reqCPU, reqMem, limCPU, limMem string) corev1.ResourceRequirements {
 		return corev1.ResourceRequirements{
@@ -304,8 +304,10 @@ func operatorConfigFor(p OperatorPorts, certDir string, le *LeaderElection) *v1a
 		RunRetention: ptr.To[int32](5),
 		Limits: v1alpha1.LimitsConfig{
 			MaxActiveRunsPerNamespace: ptr.To[int32](4),
-			MaxTrials:                 ptr.To[int32](2000),
-			MaxParallelism:            ptr.To[int32](16),
+			// The attack suite keeps 2,000 Runs waiting in one namespace (test/attack).
+			MaxPendingRunsPerNamespace: ptr.To[int32](3000),
+			MaxTrials:                  ptr.To[int32](2000),
+			MaxParallelism:             ptr.To[int32](16),
 		},
 		RuntimeImages: map[string]string{
 			"vllm":   "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.6.0",
