@@ -66,7 +66,7 @@ type ConflictError struct {
 }
 
 func (e *ConflictError) Error() string {
-	return fmt.Sprintf("DynamoGraphDeployment %s exists and %s; it was left unchanged", e.Name, e.Reason)
+	return fmt.Sprintf("DynamoGraphDeployment %s already exists and %s; it was left unchanged", e.Name, e.Reason)
 }
 
 // ErrCRDMissing wraps the error when the cluster does not serve DynamoGraphDeployments.
