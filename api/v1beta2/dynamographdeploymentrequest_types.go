@@ -238,13 +238,122 @@ type GPUSpec struct {
 	PerNode *int32 `json:"perNode,omitempty"`
 }
 
-// WorkloadSpec describes the traffic a deployment must serve.
+// WorkloadSpec describes the traffic a deployment must serve: a synthetic static workload or a
+// recorded trace.
+// +kubebuilder:validation:XValidation:rule="!(has(self.static) && has(self.trace))",message="static and trace are mutually exclusive: a search replays either synthetic traffic or a trace",fieldPath=".trace",reason="FieldValueForbidden"
 type WorkloadSpec struct {
 	// static is a synthetic workload with fixed token lengths and one load variant. An explicitly
 	// empty static ({}) is the opt-out from typed traffic: it stays empty and the lowering emits no
-	// traffic source or load, so inputOverrides can describe the traffic instead.
+	// traffic source or load, so inputOverrides can describe the traffic instead. Admission adds
+	// it (completed with defaults) unless trace is set.
 	// +optional
 	Static *StaticWorkload `json:"static,omitempty"`
+
+	// trace replays the team's own recorded traffic: a mooncake JSONL trace from a ConfigMap or a
+	// PersistentVolumeClaim, mounted read-only into the search container. Mutually exclusive with
+	// static.
+	// +optional
+	Trace *TraceWorkload `json:"trace,omitempty"`
+}
+
+// TraceFormat is the format of a traffic trace.
+// +kubebuilder:validation:Enum=mooncake
+type TraceFormat string
+
+// Trace formats.
+const (
+	// TraceFormatMooncake is JSONL, one request per line: timestamp (ms), input_length,
+	// output_length and hash_ids (the prompt's prefix blocks).
+	TraceFormatMooncake TraceFormat = "mooncake"
+)
+
+// TraceWorkload is a recorded trace to replay. Lowers to traffic.source {type: trace, paths,
+// format}, traffic.load and traffic.stop (docs/lowering.md).
+type TraceWorkload struct {
+	// format of the trace file. Only mooncake is supported end to end (the local recommender
+	// replays it; docs/aisim.md). Admission materializes mooncake.
+	// +optional
+	Format TraceFormat `json:"format,omitempty"`
+
+	// source is where the trace file is: exactly one of configMap or pvc.
+	// +required
+	Source TraceSource `json:"source,omitzero"`
+
+	// replay is how the trace is replayed: exactly one of arrivalSpeedupRatio or concurrency.
+	// Admission materializes {arrivalSpeedupRatio: 1} (the trace's own timestamps).
+	// +optional
+	Replay *TraceReplay `json:"replay,omitempty"`
+
+	// maxVirtualTimeSeconds stops the replay after this much simulated time. Lowers to
+	// traffic.stop.max_virtual_time_seconds. When omitted the whole trace is replayed. Minimum
+	// 0.001, maximum 604800 (a week).
+	// +optional
+	// +kubebuilder:validation:Minimum=0.001
+	// +kubebuilder:validation:Maximum=604800
+	MaxVirtualTimeSeconds *float64 `json:"maxVirtualTimeSeconds,omitempty"`
+}
+
+// TraceSource is where a trace file is, in the request's namespace.
+// +kubebuilder:validation:XValidation:rule="has(self.configMap) != has(self.pvc)",message="exactly one of configMap or pvc must be set"
+type TraceSource struct {
+	// configMap holds a small trace (a ConfigMap holds at most 1 MiB) under one key.
+	// +optional
+	ConfigMap *TraceConfigMapSource `json:"configMap,omitempty"`
+
+	// pvc holds a large trace as a file on a PersistentVolumeClaim.
+	// +optional
+	PVC *TracePVCSource `json:"pvc,omitempty"`
+}
+
+// TraceConfigMapSource is a trace stored under one key of a ConfigMap.
+type TraceConfigMapSource struct {
+	// name of the ConfigMap.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name,omitempty"`
+
+	// key of the ConfigMap whose value is the trace (JSONL).
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]+$`
+	Key string `json:"key,omitempty"`
+}
+
+// TracePVCSource is a trace file on a PersistentVolumeClaim.
+type TracePVCSource struct {
+	// claimName is the PersistentVolumeClaim.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	ClaimName string `json:"claimName,omitempty"`
+
+	// path of the trace file inside the claim: relative, without ".." elements.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	Path string `json:"path,omitempty"`
+}
+
+// TraceReplay is how a trace is replayed.
+// +kubebuilder:validation:XValidation:rule="has(self.arrivalSpeedupRatio) != has(self.concurrency)",message="exactly one of arrivalSpeedupRatio or concurrency must be set"
+type TraceReplay struct {
+	// arrivalSpeedupRatio replays the trace's arrival timestamps, compressed by this factor (2
+	// offers twice the rate). Lowers to traffic.load {type: trace_timestamps, speedup}. Minimum
+	// 0.001, maximum 1000.
+	// +optional
+	// +kubebuilder:validation:Minimum=0.001
+	// +kubebuilder:validation:Maximum=1000
+	ArrivalSpeedupRatio *float64 `json:"arrivalSpeedupRatio,omitempty"`
+
+	// concurrency replays the trace's requests closed-loop with this many in flight, ignoring
+	// its timestamps. Lowers to traffic.load {type: concurrency, concurrency}. Minimum 1,
+	// maximum 100000.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100000
+	Concurrency *int32 `json:"concurrency,omitempty"`
 }
 
 // StaticWorkload is a synthetic workload. Admission completes a non-empty static with

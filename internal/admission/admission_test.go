@@ -115,6 +115,16 @@ func TestDefault(t *testing.T) {
 			r.Spec.Model.TokenSecretRef = &v1beta2.TokenSecretReference{Name: "hf", Key: "token"}
 			return r
 		}()},
+		{"a trace gets no static, and its format and replay", func() *v1beta2.DynamoGraphDeploymentRequest {
+			r := newRequest().obj()
+			trace(cmSource("traffic", "t"), nil)(r)
+			return r
+		}(), opts, func() *v1beta2.DynamoGraphDeploymentRequest {
+			r := newRequest().sku("h200_sxm").perNode(8).maxCandidates(5).remoteCode(v1beta2.RemoteCodeNever).router(v1beta2.RouterRoundRobin).deployDefaults().obj()
+			r.Spec.Workload = &v1beta2.WorkloadSpec{Trace: &v1beta2.TraceWorkload{Format: v1beta2.TraceFormatMooncake, Source: cmSource("traffic", "t"),
+				Replay: &v1beta2.TraceReplay{ArrivalSpeedupRatio: ptr.To(1.0)}}}
+			return r
+		}()},
 		{"user's deployment name and autoApply are kept", newRequest().deployNamed("llama-prod", true).obj(), opts,
 			newRequest().static(defaultStatic()).sku("h200_sxm").perNode(8).maxCandidates(5).remoteCode(v1beta2.RemoteCodeNever).router(v1beta2.RouterRoundRobin).deployNamed("llama-prod", true).obj()},
 		{"router mode is kept, overrides untouched", func() *v1beta2.DynamoGraphDeploymentRequest {
@@ -169,6 +179,17 @@ func TestDefaultWithoutSKU(t *testing.T) {
 	}
 }
 
+// trace sets a trace workload.
+func trace(src v1beta2.TraceSource, replay *v1beta2.TraceReplay) func(*v1beta2.DynamoGraphDeploymentRequest) {
+	return func(d *v1beta2.DynamoGraphDeploymentRequest) {
+		d.Spec.Workload = &v1beta2.WorkloadSpec{Trace: &v1beta2.TraceWorkload{Source: src, Replay: replay}}
+	}
+}
+
+func cmSource(name, key string) v1beta2.TraceSource {
+	return v1beta2.TraceSource{ConfigMap: &v1beta2.TraceConfigMapSource{Name: name, Key: key}}
+}
+
 func TestValidate(t *testing.T) {
 	ignore := cmpopts.IgnoreFields(field.Error{}, "Detail", "BadValue", "Origin", "CoveredByDeclarative")
 	admitted := func(mut func(*v1beta2.DynamoGraphDeploymentRequest)) *v1beta2.DynamoGraphDeploymentRequest {
@@ -184,6 +205,7 @@ func TestValidate(t *testing.T) {
 		}
 	}
 	op := field.NewPath("spec", "aisimulate", "inputOverrides")
+	tp := field.NewPath("spec", "workload", "trace")
 	cases := []struct {
 		name string
 		obj  *v1beta2.DynamoGraphDeploymentRequest
@@ -236,6 +258,31 @@ func TestValidate(t *testing.T) {
 		{"pod template override container without name", admitted(func(d *v1beta2.DynamoGraphDeploymentRequest) {
 			d.Spec.Deployment = &v1beta2.DeploymentSpec{PodTemplateOverrides: &v1beta2.PodTemplateOverrides{All: raw(`{"spec":{"containers":[{"image":"x"}]}}`)}}
 		}), field.ErrorList{field.Invalid(field.NewPath("spec", "deployment", "podTemplateOverrides", "all"), nil, "")}},
+		{"trace from a ConfigMap", admitted(trace(cmSource("traffic", "trace.jsonl"), nil)), nil},
+		{"trace from a claim, closed loop", admitted(trace(v1beta2.TraceSource{PVC: &v1beta2.TracePVCSource{ClaimName: "archive", Path: "a/b.jsonl"}},
+			&v1beta2.TraceReplay{Concurrency: ptr.To[int32](8)})), nil},
+		{"trace and static together", admitted(func(d *v1beta2.DynamoGraphDeploymentRequest) {
+			trace(cmSource("traffic", "t"), nil)(d)
+			d.Spec.Workload.Static = &v1beta2.StaticWorkload{InputTokens: ptr.To[int32](10)}
+		}), field.ErrorList{field.Forbidden(tp, "")}},
+		{"trace without a source", admitted(trace(v1beta2.TraceSource{}, nil)),
+			field.ErrorList{field.Invalid(tp.Child("source"), nil, "")}},
+		{"trace with two sources", admitted(trace(v1beta2.TraceSource{ConfigMap: &v1beta2.TraceConfigMapSource{Name: "a", Key: "k"},
+			PVC: &v1beta2.TracePVCSource{ClaimName: "c", Path: "p"}}, nil)),
+			field.ErrorList{field.Invalid(tp.Child("source"), nil, "")}},
+		{"trace ConfigMap not a name", admitted(trace(cmSource("Traffic_1", "k"), nil)),
+			field.ErrorList{field.Invalid(tp.Child("source", "configMap", "name"), nil, "")}},
+		{"trace ConfigMap key not a key", admitted(trace(cmSource("traffic", "a/b"), nil)),
+			field.ErrorList{field.Invalid(tp.Child("source", "configMap", "key"), nil, "")}},
+		{"trace path escapes the claim", admitted(trace(v1beta2.TraceSource{PVC: &v1beta2.TracePVCSource{ClaimName: "c", Path: "../etc/passwd"}}, nil)),
+			field.ErrorList{field.Invalid(tp.Child("source", "pvc", "path"), nil, "")}},
+		{"trace path absolute", admitted(trace(v1beta2.TraceSource{PVC: &v1beta2.TracePVCSource{ClaimName: "c", Path: "/t.jsonl"}}, nil)),
+			field.ErrorList{field.Invalid(tp.Child("source", "pvc", "path"), nil, "")}},
+		{"trace path is a directory", admitted(trace(v1beta2.TraceSource{PVC: &v1beta2.TracePVCSource{ClaimName: "c", Path: "traces/"}}, nil)),
+			field.ErrorList{field.Invalid(tp.Child("source", "pvc", "path"), nil, "")}},
+		{"trace replay with both modes", admitted(trace(cmSource("traffic", "t"),
+			&v1beta2.TraceReplay{Concurrency: ptr.To[int32](8), ArrivalSpeedupRatio: ptr.To(2.0)})),
+			field.ErrorList{field.Invalid(tp.Child("replay"), nil, "")}},
 		{"pareto with min_goodput_rps", admitted(func(d *v1beta2.DynamoGraphDeploymentRequest) {
 			d.Spec.Objective = &v1beta2.ObjectiveSpec{Target: v1beta2.TargetPareto}
 			overrides(`{"optimization":{"constraints":{"min_goodput_rps":1}}}`)(d)

@@ -36,7 +36,15 @@ func Default(dgdr *v1beta2.DynamoGraphDeploymentRequest, opts DefaultingOptions)
 	if spec.Workload == nil {
 		spec.Workload = &v1beta2.WorkloadSpec{}
 	}
-	if spec.Workload.Static == nil {
+	if t := spec.Workload.Trace; t != nil {
+		// A trace replaces the synthetic workload: no static is added.
+		if t.Format == "" {
+			t.Format = v1beta2.TraceFormatMooncake
+		}
+		if t.Replay == nil {
+			t.Replay = &v1beta2.TraceReplay{ArrivalSpeedupRatio: ptr.To(1.0)}
+		}
+	} else if spec.Workload.Static == nil {
 		spec.Workload.Static = &v1beta2.StaticWorkload{}
 		completeStatic(spec.Workload.Static)
 	} else if !isEmptyStatic(spec.Workload.Static) {

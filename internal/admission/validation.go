@@ -65,6 +65,7 @@ func validate(dgdr *v1beta2.DynamoGraphDeploymentRequest, caps aisimulate.Caps) 
 	}
 	errs = append(errs, ValidateModelAccess(&spec.Model, specPath.Child("model"))...)
 	errs = append(errs, ValidateDeployment(spec.Deployment, specPath.Child("deployment"))...)
+	errs = append(errs, ValidateWorkload(spec.Workload, specPath.Child("workload"))...)
 	if spec.AISimulate != nil && spec.AISimulate.InputOverrides != nil {
 		errs = append(errs, aisimulate.ValidateOverridesShape(spec.AISimulate.InputOverrides.Raw, aisimulate.OverridesPath)...)
 	}

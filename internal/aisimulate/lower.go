@@ -14,6 +14,7 @@ package aisimulate
 import (
 	"encoding/json"
 	"fmt"
+	"path"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -63,6 +64,10 @@ func Lower(spec *v1beta2.DynamoGraphDeploymentRequestSpec, caps Caps) (*Input, f
 		return nil, errs
 	}
 	doc := Underlay()
+	if spec.Workload != nil && spec.Workload.Trace != nil {
+		// A trace runs to its end or to max_virtual_time_seconds, never to a request count.
+		delete(doc["traffic"].(map[string]any), "stop")
+	}
 	mergeInto(doc, typed)
 	derived := derivedDocument(spec)
 	clamps := caps.clamp(derived)
@@ -226,6 +231,9 @@ func typedDocument(spec *v1beta2.DynamoGraphDeploymentRequestSpec) (map[string]a
 }
 
 func typedTraffic(spec *v1beta2.DynamoGraphDeploymentRequestSpec) (map[string]any, field.ErrorList) {
+	if spec.Workload != nil && spec.Workload.Trace != nil {
+		return typedTrace(spec.Workload.Trace), nil
+	}
 	if spec.Workload == nil || spec.Workload.Static == nil {
 		return nil, nil
 	}
@@ -250,6 +258,50 @@ func typedTraffic(spec *v1beta2.DynamoGraphDeploymentRequestSpec) (map[string]an
 		traffic["load"] = load
 	}
 	return traffic, nil
+}
+
+// typedTrace lowers a trace workload: the trace file at its fixed mount path, replayed by its
+// timestamps (sped up) or closed-loop, stopped only by virtual time (the static requests stop
+// of the underlay does not apply: AISimulate refuses count stops with trace sources).
+func typedTrace(t *v1beta2.TraceWorkload) map[string]any {
+	format := t.Format
+	if format == "" {
+		format = v1beta2.TraceFormatMooncake
+	}
+	traffic := map[string]any{
+		"source": map[string]any{"type": "trace", "paths": []any{TracePath(t)}, "format": string(format)},
+	}
+	switch r := t.Replay; {
+	case r != nil && r.Concurrency != nil:
+		traffic["load"] = map[string]any{"type": "concurrency", "concurrency": intNumber(*r.Concurrency)}
+	default:
+		speedup := 1.0
+		if r != nil && r.ArrivalSpeedupRatio != nil {
+			speedup = *r.ArrivalSpeedupRatio
+		}
+		traffic["load"] = map[string]any{"type": "trace_timestamps", "speedup": floatNumber(speedup)}
+	}
+	if t.MaxVirtualTimeSeconds != nil {
+		traffic["stop"] = map[string]any{"max_virtual_time_seconds": floatNumber(*t.MaxVirtualTimeSeconds)}
+	}
+	return traffic
+}
+
+// Where the search container finds a trace (internal/controller/run mounts it there).
+const (
+	// TraceMountDir is the read-only mount of the trace source in the search container.
+	TraceMountDir = "/var/run/dgdr/trace"
+	// TraceConfigMapFile is the file a ConfigMap source's key is projected to.
+	TraceConfigMapFile = "trace.jsonl"
+)
+
+// TracePath is the trace file's path in the search container: the ConfigMap key projected to
+// TraceConfigMapFile, or the file's path inside the claim mounted at TraceMountDir.
+func TracePath(t *v1beta2.TraceWorkload) string {
+	if pvc := t.Source.PVC; pvc != nil {
+		return path.Join(TraceMountDir, pvc.Path)
+	}
+	return path.Join(TraceMountDir, TraceConfigMapFile)
 }
 
 func typedLoad(load *v1beta2.LoadSpec, path *field.Path) (map[string]any, field.ErrorList) {

@@ -306,3 +306,57 @@ func TestLowerErrorsNameFields(t *testing.T) {
 		})
 	}
 }
+
+// TestTraceLowering: a trace request lowers to a trace source at the fixed mount path, its
+// replay mode and no request-count stop (AISimulate refuses one with a trace), in every variant;
+// inputOverrides still applies last.
+func TestTraceLowering(t *testing.T) {
+	speed := 3.0
+	conc := int32(16)
+	vt := 120.0
+	cm := v1beta2.TraceSource{ConfigMap: &v1beta2.TraceConfigMapSource{Name: "traffic", Key: "t.jsonl"}}
+	pvc := v1beta2.TraceSource{PVC: &v1beta2.TracePVCSource{ClaimName: "archive", Path: "x/y.jsonl"}}
+	cases := []struct {
+		name      string
+		trace     v1beta2.TraceWorkload
+		overrides string
+		want      map[string]any
+	}{
+		{"ConfigMap, recorded timestamps", v1beta2.TraceWorkload{Source: cm}, "", map[string]any{
+			"source": map[string]any{"type": "trace", "format": "mooncake", "paths": []any{"/var/run/dgdr/trace/trace.jsonl"}},
+			"load":   map[string]any{"type": "trace_timestamps", "speedup": 1.0}}},
+		{"claim, sped up, time-bounded", v1beta2.TraceWorkload{Source: pvc, Replay: &v1beta2.TraceReplay{ArrivalSpeedupRatio: &speed}, MaxVirtualTimeSeconds: &vt}, "", map[string]any{
+			"source": map[string]any{"type": "trace", "format": "mooncake", "paths": []any{"/var/run/dgdr/trace/x/y.jsonl"}},
+			"load":   map[string]any{"type": "trace_timestamps", "speedup": 3.0},
+			"stop":   map[string]any{"max_virtual_time_seconds": 120.0}}},
+		{"closed loop", v1beta2.TraceWorkload{Source: cm, Replay: &v1beta2.TraceReplay{Concurrency: &conc}}, "", map[string]any{
+			"source": map[string]any{"type": "trace", "format": "mooncake", "paths": []any{"/var/run/dgdr/trace/trace.jsonl"}},
+			"load":   map[string]any{"type": "concurrency", "concurrency": 16.0}}},
+		{"inputOverrides last", v1beta2.TraceWorkload{Source: cm}, `{"traffic":{"source":{"block_size":64},"stop":{"max_virtual_time_seconds":5}}}`, map[string]any{
+			"source": map[string]any{"type": "trace", "format": "mooncake", "paths": []any{"/var/run/dgdr/trace/trace.jsonl"}, "block_size": 64.0},
+			"load":   map[string]any{"type": "trace_timestamps", "speedup": 1.0},
+			"stop":   map[string]any{"max_virtual_time_seconds": 5.0}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			d := &v1beta2.DynamoGraphDeploymentRequest{Spec: v1beta2.DynamoGraphDeploymentRequestSpec{
+				Model:    v1beta2.ModelSpec{Name: "meta-llama/Llama-3.1-8B-Instruct"},
+				Workload: &v1beta2.WorkloadSpec{Trace: tc.trace.DeepCopy()},
+			}}
+			if tc.overrides != "" {
+				d.Spec.AISimulate = &v1beta2.AISimulateSpec{InputOverrides: &runtime.RawExtension{Raw: []byte(tc.overrides)}}
+			}
+			in := lower(t, admit(t, d))
+			var doc map[string]any
+			if err := json.Unmarshal(in.JSON, &doc); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, doc["traffic"]); diff != "" {
+				t.Errorf("traffic (-want +got):\n%s", diff)
+			}
+			if problems := aisimulate.CheckInput(in.Document); len(problems) > 0 {
+				t.Errorf("the effective input breaks AISimulate's rules: %v", problems)
+			}
+		})
+	}
+}
