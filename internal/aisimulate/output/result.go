@@ -94,6 +94,42 @@ type Candidate struct {
 	Metrics          map[string]float64 `json:"metrics,omitempty"`
 	Objectives       map[string]float64 `json:"objectives,omitempty"`
 	Provenance       map[string]any     `json:"provenance,omitempty"`
+	// ErrorBand is the estimator's expected error on the candidate's metrics (aisim only;
+	// absent in AISimulate's output and in older aisim output).
+	ErrorBand *ErrorBand `json:"error_band,omitempty"`
+}
+
+// ErrorBand is an estimator's expected relative error per metric, from its out-of-sample
+// residuals against measured serving runs: Metrics is keyed by metric name (ttft_ms, tpot_ms,
+// itl_ms, ...). Extrapolated says the deployment is outside what the residuals cover (another
+// GPU, a MoE model, ...), so the figures are a floor rather than an estimate.
+type ErrorBand struct {
+	Basis        string                `json:"basis"`
+	Extrapolated bool                  `json:"extrapolated"`
+	Metrics      map[string]ErrorRange `json:"metrics"`
+}
+
+// ErrorRange is a metric's relative error in percent: half of the calibration rows were
+// within MedianAbsPct, four in five within P80AbsPct.
+type ErrorRange struct {
+	MedianAbsPct float64 `json:"median_abs_pct"`
+	P80AbsPct    float64 `json:"p80_abs_pct"`
+}
+
+// Format renders a metric value with its band, e.g. "154 ms ±25%" (no band: "154 ms").
+func (b *ErrorBand) Format(metric string, value float64, unit string) string {
+	s := fmt.Sprintf("%.3g %s", value, unit)
+	if math.Abs(value) >= 100 {
+		s = fmt.Sprintf("%.0f %s", value, unit)
+	}
+	if b == nil {
+		return s
+	}
+	r, ok := b.Metrics[metric]
+	if !ok {
+		return s
+	}
+	return fmt.Sprintf("%s ±%.0f%%", s, r.MedianAbsPct)
 }
 
 // Views lists selected candidate ids, best first (top_n) or in Pareto order
@@ -207,6 +243,8 @@ type Summary struct {
 	ITL                  Distribution   `json:"itl_ms"`
 	E2E                  Distribution   `json:"e2e_latency_ms"`
 	KVCapacityTokens     map[string]int `json:"kv_cache_capacity_tokens"`
+	// ErrorBand: see Candidate.ErrorBand.
+	ErrorBand *ErrorBand `json:"error_band,omitempty"`
 }
 
 // MarshalCanonical renders v as indented JSON with sorted keys and refuses

@@ -368,6 +368,7 @@ func Predict(ctx context.Context, opts Options) int {
 		return aisimulate.ExitFailure
 	}
 	sum := summary(pr, rep)
+	sum.ErrorBand = l.env.ErrorBand(pr.Point)
 	memory := map[string]any{}
 	for role, m := range pr.Memory {
 		memory[role] = m
@@ -397,6 +398,7 @@ func Predict(ctx context.Context, opts Options) int {
 		return aisimulate.ExitOK
 	}
 	printSummary(opts.Stdout, sum)
+	printBand(opts.Stdout, sum)
 	fmt.Fprintf(opts.Stdout, "Saved full report to: %s\n", path)
 	return aisimulate.ExitOK
 }
@@ -438,6 +440,21 @@ func printSummary(w io.Writer, s output.Summary) {
 		roles = append(roles, fmt.Sprintf("%s=%d", r, n))
 	}
 	fmt.Fprintf(w, "KV-cache capacity (tokens): %s   requests: %d   GPUs: %d\n", strings.Join(slices.Sorted(slices.Values(roles)), " "), s.CompletedRequests, s.UsedGPUs)
+}
+
+// printBand prints the headline latencies with their expected error, e.g.
+// "expected error: TTFT 154 ms ±25%, TPOT 12.3 ms ±11% (...)".
+func printBand(w io.Writer, s output.Summary) {
+	b := s.ErrorBand
+	if b == nil {
+		return
+	}
+	note := "median abs. error on measured H100 runs"
+	if b.Extrapolated {
+		note += "; extrapolated to this deployment"
+	}
+	fmt.Fprintf(w, "expected error: TTFT %s, TPOT %s (%s)\n",
+		b.Format("ttft_ms", s.TTFT.Mean, "ms"), b.Format("tpot_ms", s.TPOT.Mean, "ms"), note)
 }
 
 // mustCanonical encodes a decoded document canonically; a decoded document always encodes.

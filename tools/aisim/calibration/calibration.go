@@ -124,6 +124,15 @@ func Parse(r io.Reader) ([]Row, error) {
 // every client sends at once; ten waves weigh it as a benchmark of that length does.
 const RequestsPerConcurrency = 10
 
+// EngineMaxBatchedTokens is the per-step token budget the measured engines ran with, where it
+// differs from aisim's (AISimulate's) default of 8192: a vLLM engine started by Dynamo rather
+// than by `vllm serve` gets vLLM's generic chunked-prefill default of 2048 tokens per step
+// (vLLM raises it to 8192 only for its own OpenAI server on large GPUs). The measured vLLM
+// TTFTs confirm it: 4096-token prompts at concurrency 8 take about as many steps as
+// 2048-token chunks imply. SGLang (chunked_prefill_size 8192 on 80 GB GPUs) and TRT-LLM
+// (max_num_tokens 8192) match the default.
+var EngineMaxBatchedTokens = map[string]int{input.BackendVLLM: 2048}
+
 // Document renders the row as an `aisim predict` input document.
 func (r Row) Document() string {
 	var b strings.Builder
@@ -144,12 +153,16 @@ func (r Row) Document() string {
 		// AIConfigurator's fp8 precision profile quantizes the KV cache too.
 		b.WriteString("  kvcache_quant_mode: fp8\n")
 	}
+	sched := ""
+	if mbt := EngineMaxBatchedTokens[r.Backend]; mbt > 0 {
+		sched = fmt.Sprintf(", scheduler: {max_batched_tokens: %d}", mbt)
+	}
 	b.WriteString("  workers:\n")
 	if r.Disaggregated {
-		fmt.Fprintf(&b, "    prefill: {parallelism: {replicas: %d, tensor: %d}}\n", r.PrefillWorkers, r.PrefillTP)
+		fmt.Fprintf(&b, "    prefill: {parallelism: {replicas: %d, tensor: %d}%s}\n", r.PrefillWorkers, r.PrefillTP, sched)
 		fmt.Fprintf(&b, "    decode: {parallelism: {replicas: %d, tensor: %d}}\n", r.DecodeWorkers, r.DecodeTP)
 	} else {
-		fmt.Fprintf(&b, "    aggregated: {parallelism: {tensor: %d, attention_data: %d}}\n", r.TP, max(1, r.DP))
+		fmt.Fprintf(&b, "    aggregated: {parallelism: {tensor: %d, attention_data: %d}%s}\n", r.TP, max(1, r.DP), sched)
 	}
 	return b.String()
 }

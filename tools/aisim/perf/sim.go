@@ -19,10 +19,11 @@ type Pool struct {
 	// KVTokens is the worker's KV capacity in tokens (all ranks).
 	KVTokens  int
 	BlockSize int
-	// PrefillFirst runs prompt chunks in steps of their own, pausing decodes while any prompt
-	// can make progress (SGLang's default scheduler without --enable-mixed-chunk); otherwise
-	// decodes and prompt chunks share steps (vLLM and TRT-LLM chunked/in-flight batching).
-	PrefillFirst bool
+	// PrefillFirstUpTo > 0 runs prompt chunks in steps of their own, pausing decodes while
+	// any prompt can make progress, as long as the worker holds at most that many requests
+	// (see BackendCalibration.PrefillFirstUpTo); otherwise decodes and prompt chunks share
+	// steps (chunked / in-flight batching).
+	PrefillFirstUpTo int
 }
 
 // Deployment is what the simulator runs: one aggregated pool, or prefill and
@@ -438,7 +439,8 @@ func (s *sim) startStep(w *worker) {
 	// integer (or a half-integer) far below 2^52, so float64 sums are exact in any order and
 	// one pass over the running cohorts gives the same batch as summing the plan afterwards.
 	decodeSeqs, decodeKV := 0, 0
-	if w.role == roleAgg && w.pool.PrefillFirst && s.prefillPending(w, res) {
+	if w.role == roleAgg && w.pool.PrefillFirstUpTo > 0 && s.prefillPending(w, res) &&
+		(w.pool.PrefillFirstUpTo == math.MaxInt || w.runningSeqs+s.waitingSeqs(w) <= w.pool.PrefillFirstUpTo) {
 		// Prefill-only step: the decodes wait.
 		s.planPrefills(w, budget, admit)
 		s.launch(w, 0, 0)
@@ -457,6 +459,15 @@ func (s *sim) startStep(w *worker) {
 		s.planPrefills(w, budget-decodeSeqs, admit)
 	}
 	s.launch(w, decodeSeqs, decodeKV)
+}
+
+// waitingSeqs counts the requests queued on a worker.
+func (s *sim) waitingSeqs(w *worker) int {
+	n := 0
+	for _, c := range w.waiting {
+		n += c.n
+	}
+	return n
 }
 
 // prefillPending reports whether a prompt chunk could run now: a running request still has

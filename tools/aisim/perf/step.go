@@ -46,6 +46,7 @@ type StepModel struct {
 	gemmEff           float64
 	attnEff           float64
 	commEff           float64
+	arLatency         float64
 }
 
 // NewStepModel precomputes the constants for a model, GPU, backend and shape.
@@ -67,12 +68,20 @@ func NewStepModel(m *catalog.Model, g catalog.GPU, backend string, s input.Shape
 		attnHeadDimRank:   float64(max(1, m.Heads/s.Tensor) * m.HeadDim),
 		kvBytesPerTokRank: m.KVBytesPerToken(s.Tensor),
 		overhead:          tr.StepOverhead + float64(m.Layers)*layerOverhead,
-		gemmEff:           math.Min(0.95, c.GEMMEfficiency*tr.GEMMScale),
+		gemmEff:           math.Min(0.95, tr.GEMMEfficiency),
 		attnEff:           c.AttnEfficiency,
 		commEff:           c.CommEfficiency,
+		arLatency:         c.AllReduceLatency,
 	}
 	if m.WeightBytes == 1 {
+		// FP8 GEMMs: the FP8 peak at a lower efficiency, and FP8 weights stream as if they
+		// were FP8StreamBytes bytes per parameter (scales, activation quantization kernels).
 		sm.linearPeak = g.FP8FLOPS
+		sm.gemmEff = math.Min(0.95, sm.gemmEff*c.FP8GEMMScale)
+		sm.weightBytes = c.FP8StreamBytes
+		if m.IsMoE() {
+			sm.expertBytesPerGPU *= c.FP8StreamBytes
+		}
 	}
 	if m.FMHAFP8 {
 		sm.attnPeak = g.FP8FLOPS
@@ -125,7 +134,7 @@ func (s *StepModel) Time(b Batch) float64 {
 	if s.tp > 1 {
 		// Two ring all-reduces of the BF16 hidden states per layer.
 		msg := tokens * s.hidden * 2
-		comm += 2 * s.layers * (2*(s.tp-1)/s.tp*msg/(s.link*s.commEff) + s.linkLatency)
+		comm += 2 * s.layers * (2*(s.tp-1)/s.tp*msg/(s.link*s.commEff) + s.arLatency)
 	}
 	if s.moeEP > 1 {
 		// Dispatch and combine all-to-alls of the routed token copies.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
@@ -19,6 +20,25 @@ var BackendVersions = map[string]string{
 	input.BackendVLLM:   "0.24.0",
 	input.BackendSGLang: "0.5.14",
 	input.BackendTRTLLM: "1.3.0rc20",
+}
+
+// BackendVersion is the version recorded for a backend: engine.backend_version when given
+// (for recommend's {backend: version} map, that backend's entry), otherwise the current slot.
+// aisim does not model differences between versions; the value is only recorded.
+func (e *Env) BackendVersion(backend string) string {
+	v := e.Doc.Engine.BackendVersion
+	if v == "" {
+		return BackendVersions[backend]
+	}
+	if !strings.Contains(v, "=") {
+		return v
+	}
+	for _, kv := range strings.Split(v, ",") {
+		if b, ver, _ := strings.Cut(kv, "="); b == backend {
+			return ver
+		}
+	}
+	return BackendVersions[backend]
 }
 
 // Prepared is a point with its memory and load resolved: everything needed
@@ -118,7 +138,7 @@ func (e *Env) Simulate(ctx context.Context, pr *Prepared, deadline time.Time) (*
 			KVTokens:  pr.Memory[r.Role].TokensPerRank * dp,
 			BlockSize: w.BlockSize,
 			// Only aggregated workers mix phases; a prefill worker has no decodes to pause.
-			PrefillFirst: perf.PrefillFirst(w.Backend),
+			PrefillFirstUpTo: perf.PrefillFirstUpTo(w.Backend),
 		}
 	}
 	var d perf.Deployment

