@@ -132,6 +132,9 @@ func Classify(job *batchv1.Job, pods []corev1.Pod, status *v1beta2.DynamoGraphDe
 	if reporter != nil && reporter.ExitCode == jobcontract.ReporterExitOutputRejected {
 		return outputRejected(reporter)
 	}
+	if o := evicted(pods); o != nil {
+		return o
+	}
 	if search == nil {
 		return &Outcome{Reason: v1beta2.ReasonSearchFailed, Message: fmt.Sprintf(
 			"the search Job failed (%s: %s) before the search container reported an exit code; check the Job's events",
@@ -198,7 +201,7 @@ var startFailureWaiting = map[string]string{
 	"CreateContainerError":       configAdvice,
 	"RunContainerError":          configAdvice,
 	"PreStartHookError":          configAdvice,
-	"CrashLoopBackOff":           "see the container's logs",
+	"CrashLoopBackOff":           "See the container's logs",
 }
 
 // startFailureTerminated are the terminated reasons of a container that never ran (the runtime
@@ -206,8 +209,8 @@ var startFailureWaiting = map[string]string{
 var startFailureTerminated = map[string]bool{"StartError": true, "ContainerCannotRun": true}
 
 const (
-	imageAdvice  = "check that the image of the operator configuration (planner.image for the search container, reporter.image for the others) exists and that the node can pull it"
-	configAdvice = "check the Secrets and claims the pod references (spec.model), and that the image runs as the non-root job.runAsUser/runAsGroup of the operator configuration with a read-only root file system"
+	imageAdvice  = "Check that the image of the operator configuration (planner.image for the search container, reporter.image for the others) exists and that the node can pull it"
+	configAdvice = "Check the Secrets and claims the pod references (spec.model), and that the image runs as the non-root job.runAsUser/runAsGroup of the operator configuration with a read-only root file system"
 )
 
 // StartFailure is a container of the search pod that cannot start.
@@ -307,7 +310,7 @@ func StartFailed(f *StartFailure, lasted time.Duration) *Outcome {
 	case advice != "":
 		b.WriteString(advice)
 	case f.Init && f.Container == jobcontract.InputContainer:
-		b.WriteString("the input init container could not write the Run's recorded input; see its logs")
+		b.WriteString("The input init container could not write the Run's recorded input; see its logs")
 	default:
 		b.WriteString(configAdvice)
 	}
@@ -319,4 +322,28 @@ func outputRejected(reporter *corev1.ContainerStateTerminated) *Outcome {
 	return &Outcome{Reason: v1beta2.ReasonOutputRejected, Message: fmt.Sprintf(
 		"the reporter refused the search output and published nothing (exit code %d)%s; the search image (planner.image of the operator configuration) wrote a result the reporter does not accept (docs/security.md lists the caps)",
 		reporter.ExitCode, quote(reporter))}
+}
+
+// evicted is the outcome of a Job whose newest pod the kubelet evicted: for writing more than
+// the output volume's sizeLimit (OutputRejected), or for another reason (SearchFailed).
+func evicted(pods []corev1.Pod) *Outcome {
+	var newest *corev1.Pod
+	for i := range pods {
+		if newest == nil || pods[i].CreationTimestamp.After(newest.CreationTimestamp.Time) {
+			newest = &pods[i]
+		}
+	}
+	if newest == nil || newest.Status.Reason != "Evicted" {
+		return nil
+	}
+	msg := strings.TrimSpace(newest.Status.Message)
+	if len(msg) > maxTerminationMessage {
+		msg = msg[:maxTerminationMessage] + "…"
+	}
+	if strings.Contains(msg, fmt.Sprintf("volume %q", jobcontract.OutputVolume)) {
+		return &Outcome{Reason: v1beta2.ReasonOutputRejected, Message: fmt.Sprintf(
+			"the search pod %s was evicted for writing more output than job.outputSizeLimit of the operator configuration allows (%s); nothing was published", newest.Name, msg)}
+	}
+	return &Outcome{Reason: v1beta2.ReasonSearchFailed, Message: fmt.Sprintf(
+		"the search pod %s was evicted (%s); create a new request generation to search again", newest.Name, msg)}
 }

@@ -29,6 +29,13 @@ func podWith(created time.Time, search, reporter *corev1.ContainerStateTerminate
 	return p
 }
 
+func evictedPod(now time.Time, msg string) corev1.Pod {
+	p := podWith(now, exit(137, "Error", ""), exit(137, "Error", ""))
+	p.Name = "r-search-x"
+	p.Status.Reason, p.Status.Message = "Evicted", msg
+	return p
+}
+
 func initFailed(_ time.Time, p corev1.Pod) corev1.Pod {
 	p.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "input",
 		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error", Message: "input hash mismatch"}}}}
@@ -85,6 +92,10 @@ func TestClassify(t *testing.T) {
 			wantReason: v1beta2.ReasonSearchPodFailedToStart, wantInMsg: `"input"`},
 		{name: "search process could not be started", job: failed, pods: []corev1.Pod{podWith(now, exit(128, "StartError", "exec: no such file"), exit(0, "Completed", ""))},
 			wantReason: v1beta2.ReasonSearchPodFailedToStart, wantInMsg: `container "search" could not be started, StartError (exec: no such file)`},
+		{name: "evicted for its output", job: failed, pods: []corev1.Pod{evictedPod(now, `Usage of EmptyDir volume "output" exceeds the limit "256Mi". `)},
+			wantReason: v1beta2.ReasonOutputRejected, wantInMsg: "job.outputSizeLimit"},
+		{name: "evicted otherwise", job: failed, pods: []corev1.Pod{evictedPod(now, "The node was low on resource: memory.")},
+			wantReason: v1beta2.ReasonSearchFailed, wantInMsg: "low on resource"},
 		{name: "newest pod counts", job: failed, pods: []corev1.Pod{
 			podWith(now.Add(-time.Minute), exit(3, "Error", ""), nil), podWith(now, exit(2, "Error", ""), nil)}, wantReason: v1beta2.ReasonInvalidInput},
 	}
