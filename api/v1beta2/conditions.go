@@ -82,6 +82,9 @@ const (
 	// container) for longer than job.startFailureGraceSeconds; the Job was deleted. The message
 	// names the container and the cause.
 	ReasonSearchPodFailedToStart = "SearchPodFailedToStart"
+	// ReasonTraceSourceMissing: the ConfigMap, key or PersistentVolumeClaim named by
+	// spec.workload.trace.source does not exist; no Job was created.
+	ReasonTraceSourceMissing = "TraceSourceMissing"
 	// ReasonCancelled: a user cancelled the Run; published candidates are kept.
 	ReasonCancelled = "Cancelled"
 	// ReasonSuperseded: a newer request generation replaced this Run.

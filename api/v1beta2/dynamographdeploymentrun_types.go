@@ -33,6 +33,49 @@ type AISimulateStatus struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=80
 	InputHash string `json:"inputHash,omitempty"`
+
+	// trace records the trace the search replays (spec.workload.trace), as found when the search
+	// Job was created. The effective input names the file at its mount path.
+	// +optional
+	Trace *TraceSourceStatus `json:"trace,omitempty"`
+}
+
+// TraceSourceStatus is the trace source a Run used.
+type TraceSourceStatus struct {
+	// configMap is the ConfigMap the trace came from, with the version that was checked.
+	// +optional
+	ConfigMap *TraceConfigMapStatus `json:"configMap,omitempty"`
+
+	// pvc is the claim the trace file is on (its content is read only by the search).
+	// +optional
+	PVC *TracePVCSource `json:"pvc,omitempty"`
+}
+
+// TraceConfigMapStatus identifies the ConfigMap content a Run's search replays.
+type TraceConfigMapStatus struct {
+	// name of the ConfigMap.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name,omitempty"`
+
+	// key holding the trace.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Key string `json:"key,omitempty"`
+
+	// resourceVersion of the ConfigMap when the search Job was created.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	ResourceVersion string `json:"resourceVersion,omitempty"`
+
+	// sha256 is "sha256:" followed by the hex sha256 of the key's value.
+	// +required
+	// +kubebuilder:validation:MinLength=71
+	// +kubebuilder:validation:MaxLength=71
+	SHA256 string `json:"sha256,omitempty"`
 }
 
 // JobReference names the search Job of a Run.

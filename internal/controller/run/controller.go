@@ -303,6 +303,12 @@ func (r *Reconciler) startSearch(ctx context.Context, run *v1beta2.DynamoGraphDe
 		}
 	}
 
+	if o, err := r.checkTraceSource(ctx, run); err != nil || o != nil {
+		if o != nil {
+			r.setTerminal(run, o, events)
+		}
+		return ctrl.Result{}, err
+	}
 	// Each search gets an identity of its own (docs/security.md): a ServiceAccount and a
 	// RoleBinding to the namespace's reporter Role, which the search-identity admission policy
 	// confines to this Run.

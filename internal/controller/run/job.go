@@ -206,6 +206,11 @@ func BuildJob(run *v1beta2.DynamoGraphDeploymentRun, cfg *v1alpha1.OperatorConfi
 		},
 	}
 	job.Spec.Template.Spec.Volumes = append(job.Spec.Template.Spec.Volumes, modelaccess.Volumes(&run.Spec.Model)...)
+	// The trace of a trace workload, read-only, where the effective input names it.
+	traceVolumes, traceMounts := traceMount(run)
+	job.Spec.Template.Spec.Volumes = append(job.Spec.Template.Spec.Volumes, traceVolumes...)
+	searchSpec := &job.Spec.Template.Spec.Containers[0]
+	searchSpec.VolumeMounts = append(searchSpec.VolumeMounts, traceMounts...)
 	if queue != "" {
 		job.Spec.Suspend = ptr.To(true)
 	}

@@ -1,0 +1,95 @@
+package run
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
+)
+
+// The trace source is read once per search start, by name, around the cache (ConfigMaps and
+// claims of tenants are not cached):
+// +kubebuilder:rbac:groups="",resources=configmaps;persistentvolumeclaims,verbs=get
+
+// traceVolume is the search pod's volume holding the trace.
+const traceVolume = "trace"
+
+// checkTraceSource finds the Run's trace source before its Job is created and records what it
+// found in status.aisimulate.trace. A missing ConfigMap, key or claim ends the Run (returned
+// Outcome) instead of leaving a pod stuck in ContainerCreating until the deadline.
+func (r *Reconciler) checkTraceSource(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun) (*Outcome, error) {
+	w := run.Spec.Workload
+	if w == nil || w.Trace == nil {
+		return nil, nil
+	}
+	missing := func(format string, args ...any) *Outcome {
+		return &Outcome{Reason: v1beta2.ReasonTraceSourceMissing, Message: fmt.Sprintf(format, args...) +
+			"; create it (or fix spec.workload.trace.source) and edit the request to search again"}
+	}
+	status := &v1beta2.TraceSourceStatus{}
+	switch src := w.Trace.Source; {
+	case src.ConfigMap != nil:
+		var cm corev1.ConfigMap
+		err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: src.ConfigMap.Name}, &cm)
+		if apierrors.IsNotFound(err) {
+			return missing("the trace ConfigMap %s/%s does not exist", run.Namespace, src.ConfigMap.Name), nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		var content []byte
+		if v, ok := cm.Data[src.ConfigMap.Key]; ok {
+			content = []byte(v)
+		} else if b, ok := cm.BinaryData[src.ConfigMap.Key]; ok {
+			content = b
+		} else {
+			return missing("the trace ConfigMap %s/%s has no key %q", run.Namespace, cm.Name, src.ConfigMap.Key), nil
+		}
+		sum := sha256.Sum256(content)
+		status.ConfigMap = &v1beta2.TraceConfigMapStatus{Name: cm.Name, Key: src.ConfigMap.Key,
+			ResourceVersion: cm.ResourceVersion, SHA256: "sha256:" + hex.EncodeToString(sum[:])}
+	case src.PVC != nil:
+		var pvc corev1.PersistentVolumeClaim
+		err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: src.PVC.ClaimName}, &pvc)
+		if apierrors.IsNotFound(err) {
+			return missing("the trace PersistentVolumeClaim %s/%s does not exist", run.Namespace, src.PVC.ClaimName), nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		status.PVC = src.PVC.DeepCopy()
+	}
+	if run.Status.AISimulate != nil {
+		run.Status.AISimulate.Trace = status
+	}
+	return nil, nil
+}
+
+// traceMount returns the search pod's trace volume and the search container's read-only mount
+// of it at aisimulate.TraceMountDir (nothing without a trace).
+func traceMount(run *v1beta2.DynamoGraphDeploymentRun) ([]corev1.Volume, []corev1.VolumeMount) {
+	w := run.Spec.Workload
+	if w == nil || w.Trace == nil {
+		return nil, nil
+	}
+	vol := corev1.Volume{Name: traceVolume}
+	switch src := w.Trace.Source; {
+	case src.ConfigMap != nil:
+		vol.ConfigMap = &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: src.ConfigMap.Name},
+			Items:                []corev1.KeyToPath{{Key: src.ConfigMap.Key, Path: aisimulate.TraceConfigMapFile}},
+		}
+	case src.PVC != nil:
+		vol.PersistentVolumeClaim = &corev1.PersistentVolumeClaimVolumeSource{ClaimName: src.PVC.ClaimName, ReadOnly: true}
+	default:
+		return nil, nil
+	}
+	return []corev1.Volume{vol}, []corev1.VolumeMount{{Name: traceVolume, MountPath: aisimulate.TraceMountDir, ReadOnly: true}}
+}
