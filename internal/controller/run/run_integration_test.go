@@ -387,9 +387,16 @@ func TestInvalidInputCreatesNoJob(t *testing.T) {
 func TestRunSpecIsImmutable(t *testing.T) {
 	ns := ct.Namespace(t, k8s)
 	r := createRun(t, ns, "immutable-run-1", nil)
-	cur := getRun(t, r)
-	cur.Spec.Model.Name = "other/model"
-	err := k8s.Update(context.Background(), cur)
+	// The controller's status writes race with the update (a conflict says nothing about the
+	// spec): retry with the current version until the API server judges the spec change.
+	var err error
+	for range 10 {
+		cur := getRun(t, r)
+		cur.Spec.Model.Name = "other/model"
+		if err = k8s.Update(context.Background(), cur); !apierrors.IsConflict(err) {
+			break
+		}
+	}
 	if err == nil || !strings.Contains(err.Error(), "spec is immutable") {
 		t.Fatalf("update of the Run spec: %v, want 'spec is immutable'", err)
 	}
