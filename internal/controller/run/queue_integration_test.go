@@ -177,7 +177,9 @@ func TestQueueStartsWaitingRunsInCreationOrder(t *testing.T) {
 // used to make every waiting Run list its whole namespace from the API server (progress patches
 // of the running searches, an edit of the waiting Run, a freed slot) cause no read of any Run
 // through the API server, neither while it waits nor when it starts. Before the slot queue,
-// each of those events made the operator LIST the namespace's Runs once per waiting Run.
+// each of those events made the operator LIST the namespace's Runs once per waiting Run: with
+// the slot decision of commit 94af075 (slotFree, waitingRuns) put back into the current
+// controller, this test failed with 11 LISTs in the first window.
 func TestWaitingRunCausesNoAPIRead(t *testing.T) {
 	ns := ct.Namespace(t, k8s)
 	active := startedRuns(t, ns, maxActive)
