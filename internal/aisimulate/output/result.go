@@ -206,6 +206,14 @@ type Event struct {
 	Budget      int      `json:"budget,omitempty"`
 	Counts      *Counts  `json:"counts,omitempty"`
 	Outcome     string   `json:"outcome,omitempty"` // search_finished: completed|no_feasible|interrupted|failed
+	// Metrics, Objectives and PredictionConfig repeat the candidate record on a
+	// candidate_settled event of a feasible candidate that is not a cache hit (aisim;
+	// absent in older aisim ledgers and in AISimulate's): enough for a reader of the live
+	// ledger to publish the best candidates so far before recommendation.json exists.
+	// Readers that do not know them ignore them.
+	Metrics          map[string]float64 `json:"metrics,omitempty"`
+	Objectives       map[string]float64 `json:"objectives,omitempty"`
+	PredictionConfig map[string]any     `json:"prediction_config,omitempty"`
 }
 
 // Prediction is prediction.json.

@@ -236,8 +236,14 @@ func Recommend(ctx context.Context, opts Options) int {
 	note(output.Event{Event: "search_started", RunID: runID, Budget: l.doc.Optimizer.MaxTrials})
 	start := time.Now()
 	run, err := l.env.Recommend(ctx, search.Options{Space: space, OnSettled: func(c output.Candidate, settled, budget int) {
-		note(output.Event{Event: "candidate_settled", CandidateID: c.CandidateID, Status: c.Status, Reason: c.ReasonCategory,
-			UsedGPUs: c.UsedGPUs, Score: c.Score, CacheHit: c.Provenance["cache_hit"] == true, Settled: settled, Budget: budget})
+		e := output.Event{Event: "candidate_settled", CandidateID: c.CandidateID, Status: c.Status, Reason: c.ReasonCategory,
+			UsedGPUs: c.UsedGPUs, Score: c.Score, CacheHit: c.Provenance["cache_hit"] == true, Settled: settled, Budget: budget}
+		if c.Status == output.StatusFeasible && !e.CacheHit {
+			// The record's metrics and concrete configuration, so a reader of the live ledger
+			// (the operator's reporter) can publish the best candidates before the search ends.
+			e.Metrics, e.Objectives, e.PredictionConfig = c.Metrics, c.Objectives, c.PredictionConfig
+		}
+		note(e)
 	}})
 	if err != nil {
 		fmt.Fprintf(opts.Stderr, "aisim recommend failed: %v\n", err)
