@@ -172,6 +172,11 @@ test-chaos: ## Fault-injection scenarios on the sandbox (operator/reporter/API s
 ##@ Benchmarks
 
 .PHONY: bench
-bench: tools ## Measure P1–P6 (docs/performance.md); ends with one comparable line per figure.
+bench: tools ## Measure P1–P7 (docs/performance.md, docs/aisim.md); ends with one comparable line per figure.
 	go test -run '^$$' -bench . -benchmem ./internal/aisimulate/ ./tools/aisim/search/ 2>&1 | grep -E '^(Benchmark|ok|PASS)'
 	go run ./test/bench
+
+.PHONY: aisim-calibration-plot
+aisim-calibration-plot: ## aisim vs measured H100 runs: error table and docs/images/aisim-vs-silicon.svg (docs/aisim.md).
+	mkdir -p docs/images
+	go run ./tools/aisim/calibration/cmd/aisim-calibration -svg docs/images/aisim-vs-silicon.svg

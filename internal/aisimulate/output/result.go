@@ -48,6 +48,7 @@ const (
 	ReasonGPUBudget       = "gpu_budget"
 	ReasonKVCapacity      = "kv_capacity"
 	ReasonSLAConstraint   = "sla_constraint"
+	ReasonLoadConstraint  = "load_constraint" // min_gpus: goodput below min_goodput_rps
 	ReasonBackendTopology = "backend_topology"
 	ReasonRuntimeTimeout  = "runtime_timeout"
 	ReasonReplayRuntime   = "replay_runtime"

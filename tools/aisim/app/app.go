@@ -78,6 +78,9 @@ func start(cmd input.Command, opts Options) (*loaded, int) {
 		fmt.Fprintf(opts.Stderr, "--format: must be table or json, got %q\n", opts.Format)
 		return nil, aisimulate.ExitInvalidInput
 	}
+	for _, sec := range l.doc.Ignored {
+		fmt.Fprintf(opts.Stderr, "aisim: %s: accepted and ignored (aisim routes requests round-robin and never scales its pools)\n", sec)
+	}
 	l.fingerprint = fingerprint(l.doc)
 	if l.runID, l.createdAt, err = runMeta(l.fingerprint); err != nil {
 		fmt.Fprintln(opts.Stderr, err)

@@ -11,15 +11,6 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/tools/aisim/search"
 )
 
-// The documented out-of-sample accuracy (docs/aisim.md, "Accuracy against measured runs"): the
-// median absolute error of mean TTFT and mean TPOT over the validation rows, and the share of
-// rows of supported models aisim predicts. A model change that makes any of them worse fails.
-const (
-	DocumentedTTFTMedianPct = 20.0
-	DocumentedTPOTMedianPct = 10.0
-	DocumentedCoverage      = 0.90
-)
-
 var (
 	resultsOnce sync.Once
 	results     []Result

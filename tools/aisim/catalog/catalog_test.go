@@ -83,7 +83,7 @@ func TestLoadModelErrors(t *testing.T) {
 }
 
 func TestGPUCatalog(t *testing.T) {
-	want := []string{"a100_sxm", "b200_sxm", "gb200", "h100_sxm", "h200_sxm", "l40s"}
+	want := []string{"a100_sxm", "b200_sxm", "b300_sxm", "gb200", "gb300", "h100_sxm", "h200_sxm", "l40s"}
 	if diff := cmp.Diff(want, GPUIDs()); diff != "" {
 		t.Errorf("GPUIDs (-want +got):\n%s", diff)
 	}

@@ -133,7 +133,9 @@ func TestDecodeErrors(t *testing.T) {
 		{"planner (engine stack)", Recommend, minimal + "planner: {}", nil, "planner: unknown field"},
 		{"timing", Recommend, "engine: {model: m, hardware: h200_sxm, mode: aggregated, workers: {aggregated: {timing: {type: fixed, prefill_ms: 1, decode_ms: 1}}}}\noptimization: {}", nil, "engine.workers.aggregated.timing: not supported by aisim"},
 		{"host offload", Recommend, "engine: {model: m, hardware: h200_sxm, mode: aggregated, backend: vllm, workers: {aggregated: {parallelism: {preset: false, attention_data: 1}, kv_cache: {host_offload: {num_host_blocks: 8}}}}}\noptimization: {}", nil, "engine.workers.aggregated.kv_cache.host_offload: not supported by aisim"},
-		{"min_goodput_rps", Recommend, "engine: {model: m, hardware: h200_sxm}\nevaluation: {sla: {ttft_ms: 100}}\noptimization: {target: min_gpus, constraints: {min_goodput_rps: 1}}\ntraffic: {load: {type: poisson, requests_per_second: 2}, stop: {requests: 10}}", nil, "optimization.constraints.min_goodput_rps: not supported by aisim"},
+		{"nvfp4 gemm", Predict, "engine: {model: m, hardware: h200_sxm, gemm_quant_mode: nvfp4}", nil, `engine.gemm_quant_mode: "nvfp4": not supported by aisim`},
+		{"int8 kv cache", Predict, "engine: {model: m, hardware: h200_sxm, kvcache_quant_mode: int8}", nil, `engine.kvcache_quant_mode: "int8": not supported by aisim`},
+		{"min_goodput_rps without min_gpus", Recommend, "engine: {model: m, hardware: h200_sxm}\nevaluation: {sla: {ttft_ms: 100}}\noptimization: {constraints: {min_goodput_rps: 1}}", nil, "optimization.constraints.min_goodput_rps: applies only to the min_gpus target"},
 		{"pipeline > 1", Recommend, "engine: {model: m, hardware: h200_sxm, mode: aggregated, workers: {aggregated: {parallelism: {pipeline: 2}}}}\noptimization: {}", nil, "engine.workers.aggregated.parallelism.pipeline: pipeline parallelism > 1 is not supported by aisim"},
 		{"load field of another type", Recommend, minimal + "traffic: {load: {type: concurrency, fraction: 0.5}, stop: {requests: 1}}", nil, "traffic.load.fraction: load type concurrency does not accept this field"},
 		{"bare list is not a domain", Recommend, minimal + "traffic: {load: {concurrency: [1, 2]}, stop: {requests: 1}}", nil, "traffic.load.concurrency: a bare list is not a domain"},
@@ -187,6 +189,31 @@ func TestDecodeErrors(t *testing.T) {
 				t.Errorf("error = %q, want it to say %q", err.Error(), notSupported)
 			}
 		})
+	}
+}
+
+// Issue #20: precision overrides, backend_version, router/planner and min_goodput_rps decode.
+func TestDecodeNewFields(t *testing.T) {
+	d, err := Decode(Predict, []byte("engine: {model: m, hardware: h100_sxm, backend: trtllm, backend_version: 1.0.0rc3, "+
+		"gemm_quant_mode: fp8_block, kvcache_quant_mode: fp8, fmha_quant_mode: bfloat16, comm_quant_mode: half}\nrouter: {policy: kv_router}\nplanner: {}"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Precision{GEMM: QuantFP8, KVCache: QuantFP8, FMHA: QuantFloat16, Comm: QuantFloat16}
+	if d.Engine.Precision != want || d.Engine.BackendVersion != "1.0.0rc3" {
+		t.Errorf("precision %+v version %q", d.Engine.Precision, d.Engine.BackendVersion)
+	}
+	if diff := cmp.Diff([]string{"router", "planner"}, d.Ignored); diff != "" {
+		t.Errorf("ignored (-want +got):\n%s", diff)
+	}
+	d, err = Decode(Recommend, []byte("engine: {model: m, hardware: h200_sxm, backend: {choices: [vllm, sglang]}, backend_version: {vllm: 0.12.0, sglang: 0.5.6}}\n"+
+		"evaluation: {sla: {ttft_ms: 100}}\noptimization: {target: min_gpus, constraints: {min_goodput_rps: 1}}\n"+
+		"traffic: {load: {type: poisson, requests_per_second: 2}, stop: {requests: 10}}"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Engine.BackendVersion != "sglang=0.5.6,vllm=0.12.0" || d.Optimization.MinGoodputRPS != 1 {
+		t.Errorf("version %q floor %v", d.Engine.BackendVersion, d.Optimization.MinGoodputRPS)
 	}
 }
 

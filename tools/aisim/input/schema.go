@@ -71,8 +71,8 @@ func cutPath(expr string) (string, string, bool) {
 
 // DecodeValue decodes an already parsed document.
 func DecodeValue(cmd Command, raw *document.Value) (*Document, error) {
-	known := []string{"traffic", "engine", "evaluation", "optimization", "optimizer"}
-	root, err := newObject("", raw, known, []string{"execution", "router", "planner"})
+	known := []string{"traffic", "engine", "evaluation", "optimization", "optimizer", "router", "planner"}
+	root, err := newObject("", raw, known, []string{"execution"})
 	if err != nil {
 		return nil, err
 	}
@@ -82,6 +82,14 @@ func DecodeValue(cmd Command, raw *document.Value) (*Document, error) {
 		}
 	}
 	doc := &Document{Command: cmd, Raw: raw}
+	for _, k := range []string{"router", "planner"} {
+		if x := root.get(k); x != nil {
+			if x.Kind != document.KindMap {
+				return nil, errf(k, "expected a mapping, got %s", x.Kind)
+			}
+			doc.Ignored = append(doc.Ignored, k)
+		}
+	}
 	if cmd == Predict {
 		for _, k := range []string{"optimization", "optimizer"} {
 			if _, ok := raw.Map[k]; ok {
@@ -307,7 +315,7 @@ func decodeOptimization(root *object, sla SLA) (Optimization, error) {
 	}
 	if oo.has("constraints") {
 		co, err := newObject("optimization.constraints", oo.get("constraints"),
-			[]string{"min_candidate_gpus", "max_candidate_gpus"}, []string{"min_goodput_rps"})
+			[]string{"min_candidate_gpus", "max_candidate_gpus", "min_goodput_rps"}, nil)
 		if err != nil {
 			return o, err
 		}
@@ -316,6 +324,12 @@ func decodeOptimization(root *object, sla SLA) (Optimization, error) {
 		}
 		if o.MaxGPUs, err = co.integer("max_candidate_gpus", aisimulate.DefaultMaxCandidateGPUs, 1); err != nil {
 			return o, err
+		}
+		if o.MinGoodputRPS, err = co.positive("min_goodput_rps", 0); err != nil {
+			return o, err
+		}
+		if o.MinGoodputRPS > 0 && o.Target != TargetMinGPUs {
+			return o, errf(co.p("min_goodput_rps"), "applies only to target min_gpus")
 		}
 		if o.MinGPUs > o.MaxGPUs {
 			return o, errf(co.p("min_candidate_gpus"), "must be <= max_candidate_gpus (%d)", o.MaxGPUs)

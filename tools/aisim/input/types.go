@@ -81,6 +81,9 @@ type Document struct {
 	// Raw is the document after --set overrides (before defaulting); its
 	// canonical JSON is the input fingerprint.
 	Raw *document.Value
+	// Ignored lists the accepted sections aisim does not model (router, planner): aisim routes
+	// round-robin and its pools never scale.
+	Ignored []string
 }
 
 // Traffic is the synthetic workload.
@@ -223,7 +226,9 @@ type Optimization struct {
 	StrictSLA bool
 	MinGPUs   int // 0 = unset
 	MaxGPUs   int
-	Hardware  string
+	// MinGoodputRPS is the min_gpus goodput floor (constraints.min_goodput_rps; 0 = unset).
+	MinGoodputRPS float64
+	Hardware      string
 }
 
 // Optimizer is the search control block.

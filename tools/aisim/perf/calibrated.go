@@ -56,15 +56,15 @@ func PrefillFirstUpTo(backend string) int { return Calibrated.Backends[backend].
 
 // Calibrated is the model's calibration. Tests may swap it to fit; nothing else writes it.
 var Calibrated = Calibration{
-	MemEfficiency:    0.72,
-	AttnEfficiency:   0.19,
-	CommEfficiency:   0.38,
-	AllReduceLatency: 14e-6,
-	FP8GEMMScale:     1,
-	FP8StreamBytes:   1.25,
+	MemEfficiency:    0.82,
+	AttnEfficiency:   0.15,
+	CommEfficiency:   0.35,
+	AllReduceLatency: 17e-6,
+	FP8GEMMScale:     1.18,
+	FP8StreamBytes:   1.28,
 	Backends: map[string]BackendCalibration{
-		input.BackendVLLM:   {StepOverhead: 0.48e-3, GEMMEfficiency: 0.58},
-		input.BackendSGLang: {StepOverhead: 0.13e-3, GEMMEfficiency: 0.60, PrefillFirstUpTo: math.MaxInt},
-		input.BackendTRTLLM: {StepOverhead: 0.50e-3, GEMMEfficiency: 0.635, PrefillFirstUpTo: 16},
+		input.BackendVLLM:   {StepOverhead: 0.59e-3, GEMMEfficiency: 0.60},
+		input.BackendSGLang: {StepOverhead: 0.045e-3, GEMMEfficiency: 0.71, PrefillFirstUpTo: math.MaxInt},
+		input.BackendTRTLLM: {StepOverhead: 0.55e-3, GEMMEfficiency: 0.63, PrefillFirstUpTo: 8},
 	},
 }

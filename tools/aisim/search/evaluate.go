@@ -203,6 +203,9 @@ func (e *Env) Finish(pr *Prepared, rep *perf.Report, err error) *Outcome {
 	if e.Doc.Command == input.Recommend && (opt.StrictSLA || opt.Target == input.TargetMinGPUs) {
 		if why := slaViolation(e.Doc.Evaluation.SLA, rep); why != "" {
 			pr.Status, pr.ReasonCategory, pr.Reason = output.StatusInfeasible, output.ReasonSLAConstraint, why
+		} else if floor := opt.MinGoodputRPS; opt.Target == input.TargetMinGPUs && floor > 0 && rep.GoodputRequests < floor {
+			pr.Status, pr.ReasonCategory, pr.Reason = output.StatusInfeasible, output.ReasonLoadConstraint,
+				fmt.Sprintf("goodput %.3f req/s is below min_goodput_rps %g", rep.GoodputRequests, floor)
 		}
 	}
 	return o

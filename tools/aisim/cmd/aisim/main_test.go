@@ -156,7 +156,7 @@ func TestExitCodes(t *testing.T) {
 		{"contract rule", "engine: {model: m, hardware: h200_sxm}\noptimization: {target: goodput}", nil, 2, "<file>: optimization.target: "},
 		{"non-finite number", "engine: {model: m, hardware: h200_sxm}\nevaluation: {sla: {ttft_ms: .inf}}\noptimization: {}", nil, 2, "<file>: evaluation.sla.ttft_ms: .inf is not a finite number"},
 		{"duplicate key", "engine: {model: m, hardware: h200_sxm}\noptimization: {}\noptimization: {}", nil, 2, "<file>: optimization: duplicate key"},
-		{"unknown hardware", "engine: {model: Qwen/Qwen3-8B, hardware: h900}\noptimization: {}", nil, 2, `<file>: engine.hardware: unknown hardware "h900" (known: a100_sxm, b200_sxm, gb200, h100_sxm, h200_sxm, l40s)`},
+		{"unknown hardware", "engine: {model: Qwen/Qwen3-8B, hardware: h900}\noptimization: {}", nil, 2, `<file>: engine.hardware: unknown hardware "h900" (known: a100_sxm, b200_sxm, b300_sxm, gb200, gb300, h100_sxm, h200_sxm, l40s)`},
 		{"unknown model", "engine: {model: acme/Nope, hardware: h200_sxm}\noptimization: {}", nil, 2, "<file>: engine.model: unknown model"},
 		{"model fits nowhere", "engine: {model: meta-llama/Llama-3.1-70B-Instruct, hardware: l40s}\noptimization: {constraints: {max_candidate_gpus: 1}}", nil, 2, "<file>: engine: no viable parallel configuration"},
 		{"bad --set", "engine: {model: Qwen/Qwen3-8B, hardware: h200_sxm}\noptimization: {}", []string{"--set", "engine.model.x=1"}, 2, "<file>: --set engine.model.x: engine.model is a string, not a mapping"},
