@@ -511,6 +511,11 @@ type DeploymentSpec struct {
 	// +optional
 	PodTemplateOverrides *PodTemplateOverrides `json:"podTemplateOverrides,omitempty"`
 
+	// planner adds Dynamo's SLA Planner to every rendered deployment, so it scales the workers
+	// at run time. Admission materializes {enabled: false}.
+	// +optional
+	Planner *PlannerSpec `json:"planner,omitempty"`
+
 	// autoApply deploys the best candidate when a search succeeds: the operator creates the
 	// DynamoGraphDeployment named by name, or updates the one this request created before; it
 	// never changes one it did not create (condition Deployed=False, reason Conflict). The
@@ -530,6 +535,18 @@ type DeploymentSpec struct {
 	Name string `json:"name,omitempty"`
 }
 
+// PlannerSpec configures the rendered Planner component.
+type PlannerSpec struct {
+	// enabled renders a Planner component (type planner, the operator's Planner image, running
+	// python3 -m dynamo.planner) configured from the request's SLA and model and the candidate's
+	// backend, mode and per-worker GPUs, and lets it own the workers' replicas (scalingAdapter).
+	// With sla.ttftMs and sla.itlMs it scales for those targets (optimization_target sla, with
+	// the Planner's rapid pre-deployment sweep); otherwise it scales on load alone. Admission
+	// materializes false. docs/results.md lists the exact configuration.
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+}
+
 // RouterSpec configures the Frontend's request routing.
 type RouterSpec struct {
 	// mode is RoundRobin (the default), Random or KV. It renders the Frontend's DYN_ROUTER_MODE
@@ -540,8 +557,9 @@ type RouterSpec struct {
 
 // PodTemplateOverrides are strategic merge patches of a core/v1 PodTemplateSpec (containers,
 // env, volumes and volume mounts merge by name; the engine container is "main"), applied to the
-// rendered components in the order all, then frontend or workers, then prefill or decode. Each
-// must be a JSON object that decodes as a PodTemplateSpec patch; admission rejects anything else.
+// rendered components in the order all, then frontend, workers or planner, then prefill or
+// decode. Each must be a JSON object that decodes as a PodTemplateSpec patch; admission rejects
+// anything else.
 type PodTemplateOverrides struct {
 	// all is applied to every component.
 	// +optional
@@ -577,6 +595,13 @@ type PodTemplateOverrides struct {
 	// +kubebuilder:validation:Type=object
 	// +kubebuilder:validation:Schemaless
 	Decode *runtime.RawExtension `json:"decode,omitempty"`
+
+	// planner is applied to the Planner component (with planner.enabled).
+	// +optional
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Type=object
+	// +kubebuilder:validation:Schemaless
+	Planner *runtime.RawExtension `json:"planner,omitempty"`
 }
 
 // AISimulateSpec holds the escape hatch into the AISimulate recommendation input.

@@ -43,6 +43,7 @@ func (r *request) deployDefaults() *request {
 	}
 	r.Spec.Deployment.AutoApply = ptr.To(false)
 	r.Spec.Deployment.Name = r.Name
+	r.Spec.Deployment.Planner = &v1beta2.PlannerSpec{Enabled: ptr.To(false)}
 	return r
 }
 
@@ -52,6 +53,7 @@ func (r *request) deployNamed(name string, autoApply bool) *request {
 	}
 	r.Spec.Deployment.AutoApply = ptr.To(autoApply)
 	r.Spec.Deployment.Name = name
+	r.Spec.Deployment.Planner = &v1beta2.PlannerSpec{Enabled: ptr.To(false)}
 	return r
 }
 

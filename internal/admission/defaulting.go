@@ -81,6 +81,12 @@ func Default(dgdr *v1beta2.DynamoGraphDeploymentRequest, opts DefaultingOptions)
 	if spec.Deployment.Router.Mode == "" {
 		spec.Deployment.Router.Mode = v1beta2.RouterRoundRobin
 	}
+	if spec.Deployment.Planner == nil {
+		spec.Deployment.Planner = &v1beta2.PlannerSpec{}
+	}
+	if spec.Deployment.Planner.Enabled == nil {
+		spec.Deployment.Planner.Enabled = ptr.To(false)
+	}
 	if spec.Deployment.AutoApply == nil {
 		spec.Deployment.AutoApply = ptr.To(false)
 	}

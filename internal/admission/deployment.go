@@ -20,7 +20,7 @@ func ValidateDeployment(d *v1beta2.DeploymentSpec, fldPath *field.Path) field.Er
 	for _, ov := range []struct {
 		name  string
 		patch *runtime.RawExtension
-	}{{"all", o.All}, {"frontend", o.Frontend}, {"workers", o.Workers}, {"prefill", o.Prefill}, {"decode", o.Decode}} {
+	}{{"all", o.All}, {"frontend", o.Frontend}, {"workers", o.Workers}, {"prefill", o.Prefill}, {"decode", o.Decode}, {"planner", o.Planner}} {
 		if ov.patch != nil {
 			errs = append(errs, podpatch.Validate(ov.patch.Raw, p.Child(ov.name))...)
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
 
+	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/request"
@@ -56,7 +57,7 @@ Exit codes follow the recommender's: 0 candidates found, 1 no feasible candidate
 					"pass --config with runtimeImages (for example examples/config/operator-config.yaml)")
 				return ExitError{Code: aisimulate.ExitInvalidInput}
 			}
-			cands, code, err := recommend(cmd, admitted, cfg.RuntimeImages)
+			cands, code, err := recommend(cmd, admitted, cfg)
 			if err != nil {
 				return err
 			}
@@ -76,7 +77,7 @@ Exit codes follow the recommender's: 0 candidates found, 1 no feasible candidate
 // recommend runs the local recommender on the admitted request's effective input in a
 // temporary directory and builds the Candidates from its output as the reporter does. The
 // recommender's diagnostics go to stderr; a non-zero exit code comes back with no Candidates.
-func recommend(cmd *cobra.Command, a *Admitted, runtimeImages map[string]string) ([]v1beta2.DynamoGraphDeploymentCandidate, int, error) {
+func recommend(cmd *cobra.Command, a *Admitted, cfg *v1alpha1.OperatorConfiguration) ([]v1beta2.DynamoGraphDeploymentCandidate, int, error) {
 	dir, err := os.MkdirTemp("", "dgdrctl-recommend-")
 	if err != nil {
 		return nil, 0, err
@@ -107,7 +108,7 @@ func recommend(cmd *cobra.Command, a *Admitted, runtimeImages map[string]string)
 	if err != nil {
 		return nil, 0, err
 	}
-	r := &reporter.Reporter{OutputDir: outDir, RuntimeImages: runtimeImages, GPUsPerNode: render.DefaultGPUsPerNode}
+	r := &reporter.Reporter{OutputDir: outDir, RuntimeImages: cfg.RuntimeImages, GPUsPerNode: render.DefaultGPUsPerNode, PlannerImage: cfg.Planner.Image}
 	cands, err := r.Candidates(run)
 	if err != nil {
 		return nil, 0, fmt.Errorf("building the candidates: %w", err)

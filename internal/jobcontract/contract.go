@@ -60,6 +60,9 @@ const (
 	// EnvRuntimeImages is "backend=image,backend=image" from the operator configuration, used
 	// to render candidate DynamoGraphDeployments.
 	EnvRuntimeImages = "DGDR_RUNTIME_IMAGES"
+	// EnvPlannerImage is the operator configuration's Planner image, used to render the Planner
+	// component (spec.deployment.planner.enabled).
+	EnvPlannerImage = "DGDR_PLANNER_IMAGE"
 )
 
 // ReporterRole is the per-namespace Role holding ReporterRules; each Run's search identity is

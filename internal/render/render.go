@@ -72,9 +72,16 @@ type Options struct {
 	// secretKeyRef). Its name and revision are not read (see the prediction and ModelRevision).
 	Model v1beta2.ModelSpec
 	// Deployment is the request's spec.deployment: the Frontend's router mode (DYN_ROUTER_MODE;
-	// KV also makes every worker publish KV events) and the pod template overrides per role.
-	// nil renders the Frontend's defaults and no overrides.
+	// KV also makes every worker publish KV events), the Planner and the pod template overrides
+	// per role. nil renders the Frontend's defaults, no Planner and no overrides.
 	Deployment *v1beta2.DeploymentSpec
+	// PlannerImage is the image of the Planner component (the operator configuration's
+	// planner.image); required when Deployment enables the Planner.
+	PlannerImage string
+	// SLA is the request's spec.sla: TTFT and ITL targets make the Planner scale for them.
+	SLA *v1beta2.SLASpec
+	// GPUBudget is the request's spec.hardware.gpu.budget (0: none), the Planner's GPU ceiling.
+	GPUBudget int
 }
 
 // Summary describes the rendered deployment.
@@ -219,13 +226,29 @@ func RenderPrediction(p *Prediction, opts Options) (*dgdv1beta1.DynamoGraphDeplo
 	}
 
 	total := 0
+	engineGPUs := map[string]int{}
+	withPlanner := plannerEnabled(opts.Deployment)
 	for _, r := range roles {
 		c, gpus, err := renderWorker(backend, mode, &e, r, image, opts, gpusPerNode)
 		if err != nil {
 			return nil, Summary{}, fmt.Errorf("engine.workers.%s: %w", r.key, err)
 		}
 		total += gpus
+		engineGPUs[r.key] = gpus / int(*c.Replicas)
+		if withPlanner {
+			c.ScalingAdapter = &dgdv1beta1.ScalingAdapter{} // the Planner owns the replicas
+		}
 		dgd.Spec.Components = append(dgd.Spec.Components, c)
+	}
+	if withPlanner {
+		if opts.PlannerImage == "" {
+			return nil, Summary{}, fmt.Errorf("spec.deployment.planner.enabled needs the Planner image (the operator configuration's planner.image)")
+		}
+		config, err := plannerConfig(backend, mode, e.Model, opts, engineGPUs, total)
+		if err != nil {
+			return nil, Summary{}, err
+		}
+		dgd.Spec.Components = append(dgd.Spec.Components, planner(opts.PlannerImage, config))
 	}
 	for i := range dgd.Spec.Components {
 		c := &dgd.Spec.Components[i]

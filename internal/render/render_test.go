@@ -156,6 +156,76 @@ func TestGoldenDeployment(t *testing.T) {
 	})
 }
 
+// TestGoldenPlanner renders every input with the Planner enabled, TTFT and ITL targets, a GPU
+// budget and a planner override into testdata/golden/planner: a Planner component (the
+// operator's Planner image, python3 -m dynamo.planner, SLA scaling with the candidate's backend,
+// mode and per-engine GPUs) and scalingAdapter on every worker, for each backend and for
+// aggregated, disaggregated and multinode candidates.
+func TestGoldenPlanner(t *testing.T) {
+	ttft, itl, budget := 400.0, 20.0, 16
+	assertGoldens(t, "planner", func(name string) render.Options {
+		return render.Options{Name: "llm-" + name, RuntimeImages: testImages, PlannerImage: "nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.6.0",
+			SLA: &v1beta2.SLASpec{TTFTMs: &ttft, ITLMs: &itl}, GPUBudget: budget,
+			Deployment: &v1beta2.DeploymentSpec{
+				Planner: &v1beta2.PlannerSpec{Enabled: ptrTo(true)},
+				PodTemplateOverrides: &v1beta2.PodTemplateOverrides{
+					Planner: &runtime.RawExtension{Raw: []byte(`{"spec":{"containers":[{"name":"main","env":[{"name":"PROMETHEUS_ENDPOINT","value":"http://prometheus.monitoring:9090"}]}]}}`)},
+				},
+			}}
+	})
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+// TestPlannerScalesOnLoadWithoutTTFTAndITL: without both TTFT and ITL targets the Planner is
+// configured for load-based scaling only (no pre-deployment sweep), with the deployment's own
+// GPUs as its ceiling when the request sets no budget; a disabled Planner renders nothing.
+func TestPlannerScalesOnLoadWithoutTTFTAndITL(t *testing.T) {
+	e2e := 2000.0
+	doc := readDoc(t, filepath.Join("testdata", "input", "vllm-disagg.yaml"))
+	opts := render.Options{RuntimeImages: testImages, PlannerImage: "planner:1", SLA: &v1beta2.SLASpec{E2EMs: &e2e},
+		Deployment: &v1beta2.DeploymentSpec{Planner: &v1beta2.PlannerSpec{Enabled: ptrTo(true)}}}
+	dgd, sum, err := render.Render(doc, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]any
+	for _, c := range dgd.Spec.Components {
+		if c.Type == dgdv1beta1.ComponentPlanner {
+			if err := yaml.Unmarshal([]byte(c.PodTemplate.Spec.Containers[0].Args[1]), &cfg); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	want := map[string]any{"optimization_target": "throughput", "enable_throughput_scaling": false, "enable_load_scaling": true,
+		"pre_deployment_sweeping_mode": "none", "max_gpu_budget": float64(sum.GPUs), "mode": "disagg"}
+	for k, v := range want {
+		if cfg[k] != v {
+			t.Errorf("planner config %s = %v, want %v (config %v)", k, cfg[k], v, cfg)
+		}
+	}
+	for _, k := range []string{"ttft", "itl"} {
+		if _, ok := cfg[k]; ok {
+			t.Errorf("planner config has %s without SLA scaling", k)
+		}
+	}
+
+	opts.Deployment.Planner.Enabled = ptrTo(false)
+	dgd, _, err = render.Render(doc, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range dgd.Spec.Components {
+		if c.Type == dgdv1beta1.ComponentPlanner || c.ScalingAdapter != nil {
+			t.Errorf("planner disabled but %s has type %s, scalingAdapter %v", c.Name, c.Type, c.ScalingAdapter)
+		}
+	}
+	opts.Deployment.Planner.Enabled, opts.PlannerImage = ptrTo(true), ""
+	if _, _, err := render.Render(doc, opts); err == nil || !strings.Contains(err.Error(), "planner.image") {
+		t.Errorf("planner without an image: err = %v, want one naming planner.image", err)
+	}
+}
+
 // TestRouterMode: DYN_ROUTER_MODE on the Frontend per mode; KV events on workers only for KV.
 func TestRouterMode(t *testing.T) {
 	cases := []struct {

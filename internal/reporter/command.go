@@ -33,6 +33,7 @@ type Options struct {
 	OutputDir        string
 	RuntimeImages    string
 	GPUsPerNode      int
+	PlannerImage     string
 	SearchContainer  string
 	SearchExitFile   string
 	ProgressInterval time.Duration
@@ -96,6 +97,7 @@ reason on stderr and in the termination message, when the result cannot be publi
 	f.StringVar(&o.OutputDir, "output-dir", envOr(jobcontract.EnvOutputDir, jobcontract.ResultDir), "the search's output directory ($"+jobcontract.EnvOutputDir+")")
 	f.StringVar(&o.RuntimeImages, "runtime-images", os.Getenv(jobcontract.EnvRuntimeImages), "backend=image,... used to render DynamoGraphDeployments ($"+jobcontract.EnvRuntimeImages+")")
 	f.IntVar(&o.GPUsPerNode, "gpus-per-node", render.DefaultGPUsPerNode, "GPUs per node, for multinode rendering")
+	f.StringVar(&o.PlannerImage, "planner-image", os.Getenv(jobcontract.EnvPlannerImage), "the Planner image, for rendering the Planner component ($"+jobcontract.EnvPlannerImage+")")
 	f.StringVar(&o.SearchContainer, "search-container", jobcontract.SearchContainer, "name of the search container in this pod")
 	f.StringVar(&o.SearchExitFile, "search-exit-file", "", "instead of watching the pod, wait for this file to hold the search's exit code (local runs and tests)")
 	f.DurationVar(&o.ProgressInterval, "progress-interval", DefaultProgressInterval, "minimum time between two progress writes")
@@ -209,6 +211,7 @@ func Execute(ctx context.Context, o *Options, log logr.Logger) (*Outcome, error)
 		OutputDir:        ResolveOutputDir(o.OutputDir),
 		RuntimeImages:    images,
 		GPUsPerNode:      o.GPUsPerNode,
+		PlannerImage:     o.PlannerImage,
 		Watcher:          w,
 		ProgressInterval: o.ProgressInterval,
 		PollInterval:     o.PollInterval,

@@ -171,6 +171,9 @@ func (r *Reporter) buildCandidate(run *v1beta2.DynamoGraphDeploymentRun, sweep *
 		GPUsPerNode:   gpusPerNode(run, r.GPUsPerNode),
 		Model:         run.Spec.Model,
 		Deployment:    run.Spec.Deployment,
+		PlannerImage:  r.PlannerImage,
+		SLA:           run.Spec.SLA,
+		GPUBudget:     gpuBudget(run),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("rendering: %w", err)
@@ -360,6 +363,14 @@ func gpusPerNode(run *v1beta2.DynamoGraphDeploymentRun, fallback int) int {
 		return int(*hw.GPU.PerNode)
 	}
 	return fallback
+}
+
+// gpuBudget is spec.hardware.gpu.budget, 0 when unset.
+func gpuBudget(run *v1beta2.DynamoGraphDeploymentRun) int {
+	if hw := run.Spec.Hardware; hw != nil && hw.GPU != nil && hw.GPU.Budget != nil {
+		return int(*hw.GPU.Budget)
+	}
+	return 0
 }
 
 // Candidates returns the Candidates the reporter publishes for run from the search output in

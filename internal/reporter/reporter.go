@@ -56,6 +56,8 @@ type Reporter struct {
 	RuntimeImages map[string]string
 	// GPUsPerNode is the node size used to render multinode workers (default 8).
 	GPUsPerNode int
+	// PlannerImage is the image of the rendered Planner component (planner.enabled).
+	PlannerImage string
 	// Watcher tells when the search ended.
 	Watcher SearchWatcher
 	// ProgressInterval is the minimum time between two progress writes (default 5s).

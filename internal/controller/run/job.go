@@ -146,6 +146,7 @@ func BuildJob(run *v1beta2.DynamoGraphDeploymentRun, cfg *v1alpha1.OperatorConfi
 		{Name: jobcontract.EnvPodName, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}},
 		{Name: jobcontract.EnvOutputDir, Value: jobcontract.ResultDir},
 		{Name: jobcontract.EnvRuntimeImages, Value: runtimeImagesEnv(cfg.RuntimeImages)},
+		{Name: jobcontract.EnvPlannerImage, Value: cfg.Planner.Image},
 	}
 	reporter.VolumeMounts = []corev1.VolumeMount{outputMount, tokenMount}
 

@@ -106,6 +106,7 @@ func TestBuildJob(t *testing.T) {
 								{Name: "DGDR_POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}},
 								{Name: "DGDR_OUTPUT_DIR", Value: "/var/run/dgdr/output/result"},
 								{Name: "DGDR_RUNTIME_IMAGES", Value: "sglang=s:1,vllm=v:1"},
+								{Name: "DGDR_PLANNER_IMAGE", Value: "registry.example/planner:1"},
 							},
 							VolumeMounts: []corev1.VolumeMount{output,
 								{Name: "reporter-token", MountPath: "/var/run/secrets/kubernetes.io/serviceaccount", ReadOnly: true}},

@@ -26,6 +26,7 @@ const (
 	ComponentWorker   = "worker"
 	ComponentPrefill  = "prefill"
 	ComponentDecode   = "decode"
+	ComponentPlanner  = "planner"
 )
 
 // DynamoGraphDeployment is the rendered object. Metadata is kept minimal on purpose (name and
@@ -83,8 +84,15 @@ type Component struct {
 	Multinode *Multinode `json:"multinode,omitempty"`
 	// +optional
 	SharedMemorySize *resource.Quantity `json:"sharedMemorySize,omitempty"`
-	PodTemplate      PodTemplate        `json:"podTemplate"`
+	// ScalingAdapter, when present (an empty object), makes the Dynamo operator create a
+	// DynamoGraphDeploymentScalingAdapter that owns replicas (for the Planner).
+	// +optional
+	ScalingAdapter *ScalingAdapter `json:"scalingAdapter,omitempty"`
+	PodTemplate    PodTemplate     `json:"podTemplate"`
 }
+
+// ScalingAdapter is the presence flag of a component's scaling adapter (no fields are rendered).
+type ScalingAdapter struct{}
 
 // Multinode spreads one engine instance over several pods (one per node).
 type Multinode struct {

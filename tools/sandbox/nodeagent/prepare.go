@@ -253,9 +253,45 @@ func (r *podRunner) materialize(ctx context.Context, pod *corev1.Pod, v *corev1.
 			}
 		}
 		return dir, writeFiles(dir, files)
+	case v.PersistentVolumeClaim != nil:
+		return dir, r.claimDir(ctx, pod.Namespace, v.PersistentVolumeClaim.ClaimName, dir)
 	default:
 		return "", fmt.Errorf("volume type not supported by the sandbox node agent")
 	}
+}
+
+// claimDir makes dir a link to the host directory of a bound claim's volume, as the kubelet
+// mounts it: the sandbox serves claims bound to hostPath or local PersistentVolumes (a test
+// creates the volume and the claim; the real PersistentVolume controller binds them).
+func (r *podRunner) claimDir(ctx context.Context, ns, claim, dir string) error {
+	pvc, err := r.a.cs.CoreV1().PersistentVolumeClaims(ns).Get(ctx, claim, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("persistentvolumeclaim %q: %w", claim, err)
+	}
+	if pvc.Status.Phase != corev1.ClaimBound || pvc.Spec.VolumeName == "" {
+		return fmt.Errorf("persistentvolumeclaim %q is not bound", claim)
+	}
+	pv, err := r.a.cs.CoreV1().PersistentVolumes().Get(ctx, pvc.Spec.VolumeName, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("persistentvolume %q: %w", pvc.Spec.VolumeName, err)
+	}
+	var host string
+	switch {
+	case pv.Spec.HostPath != nil:
+		host = pv.Spec.HostPath.Path
+	case pv.Spec.Local != nil:
+		host = pv.Spec.Local.Path
+	default:
+		return fmt.Errorf("persistentvolume %q: only hostPath and local volumes are served by the sandbox node agent", pv.Name)
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o777); err != nil {
+		return err
+	}
+	if target, err := os.Readlink(dir); err == nil && target == host {
+		return nil
+	}
+	_ = os.RemoveAll(dir)
+	return os.Symlink(host, dir)
 }
 
 func writeFiles(dir string, files map[string][]byte) error {
