@@ -4,6 +4,9 @@
 package admission
 
 import (
+	"fmt"
+	"strings"
+
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
@@ -26,6 +29,10 @@ type DefaultingOptions struct {
 	DefaultGPUSKU string
 	// DiscoveredGPUSKU is the SKU the cluster's Nodes agree on, when discovery is enabled.
 	DiscoveredGPUSKU string
+	// UnsupportedGPUProduct is a GPU product that discovery found on the cluster's Nodes and
+	// that has no AISimulate system (for example NVIDIA-H100-PCIe). A request without a SKU is
+	// then refused instead of silently searching on the default SKU's hardware.
+	UnsupportedGPUProduct string
 }
 
 // Default materializes every default into the request, so users see what was assumed. It is
@@ -61,6 +68,10 @@ func Default(dgdr *v1beta2.DynamoGraphDeploymentRequest, opts DefaultingOptions)
 	var errs field.ErrorList
 	if spec.Hardware.GPU.SKU == "" {
 		switch {
+		case opts.UnsupportedGPUProduct != "":
+			errs = append(errs, field.Required(field.NewPath("spec", "hardware", "gpu", "sku"), fmt.Sprintf(
+				"the cluster's GPUs are %s, which AISimulate has no system for; set spec.hardware.gpu.sku to the closest supported system id (%s) if you accept an estimate on other hardware",
+				opts.UnsupportedGPUProduct, strings.Join(aisimulate.KnownSKUs(), ", "))))
 		case opts.DiscoveredGPUSKU != "":
 			spec.Hardware.GPU.SKU = opts.DiscoveredGPUSKU
 		case opts.DefaultGPUSKU != "":

@@ -2,6 +2,7 @@ package webhook_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,7 +18,8 @@ import (
 // TestGPUDiscoveryFollowsNodeLabels: with gpuDiscovery on, admission takes the SKU the labelled
 // Nodes agree on, read through the manager's client (a metadata informer, as webhook.Setup wires
 // it), and follows label changes without restarting; Nodes that disagree fall back to the
-// configured default.
+// configured default; a product without an AISimulate system is refused, never replaced by the
+// default.
 func TestGPUDiscoveryFollowsNodeLabels(t *testing.T) {
 	ctx := context.Background()
 	cfg := config.Default()
@@ -64,4 +66,16 @@ func TestGPUDiscoveryFollowsNodeLabels(t *testing.T) {
 	}
 	cfg.Defaults.GPUSKU = "none"
 	waitSKU("h200_sxm")
+
+	// A product AISimulate has no system for is never replaced by the default SKU: the
+	// request must name one.
+	cfg.Defaults.GPUSKU = "h200_sxm"
+	nodes[1].Labels[webhook.GPUProductLabel] = "NVIDIA-H100-PCIe"
+	if err := k8s.Update(ctx, nodes[1]); err != nil {
+		t.Fatal(err)
+	}
+	poll.WaitFor(t, 10*time.Second, 50*time.Millisecond, "a refusal naming the unsupported product", func(context.Context) (bool, string, error) {
+		got := skuOf()
+		return strings.HasPrefix(got, "error: ") && strings.Contains(got, "spec.hardware.gpu.sku") && strings.Contains(got, "NVIDIA-H100-PCIe"), got, nil
+	})
 }

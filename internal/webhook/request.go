@@ -137,26 +137,29 @@ func (w *RequestWebhook) defaultingOptions(ctx context.Context) (dgdradmission.D
 	if err := w.Nodes.List(ctx, nodes, client.HasLabels{GPUProductLabel}); err != nil {
 		return opts, fmt.Errorf("discovering GPU products: %w", err)
 	}
-	opts.DiscoveredGPUSKU = DiscoverSKU(nodes.Items)
+	opts.DiscoveredGPUSKU, opts.UnsupportedGPUProduct = DiscoverSKU(nodes.Items)
 	return opts, nil
 }
 
-// DiscoverSKU returns the AISimulate system id all labelled Nodes agree on, or "" when they
-// disagree, none is labelled, or a product is unknown.
-func DiscoverSKU(nodes []metav1.PartialObjectMetadata) string {
+// DiscoverSKU returns the AISimulate system id all labelled Nodes agree on ("" when they
+// disagree or none is labelled), or the first product that has no AISimulate system.
+func DiscoverSKU(nodes []metav1.PartialObjectMetadata) (sku, unsupported string) {
 	found := ""
 	for _, n := range nodes {
 		product, ok := n.Labels[GPUProductLabel]
 		if !ok {
 			continue
 		}
-		sku, known := aisimulate.SKUForGPUProduct(product)
-		if !known || (found != "" && sku != found) {
-			return ""
+		s, known := aisimulate.SKUForGPUProduct(product)
+		if !known {
+			return "", product
 		}
-		found = sku
+		if found != "" && s != found {
+			return "", ""
+		}
+		found = s
 	}
-	return found
+	return found, ""
 }
 
 func invalid(dgdr *v1beta2.DynamoGraphDeploymentRequest, errs field.ErrorList) error {
