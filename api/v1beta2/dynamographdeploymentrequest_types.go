@@ -277,7 +277,7 @@ type TraceWorkload struct {
 
 	// source is where the trace file is: exactly one of configMap or pvc.
 	// +required
-	Source TraceSource `json:"source,omitzero"`
+	Source *TraceSource `json:"source,omitempty"`
 
 	// replay is how the trace is replayed: exactly one of arrivalSpeedupRatio or concurrency.
 	// Admission materializes {arrivalSpeedupRatio: 1} (the trace's own timestamps).

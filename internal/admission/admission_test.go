@@ -182,14 +182,14 @@ func TestDefaultWithoutSKU(t *testing.T) {
 }
 
 // trace sets a trace workload.
-func trace(src v1beta2.TraceSource, replay *v1beta2.TraceReplay) func(*v1beta2.DynamoGraphDeploymentRequest) {
+func trace(src *v1beta2.TraceSource, replay *v1beta2.TraceReplay) func(*v1beta2.DynamoGraphDeploymentRequest) {
 	return func(d *v1beta2.DynamoGraphDeploymentRequest) {
 		d.Spec.Workload = &v1beta2.WorkloadSpec{Trace: &v1beta2.TraceWorkload{Source: src, Replay: replay}}
 	}
 }
 
-func cmSource(name, key string) v1beta2.TraceSource {
-	return v1beta2.TraceSource{ConfigMap: &v1beta2.TraceConfigMapSource{Name: name, Key: key}}
+func cmSource(name, key string) *v1beta2.TraceSource {
+	return &v1beta2.TraceSource{ConfigMap: &v1beta2.TraceConfigMapSource{Name: name, Key: key}}
 }
 
 func TestValidate(t *testing.T) {
@@ -261,26 +261,26 @@ func TestValidate(t *testing.T) {
 			d.Spec.Deployment = &v1beta2.DeploymentSpec{PodTemplateOverrides: &v1beta2.PodTemplateOverrides{All: raw(`{"spec":{"containers":[{"image":"x"}]}}`)}}
 		}), field.ErrorList{field.Invalid(field.NewPath("spec", "deployment", "podTemplateOverrides", "all"), nil, "")}},
 		{"trace from a ConfigMap", admitted(trace(cmSource("traffic", "trace.jsonl"), nil)), nil},
-		{"trace from a claim, closed loop", admitted(trace(v1beta2.TraceSource{PVC: &v1beta2.TracePVCSource{ClaimName: "archive", Path: "a/b.jsonl"}},
+		{"trace from a claim, closed loop", admitted(trace(&v1beta2.TraceSource{PVC: &v1beta2.TracePVCSource{ClaimName: "archive", Path: "a/b.jsonl"}},
 			&v1beta2.TraceReplay{Concurrency: ptr.To[int32](8)})), nil},
 		{"trace and static together", admitted(func(d *v1beta2.DynamoGraphDeploymentRequest) {
 			trace(cmSource("traffic", "t"), nil)(d)
 			d.Spec.Workload.Static = &v1beta2.StaticWorkload{InputTokens: ptr.To[int32](10)}
 		}), field.ErrorList{field.Forbidden(tp, "")}},
-		{"trace without a source", admitted(trace(v1beta2.TraceSource{}, nil)),
+		{"trace without a source", admitted(trace(&v1beta2.TraceSource{}, nil)),
 			field.ErrorList{field.Invalid(tp.Child("source"), nil, "")}},
-		{"trace with two sources", admitted(trace(v1beta2.TraceSource{ConfigMap: &v1beta2.TraceConfigMapSource{Name: "a", Key: "k"},
+		{"trace with two sources", admitted(trace(&v1beta2.TraceSource{ConfigMap: &v1beta2.TraceConfigMapSource{Name: "a", Key: "k"},
 			PVC: &v1beta2.TracePVCSource{ClaimName: "c", Path: "p"}}, nil)),
 			field.ErrorList{field.Invalid(tp.Child("source"), nil, "")}},
 		{"trace ConfigMap not a name", admitted(trace(cmSource("Traffic_1", "k"), nil)),
 			field.ErrorList{field.Invalid(tp.Child("source", "configMap", "name"), nil, "")}},
 		{"trace ConfigMap key not a key", admitted(trace(cmSource("traffic", "a/b"), nil)),
 			field.ErrorList{field.Invalid(tp.Child("source", "configMap", "key"), nil, "")}},
-		{"trace path escapes the claim", admitted(trace(v1beta2.TraceSource{PVC: &v1beta2.TracePVCSource{ClaimName: "c", Path: "../etc/passwd"}}, nil)),
+		{"trace path escapes the claim", admitted(trace(&v1beta2.TraceSource{PVC: &v1beta2.TracePVCSource{ClaimName: "c", Path: "../etc/passwd"}}, nil)),
 			field.ErrorList{field.Invalid(tp.Child("source", "pvc", "path"), nil, "")}},
-		{"trace path absolute", admitted(trace(v1beta2.TraceSource{PVC: &v1beta2.TracePVCSource{ClaimName: "c", Path: "/t.jsonl"}}, nil)),
+		{"trace path absolute", admitted(trace(&v1beta2.TraceSource{PVC: &v1beta2.TracePVCSource{ClaimName: "c", Path: "/t.jsonl"}}, nil)),
 			field.ErrorList{field.Invalid(tp.Child("source", "pvc", "path"), nil, "")}},
-		{"trace path is a directory", admitted(trace(v1beta2.TraceSource{PVC: &v1beta2.TracePVCSource{ClaimName: "c", Path: "traces/"}}, nil)),
+		{"trace path is a directory", admitted(trace(&v1beta2.TraceSource{PVC: &v1beta2.TracePVCSource{ClaimName: "c", Path: "traces/"}}, nil)),
 			field.ErrorList{field.Invalid(tp.Child("source", "pvc", "path"), nil, "")}},
 		{"trace replay with both modes", admitted(trace(cmSource("traffic", "t"),
 			&v1beta2.TraceReplay{Concurrency: ptr.To[int32](8), ArrivalSpeedupRatio: ptr.To(2.0)})),

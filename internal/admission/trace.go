@@ -23,7 +23,12 @@ func ValidateWorkload(w *v1beta2.WorkloadSpec, fldPath *field.Path) field.ErrorL
 	}
 	t := w.Trace
 	srcPath := tracePath.Child("source")
-	switch cm, pvc := t.Source.ConfigMap, t.Source.PVC; {
+	var cm *v1beta2.TraceConfigMapSource
+	var pvc *v1beta2.TracePVCSource
+	if t.Source != nil {
+		cm, pvc = t.Source.ConfigMap, t.Source.PVC
+	}
+	switch {
 	case (cm == nil) == (pvc == nil):
 		errs = append(errs, field.Invalid(srcPath, "", "exactly one of configMap or pvc must be set"))
 	case cm != nil:

@@ -298,7 +298,8 @@ const (
 // TracePath is the trace file's path in the search container: the ConfigMap key projected to
 // TraceConfigMapFile, or the file's path inside the claim mounted at TraceMountDir.
 func TracePath(t *v1beta2.TraceWorkload) string {
-	if pvc := t.Source.PVC; pvc != nil {
+	if t.Source != nil && t.Source.PVC != nil {
+		pvc := t.Source.PVC
 		return path.Join(TraceMountDir, pvc.Path)
 	}
 	return path.Join(TraceMountDir, TraceConfigMapFile)

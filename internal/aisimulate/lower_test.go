@@ -314,8 +314,8 @@ func TestTraceLowering(t *testing.T) {
 	speed := 3.0
 	conc := int32(16)
 	vt := 120.0
-	cm := v1beta2.TraceSource{ConfigMap: &v1beta2.TraceConfigMapSource{Name: "traffic", Key: "t.jsonl"}}
-	pvc := v1beta2.TraceSource{PVC: &v1beta2.TracePVCSource{ClaimName: "archive", Path: "x/y.jsonl"}}
+	cm := &v1beta2.TraceSource{ConfigMap: &v1beta2.TraceConfigMapSource{Name: "traffic", Key: "t.jsonl"}}
+	pvc := &v1beta2.TraceSource{PVC: &v1beta2.TracePVCSource{ClaimName: "archive", Path: "x/y.jsonl"}}
 	cases := []struct {
 		name      string
 		trace     v1beta2.TraceWorkload

@@ -34,7 +34,11 @@ func (r *Reconciler) checkTraceSource(ctx context.Context, run *v1beta2.DynamoGr
 			"; create it (or fix spec.workload.trace.source) and edit the request to search again"}
 	}
 	status := &v1beta2.TraceSourceStatus{}
-	switch src := w.Trace.Source; {
+	src := w.Trace.Source
+	if src == nil {
+		return missing("spec.workload.trace.source is not set"), nil
+	}
+	switch {
 	case src.ConfigMap != nil:
 		var cm corev1.ConfigMap
 		err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: src.ConfigMap.Name}, &cm)
@@ -80,7 +84,11 @@ func traceMount(run *v1beta2.DynamoGraphDeploymentRun) ([]corev1.Volume, []corev
 		return nil, nil
 	}
 	vol := corev1.Volume{Name: traceVolume}
-	switch src := w.Trace.Source; {
+	src := w.Trace.Source
+	if src == nil {
+		return nil, nil
+	}
+	switch {
 	case src.ConfigMap != nil:
 		vol.ConfigMap = &corev1.ConfigMapVolumeSource{
 			LocalObjectReference: corev1.LocalObjectReference{Name: src.ConfigMap.Name},

@@ -22,7 +22,7 @@ import (
 )
 
 // withTrace replaces the static workload by a trace from src.
-func withTrace(src v1beta2.TraceSource) func(*v1beta2.DynamoGraphDeploymentRun) {
+func withTrace(src *v1beta2.TraceSource) func(*v1beta2.DynamoGraphDeploymentRun) {
 	return func(r *v1beta2.DynamoGraphDeploymentRun) {
 		speed := 1.0
 		r.Spec.Workload = &v1beta2.WorkloadSpec{Trace: &v1beta2.TraceWorkload{Format: v1beta2.TraceFormatMooncake,
@@ -41,7 +41,7 @@ func TestTraceFromAConfigMapIsMountedAndRecorded(t *testing.T) {
 	if err := k8s.Create(ctx, cm); err != nil {
 		t.Fatal(err)
 	}
-	r := createRun(t, ns, "trace-run-1", withTrace(v1beta2.TraceSource{ConfigMap: &v1beta2.TraceConfigMapSource{Name: "traffic", Key: "t.jsonl"}}))
+	r := createRun(t, ns, "trace-run-1", withTrace(&v1beta2.TraceSource{ConfigMap: &v1beta2.TraceConfigMapSource{Name: "traffic", Key: "t.jsonl"}}))
 	job := waitForJob(t, r)
 
 	spec := job.Spec.Template.Spec
@@ -90,12 +90,12 @@ func TestMissingTraceSourceEndsTheRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	cases := map[string]struct {
-		src  v1beta2.TraceSource
+		src  *v1beta2.TraceSource
 		want string
 	}{
-		"no-configmap": {v1beta2.TraceSource{ConfigMap: &v1beta2.TraceConfigMapSource{Name: "absent", Key: "t"}}, "ConfigMap " + ns + "/absent"},
-		"no-key":       {v1beta2.TraceSource{ConfigMap: &v1beta2.TraceConfigMapSource{Name: "present", Key: "t.jsonl"}}, `no key "t.jsonl"`},
-		"no-claim":     {v1beta2.TraceSource{PVC: &v1beta2.TracePVCSource{ClaimName: "archive", Path: "t.jsonl"}}, "PersistentVolumeClaim " + ns + "/archive"},
+		"no-configmap": {&v1beta2.TraceSource{ConfigMap: &v1beta2.TraceConfigMapSource{Name: "absent", Key: "t"}}, "ConfigMap " + ns + "/absent"},
+		"no-key":       {&v1beta2.TraceSource{ConfigMap: &v1beta2.TraceConfigMapSource{Name: "present", Key: "t.jsonl"}}, `no key "t.jsonl"`},
+		"no-claim":     {&v1beta2.TraceSource{PVC: &v1beta2.TracePVCSource{ClaimName: "archive", Path: "t.jsonl"}}, "PersistentVolumeClaim " + ns + "/archive"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
