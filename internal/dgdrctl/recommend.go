@@ -23,7 +23,7 @@ import (
 const recommendNamespace = "default"
 
 func newRecommendCommand() *cobra.Command {
-	var file, configPath, output string
+	var file, configPath, output, trace string
 	cmd := &cobra.Command{
 		Use:   "recommend -f FILE",
 		Short: "Run the whole pipeline offline and print the Candidates the operator would publish",
@@ -33,6 +33,9 @@ effective AISimulate input, the search with the local recommender (aisim, an ana
 estimate), and the reporter's rendering of each ranked candidate into a DynamoGraphDeployment.
 It prints the Candidates as the operator would publish them: a v1 List of
 DynamoGraphDeploymentCandidates (-o yaml|json) or the dgdrctl status table (-o table).
+
+A request that replays a trace (spec.workload.trace) needs a local copy of the trace: --trace
+FILE replaces the in-cluster path in the effective input (the ConfigMap or claim is not read).
 
 Exit codes follow the recommender's: 0 candidates found, 1 no feasible candidate, 2 invalid input
 (the request does not pass admission, or the recommender rejects its input).`,
@@ -57,6 +60,10 @@ Exit codes follow the recommender's: 0 candidates found, 1 no feasible candidate
 					"pass --config with runtimeImages (for example examples/config/operator-config.yaml)")
 				return ExitError{Code: aisimulate.ExitInvalidInput}
 			}
+			if err := localTrace(admitted, trace); err != nil {
+				fmt.Fprintln(cmd.ErrOrStderr(), err)
+				return ExitError{Code: aisimulate.ExitInvalidInput}
+			}
 			cands, code, err := recommend(cmd, admitted, cfg)
 			if err != nil {
 				return err
@@ -70,8 +77,44 @@ Exit codes follow the recommender's: 0 candidates found, 1 no feasible candidate
 	cmd.Flags().StringVarP(&file, "filename", "f", "", "DynamoGraphDeploymentRequest file (YAML or JSON; - for stdin)")
 	cmd.Flags().StringVar(&configPath, "config", "", "operator configuration file (default: the shipped default configuration)")
 	cmd.Flags().StringVarP(&output, "output", "o", "yaml", "output format: yaml, json or table")
+	cmd.Flags().StringVar(&trace, "trace", "", "local copy of the trace of a spec.workload.trace request (mooncake JSONL)")
 	_ = cmd.MarkFlagRequired("filename")
 	return cmd
+}
+
+// localTrace points the effective input of a trace request at the local file instead of its
+// in-cluster mount path; the input's hash is left as admission computed it (it identifies the
+// request's input, not the file).
+func localTrace(a *Admitted, file string) error {
+	w := a.Request.Spec.Workload
+	hasTrace := w != nil && w.Trace != nil
+	switch {
+	case !hasTrace && file != "":
+		return fmt.Errorf("--trace: the request has no spec.workload.trace")
+	case hasTrace && file == "":
+		return fmt.Errorf("the request replays a trace from the cluster (spec.workload.trace.source); pass --trace FILE with a local copy to run it offline")
+	case !hasTrace:
+		return nil
+	}
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return err
+	}
+	if st, err := os.Stat(abs); err != nil || !st.Mode().IsRegular() {
+		return fmt.Errorf("--trace %s: not a readable file (%v)", file, err)
+	}
+	traffic, _ := a.Input.Document["traffic"].(map[string]any)
+	source, _ := traffic["source"].(map[string]any)
+	if source == nil || source["type"] != "trace" {
+		return fmt.Errorf("--trace: the effective input has no trace source (inputOverrides replaced it)")
+	}
+	source["paths"] = []any{abs}
+	data, err := json.Marshal(a.Input.Document)
+	if err != nil {
+		return err
+	}
+	a.Input.JSON = data
+	return nil
 }
 
 // recommend runs the local recommender on the admitted request's effective input in a
