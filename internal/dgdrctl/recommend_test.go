@@ -2,6 +2,7 @@ package dgdrctl_test
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +15,23 @@ import (
 
 const recommendConfig = "../../examples/config/operator-config.yaml"
 
+// sampleTrace is the checked-in mooncake trace the trace examples replay offline.
+const sampleTrace = "../../examples/traces/mooncake-sample.jsonl"
+
+// replaysTrace reports whether the request file has spec.workload.trace.
+func replaysTrace(t *testing.T, path string) bool {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var req v1beta2.DynamoGraphDeploymentRequest
+	if err := yaml.Unmarshal(data, &req); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return req.Spec.Workload != nil && req.Spec.Workload.Trace != nil
+}
+
 type candidateList struct {
 	APIVersion string                                   `json:"apiVersion"`
 	Kind       string                                   `json:"kind"`
@@ -21,7 +39,8 @@ type candidateList struct {
 }
 
 // TestRecommendEveryExample: dgdrctl recommend prints ranked Candidates for every example (or
-// exits 1 with the recommender's reason), each with a DynamoGraphDeployment.
+// exits 1 with the recommender's reason), each with a DynamoGraphDeployment. A trace example
+// replays the sample trace (--trace) and must find candidates.
 func TestRecommendEveryExample(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the local recommender on every example")
@@ -30,8 +49,13 @@ func TestRecommendEveryExample(t *testing.T) {
 	for _, path := range examples {
 		name := strings.TrimSuffix(filepath.Base(path), ".yaml")
 		t.Run(name, func(t *testing.T) {
-			out, errOut, code := run(t, "recommend", "-f", path, "--config", recommendConfig, "-o", "json")
-			if code == 1 && strings.Contains(errOut, "no feasible candidate") {
+			args := []string{"recommend", "-f", path, "--config", recommendConfig, "-o", "json"}
+			trace := replaysTrace(t, path)
+			if trace {
+				args = append(args, "--trace", sampleTrace)
+			}
+			out, errOut, code := run(t, args...)
+			if code == 1 && strings.Contains(errOut, "no feasible candidate") && !trace {
 				return
 			}
 			if code != 0 {

@@ -139,8 +139,11 @@ func decodeTraffic(cmd Command, root *object) (Traffic, error) {
 	if to.has("source") {
 		// The source type decides which fields exist, so it is reported first.
 		if x := to.get("source"); x.Kind == document.KindMap {
-			if ty := x.Map["type"]; ty != nil && ty.Kind == document.KindString && (ty.Str == "synthetic-session" || ty.Str == "trace") {
+			if ty := x.Map["type"]; ty != nil && ty.Kind == document.KindString && ty.Str == "synthetic-session" {
 				return t, errf("traffic.source.type", "%s: %s", ty.Str, notSupported)
+			}
+			if ty := x.Map["type"]; ty != nil && ty.Kind == document.KindString && ty.Str == "trace" {
+				return decodeTraceTraffic(cmd, to)
 			}
 		}
 		so, err := newObject("traffic.source", to.get("source"),
@@ -155,7 +158,7 @@ func decodeTraffic(cmd Command, root *object) (Traffic, error) {
 		}
 		switch typ {
 		case "synthetic":
-		case "synthetic-session", "trace":
+		case "synthetic-session":
 			return t, errf(so.p("type"), "%s: %s", typ, notSupported)
 		default:
 			return t, errf(so.p("type"), "must be one of [synthetic synthetic-session trace], got %q", typ)
@@ -167,16 +170,19 @@ func decodeTraffic(cmd Command, root *object) (Traffic, error) {
 			return t, err
 		}
 	}
-	if t.Load, err = decodeLoad(cmd, to); err != nil {
+	if t.Load, err = decodeLoad(cmd, to, false); err != nil {
 		return t, err
 	}
 	if !to.has("stop") {
 		return t, errf("traffic.stop", "required for synthetic traffic (requests or requests_per_load_unit)")
 	}
-	st, err := newObject("traffic.stop", to.get("stop"), []string{"requests", "requests_per_load_unit"},
-		[]string{"sessions", "sessions_per_load_unit", "max_virtual_time_seconds"})
+	st, err := newObject("traffic.stop", to.get("stop"), []string{"requests", "requests_per_load_unit", "max_virtual_time_seconds"},
+		[]string{"sessions", "sessions_per_load_unit"})
 	if err != nil {
 		return t, err
+	}
+	if st.has("max_virtual_time_seconds") {
+		return t, errf(st.p("max_virtual_time_seconds"), "only allowed with a trace source")
 	}
 	if st.has("requests") == st.has("requests_per_load_unit") {
 		return t, errf("traffic.stop", "exactly one of requests or requests_per_load_unit is required")
@@ -190,14 +196,14 @@ func decodeTraffic(cmd Command, root *object) (Traffic, error) {
 	return t, nil
 }
 
-func decodeLoad(cmd Command, to *object) (Load, error) {
+func decodeLoad(cmd Command, to *object, isTrace bool) (Load, error) {
 	l := Load{Type: LoadConcurrency, Intensity: Fixed(aisimulate.DefaultConcurrency, true), Seed: aisimulate.DefaultLoadSeed}
 	if !to.has("load") {
 		return l, nil
 	}
-	fields := []string{"type", "concurrency", "requests_per_second", "seed", "fraction"}
+	fields := []string{"type", "concurrency", "requests_per_second", "seed", "fraction", "speedup"}
 	lo, err := newObject("traffic.load", to.get("load"), fields,
-		[]string{"sessions_per_second", "speedup", "agentic_lanes", "agentic_snapshot", "agentic_warmup", "agentic_profile"})
+		[]string{"sessions_per_second", "agentic_lanes", "agentic_snapshot", "agentic_warmup", "agentic_profile"})
 	if err != nil {
 		return l, err
 	}
@@ -209,10 +215,15 @@ func decodeLoad(cmd Command, to *object) (Load, error) {
 		LoadPoisson:            {"type", "requests_per_second", "seed"},
 		LoadConstantRate:       {"type", "requests_per_second"},
 		LoadKVCapacityFraction: {"type", "fraction"},
+		LoadTraceTimestamps:    {"type", "speedup"},
+	}
+	switch {
+	case l.Type == LoadTraceTimestamps && !isTrace:
+		return l, errf(lo.p("type"), "trace_timestamps requires a trace source")
+	case isTrace && l.Type != LoadTraceTimestamps && l.Type != LoadConcurrency && allowed[l.Type] != nil:
+		return l, errf(lo.p("type"), "a trace source accepts only trace_timestamps or concurrency, got %s", l.Type)
 	}
 	switch l.Type {
-	case "trace_timestamps":
-		return l, errf(lo.p("type"), "%s: %s", l.Type, notSupported)
 	case LoadKVCapacityFraction:
 		if cmd == Predict {
 			return l, errf(lo.p("type"), "kv_capacity_fraction is recommend-only")
@@ -238,6 +249,8 @@ func decodeLoad(cmd Command, to *object) (Load, error) {
 		field, spec = "requests_per_second", domainSpec{allowRange: true}
 	case LoadKVCapacityFraction:
 		field, spec = "fraction", domainSpec{allowRange: true}
+	case LoadTraceTimestamps:
+		field, spec = "speedup", domainSpec{allowRange: true}
 	}
 	d, present, err := lo.domain(cmd, field, spec)
 	if err != nil {
@@ -248,6 +261,8 @@ func decodeLoad(cmd Command, to *object) (Load, error) {
 		l.Intensity = d
 	case l.Type == LoadConcurrency:
 		l.Intensity = Fixed(aisimulate.DefaultConcurrency, true)
+	case l.Type == LoadTraceTimestamps:
+		l.Intensity = Fixed(1, false)
 	default:
 		return l, errf(lo.p(field), "required for load type %s", l.Type)
 	}

@@ -41,6 +41,8 @@ const (
 	LoadPoisson            = "poisson"
 	LoadConstantRate       = "constant_rate"
 	LoadKVCapacityFraction = "kv_capacity_fraction"
+	// LoadTraceTimestamps replays a trace at its recorded arrival times (Intensity: speedup).
+	LoadTraceTimestamps = "trace_timestamps"
 )
 
 // Optimization targets.
@@ -86,12 +88,23 @@ type Document struct {
 	Ignored []string
 }
 
-// Traffic is the synthetic workload.
+// Traffic is the workload: synthetic requests of fixed lengths, or a trace (Trace set; the
+// token lengths are then 0 and come from the trace's rows).
 type Traffic struct {
 	InputTokens  int
 	OutputTokens int
 	Load         Load
 	Stop         Stop
+	Trace        *TraceSource
+}
+
+// TraceSource is a traffic.source of type trace.
+type TraceSource struct {
+	Path   string
+	Format string
+	// BlockSize is the trace's hash-block size in tokens (the format's default when not given).
+	BlockSize    int
+	BlockSizeSet bool
 }
 
 // Load is the offered load. Intensity holds the concurrency, request rate or
@@ -102,10 +115,13 @@ type Load struct {
 	Seed      int64 // poisson only
 }
 
-// Stop is the request count rule: exactly one of the two is set.
+// Stop is the request count rule: exactly one of the two is set (synthetic traffic), or
+// neither with an optional virtual-time limit (trace traffic).
 type Stop struct {
 	Requests            int
 	RequestsPerLoadUnit float64
+	// MaxVirtualSeconds > 0 ends a trace replay at that simulated time.
+	MaxVirtualSeconds float64
 }
 
 // RequestCount resolves the number of requests for a load unit (the resolved

@@ -51,6 +51,8 @@ type Prepared struct {
 	Requests    int
 	CapTokens   int // KV capacity of the load role, all replicas and ranks
 	CapConc     int // floor(CapTokens / (isl + floor(osl/2)))
+	// TraceMetrics are the metrics only a trace replay has (prefix-cache hit ratio, offered rate).
+	TraceMetrics map[string]float64
 	// Status/ReasonCategory/Reason are set when the point fails before
 	// simulation (unsupported, budget, KV capacity).
 	Status, ReasonCategory, Reason string
@@ -95,6 +97,9 @@ func (e *Env) Prepare(p Point) *Prepared {
 		if r.Role == input.RolePrefill {
 			need = isl
 		}
+		if e.Trace != nil {
+			need = e.traceNeed(r.Role)
+		}
 		if mem.TokensPerRank < need {
 			return fail(output.StatusInfeasible, output.ReasonKVCapacity,
 				fmt.Sprintf("%s: KV cache holds %d tokens per rank; one request needs %d", r.Role, mem.TokensPerRank, need))
@@ -106,6 +111,10 @@ func (e *Env) Prepare(p Point) *Prepared {
 	}
 	lr := p.Role(loadRole)
 	pr.CapTokens = pr.Memory[loadRole].TokensPerRank * lr.Worker.Shape.AttentionData * lr.Worker.Shape.Replicas
+	if e.Trace != nil {
+		e.prepareTrace(pr)
+		return pr
+	}
 	pr.CapConc = pr.CapTokens / (isl + osl/2)
 	unit := p.Load
 	switch t.Load.Type {
@@ -139,6 +148,7 @@ func (e *Env) Simulate(ctx context.Context, pr *Prepared, deadline time.Time) (*
 			BlockSize: w.BlockSize,
 			// Only aggregated workers mix phases; a prefill worker has no decodes to pause.
 			PrefillFirstUpTo: perf.PrefillFirstUpTo(w.Backend),
+			FirstTokenLag:    perf.FirstTokenLag(w.Backend),
 		}
 	}
 	var d perf.Deployment
@@ -149,6 +159,9 @@ func (e *Env) Simulate(ctx context.Context, pr *Prepared, deadline time.Time) (*
 		pre, dec := p.Role(input.RolePrefill), p.Role(input.RoleDecode)
 		d.Prefill, d.Decode = pool(pre), pool(dec)
 		d.TransferSeconds = e.transferSeconds(pre.Worker.Shape, dec.Worker.Shape)
+	}
+	if e.Trace != nil {
+		return e.simulateTrace(ctx, pr, d, deadline)
 	}
 	t := e.Doc.Traffic
 	w := perf.Workload{ISL: t.InputTokens, OSL: t.OutputTokens, Requests: pr.Requests,
@@ -298,6 +311,9 @@ func Metrics(o *Outcome) map[string]float64 {
 	for role, mem := range o.Memory {
 		m[role+"_kv_cache_tokens_per_rank"] = float64(mem.TokensPerRank)
 	}
+	for k, v := range o.TraceMetrics {
+		m[k] = v
+	}
 	return m
 }
 
@@ -317,5 +333,6 @@ func NewEnv(doc *input.Document) (*Env, error) {
 			return nil, err
 		}
 	}
-	return &Env{Doc: doc, Model: model, GPU: gpu}, nil
+	e := &Env{Doc: doc, Model: model, GPU: gpu}
+	return e, e.LoadTrace()
 }

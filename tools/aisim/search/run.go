@@ -338,9 +338,12 @@ func (e *Env) SampleConfig(pr *Prepared) map[string]any {
 	default:
 		c["request_rate"] = p.Load
 	}
-	if t.Stop.Requests > 0 {
+	switch {
+	case t.Trace != nil:
+		e.traceSample(c, p)
+	case t.Stop.Requests > 0:
 		c["request_count"] = t.Stop.Requests
-	} else {
+	default:
 		c["num_request_ratio"] = t.Stop.RequestsPerLoadUnit
 	}
 	return c
@@ -413,6 +416,9 @@ func (e *Env) PredictionConfig(pr *Prepared) map[string]any {
 			"stop":   stop,
 		},
 		"engine": engine,
+	}
+	if t.Trace != nil {
+		doc["traffic"] = e.traceTraffic(p)
 	}
 	if sla := e.Doc.Evaluation.SLA; sla.Any() {
 		m := map[string]any{}

@@ -12,6 +12,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/tools/aisim/catalog"
 	"github.com/dgdr-operator/dgdr-operator/tools/aisim/input"
 	"github.com/dgdr-operator/dgdr-operator/tools/aisim/perf"
+	"github.com/dgdr-operator/dgdr-operator/tools/aisim/trace"
 )
 
 // Env is what every evaluation needs.
@@ -19,6 +20,8 @@ type Env struct {
 	Doc   *input.Document
 	Model *catalog.Model
 	GPU   catalog.GPU
+	// Trace is the replayed trace of a trace source (LoadTrace reads it).
+	Trace *trace.Trace
 }
 
 // RoleSpec is one role's concrete configuration inside a candidate.

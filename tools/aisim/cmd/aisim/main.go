@@ -58,6 +58,7 @@ func run(ctx context.Context, args []string) int {
 	root.AddCommand(
 		command("recommend", "search deployments and write recommendation.json and recommendations/NNNN.yaml", app.Recommend),
 		command("predict", "predict one concrete deployment and write prediction.json", app.Predict),
+		traceCommand(&code, os.Stdout, os.Stderr),
 	)
 	root.SetArgs(args)
 	if err := root.Execute(); err != nil {

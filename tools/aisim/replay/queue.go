@@ -1,0 +1,111 @@
+package replay
+
+import (
+	"math"
+
+	"github.com/dgdr-operator/dgdr-operator/tools/aisim/perf"
+)
+
+// queue is a binary min-heap of events on (t, seq).
+type queue []event
+
+func (q queue) less(i, j int) bool {
+	if q[i].t != q[j].t {
+		return q[i].t < q[j].t
+	}
+	return q[i].seq < q[j].seq
+}
+
+func (q *queue) push(e event) {
+	*q = append(*q, e)
+	h := *q
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !h.less(i, p) {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+}
+
+func (q *queue) pop() event {
+	h := *q
+	top := h[0]
+	n := len(h) - 1
+	h[0] = h[n]
+	h = h[:n]
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < n && h.less(l, m) {
+			m = l
+		}
+		if r < n && h.less(r, m) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	*q = h
+	return top
+}
+
+// logHist is a weighted histogram of positive values in log buckets of 0.2% relative width,
+// for the token gaps (millions per replay) whose percentiles would otherwise need a sort.
+type logHist struct {
+	off   int
+	b     []float64
+	zero  float64
+	total float64
+}
+
+const histBase = 0.002
+
+func (h *logHist) add(v, w float64) {
+	h.total += w
+	if v <= 0 {
+		h.zero += w
+		return
+	}
+	k := int(math.Floor(math.Log(v) / histBase))
+	switch {
+	case h.b == nil:
+		h.b = make([]float64, 1024)
+		h.off = k - 512
+	case k < h.off:
+		grow := h.off - k + len(h.b)
+		h.b = append(make([]float64, grow, grow+len(h.b)), h.b...)
+		h.off -= grow
+	case k-h.off >= len(h.b):
+		h.b = append(h.b, make([]float64, k-h.off-len(h.b)+len(h.b))...)
+	}
+	h.b[k-h.off] += w
+}
+
+func (h *logHist) stats(mean float64) perf.Stats {
+	if h.total == 0 {
+		return perf.Stats{}
+	}
+	q := func(p float64) float64 {
+		target, acc := p*h.total, h.zero
+		if acc >= target-1e-9 {
+			return 0
+		}
+		last := 0
+		for i, w := range h.b {
+			if w == 0 {
+				continue
+			}
+			last = i
+			acc += w
+			if acc >= target-1e-9 {
+				break
+			}
+		}
+		return math.Exp((float64(last+h.off) + 0.5) * histBase)
+	}
+	return perf.Stats{Mean: mean, P50: q(0.5), P90: q(0.9), P99: q(0.99)}
+}

@@ -1,0 +1,547 @@
+// Package replay simulates serving a request trace on a deployment: every request keeps its
+// own arrival, prompt and response length, and each worker keeps a prefix cache of the trace's
+// hash blocks, so a prompt whose leading blocks a worker computed recently skips their
+// prefill compute. It is the per-request counterpart of perf.Simulate (which runs identical
+// synthetic requests in cohorts) and uses the same pools, step model, scheduling rules and
+// report.
+package replay
+
+import (
+	"context"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/dgdr-operator/dgdr-operator/tools/aisim/perf"
+	"github.com/dgdr-operator/dgdr-operator/tools/aisim/trace"
+)
+
+// Options say how the trace is replayed.
+type Options struct {
+	// Concurrency > 0 replays closed-loop: that many requests in flight, taken from the trace in
+	// order, each completion issuing the next; the timestamps are ignored.
+	Concurrency int
+	// Speedup divides the trace's inter-arrival times (trace_timestamps; default 1).
+	Speedup float64
+	// MaxVirtualSeconds > 0 stops the replay at that simulated time: requests not completed by
+	// then are not counted.
+	MaxVirtualSeconds float64
+	// PrefixCaching enables the per-worker prefix caches.
+	PrefixCaching bool
+	// TransferPerToken and TransferLatency price the prefill→decode KV transfer of a prompt
+	// (disaggregated deployments): latency + tokens × per-token seconds.
+	TransferPerToken, TransferLatency float64
+}
+
+// Result is the report plus what only a trace replay knows.
+type Result struct {
+	perf.Report
+	// PrefixHitRatio is the share of admitted prompt tokens served from a prefix cache.
+	PrefixHitRatio float64
+	// OfferedRate is the arrival rate the replay offered (requests/s; 0 in closed loop).
+	OfferedRate float64
+	// Cutoff is set when MaxVirtualSeconds ended the replay before the trace did.
+	Cutoff bool
+}
+
+type role int
+
+const (
+	roleAgg role = iota
+	rolePrefill
+	roleDecode
+)
+
+type req struct {
+	idx       int32
+	src       *trace.Request
+	arrival   float64
+	isl, osl  int
+	prefilled int
+	generated int
+	res       int // KV tokens reserved on the current worker
+	firstTok  float64
+	lastTok   float64
+	ttft      float64
+	done      bool
+}
+
+type item struct {
+	r      *req
+	chunk  int
+	decode bool
+}
+
+type worker struct {
+	id          int32
+	pool        *perf.Pool
+	role        role
+	waiting     []*req
+	running     []*req
+	runningSeqs int
+	kvFree      int
+	busy, kick  bool
+	plan        []item
+	cache       *trace.PrefixCache
+}
+
+type event struct {
+	t    float64
+	seq  int
+	kind int32
+	ref  int32
+}
+
+const (
+	evStepEnd = iota
+	evArrival
+	evHandoff
+)
+
+type sim struct {
+	d        perf.Deployment
+	o        Options
+	sla      perf.SLA
+	reqs     []req
+	order    []int32 // open loop: request indexes by arrival
+	arrivals []float64
+	entry    []*worker
+	decode   []*worker
+	workers  []*worker
+	rrEntry  int
+	rrDecode int
+	q        queue
+	seq      int
+	now      float64
+	issued   int
+	done     int
+	steps    int
+	kicked   []*worker
+
+	blockSize               int
+	promptTokens, hitTokens float64
+
+	ttft, tpot, e2e      []float64
+	itl                  logHist
+	sumITL, nITL         float64
+	sumPerUser           float64
+	good, outTok, goodOT int
+	lastDone             float64
+}
+
+// Simulate replays t on d.
+func Simulate(ctx context.Context, d perf.Deployment, t *trace.Trace, o Options, sla perf.SLA, deadline time.Time) (Result, error) {
+	s := &sim{d: d, o: o, sla: sla, blockSize: t.BlockSize, reqs: make([]req, len(t.Requests))}
+	for i := range t.Requests {
+		r := &t.Requests[i]
+		s.reqs[i] = req{idx: int32(i), src: r, isl: r.Input, osl: r.Output}
+	}
+	var res Result
+	if o.Concurrency <= 0 {
+		if o.Speedup <= 0 {
+			o.Speedup = 1
+			s.o.Speedup = 1
+		}
+		arr, err := t.Arrivals(o.Speedup)
+		if err != nil {
+			return res, err
+		}
+		s.arrivals = arr
+		s.order = make([]int32, len(arr))
+		for i := range s.order {
+			s.order[i] = int32(i)
+		}
+		slices.SortStableFunc(s.order, func(a, b int32) int {
+			switch {
+			case arr[a] < arr[b]:
+				return -1
+			case arr[a] > arr[b]:
+				return 1
+			}
+			return 0
+		})
+		if span := arr[s.order[len(arr)-1]]; span > 0 && len(arr) > 1 {
+			res.OfferedRate = float64(len(arr)-1) / span
+		}
+	}
+	mk := func(p *perf.Pool, r role) []*worker {
+		var ws []*worker
+		for i := 0; i < p.Replicas; i++ {
+			wk := &worker{id: int32(len(s.workers)), pool: p, role: r, kvFree: p.KVTokens}
+			if o.PrefixCaching && r != roleDecode {
+				wk.cache = trace.NewPrefixCache(p.KVTokens / t.BlockSize)
+			}
+			ws = append(ws, wk)
+			s.workers = append(s.workers, wk)
+		}
+		return ws
+	}
+	if d.Agg != nil {
+		s.entry = mk(d.Agg, roleAgg)
+	} else {
+		s.entry = mk(d.Prefill, rolePrefill)
+		s.decode = mk(d.Decode, roleDecode)
+	}
+	total := len(s.reqs)
+	if o.Concurrency > 0 {
+		for s.issued < min(o.Concurrency, total) {
+			s.issue()
+		}
+	} else {
+		s.push(event{t: s.arrivals[s.order[0]], kind: evArrival})
+	}
+	s.startKicked()
+	for n := 0; s.done < total; n++ {
+		if len(s.q) == 0 {
+			return res, perf.ErrStalled
+		}
+		if n&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				return res, err
+			}
+			if !deadline.IsZero() && time.Now().After(deadline) {
+				return res, perf.ErrDeadline
+			}
+		}
+		e := s.q.pop()
+		if o.MaxVirtualSeconds > 0 && e.t > o.MaxVirtualSeconds {
+			res.Cutoff = true
+			break
+		}
+		s.now = e.t
+		switch e.kind {
+		case evStepEnd:
+			s.finishStep(s.workers[e.ref])
+		case evArrival:
+			s.issue()
+			if s.issued < total {
+				s.push(event{t: s.arrivals[s.order[s.issued]], kind: evArrival})
+			}
+		case evHandoff:
+			r := &s.reqs[e.ref]
+			r.ttft = s.now - r.arrival
+			r.firstTok, r.lastTok = s.now, s.now
+			s.ttft = append(s.ttft, r.ttft*1e3)
+			if r.osl == 1 {
+				s.complete(r)
+			} else {
+				wk := s.decode[s.rrDecode%len(s.decode)]
+				s.rrDecode++
+				wk.waiting = append(wk.waiting, r)
+				s.kick(wk)
+			}
+		}
+		if len(s.q) == 0 || s.q[0].t > s.now {
+			s.startKicked()
+		}
+	}
+	res.Report = s.report()
+	if s.promptTokens > 0 {
+		res.PrefixHitRatio = s.hitTokens / s.promptTokens
+	}
+	return res, nil
+}
+
+func (s *sim) push(e event) {
+	s.seq++
+	e.seq = s.seq
+	s.q.push(e)
+}
+
+// issue starts the next request of the trace now (its arrival), routed round-robin.
+func (s *sim) issue() {
+	i := s.issued
+	if s.order != nil {
+		i = int(s.order[i])
+	}
+	s.issued++
+	r := &s.reqs[i]
+	r.arrival = s.now
+	wk := s.entry[s.rrEntry%len(s.entry)]
+	s.rrEntry++
+	wk.waiting = append(wk.waiting, r)
+	s.kick(wk)
+}
+
+func (s *sim) kick(w *worker) {
+	if !w.busy && !w.kick {
+		w.kick = true
+		s.kicked = append(s.kicked, w)
+	}
+}
+
+func (s *sim) startKicked() {
+	for i := 0; i < len(s.kicked); i++ {
+		w := s.kicked[i]
+		s.kicked[i] = nil
+		w.kick = false
+		if !w.busy {
+			s.startStep(w)
+		}
+	}
+	s.kicked = s.kicked[:0]
+}
+
+// reserve is the KV a request holds on w: its final footprint (no preemption), the prompt
+// only on a prefill worker, in whole blocks. Cached prefix blocks are not shared between
+// running requests in this accounting.
+func reserve(w *worker, r *req) int {
+	tokens := r.isl + r.osl
+	if w.role == rolePrefill {
+		tokens = r.isl
+	}
+	b := w.pool.BlockSize
+	return (tokens + b - 1) / b * b
+}
+
+// admit moves the head of the waiting queue into the running set when a sequence slot and its
+// KV are free (first come, first served: a head that does not fit blocks the queue). On an
+// entry worker the prompt's cached prefix is looked up: those tokens need no prefill compute.
+func (s *sim) admit(w *worker) *req {
+	if len(w.waiting) == 0 || w.runningSeqs >= w.pool.MaxSeqs {
+		return nil
+	}
+	r := w.waiting[0]
+	res := reserve(w, r)
+	if w.kvFree < res {
+		return nil
+	}
+	w.waiting[0] = nil
+	w.waiting = w.waiting[1:]
+	w.kvFree -= res
+	w.runningSeqs++
+	r.res = res
+	w.running = append(w.running, r)
+	if w.role != roleDecode {
+		s.promptTokens += float64(r.isl)
+		if w.cache != nil {
+			hit := w.cache.Match(r.src.HashIDs) * s.blockSize
+			// At least the last prompt token is computed (it produces the first token).
+			r.prefilled = min(hit, r.isl-1)
+			s.hitTokens += float64(r.prefilled)
+		}
+	}
+	return r
+}
+
+func (s *sim) prefillPending(w *worker) bool {
+	for _, r := range w.running {
+		if r.prefilled < r.isl {
+			return true
+		}
+	}
+	if len(w.waiting) == 0 || w.runningSeqs >= w.pool.MaxSeqs {
+		return false
+	}
+	return w.kvFree >= reserve(w, w.waiting[0])
+}
+
+// startStep builds the next batch as perf.Simulate does: running decodes first, then prompt
+// chunks of running requests, then admissions, within max_batched_tokens and max_sequences.
+func (s *sim) startStep(w *worker) {
+	w.plan = w.plan[:0]
+	budget := w.pool.MaxTokens
+	if w.role == roleDecode {
+		for s.admit(w) != nil {
+		}
+	}
+	pfu := w.pool.PrefillFirstUpTo
+	if w.role == roleAgg && pfu > 0 && s.prefillPending(w) && (pfu == math.MaxInt || w.runningSeqs+len(w.waiting) <= pfu) {
+		s.planPrefills(w, budget)
+		s.launch(w, 0, 0)
+		return
+	}
+	decodeSeqs, decodeKV := 0, 0
+	if w.role != rolePrefill {
+		for _, r := range w.running {
+			if r.prefilled == r.isl && r.generated < r.osl {
+				w.plan = append(w.plan, item{r: r, decode: true})
+				decodeSeqs++
+				decodeKV += r.isl + r.generated
+			}
+		}
+	}
+	if w.role != roleDecode {
+		s.planPrefills(w, budget-decodeSeqs)
+	}
+	s.launch(w, decodeSeqs, decodeKV)
+}
+
+func (s *sim) planPrefills(w *worker, budget int) {
+	for _, r := range w.running {
+		if budget <= 0 {
+			return
+		}
+		if rem := r.isl - r.prefilled; rem > 0 {
+			c := min(rem, budget)
+			w.plan = append(w.plan, item{r: r, chunk: c})
+			budget -= c
+		}
+	}
+	for budget > 0 {
+		r := s.admit(w)
+		if r == nil {
+			return
+		}
+		c := min(r.isl-r.prefilled, budget)
+		w.plan = append(w.plan, item{r: r, chunk: c})
+		budget -= c
+	}
+}
+
+func (s *sim) launch(w *worker, decodeSeqs, decodeKV int) {
+	if len(w.plan) == 0 {
+		return
+	}
+	b := perf.Batch{DecodeSeqs: float64(decodeSeqs), DecodeKV: float64(decodeKV), OutputRows: float64(decodeSeqs)}
+	for _, it := range w.plan[decodeSeqs:] {
+		ch, past := float64(it.chunk), float64(it.r.prefilled)
+		b.PrefillTokens += ch
+		b.PrefillPast += past
+		b.PrefillAttn += ch * (past + ch/2)
+		if it.r.prefilled+it.chunk == it.r.isl {
+			b.OutputRows++
+		}
+	}
+	w.busy = true
+	s.steps++
+	s.push(event{t: s.now + w.pool.Step.Time(b), kind: evStepEnd, ref: w.id})
+}
+
+func (s *sim) finishStep(w *worker) {
+	w.busy = false
+	t := s.now
+	finished := false
+	gapV, gapW := -1.0, 0.0
+	for _, it := range w.plan {
+		r := it.r
+		if it.decode {
+			if gap := t - r.lastTok; gap != gapV {
+				s.flushGap(gapV, gapW)
+				gapV, gapW = gap, 0
+			}
+			gapW++
+			r.generated++
+			r.lastTok = t
+			if r.generated >= r.osl {
+				r.done, finished = true, true
+			}
+			continue
+		}
+		r.prefilled += it.chunk
+		if r.prefilled < r.isl {
+			continue
+		}
+		if w.cache != nil {
+			w.cache.Insert(r.src.HashIDs)
+		}
+		r.generated, r.firstTok, r.lastTok = 1, t, t
+		if w.role == rolePrefill {
+			// The prompt's KV leaves the prefill worker for a decode worker.
+			r.done, finished = true, true
+			s.push(event{t: t + s.o.TransferLatency + float64(r.isl)*s.o.TransferPerToken, kind: evHandoff, ref: r.idx})
+			continue
+		}
+		r.ttft = t - r.arrival
+		s.ttft = append(s.ttft, r.ttft*1e3)
+		if r.osl == 1 {
+			r.done, finished = true, true
+		}
+	}
+	s.flushGap(gapV, gapW)
+	if finished {
+		kept := w.running[:0]
+		for _, r := range w.running {
+			if !r.done {
+				kept = append(kept, r)
+				continue
+			}
+			r.done = false
+			w.kvFree += r.res
+			w.runningSeqs--
+			if w.role != rolePrefill {
+				s.complete(r)
+			} else {
+				r.prefilled, r.generated = r.isl, 1
+			}
+		}
+		clear(w.running[len(kept):])
+		w.running = kept
+	}
+	s.kick(w)
+}
+
+func (s *sim) flushGap(gap, w float64) {
+	if w == 0 {
+		return
+	}
+	s.itl.add(gap*1e3, w)
+	s.sumITL += gap * w
+	s.nITL += w
+}
+
+func (s *sim) complete(r *req) {
+	t := s.now
+	e2e := t - r.arrival
+	s.e2e = append(s.e2e, e2e*1e3)
+	tpot := 0.0
+	if r.osl > 1 {
+		tpot = (t - r.firstTok) / float64(r.osl-1)
+		s.tpot = append(s.tpot, tpot*1e3)
+		if tpot > 0 {
+			s.sumPerUser += 1 / tpot
+		}
+	}
+	ok := (s.sla.TTFTms == 0 || r.ttft*1e3 <= s.sla.TTFTms) &&
+		(s.sla.ITLms == 0 || r.osl == 1 || tpot*1e3 <= s.sla.ITLms) &&
+		(s.sla.E2Ems == 0 || e2e*1e3 <= s.sla.E2Ems)
+	if ok {
+		s.good++
+		s.goodOT += r.osl
+	}
+	s.outTok += r.osl
+	s.done++
+	s.lastDone = t
+	if s.o.Concurrency > 0 && s.issued < len(s.reqs) {
+		s.issue()
+	}
+}
+
+func (s *sim) report() perf.Report {
+	dur := s.lastDone
+	r := perf.Report{
+		Requests: s.issued, Completed: s.done, OutputTokens: s.outTok,
+		DurationMs: dur * 1e3, TTFTSamples: len(s.ttft), TPOTSamples: len(s.tpot), GoodCompleted: s.good,
+		ForwardSteps: s.steps,
+	}
+	if dur > 0 {
+		r.RequestThroughput = float64(s.done) / dur
+		r.OutputThroughput = float64(s.outTok) / dur
+		r.GoodputRequests = float64(s.good) / dur
+		r.GoodputOutput = float64(s.goodOT) / dur
+	}
+	r.TTFT = stats(s.ttft)
+	r.E2E = stats(s.e2e)
+	if len(s.tpot) > 0 {
+		r.TPOT = stats(s.tpot)
+		r.PerUserThroughput = s.sumPerUser / float64(len(s.tpot))
+	}
+	if s.nITL > 0 {
+		r.ITL = s.itl.stats(s.sumITL * 1e3 / s.nITL)
+	}
+	return r
+}
+
+// stats is the exact distribution of per-request samples (nearest rank).
+func stats(v []float64) perf.Stats {
+	if len(v) == 0 {
+		return perf.Stats{}
+	}
+	sum := 0.0
+	for _, x := range v {
+		sum += x
+	}
+	slices.Sort(v)
+	q := func(p float64) float64 { return v[max(0, min(len(v)-1, int(math.Ceil(p*float64(len(v))))-1))] }
+	return perf.Stats{Mean: sum / float64(len(v)), P50: q(0.5), P90: q(0.9), P99: q(0.99)}
+}

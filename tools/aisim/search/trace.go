@@ -1,0 +1,141 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/dgdr-operator/dgdr-operator/tools/aisim/input"
+	"github.com/dgdr-operator/dgdr-operator/tools/aisim/perf"
+	"github.com/dgdr-operator/dgdr-operator/tools/aisim/replay"
+	"github.com/dgdr-operator/dgdr-operator/tools/aisim/trace"
+)
+
+// LoadTrace reads the document's trace source (nothing for synthetic traffic) into e.Trace,
+// checking what the replay needs: timestamps for trace_timestamps, and requests that fit the
+// model's context. Errors name the line and field of the offending row.
+func (e *Env) LoadTrace() error {
+	src := e.Doc.Traffic.Trace
+	if src == nil {
+		return nil
+	}
+	t, err := trace.ReadFile(src.Path, src.BlockSize)
+	if err != nil {
+		return err
+	}
+	if e.Doc.Traffic.Load.Type == input.LoadTraceTimestamps {
+		if _, err := t.Arrivals(1); err != nil {
+			return err
+		}
+	}
+	limit := e.Model.MaxContext
+	if cl := e.Doc.Engine.ContextLength; cl > 0 {
+		limit = min(limit, cl)
+	}
+	for _, r := range t.Requests {
+		if r.Input+r.Output > limit {
+			return &trace.ParseError{Line: r.Line, Field: "input_length",
+				Reason: fmt.Sprintf("input + output (%d) exceeds the context length %d", r.Input+r.Output, limit)}
+		}
+	}
+	e.Trace = t
+	return nil
+}
+
+// prepareTrace resolves the load of a trace point: closed-loop concurrency, or the trace's
+// arrival rate times the speedup; every request of the trace is replayed.
+func (e *Env) prepareTrace(pr *Prepared) {
+	p := pr.Point
+	in, out := e.Trace.MeanTokens()
+	pr.CapConc = int(float64(pr.CapTokens) / (in + out/2))
+	if e.Doc.Traffic.Load.Type == input.LoadConcurrency {
+		pr.Concurrency = int(p.Load)
+	} else {
+		pr.Rate = e.Trace.Rate() * p.Load
+	}
+	pr.Requests = len(e.Trace.Requests)
+}
+
+// traceNeed is the KV one request of the trace needs on a worker of role: its largest prompt
+// plus response (prompt only on a prefill worker).
+func (e *Env) traceNeed(role string) int {
+	total, in := e.Trace.MaxTokens()
+	if role == input.RolePrefill {
+		return in
+	}
+	return total
+}
+
+// simulateTrace replays the trace on the deployment.
+func (e *Env) simulateTrace(ctx context.Context, pr *Prepared, d perf.Deployment, deadline time.Time) (*perf.Report, error) {
+	t := e.Doc.Traffic
+	o := replay.Options{Concurrency: pr.Concurrency, MaxVirtualSeconds: t.Stop.MaxVirtualSeconds}
+	if t.Load.Type == input.LoadTraceTimestamps {
+		o.Speedup = pr.Point.Load
+	}
+	entry := input.RoleAggregated
+	if pr.Point.Mode == input.ModeDisaggregated {
+		entry = input.RolePrefill
+		pre, dec := pr.Point.Role(input.RolePrefill).Worker.Shape, pr.Point.Role(input.RoleDecode).Worker.Shape
+		o.TransferPerToken, o.TransferLatency = e.transferRate(pre, dec)
+	}
+	if w := e.Doc.Engine.Workers[entry]; w != nil {
+		o.PrefixCaching = w.PrefixCaching
+	}
+	sla := e.Doc.Evaluation.SLA
+	res, err := replay.Simulate(ctx, d, e.Trace, o, perf.SLA{TTFTms: sla.TTFTms, ITLms: sla.ITLms, E2Ems: sla.E2Ems}, deadline)
+	if err != nil {
+		return nil, err
+	}
+	pr.TraceMetrics = map[string]float64{"prefix_cache_hit_ratio": res.PrefixHitRatio}
+	if res.OfferedRate > 0 {
+		pr.TraceMetrics["offered_rate_rps"] = res.OfferedRate
+	}
+	return &res.Report, nil
+}
+
+// transferRate is transferSeconds per prompt token, and its fixed latency.
+func (e *Env) transferRate(pre, dec input.Shape) (perToken, latency float64) {
+	link := e.GPU.InterNodeBW
+	if pre.GPUsPerWorker()+dec.GPUsPerWorker() <= e.GPU.GPUsPerNode {
+		link = e.GPU.IntraNodeBW
+	}
+	streams := float64(min(pre.Tensor*pre.AttentionData, dec.Tensor*dec.AttentionData))
+	return e.Model.KVBytesPerToken(1) / (link * streams), e.GPU.P2PLatency
+}
+
+// traceTraffic is the traffic section of a trace point's prediction document.
+func (e *Env) traceTraffic(p Point) map[string]any {
+	t := e.Doc.Traffic
+	src := map[string]any{"type": "trace", "paths": []any{t.Trace.Path}, "format": t.Trace.Format}
+	if t.Trace.BlockSizeSet {
+		src["block_size"] = t.Trace.BlockSize
+	}
+	load := map[string]any{"type": input.LoadConcurrency, "concurrency": int(p.Load)}
+	if t.Load.Type == input.LoadTraceTimestamps {
+		load = map[string]any{"type": input.LoadTraceTimestamps, "speedup": p.Load}
+	}
+	traffic := map[string]any{"source": src, "load": load}
+	if v := t.Stop.MaxVirtualSeconds; v > 0 {
+		traffic["stop"] = map[string]any{"max_virtual_time_seconds": v}
+	}
+	return traffic
+}
+
+// traceSample fills the SDK-style sample of a trace point.
+func (e *Env) traceSample(c map[string]any, p Point) {
+	t := e.Doc.Traffic
+	delete(c, "isl")
+	delete(c, "osl")
+	delete(c, "request_rate")
+	c["trace_path"], c["trace_format"] = t.Trace.Path, t.Trace.Format
+	if t.Load.Type == input.LoadTraceTimestamps {
+		c["speedup"] = p.Load
+	} else {
+		c["concurrency"] = int(p.Load)
+	}
+	if v := t.Stop.MaxVirtualSeconds; v > 0 && !math.IsInf(v, 0) {
+		c["max_virtual_time_seconds"] = v
+	}
+}
