@@ -31,6 +31,16 @@ type clients struct {
 }
 
 func (k *kubeFlags) connect() (*clients, error) {
+	cfg, ns, err := k.load()
+	if err != nil {
+		return nil, err
+	}
+	return newClients(cfg, ns)
+}
+
+// load reads the kubeconfig: the REST config and the namespace (--namespace, else the
+// context's, else default).
+func (k *kubeFlags) load() (*rest.Config, string, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	if k.kubeconfig != "" {
 		rules.ExplicitPath = k.kubeconfig
@@ -38,7 +48,7 @@ func (k *kubeFlags) connect() (*clients, error) {
 	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: k.context})
 	cfg, err := cc.ClientConfig()
 	if err != nil {
-		return nil, fmt.Errorf("loading kubeconfig: %w", err)
+		return nil, "", fmt.Errorf("loading kubeconfig: %w", err)
 	}
 	ns := k.namespace
 	if ns == "" {
@@ -46,7 +56,7 @@ func (k *kubeFlags) connect() (*clients, error) {
 			ns = "default"
 		}
 	}
-	return newClients(cfg, ns)
+	return cfg, ns, nil
 }
 
 func newClients(cfg *rest.Config, ns string) (*clients, error) {

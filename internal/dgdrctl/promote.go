@@ -6,8 +6,6 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 
@@ -78,26 +76,8 @@ func promote(ctx context.Context, c *clients, o *promoteOptions, out io.Writer) 
 	return nil
 }
 
-// checkRunSucceeded finds the candidate's Run (its controller) and requires Completed=True
-// with reason Succeeded.
+// checkRunSucceeded requires the candidate's Run to have succeeded (promote.CheckRunSucceeded,
+// shared with dgdrctl ui).
 func checkRunSucceeded(ctx context.Context, c *clients, cand *v1beta2.DynamoGraphDeploymentCandidate) error {
-	runName := cand.Labels[v1beta2.LabelRunName]
-	if ref := metav1.GetControllerOf(cand); ref != nil && ref.Kind == "DynamoGraphDeploymentRun" {
-		runName = ref.Name
-	}
-	if runName == "" {
-		return fmt.Errorf("candidate %s has no Run", cand.Name)
-	}
-	var run v1beta2.DynamoGraphDeploymentRun
-	if err := c.ctrl.Get(ctx, types.NamespacedName{Namespace: cand.Namespace, Name: runName}, &run); err != nil {
-		return fmt.Errorf("getting Run %s: %w", runName, err)
-	}
-	cond := meta.FindStatusCondition(run.Status.Conditions, v1beta2.ConditionCompleted)
-	if cond == nil || cond.Status != metav1.ConditionTrue {
-		return fmt.Errorf("run %s has not completed", runName)
-	}
-	if cond.Reason != v1beta2.ReasonSucceeded {
-		return fmt.Errorf("run %s did not succeed (Completed reason %s)", runName, cond.Reason)
-	}
-	return nil
+	return dgdpromote.CheckRunSucceeded(ctx, c.ctrl, cand)
 }

@@ -1,0 +1,134 @@
+package dgdrctl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
+	"github.com/dgdr-operator/dgdr-operator/internal/ui"
+)
+
+type uiOptions struct {
+	port          int
+	address       string
+	allNamespaces bool
+	open          bool
+}
+
+func newUICommand() *cobra.Command {
+	var kf kubeFlags
+	o := &uiOptions{}
+	cmd := &cobra.Command{
+		Use:   "ui",
+		Short: "Serve a local web view of requests, Runs and candidates (Pareto front, promote)",
+		Long: `ui serves a web view on this machine (127.0.0.1) with your own kubeconfig credentials: it
+shows and does exactly what you may. Pages: the requests (live), a request's Runs (progress,
+the effective AISimulate input, a diff between two Runs), a Run's candidates (every feasible
+evaluated point against the Pareto front, the ranked table) and a candidate (its rendered
+DynamoGraphDeployment, promote with a dry-run preview, as dgdrctl promote). It prints its URL
+and serves until interrupted. See docs/ui.md.
+
+It listens on a loopback address only, unless --address names another one explicitly.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			explicit := cmd.Flags().Changed("address")
+			if o.allNamespaces && cmd.Flags().Changed("namespace") {
+				return errors.New("--namespace and --all-namespaces exclude each other")
+			}
+			return runUI(cmd.Context(), &kf, o, explicit, cmd.OutOrStdout())
+		},
+	}
+	kf.add(cmd)
+	cmd.Flags().IntVar(&o.port, "port", 0, "port to listen on (0: a free port)")
+	cmd.Flags().StringVar(&o.address, "address", "127.0.0.1", "address to listen on; a non-loopback address must be given explicitly")
+	cmd.Flags().BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "show the requests of every namespace you may list")
+	cmd.Flags().BoolVar(&o.open, "open", false, "open the URL in a browser")
+	return cmd
+}
+
+func runUI(ctx context.Context, kf *kubeFlags, o *uiOptions, explicit bool, out io.Writer) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	cfg, ns, err := kf.load()
+	if err != nil {
+		return err
+	}
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme.Scheme})
+	if err != nil {
+		return err
+	}
+	if o.allNamespaces {
+		ns = ""
+	}
+	addr := net.JoinHostPort(o.address, strconv.Itoa(o.port))
+	if err := ui.CheckBind(addr, explicit); err != nil {
+		return err
+	}
+	srv, err := ui.New(ui.Options{Client: c, Namespace: ns})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	srv.Allow(ln.Addr().String())
+	host := o.address
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		host = "127.0.0.1"
+	}
+	url := "http://" + net.JoinHostPort(host, strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)) + "/"
+	scope := "namespace " + ns
+	if ns == "" {
+		scope = "all namespaces"
+	}
+	fmt.Fprintf(out, "dgdrctl ui: serving %s at %s (Ctrl-C to stop)\n", scope, url)
+	if explicit {
+		if h, _, _ := net.SplitHostPort(addr); !isLoopbackHost(h) {
+			fmt.Fprintf(out, "warning: listening on %s: anyone who reaches it sees what your credentials may read (promote still needs the page's token)\n", addr)
+		}
+	}
+	if o.open {
+		openBrowser(url)
+	}
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = hs.Shutdown(sctx)
+		return nil
+	}
+}
+
+func isLoopbackHost(h string) bool {
+	if h == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+func openBrowser(url string) {
+	name := "xdg-open"
+	if runtime.GOOS == "darwin" {
+		name = "open"
+	}
+	_ = exec.Command(name, url).Start()
+}
