@@ -42,6 +42,9 @@ type Result struct {
 	OfferedRate float64
 	// Cutoff is set when MaxVirtualSeconds ended the replay before the trace did.
 	Cutoff bool
+	// MaxInFlight is the largest number of requests issued and not completed at once (at most
+	// Concurrency in closed loop).
+	MaxInFlight int
 }
 
 type role int
@@ -127,6 +130,7 @@ type sim struct {
 	sumPerUser           float64
 	good, outTok, goodOT int
 	lastDone             float64
+	maxInFlight          int
 }
 
 // Simulate replays t on d.
@@ -236,6 +240,7 @@ func Simulate(ctx context.Context, d perf.Deployment, t *trace.Trace, o Options,
 		}
 	}
 	res.Report = s.report()
+	res.MaxInFlight = s.maxInFlight
 	if s.promptTokens > 0 {
 		res.PrefixHitRatio = s.hitTokens / s.promptTokens
 	}
@@ -255,6 +260,7 @@ func (s *sim) issue() {
 		i = int(s.order[i])
 	}
 	s.issued++
+	s.maxInFlight = max(s.maxInFlight, s.issued-s.done)
 	r := &s.reqs[i]
 	r.arrival = s.now
 	wk := s.entry[s.rrEntry%len(s.entry)]
