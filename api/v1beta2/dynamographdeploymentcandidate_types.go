@@ -69,6 +69,15 @@ type DynamoGraphDeploymentCandidateStatus struct {
 	// metrics are the predicted metrics.
 	// +optional
 	Metrics *CandidateMetrics `json:"metrics,omitempty"`
+
+	// provisional is true while the candidate comes from a search that had not ended when it was
+	// published: the reporter publishes the best candidates settled so far while the search runs
+	// (docs/results.md). Its rank may still change, and it is deleted if it drops out of the top
+	// maxCandidates. When the search ends the final ranking replaces the provisional one and this
+	// field is cleared; a Run that was cancelled or whose deadline passed keeps its provisional
+	// candidates with provisional true.
+	// +optional
+	Provisional bool `json:"provisional,omitempty"`
 }
 
 // DynamoGraphDeploymentCandidate is a ranked, deployable result of a Run, published by the
@@ -82,6 +91,7 @@ type DynamoGraphDeploymentCandidateStatus struct {
 // +kubebuilder:printcolumn:name="Mode",type=string,JSONPath=`.spec.mode`
 // +kubebuilder:printcolumn:name="GPUs",type=integer,JSONPath=`.spec.gpus`
 // +kubebuilder:printcolumn:name="Tok/s/GPU",type=number,JSONPath=`.status.metrics.throughputPerGpu`
+// +kubebuilder:printcolumn:name="Provisional",type=boolean,JSONPath=`.status.provisional`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.spec) || self.spec == oldSelf.spec",message="spec is immutable"
 type DynamoGraphDeploymentCandidate struct {

@@ -178,6 +178,49 @@ type RecommendationSummary struct {
 	// feasible is the number of feasible candidates.
 	// +optional
 	Feasible int64 `json:"feasible,omitempty"`
+	// provisional is true while the summary, candidateRefs and the Candidates they name come from
+	// a search that has not ended (the best candidates settled so far). The reporter clears it
+	// when it publishes the final ranking; a Run that was cancelled or whose deadline passed keeps
+	// what was published with provisional true.
+	// +optional
+	Provisional bool `json:"provisional,omitempty"`
+	// infeasibleReasons counts the candidates that were not feasible (infeasible, failed, timed
+	// out, unsupported, resource limited) by the recommender's reason category, most frequent
+	// first. At most 16 categories are listed; the rest are counted under "other".
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	InfeasibleReasons []ReasonCount `json:"infeasibleReasons,omitempty"`
+}
+
+// ReasonCount is the number of candidates that were not feasible for one reason category.
+type ReasonCount struct {
+	// category is the recommender's reason category (kv_capacity, sla_constraint, gpu_budget,
+	// ...), "unknown" when the recommender gave none.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	Category string `json:"category,omitempty"`
+	// count is the number of candidates.
+	// +required
+	// +kubebuilder:validation:Minimum=0
+	Count int64 `json:"count"`
+}
+
+// RunArtifacts names the Run-owned ConfigMap that keeps the search's raw output.
+type RunArtifacts struct {
+	// configMapName is the ConfigMap holding the gzip-compressed recommendation.json and
+	// execution-events.jsonl of the search (binaryData keys recommendation.json.gz and
+	// execution-events.jsonl.gz). It is controlled by the Run and deleted with it.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	ConfigMapName string `json:"configMapName,omitempty"`
+	// truncated is true when a file did not fit the ConfigMap's cap (1,000 KiB of compressed
+	// data, under the API server's 1 MiB limit for a ConfigMap) and was cut at a line boundary;
+	// the kept part ends with a line saying how much was kept.
+	// +optional
+	Truncated bool `json:"truncated,omitempty"`
 }
 
 // CandidateReference names a DynamoGraphDeploymentCandidate in the same namespace.
@@ -241,6 +284,12 @@ type DynamoGraphDeploymentRunStatus struct {
 	// recommendation summarizes the result.
 	// +optional
 	Recommendation *RecommendationSummary `json:"recommendation,omitempty"`
+
+	// artifacts names the Run-owned object that keeps the search's raw output
+	// (recommendation.json and the events ledger, compressed and size-capped), written by the
+	// reporter when the search ends or is stopped. `dgdrctl results RUN --raw` prints it.
+	// +optional
+	Artifacts *RunArtifacts `json:"artifacts,omitempty"`
 }
 
 // DynamoGraphDeploymentRun is one immutable execution of a DynamoGraphDeploymentRequest

@@ -29,7 +29,10 @@ const SearchIdentityPolicyName = "dgdr-search-identity"
 //
 //   - a Run's status may be written only when the Run's UID is the one in the identity's name;
 //   - a Candidate may be created, updated or deleted only when both its old and new versions are
-//     controlled by that Run (controller owner reference) and labelled with its UID.
+//     controlled by that Run (controller owner reference) and labelled with its UID;
+//   - a ConfigMap may be created or deleted only when it is the Run's artifacts ConfigMap
+//     (ArtifactsName of the identity's Run) and both its old and new versions are controlled by
+//     that Run and labelled with its UID.
 //
 // Anything else from a search identity is denied with 403 Forbidden. The policy matches only
 // users named system:serviceaccount:<ns>:dgdr-search-<uid>, so nothing else is slowed down or
@@ -59,6 +62,11 @@ func SearchIdentityPolicy() (*admissionregistrationv1.ValidatingAdmissionPolicy,
 							},
 						},
 					},
+				}, {
+					RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+						Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update, admissionregistrationv1.Delete},
+						Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"configmaps"}},
+					},
 				}},
 			},
 			MatchConditions: []admissionregistrationv1.MatchCondition{{
@@ -80,6 +88,12 @@ func SearchIdentityPolicy() (*admissionregistrationv1.ValidatingAdmissionPolicy,
 				{
 					Expression:        "request.resource.resource != 'dynamographdeploymentcandidates' || ((" + owned("object") + ") && (" + owned("oldObject") + "))",
 					MessageExpression: "'the search identity of Run ' + variables.runUID + ' may write only Candidates controlled by and labelled with its own Run'",
+					Reason:            forbidden,
+				},
+				{
+					Expression: "request.resource.resource != 'configmaps' || (request.name == '" + ArtifactsPrefix + "' + variables.runUID && (" +
+						owned("object") + ") && (" + owned("oldObject") + "))",
+					MessageExpression: "'the search identity of Run ' + variables.runUID + ' may write only the artifacts ConfigMap of its own Run (" + ArtifactsPrefix + "' + variables.runUID + ', controlled by and labelled with the Run)'",
 					Reason:            forbidden,
 				},
 			},

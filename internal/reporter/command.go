@@ -38,9 +38,13 @@ type Options struct {
 	SearchExitFile   string
 	ProgressInterval time.Duration
 	PollInterval     time.Duration
-	Kubeconfig       string
-	TerminationLog   string
-	Verbose          bool
+	// PublishInterval spaces provisional publish rounds (0: none); StopTimeout bounds what is
+	// published after SIGTERM.
+	PublishInterval time.Duration
+	StopTimeout     time.Duration
+	Kubeconfig      string
+	TerminationLog  string
+	Verbose         bool
 	// WriteInput selects the input init container's mode: write the Run's recorded input to
 	// InputDir and exit.
 	WriteInput bool
@@ -102,6 +106,8 @@ reason on stderr and in the termination message, when the result cannot be publi
 	f.StringVar(&o.SearchExitFile, "search-exit-file", "", "instead of watching the pod, wait for this file to hold the search's exit code (local runs and tests)")
 	f.DurationVar(&o.ProgressInterval, "progress-interval", DefaultProgressInterval, "minimum time between two progress writes")
 	f.DurationVar(&o.PollInterval, "poll-interval", DefaultPollInterval, "how often the output directory is read")
+	f.DurationVar(&o.PublishInterval, "publish-interval", DefaultPublishInterval, "minimum time between two rounds publishing the best candidates so far while the search runs, and before the first (0: publish only when the search ends)")
+	f.DurationVar(&o.StopTimeout, "stop-timeout", DefaultStopTimeout, "how long the reporter still publishes after SIGTERM (keep under the pod's termination grace period)")
 	f.StringVar(&o.Kubeconfig, "kubeconfig", "", "kubeconfig file (default: in-cluster credentials or $KUBECONFIG)")
 	f.StringVar(&o.TerminationLog, "termination-log", DefaultTerminationLog, "file receiving the termination message (ignored when not writable)")
 	f.BoolVarP(&o.Verbose, "verbose", "v", false, "log every progress write")
@@ -215,7 +221,12 @@ func Execute(ctx context.Context, o *Options, log logr.Logger) (*Outcome, error)
 		Watcher:          w,
 		ProgressInterval: o.ProgressInterval,
 		PollInterval:     o.PollInterval,
+		PublishInterval:  o.PublishInterval,
+		StopTimeout:      o.StopTimeout,
 		Log:              log,
+	}
+	if o.PublishInterval <= 0 {
+		r.PublishInterval = -1 // no provisional publishing
 	}
 	return r.Run(ctx)
 }

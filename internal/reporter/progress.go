@@ -30,6 +30,10 @@ type progressState struct {
 	settled  int64
 	counts   map[string]int64
 	finished *output.Counts // counts of search_finished, when seen
+	// best holds the best feasible candidates settled so far (provisional publishing) and
+	// reasons counts the others by reason category.
+	best    bestSoFar
+	reasons map[string]int64
 }
 
 func newTail(dir string) *tail {
@@ -65,7 +69,7 @@ func (t *tail) read() error {
 	defer f.Close()
 	if st.Size() < t.offset {
 		t.offset, t.partial = 0, nil
-		t.state = progressState{counts: map[string]int64{}}
+		t.state = progressState{counts: map[string]int64{}, best: bestSoFar{limit: t.state.best.limit}}
 	}
 	if st.Size() > jobcontract.MaxEventsBytes {
 		return &OutputRejectedError{File: output.EventsFile, Problem: fmt.Sprintf(
@@ -147,6 +151,7 @@ func (s *progressState) apply(e output.Event) {
 			s.settled = int64(e.Settled)
 		}
 		s.counts[e.Status]++
+		s.settle(e)
 	case "search_finished":
 		if e.Counts != nil {
 			c := *e.Counts

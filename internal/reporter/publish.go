@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/yaml"
@@ -53,13 +54,25 @@ func (r *Reporter) Publish(ctx context.Context, run *v1beta2.DynamoGraphDeployme
 		if !errors.Is(err, os.ErrNotExist) {
 			r.Log.Error(err, "reading the result of a failed search")
 		}
-		return out, r.patchFinal(ctx, run, statusPatch{Progress: &progress}, out)
+		// Provisional candidates published meanwhile stay, marked provisional, with their
+		// candidateRefs and summary; the ledger is kept as the Run's artifacts.
+		art, aerr := r.keepArtifacts(ctx, run)
+		if aerr != nil {
+			return out, aerr
+		}
+		return out, r.patchFinal(ctx, run, statusPatch{Progress: &progress, Artifacts: art}, out)
 	}
 	progress = withCounts(progress, sweep.Counts)
 
 	desired, err := r.desiredCandidates(run, sweep)
 	if err != nil {
 		return out, err
+	}
+	// A search that did not exit 0 (interrupted, resource-limited) wrote a partial result: its
+	// candidates are published marked provisional.
+	partial := exitCode != 0
+	for i := range desired {
+		desired[i].Status.Provisional = partial
 	}
 	for i := range desired {
 		if err := r.ensureCandidate(ctx, run, &desired[i]); err != nil {
@@ -70,6 +83,10 @@ func (r *Reporter) Publish(ctx context.Context, run *v1beta2.DynamoGraphDeployme
 	if err := r.deleteStale(ctx, run, out.Published); err != nil {
 		return out, err
 	}
+	art, err := r.keepArtifacts(ctx, run)
+	if err != nil {
+		return out, err
+	}
 
 	progress.Published = int32(len(desired))
 	out.Progress = progress
@@ -78,13 +95,15 @@ func (r *Reporter) Publish(ctx context.Context, run *v1beta2.DynamoGraphDeployme
 		ImplementationVersion: sweep.Provenance.ImplementationVersion,
 		Evaluated:             int64(sweep.Counts.Evaluated),
 		Feasible:              int64(sweep.Counts.Feasible),
+		Provisional:           partial,
+		InfeasibleReasons:     sweepReasons(sweep),
 	}
 	if len(sweep.Views.ParetoFront) > 0 {
 		summary.View = ViewParetoFront
 	} else {
 		summary.View = ViewTopN
 	}
-	sp := statusPatch{Progress: &progress, Recommendation: summary}
+	sp := statusPatch{Progress: &progress, Recommendation: summary, Artifacts: art}
 	if len(desired) > 0 {
 		summary.BestCandidate = desired[0].Name
 		summary.Metrics = desired[0].Status.Metrics.DeepCopy()
@@ -302,20 +321,62 @@ func (r *Reporter) ensureCandidate(ctx context.Context, run *v1beta2.DynamoGraph
 			return fmt.Errorf("a Candidate with this name exists and does not belong to Run %s (uid %s)", run.Name, run.UID)
 		}
 		if !sameSpec(&obj.Spec, &want.Spec) {
-			return fmt.Errorf("a Candidate with this name exists with a different spec")
+			evaluated := meta.FindStatusCondition(obj.Status.Conditions, v1beta2.ConditionEvaluated) != nil
+			if evaluated && !obj.Status.Provisional {
+				return fmt.Errorf("a Candidate with this name exists with a different spec")
+			}
+			// A provisional Candidate (or one whose status was never written) of this Run
+			// rendered differently (the ledger's configuration and the final file differ):
+			// replaced, since the spec is immutable.
+			if err := r.replaceCandidate(ctx, obj, want); err != nil {
+				return err
+			}
+			obj = want.DeepCopy()
+			obj.Status = v1beta2.DynamoGraphDeploymentCandidateStatus{}
+			if err := r.Client.Get(ctx, client.ObjectKeyFromObject(want), obj); err != nil {
+				return err
+			}
 		}
 	default:
 		return err
 	}
-	if cond := meta.FindStatusCondition(obj.Status.Conditions, v1beta2.ConditionEvaluated); cond != nil && cond.Status == metav1.ConditionTrue &&
-		obj.Status.CandidateID == want.Status.CandidateID && obj.Status.Rank == want.Status.Rank {
+	// A provisional Candidate's rank changes while the search runs: its rank label follows.
+	if rank := want.Labels[v1beta2.LabelCandidateRank]; obj.Labels[v1beta2.LabelCandidateRank] != rank {
+		body, _ := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]string{v1beta2.LabelCandidateRank: rank}}})
+		if err := r.Client.Patch(ctx, obj, client.RawPatch(types.MergePatchType, body)); err != nil {
+			return err
+		}
+	}
+	old := meta.FindStatusCondition(obj.Status.Conditions, v1beta2.ConditionEvaluated)
+	if old != nil && old.Status == metav1.ConditionTrue && obj.Status.CandidateID == want.Status.CandidateID &&
+		obj.Status.Rank == want.Status.Rank && obj.Status.Provisional == want.Status.Provisional {
 		return nil
 	}
-	obj.Status = *want.Status.DeepCopy()
-	for i := range obj.Status.Conditions {
-		obj.Status.Conditions[i].ObservedGeneration = obj.Generation
+	status := *want.Status.DeepCopy()
+	for i := range status.Conditions {
+		status.Conditions[i].ObservedGeneration = obj.Generation
+		if old != nil && old.Type == status.Conditions[i].Type && old.Status == status.Conditions[i].Status {
+			status.Conditions[i].LastTransitionTime = old.LastTransitionTime
+		}
 	}
+	obj.Status = status
 	return r.Client.Status().Update(ctx, obj)
+}
+
+// replaceCandidate deletes obj (only that object: a UID precondition) and creates want.
+func (r *Reporter) replaceCandidate(ctx context.Context, obj, want *v1beta2.DynamoGraphDeploymentCandidate) error {
+	if err := r.Client.Delete(ctx, obj, client.Preconditions{UID: &obj.UID}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("replacing provisional Candidate %s: %w", obj.Name, err)
+	}
+	fresh := want.DeepCopy()
+	fresh.Status = v1beta2.DynamoGraphDeploymentCandidateStatus{}
+	if err := r.Client.Create(ctx, fresh); err != nil {
+		return fmt.Errorf("replacing provisional Candidate %s: %w", obj.Name, err)
+	}
+	if r.OnCandidateCreated != nil {
+		r.OnCandidateCreated(want.Name)
+	}
+	return nil
 }
 
 func sameSpec(a, b *v1beta2.DynamoGraphDeploymentCandidateSpec) bool {

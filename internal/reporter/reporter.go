@@ -64,6 +64,12 @@ type Reporter struct {
 	ProgressInterval time.Duration
 	// PollInterval is how often the events file is read (default 1s).
 	PollInterval time.Duration
+	// PublishInterval is the minimum time between two provisional publish rounds, and the time
+	// before the first (default DefaultPublishInterval; negative: no provisional publishing).
+	PublishInterval time.Duration
+	// StopTimeout bounds what is published after the reporter is told to stop (default
+	// DefaultStopTimeout).
+	StopTimeout time.Duration
 	// Log receives structured progress logs.
 	Log logr.Logger
 	// Now is the clock (tests).
@@ -74,6 +80,12 @@ type Reporter struct {
 
 	lastProgress *v1beta2.RunProgress
 	lastWrite    time.Time
+	// Provisional publishing: when the reporter started, when the last round ran, and the
+	// ranking it published.
+	started          time.Time
+	lastPublish      time.Time
+	publishedSig     string
+	provisionalCount int32
 }
 
 // Outcome is what a completed Run of the reporter did.
@@ -99,6 +111,12 @@ func (r *Reporter) defaults() {
 	if r.PollInterval <= 0 {
 		r.PollInterval = DefaultPollInterval
 	}
+	if r.PublishInterval == 0 {
+		r.PublishInterval = DefaultPublishInterval
+	}
+	if r.StopTimeout <= 0 {
+		r.StopTimeout = DefaultStopTimeout
+	}
 	if r.Now == nil {
 		r.Now = time.Now
 	}
@@ -123,6 +141,10 @@ func (r *Reporter) Run(ctx context.Context) (*Outcome, error) {
 		return nil, err
 	}
 	tl := newTail(r.OutputDir)
+	if r.provisionalEnabled() {
+		tl.state.best.limit = maxCandidates(run)
+	}
+	r.started = r.Now()
 
 	type exit struct {
 		code int
@@ -141,8 +163,16 @@ func (r *Reporter) Run(ctx context.Context) (*Outcome, error) {
 	for {
 		select {
 		case <-ctx.Done():
+			// SIGTERM before the search ended (the Run was cancelled or its deadline passed):
+			// what was published stays, marked provisional.
+			r.stop(ctx, run, tl)
 			return nil, ctx.Err()
 		case e := <-ended:
+			if e.err != nil && ctx.Err() != nil {
+				// The watcher saw the same SIGTERM first.
+				r.stop(ctx, run, tl)
+				return nil, ctx.Err()
+			}
 			if e.err != nil {
 				return nil, fmt.Errorf("waiting for the search to end: %w", e.err)
 			}
@@ -155,11 +185,16 @@ func (r *Reporter) Run(ctx context.Context) (*Outcome, error) {
 				return nil, fmt.Errorf("reading %s: %w", output.EventsFile, err)
 			}
 			// Publication is idempotent (exactly once in effect), so a publication interrupted by
-			// an API outage is simply done again.
+			// an API outage is simply done again. A SIGTERM arriving meanwhile leaves it
+			// StopTimeout to finish.
+			pctx, pcancel := graceful(ctx, r.StopTimeout)
+			defer pcancel()
 			var out *Outcome
-			err := retry(ctx, r.APIRetryTimeout, r.logRetry("publishing the result"), func() error {
+			err := retry(pctx, r.APIRetryTimeout, r.logRetry("publishing the result"), func() error {
 				var perr error
-				out, perr = r.Publish(ctx, run, e.code, tl.state.progress())
+				p := tl.state.progress()
+				p.Published = r.provisionalCount // what a failed search leaves published
+				out, perr = r.Publish(pctx, run, e.code, p)
 				return perr
 			})
 			return out, err
@@ -173,7 +208,15 @@ func (r *Reporter) Run(ctx context.Context) (*Outcome, error) {
 				r.Log.Error(err, "reading the events file")
 				continue
 			}
+			if r.provisionalDue(&tl.state) {
+				// The round writes the progress too.
+				if err := r.publishProvisional(ctx, run, &tl.state); err != nil {
+					r.Log.Error(err, "publishing provisional candidates")
+				}
+				continue
+			}
 			p := tl.state.progress()
+			p.Published = r.provisionalCount
 			due := r.lastProgress == nil || (*r.lastProgress != p && r.Now().Sub(r.lastWrite) >= r.ProgressInterval)
 			if !due {
 				continue
@@ -209,10 +252,35 @@ type statusPatch struct {
 	LastProgressTime *metav1.Time                   `json:"lastProgressTime,omitempty"`
 	CandidateRefs    []v1beta2.CandidateReference   `json:"candidateRefs,omitempty"`
 	Recommendation   *v1beta2.RecommendationSummary `json:"recommendation,omitempty"`
+	Artifacts        *v1beta2.RunArtifacts          `json:"artifacts,omitempty"`
+}
+
+// body renders the patch. A recommendation is sent with every field (absent ones as null) and
+// with the candidateRefs (null when there are none), so the final result replaces a provisional
+// one entirely, provisional flag included.
+func (sp statusPatch) body() map[string]any {
+	m := map[string]any{}
+	if sp.Progress != nil {
+		m["progress"] = mergeValue(sp.Progress)
+	}
+	if sp.LastProgressTime != nil {
+		m["lastProgressTime"] = sp.LastProgressTime
+	}
+	if sp.Recommendation != nil {
+		m["recommendation"] = mergeValue(sp.Recommendation)
+		m["candidateRefs"] = nil
+	}
+	if len(sp.CandidateRefs) > 0 {
+		m["candidateRefs"] = sp.CandidateRefs
+	}
+	if sp.Artifacts != nil {
+		m["artifacts"] = sp.Artifacts
+	}
+	return m
 }
 
 func (r *Reporter) patchStatus(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun, sp statusPatch) error {
-	body, err := json.Marshal(map[string]any{"status": sp})
+	body, err := json.Marshal(map[string]any{"status": sp.body()})
 	if err != nil {
 		return err
 	}

@@ -241,6 +241,7 @@ func TestRestartMidPublication(t *testing.T) {
 	exited := make(chan int, 1)
 	exited <- 0
 	r1 := newReporter(ns, run.Name, dir, reporter.ChanWatcher(exited))
+	r1.StopTimeout = time.Nanosecond // killed, not asked to stop: no grace to finish
 	r1.OnCandidateCreated = func(string) {
 		created++
 		if created == 2 {

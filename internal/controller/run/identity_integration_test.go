@@ -3,6 +3,7 @@ package run_test
 import (
 	"context"
 	"fmt"
+	corev1 "k8s.io/api/core/v1"
 	"testing"
 	"time"
 
@@ -49,6 +50,18 @@ func candidateOf(owner *v1beta2.DynamoGraphDeploymentRun, labelRun types.UID, na
 	}
 }
 
+// artifactsOf is a Run's artifacts ConfigMap as its reporter writes it (jobcontract.ArtifactsName),
+// here named name, controlled by owner and labelled with labelRun's UID.
+func artifactsOf(owner *v1beta2.DynamoGraphDeploymentRun, labelRun types.UID, name string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: owner.Namespace, Name: name,
+			Labels: map[string]string{v1beta2.LabelRunUID: string(labelRun), v1beta2.LabelRunName: owner.Name},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: v1beta2.GroupVersion.String(), Kind: "DynamoGraphDeploymentRun",
+				Name: owner.Name, UID: owner.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}},
+		BinaryData: map[string][]byte{jobcontract.ArtifactEventsKey: []byte("x")},
+	}
+}
+
 // patchProgress writes a progress field of target's status as c.
 func patchProgress(c client.Client, target *v1beta2.DynamoGraphDeploymentRun, settled int32) error {
 	patch := client.RawPatch(types.MergePatchType, fmt.Appendf(nil, `{"status":{"progress":{"budget":10,"settled":%d}}}`, settled))
@@ -87,6 +100,11 @@ func TestSearchIdentityIsConfinedToItsRun(t *testing.T) {
 	if err := k8s.Create(ctx, victim); err != nil {
 		t.Fatal(err)
 	}
+	victimArtifacts := artifactsOf(runB, runB.UID, jobcontract.ArtifactsName(runB.UID))
+	if err := k8s.Create(ctx, victimArtifacts.DeepCopy()); err != nil {
+		t.Fatal(err)
+	}
+	rankLabel := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"`+v1beta2.LabelCandidateRank+`":"1"}}}`))
 	attacks := map[string]func() error{
 		"patch B's status": func() error { return patchProgress(attacker, runB, 3) },
 		"create a Candidate controlled by B": func() error {
@@ -104,6 +122,20 @@ func TestSearchIdentityIsConfinedToItsRun(t *testing.T) {
 			c.Status.Rank = 1
 			return attacker.Status().Update(ctx, c)
 		},
+		"relabel B's Candidate": func() error { return attacker.Patch(ctx, victim.DeepCopy(), rankLabel) },
+		"create B's artifacts ConfigMap": func() error {
+			return attacker.Create(ctx, artifactsOf(runB, runB.UID, jobcontract.ArtifactsName(runB.UID)+"x"))
+		},
+		"create a ConfigMap of A under another name": func() error {
+			return attacker.Create(ctx, artifactsOf(runA, runA.UID, "dgdr-operator-config"))
+		},
+		"create A's artifacts ConfigMap controlled by B": func() error {
+			return attacker.Create(ctx, artifactsOf(runB, runA.UID, jobcontract.ArtifactsName(runA.UID)))
+		},
+		"create A's artifacts ConfigMap labelled as B's": func() error {
+			return attacker.Create(ctx, artifactsOf(runA, runB.UID, jobcontract.ArtifactsName(runA.UID)))
+		},
+		"delete B's artifacts ConfigMap": func() error { return attacker.Delete(ctx, victimArtifacts.DeepCopy()) },
 	}
 	for name, attack := range attacks {
 		if err := attack(); !apierrors.IsForbidden(err) {
@@ -119,8 +151,22 @@ func TestSearchIdentityIsConfinedToItsRun(t *testing.T) {
 	if err := attacker.Create(ctx, own); err != nil {
 		t.Fatalf("A's identity creating A's Candidate: %v", err)
 	}
+	if err := attacker.Patch(ctx, own, rankLabel); err != nil {
+		t.Errorf("A's identity relabelling A's Candidate: %v", err)
+	}
 	if err := attacker.Delete(ctx, own); err != nil {
 		t.Errorf("A's identity deleting A's Candidate: %v", err)
+	}
+	ownArtifacts := artifactsOf(runA, runA.UID, jobcontract.ArtifactsName(runA.UID))
+	if err := attacker.Create(ctx, ownArtifacts.DeepCopy()); err != nil {
+		t.Fatalf("A's identity creating A's artifacts ConfigMap: %v", err)
+	}
+	if err := attacker.Delete(ctx, ownArtifacts); err != nil {
+		t.Errorf("A's identity deleting A's artifacts ConfigMap: %v", err)
+	}
+	var cms corev1.ConfigMapList
+	if err := attacker.List(ctx, &cms, client.InNamespace(ns)); !apierrors.IsForbidden(err) {
+		t.Errorf("A's identity listing ConfigMaps: err = %v, want 403 Forbidden (no reads)", err)
 	}
 }
 

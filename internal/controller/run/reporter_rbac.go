@@ -16,6 +16,12 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 )
 
+// The operator holds these only because RBAC lets it grant nothing it does not hold: they are in
+// the reporter Role (jobcontract.ReporterRules) for provisional Candidates' rank labels and the
+// Run's artifacts ConfigMap.
+// +kubebuilder:rbac:groups=nvidia.com,resources=dynamographdeploymentcandidates,verbs=patch
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=create;delete
+
 // reporterLabels mark the reporter Role and the search identities.
 func reporterLabels() map[string]string {
 	return map[string]string{LabelManagedBy: ManagedByValue, LabelComponent: "reporter"}

@@ -1,0 +1,30 @@
+package jobcontract
+
+import "k8s.io/apimachinery/pkg/types"
+
+// The Run's artifacts: the reporter keeps the search's raw output in a ConfigMap controlled by
+// the Run (docs/results.md, "Artifacts"), because the output emptyDir goes away with the pod.
+const (
+	// ArtifactsPrefix starts the name of a Run's artifacts ConfigMap; the Run's UID follows, so
+	// nobody can create the object under that name before the Run exists, and the search
+	// identity's admission policy can check the name from the identity alone.
+	ArtifactsPrefix = "dgdr-artifacts-"
+	// ArtifactRecommendationKey and ArtifactEventsKey are the binaryData keys: gzip of
+	// recommendation.json and of execution-events.jsonl.
+	ArtifactRecommendationKey = "recommendation.json.gz"
+	ArtifactEventsKey         = "execution-events.jsonl.gz"
+	// AnnotationArtifactsTruncated lists (comma-separated) the files that were cut to fit
+	// MaxArtifactsBytes.
+	AnnotationArtifactsTruncated = "nvidia.com/dgdr-artifacts-truncated"
+	// MaxArtifactsBytes caps the compressed bytes of all files in the artifacts ConfigMap. The
+	// API server refuses a ConfigMap whose data and binaryData hold more than 1 MiB
+	// (corev1.MaxSecretSize, the same limit as Secrets, chosen to keep etcd objects small);
+	// 24 KiB are left for keys, metadata and the truncation markers. A 2,000-trial
+	// recommendation.json (about 10 MB) compresses to about 1 MB, so the largest searches are
+	// cut; the events ledger is kept first up to a quarter of the cap, because it names every
+	// candidate's outcome and reason in one line each.
+	MaxArtifactsBytes = 1<<20 - 24<<10
+)
+
+// ArtifactsName is the name of a Run's artifacts ConfigMap.
+func ArtifactsName(runUID types.UID) string { return ArtifactsPrefix + string(runUID) }

@@ -1,0 +1,374 @@
+package reporter_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
+	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
+	"github.com/dgdr-operator/dgdr-operator/internal/naming"
+	"github.com/dgdr-operator/dgdr-operator/internal/reporter"
+	"github.com/dgdr-operator/dgdr-operator/internal/testutil/poll"
+)
+
+// liveSearch replays a real aisim search's ledger into dir line by line, as the search would
+// write it, and runs a reporter on it with a short publish interval.
+type liveSearch struct {
+	t      *testing.T
+	ns     string
+	run    *v1beta2.DynamoGraphDeploymentRun
+	src    string
+	dir    string
+	lines  []string
+	events *os.File
+	exit   chan int
+	cancel context.CancelFunc
+	result chan error
+	r      *reporter.Reporter
+}
+
+func startLiveSearch(t *testing.T, name string, maxCandidates int32, interval time.Duration) *liveSearch {
+	t.Helper()
+	src := filepath.Join(t.TempDir(), "src")
+	if code := recommend(t, searchInput, src); code != 0 {
+		t.Fatalf("aisim exit %d", code)
+	}
+	ls := &liveSearch{t: t, ns: newNamespace(t), src: src, dir: t.TempDir(), exit: make(chan int, 1), result: make(chan error, 1)}
+	ls.run = newRun(t, ls.ns, name, maxCandidates)
+	ls.lines = readLines(t, filepath.Join(src, output.EventsFile))
+	f, err := os.Create(filepath.Join(ls.dir, output.EventsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.Close() })
+	ls.events = f
+	ls.r = newReporter(ls.ns, ls.run.Name, ls.dir, reporter.ChanWatcher(ls.exit))
+	ls.r.PublishInterval = interval
+	ctx, cancel := context.WithCancel(context.Background())
+	ls.cancel = cancel
+	t.Cleanup(cancel)
+	go func() {
+		_, err := ls.r.Run(ctx)
+		ls.result <- err
+	}()
+	return ls
+}
+
+// write appends ledger lines [from, to) with a pause between candidates.
+func (ls *liveSearch) write(from, to int, pause time.Duration) {
+	for _, l := range ls.lines[from:to] {
+		if _, err := ls.events.WriteString(l + "\n"); err != nil {
+			ls.t.Fatal(err)
+		}
+		time.Sleep(pause)
+	}
+}
+
+// settledLines is the index of the search_finished line (everything before it has settled).
+func (ls *liveSearch) settledLines() int {
+	for i, l := range ls.lines {
+		if strings.Contains(l, `"search_finished"`) {
+			return i
+		}
+	}
+	ls.t.Fatal("no search_finished event")
+	return 0
+}
+
+// bestOf is the provisional ranking the ledger's first n lines imply: feasible, not cache hits,
+// first of identical configurations, score descending, then fewer GPUs, then settled first.
+func bestOf(t *testing.T, run string, lines []string, limit int) []string {
+	t.Helper()
+	events, err := output.ReadEvents(strings.NewReader(strings.Join(lines, "\n") + "\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var feas []output.Event
+	seen := map[string]bool{}
+	for _, e := range events {
+		if e.Event != "candidate_settled" || e.Status != output.StatusFeasible || e.CacheHit || e.PredictionConfig == nil {
+			continue
+		}
+		key, _ := json.Marshal(e.PredictionConfig)
+		if seen[string(key)] {
+			continue
+		}
+		seen[string(key)] = true
+		feas = append(feas, e)
+	}
+	slices.SortStableFunc(feas, func(a, b output.Event) int {
+		if *a.Score != *b.Score {
+			if *a.Score > *b.Score {
+				return -1
+			}
+			return 1
+		}
+		return a.UsedGPUs - b.UsedGPUs
+	})
+	var names []string
+	for _, e := range feas[:min(limit, len(feas))] {
+		names = append(names, naming.CandidateName(run, e.CandidateID))
+	}
+	return names
+}
+
+// published lists the Run's Candidates by rank, and whether each is provisional.
+func published(t *testing.T, ns string) ([]string, []bool) {
+	t.Helper()
+	var names []string
+	var prov []bool
+	for _, c := range listCandidates(t, ns) {
+		names = append(names, c.Name)
+		prov = append(prov, c.Status.Provisional)
+	}
+	return names, prov
+}
+
+// TestProvisionalThenFinal: a search that settles candidates over time has its best ones
+// published, marked provisional, before it exits; when it ends the final ranking replaces them
+// with no duplicates and no provisional mark, and the Run keeps the output whole as artifacts.
+func TestProvisionalThenFinal(t *testing.T) {
+	ls := startLiveSearch(t, "llm-prov-1", 3, 300*time.Millisecond)
+	end := ls.settledLines()
+	ls.write(0, end, 15*time.Millisecond)
+	want := bestOf(t, ls.run.Name, ls.lines[:end], 3)
+	if len(want) == 0 {
+		t.Fatal("the search has no feasible candidate to publish")
+	}
+	var names []string
+	var prov []bool
+	poll.WaitFor(t, 15*time.Second, 50*time.Millisecond, "provisional candidates", func(context.Context) (bool, string, error) {
+		names, prov = published(t, ls.ns)
+		refs := getRun(t, ls.ns, ls.run.Name).Status.CandidateRefs
+		return slices.Equal(names, want) && len(refs) == len(want), fmt.Sprintf("published %v (refs %v), want %v", names, refs, want), nil
+	})
+	for i, p := range prov {
+		if !p {
+			t.Errorf("%s is not marked provisional", names[i])
+		}
+	}
+	st := getRun(t, ls.ns, ls.run.Name).Status
+	if st.Recommendation == nil || !st.Recommendation.Provisional || st.Recommendation.BestCandidate != want[0] {
+		t.Errorf("provisional summary %+v, want provisional with best %s", st.Recommendation, want[0])
+	}
+	if len(st.CandidateRefs) != len(want) || st.Progress == nil || st.Progress.Published != int32(len(want)) {
+		t.Errorf("provisional refs %v, progress %+v", st.CandidateRefs, st.Progress)
+	}
+	select {
+	case err := <-ls.result:
+		t.Fatalf("the reporter ended before the search: %v", err)
+	default:
+	}
+
+	// The search ends: the final ranking replaces the provisional one.
+	ls.write(end, len(ls.lines), 0)
+	copyResult(t, ls.src, ls.dir)
+	ls.exit <- 0
+	if err := <-ls.result; err != nil {
+		t.Fatal(err)
+	}
+	final, sweep := expectedNames(t, ls.run.Name, ls.dir, 3)
+	checkPublished(t, ls.ns, ls.run, ls.dir, sweep, final)
+	names, prov = published(t, ls.ns)
+	if !slices.Equal(names, final) || slices.Contains(prov, true) {
+		t.Errorf("after the search: %v (provisional %v), want exactly %v, none provisional", names, prov, final)
+	}
+	st = getRun(t, ls.ns, ls.run.Name).Status
+	if st.Recommendation == nil || st.Recommendation.Provisional {
+		t.Errorf("final summary %+v still provisional", st.Recommendation)
+	}
+
+	// Artifacts: both files kept whole.
+	if st.Artifacts == nil || st.Artifacts.Truncated || st.Artifacts.ConfigMapName != jobcontract.ArtifactsName(ls.run.UID) {
+		t.Fatalf("status.artifacts = %+v", st.Artifacts)
+	}
+	cm := getArtifacts(t, ls.ns, st.Artifacts.ConfigMapName)
+	if !metav1.IsControlledBy(cm, ls.run) || cm.Labels[v1beta2.LabelRunUID] != string(ls.run.UID) {
+		t.Errorf("artifacts ConfigMap not controlled by and labelled with the Run: %+v", cm.ObjectMeta)
+	}
+	for key, file := range map[string]string{jobcontract.ArtifactRecommendationKey: output.RecommendationFile, jobcontract.ArtifactEventsKey: output.EventsFile} {
+		want, err := os.ReadFile(filepath.Join(ls.dir, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := gunzip(t, cm.BinaryData[key]); !bytes.Equal(got, want) {
+			t.Errorf("%s: kept %d bytes, want the file's %d bytes whole", key, len(got), len(want))
+		}
+	}
+}
+
+// TestSIGTERMKeepsProvisional: SIGTERM mid-search (the Job deleted for a cancel or a deadline)
+// publishes the best candidates so far, including what settled after the last round, and
+// leaves them published and marked provisional, with the ledger kept as the Run's artifacts.
+func TestSIGTERMKeepsProvisional(t *testing.T) {
+	ls := startLiveSearch(t, "llm-prov-2", 4, 300*time.Millisecond)
+	end := ls.settledLines()
+	half := end / 2
+	ls.write(0, half, 10*time.Millisecond)
+	first := bestOf(t, ls.run.Name, ls.lines[:half], 4)
+	poll.WaitFor(t, 15*time.Second, 50*time.Millisecond, "a first provisional round", func(context.Context) (bool, string, error) {
+		names, _ := published(t, ls.ns)
+		refs := getRun(t, ls.ns, ls.run.Name).Status.CandidateRefs
+		return len(first) > 0 && slices.Equal(names, first) && len(refs) == len(first), fmt.Sprintf("published %v (refs %v), want %v", names, refs, first), nil
+	})
+	// More candidates settle, then SIGTERM arrives right away, before the next round is due.
+	ls.write(half, end, 0)
+	ls.cancel()
+	if err := <-ls.result; !errors.Is(err, context.Canceled) {
+		t.Fatalf("reporter after SIGTERM: %v, want context.Canceled", err)
+	}
+	want := bestOf(t, ls.run.Name, ls.lines[:end], 4)
+	names, prov := published(t, ls.ns)
+	if !slices.Equal(names, want) {
+		t.Errorf("after SIGTERM: %v, want the best so far %v", names, want)
+	}
+	for i, p := range prov {
+		if !p {
+			t.Errorf("%s is not marked provisional", names[i])
+		}
+	}
+	st := getRun(t, ls.ns, ls.run.Name).Status
+	if st.Recommendation == nil || !st.Recommendation.Provisional || len(st.CandidateRefs) != len(want) {
+		t.Errorf("after SIGTERM: summary %+v, refs %v", st.Recommendation, st.CandidateRefs)
+	}
+	if st.Artifacts == nil {
+		t.Fatal("no artifacts after SIGTERM")
+	}
+	cm := getArtifacts(t, ls.ns, st.Artifacts.ConfigMapName)
+	if _, ok := cm.BinaryData[jobcontract.ArtifactRecommendationKey]; ok {
+		t.Error("a recommendation.json was kept although the search wrote none")
+	}
+	if got := gunzip(t, cm.BinaryData[jobcontract.ArtifactEventsKey]); len(bytes.Split(bytes.TrimSpace(got), []byte("\n"))) != end {
+		t.Errorf("kept ledger has %d lines, want %d", len(bytes.Split(bytes.TrimSpace(got), []byte("\n"))), end)
+	}
+}
+
+// TestQuickSearchPublishesNothingProvisional: a search that ends within the publish interval
+// costs no write for provisional publishing.
+func TestQuickSearchPublishesNothingProvisional(t *testing.T) {
+	ls := startLiveSearch(t, "llm-prov-3", 3, time.Hour)
+	ls.write(0, len(ls.lines), 0)
+	time.Sleep(200 * time.Millisecond)
+	if names, _ := published(t, ls.ns); len(names) != 0 {
+		t.Errorf("published %v before the search ended", names)
+	}
+	copyResult(t, ls.src, ls.dir)
+	ls.exit <- 0
+	if err := <-ls.result; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestOversizedArtifactsTruncated: a recommendation.json far over the artifacts cap is kept cut
+// at a line break with the marker, the Run's publication still succeeds, and the not-feasible
+// candidates are counted by reason category.
+func TestOversizedArtifactsTruncated(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	if code := recommend(t, searchInput, dir); code != 0 {
+		t.Fatalf("aisim exit %d", code)
+	}
+	sweep, err := output.ReadSweepResult(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 3,000 infeasible records with incompressible reasons: about 4 MB of JSON, 2 MB gzipped.
+	rnd := make([]byte, 640)
+	for i := range 3000 {
+		for j := range rnd {
+			rnd[j] = byte((i*7919 + j*104729 + (i*j)%251) * 2654435761 >> 13)
+		}
+		cat := []string{"kv_capacity", "sla_constraint", "gpu_budget"}[i%3]
+		sweep.Candidates = append(sweep.Candidates, output.Candidate{
+			CandidateID: fmt.Sprintf("candidate-9%05d", i), Status: output.StatusInfeasible, ReasonCategory: cat,
+			Reason: fmt.Sprintf("%x", rnd), Config: map[string]any{},
+		})
+	}
+	sweep.Counts.Infeasible += 3000
+	sweep.Counts.Evaluated += 3000
+	if err := output.WriteJSONFile(filepath.Join(dir, output.RecommendationFile), sweep); err != nil {
+		t.Fatal(err)
+	}
+	whole, _ := os.ReadFile(filepath.Join(dir, output.RecommendationFile))
+	ns := newNamespace(t)
+	run := newRun(t, ns, "llm-prov-4", 3)
+	exited := make(chan int, 1)
+	exited <- 0
+	out, err := newReporter(ns, run.Name, dir, reporter.ChanWatcher(exited)).Run(context.Background())
+	if err != nil {
+		t.Fatalf("publication failed: %v", err)
+	}
+	if len(out.Published) == 0 {
+		t.Fatal("nothing published")
+	}
+	st := getRun(t, ns, run.Name).Status
+	if st.Artifacts == nil || !st.Artifacts.Truncated {
+		t.Fatalf("status.artifacts = %+v, want truncated", st.Artifacts)
+	}
+	cm := getArtifacts(t, ns, st.Artifacts.ConfigMapName)
+	size := 0
+	for _, v := range cm.BinaryData {
+		size += len(v)
+	}
+	if size > jobcontract.MaxArtifactsBytes {
+		t.Errorf("artifacts hold %d compressed bytes, over the cap %d", size, jobcontract.MaxArtifactsBytes)
+	}
+	if !strings.Contains(cm.Annotations[jobcontract.AnnotationArtifactsTruncated], output.RecommendationFile) {
+		t.Errorf("truncation annotation %q", cm.Annotations[jobcontract.AnnotationArtifactsTruncated])
+	}
+	got := gunzip(t, cm.BinaryData[jobcontract.ArtifactRecommendationKey])
+	lines := strings.Split(strings.TrimRight(string(got), "\n"), "\n")
+	marker := lines[len(lines)-1]
+	if !strings.HasPrefix(marker, reporter.TruncatedMarker+" recommendation.json: kept the first ") {
+		t.Errorf("last line %q is not the truncation marker", marker)
+	}
+	kept := strings.TrimSuffix(string(got), "\n"+marker+"\n")
+	if len(kept) >= len(whole) || !strings.HasPrefix(string(whole), kept) || !strings.HasSuffix(kept, "\n") {
+		t.Errorf("kept %d bytes are not a line-aligned prefix of the %d-byte file", len(kept), len(whole))
+	}
+	if !strings.Contains(marker, fmt.Sprintf("of %d bytes", len(whole))) {
+		t.Errorf("marker %q does not give the file's size %d", marker, len(whole))
+	}
+	wantReasons := []v1beta2.ReasonCount{{Category: "gpu_budget", Count: 1000}, {Category: "kv_capacity", Count: 1000}, {Category: "sla_constraint", Count: 1000}}
+	if diff := cmp.Diff(wantReasons, st.Recommendation.InfeasibleReasons); diff != "" {
+		t.Errorf("infeasibleReasons (-want +got):\n%s", diff)
+	}
+}
+
+func getArtifacts(t *testing.T, ns, name string) *corev1.ConfigMap {
+	t.Helper()
+	var cm corev1.ConfigMap
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &cm); err != nil {
+		t.Fatal(err)
+	}
+	return &cm
+}
+
+func gunzip(t *testing.T, data []byte) []byte {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
