@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"os"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -30,11 +31,11 @@ func runParallel(rows []Row) []Result {
 	return out
 }
 
-// loss is the mean absolute log error of TTFT and TPOT over the rows, each capped at ln 2 so
+// loss is the mean absolute log error of TTFT and TPOT over the rows, each capped at ln fitCap so
 // that a few rows the model cannot describe (KV-cache thrashing at one GPU) do not steer the
 // constants; a failed row costs the cap twice.
 func loss(res []Result) float64 {
-	const capErr = math.Ln2
+	capErr := math.Log(fitCap)
 	t := 0.0
 	for _, r := range res {
 		if r.Err != nil {
@@ -51,6 +52,9 @@ var fitRounds = 3
 // ttftWeight weighs TTFT errors against TPOT errors in the loss: TTFT is the metric furthest
 // from its target.
 const ttftWeight = 2
+
+// fitCap caps a row's error ratio in the loss.
+var fitCap = 1.5
 
 // TestFit is the fitter behind perf.Calibrated: coordinate descent on the fit rows only.
 // Run with AISIM_CALIB_FIT=1; it prints the constants, which are then written by hand.
@@ -93,6 +97,12 @@ func TestFit(t *testing.T) {
 		{input.BackendSGLang, "GEMMEfficiency", func(x *perf.BackendCalibration) *float64 { return &x.GEMMEfficiency }},
 		{input.BackendTRTLLM, "GEMMEfficiency", func(x *perf.BackendCalibration) *float64 { return &x.GEMMEfficiency }},
 	}
+	if v, err := strconv.Atoi(os.Getenv("AISIM_CALIB_FIT_ROUNDS")); err == nil {
+		fitRounds = v
+	}
+	if v, err := strconv.ParseFloat(os.Getenv("AISIM_CALIB_FIT_CAP"), 64); err == nil {
+		fitCap = v
+	}
 	eval := func() float64 { return loss(runParallel(fit)) }
 	best := eval()
 	fmt.Printf("start loss %.4f\n", best)
@@ -130,6 +140,24 @@ func TestFit(t *testing.T) {
 			perf.Calibrated.Backends = m
 			fmt.Printf("round %d %s.%s = %.4g loss %.4f\n", round, bp.backend, bp.name, bestV, best)
 		}
+		// TRT-LLM's prefill-first regime bound is an integer: try its neighbours.
+		m := maps.Clone(perf.Calibrated.Backends)
+		x := m[input.BackendTRTLLM]
+		bestN := x.PrefillFirstUpTo
+		for _, n := range []int{bestN / 2, bestN * 3 / 2, bestN * 2} {
+			y := x
+			y.PrefillFirstUpTo = n
+			m2 := maps.Clone(m)
+			m2[input.BackendTRTLLM] = y
+			perf.Calibrated.Backends = m2
+			if l := eval(); l < best {
+				best, bestN = l, n
+			}
+		}
+		x.PrefillFirstUpTo = bestN
+		m[input.BackendTRTLLM] = x
+		perf.Calibrated.Backends = m
+		fmt.Printf("round %d trtllm.PrefillFirstUpTo = %d loss %.4f\n", round, bestN, best)
 	}
 	fmt.Printf("%#v\n", perf.Calibrated)
 }

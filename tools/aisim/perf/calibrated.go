@@ -54,7 +54,9 @@ type BackendCalibration struct {
 // PrefillFirstUpTo is the backend's BackendCalibration.PrefillFirstUpTo.
 func PrefillFirstUpTo(backend string) int { return Calibrated.Backends[backend].PrefillFirstUpTo }
 
-// Calibrated is the model's calibration. Tests may swap it to fit; nothing else writes it.
+// Calibrated is the model's calibration: the values TestFit found on the fit rows (see
+// docs/aisim.md, "Accuracy against measured runs"). Tests may swap it to fit; nothing else
+// writes it.
 var Calibrated = Calibration{
 	MemEfficiency:    0.82,
 	AttnEfficiency:   0.15,

@@ -148,7 +148,6 @@ func (e *Env) Simulate(ctx context.Context, pr *Prepared, deadline time.Time) (*
 			BlockSize: w.BlockSize,
 			// Only aggregated workers mix phases; a prefill worker has no decodes to pause.
 			PrefillFirstUpTo: perf.PrefillFirstUpTo(w.Backend),
-			FirstTokenLag:    perf.FirstTokenLag(w.Backend),
 		}
 	}
 	var d perf.Deployment
