@@ -56,36 +56,50 @@ const (
 )
 
 type req struct {
-	idx       int32
 	src       *trace.Request
 	arrival   float64
 	isl, osl  int
 	prefilled int
-	generated int
 	res       int // KV tokens reserved on the current worker
 	firstTok  float64
-	lastTok   float64
 	ttft      float64
-	done      bool
 }
 
-type item struct {
-	r      *req
-	chunk  int
-	decode bool
+// prefill is a planned prompt chunk.
+type prefill struct {
+	r     int32
+	chunk int
 }
 
+// finish is a decoding request and the worker's decode-step count at which it completes.
+type finish struct {
+	at int
+	r  int32
+}
+
+// worker holds its waiting and prefilling requests by index. Decoding requests are not
+// walked step by step: every decode step advances all of them by one token (decodes are never
+// limited by the token budget), so a worker keeps only their count, their summed KV length,
+// a heap of the decode-step counts at which each completes, and the requests that joined since
+// the last decode step (whose previous token is their first, not the last step's).
 type worker struct {
 	id          int32
 	pool        *perf.Pool
 	role        role
-	waiting     []*req
-	running     []*req
+	waiting     []int32
+	running     []int32 // admitted, prompt not complete
 	runningSeqs int
 	kvFree      int
 	busy, kick  bool
-	plan        []item
+	plan        []prefill
+	planDecodes int
 	cache       *trace.PrefixCache
+
+	decN, decKV int
+	dsteps      int
+	lastDecode  float64
+	finishing   []finish // min-heap on at
+	joiners     []int32
 }
 
 type event struct {
@@ -138,7 +152,7 @@ func Simulate(ctx context.Context, d perf.Deployment, t *trace.Trace, o Options,
 	s := &sim{d: d, o: o, sla: sla, blockSize: t.BlockSize, reqs: make([]req, len(t.Requests))}
 	for i := range t.Requests {
 		r := &t.Requests[i]
-		s.reqs[i] = req{idx: int32(i), src: r, isl: r.Input, osl: r.Output}
+		s.reqs[i] = req{src: r, isl: r.Input, osl: r.Output}
 	}
 	var res Result
 	if o.Concurrency <= 0 {
@@ -224,14 +238,14 @@ func Simulate(ctx context.Context, d perf.Deployment, t *trace.Trace, o Options,
 		case evHandoff:
 			r := &s.reqs[e.ref]
 			r.ttft = s.now - r.arrival
-			r.firstTok, r.lastTok = s.now, s.now
+			r.firstTok = s.now
 			s.ttft = append(s.ttft, r.ttft*1e3)
 			if r.osl == 1 {
 				s.complete(r)
 			} else {
 				wk := s.decode[s.rrDecode%len(s.decode)]
 				s.rrDecode++
-				wk.waiting = append(wk.waiting, r)
+				wk.waiting = append(wk.waiting, e.ref)
 				s.kick(wk)
 			}
 		}
@@ -255,17 +269,16 @@ func (s *sim) push(e event) {
 
 // issue starts the next request of the trace now (its arrival), routed round-robin.
 func (s *sim) issue() {
-	i := s.issued
+	i := int32(s.issued)
 	if s.order != nil {
-		i = int(s.order[i])
+		i = s.order[i]
 	}
 	s.issued++
 	s.maxInFlight = max(s.maxInFlight, s.issued-s.done)
-	r := &s.reqs[i]
-	r.arrival = s.now
+	s.reqs[i].arrival = s.now
 	wk := s.entry[s.rrEntry%len(s.entry)]
 	s.rrEntry++
-	wk.waiting = append(wk.waiting, r)
+	wk.waiting = append(wk.waiting, i)
 	s.kick(wk)
 }
 
@@ -300,112 +313,121 @@ func reserve(w *worker, r *req) int {
 	return (tokens + b - 1) / b * b
 }
 
-// admit moves the head of the waiting queue into the running set when a sequence slot and its
-// KV are free (first come, first served: a head that does not fit blocks the queue). On an
-// entry worker the prompt's cached prefix is looked up: those tokens need no prefill compute.
-func (s *sim) admit(w *worker) *req {
+// admit takes the head of the waiting queue when a sequence slot and its KV are free (first
+// come, first served: a head that does not fit blocks the queue) and returns its index, or -1.
+// On an entry worker the prompt's cached prefix is looked up: those tokens need no prefill
+// compute.
+func (s *sim) admit(w *worker) int32 {
 	if len(w.waiting) == 0 || w.runningSeqs >= w.pool.MaxSeqs {
-		return nil
+		return -1
 	}
-	r := w.waiting[0]
+	i := w.waiting[0]
+	r := &s.reqs[i]
 	res := reserve(w, r)
 	if w.kvFree < res {
-		return nil
+		return -1
 	}
-	w.waiting[0] = nil
 	w.waiting = w.waiting[1:]
 	w.kvFree -= res
 	w.runningSeqs++
 	r.res = res
-	w.running = append(w.running, r)
-	if w.role != roleDecode {
-		s.promptTokens += float64(r.isl)
-		if w.cache != nil {
-			hit := w.cache.Match(r.src.HashIDs) * s.blockSize
-			// At least the last prompt token is computed (it produces the first token).
-			r.prefilled = min(hit, r.isl-1)
-			s.hitTokens += float64(r.prefilled)
-		}
+	if w.role == roleDecode {
+		s.join(w, i)
+		return i
 	}
-	return r
+	w.running = append(w.running, i)
+	s.promptTokens += float64(r.isl)
+	if w.cache != nil {
+		hit := w.cache.Match(r.src.HashIDs) * s.blockSize
+		// At least the last prompt token is computed (it produces the first token).
+		r.prefilled = min(hit, r.isl-1)
+		s.hitTokens += float64(r.prefilled)
+	}
+	return i
+}
+
+// join adds a request that has its first token to w's decoding requests.
+func (s *sim) join(w *worker, i int32) {
+	r := &s.reqs[i]
+	w.decN++
+	w.decKV += r.isl + 1
+	w.joiners = append(w.joiners, i)
+	w.pushFinish(finish{at: w.dsteps + r.osl - 1, r: i})
 }
 
 func (s *sim) prefillPending(w *worker) bool {
-	for _, r := range w.running {
-		if r.prefilled < r.isl {
-			return true
-		}
+	if len(w.running) > 0 {
+		return true
 	}
 	if len(w.waiting) == 0 || w.runningSeqs >= w.pool.MaxSeqs {
 		return false
 	}
-	return w.kvFree >= reserve(w, w.waiting[0])
+	return w.kvFree >= reserve(w, &s.reqs[w.waiting[0]])
 }
 
-// startStep builds the next batch as perf.Simulate does: running decodes first, then prompt
-// chunks of running requests, then admissions, within max_batched_tokens and max_sequences.
+// startStep builds the next batch as perf.Simulate does: every decoding request, then prompt
+// chunks of admitted requests, then admissions, within max_batched_tokens and max_sequences.
 func (s *sim) startStep(w *worker) {
 	w.plan = w.plan[:0]
+	w.planDecodes = 0
 	budget := w.pool.MaxTokens
 	if w.role == roleDecode {
-		for s.admit(w) != nil {
+		for s.admit(w) >= 0 {
 		}
 	}
 	pfu := w.pool.PrefillFirstUpTo
 	if w.role == roleAgg && pfu > 0 && s.prefillPending(w) && (pfu == math.MaxInt || w.runningSeqs+len(w.waiting) <= pfu) {
+		// Prefill-only step: the decodes wait.
 		s.planPrefills(w, budget)
-		s.launch(w, 0, 0)
+		s.launch(w)
 		return
 	}
-	decodeSeqs, decodeKV := 0, 0
 	if w.role != rolePrefill {
-		for _, r := range w.running {
-			if r.prefilled == r.isl && r.generated < r.osl {
-				w.plan = append(w.plan, item{r: r, decode: true})
-				decodeSeqs++
-				decodeKV += r.isl + r.generated
-			}
-		}
+		w.planDecodes = w.decN
 	}
 	if w.role != roleDecode {
-		s.planPrefills(w, budget-decodeSeqs)
+		s.planPrefills(w, budget-w.planDecodes)
 	}
-	s.launch(w, decodeSeqs, decodeKV)
+	s.launch(w)
 }
 
 func (s *sim) planPrefills(w *worker, budget int) {
-	for _, r := range w.running {
+	for _, i := range w.running {
 		if budget <= 0 {
 			return
 		}
-		if rem := r.isl - r.prefilled; rem > 0 {
-			c := min(rem, budget)
-			w.plan = append(w.plan, item{r: r, chunk: c})
-			budget -= c
-		}
+		r := &s.reqs[i]
+		c := min(r.isl-r.prefilled, budget)
+		w.plan = append(w.plan, prefill{r: i, chunk: c})
+		budget -= c
 	}
 	for budget > 0 {
-		r := s.admit(w)
-		if r == nil {
+		i := s.admit(w)
+		if i < 0 {
 			return
 		}
+		r := &s.reqs[i]
 		c := min(r.isl-r.prefilled, budget)
-		w.plan = append(w.plan, item{r: r, chunk: c})
+		w.plan = append(w.plan, prefill{r: i, chunk: c})
 		budget -= c
 	}
 }
 
-func (s *sim) launch(w *worker, decodeSeqs, decodeKV int) {
-	if len(w.plan) == 0 {
+func (s *sim) launch(w *worker) {
+	if len(w.plan) == 0 && w.planDecodes == 0 {
 		return
 	}
-	b := perf.Batch{DecodeSeqs: float64(decodeSeqs), DecodeKV: float64(decodeKV), OutputRows: float64(decodeSeqs)}
-	for _, it := range w.plan[decodeSeqs:] {
-		ch, past := float64(it.chunk), float64(it.r.prefilled)
+	b := perf.Batch{OutputRows: float64(w.planDecodes)}
+	if w.planDecodes > 0 {
+		b.DecodeSeqs, b.DecodeKV = float64(w.decN), float64(w.decKV)
+	}
+	for _, it := range w.plan {
+		r := &s.reqs[it.r]
+		ch, past := float64(it.chunk), float64(r.prefilled)
 		b.PrefillTokens += ch
 		b.PrefillPast += past
 		b.PrefillAttn += ch * (past + ch/2)
-		if it.r.prefilled+it.chunk == it.r.isl {
+		if r.prefilled+it.chunk == r.isl {
 			b.OutputRows++
 		}
 	}
@@ -417,23 +439,30 @@ func (s *sim) launch(w *worker, decodeSeqs, decodeKV int) {
 func (s *sim) finishStep(w *worker) {
 	w.busy = false
 	t := s.now
-	finished := false
-	gapV, gapW := -1.0, 0.0
-	for _, it := range w.plan {
-		r := it.r
-		if it.decode {
-			if gap := t - r.lastTok; gap != gapV {
-				s.flushGap(gapV, gapW)
-				gapV, gapW = gap, 0
-			}
-			gapW++
-			r.generated++
-			r.lastTok = t
-			if r.generated >= r.osl {
-				r.done, finished = true, true
-			}
-			continue
+	if w.planDecodes > 0 {
+		// Every decoding request produced a token: those that joined since the last decode
+		// step after their first token, the others after the last step's.
+		for _, i := range w.joiners {
+			s.flushGap(t-s.reqs[i].firstTok, 1)
 		}
+		s.flushGap(t-w.lastDecode, float64(w.decN-len(w.joiners)))
+		w.joiners = w.joiners[:0]
+		w.lastDecode = t
+		w.dsteps++
+		w.decKV += w.decN
+		for len(w.finishing) > 0 && w.finishing[0].at <= w.dsteps {
+			i := w.popFinish().r
+			r := &s.reqs[i]
+			w.decN--
+			w.decKV -= r.isl + r.osl
+			w.kvFree += r.res
+			w.runningSeqs--
+			s.complete(r)
+		}
+	}
+	kept := w.running[:0]
+	for _, it := range w.plan {
+		r := &s.reqs[it.r]
 		r.prefilled += it.chunk
 		if r.prefilled < r.isl {
 			continue
@@ -441,40 +470,69 @@ func (s *sim) finishStep(w *worker) {
 		if w.cache != nil {
 			w.cache.Insert(r.src.HashIDs)
 		}
-		r.generated, r.firstTok, r.lastTok = 1, t, t
+		r.firstTok = t
 		if w.role == rolePrefill {
 			// The prompt's KV leaves the prefill worker for a decode worker.
-			r.done, finished = true, true
-			s.push(event{t: t + s.o.TransferLatency + float64(r.isl)*s.o.TransferPerToken, kind: evHandoff, ref: r.idx})
+			w.kvFree += r.res
+			w.runningSeqs--
+			s.push(event{t: t + s.o.TransferLatency + float64(r.isl)*s.o.TransferPerToken, kind: evHandoff, ref: it.r})
 			continue
 		}
 		r.ttft = t - r.arrival
 		s.ttft = append(s.ttft, r.ttft*1e3)
 		if r.osl == 1 {
-			r.done, finished = true, true
-		}
-	}
-	s.flushGap(gapV, gapW)
-	if finished {
-		kept := w.running[:0]
-		for _, r := range w.running {
-			if !r.done {
-				kept = append(kept, r)
-				continue
-			}
-			r.done = false
 			w.kvFree += r.res
 			w.runningSeqs--
-			if w.role != rolePrefill {
-				s.complete(r)
-			} else {
-				r.prefilled, r.generated = r.isl, 1
-			}
+			s.complete(r)
+			continue
 		}
-		clear(w.running[len(kept):])
-		w.running = kept
+		s.join(w, it.r)
 	}
+	// Keep the requests whose prompt is not complete, in order.
+	for _, i := range w.running {
+		if r := &s.reqs[i]; r.prefilled < r.isl {
+			kept = append(kept, i)
+		}
+	}
+	w.running = kept
 	s.kick(w)
+}
+
+func (w *worker) pushFinish(f finish) {
+	w.finishing = append(w.finishing, f)
+	h := w.finishing
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if h[p].at <= h[i].at {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+}
+
+func (w *worker) popFinish() finish {
+	h := w.finishing
+	top := h[0]
+	n := len(h) - 1
+	h[0] = h[n]
+	h = h[:n]
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < n && h[l].at < h[m].at {
+			m = l
+		}
+		if r < n && h[r].at < h[m].at {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	w.finishing = h
+	return top
 }
 
 func (s *sim) flushGap(gap, w float64) {
