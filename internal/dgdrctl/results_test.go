@@ -46,6 +46,7 @@ type fixture struct {
 	req *v1beta2.DynamoGraphDeploymentRequest
 	run *v1beta2.DynamoGraphDeploymentRun
 	out *reporter.Outcome
+	dir string // the search's output directory
 }
 
 func newFixture(t *testing.T, maxCandidates int32) *fixture {
@@ -109,7 +110,7 @@ func newFixture(t *testing.T, maxCandidates int32) *fixture {
 	if err := c.Get(ctx, client.ObjectKeyFromObject(run), run); err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{ns: ns, req: req, run: run, out: out}
+	return &fixture{ns: ns, req: req, run: run, out: out, dir: dir}
 }
 
 func setRunState(t *testing.T, run *v1beta2.DynamoGraphDeploymentRun, phase v1beta2.RunPhase, status metav1.ConditionStatus, reason string) {
@@ -248,5 +249,60 @@ func TestCancel(t *testing.T) {
 	}
 	if _, err := dgdrctlRun(t, "cancel", "nothing", "-n", f.ns); err == nil || !strings.Contains(err.Error(), "no DynamoGraphDeploymentRequest") {
 		t.Errorf("cancel of a missing object: err = %v", err)
+	}
+}
+
+// TestResults: results --raw prints the kept recommendation.json and ledger as the search wrote
+// them; results and status show the not-feasible candidates by reason category and say when the
+// published candidates are provisional.
+func TestResults(t *testing.T) {
+	f := newFixture(t, 3)
+	ctx := context.Background()
+	for args, file := range map[string]string{"llm-run-1 --raw": "recommendation.json", "llm --raw --events": "execution-events.jsonl"} {
+		stdout, err := dgdrctlRun(t, append([]string{"results", "-n", f.ns}, strings.Fields(args)...)...)
+		if err != nil {
+			t.Fatalf("results %s: %v", args, err)
+		}
+		want, err := os.ReadFile(filepath.Join(f.dir, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stdout != string(want) {
+			t.Errorf("results %s printed %d bytes, want %s's %d bytes", args, len(stdout), file, len(want))
+		}
+	}
+
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(f.run), f.run); err != nil {
+		t.Fatal(err)
+	}
+	f.run.Status.Recommendation.InfeasibleReasons = []v1beta2.ReasonCount{{Category: "kv_capacity", Count: 7}, {Category: "sla_constraint", Count: 2}}
+	f.run.Status.Recommendation.Provisional = true
+	if err := env.Client.Status().Update(ctx, f.run); err != nil {
+		t.Fatal(err)
+	}
+	reasons := "Not feasible (9) by reason: kv_capacity 7, sla_constraint 2"
+	stdout, err := dgdrctlRun(t, "results", "llm-run-1", "-n", f.ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range append([]string{reasons, "provisional: the best so far", "--raw", "RANK"}, f.out.Published...) {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("results output lacks %q:\n%s", want, stdout)
+		}
+	}
+	stdout, err = dgdrctlRun(t, "status", "llm", "-n", f.ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout, reasons) || !strings.Contains(stdout, "provisional") {
+		t.Errorf("status output lacks the reasons or the provisional mark:\n%s", stdout)
+	}
+
+	f.run.Status.Artifacts = nil
+	if err := env.Client.Status().Update(ctx, f.run); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dgdrctlRun(t, "results", "llm-run-1", "-n", f.ns, "--raw"); err == nil || !strings.Contains(err.Error(), "no kept artifacts") {
+		t.Errorf("results --raw without artifacts: err = %v", err)
 	}
 }

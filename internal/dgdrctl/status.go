@@ -220,11 +220,15 @@ func writeStatus(ctx context.Context, c *clients, name string, out io.Writer, ba
 		}
 		fmt.Fprintf(out, "\n%s %s\n", latest.Name, progressBar(p, 40))
 	}
+	if latest.Status.Recommendation != nil && len(latest.Status.Recommendation.InfeasibleReasons) > 0 {
+		fmt.Fprintln(out)
+		writeReasons(out, latest)
+	}
 	cands, err := runCandidates(ctx, c, latest)
 	if err != nil {
 		return done, err
 	}
-	fmt.Fprintf(out, "\nCandidates of %s:\n", latest.Name)
+	fmt.Fprintf(out, "\nCandidates of %s%s:\n", latest.Name, provisionalNote(latest))
 	if len(cands) == 0 {
 		fmt.Fprintln(out, "  none published")
 		return done, nil
