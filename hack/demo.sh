@@ -21,8 +21,13 @@ K="$BIN/kubectl"
 h "2. Requests: examples/demo/ into namespace $NS"
 "$K" create namespace "$NS" --dry-run=client -o yaml | "$K" apply -f - >/dev/null
 "$K" -n "$NS" delete dgdr --all --wait=true >/dev/null 2>&1 || true
-for f in examples/demo/*.yaml; do "$BIN/dgdrctl" validate -f "$f"; done
-"$K" -n "$NS" apply -f examples/demo/
+for f in examples/demo/*.yaml examples/demo/trace/*.yaml; do "$BIN/dgdrctl" validate -f "$f"; done
+# examples/demo/trace/ replays the sample mooncake trace from a ConfigMap, created first (a
+# request whose ConfigMap is missing ends TraceSourceMissing). What it replays:
+"$BIN/aisim" trace summary examples/traces/mooncake-sample.jsonl
+"$K" -n "$NS" create configmap llama-traffic --from-file=trace.jsonl=examples/traces/mooncake-sample.jsonl \
+  --dry-run=client -o yaml | "$K" apply -f - >/dev/null
+"$K" -n "$NS" apply -f examples/demo/ -f examples/demo/trace/
 NAMES=$("$K" -n "$NS" get dgdr -o jsonpath='{.items[*].metadata.name}')
 
 h "3. Waiting for the searches (each is a Job whose pod runs aisim + the reporter)"
@@ -53,6 +58,12 @@ echo
 
 h "6. Top candidates of $FIRST (kubectl get dgdc, best first)"
 "$K" -n "$NS" get dgdc -l nvidia.com/dgdr-request-name="$FIRST" --sort-by=.metadata.labels.nvidia\\.com/dgdc-rank
+
+TRUN=$("$K" -n "$NS" get dgdr llama-trace -o jsonpath='{.status.latestRun.name}')
+h "6b. The trace Run $TRUN: the ConfigMap it replayed (status.aisimulate.trace) and its top candidates"
+"$K" -n "$NS" get dgdrrun "$TRUN" -o jsonpath='{.status.aisimulate.trace}'
+echo
+"$K" -n "$NS" get dgdc -l nvidia.com/dgdr-request-name=llama-trace --sort-by=.metadata.labels.nvidia\\.com/dgdc-rank
 
 BEST=$("$K" -n "$NS" get dgdr "$FIRST" -o jsonpath='{.status.latestRun.bestCandidate}')
 h "7. The DynamoGraphDeployment rendered for the best candidate $BEST (dgdrctl promote --dry-run)"

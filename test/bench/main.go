@@ -51,7 +51,7 @@ func (f figure) line() string {
 }
 
 func main() {
-	only := flag.String("only", "P1,P2,P3,P4,P5,P6,P7", "comma-separated figures to measure")
+	only := flag.String("only", "P1,P2,P3,P4,P5,P6,P7,P8", "comma-separated figures to measure")
 	burst := flag.Int("burst", 500, "requests in the P3/P4 burst")
 	objects := flag.Int("objects", 5000, "objects of each kind for P5")
 	rate := flag.Int("rate", 500, "admission requests per second for P2")
@@ -113,6 +113,13 @@ func main() {
 		f, err := benchSilicon()
 		if err != nil {
 			fail("P7", err)
+		}
+		figures = append(figures, f)
+	}
+	if want["P8"] {
+		f, err := benchTraceReplay()
+		if err != nil {
+			fail("P8", err)
 		}
 		figures = append(figures, f)
 	}
