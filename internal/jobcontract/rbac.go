@@ -13,7 +13,7 @@ import (
 //   - runs: get (read the Run: UID, labels, maxCandidates, model revision);
 //   - runs/status: patch (progress, lastProgressTime, candidateRefs, recommendation);
 //   - candidates: get, list, create, delete (idempotent creation, convergence after restarts);
-//     patch (the rank label of a provisional Candidate whose rank changed while the search ran);
+//     patch (the rank label a provisional Candidate gets when the final ranking is published);
 //   - configmaps: create, delete (the Run's artifacts ConfigMap, ArtifactsName; delete replaces
 //     one written by an earlier attempt). The admission policy allows only the one named after
 //     the identity's Run, controlled by and labelled with it; there is no get, list or watch;

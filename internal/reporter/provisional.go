@@ -21,9 +21,9 @@ import (
 // reporter publishes the best candidates settled so far, read from the candidate_settled events
 // of the ledger that carry the candidate's concrete configuration (aisim writes it; a ledger
 // without it publishes nothing before the search ends). A round creates the Candidates that
-// entered the top maxCandidates (status.provisional true), updates the rank of those that moved,
-// deletes those that dropped out, and writes the Run's candidateRefs, progress and summary
-// (recommendation.provisional true) in one status patch. Rounds are at least PublishInterval
+// entered the top maxCandidates (status.provisional true, no rank label), updates the status rank
+// of those that moved, deletes those that dropped out, and writes the Run's candidateRefs,
+// progress and summary (recommendation.provisional true) in one status patch. Rounds are at least PublishInterval
 // apart, the first one PublishInterval after the reporter started (a search that ends sooner
 // costs no write more than before), and a round runs only when the top changed. The final
 // publication replaces the provisional ranking: same names for the same candidates, so no
@@ -220,6 +220,10 @@ func (r *Reporter) provisionalCandidates(run *v1beta2.DynamoGraphDeploymentRun, 
 			continue
 		}
 		c.Status.Provisional = true
+		// No rank label while provisional: ranks move between rounds, and a round cut short
+		// (the reporter killed) must not leave two Candidates labelled with the same rank. The
+		// final publication labels them.
+		delete(c.Labels, v1beta2.LabelCandidateRank)
 		c.Status.Conditions[0].Message = fmt.Sprintf("provisional: rank %d of the best candidates among %d settled so far; the final ranking replaces it when the search ends", rank, settled)
 		out = append(out, *c)
 	}

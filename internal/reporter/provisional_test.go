@@ -164,6 +164,11 @@ func TestProvisionalThenFinal(t *testing.T) {
 			t.Errorf("%s is not marked provisional", names[i])
 		}
 	}
+	for _, c := range listCandidates(t, ls.ns) {
+		if rank, ok := c.Labels[v1beta2.LabelCandidateRank]; ok {
+			t.Errorf("provisional %s has the rank label %s (ranks move while the search runs)", c.Name, rank)
+		}
+	}
 	st := getRun(t, ls.ns, ls.run.Name).Status
 	if st.Recommendation == nil || !st.Recommendation.Provisional || st.Recommendation.BestCandidate != want[0] {
 		t.Errorf("provisional summary %+v, want provisional with best %s", st.Recommendation, want[0])

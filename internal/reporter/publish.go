@@ -340,9 +340,13 @@ func (r *Reporter) ensureCandidate(ctx context.Context, run *v1beta2.DynamoGraph
 	default:
 		return err
 	}
-	// A provisional Candidate's rank changes while the search runs: its rank label follows.
+	// A provisional Candidate has no rank label; the final publication sets it.
 	if rank := want.Labels[v1beta2.LabelCandidateRank]; obj.Labels[v1beta2.LabelCandidateRank] != rank {
-		body, _ := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]string{v1beta2.LabelCandidateRank: rank}}})
+		var value any = rank
+		if rank == "" {
+			value = nil
+		}
+		body, _ := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]any{v1beta2.LabelCandidateRank: value}}})
 		if err := r.Client.Patch(ctx, obj, client.RawPatch(types.MergePatchType, body)); err != nil {
 			return err
 		}
