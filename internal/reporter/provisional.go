@@ -34,8 +34,8 @@ const (
 	// DefaultPublishInterval is the minimum time between two provisional publish rounds.
 	DefaultPublishInterval = 10 * time.Second
 	// DefaultStopTimeout bounds what the reporter still publishes after SIGTERM (the pod's
-	// termination grace period is 30 s by default).
-	DefaultStopTimeout = 15 * time.Second
+	// termination grace period is 30 s by default; the sandbox node agent allows 10 s).
+	DefaultStopTimeout = 8 * time.Second
 )
 
 // maxReasonCategories bounds the reason categories kept from the (untrusted) output.
