@@ -443,7 +443,7 @@ func (s *sim) startStep(w *worker) {
 		(w.pool.PrefillFirstUpTo == math.MaxInt || w.runningSeqs+s.waitingSeqs(w) <= w.pool.PrefillFirstUpTo) {
 		// Prefill-only step: the decodes wait.
 		s.planPrefills(w, budget, admit)
-		s.launch(w, 0, 0)
+		s.launch(w, 0, 0, 0)
 		return
 	}
 	if w.role != rolePrefill {
@@ -455,10 +455,11 @@ func (s *sim) startStep(w *worker) {
 			}
 		}
 	}
+	decodes := len(w.plan)
 	if w.role != roleDecode {
 		s.planPrefills(w, budget-decodeSeqs, admit)
 	}
-	s.launch(w, decodeSeqs, decodeKV)
+	s.launch(w, decodes, decodeSeqs, decodeKV)
 }
 
 // waitingSeqs counts the requests queued on a worker.
@@ -493,17 +494,13 @@ func (s *sim) planPrefills(w *worker, budget int, admit func(bool, int) int) {
 	}
 }
 
-// launch prices the planned batch and schedules the end of the step; the first planned
-// items are the decodes (decodeSeqs sequences holding decodeKV tokens).
-func (s *sim) launch(w *worker, decodeSeqs, decodeKV int) {
+// launch prices the planned batch and schedules the end of the step; the first decodes
+// planned items are the decodes (decodeSeqs sequences holding decodeKV tokens).
+func (s *sim) launch(w *worker, decodes, decodeSeqs, decodeKV int) {
 	if len(w.plan) == 0 {
 		return
 	}
 	isl := s.w.ISL
-	decodes := 0
-	for decodes < len(w.plan) && w.plan[decodes].decode {
-		decodes++
-	}
 	b := Batch{DecodeSeqs: float64(decodeSeqs), DecodeKV: float64(decodeKV), OutputRows: float64(decodeSeqs)}
 	for _, it := range w.plan[decodes:] {
 		n := float64(it.c.n)
@@ -694,9 +691,11 @@ type hist struct {
 	b     []float64
 	zero  float64 // weight of values <= 0
 	total float64
-	// lastV and lastK memoize the bucket of the last positive value.
-	lastV float64
-	lastK int
+	// lastK is the bucket of the last positive value; values in [lastLo, lastHi) are certainly
+	// in it (the bounds sit a relative 1e-12 inside the bucket's edges, far more than the
+	// logarithm's rounding), so the logarithm is taken only when a value leaves the bucket.
+	lastK          int
+	lastLo, lastHi float64
 }
 
 const histBase = 0.002 // ln(1.002)
@@ -707,12 +706,14 @@ func (h *hist) add(v, w float64) {
 		h.zero += w
 		return
 	}
-	// Consecutive equal values (cohorts finishing together) reuse the bucket index: the
-	// logarithm was a tenth of a search.
+	// A value in the last value's bucket (cohorts finishing together, decode steps of nearly
+	// equal length) reuses its index: the logarithm was a tenth of a search.
 	k := h.lastK
-	if v != h.lastV {
+	if v < h.lastLo || v >= h.lastHi {
 		k = int(math.Floor(math.Log(v) / histBase))
-		h.lastV, h.lastK = v, k
+		h.lastK = k
+		h.lastLo = math.Exp(float64(k)*histBase) * (1 + 1e-12)
+		h.lastHi = math.Exp(float64(k+1)*histBase) * (1 - 1e-12)
 	}
 	// The window grows by at least its own size (a factor of about 2 in value per 350
 	// buckets), so a distribution that drifts costs few reallocations; where the window sits

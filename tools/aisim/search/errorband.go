@@ -1,15 +1,12 @@
 package search
 
 import (
-	"fmt"
-
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/tools/aisim/input"
 )
 
 // BandBasis describes where the error bands come from.
-const BandBasis = "out-of-sample residuals against measured H100 SXM serving runs (dense models, " +
-	"validation third of tools/aisim/calibration/testdata/silicon-calibration.csv); see docs/aisim.md"
+const BandBasis = "validation residuals vs measured h100_sxm runs (docs/aisim.md)"
 
 // CalibratedGPU is the only system the bands were measured on.
 const CalibratedGPU = "h100_sxm"
@@ -23,8 +20,8 @@ var ErrorBands = map[string]struct{ TTFT, TPOT output.ErrorRange }{
 	input.BackendTRTLLM: {TTFT: output.ErrorRange{MedianAbsPct: 20.4, P80AbsPct: 49.0}, TPOT: output.ErrorRange{MedianAbsPct: 6.9, P80AbsPct: 15.2}},
 }
 
-// ErrorBand is the expected error of a point's latency metrics. TPOT's band stands for ITL too
-// (aisim's ITL is the mean gap between tokens, the same quantity). Deployments on another GPU or
+// ErrorBand is the expected error of a point's latency metrics (TPOT's band stands for ITL too:
+// aisim's ITL is the mean gap between tokens, the same quantity). Deployments on another GPU or
 // with a MoE model are marked extrapolated: the bands were not measured there.
 func (e *Env) ErrorBand(p Point) *output.ErrorBand {
 	b, ok := ErrorBands[p.Backend]
@@ -36,16 +33,15 @@ func (e *Env) ErrorBand(p Point) *output.ErrorBand {
 		Metrics: map[string]output.ErrorRange{
 			"ttft_ms": b.TTFT,
 			"tpot_ms": b.TPOT,
-			"itl_ms":  b.TPOT,
 		},
 	}
 	switch {
 	case e.GPU.ID != CalibratedGPU:
 		band.Extrapolated = true
-		band.Basis += fmt.Sprintf("; extrapolated: measured on %s, not %s", CalibratedGPU, e.GPU.ID)
+		band.Basis += "; extrapolated to " + e.GPU.ID
 	case e.Model.IsMoE():
 		band.Extrapolated = true
-		band.Basis += "; extrapolated: measured on dense models only"
+		band.Basis += "; extrapolated to a MoE model"
 	}
 	return band
 }
