@@ -138,8 +138,9 @@ type sim struct {
 	blockSize               int
 	promptTokens, hitTokens float64
 
-	ttft, tpot, e2e      []float64
-	itl                  logHist
+	ttft, tpot, e2e, itl logHist
+	sumTTFT, sumTPOT     float64
+	sumE2E               float64
 	sumITL, nITL         float64
 	sumPerUser           float64
 	good, outTok, goodOT int
@@ -239,7 +240,7 @@ func Simulate(ctx context.Context, d perf.Deployment, t *trace.Trace, o Options,
 			r := &s.reqs[e.ref]
 			r.ttft = s.now - r.arrival
 			r.firstTok = s.now
-			s.ttft = append(s.ttft, r.ttft*1e3)
+			s.firstToken(r)
 			if r.osl == 1 {
 				s.complete(r)
 			} else {
@@ -479,7 +480,7 @@ func (s *sim) finishStep(w *worker) {
 			continue
 		}
 		r.ttft = t - r.arrival
-		s.ttft = append(s.ttft, r.ttft*1e3)
+		s.firstToken(r)
 		if r.osl == 1 {
 			w.kvFree += r.res
 			w.runningSeqs--
@@ -547,11 +548,13 @@ func (s *sim) flushGap(gap, w float64) {
 func (s *sim) complete(r *req) {
 	t := s.now
 	e2e := t - r.arrival
-	s.e2e = append(s.e2e, e2e*1e3)
+	s.e2e.add(e2e*1e3, 1)
+	s.sumE2E += e2e
 	tpot := 0.0
 	if r.osl > 1 {
 		tpot = (t - r.firstTok) / float64(r.osl-1)
-		s.tpot = append(s.tpot, tpot*1e3)
+		s.tpot.add(tpot*1e3, 1)
+		s.sumTPOT += tpot
 		if tpot > 0 {
 			s.sumPerUser += 1 / tpot
 		}
@@ -575,7 +578,7 @@ func (s *sim) report() perf.Report {
 	dur := s.lastDone
 	r := perf.Report{
 		Requests: s.issued, Completed: s.done, OutputTokens: s.outTok,
-		DurationMs: dur * 1e3, TTFTSamples: len(s.ttft), TPOTSamples: len(s.tpot), GoodCompleted: s.good,
+		DurationMs: dur * 1e3, TTFTSamples: int(s.ttft.total), TPOTSamples: int(s.tpot.total), GoodCompleted: s.good,
 		ForwardSteps: s.steps,
 	}
 	if dur > 0 {
@@ -584,11 +587,15 @@ func (s *sim) report() perf.Report {
 		r.GoodputRequests = float64(s.good) / dur
 		r.GoodputOutput = float64(s.goodOT) / dur
 	}
-	r.TTFT = stats(s.ttft)
-	r.E2E = stats(s.e2e)
-	if len(s.tpot) > 0 {
-		r.TPOT = stats(s.tpot)
-		r.PerUserThroughput = s.sumPerUser / float64(len(s.tpot))
+	if n := s.ttft.total; n > 0 {
+		r.TTFT = s.ttft.stats(s.sumTTFT * 1e3 / n)
+	}
+	if n := s.e2e.total; n > 0 {
+		r.E2E = s.e2e.stats(s.sumE2E * 1e3 / n)
+	}
+	if n := s.tpot.total; n > 0 {
+		r.TPOT = s.tpot.stats(s.sumTPOT * 1e3 / n)
+		r.PerUserThroughput = s.sumPerUser / n
 	}
 	if s.nITL > 0 {
 		r.ITL = s.itl.stats(s.sumITL * 1e3 / s.nITL)
@@ -596,16 +603,8 @@ func (s *sim) report() perf.Report {
 	return r
 }
 
-// stats is the exact distribution of per-request samples (nearest rank).
-func stats(v []float64) perf.Stats {
-	if len(v) == 0 {
-		return perf.Stats{}
-	}
-	sum := 0.0
-	for _, x := range v {
-		sum += x
-	}
-	slices.Sort(v)
-	q := func(p float64) float64 { return v[max(0, min(len(v)-1, int(math.Ceil(p*float64(len(v))))-1))] }
-	return perf.Stats{Mean: sum / float64(len(v)), P50: q(0.5), P90: q(0.9), P99: q(0.99)}
+// firstToken records a request's TTFT.
+func (s *sim) firstToken(r *req) {
+	s.ttft.add(r.ttft*1e3, 1)
+	s.sumTTFT += r.ttft
 }
