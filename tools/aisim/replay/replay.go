@@ -230,7 +230,9 @@ func Simulate(ctx context.Context, d perf.Deployment, t *trace.Trace, o Options,
 		s.now = e.t
 		switch e.kind {
 		case evStepEnd:
-			s.finishStep(s.workers[e.ref])
+			w := s.workers[e.ref]
+			s.finishStep(w)
+			s.fastForward(w)
 		case evArrival:
 			s.issue()
 			if s.issued < total {
@@ -497,6 +499,27 @@ func (s *sim) finishStep(w *worker) {
 	}
 	w.running = kept
 	s.kick(w)
+}
+
+// fastForward runs w's decode-only steps that end before every pending event directly, as the
+// event loop would (start at now, end at now + step time, finish), without the event heap:
+// most steps of a replay are such steps. It stops when anything else becomes runnable (another
+// worker kicked, a request waiting or prefilling on w) or the next step would not be the
+// earliest event.
+func (s *sim) fastForward(w *worker) {
+	for len(s.kicked) == 1 && s.kicked[0] == w && !w.busy && len(w.waiting) == 0 && len(w.running) == 0 &&
+		w.decN > 0 && w.role != rolePrefill {
+		b := perf.Batch{DecodeSeqs: float64(w.decN), DecodeKV: float64(w.decKV), OutputRows: float64(w.decN)}
+		end := s.now + w.pool.Step.Time(b)
+		if (len(s.q) > 0 && end >= s.q[0].t) || (s.o.MaxVirtualSeconds > 0 && end > s.o.MaxVirtualSeconds) {
+			return
+		}
+		s.now = end
+		s.steps++
+		w.plan = w.plan[:0]
+		w.planDecodes = w.decN
+		s.finishStep(w)
+	}
 }
 
 func (w *worker) pushFinish(f finish) {
