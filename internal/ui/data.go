@@ -20,22 +20,13 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
+	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/reporter"
 )
 
-// The Run's kept search artifacts (docs/results.md, "Artifacts"): a ConfigMap controlled by the
-// Run, named by its UID, with the gzip-compressed recommendation.json and events ledger. The
-// names are jobcontract's (ArtifactsName, ArtifactRecommendationKey, ArtifactEventsKey,
-// AnnotationArtifactsTruncated); they are repeated here so the UI reads what the reporter
-// writes without depending on the reporter's internals.
-const (
-	artifactsPrefix      = "dgdr-artifacts-"
-	artifactsRecKey      = "recommendation.json.gz"
-	artifactsEventsKey   = "execution-events.jsonl.gz"
-	artifactsTruncatedAn = "nvidia.com/dgdr-artifacts-truncated"
-	// maxArtifactBytes bounds what one decompressed artifact may expand to.
-	maxArtifactBytes = 64 << 20
-)
+// maxArtifactBytes bounds what one decompressed artifact of a Run (jobcontract.ArtifactsName)
+// may expand to.
+const maxArtifactBytes = 64 << 20
 
 // RequestRow is one line of the requests page.
 type RequestRow struct {
@@ -207,20 +198,29 @@ type Points struct {
 // loadArtifacts reads the Run's artifacts ConfigMap; nil when there is none.
 func loadArtifacts(ctx context.Context, c client.Reader, run *v1beta2.DynamoGraphDeploymentRun) (*corev1.ConfigMap, error) {
 	var cm corev1.ConfigMap
-	err := c.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: artifactsPrefix + string(run.UID)}, &cm)
+	err := c.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: artifactsName(run)}, &cm)
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	if ref := metavOwner(&cm); ref != string(run.UID) {
+	if ref := controllerUID(&cm); ref != string(run.UID) {
 		return nil, nil // not the Run's own: never trusted
 	}
 	return &cm, nil
 }
 
-func metavOwner(cm *corev1.ConfigMap) string {
+// artifactsName is the Run's artifacts ConfigMap: the one its status names, else the name the
+// reporter gives it (jobcontract.ArtifactsName).
+func artifactsName(run *v1beta2.DynamoGraphDeploymentRun) string {
+	if a := run.Status.Artifacts; a != nil && a.ConfigMapName != "" {
+		return a.ConfigMapName
+	}
+	return jobcontract.ArtifactsName(run.UID)
+}
+
+func controllerUID(cm *corev1.ConfigMap) string {
 	for _, r := range cm.OwnerReferences {
 		if r.Controller != nil && *r.Controller && r.Kind == "DynamoGraphDeploymentRun" {
 			return string(r.UID)
@@ -256,11 +256,11 @@ func runPoints(ctx context.Context, c client.Reader, run *v1beta2.DynamoGraphDep
 	p := &Points{Points: []Point{}, Front: []string{}}
 	switch {
 	case err != nil:
-		p.Note = "You may not read the Run's kept search artifacts (ConfigMap " + artifactsPrefix + string(run.UID) + "): the plot shows only the published candidates."
+		p.Note = "You may not read the Run's kept search artifacts (ConfigMap " + artifactsName(run) + "): the plot shows only the published candidates."
 	case cm == nil:
 		p.Note = "This Run kept no search artifacts: the plot shows only the published candidates."
 	default:
-		p.Truncated = cm.Annotations[artifactsTruncatedAn] != ""
+		p.Truncated = cm.Annotations[jobcontract.AnnotationArtifactsTruncated] != "" || (run.Status.Artifacts != nil && run.Status.Artifacts.Truncated)
 		if ok := p.fromRecommendation(cm); !ok {
 			if ok := p.fromEvents(cm); !ok {
 				p.Note = "The Run's kept search artifacts could not be read: the plot shows only the published candidates."
@@ -269,6 +269,12 @@ func runPoints(ctx context.Context, c client.Reader, run *v1beta2.DynamoGraphDep
 	}
 	if p.Source == "" {
 		p.Source = SourceCandidates
+		if rec := run.Status.Recommendation; rec != nil && len(rec.InfeasibleReasons) > 0 {
+			p.Infeasible = map[string]int{}
+			for _, r := range rec.InfeasibleReasons {
+				p.Infeasible[r.Category] = int(r.Count)
+			}
+		}
 		p.Points = p.Points[:0]
 		for i := range cands {
 			cand := &cands[i]
@@ -303,7 +309,7 @@ func runPoints(ctx context.Context, c client.Reader, run *v1beta2.DynamoGraphDep
 }
 
 func (p *Points) fromRecommendation(cm *corev1.ConfigMap) bool {
-	z, ok := cm.BinaryData[artifactsRecKey]
+	z, ok := cm.BinaryData[jobcontract.ArtifactRecommendationKey]
 	if !ok {
 		return false
 	}
@@ -335,7 +341,7 @@ func (p *Points) fromRecommendation(cm *corev1.ConfigMap) bool {
 }
 
 func (p *Points) fromEvents(cm *corev1.ConfigMap) bool {
-	z, ok := cm.BinaryData[artifactsEventsKey]
+	z, ok := cm.BinaryData[jobcontract.ArtifactEventsKey]
 	if !ok {
 		return false
 	}

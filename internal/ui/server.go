@@ -412,6 +412,8 @@ type CandidateRow struct {
 	TTFTMs            *float64 `json:"ttftMs,omitempty"`
 	ITLMs             *float64 `json:"itlMs,omitempty"`
 	E2EMs             *float64 `json:"e2eMs,omitempty"`
+	// Provisional marks a candidate published while its search ran (its rank may change).
+	Provisional bool `json:"provisional,omitempty"`
 }
 
 // CandidatesView is the candidates page.
@@ -449,7 +451,7 @@ func (s *Server) candidatesView(r *http.Request) (*CandidatesView, error) {
 	for i := range cands {
 		c := &cands[i]
 		row := CandidateRow{Name: c.Name, Rank: c.Status.Rank, CandidateID: c.Status.CandidateID, Backend: string(c.Spec.Backend),
-			Mode: string(c.Spec.Mode), GPUs: c.Spec.GPUs}
+			Mode: string(c.Spec.Mode), GPUs: c.Spec.GPUs, Provisional: c.Status.Provisional}
 		if m := c.Status.Metrics; m != nil {
 			row.ThroughputPerGPU, row.ThroughputPerUser, row.TTFTMs, row.ITLMs, row.E2EMs = m.ThroughputPerGPU, m.ThroughputPerUser, m.TTFTMs, m.ITLMs, m.E2EMs
 		}
