@@ -106,3 +106,51 @@ func TestGPUCatalog(t *testing.T) {
 		t.Errorf("LookupGPU(h900) = %v", err)
 	}
 }
+
+// Issue #20: base and instruct checkpoints of a catalogued model resolve to its architecture and
+// keep the requested id; quantized variants do not fold into their 16-bit sibling.
+func TestLoadModelVariants(t *testing.T) {
+	for ref, arch := range map[string]string{
+		"meta-llama/Meta-Llama-3.1-8B": "meta-llama/Llama-3.1-8B-Instruct",
+		"meta-llama/Llama-3.1-70B":     "meta-llama/Llama-3.1-70B-Instruct",
+		"Qwen/Qwen3-32B-Base":          "Qwen/Qwen3-32B",
+	} {
+		m, err := LoadModel(ref)
+		if err != nil {
+			t.Fatalf("LoadModel(%s): %v", ref, err)
+		}
+		want, _ := LoadModel(arch)
+		if m.ID != ref || m.Layers != want.Layers || m.Hidden != want.Hidden || m.WeightBytes != want.WeightBytes {
+			t.Errorf("LoadModel(%s) = %+v, want %s's architecture under the requested id", ref, m, arch)
+		}
+	}
+	if m, _ := LoadModel("Qwen/Qwen3-32B-FP8"); !m.FP8Checkpoint {
+		t.Error("Qwen3-32B-FP8 must stay the FP8 checkpoint")
+	}
+}
+
+// Issue #20: the precision overrides change bytes and rates, and refuse what aisim cannot model.
+func TestWithPrecision(t *testing.T) {
+	bf16, _ := LoadModel("Qwen/Qwen3-32B")
+	fp8, err := bf16.WithPrecision(PrecisionFP8, "", "", PrecisionFP8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fp8.WeightBytes != 1 || fp8.KVBytes != 1 || bf16.WeightBytes != 2 || bf16.KVBytes != 2 {
+		t.Errorf("fp8 gemm+kv: weights %v B, kv %v B (original left %v/%v)", fp8.WeightBytes, fp8.KVBytes, bf16.WeightBytes, bf16.KVBytes)
+	}
+	if fp8.KVBytesPerToken(1)*2 != bf16.KVBytesPerToken(1) {
+		t.Error("an FP8 KV cache holds twice the tokens")
+	}
+	ckpt, _ := LoadModel("Qwen/Qwen3-32B-FP8")
+	if m, err := ckpt.WithPrecision("", "", PrecisionFP8, PrecisionFloat16); err != nil || m.KVBytes != 2 || !m.FMHAFP8 || m.WeightBytes != 1 {
+		t.Errorf("FP8 checkpoint with a 16-bit KV cache and FP8 attention: %+v, %v", m, err)
+	}
+	if _, err := ckpt.WithPrecision(PrecisionFloat16, "", "", ""); err == nil || !strings.Contains(err.Error(), "not supported by aisim") {
+		t.Errorf("16-bit GEMMs on an FP8 checkpoint: err = %v", err)
+	}
+	moe, _ := LoadModel("Qwen/Qwen3-30B-A3B")
+	if _, err := moe.WithPrecision(PrecisionFP8, PrecisionFloat16, "", ""); err == nil {
+		t.Error("mixed-format MoE weights must be refused")
+	}
+}

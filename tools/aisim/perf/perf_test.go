@@ -243,3 +243,38 @@ func TestSimulateHonoursCancellation(t *testing.T) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
 }
+
+// Issue #20: with prefill-only steps (SGLang) the requests of a closed loop stay in waves: each
+// wave's prompts run back to back (a higher mean TTFT), then its decodes run in pure decode steps
+// (a lower TPOT); mixed steps (vLLM) spread the prompts over decode steps instead.
+func TestPrefillFirstSplitsTTFTAndTPOT(t *testing.T) {
+	w := Workload{ISL: 2048, OSL: 64, Requests: 64, Concurrency: 16}
+	mixed := llamaPool(t)
+	first := llamaPool(t)
+	first.PrefillFirstUpTo = math.MaxInt
+	rm, err := Simulate(context.Background(), Deployment{Agg: mixed}, w, SLA{}, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rf, err := Simulate(context.Background(), Deployment{Agg: first}, w, SLA{}, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rf.Completed != 64 || rm.Completed != 64 {
+		t.Fatalf("completed %d / %d", rf.Completed, rm.Completed)
+	}
+	if !(rf.TTFT.Mean > rm.TTFT.Mean && rf.TPOT.Mean < rm.TPOT.Mean) {
+		t.Errorf("prefill-first TTFT/TPOT %.1f/%.2f ms, mixed %.1f/%.2f ms: want a higher TTFT and a lower TPOT",
+			rf.TTFT.Mean, rf.TPOT.Mean, rm.TTFT.Mean, rm.TPOT.Mean)
+	}
+	// A bound below the concurrency keeps mixed steps once the worker is busier than that.
+	bounded := llamaPool(t)
+	bounded.PrefillFirstUpTo = 4
+	rb, err := Simulate(context.Background(), Deployment{Agg: bounded}, w, SLA{}, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rb.TTFT.Mean == rf.TTFT.Mean {
+		t.Errorf("a bound of 4 requests at concurrency 16 should behave unlike always-prefill-first")
+	}
+}

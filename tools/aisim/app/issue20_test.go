@@ -1,0 +1,133 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
+)
+
+func runPredict(t *testing.T, doc string) (dir string, code int, stdout, stderr string) {
+	t.Helper()
+	t.Setenv(EnvFixedTime, "2026-01-02T03:04:05Z")
+	tmp := t.TempDir()
+	cfg := filepath.Join(tmp, "input.yaml")
+	if err := os.WriteFile(cfg, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir = filepath.Join(tmp, "out")
+	var out, errb bytes.Buffer
+	code = Predict(context.Background(), Options{ConfigPath: cfg, OutputDir: dir, Format: "table", Stdout: &out, Stderr: &errb})
+	return dir, code, out.String(), errb.String()
+}
+
+// Issue #20: an FP8 deployment of a base checkpoint with a recorded backend version runs, its
+// prediction carries the error band and prints it, the FP8 KV cache doubles the capacity, and
+// the replayable config keeps the precision and version; router/planner are accepted and named
+// as ignored.
+func TestPredictFP8WithErrorBand(t *testing.T) {
+	const base = `traffic: {source: {type: synthetic, input_tokens: 1024, output_tokens: 64}, load: {type: concurrency, concurrency: 8}, stop: {requests: 32}}
+engine:
+  model: meta-llama/Llama-3.1-70B
+  hardware: h100_sxm
+  backend: vllm
+  backend_version: "0.12.0"
+  workers: {aggregated: {parallelism: {tensor: 4}}}
+`
+	dir16, code, _, stderr := runPredict(t, base)
+	if code != aisimulate.ExitOK {
+		t.Fatalf("bf16: exit %d: %s", code, stderr)
+	}
+	dir8, code, stdout, stderr := runPredict(t, base+"  gemm_quant_mode: fp8\n  kvcache_quant_mode: fp8\nrouter: {policy: round_robin}\n")
+	if code != aisimulate.ExitOK {
+		t.Fatalf("fp8: exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "router: accepted and ignored") {
+		t.Errorf("stderr does not name the ignored router section: %q", stderr)
+	}
+	if !strings.Contains(stdout, "expected error: TTFT ") || !strings.Contains(stdout, "±") {
+		t.Errorf("stdout has no expected-error line:\n%s", stdout)
+	}
+	p16, err := output.ReadPrediction(dir16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p8, err := output.ReadPrediction(dir8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := p8.Summary.ErrorBand
+	if b == nil || b.Extrapolated || b.Metrics["ttft_ms"].MedianAbsPct <= 0 || b.Metrics["tpot_ms"].P80AbsPct <= 0 {
+		t.Errorf("error band = %+v, want a measured (not extrapolated) band for vLLM on H100", b)
+	}
+	// Half the weight bytes and half the KV bytes per token: far more than twice the tokens.
+	if k8, k16 := p8.Summary.KVCapacityTokens["aggregated"], p16.Summary.KVCapacityTokens["aggregated"]; k8 < 2*k16 {
+		t.Errorf("KV capacity fp8 %d vs bf16 %d, want > 2×", k8, k16)
+	}
+	if p8.Summary.TPOT.Mean >= p16.Summary.TPOT.Mean {
+		t.Errorf("FP8 decode (%.2f ms) must be faster than BF16 (%.2f ms)", p8.Summary.TPOT.Mean, p16.Summary.TPOT.Mean)
+	}
+	eng, _ := p8.Config["engine"].(map[string]any)
+	if eng["gemm_quant_mode"] != "fp8" || eng["kvcache_quant_mode"] != "fp8" || eng["backend_version"] != "0.12.0" {
+		t.Errorf("replayable config lost precision or version: %v", eng)
+	}
+	// An unsupported quantization stays an explicit exit 2 naming the field.
+	if _, code, _, stderr := runPredict(t, base+"  gemm_quant_mode: nvfp4\n"); code != aisimulate.ExitInvalidInput ||
+		!strings.Contains(stderr, "engine.gemm_quant_mode") {
+		t.Errorf("nvfp4: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// Issue #20: min_gpus with a goodput floor answers with the smallest deployment that serves it;
+// candidates below the floor are infeasible with reason load_constraint.
+func TestMinGPUsWithGoodputFloor(t *testing.T) {
+	doc := `traffic: {source: {type: synthetic, input_tokens: 2048, output_tokens: 128}, load: {type: poisson, requests_per_second: 40}, stop: {requests: 200}}
+engine: {model: meta-llama/Llama-3.1-8B-Instruct, hardware: h100_sxm, mode: aggregated, backend: vllm}
+evaluation: {sla: {ttft_ms: 2000, itl_ms: 100}}
+optimization: {target: min_gpus, constraints: {max_candidate_gpus: 8, min_goodput_rps: 30}}
+optimizer: {max_trials: 64}
+`
+	dir, code, _, stderr := runRecommend(t, doc)
+	if code != aisimulate.ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	res, err := output.ReadSweepResult(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	best := res.Views.Selected()
+	if len(best) == 0 {
+		t.Fatal("no selected candidate")
+	}
+	byID := map[string]output.Candidate{}
+	refused := 0
+	for _, c := range res.Candidates {
+		byID[c.CandidateID] = c
+		if c.ReasonCategory == output.ReasonLoadConstraint {
+			refused++
+		}
+		if c.Status == output.StatusFeasible && c.Metrics["goodput_request_throughput_rps"] < 30 {
+			t.Errorf("%s is feasible with goodput %.2f < 30", c.CandidateID, c.Metrics["goodput_request_throughput_rps"])
+		}
+		if c.ReasonCategory == output.ReasonLoadConstraint && c.Metrics["goodput_request_throughput_rps"] >= 30 {
+			t.Errorf("%s refused for load with goodput %.2f", c.CandidateID, c.Metrics["goodput_request_throughput_rps"])
+		}
+	}
+	if refused == 0 {
+		t.Error("no candidate fell below the goodput floor; the floor is not exercised")
+	}
+	top := byID[best[0]]
+	for _, c := range res.Candidates {
+		if c.Status == output.StatusFeasible && c.UsedGPUs < top.UsedGPUs {
+			t.Errorf("%s serves the floor on %d GPUs, fewer than the selected %d", c.CandidateID, c.UsedGPUs, top.UsedGPUs)
+		}
+	}
+	if top.ErrorBand == nil {
+		t.Error("selected candidate has no error band")
+	}
+}
