@@ -1,0 +1,89 @@
+package dgdrctl_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dgdr-operator/dgdr-operator/internal/dgdrctl"
+)
+
+// syncBuffer is a bytes buffer the command writes while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestUICommand: `dgdrctl ui` serves the namespace with the kubeconfig's credentials on a free
+// loopback port, prints its URL, refuses a foreign Host header, and stops with its context.
+func TestUICommand(t *testing.T) {
+	f := newFixture(t, 2)
+	var stdout syncBuffer
+	root := dgdrctl.NewRootCommand(&stdout, io.Discard)
+	root.SetArgs([]string{"ui", "--kubeconfig", kubeconfig, "-n", f.ns, "--port", "0"})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- root.ExecuteContext(ctx) }()
+	urlRE := regexp.MustCompile(`serving namespace ` + f.ns + ` at (http://127\.0\.0\.1:\d+/)`)
+	var url string
+	deadline := time.Now().Add(10 * time.Second)
+	for url == "" {
+		if m := urlRE.FindStringSubmatch(stdout.String()); m != nil {
+			url = m[1]
+		} else if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("no URL printed: %q", stdout.String())
+		} else {
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	resp, err := http.Get(url + "api/requests")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []map[string]any
+	err = json.NewDecoder(resp.Body).Decode(&rows)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK || len(rows) != 1 || rows[0]["name"] != f.req.Name {
+		t.Errorf("GET /api/requests: %d %v %v", resp.StatusCode, rows, err)
+	}
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	req.Host = "attacker.example"
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusMisdirectedRequest {
+		t.Errorf("a foreign Host header: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("ui returned %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("ui did not stop with its context")
+	}
+
+	// --namespace and --all-namespaces exclude each other.
+	if _, err := dgdrctlRun(t, "ui", "-A", "-n", f.ns); err == nil || !strings.Contains(err.Error(), "exclude each other") {
+		t.Errorf("-A with -n: %v", err)
+	}
+}
