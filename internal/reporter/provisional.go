@@ -1,13 +1,13 @@
 package reporter
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"math"
 	"reflect"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -81,7 +81,14 @@ func (b *bestSoFar) offer(c settledCandidate) {
 			return // the recommender keeps the first of identical configurations
 		}
 	}
-	i := sort.Search(len(b.list), func(i int) bool { return better(c, b.list[i]) })
+	// The first entry c is better than (ties go after: c settled last).
+	i := len(b.list)
+	for j := range b.list {
+		if better(c, b.list[j]) {
+			i = j
+			break
+		}
+	}
 	if i >= b.limit {
 		return
 	}
@@ -150,11 +157,8 @@ func reasonCounts(counts map[string]int64) []v1beta2.ReasonCount {
 			out = append(out, v1beta2.ReasonCount{Category: c, Count: n})
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Count != out[j].Count {
-			return out[i].Count > out[j].Count
-		}
-		return out[i].Category < out[j].Category
+	slices.SortFunc(out, func(a, b v1beta2.ReasonCount) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.Category, b.Category))
 	})
 	const maxListed = 16
 	if len(out) > maxListed {

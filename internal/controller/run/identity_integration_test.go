@@ -3,10 +3,10 @@ package run_test
 import (
 	"context"
 	"fmt"
-	corev1 "k8s.io/api/core/v1"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
