@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -129,5 +130,66 @@ optimizer: {max_trials: 64}
 	}
 	if top.ErrorBand == nil {
 		t.Error("selected candidate has no error band")
+	}
+}
+
+// Issue #20: traffic.source.cached_prefix_tokens skips the cached part of the prefill when the
+// role caches prefixes, and is kept in the replay config.
+func TestCachedPrefixTokens(t *testing.T) {
+	doc := func(cached string, caching bool) string {
+		return `traffic: {source: {type: synthetic, input_tokens: 4096, output_tokens: 32` + cached + `}, load: {type: concurrency, concurrency: 1}, stop: {requests: 4}}
+engine: {model: Qwen/Qwen3-8B, hardware: h100_sxm, backend: vllm, workers: {aggregated: {kv_cache: {prefix_caching: ` +
+			map[bool]string{true: "true", false: "false"}[caching] + `}}}}
+`
+	}
+	ttft := func(d string) float64 {
+		dir, code, _, stderr := runPredict(t, d)
+		if code != aisimulate.ExitOK {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		p, err := output.ReadPrediction(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Summary.TTFT.Mean
+	}
+	cold, warm, off := ttft(doc("", true)), ttft(doc(", cached_prefix_tokens: 3072", true)), ttft(doc(", cached_prefix_tokens: 3072", false))
+	if !(warm < 0.6*cold) || off != cold {
+		t.Errorf("TTFT cold %.1f, 3/4 cached %.1f, cached without prefix caching %.1f", cold, warm, off)
+	}
+	if _, code, _, stderr := runPredict(t, doc(", cached_prefix_tokens: 5000", true)); code != aisimulate.ExitInvalidInput ||
+		!strings.Contains(stderr, "traffic.source.cached_prefix_tokens") {
+		t.Errorf("cached > input: exit %d, %q", code, stderr)
+	}
+}
+
+// Issue #20: engine.kv_transfer sets the P/D handoff: a slow link raises TTFT, no bandwidth
+// charges nothing, and the setting is kept in the replay config.
+func TestKVTransferSetting(t *testing.T) {
+	doc := func(kt string) string {
+		return `traffic: {source: {type: synthetic, input_tokens: 4096, output_tokens: 32}, load: {type: concurrency, concurrency: 1}, stop: {requests: 4}}
+engine: {model: Qwen/Qwen3-8B, hardware: h100_sxm, backend: vllm, mode: disaggregated` + kt + `}
+`
+	}
+	pred := func(d string) *output.Prediction {
+		dir, code, _, stderr := runPredict(t, d)
+		if code != aisimulate.ExitOK {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		p, err := output.ReadPrediction(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	none := pred(doc(", kv_transfer: {bytes_per_token: auto}"))
+	slow := pred(doc(", kv_transfer: {bandwidth_gb_per_second: 1, timing_mode: full_prompt}"))
+	// 4096 tokens × 144 KiB per token over 1 GB/s ≈ 0.6 s more TTFT.
+	if d := slow.Summary.TTFT.Mean - none.Summary.TTFT.Mean; d < 500 || d > 700 {
+		t.Errorf("TTFT with 1 GB/s − without transfer = %.1f ms, want ≈ 600", d)
+	}
+	eng, _ := slow.Config["engine"].(map[string]any)
+	if kt, _ := eng["kv_transfer"].(map[string]any); fmt.Sprint(kt["bandwidth_gb_per_second"]) != "1" || kt["timing_mode"] != "full_prompt" {
+		t.Errorf("replay config kv_transfer = %v", eng["kv_transfer"])
 	}
 }

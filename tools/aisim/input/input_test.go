@@ -134,7 +134,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"images", Recommend, "engine: {model: m, hardware: h200_sxm, workers: {encoder: {}}}\noptimization: {}\ntraffic: {source: {images: {height: 1, width: 1}}, stop: {requests: 1}}", nil, "traffic.source.images: not supported by aisim"},
 		{"speculation", Recommend, "engine: {model: m, hardware: h200_sxm, backend: vllm, speculation: {kind: ngram, num_speculative_tokens: 1, acceptance_rates: [0.5]}}\noptimization: {}", nil, "engine.speculation: not supported by aisim"},
 		{"afd mode", Recommend, "engine: {model: m, hardware: h200_sxm, mode: afd, afd: {phase: both, combined_with_pd: false, a_batch_size: {choices: [8, 16]}}}\noptimization: {}", nil, "engine.afd: not supported by aisim"},
-		{"kv_transfer", Recommend, "engine: {model: m, hardware: h200_sxm, kv_transfer: {bandwidth_gb_per_second: 1}}\noptimization: {}", nil, "engine.kv_transfer: not supported by aisim"},
+		{"kv_transfer without disaggregation", Predict, "engine: {model: m, hardware: h200_sxm, mode: aggregated, kv_transfer: {bandwidth_gb_per_second: 1}}", nil, "engine.kv_transfer: only allowed when engine.mode can be disaggregated"},
 		{"execution", Recommend, minimal + "execution: {resources: {}}", nil, "execution: not supported by aisim"},
 		{"router (engine stack)", Recommend, minimal + "router: {policy: kv_router}", nil, "router: unknown field"},
 		{"planner (engine stack)", Recommend, minimal + "planner: {}", nil, "planner: unknown field"},

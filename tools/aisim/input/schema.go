@@ -147,7 +147,7 @@ func decodeTraffic(cmd Command, root *object) (Traffic, error) {
 			}
 		}
 		so, err := newObject("traffic.source", to.get("source"),
-			[]string{"type", "input_tokens", "output_tokens"},
+			[]string{"type", "input_tokens", "output_tokens", "cached_prefix_tokens"},
 			[]string{"images", "new_input_tokens_per_turn", "output_tokens_per_turn", "session", "paths", "format", "block_size", "nested_timestamp_basis"})
 		if err != nil {
 			return t, err
@@ -168,6 +168,12 @@ func decodeTraffic(cmd Command, root *object) (Traffic, error) {
 		}
 		if t.OutputTokens, err = so.integer("output_tokens", aisimulate.DefaultOutputTokens, 1); err != nil {
 			return t, err
+		}
+		if t.CachedPrefixTokens, err = so.integer("cached_prefix_tokens", 0, 0); err != nil {
+			return t, err
+		}
+		if t.CachedPrefixTokens > t.InputTokens {
+			return t, errf(so.p("cached_prefix_tokens"), "exceeds input_tokens (%d)", t.InputTokens)
 		}
 	}
 	if t.Load, err = decodeLoad(cmd, to, false); err != nil {
@@ -390,7 +396,7 @@ func decodeOptimizer(root *object) (Optimizer, error) {
 	return o, err
 }
 
-var engineUnsupported = []string{"kv_transfer", "speculation", "afd", "enable_chunked_prefill",
+var engineUnsupported = []string{"speculation", "afd", "enable_chunked_prefill",
 	"nextn", "nextn_accepted", "enable_eplb", "wideep_num_slots", "attention_backend", "moe_backend",
 	"moe_kernel_source", "database_mode", "estimation_mode", "fallback_policy", "transfer_policy",
 	"systems_paths", "estimator_config", "fpm_profile", "decoder_replay", "enable_shared_layer",
@@ -402,7 +408,7 @@ func decodeEngine(cmd Command, root *object, optHardware string) (Engine, error)
 		return e, errf("engine", "required")
 	}
 	eo, err := newObject("engine", root.get("engine"),
-		append([]string{"mode", "model", "hardware", "backend", "context_length", "workers", "backend_version"}, quantFields...),
+		append([]string{"mode", "model", "hardware", "backend", "context_length", "workers", "backend_version", "kv_transfer"}, quantFields...),
 		engineUnsupported)
 	if err != nil {
 		return e, err
@@ -411,6 +417,9 @@ func decodeEngine(cmd Command, root *object, optHardware string) (Engine, error)
 		return e, err
 	}
 	if e.Precision, err = decodePrecision(eo); err != nil {
+		return e, err
+	}
+	if e.KVTransfer, err = decodeKVTransfer(eo); err != nil {
 		return e, err
 	}
 	modes := []string{ModeAggregated, ModeDisaggregated}
@@ -425,6 +434,9 @@ func decodeEngine(cmd Command, root *object, optHardware string) (Engine, error)
 	}
 	if e.Modes, err = eo.stringDomain(cmd, "mode", defModes, modes); err != nil {
 		return e, err
+	}
+	if e.KVTransfer != nil && !slices.Contains(e.Modes, ModeDisaggregated) {
+		return e, errf(eo.p("kv_transfer"), "only allowed when engine.mode can be disaggregated")
 	}
 	if !eo.has("model") {
 		return e, errf(eo.p("model"), "required")
@@ -756,4 +768,29 @@ func decodeBackendVersion(cmd Command, eo *object) (string, error) {
 		return strings.Join(parts, ","), nil
 	}
 	return eo.str("backend_version", "")
+}
+
+// decodeKVTransfer reads engine.kv_transfer (contract §4.6): the P/D handoff's bytes per token
+// (auto or an integer), bandwidth (absent: no transfer delay) and timing mode.
+func decodeKVTransfer(eo *object) (*KVTransfer, error) {
+	if !eo.has("kv_transfer") {
+		return nil, nil
+	}
+	ko, err := newObject(eo.p("kv_transfer"), eo.get("kv_transfer"), []string{"bytes_per_token", "bandwidth_gb_per_second", "timing_mode"}, nil)
+	if err != nil {
+		return nil, err
+	}
+	kt := &KVTransfer{}
+	if x := ko.get("bytes_per_token"); x != nil && !(x.Kind == document.KindString && x.Str == "auto") {
+		if kt.BytesPerToken, err = intValue(ko.p("bytes_per_token"), x, 1); err != nil {
+			return nil, errf(ko.p("bytes_per_token"), "expected a positive integer or \"auto\"")
+		}
+	}
+	if kt.BandwidthGBps, err = ko.positive("bandwidth_gb_per_second", 0); err != nil {
+		return nil, err
+	}
+	if kt.TimingMode, err = ko.enum("timing_mode", "destination_missing", "destination_missing", "full_prompt"); err != nil {
+		return nil, err
+	}
+	return kt, nil
 }

@@ -93,9 +93,12 @@ type Document struct {
 type Traffic struct {
 	InputTokens  int
 	OutputTokens int
-	Load         Load
-	Stop         Stop
-	Trace        *TraceSource
+	// CachedPrefixTokens is traffic.source.cached_prefix_tokens: the prompt's leading tokens
+	// already in the prefix cache (computed only when the role's prefix caching is off).
+	CachedPrefixTokens int
+	Load               Load
+	Stop               Stop
+	Trace              *TraceSource
 }
 
 // TraceSource is a traffic.source of type trace.
@@ -146,6 +149,18 @@ type Engine struct {
 	BackendVersion string
 	// Precision holds the engine.*_quant_mode overrides ("" = from the checkpoint).
 	Precision Precision
+	// KVTransfer is engine.kv_transfer (nil: aisim charges the hardware link).
+	KVTransfer *KVTransfer
+}
+
+// KVTransfer is the P/D KV handoff setting. BytesPerToken 0 means auto (the model's KV bytes per
+// token at the checkpoint's KV precision); BandwidthGBps 0 means no transfer delay, as in
+// AISimulate. With synthetic prompts nothing is on the decode worker beforehand, so both timing
+// modes charge the whole prompt.
+type KVTransfer struct {
+	BytesPerToken int
+	BandwidthGBps float64
+	TimingMode    string
 }
 
 // Precision overrides of the checkpoint's numeric formats (engine.gemm_quant_mode,

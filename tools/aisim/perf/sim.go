@@ -39,12 +39,16 @@ type Deployment struct {
 // Workload is synthetic traffic: fixed input/output lengths, a request
 // count, and either closed-loop concurrency or an open-loop arrival rate.
 type Workload struct {
-	ISL, OSL    int
-	Requests    int
-	Concurrency int     // closed loop when > 0
-	Rate        float64 // requests/second when Concurrency == 0
-	Poisson     bool
-	Seed        uint64
+	ISL, OSL int
+	// CachedPrefix is how many leading prompt tokens hit the prefix cache of the entry worker:
+	// they are attended to but not computed (at least one token always is). Their KV is still
+	// reserved per request, as if the cache shared nothing (conservative).
+	CachedPrefix int
+	Requests     int
+	Concurrency  int     // closed loop when > 0
+	Rate         float64 // requests/second when Concurrency == 0
+	Poisson      bool
+	Seed         uint64
 }
 
 // SLA bounds (ms) for goodput; zero means unset.
@@ -345,7 +349,7 @@ func (s *sim) route(c *cohort) {
 			continue
 		}
 		wk := s.entry[j]
-		wk.waiting = append(wk.waiting, &cohort{n: cnt, arrival: c.arrival})
+		wk.waiting = append(wk.waiting, &cohort{n: cnt, arrival: c.arrival, prefilled: min(s.w.CachedPrefix, s.w.ISL-1)})
 		s.kick(wk)
 	}
 	s.rrEntry = (s.rrEntry + c.n) % r

@@ -163,7 +163,15 @@ func (e *Env) Simulate(ctx context.Context, pr *Prepared, deadline time.Time) (*
 		return e.simulateTrace(ctx, pr, d, deadline)
 	}
 	t := e.Doc.Traffic
-	w := perf.Workload{ISL: t.InputTokens, OSL: t.OutputTokens, Requests: pr.Requests,
+	entry := input.RoleAggregated
+	if p.Mode == input.ModeDisaggregated {
+		entry = input.RolePrefill
+	}
+	cached := 0
+	if wk := e.Doc.Engine.Workers[entry]; wk != nil && wk.PrefixCaching {
+		cached = t.CachedPrefixTokens
+	}
+	w := perf.Workload{ISL: t.InputTokens, OSL: t.OutputTokens, CachedPrefix: cached, Requests: pr.Requests,
 		Concurrency: pr.Concurrency, Rate: pr.Rate, Poisson: t.Load.Type == input.LoadPoisson, Seed: uint64(t.Load.Seed)}
 	sla := e.Doc.Evaluation.SLA
 	rep, err := perf.Simulate(ctx, d, w, perf.SLA{TTFTms: sla.TTFTms, ITLms: sla.ITLms, E2Ems: sla.E2Ems}, deadline)
@@ -180,6 +188,16 @@ func (e *Env) Simulate(ctx context.Context, pr *Prepared, deadline time.Time) (*
 // aisim always charges the hardware's link.)
 func (e *Env) transferSeconds(pre, dec input.Shape) float64 {
 	bytes := float64(e.Doc.Traffic.InputTokens) * e.Model.KVBytesPerToken(1)
+	if kt := e.Doc.Engine.KVTransfer; kt != nil {
+		// engine.kv_transfer: the given bandwidth for the whole handoff, or none at all.
+		if kt.BandwidthGBps == 0 {
+			return 0
+		}
+		if kt.BytesPerToken > 0 {
+			bytes = float64(e.Doc.Traffic.InputTokens) * float64(kt.BytesPerToken)
+		}
+		return bytes / (kt.BandwidthGBps * 1e9)
+	}
 	link := e.GPU.InterNodeBW
 	if pre.GPUsPerWorker()+dec.GPUsPerWorker() <= e.GPU.GPUsPerNode {
 		link = e.GPU.IntraNodeBW

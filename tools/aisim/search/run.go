@@ -396,6 +396,16 @@ func (e *Env) PredictionConfig(pr *Prepared) map[string]any {
 	engine := map[string]any{
 		"mode": p.Mode, "model": e.Doc.Engine.Model, "hardware": e.GPU.ID, "backend": p.Backend, "workers": workers,
 	}
+	if kt := e.Doc.Engine.KVTransfer; kt != nil && p.Mode == input.ModeDisaggregated {
+		m := map[string]any{"bytes_per_token": "auto", "timing_mode": kt.TimingMode}
+		if kt.BytesPerToken > 0 {
+			m["bytes_per_token"] = kt.BytesPerToken
+		}
+		if kt.BandwidthGBps > 0 {
+			m["bandwidth_gb_per_second"] = kt.BandwidthGBps
+		}
+		engine["kv_transfer"] = m
+	}
 	if e.Doc.Engine.BackendVersion != "" {
 		engine["backend_version"] = e.BackendVersion(p.Backend)
 	}
@@ -409,9 +419,13 @@ func (e *Env) PredictionConfig(pr *Prepared) map[string]any {
 	if cl := e.Doc.Engine.ContextLength; cl > 0 {
 		engine["context_length"] = cl
 	}
+	source := map[string]any{"type": "synthetic", "input_tokens": t.InputTokens, "output_tokens": t.OutputTokens}
+	if t.CachedPrefixTokens > 0 {
+		source["cached_prefix_tokens"] = t.CachedPrefixTokens
+	}
 	doc := map[string]any{
 		"traffic": map[string]any{
-			"source": map[string]any{"type": "synthetic", "input_tokens": t.InputTokens, "output_tokens": t.OutputTokens},
+			"source": source,
 			"load":   load,
 			"stop":   stop,
 		},
