@@ -12,6 +12,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
@@ -306,6 +308,27 @@ func (r *Reporter) stop(ctx context.Context, run *v1beta2.DynamoGraphDeploymentR
 		if err := r.patchStatus(sctx, run, statusPatch{Artifacts: art}); err != nil {
 			r.Log.Error(err, "recording the artifacts on stop")
 		}
+	}
+}
+
+// withdraw takes back what provisional rounds published when the output turns out to break the
+// contract at the end (nothing is published from rejected output): the Run's Candidates are
+// deleted and its candidateRefs and recommendation cleared. Best effort: errors are logged.
+func (r *Reporter) withdraw(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun) {
+	if !r.provisionalEnabled() {
+		return
+	}
+	if err := r.deleteStale(ctx, run, nil); err != nil {
+		r.Log.Error(err, "withdrawing provisional candidates")
+		return
+	}
+	if r.publishedSig == "" {
+		return
+	}
+	body := []byte(`{"status":{"candidateRefs":null,"recommendation":null}}`)
+	target := &v1beta2.DynamoGraphDeploymentRun{ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: run.Name}}
+	if err := r.Client.Status().Patch(ctx, target, client.RawPatch(types.MergePatchType, body)); err != nil {
+		r.Log.Error(err, "withdrawing the provisional summary")
 	}
 }
 

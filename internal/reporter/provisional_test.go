@@ -377,3 +377,32 @@ func gunzip(t *testing.T, data []byte) []byte {
 	}
 	return out
 }
+
+// TestRejectedOutputWithdrawsProvisional: provisional candidates were published from the ledger,
+// then the search's final output breaks the contract (recommendation.json a symbolic link):
+// nothing stays published from rejected output.
+func TestRejectedOutputWithdrawsProvisional(t *testing.T) {
+	ls := startLiveSearch(t, "llm-prov-5", 3, 300*time.Millisecond)
+	end := ls.settledLines()
+	ls.write(0, end, 5*time.Millisecond)
+	poll.WaitFor(t, 15*time.Second, 50*time.Millisecond, "provisional candidates", func(context.Context) (bool, string, error) {
+		refs := getRun(t, ls.ns, ls.run.Name).Status.CandidateRefs
+		return len(refs) > 0, fmt.Sprintf("refs %v", refs), nil
+	})
+	ls.write(end, len(ls.lines), 0)
+	copyResult(t, ls.src, ls.dir)
+	_ = os.Remove(filepath.Join(ls.dir, output.RecommendationFile))
+	if err := os.Symlink("/dev/zero", filepath.Join(ls.dir, output.RecommendationFile)); err != nil {
+		t.Fatal(err)
+	}
+	ls.exit <- 0
+	if err := <-ls.result; !reporter.IsOutputRejected(err) {
+		t.Fatalf("err = %v, want an output rejection", err)
+	}
+	if names, _ := published(t, ls.ns); len(names) != 0 {
+		t.Errorf("Candidates %v stay published from rejected output", names)
+	}
+	if st := getRun(t, ls.ns, ls.run.Name).Status; len(st.CandidateRefs) != 0 || st.Recommendation != nil {
+		t.Errorf("status stays published from rejected output: refs %v, recommendation %+v", st.CandidateRefs, st.Recommendation)
+	}
+}

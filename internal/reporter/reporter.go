@@ -180,6 +180,7 @@ func (r *Reporter) Run(ctx context.Context) (*Outcome, error) {
 			if err := tl.poll(); err != nil {
 				if IsOutputRejected(err) {
 					// Nothing is published from output that broke the contract.
+					r.withdraw(ctx, run)
 					return &Outcome{SearchExitCode: e.code}, err
 				}
 				return nil, fmt.Errorf("reading %s: %w", output.EventsFile, err)
@@ -197,6 +198,9 @@ func (r *Reporter) Run(ctx context.Context) (*Outcome, error) {
 				out, perr = r.Publish(pctx, run, e.code, p)
 				return perr
 			})
+			if IsOutputRejected(err) {
+				r.withdraw(pctx, run)
+			}
 			return out, err
 		case <-ticker.C:
 			if tl.rejected != nil {
