@@ -269,9 +269,9 @@ func TestCancelKeepsPublishedCandidates(t *testing.T) {
 	})
 }
 
-// TestDeleteGarbageCollectsEverything: deleting a request removes its Runs, Jobs, pods and
-// Candidates through the real garbage collector. The operator creates no ConfigMaps (the search
-// reads its input from the Run), so none may exist at any point.
+// TestDeleteGarbageCollectsEverything: deleting a request removes its Runs, Jobs, pods,
+// Candidates and the Runs' artifacts ConfigMaps through the real garbage collector. The only
+// ConfigMap of a Run is its artifacts (the search reads its input from the Run).
 func TestDeleteGarbageCollectsEverything(t *testing.T) {
 	ns := newNamespace(t)
 	d := createDGDR(t, ns, []byte(fmt.Sprintf(fastRequest, "deleted")))
@@ -316,8 +316,8 @@ func TestDeleteGarbageCollectsEverything(t *testing.T) {
 			t.Fatalf("before deletion: no %s for %s (%v)", k, d.Name, n)
 		}
 	}
-	if n["configmaps"] != 0 {
-		t.Fatalf("before deletion: %d ConfigMaps labelled with Run %s, want none (%v)", n["configmaps"], run.Name, n)
+	if n["configmaps"] != 1 || run.Status.Artifacts == nil {
+		t.Fatalf("before deletion: %d ConfigMaps labelled with Run %s, want its artifacts only (%v, status.artifacts %+v)", n["configmaps"], run.Name, n, run.Status.Artifacts)
 	}
 	if err := k8s.Delete(ctx, d, client.PropagationPolicy("Background")); err != nil {
 		t.Fatal(err)
