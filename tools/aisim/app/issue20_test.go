@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -191,5 +192,24 @@ engine: {model: Qwen/Qwen3-8B, hardware: h100_sxm, backend: vllm, mode: disaggre
 	eng, _ := slow.Config["engine"].(map[string]any)
 	if kt, _ := eng["kv_transfer"].(map[string]any); fmt.Sprint(kt["bandwidth_gb_per_second"]) != "1" || kt["timing_mode"] != "full_prompt" {
 		t.Errorf("replay config kv_transfer = %v", eng["kv_transfer"])
+	}
+}
+
+// Issue #20: workers.<role>.timing: {type: fixed} prices every prompt step at prefill_ms and
+// every decode-only step at decode_ms: one request alone has TTFT = prefill_ms (one step for a
+// prompt within the step budget) and TPOT = decode_ms.
+func TestFixedTiming(t *testing.T) {
+	dir, code, _, stderr := runPredict(t, `traffic: {source: {type: synthetic, input_tokens: 1000, output_tokens: 11}, load: {type: concurrency, concurrency: 1}, stop: {requests: 3}}
+engine: {model: Qwen/Qwen3-8B, hardware: h100_sxm, workers: {aggregated: {timing: {type: fixed, prefill_ms: 40, decode_ms: 5}}}}
+`)
+	if code != aisimulate.ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	p, err := output.ReadPrediction(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := p.Summary; math.Abs(s.TTFT.Mean-40) > 1e-6 || math.Abs(s.TPOT.Mean-5) > 1e-6 {
+		t.Errorf("TTFT %.3f ms, TPOT %.3f ms, want 40 and 5", s.TTFT.Mean, s.TPOT.Mean)
 	}
 }

@@ -522,12 +522,17 @@ func defaultWorker(cmd Command) *Worker {
 }
 
 func decodeWorker(cmd Command, path string, x *document.Value) (*Worker, error) {
-	wo, err := newObject(path, x, []string{"parallelism", "scheduler", "kv_cache"},
-		[]string{"hardware", "startup_seconds", "context_length", "timing"})
+	wo, err := newObject(path, x, []string{"parallelism", "scheduler", "kv_cache", "timing"},
+		[]string{"hardware", "startup_seconds", "context_length"})
 	if err != nil {
 		return nil, err
 	}
 	w := defaultWorker(cmd)
+	if wo.has("timing") {
+		if w.FixedTiming, err = decodeTiming(wo.p("timing"), wo.get("timing")); err != nil {
+			return nil, err
+		}
+	}
 	if wo.has("parallelism") {
 		if w.Parallelism, err = decodeParallelism(cmd, wo.p("parallelism"), wo.get("parallelism")); err != nil {
 			return nil, err
@@ -793,4 +798,43 @@ func decodeKVTransfer(eo *object) (*KVTransfer, error) {
 		return nil, err
 	}
 	return kt, nil
+}
+
+// decodeTiming reads workers.<role>.timing: type default (the performance model) or fixed
+// (prefill_ms for a step that computes prompt tokens, decode_ms for a decode-only step).
+func decodeTiming(path string, x *document.Value) (*FixedTiming, error) {
+	to, err := newObject(path, x, []string{"type", "prefill_ms", "decode_ms"},
+		[]string{"forward_model", "fpm_parquet_path", "estimation_mode", "fallback_policy", "estimator_config",
+			"systems_paths", "database_mode", "transfer_policy"})
+	if err != nil {
+		return nil, err
+	}
+	typ, err := to.str("type", "default")
+	if err != nil {
+		return nil, err
+	}
+	switch typ {
+	case "default":
+		for _, k := range []string{"prefill_ms", "decode_ms"} {
+			if to.has(k) {
+				return nil, errf(to.p(k), "only allowed with type: fixed")
+			}
+		}
+		return nil, nil
+	case "polynomial":
+		return nil, errf(to.p("type"), "polynomial: %s", notSupported)
+	case "fixed":
+	default:
+		return nil, errf(to.p("type"), "must be one of [default fixed polynomial], got %q", typ)
+	}
+	ft := &FixedTiming{}
+	for k, dst := range map[string]*float64{"prefill_ms": &ft.PrefillMs, "decode_ms": &ft.DecodeMs} {
+		if !to.has(k) {
+			return nil, errf(to.p(k), "required with type: fixed")
+		}
+		if *dst, err = to.positive(k, 0); err != nil {
+			return nil, err
+		}
+	}
+	return ft, nil
 }

@@ -189,6 +189,14 @@ type Worker struct {
 	PrefixCaching    bool
 	MemoryFraction   []float64
 	FixedBlocks      int // >0 when kv_cache.capacity.type is fixed
+	// FixedTiming is timing: {type: fixed} (nil: the performance model prices steps).
+	FixedTiming *FixedTiming
+}
+
+// FixedTiming replaces the step model: every step that computes prompt tokens takes PrefillMs,
+// every decode-only step DecodeMs.
+type FixedTiming struct {
+	PrefillMs, DecodeMs float64
 }
 
 // Preset kinds for parallelism.

@@ -47,6 +47,16 @@ type StepModel struct {
 	attnEff           float64
 	commEff           float64
 	arLatency         float64
+	// fixedPrefill/fixedDecode > 0 replace the model (timing: {type: fixed}), seconds.
+	fixedPrefill, fixedDecode float64
+}
+
+// WithFixedTiming returns a step model whose steps take prefill seconds when they compute
+// prompt tokens and decode seconds otherwise (workers.<role>.timing: {type: fixed}).
+func (s *StepModel) WithFixedTiming(prefill, decode float64) *StepModel {
+	c := *s
+	c.fixedPrefill, c.fixedDecode = prefill, decode
+	return &c
 }
 
 // NewStepModel precomputes the constants for a model, GPU, backend and shape.
@@ -108,6 +118,12 @@ func (s *StepModel) Time(b Batch) float64 {
 	tokens := (b.PrefillTokens + b.DecodeSeqs) / s.dp // per rank
 	if tokens <= 0 {
 		return 0
+	}
+	if s.fixedDecode > 0 {
+		if b.PrefillTokens > 0 {
+			return s.fixedPrefill
+		}
+		return s.fixedDecode
 	}
 	rows := b.OutputRows / s.dp
 

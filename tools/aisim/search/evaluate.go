@@ -139,9 +139,13 @@ func (e *Env) Simulate(ctx context.Context, pr *Prepared, deadline time.Time) (*
 	pool := func(r *RoleSpec) *perf.Pool {
 		w := r.Worker
 		dp := w.Shape.AttentionData
+		step := perf.NewStepModel(e.Model, e.GPU, w.Backend, w.Shape)
+		if dw := e.Doc.Engine.Workers[r.Role]; dw != nil && dw.FixedTiming != nil {
+			step = step.WithFixedTiming(dw.FixedTiming.PrefillMs/1e3, dw.FixedTiming.DecodeMs/1e3)
+		}
 		return &perf.Pool{
 			Replicas:  w.Shape.Replicas,
-			Step:      perf.NewStepModel(e.Model, e.GPU, w.Backend, w.Shape),
+			Step:      step,
 			MaxTokens: w.MaxBatchedTokens * dp,
 			MaxSeqs:   w.MaxSequences * dp,
 			KVTokens:  pr.Memory[r.Role].TokensPerRank * dp,

@@ -380,7 +380,7 @@ func (e *Env) PredictionConfig(pr *Prepared) map[string]any {
 		if r.Worker.FixedBlocks > 0 {
 			capacity = map[string]any{"type": "fixed", "blocks": r.Worker.FixedBlocks}
 		}
-		workers[r.Role] = map[string]any{
+		role := map[string]any{
 			"parallelism": map[string]any{
 				"replicas": s.Replicas, "tensor": s.Tensor, "pipeline": s.Pipeline,
 				"attention_data": s.AttentionData, "moe_tensor": s.MoETensor, "moe_expert": s.MoEExpert,
@@ -392,6 +392,10 @@ func (e *Env) PredictionConfig(pr *Prepared) map[string]any {
 				"capacity":       capacity,
 			},
 		}
+		if ft := e.Doc.Engine.Workers[r.Role].FixedTiming; ft != nil {
+			role["timing"] = map[string]any{"type": "fixed", "prefill_ms": ft.PrefillMs, "decode_ms": ft.DecodeMs}
+		}
+		workers[r.Role] = role
 	}
 	engine := map[string]any{
 		"mode": p.Mode, "model": e.Doc.Engine.Model, "hardware": e.GPU.ID, "backend": p.Backend, "workers": workers,
