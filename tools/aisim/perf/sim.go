@@ -125,6 +125,7 @@ type worker struct {
 	role        role
 	waiting     []*cohort
 	running     []*cohort
+	prefilling  int // running cohorts with prompt tokens left
 	runningSeqs int
 	kvFree      int
 	busy, kick  bool
@@ -427,6 +428,9 @@ func (s *sim) startStep(w *worker) {
 			w.kvFree -= m * res
 			w.runningSeqs += m
 			w.running = append(w.running, a)
+			if a.prefilled < isl {
+				w.prefilling++
+			}
 			if limitByBudget {
 				budget = s.planPrefill(w, a, budget)
 				if budget <= 0 {
@@ -478,12 +482,7 @@ func (s *sim) waitingSeqs(w *worker) int {
 // prefillPending reports whether a prompt chunk could run now: a running request still has
 // prompt tokens left, or a waiting one can be admitted.
 func (s *sim) prefillPending(w *worker, res int) bool {
-	for _, c := range w.running {
-		if c.prefilled < s.w.ISL {
-			return true
-		}
-	}
-	return len(w.waiting) > 0 && w.runningSeqs < w.pool.MaxSeqs && w.kvFree >= res
+	return w.prefilling > 0 || len(w.waiting) > 0 && w.runningSeqs < w.pool.MaxSeqs && w.kvFree >= res
 }
 
 // planPrefills plans prompt chunks of running requests, then new admissions, within budget.
@@ -535,6 +534,7 @@ func (s *sim) planPrefill(w *worker, c *cohort, budget int) int {
 		full := split(c, k)
 		full.mark = s.steps + 1
 		w.running = append(w.running, full)
+		w.prefilling++
 		w.plan = append(w.plan, item{c: full, chunk: rem})
 		budget -= k * rem
 	}
@@ -543,6 +543,7 @@ func (s *sim) planPrefill(w *worker, c *cohort, budget int) int {
 			part := split(c, 1)
 			part.mark = s.steps + 1
 			w.running = append(w.running, part)
+			w.prefilling++
 			c = part
 		}
 		w.plan = append(w.plan, item{c: c, chunk: budget})
@@ -579,6 +580,7 @@ func (s *sim) finishStep(w *worker) {
 		if c.prefilled < s.w.ISL {
 			continue
 		}
+		w.prefilling--
 		c.generated, c.firstTok, c.lastTok = 1, t, t
 		if w.role == rolePrefill {
 			// Release the prefill KV and hand the request to the decode pool.
