@@ -176,22 +176,34 @@ func (q *eventQueue) pop() event {
 	h := *q
 	top := h[0]
 	n := len(h) - 1
-	h[0] = h[n]
+	last := h[n]
 	h[n] = event{}
 	h = h[:n]
-	for i := 0; ; {
-		l, r, m := 2*i+1, 2*i+2, i
-		if l < n && h.less(l, m) {
-			m = l
+	if n > 0 {
+		// Bottom-up: move the hole at the root down along the smaller children to a leaf (one
+		// comparison per level), then sift the former last element up from there. It usually
+		// belongs near the bottom, so this takes about half the comparisons of a sift-down.
+		i := 0
+		for {
+			l := 2*i + 1
+			if l >= n {
+				break
+			}
+			if r := l + 1; r < n && h.less(r, l) {
+				l = r
+			}
+			h[i] = h[l]
+			i = l
 		}
-		if r < n && h.less(r, m) {
-			m = r
+		h[i] = last
+		for i > 0 {
+			p := (i - 1) / 2
+			if !h.less(i, p) {
+				break
+			}
+			h[i], h[p] = h[p], h[i]
+			i = p
 		}
-		if m == i {
-			break
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
 	}
 	*q = h
 	return top
