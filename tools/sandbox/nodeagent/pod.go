@@ -187,6 +187,12 @@ func (r *podRunner) run(ctx context.Context) {
 			return
 		}
 	}
+	if len(specs.init) > 0 {
+		if err := r.rewriteHandoffs(pod); err != nil {
+			r.finishUnstarted(ctx, pod, "InitContainerFailed", "rewriting the paths in the files of the init containers: "+err.Error())
+			return
+		}
+	}
 	r.setConditions(true, false)
 	var wg sync.WaitGroup
 	for _, s := range specs.main {
