@@ -37,6 +37,13 @@ const (
 	DocumentedCoverage      = 0.90
 )
 
+// The goals of issue #20 (out of sample): what make bench's P7 line is judged against.
+const (
+	GoalTTFTMedianPct = 20.0
+	GoalTPOTMedianPct = 10.0
+	GoalCoverage      = 0.90
+)
+
 // Row is one measured run.
 type Row struct {
 	ID             string
