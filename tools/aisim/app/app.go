@@ -289,9 +289,16 @@ func Recommend(ctx context.Context, opts Options) int {
 	recErr := make(chan error, 1)
 	go func() { recErr <- output.WriteJSONFile(recPath, sweep) }()
 	var rows []output.Row
+	var latencies []string // table format: each row's mean TTFT and TPOT with their expected error
+	var bandNote string
 	var rankErr error
 	for rank, i := range run.Selected {
 		c := run.Candidates[i]
+		latencies = append(latencies, "ttft="+c.ErrorBand.Format("ttft_ms", c.Metrics["mean_ttft_ms"], "ms")+
+			" tpot="+c.ErrorBand.Format("tpot_ms", c.Metrics["mean_tpot_ms"], "ms"))
+		if c.ErrorBand != nil && bandNote == "" {
+			bandNote = "±: median abs. error of aisim on measured runs (" + c.ErrorBand.Basis + ")"
+		}
 		if rankErr = output.WriteRecommendation(dir, rank, c.PredictionConfig); rankErr != nil {
 			break
 		}
@@ -328,8 +335,11 @@ func Recommend(ctx context.Context, opts Options) int {
 		_, _ = opts.Stdout.Write(data)
 	} else {
 		fmt.Fprintln(opts.Stdout, "aisim recommendations (analytical estimate)")
-		for _, r := range rows {
-			fmt.Fprintf(opts.Stdout, "%d: score=%.4g used_gpus=%d config=%s\n", r.Rank, *r.Score, r.UsedGPUs, r.ConfigPath)
+		for k, r := range rows {
+			fmt.Fprintf(opts.Stdout, "%d: score=%.4g used_gpus=%d %s config=%s\n", r.Rank, *r.Score, r.UsedGPUs, latencies[k], r.ConfigPath)
+		}
+		if bandNote != "" {
+			fmt.Fprintln(opts.Stdout, bandNote)
 		}
 		fmt.Fprintf(opts.Stdout, "Saved full result to: %s\n", recPath)
 		fmt.Fprintf(opts.Stderr, "evaluated %d candidates (%d feasible) in %s\n", run.Counts.Evaluated, run.Counts.Feasible,
