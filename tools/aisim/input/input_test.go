@@ -52,6 +52,27 @@ traffic: {source: {type: synthetic, input_tokens: 1024, output_tokens: 128}, loa
 			exp:  Traffic{InputTokens: 1024, OutputTokens: 128, Load: Load{Type: "concurrency", Intensity: Fixed(10, true), Seed: 42}, Stop: Stop{Requests: 1000}},
 		},
 		{
+			name: "trace replayed by timestamps with a virtual-time stop (lowering of workload.trace)",
+			doc: minimal + `traffic: {source: {type: trace, paths: [/var/run/dgdr/trace/trace.jsonl], format: mooncake},
+load: {type: trace_timestamps, speedup: 2}, stop: {max_virtual_time_seconds: 600}}`,
+			want: func(d *Document) any { return d.Traffic },
+			exp: Traffic{Trace: &TraceSource{Path: "/var/run/dgdr/trace/trace.jsonl", Format: "mooncake"},
+				Load: Load{Type: "trace_timestamps", Intensity: Fixed(2, false), Seed: 42}, Stop: Stop{MaxVirtualSeconds: 600}},
+		},
+		{
+			name: "trace replayed closed-loop, no stop, explicit block size",
+			doc:  minimal + `traffic: {source: {type: trace, paths: [t.jsonl], block_size: 256}, load: {type: concurrency, concurrency: {choices: [8, 32]}}}`,
+			want: func(d *Document) any { return d.Traffic },
+			exp: Traffic{Trace: &TraceSource{Path: "t.jsonl", Format: "mooncake", BlockSize: 256, BlockSizeSet: true},
+				Load: Load{Type: "concurrency", Intensity: Domain{Choices: []float64{8, 32}, Int: true}, Seed: 42}},
+		},
+		{
+			name: "trace_timestamps without speedup replays at 1",
+			doc:  minimal + `traffic: {source: {type: trace, paths: [t.jsonl]}, load: {type: trace_timestamps}}`,
+			want: func(d *Document) any { return d.Traffic.Load.Intensity },
+			exp:  Fixed(1, false),
+		},
+		{
 			name: "omitted traffic is AISimulate's default",
 			doc:  minimal,
 			want: func(d *Document) any { return d.Traffic.Stop },
