@@ -97,6 +97,17 @@ func (e *Env) simulateTrace(ctx context.Context, pr *Prepared, d perf.Deployment
 
 // transferRate is transferSeconds per prompt token, and its fixed latency.
 func (e *Env) transferRate(pre, dec input.Shape) (perToken, latency float64) {
+	if kt := e.Doc.Engine.KVTransfer; kt != nil {
+		// engine.kv_transfer: the given bandwidth for the whole handoff, or none at all.
+		if kt.BandwidthGBps == 0 {
+			return 0, 0
+		}
+		bytes := e.Model.KVBytesPerToken(1)
+		if kt.BytesPerToken > 0 {
+			bytes = float64(kt.BytesPerToken)
+		}
+		return bytes / (kt.BandwidthGBps * 1e9), 0
+	}
 	link := e.GPU.InterNodeBW
 	if pre.GPUsPerWorker()+dec.GPUsPerWorker() <= e.GPU.GPUsPerNode {
 		link = e.GPU.IntraNodeBW
