@@ -13,6 +13,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -194,7 +195,15 @@ func (s *snapshot) violations() (out []string, reasons map[string]int) {
 		r := runByUID[uid]
 		ranks := map[string]bool{}
 		for _, c := range cs {
-			rank := c.Labels[v1beta2.LabelCandidateRank]
+			rank, labelled := c.Labels[v1beta2.LabelCandidateRank]
+			if !labelled {
+				// Provisional Candidates carry no rank label (issue 16); one that was never
+				// evaluated is the create of a round cut short.
+				if meta.IsStatusConditionTrue(c.Status.Conditions, v1beta2.ConditionEvaluated) && !c.Status.Provisional {
+					bad("Candidate %s: evaluated and final without a rank label", c.Name)
+				}
+				continue
+			}
 			if ranks[rank] {
 				bad("Run %s: two Candidates of rank %s", r.Name, rank)
 			}
