@@ -16,10 +16,14 @@
     });
     if (live) {
       var key = live.getAttribute("data-live-request");
+      var pending = false;
       es.addEventListener("changed", function (e) {
-        if (e.data.split("\n").indexOf(key) >= 0 && !document.querySelector("input:focus")) {
-          window.location.reload();
-        }
+        // A running search writes its progress often: reload at most every two seconds.
+        if (pending || e.data.split("\n").indexOf(key) < 0) { return; }
+        pending = true;
+        window.setTimeout(function () {
+          if (!document.querySelector("input:focus")) { window.location.reload(); } else { pending = false; }
+        }, 2000);
       });
     }
     es.onerror = function () {
