@@ -21,7 +21,9 @@ func TestGzipCapped(t *testing.T) {
 		fmt.Fprintf(&ledger, `{"event":"candidate_settled","candidate_id":"candidate-%06d","reason_category":"%x","settled":%d}`+"\n", i+1, rnd.Uint64(), i+1)
 	}
 	data := []byte(ledger.String())
-	open := func() (io.ReadCloser, int64, error) { return io.NopCloser(bytes.NewReader(data)), int64(len(data)), nil }
+	open := func() (io.ReadCloser, int64, error) {
+		return io.NopCloser(bytes.NewReader(data)), int64(len(data)), nil
+	}
 	marker := func(kept, total int64) []byte {
 		return fmt.Appendf(nil, "\n%s test: kept the first %d of %d bytes\n", TruncatedMarker, kept, total)
 	}
