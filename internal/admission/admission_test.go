@@ -1,8 +1,6 @@
 package admission_test
 
 import (
-	"k8s.io/utils/ptr"
-
 	"strings"
 	"testing"
 
@@ -10,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/admission"

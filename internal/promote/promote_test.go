@@ -78,10 +78,11 @@ func replicasOf(t *testing.T, ns, name string) int64 {
 	return r
 }
 
-// apply renders cand as name and applies it for owner, against the real API server.
-func apply(t *testing.T, cand *v1beta2.DynamoGraphDeploymentCandidate, name string, owner *promote.Owner) (promote.Result, error) {
+// apply renders cand as the deployment "llama" and applies it for owner, against the real API
+// server.
+func apply(t *testing.T, cand *v1beta2.DynamoGraphDeploymentCandidate, owner *promote.Owner) (promote.Result, error) {
 	t.Helper()
-	obj, err := promote.Render(cand, name, owner)
+	obj, err := promote.Render(cand, "llama", owner)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +96,7 @@ func TestApplyOwnership(t *testing.T) {
 	req := types.UID("request-uid-1")
 	gen := func(g int64) *promote.Owner { return &promote.Owner{RequestUID: req, Generation: g} }
 
-	if got, err := apply(t, candidate(ns, "llama-run-2-c1", 1), "llama", gen(2)); err != nil || got != promote.Created {
+	if got, err := apply(t, candidate(ns, "llama-run-2-c1", 1), gen(2)); err != nil || got != promote.Created {
 		t.Fatalf("first apply = %s, %v; want Created", got, err)
 	}
 	steps := []struct {
@@ -110,7 +111,7 @@ func TestApplyOwnership(t *testing.T) {
 		{"an older generation never replaces a newer one", candidate(ns, "llama-run-2-c1", 1), gen(2), promote.Unchanged, 3},
 	}
 	for _, s := range steps {
-		got, err := apply(t, s.cand, "llama", s.owner)
+		got, err := apply(t, s.cand, s.owner)
 		if err != nil || got != s.want {
 			t.Errorf("%s: %s, %v; want %s", s.name, got, err, s.want)
 		}
@@ -120,10 +121,10 @@ func TestApplyOwnership(t *testing.T) {
 	}
 
 	var conflict *promote.ConflictError
-	if _, err := apply(t, candidate(ns, "llama-run-9-c1", 9), "llama", &promote.Owner{RequestUID: "another-request", Generation: 9}); !errors.As(err, &conflict) {
+	if _, err := apply(t, candidate(ns, "llama-run-9-c1", 9), &promote.Owner{RequestUID: "another-request", Generation: 9}); !errors.As(err, &conflict) {
 		t.Errorf("another request's apply: err = %v, want a ConflictError", err)
 	}
-	if _, err := apply(t, candidate(ns, "llama-run-9-c1", 9), "llama", nil); !errors.As(err, &conflict) {
+	if _, err := apply(t, candidate(ns, "llama-run-9-c1", 9), nil); !errors.As(err, &conflict) {
 		t.Errorf("promote over an existing deployment: err = %v, want a ConflictError", err)
 	}
 	if r := replicasOf(t, ns, "llama"); r != 3 {

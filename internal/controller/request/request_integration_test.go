@@ -336,8 +336,8 @@ func TestRestartCreatesNoDuplicates(t *testing.T) {
 }
 
 // succeedWithCandidate finishes the Run's search as the reporter and the Job would: a
-// published best Candidate controlled by the Run, then a successful Job.
-func succeedWithCandidate(t *testing.T, r *v1beta2.DynamoGraphDeploymentRun) string {
+// published best Candidate (<run>-c1) controlled by the Run, then a successful Job.
+func succeedWithCandidate(t *testing.T, r *v1beta2.DynamoGraphDeploymentRun) {
 	t.Helper()
 	ctx := context.Background()
 	best := r.Name + "-c1"
@@ -367,7 +367,6 @@ func succeedWithCandidate(t *testing.T, r *v1beta2.DynamoGraphDeploymentRun) str
 	if err := ct.FinishJob(ctx, k8s, job, ""); err != nil {
 		t.Fatal(err)
 	}
-	return best
 }
 
 // TestAutoApplyWithoutTheDeploymentCRD: this API server does not serve DynamoGraphDeployments
