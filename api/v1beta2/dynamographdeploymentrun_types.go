@@ -149,6 +149,37 @@ type CandidateMetrics struct {
 	// gpus is the number of GPUs the candidate uses.
 	// +optional
 	GPUs int32 `json:"gpus,omitempty"`
+	// errorBand is the recommender's expected error on the latency figures above, measured
+	// out of sample against real serving runs (the local recommender writes one; AISimulate's
+	// output has none).
+	// +optional
+	ErrorBand *MetricsErrorBand `json:"errorBand,omitempty"`
+}
+
+// MetricsErrorBand is an estimator's expected relative error on a candidate's latency metrics:
+// half of the measured calibration runs were within the median, four in five within the 80th
+// percentile (docs/aisim.md).
+type MetricsErrorBand struct {
+	// basis says what the band was measured on, and whether it is extrapolated.
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	Basis string `json:"basis,omitempty"`
+	// extrapolated is true when the candidate lies outside what the measurements cover (another
+	// GPU, a MoE model): the band is then a floor, not an estimate.
+	// +optional
+	Extrapolated bool `json:"extrapolated,omitempty"`
+	// ttftPct is the median absolute error of ttftMs, in percent.
+	// +optional
+	TTFTPct *float64 `json:"ttftPct,omitempty"`
+	// ttftP80Pct is the 80th percentile absolute error of ttftMs, in percent.
+	// +optional
+	TTFTP80Pct *float64 `json:"ttftP80Pct,omitempty"`
+	// itlPct is the median absolute error of itlMs (time per output token), in percent.
+	// +optional
+	ITLPct *float64 `json:"itlPct,omitempty"`
+	// itlP80Pct is the 80th percentile absolute error of itlMs, in percent.
+	// +optional
+	ITLP80Pct *float64 `json:"itlP80Pct,omitempty"`
 }
 
 // RecommendationSummary is a compact summary of the search result.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -211,6 +212,10 @@ func TestStatus(t *testing.T) {
 	// Candidates are listed best first.
 	if i, j := strings.Index(stdout, f.out.Published[0]), strings.Index(stdout, f.out.Published[2]); i < 0 || j < i {
 		t.Errorf("candidates out of order:\n%s", stdout)
+	}
+	// Latencies carry the estimator's expected error, and the table says what it means.
+	if !regexp.MustCompile(`\d ±\d+%`).MatchString(stdout) || !strings.Contains(stdout, "median error of the estimate against measured serving runs") {
+		t.Errorf("status output lacks the error band:\n%s", stdout)
 	}
 	// --watch ends once the newest run is complete and shows the final view.
 	setRunState(t, f.run, v1beta2.RunPhaseSucceeded, metav1.ConditionTrue, v1beta2.ReasonSucceeded)

@@ -246,10 +246,33 @@ func writeCandidateTable(out io.Writer, cands []v1beta2.DynamoGraphDeploymentCan
 		if m == nil {
 			m = &v1beta2.CandidateMetrics{}
 		}
+		var ttftBand, itlBand *float64
+		if b := m.ErrorBand; b != nil {
+			ttftBand, itlBand = b.TTFTPct, b.ITLPct
+		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cd.Status.Rank, cd.Name, cd.Spec.Backend, cd.Spec.Mode, cd.Spec.GPUs,
-			num(m.Score), num(m.TTFTMs), num(m.ITLMs), num(m.E2EMs), num(m.Throughput), num(m.ThroughputPerGPU), num(m.ThroughputPerUser))
+			num(m.Score), withBand(m.TTFTMs, ttftBand), withBand(m.ITLMs, itlBand), num(m.E2EMs), num(m.Throughput), num(m.ThroughputPerGPU), num(m.ThroughputPerUser))
 	}
 	_ = tw.Flush()
+	for _, cd := range cands {
+		if m := cd.Status.Metrics; m != nil && m.ErrorBand != nil {
+			b := m.ErrorBand
+			note := "±: median error of the estimate against measured serving runs (" + b.Basis + ")"
+			if b.Extrapolated {
+				note += "; extrapolated, so a floor rather than an estimate"
+			}
+			fmt.Fprintln(out, note)
+			break
+		}
+	}
+}
+
+// withBand prints a metric with its expected error, e.g. "154 ±22%" (no band: the metric alone).
+func withBand(v, pct *float64) string {
+	if v == nil || pct == nil {
+		return num(v)
+	}
+	return fmt.Sprintf("%s ±%.0f%%", num(v), *pct)
 }
 
 // runCandidates returns the Run's Candidates best first: in candidateRefs order, or by rank

@@ -290,7 +290,34 @@ func Metrics(rec *output.Candidate) *v1beta2.CandidateMetrics {
 		v := *m.Throughput / float64(rec.UsedGPUs)
 		m.ThroughputPerGPU = &v
 	}
+	m.ErrorBand = errorBand(rec.ErrorBand)
 	return m
+}
+
+// errorBand maps the recommender's error band (keyed by metric: ttft_ms, tpot_ms or itl_ms) to
+// the API's; nil when the recommender wrote none.
+func errorBand(b *output.ErrorBand) *v1beta2.MetricsErrorBand {
+	if b == nil {
+		return nil
+	}
+	out := &v1beta2.MetricsErrorBand{Basis: b.Basis, Extrapolated: b.Extrapolated}
+	pick := func(keys ...string) (*float64, *float64) {
+		for _, k := range keys {
+			if r, ok := b.Metrics[k]; ok {
+				return &r.MedianAbsPct, &r.P80AbsPct
+			}
+		}
+		return nil, nil
+	}
+	out.TTFTPct, out.TTFTP80Pct = pick("ttft_ms")
+	out.ITLPct, out.ITLP80Pct = pick("itl_ms", "tpot_ms")
+	if out.TTFTPct == nil && out.ITLPct == nil {
+		return nil
+	}
+	if len(out.Basis) > 512 {
+		out.Basis = out.Basis[:512]
+	}
+	return out
 }
 
 func copyFloat(p *float64) *float64 {
