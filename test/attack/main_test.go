@@ -3,15 +3,12 @@
 package attack
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/test/sandboxtest"
@@ -54,19 +51,5 @@ const (
 	poll          = 250 * time.Millisecond
 )
 
-// newNamespace creates a namespace for one test.
-func newNamespace(t *testing.T) string {
-	t.Helper()
-	name := strings.ToLower(strings.ReplaceAll(t.Name(), "_", "-"))
-	name = strings.ReplaceAll(name, "/", "-")
-	if len(name) > 40 {
-		name = name[:40]
-	}
-	name = strings.Trim(name, "-") + fmt.Sprintf("-%d", time.Now().UnixNano()%100000)
-	ns := &corev1.Namespace{}
-	ns.Name = name
-	if err := k8s.Create(context.Background(), ns); err != nil {
-		t.Fatalf("creating namespace %s: %v", name, err)
-	}
-	return name
-}
+// newNamespace creates a namespace for one test, named after it.
+func newNamespace(t *testing.T) string { t.Helper(); return sandboxtest.Namespace(t, k8s, "") }

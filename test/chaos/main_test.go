@@ -83,13 +83,7 @@ const poll = 250 * time.Millisecond
 // newNamespace creates a namespace named prefix-<suffix>.
 func newNamespace(t *testing.T, prefix string) string {
 	t.Helper()
-	name := fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano()%1000000)
-	ns := &corev1.Namespace{}
-	ns.Name = name
-	if err := k8s.Create(context.Background(), ns); err != nil {
-		t.Fatalf("creating namespace %s: %v", name, err)
-	}
-	return name
+	return sandboxtest.Namespace(t, k8s, prefix)
 }
 
 // waitFor polls cond until it returns true; after timeout the test fails with cond's last

@@ -38,6 +38,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta1"
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
+	"github.com/dgdr-operator/dgdr-operator/test/sandboxtest"
 	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/manager"
 )
 
@@ -48,15 +49,7 @@ const (
 )
 
 // newNamespace creates a namespace for one test.
-func newNamespace(t *testing.T) string {
-	t.Helper()
-	ns := &corev1.Namespace{}
-	ns.GenerateName = "chart-"
-	if err := k8s.Create(context.Background(), ns); err != nil {
-		t.Fatalf("creating a namespace: %v", err)
-	}
-	return ns.Name
-}
+func newNamespace(t *testing.T) string { t.Helper(); return sandboxtest.Namespace(t, k8s, "chart") }
 
 // exampleRequest reads examples/model-only.yaml into namespace ns.
 func exampleRequest(t *testing.T, ns string) *v1beta2.DynamoGraphDeploymentRequest {

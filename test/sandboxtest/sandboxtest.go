@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
@@ -201,3 +202,22 @@ func PrintTail(path string, n int) {
 	}
 	fmt.Printf("----- last lines of %s -----\n%s\n", path, strings.Join(lines, "\n"))
 }
+
+// Namespace creates a namespace for one test and returns its name: prefix followed by a
+// generated suffix, or, with an empty prefix, one derived from the test's name.
+func Namespace(t testing.TB, c client.Client, prefix string) string {
+	t.Helper()
+	if prefix == "" {
+		prefix = strings.NewReplacer("_", "-", "/", "-").Replace(strings.ToLower(t.Name()))
+		if len(prefix) > 40 {
+			prefix = prefix[:40]
+		}
+		prefix = strings.Trim(prefix, "-")
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"}}
+	if err := c.Create(context.Background(), ns); err != nil {
+		t.Fatalf("creating a namespace %s-...: %v", prefix, err)
+	}
+	return ns.Name
+}
+
