@@ -443,18 +443,21 @@ func paretoFront(pts []Point) []string {
 	for i := range idx {
 		idx[i] = i
 	}
-	// Decreasing throughput per user; ties by decreasing throughput per GPU, then ID.
+	// Decreasing throughput per user; ties by decreasing throughput per GPU, then decreasing ID
+	// (reversed below: the front reads by increasing throughput per user, then ID).
 	slices.SortFunc(idx, func(a, b int) int {
 		pa, pb := pts[a], pts[b]
 		return cmp.Or(cmp.Compare(pb.ThroughputPerUser, pa.ThroughputPerUser),
-			cmp.Compare(pb.ThroughputPerGPU, pa.ThroughputPerGPU), strings.Compare(pa.ID, pb.ID))
+			cmp.Compare(pb.ThroughputPerGPU, pa.ThroughputPerGPU), strings.Compare(pb.ID, pa.ID))
 	})
 	var front []string
-	best := -1.0
+	bestGPU, bestUser := -1.0, -1.0
 	for _, i := range idx {
-		if pts[i].ThroughputPerGPU > best {
-			front = append(front, pts[i].ID)
-			best = pts[i].ThroughputPerGPU
+		p := pts[i]
+		// A point equal to the one that set the best throughput per GPU is not dominated either.
+		if p.ThroughputPerGPU > bestGPU || (p.ThroughputPerGPU == bestGPU && p.ThroughputPerUser == bestUser) {
+			front = append(front, p.ID)
+			bestGPU, bestUser = p.ThroughputPerGPU, p.ThroughputPerUser
 		}
 	}
 	slices.Reverse(front)

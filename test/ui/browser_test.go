@@ -127,7 +127,7 @@ func startUI() (func(), error) {
 	return func() { _ = hs.Close() }, nil
 }
 
-// browse runs headless Chromium on path: the DOM after the page's scripts ran, and a screenshot
+// browse runs headless Chromium on path: the DOM once the page has loaded, and a screenshot
 // saved as name.png in the test's artifact directory.
 func browse(t *testing.T, path, name string) *html.Node {
 	t.Helper()
@@ -135,7 +135,7 @@ func browse(t *testing.T, path, name string) *html.Node {
 	defer cancel()
 	profile := t.TempDir()
 	args := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-		"--user-data-dir=" + profile, "--window-size=1280,1600", "--virtual-time-budget=3000"}
+		"--user-data-dir=" + profile, "--window-size=1280,1600"}
 	cmd := exec.CommandContext(ctx, chromium, append(args, "--dump-dom", baseURL+path)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
