@@ -232,10 +232,11 @@ type ReasonCount struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=64
 	Category string `json:"category,omitempty"`
-	// count is the number of candidates.
+	// count is the number of candidates, at least 1 (categories without candidates are not
+	// listed).
 	// +required
-	// +kubebuilder:validation:Minimum=0
-	Count int64 `json:"count"`
+	// +kubebuilder:validation:Minimum=1
+	Count int64 `json:"count,omitempty"`
 }
 
 // RunArtifacts names the Run-owned ConfigMap that keeps the search's raw output.
