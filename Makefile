@@ -132,6 +132,12 @@ test-chart-install: tools ## Install the Helm chart into a sandbox without its o
 	go build -o $(BIN)/ ./tools/sandbox/cmd/dgdr-sandbox
 	DGDR_CHART_INSTALL=1 go test $(GO_TEST_FLAGS) -v -tags chartinstall ./test/chartinstall/...
 
+.PHONY: test-ui
+test-ui: ## Browser test of dgdrctl ui on the sandbox after the demo searches (headless Chromium, installed when missing); screenshots in .test-output/ui.
+	go build -o $(BIN)/ ./tools/sandbox/cmd/dgdr-sandbox
+	mkdir -p $(CURDIR)/.test-output/ui
+	DGDR_UI=1 go test $(GO_TEST_FLAGS) -v -tags ui -artifacts -outputdir $(CURDIR)/.test-output/ui ./test/ui/...
+
 .PHONY: sandbox-down
 sandbox-down: ## Stop the sandbox and remove .sandbox/.
 	@if [ -x $(BIN)/dgdr-sandbox ]; then $(BIN)/dgdr-sandbox down; fi
