@@ -21,6 +21,7 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
+	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
 	"github.com/dgdr-operator/dgdr-operator/test/sandboxtest"
 )
@@ -156,5 +157,43 @@ func TestSearchTokenTouchesOnlyItsOwnRun(t *testing.T) {
 	}
 	if err := k8s.Get(ctx, client.ObjectKeyFromObject(forged), &still); !apierrors.IsNotFound(err) {
 		t.Errorf("the forged candidate exists (err %v)", err)
+	}
+}
+
+// TestPlantedInputConfigMapIsIgnored: a tenant who may create ConfigMaps plants one under the
+// name the search input used to have (<run>-input), with an input beyond the operator's caps,
+// before the request exists. The search must run the Run's own recorded input: the search pod
+// mounts no ConfigMap and the search evaluates at most the request's 4 trials, not the planted
+// 100,000. (Before issue 21 the operator mounted an existing ConfigMap of that name unchecked.)
+func TestPlantedInputConfigMapIsIgnored(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	planted := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: naming.RunName("planted", 1) + "-input"},
+		Data: map[string]string{"input.yaml": "engine: {model: meta-llama/Llama-3.1-8B-Instruct, hardware: h200_sxm}\n" +
+			"optimizer: {max_trials: 100000, parallelism: 1000}\noptimization: {}\n"},
+	}
+	if err := k8s.Create(ctx, planted); err != nil {
+		t.Fatal(err)
+	}
+	run := succeededRun(t, ns, "planted")
+	if rec := run.Status.Recommendation; rec == nil || rec.Evaluated == 0 || rec.Evaluated > 4 {
+		t.Errorf("the search evaluated %+v candidates, want 1–4 (the request's max_trials), not the planted input's", rec)
+	}
+	var pods corev1.PodList
+	if err := k8s.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{v1beta2.LabelRunUID: string(run.UID)}); err != nil || len(pods.Items) == 0 {
+		t.Fatalf("the search pod: %v (%d)", err, len(pods.Items))
+	}
+	for _, v := range pods.Items[0].Spec.Volumes {
+		if v.ConfigMap != nil {
+			t.Errorf("the search pod mounts ConfigMap %s (volume %s)", v.ConfigMap.Name, v.Name)
+		}
+		if v.Projected != nil {
+			for _, src := range v.Projected.Sources {
+				if src.ConfigMap != nil && src.ConfigMap.Name != "kube-root-ca.crt" {
+					t.Errorf("the search pod projects ConfigMap %s (volume %s)", src.ConfigMap.Name, v.Name)
+				}
+			}
+		}
 	}
 }
