@@ -170,6 +170,7 @@ func renderPlot(p *Points, sla *v1beta2.SLASpec) template.HTML {
 		return cmp.Compare(rc, ra)
 	})
 	b.WriteString(`<g class="points">`)
+	var labels []rankLabel
 	for _, pt := range pts {
 		cls := "pt"
 		attrs := fmt.Sprintf(`fill="%s"`, colorOf(pt.Backend))
@@ -190,13 +191,46 @@ func renderPlot(p *Points, sla *v1beta2.SLASpec) template.HTML {
 		fmt.Fprintf(&b, "<title>%s</title>", template.HTMLEscapeString(hoverText(pt)))
 		closeMarker(&b, pt.Mode)
 		if pt.Published != "" {
-			fmt.Fprintf(&b, `<text class="rank" x="%.1f" y="%.1f">#%d</text>`, x+radiusOf(pt.GPUs)+3, y-3, pt.Rank)
+			labels = append(labels, rankLabel{rank: pt.Rank, x: x + radiusOf(pt.GPUs) + 3, y: y - 3})
 		}
 	}
+	writeRankLabels(&b, labels)
 	b.WriteString(`</g>`)
 	writeLegend(&b, p)
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String()) //nolint:gosec // built above with every text escaped
+}
+
+// rankLabel is the "#rank" next to a published point.
+type rankLabel struct {
+	rank int32
+	x, y float64
+}
+
+// Size of a rank label, in SVG units at the plot's font size.
+const labelCharW, labelH = 6.5, 11.0
+
+// writeRankLabels draws the labels over the points, best rank first, moving a label down until it
+// overlaps none drawn before (published candidates are often close together).
+func writeRankLabels(b *strings.Builder, labels []rankLabel) {
+	slices.SortFunc(labels, func(a, c rankLabel) int { return cmp.Compare(a.rank, c.rank) })
+	type box struct{ x0, y0, x1, y1 float64 }
+	var placed []box
+	for _, l := range labels {
+		text := fmt.Sprintf("#%d", l.rank)
+		w := labelCharW * float64(len(text))
+		bx := box{l.x, l.y - labelH, l.x + w, l.y}
+		for range 12 {
+			if !slices.ContainsFunc(placed, func(p box) bool {
+				return bx.x0 < p.x1 && p.x0 < bx.x1 && bx.y0 < p.y1 && p.y0 < bx.y1
+			}) {
+				break
+			}
+			bx.y0, bx.y1 = bx.y0+labelH, bx.y1+labelH
+		}
+		placed = append(placed, bx)
+		fmt.Fprintf(b, `<text class="rank" x="%.1f" y="%.1f">%s</text>`, bx.x0, bx.y1, text)
+	}
 }
 
 func rankKey(p Point) int32 {
