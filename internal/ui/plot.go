@@ -191,7 +191,7 @@ func renderPlot(p *Points, sla *v1beta2.SLASpec) template.HTML {
 		fmt.Fprintf(&b, "<title>%s</title>", template.HTMLEscapeString(hoverText(pt)))
 		closeMarker(&b, pt.Mode)
 		if pt.Published != "" {
-			labels = append(labels, rankLabel{rank: pt.Rank, x: x + radiusOf(pt.GPUs) + 3, y: y - 3})
+			labels = append(labels, rankLabel{rank: pt.Rank, cx: x, cy: y, r: radiusOf(pt.GPUs)})
 		}
 	}
 	writeRankLabels(&b, labels)
@@ -204,22 +204,28 @@ func renderPlot(p *Points, sla *v1beta2.SLASpec) template.HTML {
 // rankLabel is the "#rank" next to a published point.
 type rankLabel struct {
 	rank int32
-	x, y float64
+	// cx, cy and r are the point's marker.
+	cx, cy, r float64
 }
 
 // Size of a rank label, in SVG units at the plot's font size.
 const labelCharW, labelH = 6.5, 11.0
 
-// writeRankLabels draws the labels over the points, best rank first, moving a label down until it
-// overlaps none drawn before (published candidates are often close together).
+// writeRankLabels draws the labels over the points, best rank first, right of their point, moving
+// a label down until it overlaps neither a label drawn before nor a published point's marker
+// (published candidates are often close together).
 func writeRankLabels(b *strings.Builder, labels []rankLabel) {
 	slices.SortFunc(labels, func(a, c rankLabel) int { return cmp.Compare(a.rank, c.rank) })
 	type box struct{ x0, y0, x1, y1 float64 }
 	var placed []box
 	for _, l := range labels {
+		placed = append(placed, box{l.cx - l.r, l.cy - l.r, l.cx + l.r, l.cy + l.r})
+	}
+	for _, l := range labels {
 		text := fmt.Sprintf("#%d", l.rank)
 		w := labelCharW * float64(len(text))
-		bx := box{l.x, l.y - labelH, l.x + w, l.y}
+		x, y := l.cx+l.r+3, l.cy-3
+		bx := box{x, y - labelH, x + w, y}
 		for range 12 {
 			if !slices.ContainsFunc(placed, func(p box) bool {
 				return bx.x0 < p.x1 && p.x0 < bx.x1 && bx.y0 < p.y1 && p.y0 < bx.y1
