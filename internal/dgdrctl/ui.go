@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"runtime"
 	"strconv"
@@ -84,12 +85,31 @@ func runUI(ctx context.Context, kf *kubeFlags, o *uiOptions, explicit bool, out 
 	if err != nil {
 		return err
 	}
+	port := ln.Addr().(*net.TCPAddr).Port
 	srv.Allow(ln.Addr().String())
+	if explicit {
+		// The Host header names the address the user was given: the explicit address as typed
+		// (a host name, too) and, for an unspecified address (0.0.0.0, ::), this machine's
+		// interface addresses and host name.
+		srv.Allow(net.JoinHostPort(o.address, strconv.Itoa(port)))
+		if ip := net.ParseIP(o.address); ip != nil && ip.IsUnspecified() {
+			if addrs, err := net.InterfaceAddrs(); err == nil {
+				for _, a := range addrs {
+					if n, ok := a.(*net.IPNet); ok {
+						srv.Allow(net.JoinHostPort(n.IP.String(), strconv.Itoa(port)))
+					}
+				}
+			}
+			if h, err := os.Hostname(); err == nil {
+				srv.Allow(net.JoinHostPort(h, strconv.Itoa(port)))
+			}
+		}
+	}
 	host := o.address
 	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
 		host = "127.0.0.1"
 	}
-	url := "http://" + net.JoinHostPort(host, strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)) + "/"
+	url := "http://" + net.JoinHostPort(host, strconv.Itoa(port)) + "/"
 	scope := "namespace " + ns
 	if ns == "" {
 		scope = "all namespaces"
