@@ -3,7 +3,6 @@
 package attack
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -22,27 +21,10 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv("DGDR_ATTACK") != "1" {
-		fmt.Println("attack: skipped (set DGDR_ATTACK=1, or run make test-attack)")
-		os.Exit(0)
-	}
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	var err error
-	env, err = sandboxtest.Setup(sandboxtest.Options{
+	os.Exit(sandboxtest.Main(m, "DGDR_ATTACK", "DGDR_ATTACK_KEEP", sandboxtest.Options{
 		Suite: "attack", QPS: 200, Burst: 400,
 		CRDFiles: []string{filepath.Join("test", "crds", "dynamographdeployment-v1beta1.yaml")},
-	})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "attack:", err)
-		return 1
-	}
-	root, kubeconfig, k8s = env.Root, env.Kubeconfig, env.Client
-	code := m.Run()
-	env.Teardown(code, "DGDR_ATTACK_KEEP")
-	return code
+	}, func(e *sandboxtest.Env) { env, root, kubeconfig, k8s = e, e.Root, e.Kubeconfig, e.Client }))
 }
 
 // Timeouts of the scenarios.

@@ -31,24 +31,11 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv("DGDR_CHAOS") != "1" {
-		fmt.Println("chaos: skipped (set DGDR_CHAOS=1, or run make test-chaos)")
-		os.Exit(0)
-	}
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	var err error
-	env, err = sandboxtest.Setup(sandboxtest.Options{Suite: "chaos", QPS: 200, Burst: 400, Timeout: 20 * time.Second})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "chaos:", err)
-		return 1
-	}
-	root, kubeconfig, restConfig, k8s = env.Root, env.Kubeconfig, env.Config, env.Client
-	code := m.Run()
-	env.Teardown(code, "DGDR_CHAOS_KEEP")
-	return code
+	os.Exit(sandboxtest.Main(m, "DGDR_CHAOS", "DGDR_CHAOS_KEEP",
+		sandboxtest.Options{Suite: "chaos", QPS: 200, Burst: 400, Timeout: 20 * time.Second},
+		func(e *sandboxtest.Env) {
+			env, root, kubeconfig, restConfig, k8s = e, e.Root, e.Kubeconfig, e.Config, e.Client
+		}))
 }
 
 // envInt reads a non-negative integer knob, with def when unset.

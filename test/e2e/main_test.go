@@ -30,27 +30,10 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv("DGDR_E2E") != "1" {
-		fmt.Println("e2e: skipped (set DGDR_E2E=1, or run make test-e2e)")
-		os.Exit(0)
-	}
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	var err error
-	env, err = sandboxtest.Setup(sandboxtest.Options{
+	os.Exit(sandboxtest.Main(m, "DGDR_E2E", "DGDR_E2E_KEEP", sandboxtest.Options{
 		Suite: "e2e", QPS: 50, Burst: 100,
 		CRDFiles: []string{filepath.Join("test", "crds", "dynamographdeployment-v1beta1.yaml")},
-	})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e:", err)
-		return 1
-	}
-	root, kubeconfig, k8s = env.Root, env.Kubeconfig, env.Client
-	code := m.Run()
-	env.Teardown(code, "DGDR_E2E_KEEP")
-	return code
+	}, func(e *sandboxtest.Env) { env, root, kubeconfig, k8s = e, e.Root, e.Kubeconfig, e.Client }))
 }
 
 // Timeouts of the scenarios.

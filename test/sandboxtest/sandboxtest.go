@@ -75,6 +75,25 @@ type Options struct {
 	NoOperator bool
 }
 
+// Main is the body of a suite's TestMain: it skips the suite unless $enableEnv is "1", sets up
+// (or reuses) the sandbox, hands it to use, runs the tests and tears down (keeping the sandbox
+// when $keepEnv is "1"). It returns the exit code.
+func Main(m *testing.M, enableEnv, keepEnv string, opts Options, use func(*Env)) int {
+	if os.Getenv(enableEnv) != "1" {
+		fmt.Printf("%s: skipped (set %s=1, or run its make target)\n", opts.Suite, enableEnv)
+		return 0
+	}
+	env, err := Setup(opts)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, opts.Suite+":", err)
+		return 1
+	}
+	use(env)
+	code := m.Run()
+	env.Teardown(code, keepEnv)
+	return code
+}
+
 // Setup reuses a running sandbox or starts one (and then stops it in Teardown).
 func Setup(opts Options) (*Env, error) {
 	ctrllog.SetLogger(logr.Discard())
