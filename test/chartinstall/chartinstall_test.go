@@ -142,7 +142,9 @@ func TestWebhookCertificateIssuedAndInjected(t *testing.T) {
 				return false, fmt.Sprintf("webhook %d of %d has a caBundle of %d bytes, not ca.crt", i+1, len(bundles), len(b)), nil
 			}
 		}
-		return len(bundles) >= 4, fmt.Sprintf("%d webhooks", len(bundles)), nil
+		// The request's defaulting and validating webhooks (Runs and Candidates have none: CEL
+		// keeps their specs immutable).
+		return len(m.Webhooks) > 0 && len(v.Webhooks) > 0, fmt.Sprintf("%d webhooks", len(bundles)), nil
 	})
 
 	// The Service's endpoint presents the issued certificate for the Service's DNS name.
