@@ -168,8 +168,11 @@ func (r *Reporter) Run(ctx context.Context) (*Outcome, error) {
 			r.stop(ctx, run, tl)
 			return nil, ctx.Err()
 		case e := <-ended:
-			if e.err != nil && ctx.Err() != nil {
-				// The watcher saw the same SIGTERM first.
+			if ctx.Err() != nil {
+				// Told to stop (SIGTERM: the Run was cancelled or its deadline passed) while the
+				// search ended: select picks either ready case, and the search, stopped with the
+				// same pod, may even exit 0. What was published stays, marked provisional; the
+				// final publication is never started after the stop.
 				r.stop(ctx, run, tl)
 				return nil, ctx.Err()
 			}
