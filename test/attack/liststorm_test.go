@@ -5,6 +5,8 @@ package attack
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -12,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -25,18 +29,22 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 	"github.com/dgdr-operator/dgdr-operator/test/sandboxtest"
+	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/manager"
 )
 
 // Knobs of the list-storm scenario.
 const (
 	stormPending = 2000 // requests that wait in the noisy namespace
-	stormProbes  = 5    // probes per phase; the phase's time is their median
+	stormProbes  = 9    // probes per phase; the phase's time is their median
 	// stormSettle bounds the wait until every flood Run is queued. On a quiet 2-core machine it
 	// takes about 50 s; the bound is for a machine other jobs load heavily. The loaded probes
 	// measure the steady state (Runs waiting), not the processing of the burst, so they start
 	// only once the flood is queued (or this bound has passed, which fails the test).
 	stormSettle  = 4 * time.Minute
 	stormMaxRate = 2.0 // loaded median / idle median
+	// stormQuiet is how long the operator must have sent no API request, with empty work
+	// queues, before a phase's probes start.
+	stormQuiet = 3 * time.Second
 )
 
 // stormRequest is a small search (a second or two on the sandbox).
@@ -56,8 +64,13 @@ func stormRequest(ns, name string) *v1beta2.DynamoGraphDeploymentRequest {
 // that cannot start (its search slots are taken), and a search in another namespace must not
 // start more than 2× later than on an idle operator. Both times are measured in this run:
 // the time from creating a request in a quiet namespace until its search container runs (or has
-// run), median of five, first with the noisy namespace holding only its active searches, then
-// with the 2,000 Runs waiting in it.
+// run), median of nine, first with the noisy namespace holding only its active searches, then
+// with the 2,000 Runs waiting in it. Each phase starts once the operator is idle (empty work
+// queues, no API request for 3 s), so the loaded phase measures the steady state of waiting
+// Runs, not the tail of the flood's processing. In CI on 1 December 2026 one round of five
+// loaded probes measured 2.75 (0.44-0.74 s against an idle 0.16-0.37 s) where runs before and
+// after on the same machine gave 0.79 and 1.08; hence nine probes, the idle wait and at most
+// one more loaded round when the first misses.
 //
 // The noisy namespace's slots are held by searches that never get a pod (a ResourceQuota of
 // zero pods): their Jobs exist, so their Runs are active, and they burn no CPU that would blur
@@ -82,17 +95,31 @@ func TestPendingRunsDoNotStallOtherNamespaces(t *testing.T) {
 	holds := stormHoldSlots(t, noisy)
 	t.Logf("namespace %s: %d active searches hold its slots (+%s)", noisy, holds, time.Since(t0).Round(time.Second))
 
+	stormAwaitQuiet(t, "idle")
 	idle := stormProbe(t, quiet, "idle")
-	t.Logf("idle operator: request → search running in %s (median of %v)", median(idle), idle)
+	t.Logf("idle operator: request → search running in %s (median of %v); load average %s", median(idle), idle, loadAverage())
 
 	stormFlood(t, noisy, stormPending)
 	t.Logf("namespace %s: %d requests created (+%s)", noisy, stormPending, time.Since(t0).Round(time.Second))
 	queued := stormAwaitQueued(t, noisy, stormPending, time.Now().Add(stormSettle))
 	t.Logf("namespace %s: %d of %d Runs queued (+%s)", noisy, queued, stormPending, time.Since(t0).Round(time.Second))
 
-	loaded := stormProbe(t, quiet, "loaded")
-	ratio := float64(median(loaded)) / float64(median(idle))
-	t.Logf("with %d waiting Runs in %s: request → search running in %s (median of %v)", queued, noisy, median(loaded), loaded)
+	// A second round of loaded probes runs only when the first misses the goal: a machine
+	// that other jobs load for a few seconds can shift a whole round of sub-second probes. The
+	// regression this test guards against is not transient (reverted, no probe started within
+	// a minute), so a second round cannot hide it.
+	var loaded []time.Duration
+	var ratio float64
+	for round := 1; round <= 2; round++ {
+		stormAwaitQuiet(t, "loaded")
+		loaded = stormProbe(t, quiet, fmt.Sprintf("loaded%d", round))
+		ratio = float64(median(loaded)) / float64(median(idle))
+		t.Logf("round %d, with %d waiting Runs in %s: request → search running in %s (median of %v), ratio %.2f; load average %s",
+			round, queued, noisy, median(loaded), loaded, ratio, loadAverage())
+		if ratio <= stormMaxRate || t.Failed() {
+			break
+		}
+	}
 	t.Logf("LIST-STORM ratio=%.2f (loaded %s / idle %s), goal <= %.1f; scenario took %s", ratio, median(loaded), median(idle), stormMaxRate, time.Since(t0).Round(time.Second))
 	if queued < stormPending {
 		t.Errorf("only %d of %d Runs of %s were queued within %s", queued, stormPending, noisy, stormSettle)
@@ -144,6 +171,69 @@ func stormHoldSlots(t *testing.T, ns string) int {
 			return i - 1
 		}
 	}
+}
+
+// stormAwaitQuiet waits until the operator is idle: its controllers' work queues are empty and
+// it has sent no API request (events included: the flood's 4,000 events drain after the Runs are
+// queued) for stormQuiet. Both phases start from this state, so the ratio compares a search's
+// start with and without the waiting Runs, not with the tail of the flood's processing. It reads
+// the operator's own Prometheus metrics (controller-runtime's workqueue_depth and client-go's
+// rest_client_requests_total).
+func stormAwaitQuiet(t *testing.T, phase string) {
+	t.Helper()
+	st, err := manager.LoadState(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := fmt.Sprintf("http://127.0.0.1:%d/metrics", st.Ports.Metrics)
+	start := time.Now()
+	var lastRequests float64 = -1
+	var quietSince time.Time
+	sandboxtest.WaitFor(t, 2*time.Minute, 250*time.Millisecond, "the operator to be idle before the "+phase+" probes",
+		func(ctx context.Context) (bool, string, error) {
+			depth, requests, err := scrapeOperatorLoad(ctx, url)
+			if err != nil {
+				return false, "", err
+			}
+			if depth > 0 || requests != lastRequests {
+				lastRequests, quietSince = requests, time.Now()
+				return false, fmt.Sprintf("work queues hold %.0f, %.0f API requests sent", depth, requests), nil
+			}
+			return time.Since(quietSince) >= stormQuiet, "", nil
+		})
+	t.Logf("%s: operator idle after %s", phase, time.Since(start).Round(time.Second))
+}
+
+// scrapeOperatorLoad returns the sum of the operator's work queue depths and of the API requests
+// it has sent.
+func scrapeOperatorLoad(ctx context.Context, url string) (depth, requests float64, err error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		return 0, 0, err
+	}
+	sum := func(name string) float64 {
+		var total float64
+		if f := families[name]; f != nil {
+			for _, m := range f.GetMetric() {
+				total += m.GetGauge().GetValue() + m.GetCounter().GetValue()
+			}
+		}
+		return total
+	}
+	if families["workqueue_depth"] == nil || families["rest_client_requests_total"] == nil {
+		return 0, 0, fmt.Errorf("the operator's metrics at %s lack workqueue_depth or rest_client_requests_total", url)
+	}
+	return sum("workqueue_depth"), sum("rest_client_requests_total"), nil
 }
 
 // stormProbe creates stormProbes requests in ns one after another and returns, for each, the
@@ -298,6 +388,16 @@ func stormAwaitCount(t *testing.T, ns string, list client.ObjectList, n int, dea
 func isQueued(run *v1beta2.DynamoGraphDeploymentRun) bool {
 	c := meta.FindStatusCondition(run.Status.Conditions, v1beta2.ConditionQueued)
 	return c != nil && c.Status == metav1.ConditionTrue && c.Reason == v1beta2.ReasonWaitingForSlot
+}
+
+// loadAverage is the machine's load average (the first three fields of /proc/loadavg), for the
+// log: the probes are sub-second and a loaded machine shifts them.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.Join(strings.Fields(string(b))[:3], " ")
 }
 
 func median(ds []time.Duration) time.Duration {
