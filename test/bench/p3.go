@@ -164,19 +164,28 @@ func benchBurst(n int) ([]figure, error) {
 	}
 	time.Sleep(2 * time.Second)
 
+	cpu0 := sampleCPU()
 	bareLat, err := bare(ctx, c, cfg, "b", n)
 	if err != nil {
 		return nil, err
 	}
+	bareCPU := sampleCPU().since(cpu0)
 	time.Sleep(time.Second)
 	before := counter.writes.Load()
 	counter.mu.Lock()
 	counter.byKind = nil
 	counter.mu.Unlock()
-	opLat, err := viaOperator(ctx, c, "o", n, seen)
+	cpu0 = sampleCPU()
+	stopProfile, err := startProfile(p3CPUProfile)
 	if err != nil {
 		return nil, err
 	}
+	opLat, err := viaOperator(ctx, c, "o", n, seen)
+	stopProfile()
+	if err != nil {
+		return nil, err
+	}
+	opCPU := sampleCPU().since(cpu0)
 	// Let the operator finish the writes that follow the Job (Run status), then count.
 	settle(counter)
 	writes := float64(counter.writes.Load()-before) / float64(n)
@@ -187,7 +196,7 @@ func benchBurst(n int) ([]figure, error) {
 	return []figure{
 		{
 			id: "P3", name: "dgdr_to_job_vs_bare", isRatio: true, ratio: ratio, goal: 1.15, ok: ratio <= 1.15,
-			extra: fmt.Sprintf("p99_ms=%.0f p50_ms=%.0f bare_p99_ms=%.0f bare_p50_ms=%.0f", o99, o50, b99, b50),
+			extra: fmt.Sprintf("p99_ms=%.0f p50_ms=%.0f bare_p99_ms=%.0f bare_p50_ms=%.0f operator_%s bare_%s", o99, o50, b99, b50, opCPU, bareCPU),
 			note: fmt.Sprintf("burst of %d requests created by %d clients; operator: %d request and %d run workers; bare client: %d workers issuing request create, Run, Job, statuses",
 				n, workers, *cfg.Concurrency.Requests, *cfg.Concurrency.Runs, workers),
 		},

@@ -73,8 +73,24 @@ type pendingEvent struct {
 	eventType, reason, action, note string
 }
 
+// runControllerUIDIndex indexes cached Runs by the UID of their controlling owner (the
+// request), so a reconcile finds a request's Runs without scanning its namespace's Runs: with
+// a label selector the cache filters every Run of the namespace, which made a burst of n
+// requests in one namespace cost O(n²) (docs/performance.md, P3).
+const runControllerUIDIndex = "dgdr.nvidia.com/controller-uid"
+
+func runControllerUID(o client.Object) []string {
+	if ref := metav1.GetControllerOf(o); ref != nil {
+		return []string{string(ref.UID)}
+	}
+	return nil
+}
+
 // SetupWithManager registers the controller.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1beta2.DynamoGraphDeploymentRun{}, runControllerUIDIndex, runControllerUID); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers(r.Config.Concurrency.Requests)}).
@@ -252,7 +268,7 @@ func generationOf(r *v1beta2.DynamoGraphDeploymentRun) int64 {
 func (r *Reconciler) ownedRuns(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest) ([]*v1beta2.DynamoGraphDeploymentRun, error) {
 	var list v1beta2.DynamoGraphDeploymentRunList
 	if err := r.Client.List(ctx, &list, client.InNamespace(dgdr.Namespace),
-		client.MatchingLabels{v1beta2.LabelRequestUID: string(dgdr.UID)}); err != nil {
+		client.MatchingFields{runControllerUIDIndex: string(dgdr.UID)}); err != nil {
 		return nil, err
 	}
 	runs := make([]*v1beta2.DynamoGraphDeploymentRun, 0, len(list.Items))
