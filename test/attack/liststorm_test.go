@@ -49,15 +49,12 @@ const (
 
 // stormRequest is a small search (a second or two on the sandbox).
 func stormRequest(ns, name string) *v1beta2.DynamoGraphDeploymentRequest {
-	maxTrials, requests := 4, 50
-	return &v1beta2.DynamoGraphDeploymentRequest{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: v1beta2.DynamoGraphDeploymentRequestSpec{
-			Model: v1beta2.ModelSpec{Name: "meta-llama/Llama-3.1-8B-Instruct"},
-			AISimulate: &v1beta2.AISimulateSpec{InputOverrides: &runtime.RawExtension{Raw: fmt.Appendf(nil,
-				`{"optimizer":{"max_trials":%d},"traffic":{"stop":{"requests":%d}}}`, maxTrials, requests)}},
-		},
+	d, err := sandboxtest.ParseRequest(fmt.Sprintf(sandboxtest.TinyRequest, name))
+	if err != nil {
+		panic(err) // a constant document
 	}
+	d.Namespace = ns
+	return d
 }
 
 // TestPendingRunsDoNotStallOtherNamespaces: a tenant fills its namespace with 2,000 requests

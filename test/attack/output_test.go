@@ -14,7 +14,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
@@ -63,10 +62,10 @@ func TestImageThatCannotStart(t *testing.T) {
 	const image = "localhost/dgdr/no-such-planner:attack"
 	withOperatorConfig(t, func(cfg *v1alpha1.OperatorConfiguration) { cfg.Planner.Image = image })
 	ns := newNamespace(t)
-	createSearchRequest(t, ns, "unstartable")
+	env.CreateRequest(t, ns, fmt.Sprintf(sandboxtest.TinyRequest, "unstartable"))
 	runName := awaitRunOf(t, ns, "unstartable")
-	run := awaitTerminal(t, ns, runName, 5*time.Minute)
-	reason, msg := completedReason(run)
+	run := env.WaitRunDone(t, ns, runName, 5*time.Minute)
+	reason, msg, _ := sandboxtest.Completed(run)
 	lasted := run.Status.CompletionTime.Sub(run.CreationTimestamp.Time)
 	t.Logf("Run %s ended %s after %s: %s", runName, reason, lasted.Round(time.Second), msg)
 	if reason != v1beta2.ReasonSearchPodFailedToStart {
@@ -105,10 +104,10 @@ func hostileOutput(t *testing.T, attack, want string) {
 		t.Fatal("the sandbox's reporter has no memory limit")
 	}
 	ns := newNamespace(t)
-	createSearchRequest(t, ns, "hostile")
+	env.CreateRequest(t, ns, fmt.Sprintf(sandboxtest.TinyRequest, "hostile"))
 	runName := awaitRunOf(t, ns, "hostile")
-	run := awaitTerminal(t, ns, runName, searchTimeout)
-	reason, msg := completedReason(run)
+	run := env.WaitRunDone(t, ns, runName, searchTimeout)
+	reason, msg, _ := sandboxtest.Completed(run)
 	t.Logf("Run %s ended %s: %s", runName, reason, msg)
 	if reason != v1beta2.ReasonOutputRejected || !strings.Contains(msg, want) {
 		t.Errorf("Run ended %s (%s), want %s with %q", reason, msg, v1beta2.ReasonOutputRejected, want)
@@ -155,64 +154,14 @@ func withOperatorConfig(t *testing.T, edit func(*v1alpha1.OperatorConfiguration)
 			t.Errorf("restoring the sandbox's operator: %v", err)
 			return
 		}
-		if err := sandboxtest.Poll(time.Minute, poll, operatorAdmits); err != nil {
+		if err := sandboxtest.Poll(time.Minute, poll, env.OperatorAdmits); err != nil {
 			t.Errorf("the restored operator: %v", err)
 		}
 	})
 	if _, err := manager.StartComponent(root, manager.OperatorReplica(root, manager.Operator, path)); err != nil {
 		t.Fatal(err)
 	}
-	sandboxtest.WaitFor(t, time.Minute, poll, "the reconfigured operator's webhooks", operatorAdmits)
-}
-
-// attackRequest is a search of a few seconds with a real search image.
-const attackRequest = `
-apiVersion: nvidia.com/v1beta2
-kind: DynamoGraphDeploymentRequest
-metadata:
-  name: %s
-spec:
-  model:
-    name: meta-llama/Llama-3.1-8B-Instruct
-  aisimulate:
-    inputOverrides:
-      optimizer:
-        max_trials: 4
-      traffic:
-        stop:
-          requests: 50
-`
-
-func parseRequest(name string) (*v1beta2.DynamoGraphDeploymentRequest, error) {
-	var d v1beta2.DynamoGraphDeploymentRequest
-	err := yaml.UnmarshalStrict([]byte(fmt.Sprintf(attackRequest, name)), &d)
-	return &d, err
-}
-
-// operatorAdmits tells whether admission reaches the operator's webhooks (a dry-run create).
-func operatorAdmits(ctx context.Context) (bool, string, error) {
-	d, err := parseRequest("admission-probe")
-	if err != nil {
-		return false, "", err
-	}
-	d.Namespace = "default"
-	err = k8s.Create(ctx, d, client.DryRunAll)
-	if apierrors.IsAlreadyExists(err) {
-		err = nil
-	}
-	return err == nil, fmt.Sprint(err), nil
-}
-
-func createSearchRequest(t *testing.T, ns, name string) {
-	t.Helper()
-	d, err := parseRequest(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d.Namespace = ns
-	if err := k8s.Create(context.Background(), d); err != nil {
-		t.Fatalf("creating %s/%s: %v", ns, name, err)
-	}
+	sandboxtest.WaitFor(t, time.Minute, poll, "the reconfigured operator's webhooks", env.OperatorAdmits)
 }
 
 // awaitRunOf waits until the request has a Run and returns its name.
@@ -230,30 +179,6 @@ func awaitRunOf(t *testing.T, ns, request string) string {
 		return name != "", fmt.Sprintf("%d Runs", len(l.Items)), nil
 	})
 	return name
-}
-
-// awaitTerminal waits until the Run is terminal and returns it.
-func awaitTerminal(t *testing.T, ns, name string, timeout time.Duration) *v1beta2.DynamoGraphDeploymentRun {
-	t.Helper()
-	var run v1beta2.DynamoGraphDeploymentRun
-	sandboxtest.WaitFor(t, timeout, poll, "Run "+name+" to end", func(ctx context.Context) (bool, string, error) {
-		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &run); err != nil {
-			return false, "", err
-		}
-		reason, _ := completedReason(&run)
-		return reason != "", fmt.Sprintf("phase %s: %s", run.Status.Phase, run.Status.Message), nil
-	})
-	return &run
-}
-
-// completedReason returns the reason and message of a True Completed condition ("" otherwise).
-func completedReason(run *v1beta2.DynamoGraphDeploymentRun) (string, string) {
-	for _, c := range run.Status.Conditions {
-		if c.Type == v1beta2.ConditionCompleted && c.Status == "True" {
-			return c.Reason, c.Message
-		}
-	}
-	return "", ""
 }
 
 // reporterUsage is what the node agent recorded of the reporter process of the namespace's

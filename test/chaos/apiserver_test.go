@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/test/sandboxtest"
 	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/manager"
 )
 
@@ -24,7 +25,7 @@ import (
 // be reconciled too.
 func TestAPIServerKilledBriefly(t *testing.T) {
 	ns := newNamespace(t, "chaos-apiserver")
-	createDGDR(t, ns, fmt.Sprintf(slowRequest, "outage"))
+	env.CreateRequest(t, ns, fmt.Sprintf(sandboxtest.SlowRequest, "outage"))
 	runName := waitRunOf(t, ns, "outage")
 	waitSearchRunning(t, ns, runName)
 
@@ -65,13 +66,13 @@ func TestAPIServerKilledBriefly(t *testing.T) {
 		}
 	}
 	waitOperatorReady(t, 2*time.Minute)
-	run := waitRunDone(t, ns, runName, 3*time.Minute)
-	if reason, msg, _ := completed(run); reason != v1beta2.ReasonSucceeded {
+	run := env.WaitRunDone(t, ns, runName, 3*time.Minute)
+	if reason, msg, _ := sandboxtest.Completed(run); reason != v1beta2.ReasonSucceeded {
 		t.Fatalf("Run %s ended %s after the outage: %s", runName, reason, msg)
 	}
-	createDGDR(t, ns, fmt.Sprintf(tinyRequest, "after"))
+	env.CreateRequest(t, ns, fmt.Sprintf(sandboxtest.TinyRequest, "after"))
 	after := waitRunOf(t, ns, "after")
-	waitRunDone(t, ns, after, 2*time.Minute)
+	env.WaitRunDone(t, ns, after, 2*time.Minute)
 	waitQuiet(t, time.Minute, ns)
 	for r, n := range requireInvariants(t, ns) {
 		if r != v1beta2.ReasonSucceeded {

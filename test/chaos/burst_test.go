@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/dgdr-operator/dgdr-operator/test/sandboxtest"
 	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/manager"
 )
 
@@ -109,9 +110,12 @@ func TestBurstWithOperatorKills(t *testing.T) {
 			for i := range work {
 				ns, name := namespaces[i%nsCount], fmt.Sprintf("b-%03d", i)
 				err := retry(ctx, &retries, func() error {
-					d := parseDGDR(t, fmt.Sprintf(tinyRequest, name))
+					d, err := sandboxtest.ParseRequest(fmt.Sprintf(sandboxtest.TinyRequest, name))
+					if err != nil {
+						return err
+					}
 					d.Namespace = ns
-					err := k8s.Create(ctx, d)
+					err = k8s.Create(ctx, d)
 					if apierrors.IsAlreadyExists(err) {
 						return nil
 					}

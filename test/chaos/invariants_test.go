@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/test/sandboxtest"
 )
 
 // snapshot is every object the operator and the reporter create in one namespace.
@@ -63,7 +64,7 @@ func (s *snapshot) quiet() (bool, string) {
 	}
 	active := 0
 	for i := range s.runs {
-		if _, _, done := completed(&s.runs[i]); !done {
+		if _, _, done := sandboxtest.Completed(&s.runs[i]); !done {
 			active++
 		}
 	}
@@ -108,7 +109,7 @@ func (s *snapshot) violations() (out []string, reasons map[string]int) {
 			continue
 		}
 		gens[owner] = append(gens[owner], g)
-		reason, _, done := completed(r)
+		reason, _, done := sandboxtest.Completed(r)
 		if !done {
 			bad("Run %s is not terminal (phase %s)", r.Name, r.Status.Phase)
 			continue
@@ -137,7 +138,7 @@ func (s *snapshot) violations() (out []string, reasons map[string]int) {
 			bad("request %s: latestRun %v does not name an existing Run", d.Name, st.LatestRun)
 		} else if r := runByName[st.LatestRun.Name]; r.Labels[v1beta2.LabelRequestGeneration] != strconv.FormatInt(st.ObservedGeneration, 10) {
 			bad("request %s: latestRun %s is not of generation %d", d.Name, r.Name, st.ObservedGeneration)
-		} else if reason, _, _ := completed(r); st.LatestRun.Reason != reason {
+		} else if reason, _, _ := sandboxtest.Completed(r); st.LatestRun.Reason != reason {
 			bad("request %s: latestRun reason %q, Run says %q", d.Name, st.LatestRun.Reason, reason)
 		}
 		for _, ref := range st.RecentRunRefs {
@@ -157,7 +158,7 @@ func (s *snapshot) violations() (out []string, reasons map[string]int) {
 		}
 		jobsOfRun[owner] = append(jobsOfRun[owner], j)
 		if jobEnded(j) {
-			if _, _, done := completed(runByUID[owner]); !done {
+			if _, _, done := sandboxtest.Completed(runByUID[owner]); !done {
 				bad("Job %s ended but Run %s is not terminal", j.Name, runByUID[owner].Name)
 			}
 		}
@@ -169,7 +170,7 @@ func (s *snapshot) violations() (out []string, reasons map[string]int) {
 	}
 	for i := range s.runs {
 		r := &s.runs[i]
-		if reason, _, _ := completed(r); reason == v1beta2.ReasonSucceeded {
+		if reason, _, _ := sandboxtest.Completed(r); reason == v1beta2.ReasonSucceeded {
 			js := jobsOfRun[r.UID]
 			if len(js) != 1 || r.Status.JobRef == nil || r.Status.JobRef.UID != js[0].UID {
 				bad("succeeded Run %s: %d Jobs, jobRef %v", r.Name, len(js), r.Status.JobRef)
@@ -209,7 +210,7 @@ func (s *snapshot) violations() (out []string, reasons map[string]int) {
 			}
 			ranks[rank] = true
 		}
-		if reason, _, _ := completed(r); reason == v1beta2.ReasonSucceeded && len(cs) != len(r.Status.CandidateRefs) {
+		if reason, _, _ := sandboxtest.Completed(r); reason == v1beta2.ReasonSucceeded && len(cs) != len(r.Status.CandidateRefs) {
 			bad("Run %s: %d Candidates, %d candidateRefs", r.Name, len(cs), len(r.Status.CandidateRefs))
 		}
 	}

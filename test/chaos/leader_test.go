@@ -15,6 +15,7 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/config"
+	"github.com/dgdr-operator/dgdr-operator/test/sandboxtest"
 	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/manager"
 )
 
@@ -57,7 +58,7 @@ func TestLeaderElectionTakeover(t *testing.T) {
 		if _, err := manager.StartComponent(root, original); err != nil {
 			t.Errorf("restoring the operator: %v", err)
 		}
-		if err := waitForErr(time.Minute, poll, operatorAdmits); err != nil {
+		if err := waitForErr(time.Minute, poll, env.OperatorAdmits); err != nil {
 			t.Errorf("the restored operator: %v", err)
 		}
 	})
@@ -86,8 +87,8 @@ func TestLeaderElectionTakeover(t *testing.T) {
 	t.Logf("replica A (pid %d) serves the webhooks and stands by", pidA)
 
 	// While B leads, a request is reconciled by B.
-	createDGDR(t, ns, fmt.Sprintf(tinyRequest, "before"))
-	waitRunDone(t, ns, waitRunOf(t, ns, "before"), 2*time.Minute)
+	env.CreateRequest(t, ns, fmt.Sprintf(sandboxtest.TinyRequest, "before"))
+	env.WaitRunDone(t, ns, waitRunOf(t, ns, "before"), 2*time.Minute)
 	if h, err := leaseHolder(context.Background(), le.Namespace); err != nil || h != holderB {
 		t.Fatalf("Lease holder %q (%v), want B %q while B runs", h, err, holderB)
 	}
@@ -110,9 +111,9 @@ func TestLeaderElectionTakeover(t *testing.T) {
 		return err == nil && h != "" && h != holderB, "holder " + h, err
 	})
 	t.Logf("replica A took over the Lease as %s", holderA)
-	createDGDR(t, ns, fmt.Sprintf(tinyRequest, "after"))
-	run := waitRunDone(t, ns, waitRunOf(t, ns, "after"), 2*time.Minute)
-	if reason, msg, _ := completed(run); reason != v1beta2.ReasonSucceeded {
+	env.CreateRequest(t, ns, fmt.Sprintf(sandboxtest.TinyRequest, "after"))
+	run := env.WaitRunDone(t, ns, waitRunOf(t, ns, "after"), 2*time.Minute)
+	if reason, msg, _ := sandboxtest.Completed(run); reason != v1beta2.ReasonSucceeded {
 		t.Fatalf("Run %s ended %s: %s", run.Name, reason, msg)
 	}
 

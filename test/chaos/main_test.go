@@ -12,10 +12,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/test/sandboxtest"
@@ -84,45 +82,6 @@ func waitForErr(timeout, every time.Duration, cond sandboxtest.Condition) error 
 	return sandboxtest.Poll(timeout, every, cond)
 }
 
-// tinyRequest is a search of a few seconds.
-const tinyRequest = `
-apiVersion: nvidia.com/v1beta2
-kind: DynamoGraphDeploymentRequest
-metadata:
-  name: %s
-spec:
-  model:
-    name: meta-llama/Llama-3.1-8B-Instruct
-  aisimulate:
-    inputOverrides:
-      optimizer:
-        max_trials: 4
-      traffic:
-        stop:
-          requests: 50
-`
-
-// slowRequest runs about 15 s, long enough to act on it mid-search.
-var slowRequest = sandboxtest.SlowRequest
-
-func parseDGDR(t *testing.T, doc string) *v1beta2.DynamoGraphDeploymentRequest {
-	t.Helper()
-	var d v1beta2.DynamoGraphDeploymentRequest
-	if err := yaml.UnmarshalStrict([]byte(doc), &d); err != nil {
-		t.Fatalf("parsing request: %v", err)
-	}
-	return &d
-}
-
-func createDGDR(t *testing.T, ns, doc string) {
-	t.Helper()
-	d := parseDGDR(t, doc)
-	d.Namespace = ns
-	if err := k8s.Create(context.Background(), d); err != nil {
-		t.Fatalf("creating %s/%s: %v", ns, d.Name, err)
-	}
-}
-
 func getDGDR(ctx context.Context, ns, name string) (*v1beta2.DynamoGraphDeploymentRequest, error) {
 	var d v1beta2.DynamoGraphDeploymentRequest
 	err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &d)
@@ -133,16 +92,6 @@ func getRun(ctx context.Context, ns, name string) (*v1beta2.DynamoGraphDeploymen
 	var r v1beta2.DynamoGraphDeploymentRun
 	err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &r)
 	return &r, err
-}
-
-// completed returns the Run's Completed condition when it is True.
-func completed(r *v1beta2.DynamoGraphDeploymentRun) (reason, message string, done bool) {
-	for _, c := range r.Status.Conditions {
-		if c.Type == v1beta2.ConditionCompleted && c.Status == "True" {
-			return c.Reason, c.Message, true
-		}
-	}
-	return "", "", false
 }
 
 // waitRunOf waits (up to a minute) until the request has a Run of its first generation and
@@ -167,41 +116,12 @@ func waitRunOf(t *testing.T, ns, request string) string {
 	return name
 }
 
-// waitRunDone waits until a Run is terminal and returns it.
-func waitRunDone(t *testing.T, ns, name string, timeout time.Duration) *v1beta2.DynamoGraphDeploymentRun {
-	t.Helper()
-	var run *v1beta2.DynamoGraphDeploymentRun
-	waitFor(t, timeout, "Run "+name+" to complete", func(ctx context.Context) (bool, string, error) {
-		r, err := getRun(ctx, ns, name)
-		if err != nil {
-			return false, "", err
-		}
-		run = r
-		_, _, done := completed(r)
-		return done, fmt.Sprintf("phase=%s conditions=%v", r.Status.Phase, r.Status.Conditions), nil
-	})
-	return run
-}
-
 // waitOperatorReady waits until admission calls the operator's webhooks again.
 func waitOperatorReady(t *testing.T, timeout time.Duration) {
 	t.Helper()
 	waitFor(t, timeout, "the operator's webhooks", func(ctx context.Context) (bool, string, error) {
-		return operatorAdmits(ctx)
+		return env.OperatorAdmits(ctx)
 	})
-}
-
-func operatorAdmits(ctx context.Context) (bool, string, error) {
-	var d v1beta2.DynamoGraphDeploymentRequest
-	if err := yaml.UnmarshalStrict([]byte(fmt.Sprintf(tinyRequest, "probe")), &d); err != nil {
-		return false, "", err
-	}
-	d.Namespace = "default"
-	err := k8s.Create(ctx, &d, client.DryRunAll)
-	if apierrors.IsAlreadyExists(err) {
-		err = nil
-	}
-	return err == nil, "", err
 }
 
 // podDirs returns the node agent's directories of the pods of a Run's Job.

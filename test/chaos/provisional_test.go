@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/test/sandboxtest"
 	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/manager"
 )
 
@@ -113,13 +114,13 @@ func TestReporterKilledMidProvisionalRound(t *testing.T) {
 	ns := newNamespace(t, "chaos-provisional")
 	for attempt := 1; attempt <= 3; attempt++ {
 		name := fmt.Sprintf("provisional-%d", attempt)
-		createDGDR(t, ns, fmt.Sprintf(provisionalRequest, name))
+		env.CreateRequest(t, ns, fmt.Sprintf(provisionalRequest, name))
 		runName := waitRunOf(t, ns, name)
 		jobName := runName + "-search"
 		searchPID, frozen := freezeSearchMidway(t, ns, jobName)
 		if !frozen {
 			t.Logf("attempt %d: the search finished before it could be frozen; trying again", attempt)
-			waitRunDone(t, ns, runName, 2*time.Minute)
+			env.WaitRunDone(t, ns, runName, 2*time.Minute)
 			continue
 		}
 		reporterPID := containerPID(ns, jobName, "reporter")
@@ -130,8 +131,8 @@ func TestReporterKilledMidProvisionalRound(t *testing.T) {
 		if !killed {
 			t.Fatalf("attempt %d: no provisional Candidate appeared while the search was frozen", attempt)
 		}
-		run := waitRunDone(t, ns, runName, 2*time.Minute)
-		reason, msg, _ := completed(run)
+		run := env.WaitRunDone(t, ns, runName, 2*time.Minute)
+		reason, msg, _ := sandboxtest.Completed(run)
 		if reason != v1beta2.ReasonPublishFailed {
 			t.Fatalf("Run %s ended %s, want %s: %s", runName, reason, v1beta2.ReasonPublishFailed, msg)
 		}
@@ -163,13 +164,13 @@ func TestCancelKeepsProvisional(t *testing.T) {
 	ns := newNamespace(t, "chaos-cancel")
 	for attempt := 1; attempt <= 3; attempt++ {
 		name := fmt.Sprintf("cancel-%d", attempt)
-		createDGDR(t, ns, fmt.Sprintf(provisionalRequest, name))
+		env.CreateRequest(t, ns, fmt.Sprintf(provisionalRequest, name))
 		runName := waitRunOf(t, ns, name)
 		jobName := runName + "-search"
 		searchPID, frozen := freezeSearchMidway(t, ns, jobName)
 		if !frozen {
 			t.Logf("attempt %d: the search finished before it could be frozen; trying again", attempt)
-			waitRunDone(t, ns, runName, 2*time.Minute)
+			env.WaitRunDone(t, ns, runName, 2*time.Minute)
 			continue
 		}
 		var run v1beta2.DynamoGraphDeploymentRun
@@ -185,9 +186,9 @@ func TestCancelKeepsProvisional(t *testing.T) {
 		if err := k8s.Patch(context.Background(), &v1beta2.DynamoGraphDeploymentRun{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: runName}}, patch); err != nil {
 			t.Fatal(err)
 		}
-		done := waitRunDone(t, ns, runName, 2*time.Minute)
+		done := env.WaitRunDone(t, ns, runName, 2*time.Minute)
 		_ = syscall.Kill(-searchPID, syscall.SIGCONT) // gone with the pod, normally
-		if reason, msg, _ := completed(done); reason != v1beta2.ReasonCancelled {
+		if reason, msg, _ := sandboxtest.Completed(done); reason != v1beta2.ReasonCancelled {
 			t.Fatalf("Run %s ended %s, want %s: %s", runName, reason, v1beta2.ReasonCancelled, msg)
 		}
 		// The Job's deletion and the reporter's stop take a moment after the Run is terminal.

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/test/sandboxtest"
 	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/manager"
 )
 
@@ -53,11 +54,11 @@ func TestReporterKilledMidPublication(t *testing.T) {
 	ns := newNamespace(t, "chaos-reporter")
 	for attempt := 1; attempt <= 3; attempt++ {
 		name := fmt.Sprintf("publish-%d", attempt)
-		createDGDR(t, ns, fmt.Sprintf(publishRequest, name))
+		env.CreateRequest(t, ns, fmt.Sprintf(publishRequest, name))
 		runName := waitRunOf(t, ns, name)
 		published, hit := killReporterMidPublication(t, ns, runName)
-		run := waitRunDone(t, ns, runName, 2*time.Minute)
-		reason, msg, _ := completed(run)
+		run := env.WaitRunDone(t, ns, runName, 2*time.Minute)
+		reason, msg, _ := sandboxtest.Completed(run)
 		t.Logf("attempt %d: reporter killed after %d Candidate events; Run %s ended %s: %s", attempt, published, runName, reason, msg)
 		if !hit {
 			t.Logf("attempt %d: publication finished before the kill; trying again", attempt)

@@ -85,7 +85,7 @@ func markReady(t *testing.T, dgd *unstructured.Unstructured) {
 func TestAutoApplyDeploysAndFollowsReadiness(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t)
-	createDGDR(t, ns, []byte(fmt.Sprintf(autoApplyRequest, "auto", "llama-prod")))
+	env.CreateRequest(t, ns, fmt.Sprintf(autoApplyRequest, "auto", "llama-prod"))
 	first := waitRequestDone(t, ns, "auto")
 	requireSucceededWithCandidates(t, first)
 
@@ -106,7 +106,7 @@ func TestAutoApplyDeploysAndFollowsReadiness(t *testing.T) {
 	// A second generation (another SLA) deploys its own best candidate over the first.
 	patchSpec(t, ns, "auto", `{"spec":{"sla":{"ttftMs":400}}}`)
 	second := waitRunForGeneration(t, ns, "auto", 2)
-	secondRun := waitRunDone(t, ns, second, searchTimeout)
+	secondRun := env.WaitRunDone(t, ns, second, searchTimeout)
 	requireSucceededWithCandidates(t, secondRun)
 	waitFor(t, searchTimeout, "the deployment to carry generation 2's best candidate", func(ctx context.Context) (bool, string, error) {
 		dgd, err := deployment(ctx, ns, "llama-prod")
@@ -146,7 +146,7 @@ func TestAutoApplyNeverOverwritesAForeignDeployment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	createDGDR(t, ns, []byte(fmt.Sprintf(autoApplyRequest, "intruder", "serving")))
+	env.CreateRequest(t, ns, fmt.Sprintf(autoApplyRequest, "intruder", "serving"))
 	requireSucceededWithCandidates(t, waitRequestDone(t, ns, "intruder"))
 	cond := waitDeployed(t, ns, "intruder", v1beta2.ReasonDeploymentConflict)
 	if cond.Status != metav1.ConditionFalse {

@@ -72,7 +72,7 @@ func TestDeployableCandidatePromoted(t *testing.T) {
 		t.Fatal(err)
 	}
 	createCacheClaim(t, ns, "model-cache")
-	d := createDGDR(t, ns, []byte(fmt.Sprintf(deployableRequest, "deployable")))
+	d := env.CreateRequest(t, ns, fmt.Sprintf(deployableRequest, "deployable"))
 	r := waitRequestDone(t, ns, d.Name)
 	requireSucceededWithCandidates(t, r)
 

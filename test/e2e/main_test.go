@@ -82,32 +82,6 @@ func jobsOf(ctx context.Context, ns, request string) ([]batchv1.Job, error) {
 	return l.Items, err
 }
 
-// completed returns the Run's Completed condition when it is True.
-func completed(r *v1beta2.DynamoGraphDeploymentRun) (reason, message string, done bool) {
-	for _, c := range r.Status.Conditions {
-		if c.Type == v1beta2.ConditionCompleted && c.Status == "True" {
-			return c.Reason, c.Message, true
-		}
-	}
-	return "", "", false
-}
-
-// waitRunDone waits until a Run is complete and returns it.
-func waitRunDone(t *testing.T, ns, name string, timeout time.Duration) *v1beta2.DynamoGraphDeploymentRun {
-	t.Helper()
-	var run *v1beta2.DynamoGraphDeploymentRun
-	waitFor(t, timeout, "Run "+name+" to complete", func(ctx context.Context) (bool, string, error) {
-		r, err := getRun(ctx, ns, name)
-		if err != nil {
-			return false, "", err
-		}
-		run = r
-		_, _, done := completed(r)
-		return done, fmt.Sprintf("phase=%s conditions=%v", r.Status.Phase, r.Status.Conditions), nil
-	})
-	return run
-}
-
 // waitActiveRun waits until the request has accepted generation gen and returns its active
 // (or, if it already finished, latest) Run name.
 func waitRunForGeneration(t *testing.T, ns, request string, gen int64) string {

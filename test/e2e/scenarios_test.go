@@ -13,11 +13,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/promote"
@@ -44,29 +42,8 @@ spec:
         max_trials: 32
 `
 
-var slowRequest = sandboxtest.SlowRequest
-
 // slowPatch turns fastRequest into slowRequest (a new generation).
 const slowPatch = `{"spec":{"hardware":null,"aisimulate":{"inputOverrides":{"optimizer":{"max_trials":1000},"traffic":{"stop":{"requests":2000}}}}}}`
-
-func parseDGDR(t *testing.T, doc []byte) *v1beta2.DynamoGraphDeploymentRequest {
-	t.Helper()
-	var d v1beta2.DynamoGraphDeploymentRequest
-	if err := yaml.UnmarshalStrict(doc, &d); err != nil {
-		t.Fatalf("parsing request: %v", err)
-	}
-	return &d
-}
-
-func createDGDR(t *testing.T, ns string, doc []byte) *v1beta2.DynamoGraphDeploymentRequest {
-	t.Helper()
-	d := parseDGDR(t, doc)
-	d.Namespace = ns
-	if err := k8s.Create(context.Background(), d); err != nil {
-		t.Fatalf("creating %s/%s: %v", ns, d.Name, err)
-	}
-	return d
-}
 
 // waitRequestDone waits until the request's latest Run (of its current generation) is
 // complete and returns that Run.
@@ -86,12 +63,12 @@ func waitRequestDone(t *testing.T, ns, name string) *v1beta2.DynamoGraphDeployme
 		runName = s.LatestRun.Name
 		return true, desc, nil
 	})
-	return waitRunDone(t, ns, runName, 30*time.Second)
+	return env.WaitRunDone(t, ns, runName, 30*time.Second)
 }
 
 func requireSucceededWithCandidates(t *testing.T, run *v1beta2.DynamoGraphDeploymentRun) {
 	t.Helper()
-	reason, msg, _ := completed(run)
+	reason, msg, _ := sandboxtest.Completed(run)
 	if reason != v1beta2.ReasonSucceeded {
 		t.Fatalf("Run %s ended %s: %s", run.Name, reason, msg)
 	}
@@ -121,7 +98,7 @@ func TestDemoExamplesComplete(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		names = append(names, createDGDR(t, ns, b).Name)
+		names = append(names, env.CreateRequest(t, ns, string(b)).Name)
 	}
 	for _, n := range names {
 		run := waitRequestDone(t, ns, n)
@@ -141,7 +118,7 @@ func TestDemoExamplesComplete(t *testing.T) {
 // InvalidInput with aisim's message on the Run.
 func TestInvalidInputFromAISimulate(t *testing.T) {
 	ns := newNamespace(t)
-	createDGDR(t, ns, []byte(`
+	env.CreateRequest(t, ns, `
 apiVersion: nvidia.com/v1beta2
 kind: DynamoGraphDeploymentRequest
 metadata:
@@ -149,9 +126,9 @@ metadata:
 spec:
   model:
     name: example-org/not-in-the-catalog-7B
-`))
+`)
 	run := waitRequestDone(t, ns, "unknown-model")
-	reason, msg, _ := completed(run)
+	reason, msg, _ := sandboxtest.Completed(run)
 	if reason != v1beta2.ReasonInvalidInput {
 		t.Fatalf("Run %s ended %s (%s), want InvalidInput", run.Name, reason, msg)
 	}
@@ -168,7 +145,7 @@ spec:
 // starts a new one.
 func TestEditSupersedesActiveRun(t *testing.T) {
 	ns := newNamespace(t)
-	d := createDGDR(t, ns, []byte(fmt.Sprintf(slowRequest, "edited")))
+	d := env.CreateRequest(t, ns, fmt.Sprintf(sandboxtest.SlowRequest, "edited"))
 	first := waitRunForGeneration(t, ns, d.Name, 1)
 	waitSearchRunning(t, ns, first)
 
@@ -177,8 +154,8 @@ func TestEditSupersedesActiveRun(t *testing.T) {
 	if second == first {
 		t.Fatalf("generation 2 reuses Run %s", first)
 	}
-	old := waitRunDone(t, ns, first, time.Minute)
-	if reason, msg, _ := completed(old); reason != v1beta2.ReasonSuperseded {
+	old := env.WaitRunDone(t, ns, first, time.Minute)
+	if reason, msg, _ := sandboxtest.Completed(old); reason != v1beta2.ReasonSuperseded {
 		t.Fatalf("Run %s ended %s (%s), want Superseded", first, reason, msg)
 	}
 	run := waitRequestDone(t, ns, d.Name)
@@ -215,7 +192,7 @@ func patchSpec(t *testing.T, ns, name, patch string) {
 // of the cancelled one.
 func TestCancelKeepsPublishedCandidates(t *testing.T) {
 	ns := newNamespace(t)
-	d := createDGDR(t, ns, []byte(fmt.Sprintf(fastRequest, "cancelled")))
+	d := env.CreateRequest(t, ns, fmt.Sprintf(fastRequest, "cancelled"))
 	first := waitRequestDone(t, ns, d.Name)
 	requireSucceededWithCandidates(t, first)
 	before, _ := candidatesOfRun(context.Background(), ns, first.Name)
@@ -229,7 +206,7 @@ func TestCancelKeepsPublishedCandidates(t *testing.T) {
 		if err != nil {
 			return false, "", err
 		}
-		_, _, done := completed(r)
+		_, _, done := sandboxtest.Completed(r)
 		if done {
 			return false, "", fmt.Errorf("Run %s finished before it could be cancelled", second)
 		}
@@ -241,8 +218,8 @@ func TestCancelKeepsPublishedCandidates(t *testing.T) {
 		[]byte(`{"metadata":{"annotations":{"`+v1beta2.AnnotationCancel+`":"true"}}}`))); err != nil {
 		t.Fatal(err)
 	}
-	run := waitRunDone(t, ns, second, time.Minute)
-	if reason, msg, _ := completed(run); reason != v1beta2.ReasonCancelled {
+	run := env.WaitRunDone(t, ns, second, time.Minute)
+	if reason, msg, _ := sandboxtest.Completed(run); reason != v1beta2.ReasonCancelled {
 		t.Fatalf("Run %s ended %s (%s), want Cancelled", second, reason, msg)
 	}
 	if run.Status.Progress == nil || run.Status.Progress.Settled == 0 {
@@ -274,7 +251,7 @@ func TestCancelKeepsPublishedCandidates(t *testing.T) {
 // ConfigMap of a Run is its artifacts (the search reads its input from the Run).
 func TestDeleteGarbageCollectsEverything(t *testing.T) {
 	ns := newNamespace(t)
-	d := createDGDR(t, ns, []byte(fmt.Sprintf(fastRequest, "deleted")))
+	d := env.CreateRequest(t, ns, fmt.Sprintf(fastRequest, "deleted"))
 	run := waitRequestDone(t, ns, d.Name)
 	requireSucceededWithCandidates(t, run)
 	ctx := context.Background()
@@ -340,7 +317,7 @@ func TestDeleteGarbageCollectsEverything(t *testing.T) {
 // DynamoGraphDeployment (test-only CRD) from the best candidate.
 func TestPromoteCreatesDynamoGraphDeployment(t *testing.T) {
 	ns := newNamespace(t)
-	d := createDGDR(t, ns, []byte(fmt.Sprintf(fastRequest, "promoted")))
+	d := env.CreateRequest(t, ns, fmt.Sprintf(fastRequest, "promoted"))
 	run := waitRequestDone(t, ns, d.Name)
 	requireSucceededWithCandidates(t, run)
 	best := run.Status.CandidateRefs[0].Name
@@ -368,7 +345,7 @@ func TestPromoteCreatesDynamoGraphDeployment(t *testing.T) {
 // Runs, Jobs or Candidates, and the search still completes.
 func TestOperatorRestartMidSearch(t *testing.T) {
 	ns := newNamespace(t)
-	d := createDGDR(t, ns, []byte(fmt.Sprintf(slowRequest, "restarted")))
+	d := env.CreateRequest(t, ns, fmt.Sprintf(sandboxtest.SlowRequest, "restarted"))
 	first := waitRunForGeneration(t, ns, d.Name, 1)
 	waitSearchRunning(t, ns, first)
 	if err := manager.Restart(root, manager.Operator); err != nil {
@@ -401,12 +378,6 @@ func TestOperatorRestartMidSearch(t *testing.T) {
 func waitOperatorReady(t *testing.T) {
 	t.Helper()
 	waitFor(t, time.Minute, "the operator's webhooks", func(ctx context.Context) (bool, string, error) {
-		d := parseDGDR(t, []byte(fmt.Sprintf(fastRequest, "probe")))
-		d.Namespace = "default"
-		err := k8s.Create(ctx, d, client.DryRunAll)
-		if apierrors.IsAlreadyExists(err) {
-			err = nil
-		}
-		return err == nil, "", err
+		return env.OperatorAdmits(ctx)
 	})
 }

@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/test/sandboxtest"
 )
 
 // traceRequest is examples/demo/trace/llama-trace.yaml: the sample trace from the ConfigMap
@@ -42,7 +43,7 @@ func TestTraceFromConfigMap(t *testing.T) {
 	if err := k8s.Create(context.Background(), cm); err != nil {
 		t.Fatal(err)
 	}
-	req := createDGDR(t, ns, traceRequest(t))
+	req := env.CreateRequest(t, ns, string(traceRequest(t)))
 	run := waitRequestDone(t, ns, req.Name)
 	requireSucceededWithCandidates(t, run)
 	sum := sha256.Sum256(content)
@@ -75,9 +76,9 @@ func TestTraceFromConfigMap(t *testing.T) {
 // its Run with the terminal reason TraceSourceMissing naming the ConfigMap, without a Job.
 func TestTraceConfigMapMissing(t *testing.T) {
 	ns := newNamespace(t)
-	req := createDGDR(t, ns, traceRequest(t))
+	req := env.CreateRequest(t, ns, string(traceRequest(t)))
 	run := waitRequestDone(t, ns, req.Name)
-	reason, msg, _ := completed(run)
+	reason, msg, _ := sandboxtest.Completed(run)
 	if reason != v1beta2.ReasonTraceSourceMissing || !strings.Contains(msg, ns+"/llama-traffic") {
 		t.Fatalf("Run %s ended %s (%q), want %s naming %s/llama-traffic", run.Name, reason, msg, v1beta2.ReasonTraceSourceMissing, ns)
 	}

@@ -30,25 +30,6 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/manager"
 )
 
-// SlowRequest (format with a name) is a search of about 15 s on the sandbox: long enough to act
-// on it mid-search.
-const SlowRequest = `
-apiVersion: nvidia.com/v1beta2
-kind: DynamoGraphDeploymentRequest
-metadata:
-  name: %s
-spec:
-  model:
-    name: meta-llama/Llama-3.1-8B-Instruct
-  aisimulate:
-    inputOverrides:
-      optimizer:
-        max_trials: 1000
-      traffic:
-        stop:
-          requests: 2000
-`
-
 // Env is a running sandbox and a client for it.
 type Env struct {
 	Root       string
