@@ -15,6 +15,7 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
+	"github.com/dgdr-operator/dgdr-operator/internal/resultsview"
 )
 
 // maxRawBytes bounds what --raw decompresses (the kept files are at most 32 MiB and 64 MiB
@@ -79,7 +80,7 @@ func resolveRun(ctx context.Context, c *clients, name string) (*v1beta2.DynamoGr
 	if rerr := c.ctrl.Get(ctx, types.NamespacedName{Namespace: c.namespace, Name: name}, &req); rerr != nil {
 		return nil, fmt.Errorf("no DynamoGraphDeploymentRun or DynamoGraphDeploymentRequest %s in namespace %s", name, c.namespace)
 	}
-	runs, err := requestRuns(ctx, c, &req)
+	runs, err := resultsview.RequestRuns(ctx, c.ctrl, &req)
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +157,7 @@ func writeResults(ctx context.Context, c *clients, run *v1beta2.DynamoGraphDeplo
 		}
 		fmt.Fprintf(out, "Raw output: ConfigMap %s%s; print it with dgdrctl results %s --raw\n", a.ConfigMapName, cut, run.Name)
 	}
-	cands, err := runCandidates(ctx, c, run)
+	cands, err := resultsview.RunCandidates(ctx, c.ctrl, run)
 	if err != nil {
 		return err
 	}

@@ -3,13 +3,13 @@ package dgdrctl_test
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/dgdr-operator/dgdr-operator/internal/reporter/reportertest"
 	"github.com/dgdr-operator/dgdr-operator/internal/testenv"
 )
 
@@ -32,9 +32,8 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(tmp)
-	aisimBin = filepath.Join(tmp, "aisim")
-	if out, err := exec.Command("go", "build", "-o", aisimBin, "github.com/dgdr-operator/dgdr-operator/tools/aisim/cmd/aisim").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building aisim: %v\n%s", err, out)
+	if aisimBin, err = reportertest.BuildAISim(tmp); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	env, err = testenv.Start(testenv.Options{ExtraCRDDirs: []string{filepath.Join(testenv.Root(), "test", "crds")}})

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -26,7 +25,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/dgdrctl"
 	"github.com/dgdr-operator/dgdr-operator/internal/promote"
 	"github.com/dgdr-operator/dgdr-operator/internal/reporter"
-	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
+	"github.com/dgdr-operator/dgdr-operator/internal/reporter/reportertest"
 )
 
 var nsCounter atomic.Int32
@@ -81,27 +80,10 @@ func newFixture(t *testing.T, maxCandidates int32) *fixture {
 	}
 	setRunState(t, run, v1beta2.RunPhaseRunning, metav1.ConditionFalse, v1beta2.ReasonEvaluatingCandidates)
 
-	dir := filepath.Join(t.TempDir(), "out")
-	in := filepath.Join(t.TempDir(), "input.yaml")
 	input := "engine: {model: meta-llama/Llama-3.1-8B-Instruct, hardware: h200_sxm}\n" +
 		"traffic: {source: {type: synthetic, input_tokens: 1024, output_tokens: 128}, load: {type: concurrency, concurrency: 10}, stop: {requests: 200}}\n" +
 		"optimization: {}\noptimizer: {max_trials: 24}\n"
-	if err := os.WriteFile(in, []byte(input), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(aisimBin, "recommend", "-c", in, "--output-dir", dir, "--format", "json").CombinedOutput(); err != nil {
-		t.Fatalf("aisim: %v\n%s", err, out)
-	}
-	wc, err := client.NewWithWatch(env.Config, client.Options{Scheme: scheme.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan int, 1)
-	exited <- 0
-	rep := &reporter.Reporter{Client: wc, Namespace: ns, RunName: run.Name, OutputDir: dir, Watcher: reporter.ChanWatcher(exited),
-		RuntimeImages: map[string]string{"vllm": "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.3.1", "sglang": "nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.3.1"},
-		PollInterval:  10 * time.Millisecond, ProgressInterval: 10 * time.Millisecond}
-	out, err := rep.Run(ctx)
+	out, dir, err := reportertest.Publish(ctx, env.Config, aisimBin, t.TempDir(), ns, run.Name, input)
 	if err != nil {
 		t.Fatal(err)
 	}

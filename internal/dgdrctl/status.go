@@ -2,27 +2,24 @@ package dgdrctl
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/duration"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta1"
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/resultsview"
 )
 
 func newStatusCommand() *cobra.Command {
@@ -80,20 +77,17 @@ func writeStatusDocument(ctx context.Context, c *clients, name string, out io.Wr
 	if err := c.ctrl.Get(ctx, types.NamespacedName{Namespace: c.namespace, Name: name}, &doc.Request); err != nil {
 		return fmt.Errorf("getting DynamoGraphDeploymentRequest %s: %w", name, err)
 	}
-	runs, err := requestRuns(ctx, c, &doc.Request)
+	runs, err := resultsview.RequestRuns(ctx, c.ctrl, &doc.Request)
 	if err != nil {
 		return err
 	}
 	doc.Runs = append(doc.Runs, runs...)
 	if len(runs) > 0 {
-		var list v1beta2.DynamoGraphDeploymentCandidateList
-		if err := c.ctrl.List(ctx, &list, client.InNamespace(c.namespace), client.MatchingLabels{v1beta2.LabelRunName: runs[0].Name}); err != nil {
+		cands, err := resultsview.RunCandidates(ctx, c.ctrl, &runs[0])
+		if err != nil {
 			return err
 		}
-		slices.SortFunc(list.Items, func(a, b v1beta2.DynamoGraphDeploymentCandidate) int {
-			return cmp.Compare(a.Status.Rank, b.Status.Rank)
-		})
-		doc.Candidates = append(doc.Candidates, list.Items...)
+		doc.Candidates = append(doc.Candidates, cands...)
 	}
 	for i := range doc.Runs {
 		doc.Runs[i].ManagedFields = nil
@@ -139,47 +133,6 @@ func watchStatus(ctx context.Context, c *clients, name string, out io.Writer, in
 	}
 }
 
-// requestRuns returns the request's Runs, newest first.
-func requestRuns(ctx context.Context, c *clients, req *v1beta2.DynamoGraphDeploymentRequest) ([]v1beta2.DynamoGraphDeploymentRun, error) {
-	var list v1beta2.DynamoGraphDeploymentRunList
-	if err := c.ctrl.List(ctx, &list, client.InNamespace(c.namespace), client.MatchingLabels{v1beta2.LabelRequestName: req.Name}); err != nil {
-		return nil, err
-	}
-	byName := map[string]v1beta2.DynamoGraphDeploymentRun{}
-	for _, r := range list.Items {
-		if uid := r.Labels[v1beta2.LabelRequestUID]; uid != "" && uid != string(req.UID) {
-			continue // a request of the same name that was deleted and re-created
-		}
-		byName[r.Name] = r
-	}
-	var refs []string
-	if req.Status.ActiveRunRef != nil {
-		refs = append(refs, req.Status.ActiveRunRef.Name)
-	}
-	for _, r := range req.Status.RecentRunRefs {
-		refs = append(refs, r.Name)
-	}
-	for _, n := range refs {
-		if _, ok := byName[n]; ok {
-			continue
-		}
-		var r v1beta2.DynamoGraphDeploymentRun
-		if err := c.ctrl.Get(ctx, types.NamespacedName{Namespace: c.namespace, Name: n}, &r); err == nil {
-			byName[n] = r
-		} else if !apierrors.IsNotFound(err) {
-			return nil, err
-		}
-	}
-	runs := make([]v1beta2.DynamoGraphDeploymentRun, 0, len(byName))
-	for _, r := range byName {
-		runs = append(runs, r)
-	}
-	slices.SortFunc(runs, func(a, b v1beta2.DynamoGraphDeploymentRun) int {
-		return cmp.Or(b.CreationTimestamp.Compare(a.CreationTimestamp.Time), strings.Compare(b.Name, a.Name))
-	})
-	return runs, nil
-}
-
 // writeStatus prints the status and reports whether the newest run is complete.
 func writeStatus(ctx context.Context, c *clients, name string, out io.Writer, bar bool) (bool, error) {
 	var req v1beta2.DynamoGraphDeploymentRequest
@@ -189,7 +142,7 @@ func writeStatus(ctx context.Context, c *clients, name string, out io.Writer, ba
 	if req.IsV1Beta1Native() {
 		return true, writeV1Beta1Status(out, &req)
 	}
-	runs, err := requestRuns(ctx, c, &req)
+	runs, err := resultsview.RequestRuns(ctx, c.ctrl, &req)
 	if err != nil {
 		return false, err
 	}
@@ -224,7 +177,7 @@ func writeStatus(ctx context.Context, c *clients, name string, out io.Writer, ba
 		fmt.Fprintln(out)
 		writeReasons(out, latest)
 	}
-	cands, err := runCandidates(ctx, c, latest)
+	cands, err := resultsview.RunCandidates(ctx, c.ctrl, latest)
 	if err != nil {
 		return done, err
 	}
@@ -273,31 +226,6 @@ func withBand(v, pct *float64) string {
 		return num(v)
 	}
 	return fmt.Sprintf("%s ±%.0f%%", num(v), *pct)
-}
-
-// runCandidates returns the Run's Candidates best first: in candidateRefs order, or by rank
-// while the refs are not written yet.
-func runCandidates(ctx context.Context, c *clients, run *v1beta2.DynamoGraphDeploymentRun) ([]v1beta2.DynamoGraphDeploymentCandidate, error) {
-	var list v1beta2.DynamoGraphDeploymentCandidateList
-	sel := client.MatchingLabels{v1beta2.LabelRunName: run.Name}
-	if run.UID != "" {
-		sel = client.MatchingLabels{v1beta2.LabelRunUID: string(run.UID)}
-	}
-	if err := c.ctrl.List(ctx, &list, client.InNamespace(run.Namespace), sel); err != nil {
-		return nil, err
-	}
-	order := map[string]int{}
-	for i, r := range run.Status.CandidateRefs {
-		order[r.Name] = i + 1
-	}
-	items := list.Items
-	slices.SortStableFunc(items, func(a, b v1beta2.DynamoGraphDeploymentCandidate) int {
-		if oa, ob := order[a.Name], order[b.Name]; oa != ob && oa != 0 && ob != 0 {
-			return cmp.Compare(oa, ob)
-		}
-		return cmp.Or(cmp.Compare(a.Status.Rank, b.Status.Rank), strings.Compare(a.Name, b.Name))
-	})
-	return items, nil
 }
 
 func completedReason(r *v1beta2.DynamoGraphDeploymentRun) string {

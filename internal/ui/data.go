@@ -93,67 +93,6 @@ func listRequests(ctx context.Context, c client.Reader, ns string) ([]RequestRow
 	return rows, nil
 }
 
-// requestRuns returns the request's Runs, newest first (those labelled with its name and UID,
-// and those its status names).
-func requestRuns(ctx context.Context, c client.Reader, req *v1beta2.DynamoGraphDeploymentRequest) ([]v1beta2.DynamoGraphDeploymentRun, error) {
-	var list v1beta2.DynamoGraphDeploymentRunList
-	if err := c.List(ctx, &list, client.InNamespace(req.Namespace), client.MatchingLabels{v1beta2.LabelRequestName: req.Name}); err != nil {
-		return nil, err
-	}
-	byName := map[string]v1beta2.DynamoGraphDeploymentRun{}
-	for _, r := range list.Items {
-		if uid := r.Labels[v1beta2.LabelRequestUID]; uid != "" && uid != string(req.UID) {
-			continue
-		}
-		byName[r.Name] = r
-	}
-	var refs []string
-	if req.Status.ActiveRunRef != nil {
-		refs = append(refs, req.Status.ActiveRunRef.Name)
-	}
-	for _, r := range req.Status.RecentRunRefs {
-		refs = append(refs, r.Name)
-	}
-	for _, n := range refs {
-		if _, ok := byName[n]; ok {
-			continue
-		}
-		var r v1beta2.DynamoGraphDeploymentRun
-		if err := c.Get(ctx, types.NamespacedName{Namespace: req.Namespace, Name: n}, &r); err == nil {
-			byName[n] = r
-		} else if !apierrors.IsNotFound(err) {
-			return nil, err
-		}
-	}
-	runs := make([]v1beta2.DynamoGraphDeploymentRun, 0, len(byName))
-	for _, r := range byName {
-		runs = append(runs, r)
-	}
-	slices.SortFunc(runs, func(a, b v1beta2.DynamoGraphDeploymentRun) int {
-		return cmp.Or(b.CreationTimestamp.Compare(a.CreationTimestamp.Time), strings.Compare(b.Name, a.Name))
-	})
-	return runs, nil
-}
-
-// runCandidates returns the Run's published Candidates in rank order.
-func runCandidates(ctx context.Context, c client.Reader, run *v1beta2.DynamoGraphDeploymentRun) ([]v1beta2.DynamoGraphDeploymentCandidate, error) {
-	var list v1beta2.DynamoGraphDeploymentCandidateList
-	if err := c.List(ctx, &list, client.InNamespace(run.Namespace), client.MatchingLabels{v1beta2.LabelRunName: run.Name}); err != nil {
-		return nil, err
-	}
-	out := list.Items[:0]
-	for _, cand := range list.Items {
-		if uid := cand.Labels[v1beta2.LabelRunUID]; uid != "" && uid != string(run.UID) {
-			continue
-		}
-		out = append(out, cand)
-	}
-	slices.SortFunc(out, func(a, b v1beta2.DynamoGraphDeploymentCandidate) int {
-		return cmp.Or(cmp.Compare(a.Status.Rank, b.Status.Rank), strings.Compare(a.Name, b.Name))
-	})
-	return out, nil
-}
-
 // Point is one feasible evaluated candidate of a search.
 type Point struct {
 	ID                string   `json:"id"`

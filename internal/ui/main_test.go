@@ -3,13 +3,13 @@ package ui_test
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
 	"github.com/go-logr/logr"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/dgdr-operator/dgdr-operator/internal/reporter/reportertest"
 	"github.com/dgdr-operator/dgdr-operator/internal/testenv"
 )
 
@@ -33,11 +33,8 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(tmp)
-	aisimBin = filepath.Join(tmp, "aisim")
-	if prebuilt := os.Getenv("AISIM_BIN"); prebuilt != "" {
-		aisimBin = prebuilt // a given aisim binary (e.g. bin/aisim of the same tree)
-	} else if out, err := exec.Command("go", "build", "-o", aisimBin, "github.com/dgdr-operator/dgdr-operator/tools/aisim/cmd/aisim").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building aisim: %v\n%s", err, out)
+	if aisimBin, err = reportertest.BuildAISim(tmp); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	env, err = testenv.Start(testenv.Options{ExtraCRDDirs: []string{filepath.Join(testenv.Root(), "test", "crds")}})

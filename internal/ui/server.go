@@ -32,6 +32,7 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/promote"
+	"github.com/dgdr-operator/dgdr-operator/internal/resultsview"
 )
 
 //go:embed assets
@@ -339,7 +340,7 @@ func (s *Server) requestView(r *http.Request) (*RequestView, error) {
 	if err := s.c.Get(ctx, types.NamespacedName{Namespace: ns, Name: r.PathValue("name")}, &req); err != nil {
 		return nil, err
 	}
-	runs, err := requestRuns(ctx, s.c, &req)
+	runs, err := resultsview.RequestRuns(ctx, s.c, &req)
 	if err != nil {
 		return nil, err
 	}
@@ -355,7 +356,7 @@ func (s *Server) requestView(r *http.Request) (*RequestView, error) {
 	}
 	if run, ok := byName[sel]; ok {
 		rv := runView(run)
-		cands, err := runCandidates(ctx, s.c, run)
+		cands, err := resultsview.RunCandidates(ctx, s.c, run)
 		if err != nil {
 			return nil, err
 		}
@@ -438,7 +439,7 @@ func (s *Server) candidatesView(r *http.Request) (*CandidatesView, error) {
 	if err := s.c.Get(ctx, types.NamespacedName{Namespace: ns, Name: r.PathValue("run")}, &run); err != nil {
 		return nil, err
 	}
-	cands, err := runCandidates(ctx, s.c, &run)
+	cands, err := resultsview.RunCandidates(ctx, s.c, &run)
 	if err != nil {
 		return nil, err
 	}

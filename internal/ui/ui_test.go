@@ -12,7 +12,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -39,6 +38,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/internal/promote"
 	"github.com/dgdr-operator/dgdr-operator/internal/reporter"
+	"github.com/dgdr-operator/dgdr-operator/internal/reporter/reportertest"
 	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
 	"github.com/dgdr-operator/dgdr-operator/internal/ui"
 )
@@ -136,24 +136,7 @@ func newFixture(t *testing.T) *fixture {
 	if err := env.Client.Status().Update(ctx, req); err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(t.TempDir(), "out")
-	in := filepath.Join(t.TempDir(), "input.yaml")
-	if err := os.WriteFile(in, []byte(fixtureInput), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(aisimBin, "recommend", "-c", in, "--output-dir", dir, "--format", "json").CombinedOutput(); err != nil {
-		t.Fatalf("aisim: %v\n%s", err, out)
-	}
-	wc, err := client.NewWithWatch(env.Config, client.Options{Scheme: scheme.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan int, 1)
-	exited <- 0
-	rep := &reporter.Reporter{Client: wc, Namespace: ns, RunName: run.Name, OutputDir: dir, Watcher: reporter.ChanWatcher(exited),
-		RuntimeImages: map[string]string{"vllm": "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.3.1", "sglang": "nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.3.1"},
-		PollInterval:  10 * time.Millisecond, ProgressInterval: 10 * time.Millisecond}
-	out, err := rep.Run(ctx)
+	out, dir, err := reportertest.Publish(ctx, env.Config, aisimBin, t.TempDir(), ns, run.Name, fixtureInput)
 	if err != nil {
 		t.Fatal(err)
 	}

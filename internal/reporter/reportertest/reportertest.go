@@ -1,0 +1,62 @@
+// Package reportertest gives the tests of the reporter's readers (dgdrctl, the web view) real
+// search results: the real aisim recommender's output, published by the real reporter into a
+// real API server.
+package reportertest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/dgdr-operator/dgdr-operator/internal/reporter"
+	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
+)
+
+// RuntimeImages are the backends' runtime images the published Candidates render with (the
+// fixtures' inputs select vLLM and SGLang candidates).
+var RuntimeImages = map[string]string{
+	"vllm":   "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.3.1",
+	"sglang": "nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.3.1",
+}
+
+// BuildAISim returns the aisim binary for the tests: $AISIM_BIN when set (e.g. bin/aisim of the
+// same tree), otherwise one built into dir.
+func BuildAISim(dir string) (string, error) {
+	if prebuilt := os.Getenv("AISIM_BIN"); prebuilt != "" {
+		return prebuilt, nil
+	}
+	bin := filepath.Join(dir, "aisim")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/dgdr-operator/dgdr-operator/tools/aisim/cmd/aisim").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building aisim: %w\n%s", err, out)
+	}
+	return bin, nil
+}
+
+// Publish runs `aisim recommend` on the input document (YAML) in workDir and lets the reporter
+// publish its result for the Run ns/runName, as the search pod would after a successful search.
+// It returns the reporter's outcome and aisim's output directory.
+func Publish(ctx context.Context, cfg *rest.Config, aisimBin, workDir, ns, runName, input string) (*reporter.Outcome, string, error) {
+	dir, in := filepath.Join(workDir, "out"), filepath.Join(workDir, "input.yaml")
+	if err := os.WriteFile(in, []byte(input), 0o644); err != nil {
+		return nil, "", err
+	}
+	if out, err := exec.Command(aisimBin, "recommend", "-c", in, "--output-dir", dir, "--format", "json").CombinedOutput(); err != nil {
+		return nil, "", fmt.Errorf("aisim: %w\n%s", err, out)
+	}
+	wc, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme.Scheme})
+	if err != nil {
+		return nil, "", err
+	}
+	exited := make(chan int, 1)
+	exited <- 0
+	rep := &reporter.Reporter{Client: wc, Namespace: ns, RunName: runName, OutputDir: dir, Watcher: reporter.ChanWatcher(exited),
+		RuntimeImages: RuntimeImages, PollInterval: 10 * time.Millisecond, ProgressInterval: 10 * time.Millisecond}
+	out, err := rep.Run(ctx)
+	return out, dir, err
+}
