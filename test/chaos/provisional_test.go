@@ -224,17 +224,7 @@ func TestCancelKeepsProvisional(t *testing.T) {
 // none came within a minute.
 func killOnFirstCandidate(t *testing.T, ns, runName string, pid int) bool {
 	t.Helper()
-	wc, err := client.NewWithWatch(restConfig, client.Options{Scheme: k8s.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	w, err := wc.Watch(ctx, &v1beta2.DynamoGraphDeploymentCandidateList{}, client.InNamespace(ns), client.MatchingLabels{v1beta2.LabelRunName: runName})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
+	w := watchCandidates(t, ns, runName, time.Minute)
 	for ev := range w.ResultChan() {
 		if ev.Type != watch.Added {
 			continue

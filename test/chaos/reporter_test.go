@@ -133,17 +133,7 @@ func killReporterMidPublication(t *testing.T, ns, runName string) (int, bool) {
 		}
 		return false, fmt.Sprintf("%d pods", len(pods.Items)), nil
 	})
-	wc, err := client.NewWithWatch(restConfig, client.Options{Scheme: k8s.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	w, err := wc.Watch(ctx, &v1beta2.DynamoGraphDeploymentCandidateList{}, client.InNamespace(ns), client.MatchingLabels{v1beta2.LabelRunName: runName})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
+	w := watchCandidates(t, ns, runName, time.Minute)
 	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
 		t.Fatalf("SIGCONT reporter pid %d: %v", pid, err)
 	}
@@ -162,4 +152,22 @@ func killReporterMidPublication(t *testing.T, ns, runName string) (int, bool) {
 		return events, true
 	}
 	return events, false
+}
+
+// watchCandidates watches the Candidates of a Run (stopped at the end of the test or after
+// timeout).
+func watchCandidates(t *testing.T, ns, runName string, timeout time.Duration) watch.Interface {
+	t.Helper()
+	wc, err := client.NewWithWatch(restConfig, client.Options{Scheme: k8s.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	w, err := wc.Watch(ctx, &v1beta2.DynamoGraphDeploymentCandidateList{}, client.InNamespace(ns), client.MatchingLabels{v1beta2.LabelRunName: runName})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Stop(); cancel() })
+	return w
 }
