@@ -53,12 +53,19 @@ func sampleCPU() cpuSample {
 	return out
 }
 
-// since returns the CPU seconds used between two samples, formatted per process.
-func (s cpuSample) since(before cpuSample) string {
+// add adds the CPU seconds used between before and now.
+func (s cpuSample) add(now, before cpuSample) {
+	for name, v := range now {
+		s[name] += v - before[name]
+	}
+}
+
+// format prints the CPU seconds per burst (the sum over bursts bursts), per process.
+func (s cpuSample) format(bursts int) string {
 	var parts []string
 	total := 0.0
 	for _, name := range []string{"bench", "kube-apiserver", "etcd"} {
-		d := s[name] - before[name]
+		d := s[name] / float64(bursts)
 		total += d
 		parts = append(parts, fmt.Sprintf("%s=%.1f", strings.TrimPrefix(name, "kube-"), d))
 	}

@@ -57,7 +57,7 @@ func main() {
 	rate := flag.Int("rate", 500, "admission requests per second for P2")
 	duration := flag.Duration("duration", 6*time.Second, "duration of the P2 load")
 	aisimRuns := flag.Int("aisim-runs", 5, "timed aisim recommend runs for P6 (the median is reported)")
-	flag.StringVar(&p3CPUProfile, "p3-cpuprofile", "", "write a pprof CPU profile of this process (the operator's controllers and webhooks, the clients) during P3's operator burst")
+	flag.StringVar(&p3CPUProfile, "p3-cpuprofile", "", "write a pprof CPU profile of this process (the operator's controllers and webhooks, the clients) during the first of P3's operator bursts")
 	flag.Parse()
 	// The components under test log through controller-runtime; keep the output to the figures.
 	ctrl.SetLogger(logr.Discard())

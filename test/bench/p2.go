@@ -258,3 +258,12 @@ func writeServingCert(dir string) (*x509.CertPool, error) {
 	pool.AppendCertsFromPEM(certPEM)
 	return pool, nil
 }
+
+// meanPercentile is the mean over bursts of each burst's p-th percentile.
+func meanPercentile(bursts [][]float64, p float64) float64 {
+	total := 0.0
+	for _, ms := range bursts {
+		total += percentile(ms, p)
+	}
+	return total / float64(len(bursts))
+}

@@ -164,45 +164,64 @@ func benchBurst(n int) ([]figure, error) {
 	}
 	time.Sleep(2 * time.Second)
 
-	cpu0 := sampleCPU()
-	bareLat, err := bare(ctx, c, cfg, "b", n)
-	if err != nil {
-		return nil, err
+	// Four bursts in the order bare, operator, operator, bare: load that drifts during the
+	// measurement (other processes on a shared machine) weighs on both paths alike. Each path's
+	// figure is the mean of its two bursts' percentiles.
+	var opLat, bareLat [][]float64
+	opCPU, bareCPU := cpuSample{}, cpuSample{}
+	var writes int64
+	for round, path := range []string{"bare", "operator", "operator", "bare"} {
+		time.Sleep(time.Second)
+		cpu0 := sampleCPU()
+		prefix := fmt.Sprintf("%c%d", path[0], round)
+		if path == "bare" {
+			lat, err := bare(ctx, c, cfg, prefix, n)
+			if err != nil {
+				return nil, err
+			}
+			bareLat = append(bareLat, lat)
+			bareCPU.add(sampleCPU(), cpu0)
+			continue
+		}
+		before := counter.writes.Load()
+		if round == 1 {
+			counter.mu.Lock()
+			counter.byKind = nil
+			counter.mu.Unlock()
+		}
+		stopProfile := func() {}
+		if round == 1 {
+			var err error
+			if stopProfile, err = startProfile(p3CPUProfile); err != nil {
+				return nil, err
+			}
+		}
+		lat, err := viaOperator(ctx, c, prefix, n, seen)
+		stopProfile()
+		if err != nil {
+			return nil, err
+		}
+		opLat = append(opLat, lat)
+		opCPU.add(sampleCPU(), cpu0)
+		// Let the operator finish the writes that follow the Job (Run status), then count.
+		settle(counter)
+		writes += counter.writes.Load() - before
 	}
-	bareCPU := sampleCPU().since(cpu0)
-	time.Sleep(time.Second)
-	before := counter.writes.Load()
-	counter.mu.Lock()
-	counter.byKind = nil
-	counter.mu.Unlock()
-	cpu0 = sampleCPU()
-	stopProfile, err := startProfile(p3CPUProfile)
-	if err != nil {
-		return nil, err
-	}
-	opLat, err := viaOperator(ctx, c, "o", n, seen)
-	stopProfile()
-	if err != nil {
-		return nil, err
-	}
-	opCPU := sampleCPU().since(cpu0)
-	// Let the operator finish the writes that follow the Job (Run status), then count.
-	settle(counter)
-	writes := float64(counter.writes.Load()-before) / float64(n)
+	perRequest := float64(writes) / float64(n*len(opLat))
 
-	o50, o99 := percentile(opLat, 50), percentile(opLat, 99)
-	b50, b99 := percentile(bareLat, 50), percentile(bareLat, 99)
+	o50, o99 := meanPercentile(opLat, 50), meanPercentile(opLat, 99)
+	b50, b99 := meanPercentile(bareLat, 50), meanPercentile(bareLat, 99)
 	ratio := o99 / b99
 	return []figure{
 		{
 			id: "P3", name: "dgdr_to_job_vs_bare", isRatio: true, ratio: ratio, goal: 1.15, ok: ratio <= 1.15,
-			extra: fmt.Sprintf("p99_ms=%.0f p50_ms=%.0f bare_p99_ms=%.0f bare_p50_ms=%.0f operator_%s bare_%s", o99, o50, b99, b50, opCPU, bareCPU),
-			note: fmt.Sprintf("burst of %d requests created by %d clients; operator: %d request and %d run workers; bare client: %d workers issuing request create, Run, Job, statuses",
+			extra: fmt.Sprintf("p99_ms=%.0f p50_ms=%.0f bare_p99_ms=%.0f bare_p50_ms=%.0f operator_%s bare_%s", o99, o50, b99, b50, opCPU.format(len(opLat)), bareCPU.format(len(bareLat))),
+			note: fmt.Sprintf("bursts (bare, operator, operator, bare; each path's mean) of %d requests created by %d clients; operator: %d request and %d run workers; bare client: %d workers issuing request create, Run, Job, statuses",
 				n, workers, *cfg.Concurrency.Requests, *cfg.Concurrency.Runs, workers),
 		},
 		{
-			id: "P4", name: "api_writes_per_dgdr", value: writes, goal: 5, ok: writes <= 5,
-			note: "writes (POST/PUT/PATCH/DELETE, events included) the operator sent per request until its Job existed and the Run recorded it: " + counter.breakdown(n),
+			id: "P4", name: "api_writes_per_dgdr", value: perRequest, goal: 5, ok: perRequest <= 5,
+			note: "writes (POST/PUT/PATCH/DELETE, events included) the operator sent per request until its Job existed and the Run recorded it: " + counter.breakdown(n*len(opLat)),
 		},
 	}, nil
 }
