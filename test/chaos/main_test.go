@@ -88,12 +88,6 @@ func getDGDR(ctx context.Context, ns, name string) (*v1beta2.DynamoGraphDeployme
 	return &d, err
 }
 
-func getRun(ctx context.Context, ns, name string) (*v1beta2.DynamoGraphDeploymentRun, error) {
-	var r v1beta2.DynamoGraphDeploymentRun
-	err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &r)
-	return &r, err
-}
-
 // waitRunOf waits (up to a minute) until the request has a Run of its first generation and
 // returns its name.
 func waitRunOf(t *testing.T, ns, request string) string {
