@@ -29,11 +29,11 @@ import (
 // The documented out-of-sample accuracy (docs/aisim.md, "Accuracy against measured runs"): the
 // median absolute error of mean TTFT and mean TPOT over the validation rows, and the share of
 // rows of supported models aisim predicts. A model change that makes any of them worse fails.
-// The model reaches 21.7% and 6.8%; issue #20 asks for 20% and 10%: the TTFT bound is the
-// achieved figure rounded up, not the goal, so that the gate is honest and still bites.
+// The model reaches 18.2% and 7.9% (issue #20 asks for 20% and 10%): the bounds are the
+// achieved figures plus about one point, not the goals, so that the gate still bites.
 const (
-	DocumentedTTFTMedianPct = 22.0
-	DocumentedTPOTMedianPct = 8.0
+	DocumentedTTFTMedianPct = 19.0
+	DocumentedTPOTMedianPct = 9.0
 	DocumentedCoverage      = 0.90
 )
 

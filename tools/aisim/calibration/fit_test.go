@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -81,7 +82,6 @@ func TestFit(t *testing.T) {
 	params := []param{
 		{"MemEfficiency", func(c *perf.Calibration) *float64 { return &c.MemEfficiency }},
 		{"AttnEfficiency", func(c *perf.Calibration) *float64 { return &c.AttnEfficiency }},
-		{"CommEfficiency", func(c *perf.Calibration) *float64 { return &c.CommEfficiency }},
 		{"AllReduceLatency", func(c *perf.Calibration) *float64 { return &c.AllReduceLatency }},
 		{"FP8GEMMScale", func(c *perf.Calibration) *float64 { return &c.FP8GEMMScale }},
 		{"FP8StreamBytes", func(c *perf.Calibration) *float64 { return &c.FP8StreamBytes }},
@@ -96,6 +96,9 @@ func TestFit(t *testing.T) {
 		{input.BackendVLLM, "GEMMEfficiency", func(x *perf.BackendCalibration) *float64 { return &x.GEMMEfficiency }},
 		{input.BackendSGLang, "GEMMEfficiency", func(x *perf.BackendCalibration) *float64 { return &x.GEMMEfficiency }},
 		{input.BackendTRTLLM, "GEMMEfficiency", func(x *perf.BackendCalibration) *float64 { return &x.GEMMEfficiency }},
+		{input.BackendVLLM, "CommEfficiency", func(x *perf.BackendCalibration) *float64 { return &x.CommEfficiency }},
+		{input.BackendSGLang, "CommEfficiency", func(x *perf.BackendCalibration) *float64 { return &x.CommEfficiency }},
+		{input.BackendTRTLLM, "CommEfficiency", func(x *perf.BackendCalibration) *float64 { return &x.CommEfficiency }},
 	}
 	if v, err := strconv.Atoi(os.Getenv("AISIM_CALIB_FIT_ROUNDS")); err == nil {
 		fitRounds = v
@@ -103,12 +106,21 @@ func TestFit(t *testing.T) {
 	if v, err := strconv.ParseFloat(os.Getenv("AISIM_CALIB_FIT_CAP"), 64); err == nil {
 		fitCap = v
 	}
+	// AISIM_CALIB_FIT_FIX lists constants to hold at their current value (e.g. to compare
+	// a fit with a physically pinned constant against a free one).
+	fixed := map[string]bool{}
+	for _, n := range strings.Split(os.Getenv("AISIM_CALIB_FIT_FIX"), ",") {
+		fixed[n] = true
+	}
 	eval := func() float64 { return loss(runParallel(fit)) }
 	best := eval()
 	fmt.Printf("start loss %.4f\n", best)
 	factors := []float64{0.7, 0.85, 0.93, 0.97, 1.03, 1.07, 1.18, 1.4}
 	for round := 0; round < fitRounds; round++ {
 		for _, p := range params {
+			if fixed[p.name] {
+				continue
+			}
 			base := *p.get(&perf.Calibrated)
 			bestV := base
 			for _, f := range factors {
@@ -121,6 +133,9 @@ func TestFit(t *testing.T) {
 			fmt.Printf("round %d %s = %.4g loss %.4f\n", round, p.name, bestV, best)
 		}
 		for _, bp := range backendParams {
+			if fixed[bp.backend+"."+bp.name] {
+				continue
+			}
 			m := maps.Clone(perf.Calibrated.Backends)
 			x := m[bp.backend]
 			base := *bp.get(&x)
@@ -144,7 +159,7 @@ func TestFit(t *testing.T) {
 		m := maps.Clone(perf.Calibrated.Backends)
 		x := m[input.BackendTRTLLM]
 		bestN := x.PrefillFirstUpTo
-		for _, n := range []int{bestN / 2, bestN * 3 / 2, bestN * 2} {
+		for _, n := range []int{bestN / 2, bestN - 1, bestN + 1, bestN * 3 / 2, bestN * 2} {
 			y := x
 			y.PrefillFirstUpTo = n
 			m2 := maps.Clone(m)

@@ -16,9 +16,6 @@ type Calibration struct {
 	MemEfficiency float64
 	// AttnEfficiency is the fraction of the tensor-core peak prefill attention reaches.
 	AttnEfficiency float64
-	// CommEfficiency is the fraction of the per-direction link bandwidth a ring all-reduce
-	// reaches (NCCL bus bandwidth / link bandwidth).
-	CommEfficiency float64
 	// AllReduceLatency is the fixed cost of one tensor-parallel all-reduce (launch and
 	// synchronization across the ranks), seconds; two run per layer and step.
 	AllReduceLatency float64
@@ -40,13 +37,24 @@ type BackendCalibration struct {
 	// GEMMEfficiency is the fraction of the tensor-core peak the backend's linear layers reach
 	// in compute-bound (prefill) steps.
 	GEMMEfficiency float64
-	// PrefillFirstUpTo: while a worker holds at most this many requests, prompt chunks run in
-	// steps of their own and decodes pause while a prompt can progress; above it, prompts and
-	// decodes share steps. SGLang's default scheduler (no --enable-mixed-chunk) always works
-	// this way (math.MaxInt, not fitted). For TRT-LLM it is fitted: at low concurrency its
-	// measured TTFTs are those of requests re-synchronized into waves whose prompts all run
-	// before the decodes resume (a wave of 8 × 4096-token prompts: 2.5 context steps on
-	// average, within 10% of the measured TTFT), at higher concurrency those of mixed steps.
+	// CommEfficiency is the fraction of the per-direction link bandwidth the backend's
+	// tensor-parallel all-reduce reaches (bus bandwidth / link bandwidth). It is per backend
+	// because each runtime brings its own all-reduce (custom kernels, NCCL, TRT-LLM's fused
+	// AllReduce): SGLang's measured prefill time shrinks almost linearly from TP 2 to TP 8, so
+	// one shared efficiency (0.35) over-predicted its TP 4 / TP 8 TTFTs by +16% / +22% on the
+	// fit rows, while TRT-LLM's and vLLM's Qwen3 rows wanted TP that expensive. The values are
+	// effective ones: they absorb the other costs that grow with TP.
+	CommEfficiency float64
+	// PrefillFirstUpTo: while at most this many requests are running on a worker (admitted:
+	// prefilling or decoding; queued requests do not count), prompt chunks run in steps of
+	// their own and decodes pause while a prompt can progress; above it, prompts and decodes
+	// share steps. SGLang's default scheduler (no --enable-mixed-chunk) always works this way
+	// (math.MaxInt, not fitted). For TRT-LLM it is fitted: a wave of prompts reaching an idle
+	// or lightly loaded worker is prefilled back to back (at concurrency 8 the measured TTFTs
+	// are those of such waves), and once that many requests run, the rest of the wave shares
+	// steps with their decodes. Counting the queue too (as before) made concurrency 16 fully
+	// mixed, while its measured TTFTs lie about a quarter of the way from the mixed to the
+	// wave prediction (median over the fit rows; 0.75 at concurrency 8, ~0 from 32 up).
 	// vLLM (chunked prefill, decodes first) never pauses decodes (0).
 	PrefillFirstUpTo int
 }
@@ -59,14 +67,13 @@ func PrefillFirstUpTo(backend string) int { return Calibrated.Backends[backend].
 // writes it.
 var Calibrated = Calibration{
 	MemEfficiency:    0.82,
-	AttnEfficiency:   0.15,
-	CommEfficiency:   0.35,
-	AllReduceLatency: 17e-6,
-	FP8GEMMScale:     1.18,
-	FP8StreamBytes:   1.28,
+	AttnEfficiency:   0.150,
+	AllReduceLatency: 16.6e-6,
+	FP8GEMMScale:     1.22,
+	FP8StreamBytes:   1.37,
 	Backends: map[string]BackendCalibration{
-		input.BackendVLLM:   {StepOverhead: 0.59e-3, GEMMEfficiency: 0.60},
-		input.BackendSGLang: {StepOverhead: 0.045e-3, GEMMEfficiency: 0.71, PrefillFirstUpTo: math.MaxInt},
-		input.BackendTRTLLM: {StepOverhead: 0.55e-3, GEMMEfficiency: 0.63, PrefillFirstUpTo: 8},
+		input.BackendVLLM:   {StepOverhead: 0.477e-3, GEMMEfficiency: 0.620, CommEfficiency: 0.285},
+		input.BackendSGLang: {StepOverhead: 0.278e-3, GEMMEfficiency: 0.631, CommEfficiency: 0.597, PrefillFirstUpTo: math.MaxInt},
+		input.BackendTRTLLM: {StepOverhead: 0.711e-3, GEMMEfficiency: 0.716, CommEfficiency: 0.332, PrefillFirstUpTo: 6},
 	},
 }

@@ -20,9 +20,9 @@ type Pool struct {
 	KVTokens  int
 	BlockSize int
 	// PrefillFirstUpTo > 0 runs prompt chunks in steps of their own, pausing decodes while
-	// any prompt can make progress, as long as the worker holds at most that many requests
-	// (see BackendCalibration.PrefillFirstUpTo); otherwise decodes and prompt chunks share
-	// steps (chunked / in-flight batching).
+	// any prompt can make progress, as long as at most that many requests are running on the
+	// worker (admitted; the queue does not count, see BackendCalibration.PrefillFirstUpTo);
+	// otherwise decodes and prompt chunks share steps (chunked / in-flight batching).
 	PrefillFirstUpTo int
 }
 
@@ -460,7 +460,7 @@ func (s *sim) startStep(w *worker) {
 	// one pass over the running cohorts gives the same batch as summing the plan afterwards.
 	decodeSeqs, decodeKV := 0, 0
 	if w.role == roleAgg && w.pool.PrefillFirstUpTo > 0 && s.prefillPending(w, res) &&
-		(w.pool.PrefillFirstUpTo == math.MaxInt || w.runningSeqs+s.waitingSeqs(w) <= w.pool.PrefillFirstUpTo) {
+		(w.pool.PrefillFirstUpTo == math.MaxInt || w.runningSeqs <= w.pool.PrefillFirstUpTo) {
 		// Prefill-only step: the decodes wait.
 		s.planPrefills(w, budget, admit)
 		s.launch(w, 0, 0, 0)
@@ -480,15 +480,6 @@ func (s *sim) startStep(w *worker) {
 		s.planPrefills(w, budget-decodeSeqs, admit)
 	}
 	s.launch(w, decodes, decodeSeqs, decodeKV)
-}
-
-// waitingSeqs counts the requests queued on a worker.
-func (s *sim) waitingSeqs(w *worker) int {
-	n := 0
-	for _, c := range w.waiting {
-		n += c.n
-	}
-	return n
 }
 
 // prefillPending reports whether a prompt chunk could run now: a running request still has

@@ -80,7 +80,7 @@ func NewStepModel(m *catalog.Model, g catalog.GPU, backend string, s input.Shape
 		overhead:          tr.StepOverhead + float64(m.Layers)*layerOverhead,
 		gemmEff:           math.Min(0.95, tr.GEMMEfficiency),
 		attnEff:           c.AttnEfficiency,
-		commEff:           c.CommEfficiency,
+		commEff:           tr.CommEfficiency,
 		arLatency:         c.AllReduceLatency,
 	}
 	if m.WeightBytes == 1 {

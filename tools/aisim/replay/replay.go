@@ -379,7 +379,7 @@ func (s *sim) startStep(w *worker) {
 		}
 	}
 	pfu := w.pool.PrefillFirstUpTo
-	if w.role == roleAgg && pfu > 0 && s.prefillPending(w) && (pfu == math.MaxInt || w.runningSeqs+len(w.waiting) <= pfu) {
+	if w.role == roleAgg && pfu > 0 && s.prefillPending(w) && (pfu == math.MaxInt || w.runningSeqs <= pfu) {
 		// Prefill-only step: the decodes wait.
 		s.planPrefills(w, budget)
 		s.launch(w)

@@ -1,6 +1,9 @@
 package search
 
 import (
+	"slices"
+	"strings"
+
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/tools/aisim/input"
 )
@@ -15,9 +18,9 @@ const CalibratedGPU = "h100_sxm"
 // validation rows, per backend (median and 80th percentile). TestErrorBandsMatchCalibration in
 // tools/aisim/calibration recomputes them and fails when this table drifts from the model.
 var ErrorBands = map[string]struct{ TTFT, TPOT output.ErrorRange }{
-	input.BackendVLLM:   {TTFT: output.ErrorRange{MedianAbsPct: 23.2, P80AbsPct: 42.9}, TPOT: output.ErrorRange{MedianAbsPct: 8.2, P80AbsPct: 16.4}},
-	input.BackendSGLang: {TTFT: output.ErrorRange{MedianAbsPct: 23.4, P80AbsPct: 50.8}, TPOT: output.ErrorRange{MedianAbsPct: 4.2, P80AbsPct: 10.8}},
-	input.BackendTRTLLM: {TTFT: output.ErrorRange{MedianAbsPct: 20.4, P80AbsPct: 49.0}, TPOT: output.ErrorRange{MedianAbsPct: 6.9, P80AbsPct: 15.2}},
+	input.BackendVLLM:   {TTFT: output.ErrorRange{MedianAbsPct: 24.0, P80AbsPct: 45.5}, TPOT: output.ErrorRange{MedianAbsPct: 9.5, P80AbsPct: 14.6}},
+	input.BackendSGLang: {TTFT: output.ErrorRange{MedianAbsPct: 12.6, P80AbsPct: 31.4}, TPOT: output.ErrorRange{MedianAbsPct: 7.0, P80AbsPct: 14.0}},
+	input.BackendTRTLLM: {TTFT: output.ErrorRange{MedianAbsPct: 18.4, P80AbsPct: 46.8}, TPOT: output.ErrorRange{MedianAbsPct: 7.6, P80AbsPct: 14.2}},
 }
 
 // ErrorBand is the expected error of a point's latency metrics (TPOT's band stands for ITL too:
@@ -35,10 +38,19 @@ func (e *Env) ErrorBand(p Point) *output.ErrorBand {
 			"tpot_ms": b.TPOT,
 		},
 	}
+	var gpus []string
+	for _, r := range p.Roles {
+		if id := e.GPUFor(r.Role).ID; id != CalibratedGPU && !slices.Contains(gpus, id) {
+			gpus = append(gpus, id)
+		}
+	}
+	if len(p.Roles) == 0 && e.GPU.ID != CalibratedGPU {
+		gpus = append(gpus, e.GPU.ID)
+	}
 	switch {
-	case e.GPU.ID != CalibratedGPU:
+	case len(gpus) > 0:
 		band.Extrapolated = true
-		band.Basis += "; extrapolated to " + e.GPU.ID
+		band.Basis += "; extrapolated to " + strings.Join(gpus, ", ")
 	case e.Model.IsMoE():
 		band.Extrapolated = true
 		band.Basis += "; extrapolated to a MoE model"
