@@ -136,7 +136,11 @@ func load(cmd input.Command, opts Options) (*loaded, error) {
 		return nil, &usageError{fmt.Sprintf("%s: traffic.source: input_tokens + output_tokens (%d) exceeds the model context length %d",
 			file, t.InputTokens+t.OutputTokens, model.MaxContext)}
 	}
-	env := &search.Env{Doc: doc, Model: model, GPU: gpu}
+	roleGPU, err := search.RoleGPUs(doc)
+	if err != nil {
+		return nil, &usageError{file + ": " + err.Error()}
+	}
+	env := &search.Env{Doc: doc, Model: model, GPU: gpu, RoleGPU: roleGPU}
 	if err := env.LoadTrace(); err != nil {
 		return nil, &usageError{fmt.Sprintf("%s: traffic.source.paths[0]: %s: %v", file, doc.Traffic.Trace.Path, err)}
 	}

@@ -213,3 +213,81 @@ engine: {model: Qwen/Qwen3-8B, hardware: h100_sxm, workers: {aggregated: {timing
 		t.Errorf("TTFT %.3f ms, TPOT %.3f ms, want 40 and 5", s.TTFT.Mean, s.TPOT.Mean)
 	}
 }
+
+// Issue #20: engine.workers.<role>.hardware puts a disaggregated role on other hardware: the
+// decode pool's KV capacity and step times come from that GPU, the replay config keeps the
+// override, and predicting that config reproduces the candidate; an unknown id is exit 2 naming
+// the field.
+func TestHeterogeneousPD(t *testing.T) {
+	doc := func(decode string) string {
+		return `traffic: {source: {type: synthetic, input_tokens: 1024, output_tokens: 64}, load: {type: concurrency, concurrency: 16}, stop: {requests: 64}}
+engine:
+  mode: disaggregated
+  model: meta-llama/Meta-Llama-3.1-8B
+  hardware: h200_sxm
+  backend: vllm
+  kv_transfer: {bandwidth_gb_per_second: 50}
+  workers: {prefill: {parallelism: {tensor: 1}}, decode: {parallelism: {tensor: 1}` + decode + `}}
+`
+	}
+	pred := func(d string) output.Summary {
+		t.Helper()
+		dir, code, _, stderr := runPredict(t, d)
+		if code != aisimulate.ExitOK {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		p, err := output.ReadPrediction(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Summary
+	}
+	same, het := pred(doc("")), pred(doc(", hardware: b200_sxm"))
+	if same.KVCapacityTokens["prefill"] != het.KVCapacityTokens["prefill"] {
+		t.Errorf("prefill capacity changed: %d vs %d", same.KVCapacityTokens["prefill"], het.KVCapacityTokens["prefill"])
+	}
+	if het.KVCapacityTokens["decode"] <= same.KVCapacityTokens["decode"] {
+		t.Errorf("decode on b200_sxm holds %d tokens, not more than on h200_sxm (%d)", het.KVCapacityTokens["decode"], same.KVCapacityTokens["decode"])
+	}
+	if het.TPOT.Mean >= same.TPOT.Mean {
+		t.Errorf("decode on b200_sxm: TPOT %.3f ms, not below h200_sxm's %.3f ms", het.TPOT.Mean, same.TPOT.Mean)
+	}
+	if het.ErrorBand == nil || !strings.Contains(het.ErrorBand.Basis, "h200_sxm, b200_sxm") {
+		t.Errorf("error band does not name both GPUs: %+v", het.ErrorBand)
+	}
+
+	rec := strings.Replace(doc(", hardware: b200_sxm"), "load: {type: concurrency, concurrency: 16}", "load: {type: concurrency, concurrency: {choices: [8, 16]}}", 1) +
+		"optimization: {target: throughput}\n"
+	dir, code, _, stderr := runRecommend(t, rec)
+	if code != aisimulate.ExitOK {
+		t.Fatalf("recommend: exit %d: %s", code, stderr)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "recommendations", "0001.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), "hardware: b200_sxm") {
+		t.Fatalf("replay config lost the decode hardware:\n%s", raw)
+	}
+	res, err := output.ReadSweepResult(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var top output.Candidate
+	for _, c := range res.Candidates {
+		if c.CandidateID == res.Views.Selected()[0] {
+			top = c
+		}
+	}
+	if top.Config["decode_hardware_sku"] != "b200_sxm" {
+		t.Errorf("candidate config: decode_hardware_sku = %v", top.Config["decode_hardware_sku"])
+	}
+	if got := pred(string(raw)); math.Abs(got.TPOT.Mean-top.Metrics["mean_tpot_ms"]) > 1e-9 {
+		t.Errorf("predict of 0001.yaml: TPOT %v, candidate %v", got.TPOT.Mean, top.Metrics["mean_tpot_ms"])
+	}
+
+	if _, code, _, stderr := runPredict(t, doc(", hardware: x9000")); code != aisimulate.ExitInvalidInput ||
+		!strings.Contains(stderr, ": engine.workers.decode.hardware: ") {
+		t.Errorf("unknown decode hardware: exit %d, stderr %q", code, stderr)
+	}
+}

@@ -2,6 +2,7 @@ package input
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -317,6 +318,64 @@ traffic: {load: {type: kv_capacity_fraction, fraction: {range: {min: 0.1, max: 1
 				}()
 				_, _ = Decode(Recommend, []byte(base), []string{p + "=" + v})
 			}()
+		}
+	}
+}
+
+// Issue #20: workers.<role>.startup_seconds (the delay of a worker the Planner adds at runtime)
+// is accepted as a concrete number >= 0 and named as ignored, since aisim never adds workers;
+// a negative value or a domain is still exit 2 naming the field.
+func TestDecodeStartupSeconds(t *testing.T) {
+	const base = "engine: {model: m, hardware: h200_sxm, backend: vllm, workers: {aggregated: {startup_seconds: %s}}}"
+	d, err := Decode(Predict, []byte(fmt.Sprintf(base, "0")), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"engine.workers.aggregated.startup_seconds"}, d.Ignored); diff != "" {
+		t.Errorf("ignored (-want +got):\n%s", diff)
+	}
+	if got := d.Engine.Workers["aggregated"].StartupSeconds; got != 0 {
+		t.Errorf("startup_seconds = %v, want 0", got)
+	}
+	d, err = Decode(Predict, []byte("engine: {model: m, hardware: h200_sxm, backend: vllm, workers: {aggregated: {}}}"), nil)
+	if err != nil || len(d.Ignored) != 0 {
+		t.Errorf("absent startup_seconds: err %v, ignored %v", err, d.Ignored)
+	}
+	if _, err := Decode(Predict, []byte(fmt.Sprintf(base, "12.5")), nil); err != nil {
+		t.Errorf("12.5: %v", err)
+	}
+	for _, bad := range []string{"-1", `"5"`, "{choices: [0, 5]}"} {
+		_, err := Decode(Recommend, []byte(fmt.Sprintf(base, bad)+"\noptimization: {}"), nil)
+		if err == nil || !strings.HasPrefix(err.Error(), "engine.workers.aggregated.startup_seconds: ") {
+			t.Errorf("%s: error = %v, want one naming engine.workers.aggregated.startup_seconds", bad, err)
+		}
+	}
+}
+
+// Issue #20: a disaggregated role may override engine.hardware with a concrete id; aggregated
+// workers, auto and domains are exit 2 naming the field. kv_cache.bytes_per_token: auto (what aisim
+// always computes) is accepted, an explicit byte count is refused naming the field.
+func TestDecodeRoleHardwareAndBytesPerToken(t *testing.T) {
+	d, err := Decode(Predict, []byte("engine: {mode: disaggregated, model: m, hardware: h200_sxm, backend: vllm, "+
+		"workers: {prefill: {}, decode: {hardware: gb200, kv_cache: {bytes_per_token: auto}}}}"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := d.Engine.Workers[RoleDecode].Hardware; got != "gb200" {
+		t.Errorf("decode hardware = %q", got)
+	}
+	if got := d.Engine.Workers[RolePrefill].Hardware; got != "" {
+		t.Errorf("prefill hardware = %q, want none", got)
+	}
+	for _, tc := range []struct{ doc, path string }{
+		{"engine: {model: m, hardware: h200_sxm, workers: {aggregated: {hardware: gb200}}}", "engine.workers.aggregated.hardware"},
+		{"engine: {mode: disaggregated, model: m, hardware: h200_sxm, workers: {prefill: {hardware: auto}, decode: {}}}", "engine.workers.prefill.hardware"},
+		{"engine: {mode: disaggregated, model: m, hardware: h200_sxm, workers: {prefill: {}, decode: {hardware: {choices: [gb200, h200_sxm]}}}}", "engine.workers.decode.hardware"},
+		{"engine: {model: m, hardware: h200_sxm, workers: {aggregated: {kv_cache: {bytes_per_token: 131072}}}}", "engine.workers.aggregated.kv_cache.bytes_per_token"},
+	} {
+		_, err := Decode(Recommend, []byte(tc.doc+"\noptimization: {}"), nil)
+		if err == nil || !strings.HasPrefix(err.Error(), tc.path+": ") {
+			t.Errorf("%s: error = %v, want one naming %s", tc.doc, err, tc.path)
 		}
 	}
 }

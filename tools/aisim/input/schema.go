@@ -116,6 +116,11 @@ func DecodeValue(cmd Command, raw *document.Value) (*Document, error) {
 	if doc.Engine, err = decodeEngine(cmd, root, doc.Optimization.Hardware); err != nil {
 		return nil, err
 	}
+	for _, role := range slices.Sorted(maps.Keys(doc.Engine.Workers)) {
+		if doc.Engine.Workers[role].StartupSeconds >= 0 {
+			doc.Ignored = append(doc.Ignored, "engine.workers."+role+".startup_seconds")
+		}
+	}
 	if err := crossChecks(doc); err != nil {
 		return nil, err
 	}
@@ -493,6 +498,9 @@ func decodeEngine(cmd Command, root *object, optHardware string) (Engine, error)
 			if err != nil {
 				return e, err
 			}
+			if w.Hardware != "" && role == RoleAggregated {
+				return e, errf(wo.p(role)+".hardware", "only disaggregated prefill and decode workers may override engine.hardware")
+			}
 			e.Workers[role] = w
 		}
 	}
@@ -511,7 +519,7 @@ func decodeEngine(cmd Command, root *object, optHardware string) (Engine, error)
 }
 
 func defaultWorker(cmd Command) *Worker {
-	w := &Worker{PrefixCaching: true, Parallelism: Parallelism{Preset: PresetDefault}}
+	w := &Worker{PrefixCaching: true, Parallelism: Parallelism{Preset: PresetDefault}, StartupSeconds: -1}
 	if cmd == Predict {
 		w.Parallelism = Parallelism{Preset: PresetNone, Knobs: map[string][]int{}}
 		for _, k := range KnobNames {
@@ -522,12 +530,24 @@ func defaultWorker(cmd Command) *Worker {
 }
 
 func decodeWorker(cmd Command, path string, x *document.Value) (*Worker, error) {
-	wo, err := newObject(path, x, []string{"parallelism", "scheduler", "kv_cache", "timing"},
-		[]string{"hardware", "startup_seconds", "context_length"})
+	wo, err := newObject(path, x, []string{"parallelism", "scheduler", "kv_cache", "timing", "startup_seconds", "hardware"},
+		[]string{"context_length"})
 	if err != nil {
 		return nil, err
 	}
 	w := defaultWorker(cmd)
+	if isDomain(wo.get("hardware")) {
+		return nil, errf(wo.p("hardware"), "must be a concrete hardware id (domains are not allowed here)")
+	}
+	if w.Hardware, err = wo.str("hardware", ""); err != nil {
+		return nil, err
+	}
+	if w.Hardware == "auto" {
+		return nil, errf(wo.p("hardware"), "must be a concrete hardware id, not auto")
+	}
+	if w.StartupSeconds, err = decodeStartup(wo); err != nil {
+		return nil, err
+	}
 	if wo.has("timing") {
 		if w.FixedTiming, err = decodeTiming(wo.p("timing"), wo.get("timing")); err != nil {
 			return nil, err
@@ -557,10 +577,15 @@ func decodeWorker(cmd Command, path string, x *document.Value) (*Worker, error) 
 		}
 	}
 	if wo.has("kv_cache") {
-		ko, err := newObject(wo.p("kv_cache"), wo.get("kv_cache"), []string{"block_size", "prefix_caching", "capacity"},
-			[]string{"bytes_per_token", "host_offload", "g3_offload", "state_cache"})
+		ko, err := newObject(wo.p("kv_cache"), wo.get("kv_cache"), []string{"block_size", "prefix_caching", "capacity", "bytes_per_token"},
+			[]string{"host_offload", "g3_offload", "state_cache"})
 		if err != nil {
 			return nil, err
+		}
+		// bytes_per_token: auto is what aisim always does (the model's KV bytes per token at the
+		// role's KV precision and parallelism); an explicit byte count is not modelled.
+		if x := ko.get("bytes_per_token"); x != nil && !(x.Kind == document.KindString && x.Str == "auto") {
+			return nil, errf(ko.p("bytes_per_token"), "explicit byte counts are %s (only auto, the model's KV bytes per token)", notSupported)
 		}
 		if isDomain(ko.get("block_size")) {
 			return nil, errf(ko.p("block_size"), "domains here are %s", notSupported)
@@ -798,6 +823,27 @@ func decodeKVTransfer(eo *object) (*KVTransfer, error) {
 		return nil, err
 	}
 	return kt, nil
+}
+
+// decodeStartup reads workers.<role>.startup_seconds, a concrete number >= 0 (-1 when absent).
+// It only delays workers the Planner adds at runtime; aisim's pools are fixed, so the value is
+// accepted, validated and otherwise ignored.
+func decodeStartup(wo *object) (float64, error) {
+	x := wo.get("startup_seconds")
+	if x == nil {
+		return -1, nil
+	}
+	if isDomain(x) {
+		return 0, errf(wo.p("startup_seconds"), "must be concrete (domains are not allowed here)")
+	}
+	f, err := numValue(wo.p("startup_seconds"), x)
+	if err != nil {
+		return 0, err
+	}
+	if f < 0 {
+		return 0, errf(wo.p("startup_seconds"), "must be >= 0")
+	}
+	return f, nil
 }
 
 // decodeTiming reads workers.<role>.timing: type default (the performance model) or fixed

@@ -191,6 +191,11 @@ type Worker struct {
 	FixedBlocks      int // >0 when kv_cache.capacity.type is fixed
 	// FixedTiming is timing: {type: fixed} (nil: the performance model prices steps).
 	FixedTiming *FixedTiming
+	// Hardware is the role's hardware override (prefill and decode only; "" = engine.hardware).
+	Hardware string
+	// StartupSeconds is startup_seconds (-1 when absent): AISimulate's delay before a worker
+	// the Planner adds at runtime serves. aisim never adds workers, so it has no effect.
+	StartupSeconds float64
 }
 
 // FixedTiming replaces the step model: every step that computes prompt tokens takes PrefillMs,

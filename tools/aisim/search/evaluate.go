@@ -88,7 +88,7 @@ func (e *Env) Prepare(p Point) *Prepared {
 		}
 	}
 	for _, r := range p.Roles {
-		mem, err := perf.KVCapacity(e.Model, e.GPU, r.Worker)
+		mem, err := perf.KVCapacity(e.Model, e.GPUFor(r.Role), r.Worker)
 		pr.Memory[r.Role] = mem
 		if err != nil {
 			return fail(output.StatusInfeasible, output.ReasonKVCapacity, r.Role+": "+err.Error())
@@ -139,7 +139,7 @@ func (e *Env) Simulate(ctx context.Context, pr *Prepared, deadline time.Time) (*
 	pool := func(r *RoleSpec) *perf.Pool {
 		w := r.Worker
 		dp := w.Shape.AttentionData
-		step := perf.NewStepModel(e.Model, e.GPU, w.Backend, w.Shape)
+		step := perf.NewStepModel(e.Model, e.GPUFor(r.Role), w.Backend, w.Shape)
 		if dw := e.Doc.Engine.Workers[r.Role]; dw != nil && dw.FixedTiming != nil {
 			step = step.WithFixedTiming(dw.FixedTiming.PrefillMs/1e3, dw.FixedTiming.DecodeMs/1e3)
 		}
@@ -202,12 +202,20 @@ func (e *Env) transferSeconds(pre, dec input.Shape) float64 {
 		}
 		return bytes / (kt.BandwidthGBps * 1e9)
 	}
-	link := e.GPU.InterNodeBW
-	if pre.GPUsPerWorker()+dec.GPUsPerWorker() <= e.GPU.GPUsPerNode {
-		link = e.GPU.IntraNodeBW
-	}
+	link, latency := e.handoffLink(pre, dec)
 	streams := float64(min(pre.Tensor*pre.AttentionData, dec.Tensor*dec.AttentionData))
-	return bytes/(link*streams) + e.GPU.P2PLatency
+	return bytes/(link*streams) + latency
+}
+
+// handoffLink is the per-GPU link bandwidth and latency of a P/D handoff: NVLink when both
+// workers fit in one node of the same hardware, the prefill hardware's network otherwise
+// (prefill and decode on different hardware never share a node).
+func (e *Env) handoffLink(pre, dec input.Shape) (bandwidth, latency float64) {
+	pg, dg := e.GPUFor(input.RolePrefill), e.GPUFor(input.RoleDecode)
+	if pg.ID == dg.ID && pre.GPUsPerWorker()+dec.GPUsPerWorker() <= pg.GPUsPerNode {
+		return pg.IntraNodeBW, pg.P2PLatency
+	}
+	return min(pg.InterNodeBW, dg.InterNodeBW), pg.P2PLatency
 }
 
 // Finish turns a simulation result into an outcome: strict-SLA gate and score.
@@ -354,6 +362,10 @@ func NewEnv(doc *input.Document) (*Env, error) {
 			return nil, err
 		}
 	}
-	e := &Env{Doc: doc, Model: model, GPU: gpu}
+	roleGPU, err := RoleGPUs(doc)
+	if err != nil {
+		return nil, err
+	}
+	e := &Env{Doc: doc, Model: model, GPU: gpu, RoleGPU: roleGPU}
 	return e, e.LoadTrace()
 }

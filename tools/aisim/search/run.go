@@ -321,6 +321,9 @@ func (e *Env) SampleConfig(pr *Prepared) map[string]any {
 		c[pre+"max_num_batched_tokens"] = r.Worker.MaxBatchedTokens
 		c[pre+"max_num_seqs"] = r.Worker.MaxSequences
 		c[pre+"block_size"] = r.Worker.BlockSize
+		if g, ok := e.RoleGPU[r.Role]; ok {
+			c[pre+"hardware_sku"] = g.ID
+		}
 		if r.Worker.FixedBlocks > 0 {
 			c[pre+"num_gpu_blocks"] = r.Worker.FixedBlocks
 		} else {
@@ -394,6 +397,9 @@ func (e *Env) PredictionConfig(pr *Prepared) map[string]any {
 		}
 		if ft := e.Doc.Engine.Workers[r.Role].FixedTiming; ft != nil {
 			role["timing"] = map[string]any{"type": "fixed", "prefill_ms": ft.PrefillMs, "decode_ms": ft.DecodeMs}
+		}
+		if g, ok := e.RoleGPU[r.Role]; ok {
+			role["hardware"] = g.ID
 		}
 		workers[r.Role] = role
 	}

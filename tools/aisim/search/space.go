@@ -20,8 +20,40 @@ type Env struct {
 	Doc   *input.Document
 	Model *catalog.Model
 	GPU   catalog.GPU
+	// RoleGPU holds the hardware overrides of disaggregated roles (engine.workers.<role>.hardware);
+	// a role without one runs on GPU. See GPUFor.
+	RoleGPU map[string]catalog.GPU
 	// Trace is the replayed trace of a trace source (LoadTrace reads it).
 	Trace *trace.Trace
+}
+
+// GPUFor is the hardware a role's workers run on: its override, or engine.hardware.
+func (e *Env) GPUFor(role string) catalog.GPU {
+	if g, ok := e.RoleGPU[role]; ok {
+		return g
+	}
+	return e.GPU
+}
+
+// RoleGPUs resolves the per-role hardware overrides of a decoded document. An unknown id is an
+// error naming engine.workers.<role>.hardware.
+func RoleGPUs(doc *input.Document) (map[string]catalog.GPU, error) {
+	var out map[string]catalog.GPU
+	for _, role := range []string{input.RolePrefill, input.RoleDecode} {
+		w := doc.Engine.Workers[role]
+		if w == nil || w.Hardware == "" {
+			continue
+		}
+		g, err := catalog.LookupGPU(w.Hardware)
+		if err != nil {
+			return nil, fmt.Errorf("engine.workers.%s.hardware: %w", role, err)
+		}
+		if out == nil {
+			out = map[string]catalog.GPU{}
+		}
+		out[role] = g
+	}
+	return out, nil
 }
 
 // RoleSpec is one role's concrete configuration inside a candidate.
@@ -286,7 +318,7 @@ func (e *Env) roleOptions(role, backend string) []roleOption {
 					// front, as AISimulate's preflight does; pinned ones are kept and
 					// reported as infeasible.
 					if !rs.pinned {
-						if _, err := perf.KVCapacity(e.Model, e.GPU, wc); err != nil {
+						if _, err := perf.KVCapacity(e.Model, e.GPUFor(role), wc); err != nil {
 							continue
 						}
 					}

@@ -108,12 +108,9 @@ func (e *Env) transferRate(pre, dec input.Shape) (perToken, latency float64) {
 		}
 		return bytes / (kt.BandwidthGBps * 1e9), 0
 	}
-	link := e.GPU.InterNodeBW
-	if pre.GPUsPerWorker()+dec.GPUsPerWorker() <= e.GPU.GPUsPerNode {
-		link = e.GPU.IntraNodeBW
-	}
+	link, latency := e.handoffLink(pre, dec)
 	streams := float64(min(pre.Tensor*pre.AttentionData, dec.Tensor*dec.AttentionData))
-	return e.Model.KVBytesPerToken(1) / (link * streams), e.GPU.P2PLatency
+	return e.Model.KVBytesPerToken(1) / (link * streams), latency
 }
 
 // traceTraffic is the traffic section of a trace point's prediction document.
