@@ -49,6 +49,26 @@ func newObject(path string, v *document.Value, known, unsupported []string) (*ob
 	return &object{path: path, v: v}, nil
 }
 
+// defaultOnly accepts key only at AISimulate's default value def (an int or a string), which is
+// what aisim models anyway; any other value is exit 2 naming the field.
+func (o *object) defaultOnly(key string, def any) error {
+	x := o.get(key)
+	if x == nil {
+		return nil
+	}
+	switch d := def.(type) {
+	case int:
+		if x.Kind == document.KindInt && x.Int == int64(d) {
+			return nil
+		}
+	case string:
+		if x.Kind == document.KindString && x.Str == d {
+			return nil
+		}
+	}
+	return errf(o.p(key), "%s: %s (only the default %v)", describe(x), notSupported, def)
+}
+
 func kindOf(v *document.Value) string {
 	if v == nil {
 		return "nothing"

@@ -379,3 +379,32 @@ func TestDecodeRoleHardwareAndBytesPerToken(t *testing.T) {
 		}
 	}
 }
+
+// Issue #20: fields whose AISimulate default is what aisim models are accepted at that default
+// (timing.forward_model: op_level, scheduler.prefill_schedule_interval: 1,
+// scheduler.prefill_decode_interval: 0, capacity.cuda_graph_reserved_bytes: 0); any other value
+// is exit 2 naming the field.
+func TestDecodeDefaultOnlyFields(t *testing.T) {
+	const base = "engine: {model: m, hardware: h200_sxm, backend: vllm, workers: {aggregated: %s}}"
+	for _, ok := range []string{
+		"{timing: {type: default, forward_model: op_level}}",
+		"{scheduler: {prefill_schedule_interval: 1, prefill_decode_interval: 0}}",
+		"{kv_cache: {capacity: {type: default, cuda_graph_reserved_bytes: 0}}}",
+	} {
+		if _, err := Decode(Predict, []byte(fmt.Sprintf(base, ok)), nil); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+	for _, tc := range []struct{ worker, path string }{
+		{"{timing: {type: default, forward_model: fpm}}", "engine.workers.aggregated.timing.forward_model"},
+		{"{timing: {type: fixed, prefill_ms: 1, decode_ms: 1, forward_model: op_level}}", "engine.workers.aggregated.timing.forward_model"},
+		{"{scheduler: {prefill_schedule_interval: 4}}", "engine.workers.aggregated.scheduler.prefill_schedule_interval"},
+		{"{scheduler: {prefill_decode_interval: 20}}", "engine.workers.aggregated.scheduler.prefill_decode_interval"},
+		{"{kv_cache: {capacity: {type: default, cuda_graph_reserved_bytes: 1024}}}", "engine.workers.aggregated.kv_cache.capacity.cuda_graph_reserved_bytes"},
+	} {
+		_, err := Decode(Predict, []byte(fmt.Sprintf(base, tc.worker)), nil)
+		if err == nil || !strings.HasPrefix(err.Error(), tc.path+": ") {
+			t.Errorf("%s: error = %v, want one naming %s", tc.worker, err, tc.path)
+		}
+	}
+}

@@ -559,9 +559,17 @@ func decodeWorker(cmd Command, path string, x *document.Value) (*Worker, error) 
 		}
 	}
 	if wo.has("scheduler") {
-		so, err := newObject(wo.p("scheduler"), wo.get("scheduler"), []string{"max_batched_tokens", "max_sequences"},
-			[]string{"prefill_schedule_interval", "prefill_decode_interval"})
+		so, err := newObject(wo.p("scheduler"), wo.get("scheduler"),
+			[]string{"max_batched_tokens", "max_sequences", "prefill_schedule_interval", "prefill_decode_interval"}, nil)
 		if err != nil {
+			return nil, err
+		}
+		// The backends' prefill cadences at their defaults (every pass may admit prefill, no
+		// blocked rounds) are how aisim schedules; other values are not modelled.
+		if err := so.defaultOnly("prefill_schedule_interval", 1); err != nil {
+			return nil, err
+		}
+		if err := so.defaultOnly("prefill_decode_interval", 0); err != nil {
 			return nil, err
 		}
 		spec := domainSpec{isInt: true, allowRange: true}
@@ -597,9 +605,13 @@ func decodeWorker(cmd Command, path string, x *document.Value) (*Worker, error) 
 			return nil, err
 		}
 		if ko.has("capacity") {
-			co, err := newObject(ko.p("capacity"), ko.get("capacity"), []string{"type", "memory_fraction", "blocks"},
-				[]string{"bytes", "cuda_graph_reserved_bytes"})
+			co, err := newObject(ko.p("capacity"), ko.get("capacity"), []string{"type", "memory_fraction", "blocks", "cuda_graph_reserved_bytes"},
+				[]string{"bytes"})
 			if err != nil {
+				return nil, err
+			}
+			// No memory held back for CUDA graphs is AISimulate's default and aisim's model.
+			if err := co.defaultOnly("cuda_graph_reserved_bytes", 0); err != nil {
 				return nil, err
 			}
 			typ, err := co.enum("type", "default", "default", "fixed")
@@ -849,10 +861,15 @@ func decodeStartup(wo *object) (float64, error) {
 // decodeTiming reads workers.<role>.timing: type default (the performance model) or fixed
 // (prefill_ms for a step that computes prompt tokens, decode_ms for a decode-only step).
 func decodeTiming(path string, x *document.Value) (*FixedTiming, error) {
-	to, err := newObject(path, x, []string{"type", "prefill_ms", "decode_ms"},
-		[]string{"forward_model", "fpm_parquet_path", "estimation_mode", "fallback_policy", "estimator_config",
+	to, err := newObject(path, x, []string{"type", "prefill_ms", "decode_ms", "forward_model"},
+		[]string{"fpm_parquet_path", "estimation_mode", "fallback_policy", "estimator_config",
 			"systems_paths", "database_mode", "transfer_policy"})
 	if err != nil {
+		return nil, err
+	}
+	// forward_model: op_level is the default timing provider, which aisim's performance model
+	// stands in for; whole-forward (fpm) profiles are not modelled.
+	if err := to.defaultOnly("forward_model", "op_level"); err != nil {
 		return nil, err
 	}
 	typ, err := to.str("type", "default")
@@ -870,6 +887,9 @@ func decodeTiming(path string, x *document.Value) (*FixedTiming, error) {
 	case "polynomial":
 		return nil, errf(to.p("type"), "polynomial: %s", notSupported)
 	case "fixed":
+		if to.has("forward_model") {
+			return nil, errf(to.p("forward_model"), "only allowed with type: default")
+		}
 	default:
 		return nil, errf(to.p("type"), "must be one of [default fixed polynomial], got %q", typ)
 	}
