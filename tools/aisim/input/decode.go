@@ -65,6 +65,10 @@ func (o *object) defaultOnly(key string, def any) error {
 		if x.Kind == document.KindString && x.Str == d {
 			return nil
 		}
+	case bool:
+		if x.Kind == document.KindBool && x.Bool == d {
+			return nil
+		}
 	}
 	return errf(o.p(key), "%s: %s (only the default %v)", describe(x), notSupported, def)
 }

@@ -408,3 +408,34 @@ func TestDecodeDefaultOnlyFields(t *testing.T) {
 		}
 	}
 }
+
+// Issue #20: the estimator selection (engine-wide or per role) is accepted where it selects what
+// aisim models (estimation_mode auto or op_level, fallback_policy deny), and so is
+// enable_chunked_prefill: true (aisim always chunks prompts); anything else is exit 2 naming
+// the field.
+func TestDecodeEstimatorSelectionAndChunkedPrefill(t *testing.T) {
+	const base = "engine: {model: m, hardware: h200_sxm, backend: vllm, %s workers: {aggregated: %s}}"
+	for _, ok := range [][2]string{
+		{"estimation_mode: op_level, fallback_policy: deny, enable_chunked_prefill: true,", "{}"},
+		{"estimation_mode: auto,", "{}"},
+		{"", "{timing: {type: default, estimation_mode: op_level, fallback_policy: deny}}"},
+	} {
+		if _, err := Decode(Predict, []byte(fmt.Sprintf(base, ok[0], ok[1])), nil); err != nil {
+			t.Errorf("%v: %v", ok, err)
+		}
+	}
+	for _, tc := range []struct{ engine, worker, path string }{
+		{"estimation_mode: fpm_interpolation,", "{}", "engine.estimation_mode"},
+		{"estimation_mode: fpm_regression,", "{}", "engine.estimation_mode"},
+		{"fallback_policy: allow,", "{}", "engine.fallback_policy"},
+		{"enable_chunked_prefill: false,", "{}", "engine.enable_chunked_prefill"},
+		{"enable_chunked_prefill: yes please,", "{}", "engine.enable_chunked_prefill"},
+		{"", "{timing: {type: default, estimation_mode: fpm_interpolation}}", "engine.workers.aggregated.timing.estimation_mode"},
+		{"", "{timing: {type: fixed, prefill_ms: 1, decode_ms: 1, fallback_policy: deny}}", "engine.workers.aggregated.timing.fallback_policy"},
+	} {
+		_, err := Decode(Predict, []byte(fmt.Sprintf(base, tc.engine, tc.worker)), nil)
+		if err == nil || !strings.HasPrefix(err.Error(), tc.path+": ") {
+			t.Errorf("%s %s: error = %v, want one naming %s", tc.engine, tc.worker, err, tc.path)
+		}
+	}
+}

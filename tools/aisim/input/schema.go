@@ -401,9 +401,9 @@ func decodeOptimizer(root *object) (Optimizer, error) {
 	return o, err
 }
 
-var engineUnsupported = []string{"speculation", "afd", "enable_chunked_prefill",
+var engineUnsupported = []string{"speculation", "afd",
 	"nextn", "nextn_accepted", "enable_eplb", "wideep_num_slots", "attention_backend", "moe_backend",
-	"moe_kernel_source", "database_mode", "estimation_mode", "fallback_policy", "transfer_policy",
+	"moe_kernel_source", "database_mode", "transfer_policy",
 	"systems_paths", "estimator_config", "fpm_profile", "decoder_replay", "enable_shared_layer",
 	"strict_provenance", "forward_model", "systems_path"}
 
@@ -413,9 +413,18 @@ func decodeEngine(cmd Command, root *object, optHardware string) (Engine, error)
 		return e, errf("engine", "required")
 	}
 	eo, err := newObject("engine", root.get("engine"),
-		append([]string{"mode", "model", "hardware", "backend", "context_length", "workers", "backend_version", "kv_transfer"}, quantFields...),
+		append([]string{"mode", "model", "hardware", "backend", "context_length", "workers", "backend_version", "kv_transfer",
+			"estimation_mode", "fallback_policy", "enable_chunked_prefill"}, quantFields...),
 		engineUnsupported)
 	if err != nil {
+		return e, err
+	}
+	if err := estimatorSelection(eo); err != nil {
+		return e, err
+	}
+	// aisim's scheduler always splits prompts into chunks within max_batched_tokens (what vLLM
+	// and SGLang do by default); unchunked prefill is not modelled.
+	if err := eo.defaultOnly("enable_chunked_prefill", true); err != nil {
 		return e, err
 	}
 	if e.BackendVersion, err = decodeBackendVersion(cmd, eo); err != nil {
@@ -861,10 +870,12 @@ func decodeStartup(wo *object) (float64, error) {
 // decodeTiming reads workers.<role>.timing: type default (the performance model) or fixed
 // (prefill_ms for a step that computes prompt tokens, decode_ms for a decode-only step).
 func decodeTiming(path string, x *document.Value) (*FixedTiming, error) {
-	to, err := newObject(path, x, []string{"type", "prefill_ms", "decode_ms", "forward_model"},
-		[]string{"fpm_parquet_path", "estimation_mode", "fallback_policy", "estimator_config",
-			"systems_paths", "database_mode", "transfer_policy"})
+	to, err := newObject(path, x, []string{"type", "prefill_ms", "decode_ms", "forward_model", "estimation_mode", "fallback_policy"},
+		[]string{"fpm_parquet_path", "estimator_config", "systems_paths", "database_mode", "transfer_policy"})
 	if err != nil {
+		return nil, err
+	}
+	if err := estimatorSelection(to); err != nil {
 		return nil, err
 	}
 	// forward_model: op_level is the default timing provider, which aisim's performance model
@@ -887,8 +898,10 @@ func decodeTiming(path string, x *document.Value) (*FixedTiming, error) {
 	case "polynomial":
 		return nil, errf(to.p("type"), "polynomial: %s", notSupported)
 	case "fixed":
-		if to.has("forward_model") {
-			return nil, errf(to.p("forward_model"), "only allowed with type: default")
+		for _, k := range []string{"forward_model", "estimation_mode", "fallback_policy"} {
+			if to.has(k) {
+				return nil, errf(to.p(k), "only allowed with type: default")
+			}
 		}
 	default:
 		return nil, errf(to.p("type"), "must be one of [default fixed polynomial], got %q", typ)
@@ -903,4 +916,15 @@ func decodeTiming(path string, x *document.Value) (*FixedTiming, error) {
 		}
 	}
 	return ft, nil
+}
+
+// estimatorSelection checks estimation_mode and fallback_policy (engine-wide or per role). aisim's
+// performance model stands in for AISimulate's op-level estimator, which is what auto (the
+// default) selects first and what op_level pins; with deny (the default) no other estimator is
+// tried. Whole-forward FPM modes and allow are exit 2 naming the field.
+func estimatorSelection(o *object) error {
+	if x := o.get("estimation_mode"); x != nil && !(x.Kind == document.KindString && (x.Str == "auto" || x.Str == "op_level")) {
+		return errf(o.p("estimation_mode"), "%s: %s (only auto or op_level: aisim models the op-level estimator)", describe(x), notSupported)
+	}
+	return o.defaultOnly("fallback_policy", "deny")
 }
