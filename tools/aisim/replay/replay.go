@@ -21,6 +21,12 @@ type Options struct {
 	// Concurrency > 0 replays closed-loop: that many requests in flight, taken from the trace in
 	// order, each completion issuing the next; the timestamps are ignored.
 	Concurrency int
+	// Sessions replays the trace's sessions turn by turn: a session's next turn is issued its
+	// delay after the previous turn completes (not at its own arrival), so at most one turn of a
+	// session is in flight. Only first turns are scheduled by the load: at their arrivals (open
+	// loop), or Concurrency sessions at a time, each session's last completion starting the next
+	// session (closed loop).
+	Sessions bool
 	// Speedup divides the trace's inter-arrival times (trace_timestamps; default 1).
 	Speedup float64
 	// MaxVirtualSeconds > 0 stops the replay at that simulated time: requests not completed by
@@ -57,6 +63,8 @@ const (
 
 type req struct {
 	src       *trace.Request
+	idx       int32
+	entry     *worker // the worker the request was routed to
 	arrival   float64
 	isl, osl  int
 	prefilled int
@@ -113,6 +121,7 @@ const (
 	evStepEnd = iota
 	evArrival
 	evHandoff
+	evTurn // a session's next turn (ref) is due
 )
 
 type sim struct {
@@ -120,8 +129,10 @@ type sim struct {
 	o        Options
 	sla      perf.SLA
 	reqs     []req
-	order    []int32 // open loop: request indexes by arrival
+	order    []int32 // request indexes the load issues, in issue order (nil: trace order)
 	arrivals []float64
+	next     []int32 // sessions: the session's next turn of each request, -1 after the last
+	started  int     // requests started (issued by the load or as a session's next turn)
 	entry    []*worker
 	decode   []*worker
 	workers  []*worker
@@ -153,9 +164,29 @@ func Simulate(ctx context.Context, d perf.Deployment, t *trace.Trace, o Options,
 	s := &sim{d: d, o: o, sla: sla, blockSize: t.BlockSize, reqs: make([]req, len(t.Requests))}
 	for i := range t.Requests {
 		r := &t.Requests[i]
-		s.reqs[i] = req{src: r, isl: r.Input, osl: r.Output}
+		s.reqs[i] = req{src: r, idx: int32(i), isl: r.Input, osl: r.Output}
 	}
 	var res Result
+	var firsts []int32 // sessions: the first turns, in trace order
+	if o.Sessions {
+		s.next = make([]int32, len(t.Requests))
+		last := map[string]int32{}
+		for i := range t.Requests {
+			s.next[i] = -1
+			id := t.Requests[i].Session
+			if id == "" {
+				firsts = append(firsts, int32(i))
+				continue
+			}
+			if prev, ok := last[id]; ok {
+				s.next[prev] = int32(i)
+			} else {
+				firsts = append(firsts, int32(i))
+			}
+			last[id] = int32(i)
+		}
+		s.order = firsts
+	}
 	if o.Concurrency <= 0 {
 		if o.Speedup <= 0 {
 			o.Speedup = 1
@@ -166,9 +197,11 @@ func Simulate(ctx context.Context, d perf.Deployment, t *trace.Trace, o Options,
 			return res, err
 		}
 		s.arrivals = arr
-		s.order = make([]int32, len(arr))
-		for i := range s.order {
-			s.order[i] = int32(i)
+		if !o.Sessions {
+			s.order = make([]int32, len(arr))
+			for i := range s.order {
+				s.order[i] = int32(i)
+			}
 		}
 		slices.SortStableFunc(s.order, func(a, b int32) int {
 			switch {
@@ -179,8 +212,11 @@ func Simulate(ctx context.Context, d perf.Deployment, t *trace.Trace, o Options,
 			}
 			return 0
 		})
-		if span := arr[s.order[len(arr)-1]]; span > 0 && len(arr) > 1 {
-			res.OfferedRate = float64(len(arr)-1) / span
+		if n := len(s.order); n > 1 {
+			if span := arr[s.order[n-1]] - arr[s.order[0]]; span > 0 {
+				// Requests per second: a session's turns count as its requests.
+				res.OfferedRate = float64(n-1) / span * float64(len(arr)) / float64(n)
+			}
 		}
 	}
 	mk := func(p *perf.Pool, r role) []*worker {
@@ -203,7 +239,7 @@ func Simulate(ctx context.Context, d perf.Deployment, t *trace.Trace, o Options,
 	}
 	total := len(s.reqs)
 	if o.Concurrency > 0 {
-		for s.issued < min(o.Concurrency, total) {
+		for s.issued < min(o.Concurrency, s.loadUnits()) {
 			s.issue()
 		}
 	} else {
@@ -235,9 +271,11 @@ func Simulate(ctx context.Context, d perf.Deployment, t *trace.Trace, o Options,
 			s.fastForward(w)
 		case evArrival:
 			s.issue()
-			if s.issued < total {
+			if s.issued < s.loadUnits() {
 				s.push(event{t: s.arrivals[s.order[s.issued]], kind: evArrival})
 			}
+		case evTurn:
+			s.start(e.ref)
 		case evHandoff:
 			r := &s.reqs[e.ref]
 			r.ttft = s.now - r.arrival
@@ -270,17 +308,32 @@ func (s *sim) push(e event) {
 	s.q.push(e)
 }
 
-// issue starts the next request of the trace now (its arrival), routed round-robin.
+// loadUnits is the number of requests the load issues: every request, or each session's first.
+func (s *sim) loadUnits() int {
+	if s.order != nil {
+		return len(s.order)
+	}
+	return len(s.reqs)
+}
+
+// issue starts the next request the load issues now (its arrival).
 func (s *sim) issue() {
 	i := int32(s.issued)
 	if s.order != nil {
 		i = s.order[i]
 	}
 	s.issued++
-	s.maxInFlight = max(s.maxInFlight, s.issued-s.done)
+	s.start(i)
+}
+
+// start starts request i now, routed round-robin.
+func (s *sim) start(i int32) {
+	s.started++
+	s.maxInFlight = max(s.maxInFlight, s.started-s.done)
 	s.reqs[i].arrival = s.now
 	wk := s.entry[s.rrEntry%len(s.entry)]
 	s.rrEntry++
+	s.reqs[i].entry = wk
 	wk.waiting = append(wk.waiting, i)
 	s.kick(wk)
 }
@@ -592,7 +645,19 @@ func (s *sim) complete(r *req) {
 	s.outTok += r.osl
 	s.done++
 	s.lastDone = t
-	if s.o.Concurrency > 0 && s.issued < len(s.reqs) {
+	if s.next != nil {
+		if n := s.next[r.idx]; n >= 0 {
+			if w := r.entry; w.role == roleAgg && w.cache != nil {
+				// The worker keeps the response's complete blocks as well (vLLM and SGLang cache
+				// generated tokens too): the next turn's prompt starts with this prompt and response.
+				ids := s.reqs[n].src.HashIDs
+				w.cache.Insert(ids[:min(len(ids), (r.isl+r.osl)/s.blockSize)])
+			}
+			s.push(event{t: t + s.reqs[n].src.DelayMs/1e3, kind: evTurn, ref: n})
+			return
+		}
+	}
+	if s.o.Concurrency > 0 && s.issued < s.loadUnits() {
 		s.issue()
 	}
 }
@@ -600,7 +665,7 @@ func (s *sim) complete(r *req) {
 func (s *sim) report() perf.Report {
 	dur := s.lastDone
 	r := perf.Report{
-		Requests: s.issued, Completed: s.done, OutputTokens: s.outTok,
+		Requests: s.started, Completed: s.done, OutputTokens: s.outTok,
 		DurationMs: dur * 1e3, TTFTSamples: int(s.ttft.total), TPOTSamples: int(s.tpot.total), GoodCompleted: s.good,
 		ForwardSteps: s.steps,
 	}

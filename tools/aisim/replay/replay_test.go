@@ -203,3 +203,55 @@ func TestDisaggregated(t *testing.T) {
 		t.Errorf("disaggregated replay: %d completed, hit ratio %.2f, TTFT %.2f ms", res.Completed, res.PrefixHitRatio, res.TTFT.Mean)
 	}
 }
+
+// Synthetic sessions replay turn by turn: closed loop, concurrency counts sessions (at most one
+// turn of each in flight), a session's next turn waits for the previous response plus the
+// inter-turn delay, and the history is found in the prefix cache of a single worker.
+func TestSimulateSessions(t *testing.T) {
+	o := trace.SessionOptions{Sessions: 6, Turns: 4, NewInput: 1024, Output: 128, InterTurnDelayMs: 500, BlockSize: 16}
+	tr, err := trace.GenerateSessions(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := deployment(t, 1, 0)
+	res := replay(t, d, tr, Options{Concurrency: 2, Sessions: true, PrefixCaching: true})
+	if res.Completed != 24 || res.Requests != 24 {
+		t.Fatalf("completed %d of %d requests, want 24", res.Completed, res.Requests)
+	}
+	if res.MaxInFlight != 2 {
+		t.Errorf("max in flight %d, want 2 (one turn per active session)", res.MaxInFlight)
+	}
+	// Every session spends at least 3 delays of 0.5 s between turns, and three pairs of sessions
+	// run one after another.
+	if res.DurationMs < 3*3*500 {
+		t.Errorf("duration %.0f ms, want >= %d (inter-turn delays)", res.DurationMs, 3*3*500)
+	}
+	// Turns 2..4 find their history: (1152+2304+3456) of the 6*(1024+2176+3328+4480) prompt
+	// tokens, less the partial blocks' remainders (none: every prompt is a whole number of blocks).
+	want := float64(6*(1152+2304+3456)) / float64(6*(1024+2176+3328+4480))
+	if math.Abs(res.PrefixHitRatio-want) > 1e-9 {
+		t.Errorf("prefix hit ratio %.4f, want %.4f", res.PrefixHitRatio, want)
+	}
+	// Without sessions the same trace runs every turn independently, as fast as the slots allow.
+	flat := replay(t, d, tr, Options{Concurrency: 2, PrefixCaching: true})
+	if flat.DurationMs >= res.DurationMs {
+		t.Errorf("turn-by-turn replay (%.0f ms) should take longer than the flat one (%.0f ms)", res.DurationMs, flat.DurationMs)
+	}
+
+	// Open loop: sessions start at their first-turn arrivals; later turns follow completions.
+	o.FirstArrivalsMs = []float64{0, 100, 200, 300, 400, 500}
+	tr, err = trace.GenerateSessions(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := replay(t, d, tr, Options{Sessions: true, Speedup: 1})
+	if open.Completed != 24 || open.MaxInFlight > 6 {
+		t.Errorf("open loop: completed %d, max in flight %d; want 24 and <= 6", open.Completed, open.MaxInFlight)
+	}
+	if open.DurationMs < 500+3*500 {
+		t.Errorf("open loop duration %.0f ms, want >= %d", open.DurationMs, 500+3*500)
+	}
+	if math.Abs(open.OfferedRate-24.0/0.5*5/6) > 1e-9 {
+		t.Errorf("offered rate %.3f requests/s, want %.3f (10 sessions/s of 4 turns)", open.OfferedRate, 24.0/0.5*5/6)
+	}
+}
