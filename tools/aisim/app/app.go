@@ -132,6 +132,17 @@ func load(cmd input.Command, opts Options) (*loaded, error) {
 	if cl := doc.Engine.ContextLength; cl > model.MaxContext {
 		return nil, &usageError{fmt.Sprintf("%s: engine.context_length: %d exceeds the model maximum %d", file, cl, model.MaxContext)}
 	}
+	if se := t.Session; se != nil {
+		// The last turn carries the whole conversation.
+		limit := model.MaxContext
+		if cl := doc.Engine.ContextLength; cl > 0 {
+			limit = min(limit, cl)
+		}
+		if n := se.Turns * (t.InputTokens + t.OutputTokens); n > limit {
+			return nil, &usageError{fmt.Sprintf("%s: traffic.source.session.turns: the last turn's prompt plus response (%d tokens) exceeds the context length %d",
+				file, n, limit)}
+		}
+	}
 	if t.InputTokens+t.OutputTokens > model.MaxContext {
 		return nil, &usageError{fmt.Sprintf("%s: traffic.source: input_tokens + output_tokens (%d) exceeds the model context length %d",
 			file, t.InputTokens+t.OutputTokens, model.MaxContext)}

@@ -291,3 +291,74 @@ engine:
 		t.Errorf("unknown decode hardware: exit %d, stderr %q", code, stderr)
 	}
 }
+
+// Issue #20: synthetic-session traffic. Every turn is a request; turns run in order after the
+// previous response plus the inter-turn delay, so a longer delay stretches the run; the prompt
+// carries the history, which the worker's prefix cache serves. Recommend accepts and ignores a
+// router section, and its concrete configs keep the session traffic (sessions_per_second,
+// stop.sessions) and run again through predict.
+func TestSyntheticSessions(t *testing.T) {
+	doc := func(delay string) string {
+		return `traffic:
+  source: {type: synthetic-session, new_input_tokens_per_turn: 512, output_tokens_per_turn: 64, session: {turns: 3, inter_turn_delay_ms: ` + delay + `}}
+  load: {type: concurrency, concurrency: 2}
+  stop: {sessions: 6}
+engine: {model: Qwen/Qwen3-8B, hardware: h100_sxm, backend: vllm, workers: {aggregated: {kv_cache: {prefix_caching: true}}}}
+`
+	}
+	run := func(d string) *output.Prediction {
+		dir, code, _, stderr := runPredict(t, d)
+		if code != aisimulate.ExitOK {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		p, err := output.ReadPrediction(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	fast, slow := run(doc("0")), run(doc("2000"))
+	if fast.Summary.CompletedRequests != 18 || slow.Summary.CompletedRequests != 18 {
+		t.Errorf("completed %d / %d requests, want 18 (6 sessions of 3 turns)", fast.Summary.CompletedRequests, slow.Summary.CompletedRequests)
+	}
+	// Three rounds of sessions, two 2 s pauses each.
+	if slow.Summary.DurationMs < fast.Summary.DurationMs+3*2*2000 {
+		t.Errorf("duration %.0f ms with 2 s delays, %.0f ms without: want at least 12 s more", slow.Summary.DurationMs, fast.Summary.DurationMs)
+	}
+	if _, code, _, stderr := runPredict(t, doc("0")+"\ntraffic2: {}\n"); code != aisimulate.ExitInvalidInput || !strings.Contains(stderr, "traffic2") {
+		t.Errorf("unknown section: exit %d, %q", code, stderr)
+	}
+	if _, code, _, stderr := runPredict(t, strings.Replace(doc("0"), "turns: 3", "turns: 200", 1)); code != aisimulate.ExitInvalidInput ||
+		!strings.Contains(stderr, "traffic.source.session.turns") {
+		t.Errorf("conversation beyond the context: exit %d, %q", code, stderr)
+	}
+
+	rec := `traffic:
+  source: {type: synthetic-session, new_input_tokens_per_turn: 512, output_tokens_per_turn: 64, session: {turns: 3, shared_prefix_ratio: 0.5, prefix_groups: 2}}
+  load: {type: poisson, sessions_per_second: {choices: [1, 4]}, seed: 7}
+  stop: {sessions_per_load_unit: 4}
+engine: {model: Qwen/Qwen3-8B, hardware: h100_sxm, backend: vllm, workers: {aggregated: {parallelism: {preset: default}, kv_cache: {prefix_caching: true}}}}
+router: {policy: {choices: [round_robin, kv_router]}, prefill_load_model: {type: none}}
+optimization: {target: throughput, constraints: {max_candidate_gpus: 2}}
+optimizer: {algorithm: random, max_trials: 6, seed: 1}
+`
+	dir, code, _, stderr := runRecommend(t, rec)
+	if code != aisimulate.ExitOK {
+		t.Fatalf("recommend: exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "router: accepted and ignored") {
+		t.Errorf("stderr does not name the ignored router section: %q", stderr)
+	}
+	cfg, err := os.ReadFile(filepath.Join(dir, "recommendations", "0001.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"type: synthetic-session", "sessions_per_second:", "sessions_per_load_unit: 4", "shared_prefix_ratio: 0.5", "seed: 7"} {
+		if !strings.Contains(string(cfg), want) {
+			t.Errorf("recommendations/0001.yaml lacks %q:\n%s", want, cfg)
+		}
+	}
+	if _, code, _, stderr := runPredict(t, string(cfg)); code != aisimulate.ExitOK {
+		t.Errorf("predict of recommendations/0001.yaml: exit %d: %s", code, stderr)
+	}
+}

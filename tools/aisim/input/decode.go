@@ -179,6 +179,21 @@ func (o *object) integer(key string, def int, minimum int64) (int, error) {
 }
 
 // positive decodes a float field that must be > 0.
+func (o *object) nonNegative(key string, def float64) (float64, error) {
+	x := o.get(key)
+	if x == nil {
+		return def, nil
+	}
+	f, err := numValue(o.p(key), x)
+	if err != nil {
+		return 0, err
+	}
+	if f < 0 {
+		return 0, errf(o.p(key), "must be >= 0")
+	}
+	return f, nil
+}
+
 func (o *object) positive(key string, def float64) (float64, error) {
 	x := o.get(key)
 	if x == nil {

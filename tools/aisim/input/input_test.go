@@ -152,14 +152,26 @@ func TestDecodeErrors(t *testing.T) {
 		{"speedup with concurrency", Predict, "engine: {model: m, hardware: h200_sxm}\ntraffic: {source: {type: trace, paths: [a]}, load: {type: concurrency, speedup: 2}}", nil, "traffic.load.speedup: load type concurrency does not accept this field"},
 		{"trace_timestamps without a trace", Predict, "engine: {model: m, hardware: h200_sxm}\ntraffic: {load: {type: trace_timestamps}, stop: {requests: 1}}", nil, "traffic.load.type: trace_timestamps requires a trace source"},
 		{"virtual time without a trace", Predict, "engine: {model: m, hardware: h200_sxm}\ntraffic: {stop: {requests: 1, max_virtual_time_seconds: 5}}", nil, "traffic.stop.max_virtual_time_seconds: only allowed with a trace source"},
-		{"session source", Recommend, minimal + "traffic: {source: {type: synthetic-session, session: {turns: 2}}, stop: {sessions: 1}}", nil, "traffic.source.type: synthetic-session: not supported by aisim"},
+		{"session without session", Recommend, minimal + "traffic: {source: {type: synthetic-session}, stop: {sessions: 1}}", nil, "traffic.source.session: required for a synthetic-session source"},
+		{"session one turn", Recommend, minimal + "traffic: {source: {type: synthetic-session, session: {turns: 1}}, stop: {sessions: 1}}", nil, "traffic.source.session.turns: must be >= 2"},
+		{"session input_tokens", Recommend, minimal + "traffic: {source: {type: synthetic-session, input_tokens: 8, session: {}}, stop: {sessions: 1}}", nil, "traffic.source.input_tokens: unknown field"},
+		{"session prefix without groups", Recommend, minimal + "traffic: {source: {type: synthetic-session, session: {shared_prefix_ratio: 0.5}}, stop: {sessions: 1}}", nil, "traffic.source.session.prefix_groups: must be > 0 when shared_prefix_ratio is > 0"},
+		{"session ratio above 1", Recommend, minimal + "traffic: {source: {type: synthetic-session, session: {shared_prefix_ratio: 1.5, prefix_groups: 1}}, stop: {sessions: 1}}", nil, "traffic.source.session.shared_prefix_ratio: must be <= 1"},
+		{"session request rate", Recommend, minimal + "traffic: {source: {type: synthetic-session, session: {}}, load: {type: poisson, requests_per_second: 2}, stop: {sessions: 1}}", nil, "traffic.load.requests_per_second: the open-loop rate of this source is sessions_per_second"},
+		{"request source session rate", Recommend, minimal + "traffic: {load: {type: poisson, sessions_per_second: 2}, stop: {requests: 1}}", nil, "traffic.load.sessions_per_second: the open-loop rate of this source is requests_per_second"},
+		{"session kv fraction", Recommend, minimal + "traffic: {source: {type: synthetic-session, session: {}}, load: {type: kv_capacity_fraction, fraction: 1}, stop: {sessions: 1}}", nil, "traffic.load.type: kv_capacity_fraction with a synthetic-session source: not supported by aisim"},
+		{"session request stop", Recommend, minimal + "traffic: {source: {type: synthetic-session, session: {}}, stop: {requests: 1}}", nil, "traffic.stop.requests: not allowed with a synthetic-session source (use sessions or sessions_per_load_unit)"},
+		{"session two stops", Recommend, minimal + "traffic: {source: {type: synthetic-session, session: {}}, stop: {sessions: 1, sessions_per_load_unit: 2}}", nil, "traffic.stop: exactly one of sessions or sessions_per_load_unit is required"},
 		{"images", Recommend, "engine: {model: m, hardware: h200_sxm, workers: {encoder: {}}}\noptimization: {}\ntraffic: {source: {images: {height: 1, width: 1}}, stop: {requests: 1}}", nil, "traffic.source.images: not supported by aisim"},
 		{"speculation", Recommend, "engine: {model: m, hardware: h200_sxm, backend: vllm, speculation: {kind: ngram, num_speculative_tokens: 1, acceptance_rates: [0.5]}}\noptimization: {}", nil, "engine.speculation: not supported by aisim"},
 		{"afd mode", Recommend, "engine: {model: m, hardware: h200_sxm, mode: afd, afd: {phase: both, combined_with_pd: false, a_batch_size: {choices: [8, 16]}}}\noptimization: {}", nil, "engine.afd: not supported by aisim"},
 		{"kv_transfer without disaggregation", Predict, "engine: {model: m, hardware: h200_sxm, mode: aggregated, kv_transfer: {bandwidth_gb_per_second: 1}}", nil, "engine.kv_transfer: only allowed when engine.mode can be disaggregated"},
 		{"execution", Recommend, minimal + "execution: {resources: {}}", nil, "execution: not supported by aisim"},
-		{"router (engine stack)", Recommend, minimal + "router: {policy: kv_router}", nil, "router: unknown field"},
-		{"planner (engine stack)", Recommend, minimal + "planner: {}", nil, "planner: unknown field"},
+		{"router not a mapping", Recommend, minimal + "router: kv_router", nil, "router: expected a mapping"},
+		{"router with min_gpus", Recommend, "engine: {model: m, hardware: h200_sxm}\nevaluation: {sla: {ttft_ms: 100}}\n" +
+			"optimization: {target: min_gpus}\ntraffic: {load: {type: concurrency, concurrency: 2}, stop: {requests: 10}}\nrouter: {policy: kv_router}", nil,
+			"router: target min_gpus does not support adapter sections"},
+		{"unknown top-level section", Recommend, minimal + "routers: {}", nil, "routers: unknown field"},
 		{"polynomial timing", Recommend, "engine: {model: m, hardware: h200_sxm, mode: aggregated, workers: {aggregated: {timing: {type: polynomial}}}}\noptimization: {}", nil, "engine.workers.aggregated.timing.type: polynomial: not supported by aisim"},
 		{"fixed timing without decode_ms", Predict, "engine: {model: m, hardware: h200_sxm, workers: {aggregated: {timing: {type: fixed, prefill_ms: 1}}}}", nil, "engine.workers.aggregated.timing.decode_ms: required with type: fixed"},
 		{"host offload", Recommend, "engine: {model: m, hardware: h200_sxm, mode: aggregated, backend: vllm, workers: {aggregated: {parallelism: {preset: false, attention_data: 1}, kv_cache: {host_offload: {num_host_blocks: 8}}}}}\noptimization: {}", nil, "engine.workers.aggregated.kv_cache.host_offload: not supported by aisim"},
@@ -437,5 +449,21 @@ func TestDecodeEstimatorSelectionAndChunkedPrefill(t *testing.T) {
 		if err == nil || !strings.HasPrefix(err.Error(), tc.path+": ") {
 			t.Errorf("%s %s: error = %v, want one naming %s", tc.engine, tc.worker, err, tc.path)
 		}
+	}
+}
+
+// Issue #20: recommend accepts the adapter-owned router and planner sections as predict does (the
+// shared admission check, which mirrors the engine stack, reports them as unknown; aisim drops
+// only those two problems) and ignores them.
+func TestDecodeRecommendAdapterSections(t *testing.T) {
+	d, err := Decode(Recommend, []byte(minimal+"router: {policy: {choices: [round_robin, kv_router]}, prefill_load_model: {type: none}}\nplanner: {policy: disabled}"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"router", "planner"}, d.Ignored); diff != "" {
+		t.Errorf("ignored (-want +got):\n%s", diff)
+	}
+	if _, err := Decode(Recommend, []byte(minimal+"router: {}\nengine2: {}"), nil); err == nil || !strings.HasPrefix(err.Error(), "engine2: ") {
+		t.Errorf("an unknown section next to router: error = %v, want one naming engine2", err)
 	}
 }

@@ -44,11 +44,24 @@ func Decode(cmd Command, data []byte, sets []string) (*Document, error) {
 		}
 	}
 	if cmd == Recommend {
-		if problems := aisimulate.CheckInput(raw.JSON().(map[string]any)); len(problems) > 0 {
+		if problems := adapterSectionsAllowed(aisimulate.CheckInput(raw.JSON().(map[string]any))); len(problems) > 0 {
 			return nil, contractError(problems)
 		}
 	}
 	return DecodeValue(cmd, raw)
+}
+
+// adapterSectionsAllowed drops the shared check's "unknown field" problems of the top-level
+// router and planner sections. The check mirrors AISimulate's engine stack, which the operator's
+// search Job runs and which has no adapters; with the Dynamo stack AISimulate accepts both
+// sections, and aisim accepts and ignores them in recommend as it does in predict (it routes
+// round-robin and never scales its pools). Every other problem, including the contract rules
+// that forbid these sections with min_gpus or analytical EPD, stays.
+func adapterSectionsAllowed(problems []aisimulate.Problem) []aisimulate.Problem {
+	return slices.DeleteFunc(problems, func(p aisimulate.Problem) bool {
+		return len(p.Path) == 1 && (p.Path[0] == "router" || p.Path[0] == "planner") &&
+			strings.HasPrefix(p.Message, "unknown field")
+	})
 }
 
 // contractError reports the contract's problems: the first one's path, every one's reason.
@@ -145,7 +158,7 @@ func decodeTraffic(cmd Command, root *object) (Traffic, error) {
 		// The source type decides which fields exist, so it is reported first.
 		if x := to.get("source"); x.Kind == document.KindMap {
 			if ty := x.Map["type"]; ty != nil && ty.Kind == document.KindString && ty.Str == "synthetic-session" {
-				return t, errf("traffic.source.type", "%s: %s", ty.Str, notSupported)
+				return decodeSessionTraffic(cmd, to)
 			}
 			if ty := x.Map["type"]; ty != nil && ty.Kind == document.KindString && ty.Str == "trace" {
 				return decodeTraceTraffic(cmd, to)
@@ -163,8 +176,6 @@ func decodeTraffic(cmd Command, root *object) (Traffic, error) {
 		}
 		switch typ {
 		case "synthetic":
-		case "synthetic-session":
-			return t, errf(so.p("type"), "%s: %s", typ, notSupported)
 		default:
 			return t, errf(so.p("type"), "must be one of [synthetic synthetic-session trace], got %q", typ)
 		}
@@ -181,7 +192,7 @@ func decodeTraffic(cmd Command, root *object) (Traffic, error) {
 			return t, errf(so.p("cached_prefix_tokens"), "exceeds input_tokens (%d)", t.InputTokens)
 		}
 	}
-	if t.Load, err = decodeLoad(cmd, to, false); err != nil {
+	if t.Load, err = decodeLoad(cmd, to, false, false); err != nil {
 		return t, err
 	}
 	if !to.has("stop") {
@@ -207,14 +218,87 @@ func decodeTraffic(cmd Command, root *object) (Traffic, error) {
 	return t, nil
 }
 
-func decodeLoad(cmd Command, to *object, isTrace bool) (Load, error) {
+// decodeSessionTraffic decodes a synthetic-session source (AISimulate contract §3.1–3.3): the
+// session shape, a load whose open-loop rate is sessions_per_second and whose concurrency counts
+// sessions, and a stop counting sessions.
+func decodeSessionTraffic(cmd Command, to *object) (Traffic, error) {
+	t := Traffic{Session: &SessionSource{}}
+	so, err := newObject("traffic.source", to.get("source"),
+		[]string{"type", "new_input_tokens_per_turn", "output_tokens_per_turn", "session"}, nil)
+	if err != nil {
+		return t, err
+	}
+	if t.InputTokens, err = so.integer("new_input_tokens_per_turn", aisimulate.DefaultInputTokens, 1); err != nil {
+		return t, err
+	}
+	if t.OutputTokens, err = so.integer("output_tokens_per_turn", aisimulate.DefaultOutputTokens, 1); err != nil {
+		return t, err
+	}
+	if !so.has("session") {
+		return t, errf(so.p("session"), "required for a synthetic-session source")
+	}
+	ss, err := newObject(so.p("session"), so.get("session"), []string{"turns", "shared_prefix_ratio", "prefix_groups", "inter_turn_delay_ms"}, nil)
+	if err != nil {
+		return t, err
+	}
+	se := t.Session
+	if se.Turns, err = ss.integer("turns", 4, 2); err != nil {
+		return t, err
+	}
+	if se.SharedPrefixRatio, err = ss.nonNegative("shared_prefix_ratio", 0); err != nil {
+		return t, err
+	}
+	if se.SharedPrefixRatio > 1 {
+		return t, errf(ss.p("shared_prefix_ratio"), "must be <= 1")
+	}
+	if se.PrefixGroups, err = ss.integer("prefix_groups", 0, 0); err != nil {
+		return t, err
+	}
+	if se.SharedPrefixRatio > 0 && se.PrefixGroups == 0 {
+		return t, errf(ss.p("prefix_groups"), "must be > 0 when shared_prefix_ratio is > 0")
+	}
+	if se.InterTurnDelayMs, err = ss.nonNegative("inter_turn_delay_ms", 0); err != nil {
+		return t, err
+	}
+	if t.Load, err = decodeLoad(cmd, to, false, true); err != nil {
+		return t, err
+	}
+	if !to.has("stop") {
+		return t, errf("traffic.stop", "required for synthetic-session traffic (sessions or sessions_per_load_unit)")
+	}
+	st, err := newObject("traffic.stop", to.get("stop"), []string{"sessions", "sessions_per_load_unit", "requests", "requests_per_load_unit", "max_virtual_time_seconds"}, nil)
+	if err != nil {
+		return t, err
+	}
+	for _, k := range []string{"requests", "requests_per_load_unit", "max_virtual_time_seconds"} {
+		if st.has(k) {
+			return t, errf(st.p(k), "not allowed with a synthetic-session source (use sessions or sessions_per_load_unit)")
+		}
+	}
+	if st.has("sessions") == st.has("sessions_per_load_unit") {
+		return t, errf("traffic.stop", "exactly one of sessions or sessions_per_load_unit is required")
+	}
+	if t.Stop.Requests, err = st.integer("sessions", 0, 1); err != nil {
+		return t, err
+	}
+	if t.Stop.RequestsPerLoadUnit, err = st.positive("sessions_per_load_unit", 0); err != nil {
+		return t, err
+	}
+	return t, nil
+}
+
+func decodeLoad(cmd Command, to *object, isTrace, sessions bool) (Load, error) {
 	l := Load{Type: LoadConcurrency, Intensity: Fixed(aisimulate.DefaultConcurrency, true), Seed: aisimulate.DefaultLoadSeed}
 	if !to.has("load") {
 		return l, nil
 	}
-	fields := []string{"type", "concurrency", "requests_per_second", "seed", "fraction", "speedup"}
+	rate := "requests_per_second"
+	if sessions {
+		rate = "sessions_per_second"
+	}
+	fields := []string{"type", "concurrency", "requests_per_second", "sessions_per_second", "seed", "fraction", "speedup"}
 	lo, err := newObject("traffic.load", to.get("load"), fields,
-		[]string{"sessions_per_second", "agentic_lanes", "agentic_snapshot", "agentic_warmup", "agentic_profile"})
+		[]string{"agentic_lanes", "agentic_snapshot", "agentic_warmup", "agentic_profile"})
 	if err != nil {
 		return l, err
 	}
@@ -223,8 +307,8 @@ func decodeLoad(cmd Command, to *object, isTrace bool) (Load, error) {
 	}
 	allowed := map[string][]string{
 		LoadConcurrency:        {"type", "concurrency"},
-		LoadPoisson:            {"type", "requests_per_second", "seed"},
-		LoadConstantRate:       {"type", "requests_per_second"},
+		LoadPoisson:            {"type", rate, "seed"},
+		LoadConstantRate:       {"type", rate},
 		LoadKVCapacityFraction: {"type", "fraction"},
 		LoadTraceTimestamps:    {"type", "speedup"},
 	}
@@ -236,6 +320,9 @@ func decodeLoad(cmd Command, to *object, isTrace bool) (Load, error) {
 	}
 	switch l.Type {
 	case LoadKVCapacityFraction:
+		if sessions {
+			return l, errf(lo.p("type"), "kv_capacity_fraction with a synthetic-session source: %s", notSupported)
+		}
 		if cmd == Predict {
 			return l, errf(lo.p("type"), "kv_capacity_fraction is recommend-only")
 		}
@@ -246,6 +333,9 @@ func decodeLoad(cmd Command, to *object, isTrace bool) (Load, error) {
 	}
 	for _, k := range lo.v.Keys {
 		if !slices.Contains(accepted, k) {
+			if k == "requests_per_second" || k == "sessions_per_second" {
+				return l, errf(lo.p(k), "the open-loop rate of this source is %s", rate)
+			}
 			return l, errf(lo.p(k), "load type %s does not accept this field", l.Type)
 		}
 	}
@@ -257,7 +347,7 @@ func decodeLoad(cmd Command, to *object, isTrace bool) (Load, error) {
 	case LoadConcurrency:
 		field, spec = "concurrency", domainSpec{isInt: true, allowRange: true}
 	case LoadPoisson, LoadConstantRate:
-		field, spec = "requests_per_second", domainSpec{allowRange: true}
+		field, spec = rate, domainSpec{allowRange: true}
 	case LoadKVCapacityFraction:
 		field, spec = "fraction", domainSpec{allowRange: true}
 	case LoadTraceTimestamps:

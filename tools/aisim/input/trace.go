@@ -53,7 +53,7 @@ func decodeTraceTraffic(cmd Command, to *object) (Traffic, error) {
 	}
 	src.BlockSizeSet = src.BlockSize > 0
 	t.Trace = src
-	if t.Load, err = decodeLoad(cmd, to, true); err != nil {
+	if t.Load, err = decodeLoad(cmd, to, true, false); err != nil {
 		return t, err
 	}
 	if !to.has("stop") {

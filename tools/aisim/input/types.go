@@ -99,6 +99,18 @@ type Traffic struct {
 	Load               Load
 	Stop               Stop
 	Trace              *TraceSource
+	// Session is set for a synthetic-session source (InputTokens/OutputTokens then hold the
+	// per-turn new input and response); the load and stop then count sessions.
+	Session *SessionSource
+}
+
+// SessionSource is a traffic.source of type synthetic-session: multi-turn sessions whose turns
+// run in order, each prompt carrying the conversation so far.
+type SessionSource struct {
+	Turns             int
+	SharedPrefixRatio float64
+	PrefixGroups      int
+	InterTurnDelayMs  float64
 }
 
 // TraceSource is a traffic.source of type trace.
@@ -118,8 +130,9 @@ type Load struct {
 	Seed      int64 // poisson only
 }
 
-// Stop is the request count rule: exactly one of the two is set (synthetic traffic), or
-// neither with an optional virtual-time limit (trace traffic).
+// Stop is the request count rule: exactly one of the two is set (synthetic traffic; sessions
+// for a synthetic-session source: stop.sessions / sessions_per_load_unit), or neither with an
+// optional virtual-time limit (trace traffic).
 type Stop struct {
 	Requests            int
 	RequestsPerLoadUnit float64

@@ -12,6 +12,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/tools/aisim/catalog"
 	"github.com/dgdr-operator/dgdr-operator/tools/aisim/input"
 	"github.com/dgdr-operator/dgdr-operator/tools/aisim/perf"
+	"github.com/dgdr-operator/dgdr-operator/tools/aisim/trace"
 )
 
 // BackendVersions are the version slots aisim reports (AISimulate's fleet
@@ -53,6 +54,8 @@ type Prepared struct {
 	CapConc     int // floor(CapTokens / (isl + floor(osl/2)))
 	// TraceMetrics are the metrics only a trace replay has (prefix-cache hit ratio, offered rate).
 	TraceMetrics map[string]float64
+	// Sessions is the point's generated synthetic-session trace (a synthetic-session source).
+	Sessions *trace.Trace
 	// Status/ReasonCategory/Reason are set when the point fails before
 	// simulation (unsupported, budget, KV capacity).
 	Status, ReasonCategory, Reason string
@@ -100,6 +103,9 @@ func (e *Env) Prepare(p Point) *Prepared {
 		if e.Trace != nil {
 			need = e.traceNeed(r.Role)
 		}
+		if t.Session != nil {
+			need = e.sessionNeed(r.Role)
+		}
 		if mem.TokensPerRank < need {
 			return fail(output.StatusInfeasible, output.ReasonKVCapacity,
 				fmt.Sprintf("%s: KV cache holds %d tokens per rank; one request needs %d", r.Role, mem.TokensPerRank, need))
@@ -113,6 +119,12 @@ func (e *Env) Prepare(p Point) *Prepared {
 	pr.CapTokens = pr.Memory[loadRole].TokensPerRank * lr.Worker.Shape.AttentionData * lr.Worker.Shape.Replicas
 	if e.Trace != nil {
 		e.prepareTrace(pr)
+		return pr
+	}
+	if t.Session != nil {
+		if err := e.prepareSessions(pr); err != nil {
+			return fail(output.StatusFailed, output.ReasonReplayRuntime, err.Error())
+		}
 		return pr
 	}
 	pr.CapConc = pr.CapTokens / (isl + osl/2)
@@ -163,7 +175,7 @@ func (e *Env) Simulate(ctx context.Context, pr *Prepared, deadline time.Time) (*
 		d.Prefill, d.Decode = pool(pre), pool(dec)
 		d.TransferSeconds = e.transferSeconds(pre.Worker.Shape, dec.Worker.Shape)
 	}
-	if e.Trace != nil {
+	if e.Trace != nil || pr.Sessions != nil {
 		return e.simulateTrace(ctx, pr, d, deadline)
 	}
 	t := e.Doc.Traffic

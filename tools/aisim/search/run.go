@@ -341,6 +341,11 @@ func (e *Env) SampleConfig(pr *Prepared) map[string]any {
 	default:
 		c["request_rate"] = p.Load
 	}
+	if s := t.Session; s != nil {
+		// AISimulate's SDK names (sessions_per_second lowers to request_rate).
+		c["turns_per_session"], c["shared_prefix_ratio"] = s.Turns, s.SharedPrefixRatio
+		c["num_prefix_groups"], c["inter_turn_delay_ms"] = s.PrefixGroups, s.InterTurnDelayMs
+	}
 	switch {
 	case t.Trace != nil:
 		e.traceSample(c, p)
@@ -443,6 +448,9 @@ func (e *Env) PredictionConfig(pr *Prepared) map[string]any {
 	}
 	if t.Trace != nil {
 		doc["traffic"] = e.traceTraffic(p)
+	}
+	if t.Session != nil {
+		doc["traffic"] = e.sessionTraffic(p)
 	}
 	if sla := e.Doc.Evaluation.SLA; sla.Any() {
 		m := map[string]any{}

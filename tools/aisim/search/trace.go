@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"time"
 
 	"github.com/dgdr-operator/dgdr-operator/tools/aisim/input"
@@ -70,7 +71,11 @@ func (e *Env) traceNeed(role string) int {
 // simulateTrace replays the trace on the deployment.
 func (e *Env) simulateTrace(ctx context.Context, pr *Prepared, d perf.Deployment, deadline time.Time) (*perf.Report, error) {
 	t := e.Doc.Traffic
-	o := replay.Options{Concurrency: pr.Concurrency, MaxVirtualSeconds: t.Stop.MaxVirtualSeconds}
+	o := replay.Options{Concurrency: pr.Concurrency, MaxVirtualSeconds: t.Stop.MaxVirtualSeconds, Sessions: pr.Sessions != nil}
+	tr := e.Trace
+	if pr.Sessions != nil {
+		tr = pr.Sessions
+	}
 	if t.Load.Type == input.LoadTraceTimestamps {
 		o.Speedup = pr.Point.Load
 	}
@@ -84,7 +89,7 @@ func (e *Env) simulateTrace(ctx context.Context, pr *Prepared, d perf.Deployment
 		o.PrefixCaching = w.PrefixCaching
 	}
 	sla := e.Doc.Evaluation.SLA
-	res, err := replay.Simulate(ctx, d, e.Trace, o, perf.SLA{TTFTms: sla.TTFTms, ITLms: sla.ITLms, E2Ems: sla.E2Ems}, deadline)
+	res, err := replay.Simulate(ctx, d, tr, o, perf.SLA{TTFTms: sla.TTFTms, ITLms: sla.ITLms, E2Ems: sla.E2Ems}, deadline)
 	if err != nil {
 		return nil, err
 	}
@@ -146,4 +151,89 @@ func (e *Env) traceSample(c map[string]any, p Point) {
 	if v := t.Stop.MaxVirtualSeconds; v > 0 && !math.IsInf(v, 0) {
 		c["max_virtual_time_seconds"] = v
 	}
+}
+
+// sessionBlockSize is the hash-block size of generated sessions, the granularity at which the
+// replay's prefix cache reuses the history: the entry worker's KV block, at least 64 tokens (a
+// session loses at most one partial block per turn to the rounding; finer blocks only cost
+// replay time).
+func sessionBlockSize(p Point) int {
+	entry := input.RoleAggregated
+	if p.Mode == input.ModeDisaggregated {
+		entry = input.RolePrefill
+	}
+	return max(64, p.Role(entry).Worker.BlockSize)
+}
+
+// sessionNeed is the KV one turn of a synthetic session needs at most on a worker of role: the
+// last turn's prompt (the whole conversation) plus its response (prompt only on a prefill worker).
+func (e *Env) sessionNeed(role string) int {
+	t := e.Doc.Traffic
+	n := t.Session.Turns
+	prompt := n*t.InputTokens + (n-1)*t.OutputTokens
+	if role == input.RolePrefill {
+		return prompt
+	}
+	return prompt + t.OutputTokens
+}
+
+// prepareSessions resolves the load of a synthetic-session point and generates its sessions:
+// closed-loop concurrency counts sessions; an open-loop rate (sessions per second) places the
+// first turns evenly (constant_rate) or at seeded exponential gaps (poisson). The stop counts
+// sessions; every turn is a request.
+func (e *Env) prepareSessions(pr *Prepared) error {
+	p := pr.Point
+	t := e.Doc.Traffic
+	sessions := t.Stop.RequestCount(p.Load)
+	o := trace.SessionOptions{Sessions: sessions, Turns: t.Session.Turns, NewInput: t.InputTokens, Output: t.OutputTokens,
+		SharedPrefixRatio: t.Session.SharedPrefixRatio, PrefixGroups: t.Session.PrefixGroups,
+		InterTurnDelayMs: t.Session.InterTurnDelayMs, BlockSize: sessionBlockSize(p)}
+	if t.Load.Type == input.LoadConcurrency {
+		pr.Concurrency = int(p.Load)
+	} else {
+		pr.Rate = p.Load
+		o.FirstArrivalsMs = make([]float64, sessions)
+		rng := rand.New(rand.NewPCG(uint64(t.Load.Seed), 0x5e55))
+		for i := 1; i < sessions; i++ {
+			gap := 1 / p.Load
+			if t.Load.Type == input.LoadPoisson {
+				gap = rng.ExpFloat64() / p.Load
+			}
+			o.FirstArrivalsMs[i] = o.FirstArrivalsMs[i-1] + gap*1e3
+		}
+	}
+	tr, err := trace.GenerateSessions(o)
+	if err != nil {
+		return err
+	}
+	pr.Sessions = tr
+	pr.Requests = len(tr.Requests)
+	in, out := tr.MeanTokens()
+	pr.CapConc = int(float64(pr.CapTokens) / (in + out/2))
+	return nil
+}
+
+// sessionTraffic is the traffic section of a synthetic-session point's prediction document.
+func (e *Env) sessionTraffic(p Point) map[string]any {
+	t := e.Doc.Traffic
+	s := t.Session
+	source := map[string]any{"type": "synthetic-session", "new_input_tokens_per_turn": t.InputTokens,
+		"output_tokens_per_turn": t.OutputTokens, "session": map[string]any{"turns": s.Turns,
+			"shared_prefix_ratio": s.SharedPrefixRatio, "prefix_groups": s.PrefixGroups, "inter_turn_delay_ms": s.InterTurnDelayMs}}
+	load := map[string]any{"type": t.Load.Type}
+	switch t.Load.Type {
+	case input.LoadConcurrency:
+		load["concurrency"] = int(p.Load)
+	case input.LoadPoisson:
+		load["sessions_per_second"], load["seed"] = p.Load, t.Load.Seed
+	default:
+		load["sessions_per_second"] = p.Load
+	}
+	stop := map[string]any{}
+	if t.Stop.Requests > 0 {
+		stop["sessions"] = t.Stop.Requests
+	} else {
+		stop["sessions_per_load_unit"] = t.Stop.RequestsPerLoadUnit
+	}
+	return map[string]any{"source": source, "load": load, "stop": stop}
 }
