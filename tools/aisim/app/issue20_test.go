@@ -14,6 +14,20 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 )
 
+// mustPredict runs a predict document that must succeed and returns its prediction.
+func mustPredict(t *testing.T, doc string) *output.Prediction {
+	t.Helper()
+	dir, code, _, stderr := runPredict(t, doc)
+	if code != aisimulate.ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	p, err := output.ReadPrediction(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func runPredict(t *testing.T, doc string) (dir string, code int, stdout, stderr string) {
 	t.Helper()
 	t.Setenv(EnvFixedTime, "2026-01-02T03:04:05Z")
@@ -143,17 +157,7 @@ engine: {model: Qwen/Qwen3-8B, hardware: h100_sxm, backend: vllm, workers: {aggr
 			map[bool]string{true: "true", false: "false"}[caching] + `}}}}
 `
 	}
-	ttft := func(d string) float64 {
-		dir, code, _, stderr := runPredict(t, d)
-		if code != aisimulate.ExitOK {
-			t.Fatalf("exit %d: %s", code, stderr)
-		}
-		p, err := output.ReadPrediction(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p.Summary.TTFT.Mean
-	}
+	ttft := func(d string) float64 { return mustPredict(t, d).Summary.TTFT.Mean }
 	cold, warm, off := ttft(doc("", true)), ttft(doc(", cached_prefix_tokens: 3072", true)), ttft(doc(", cached_prefix_tokens: 3072", false))
 	if !(warm < 0.6*cold) || off != cold {
 		t.Errorf("TTFT cold %.1f, 3/4 cached %.1f, cached without prefix caching %.1f", cold, warm, off)
@@ -172,19 +176,8 @@ func TestKVTransferSetting(t *testing.T) {
 engine: {model: Qwen/Qwen3-8B, hardware: h100_sxm, backend: vllm, mode: disaggregated` + kt + `}
 `
 	}
-	pred := func(d string) *output.Prediction {
-		dir, code, _, stderr := runPredict(t, d)
-		if code != aisimulate.ExitOK {
-			t.Fatalf("exit %d: %s", code, stderr)
-		}
-		p, err := output.ReadPrediction(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	none := pred(doc(", kv_transfer: {bytes_per_token: auto}"))
-	slow := pred(doc(", kv_transfer: {bandwidth_gb_per_second: 1, timing_mode: full_prompt}"))
+	none := mustPredict(t, doc(", kv_transfer: {bytes_per_token: auto}"))
+	slow := mustPredict(t, doc(", kv_transfer: {bandwidth_gb_per_second: 1, timing_mode: full_prompt}"))
 	// 4096 tokens × 144 KiB per token over 1 GB/s ≈ 0.6 s more TTFT.
 	if d := slow.Summary.TTFT.Mean - none.Summary.TTFT.Mean; d < 500 || d > 700 {
 		t.Errorf("TTFT with 1 GB/s − without transfer = %.1f ms, want ≈ 600", d)
@@ -230,19 +223,7 @@ engine:
   workers: {prefill: {parallelism: {tensor: 1}}, decode: {parallelism: {tensor: 1}` + decode + `}}
 `
 	}
-	pred := func(d string) output.Summary {
-		t.Helper()
-		dir, code, _, stderr := runPredict(t, d)
-		if code != aisimulate.ExitOK {
-			t.Fatalf("exit %d: %s", code, stderr)
-		}
-		p, err := output.ReadPrediction(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p.Summary
-	}
-	same, het := pred(doc("")), pred(doc(", hardware: b200_sxm"))
+	same, het := mustPredict(t, doc("")).Summary, mustPredict(t, doc(", hardware: b200_sxm")).Summary
 	if same.KVCapacityTokens["prefill"] != het.KVCapacityTokens["prefill"] {
 		t.Errorf("prefill capacity changed: %d vs %d", same.KVCapacityTokens["prefill"], het.KVCapacityTokens["prefill"])
 	}
@@ -282,7 +263,7 @@ engine:
 	if top.Config["decode_hardware_sku"] != "b200_sxm" {
 		t.Errorf("candidate config: decode_hardware_sku = %v", top.Config["decode_hardware_sku"])
 	}
-	if got := pred(string(raw)); math.Abs(got.TPOT.Mean-top.Metrics["mean_tpot_ms"]) > 1e-9 {
+	if got := mustPredict(t, string(raw)).Summary; math.Abs(got.TPOT.Mean-top.Metrics["mean_tpot_ms"]) > 1e-9 {
 		t.Errorf("predict of 0001.yaml: TPOT %v, candidate %v", got.TPOT.Mean, top.Metrics["mean_tpot_ms"])
 	}
 
@@ -306,18 +287,7 @@ func TestSyntheticSessions(t *testing.T) {
 engine: {model: Qwen/Qwen3-8B, hardware: h100_sxm, backend: vllm, workers: {aggregated: {kv_cache: {prefix_caching: true}}}}
 `
 	}
-	run := func(d string) *output.Prediction {
-		dir, code, _, stderr := runPredict(t, d)
-		if code != aisimulate.ExitOK {
-			t.Fatalf("exit %d: %s", code, stderr)
-		}
-		p, err := output.ReadPrediction(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	fast, slow := run(doc("0")), run(doc("2000"))
+	fast, slow := mustPredict(t, doc("0")), mustPredict(t, doc("2000"))
 	if fast.Summary.CompletedRequests != 18 || slow.Summary.CompletedRequests != 18 {
 		t.Errorf("completed %d / %d requests, want 18 (6 sessions of 3 turns)", fast.Summary.CompletedRequests, slow.Summary.CompletedRequests)
 	}
