@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"sync"
 	"time"
+
+	"github.com/dgdr-operator/dgdr-operator/tools/aisim/internal/eventq"
 )
 
 // Pool is a set of identical workers serving one role.
@@ -132,82 +134,13 @@ type worker struct {
 	plan        []item
 }
 
-// event holds no pointers: the heap moves events on every push and pop, and pointer-free
-// elements need no GC write barriers and no scanning. ref is the worker's index (step end) or
-// the handed-off cohort's slot in sim.inflight (handoff).
-type event struct {
-	t    float64
-	seq  int
-	kind int32
-	ref  int32
-}
-
+// Event kinds; an event's Ref is the worker's index (step end) or the handed-off cohort's slot
+// in sim.inflight (handoff).
 const (
 	evStepEnd = iota
 	evArrival
 	evHandoff
 )
-
-// eventQueue is a binary min-heap on (t, seq); typed to avoid boxing every
-// event in an interface as container/heap would.
-type eventQueue []event
-
-func (q eventQueue) less(i, j int) bool {
-	if q[i].t != q[j].t {
-		return q[i].t < q[j].t
-	}
-	return q[i].seq < q[j].seq
-}
-
-func (q *eventQueue) push(e event) {
-	*q = append(*q, e)
-	h := *q
-	for i := len(h) - 1; i > 0; {
-		p := (i - 1) / 2
-		if !h.less(i, p) {
-			break
-		}
-		h[i], h[p] = h[p], h[i]
-		i = p
-	}
-}
-
-func (q *eventQueue) pop() event {
-	h := *q
-	top := h[0]
-	n := len(h) - 1
-	last := h[n]
-	h[n] = event{}
-	h = h[:n]
-	if n > 0 {
-		// Bottom-up: move the hole at the root down along the smaller children to a leaf (one
-		// comparison per level), then sift the former last element up from there. It usually
-		// belongs near the bottom, so this takes about half the comparisons of a sift-down.
-		i := 0
-		for {
-			l := 2*i + 1
-			if l >= n {
-				break
-			}
-			if r := l + 1; r < n && h.less(r, l) {
-				l = r
-			}
-			h[i] = h[l]
-			i = l
-		}
-		h[i] = last
-		for i > 0 {
-			p := (i - 1) / 2
-			if !h.less(i, p) {
-				break
-			}
-			h[i], h[p] = h[p], h[i]
-			i = p
-		}
-	}
-	*q = h
-	return top
-}
 
 type sim struct {
 	d       Deployment
@@ -221,8 +154,7 @@ type sim struct {
 	free     []int32
 	rrEntry  int
 	rrDecode int
-	q        eventQueue
-	seq      int
+	q        eventq.Queue
 	now      float64
 	issued   int
 	done     int
@@ -261,11 +193,11 @@ func Simulate(ctx context.Context, d Deployment, w Workload, sla SLA, deadline t
 	if w.Concurrency > 0 {
 		s.issue(min(w.Concurrency, w.Requests))
 	} else {
-		s.push(event{t: 0, kind: evArrival})
+		s.q.Push(0, evArrival, 0)
 	}
 	s.startKicked()
 	for n := 0; s.done < w.Requests; n++ {
-		if len(s.q) == 0 {
+		if s.q.Len() == 0 {
 			return Report{}, ErrStalled
 		}
 		if n&1023 == 0 {
@@ -276,21 +208,21 @@ func Simulate(ctx context.Context, d Deployment, w Workload, sla SLA, deadline t
 				return Report{}, ErrDeadline
 			}
 		}
-		e := s.q.pop()
-		s.now = e.t
-		switch e.kind {
+		e := s.q.Pop()
+		s.now = e.T
+		switch e.Kind {
 		case evStepEnd:
-			s.finishStep(s.workers[e.ref])
+			s.finishStep(s.workers[e.Ref])
 		case evArrival:
 			s.route(&cohort{n: 1, arrival: s.now})
 			s.issued++
 			if s.issued < w.Requests {
-				s.push(event{t: s.nextArrival(), kind: evArrival})
+				s.q.Push(s.nextArrival(), evArrival, 0)
 			}
 		case evHandoff:
 			c := new(cohort)
-			*c = s.inflight[e.ref]
-			s.free = append(s.free, e.ref)
+			*c = s.inflight[e.Ref]
+			s.free = append(s.free, e.Ref)
 			// The first token becomes visible once its KV reached the decode worker.
 			c.ttft = s.now - c.arrival
 			c.firstTok, c.lastTok = s.now, s.now
@@ -304,7 +236,7 @@ func Simulate(ctx context.Context, d Deployment, w Workload, sla SLA, deadline t
 				s.kick(wk)
 			}
 		}
-		if len(s.q) == 0 || s.q[0].t > s.now {
+		if s.q.Len() == 0 || s.q.Next() > s.now {
 			s.startKicked()
 		}
 	}
@@ -313,12 +245,6 @@ func Simulate(ctx context.Context, d Deployment, w Workload, sla SLA, deadline t
 		h.release()
 	}
 	return r, nil
-}
-
-func (s *sim) push(e event) {
-	s.seq++
-	e.seq = s.seq
-	s.q.push(e)
 }
 
 // park stores a cohort in flight to the decode pool and returns its slot.
@@ -520,7 +446,7 @@ func (s *sim) launch(w *worker, decodes, decodeSeqs, decodeKV int) {
 	}
 	w.busy = true
 	s.steps++
-	s.push(event{t: s.now + w.pool.Step.Time(b), kind: evStepEnd, ref: w.id})
+	s.q.Push(s.now+w.pool.Step.Time(b), evStepEnd, w.id)
 }
 
 // planPrefill schedules prompt chunks for cohort c within budget, splitting
@@ -591,7 +517,7 @@ func (s *sim) finishStep(w *worker) {
 			w.runningSeqs -= c.n
 			slot := s.park(*c)
 			c.n, finished = 0, true
-			s.push(event{t: t + s.d.TransferSeconds, kind: evHandoff, ref: slot})
+			s.q.Push(t+s.d.TransferSeconds, evHandoff, slot)
 			continue
 		}
 		c.ttft = t - c.arrival

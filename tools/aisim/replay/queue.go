@@ -6,53 +6,6 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/tools/aisim/perf"
 )
 
-// queue is a binary min-heap of events on (t, seq).
-type queue []event
-
-func (q queue) less(i, j int) bool {
-	if q[i].t != q[j].t {
-		return q[i].t < q[j].t
-	}
-	return q[i].seq < q[j].seq
-}
-
-func (q *queue) push(e event) {
-	*q = append(*q, e)
-	h := *q
-	for i := len(h) - 1; i > 0; {
-		p := (i - 1) / 2
-		if !h.less(i, p) {
-			break
-		}
-		h[i], h[p] = h[p], h[i]
-		i = p
-	}
-}
-
-func (q *queue) pop() event {
-	h := *q
-	top := h[0]
-	n := len(h) - 1
-	h[0] = h[n]
-	h = h[:n]
-	for i := 0; ; {
-		l, r, m := 2*i+1, 2*i+2, i
-		if l < n && h.less(l, m) {
-			m = l
-		}
-		if r < n && h.less(r, m) {
-			m = r
-		}
-		if m == i {
-			break
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
-	}
-	*q = h
-	return top
-}
-
 // logHist is a weighted histogram of positive values in log buckets of 0.2% relative width,
 // for the token gaps (millions per replay) whose percentiles would otherwise need a sort.
 type logHist struct {

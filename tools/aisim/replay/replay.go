@@ -12,6 +12,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/dgdr-operator/dgdr-operator/tools/aisim/internal/eventq"
 	"github.com/dgdr-operator/dgdr-operator/tools/aisim/perf"
 	"github.com/dgdr-operator/dgdr-operator/tools/aisim/trace"
 )
@@ -110,13 +111,7 @@ type worker struct {
 	joiners     []int32
 }
 
-type event struct {
-	t    float64
-	seq  int
-	kind int32
-	ref  int32
-}
-
+// Event kinds; an event's Ref is the worker (step end) or the request it concerns.
 const (
 	evStepEnd = iota
 	evArrival
@@ -138,8 +133,7 @@ type sim struct {
 	workers  []*worker
 	rrEntry  int
 	rrDecode int
-	q        queue
-	seq      int
+	q        eventq.Queue
 	now      float64
 	issued   int
 	done     int
@@ -243,11 +237,11 @@ func Simulate(ctx context.Context, d perf.Deployment, t *trace.Trace, o Options,
 			s.issue()
 		}
 	} else {
-		s.push(event{t: s.arrivals[s.order[0]], kind: evArrival})
+		s.q.Push(s.arrivals[s.order[0]], evArrival, 0)
 	}
 	s.startKicked()
 	for n := 0; s.done < total; n++ {
-		if len(s.q) == 0 {
+		if s.q.Len() == 0 {
 			return res, perf.ErrStalled
 		}
 		if n&1023 == 0 {
@@ -258,26 +252,26 @@ func Simulate(ctx context.Context, d perf.Deployment, t *trace.Trace, o Options,
 				return res, perf.ErrDeadline
 			}
 		}
-		e := s.q.pop()
-		if o.MaxVirtualSeconds > 0 && e.t > o.MaxVirtualSeconds {
+		e := s.q.Pop()
+		if o.MaxVirtualSeconds > 0 && e.T > o.MaxVirtualSeconds {
 			res.Cutoff = true
 			break
 		}
-		s.now = e.t
-		switch e.kind {
+		s.now = e.T
+		switch e.Kind {
 		case evStepEnd:
-			w := s.workers[e.ref]
+			w := s.workers[e.Ref]
 			s.finishStep(w)
 			s.fastForward(w)
 		case evArrival:
 			s.issue()
 			if s.issued < s.loadUnits() {
-				s.push(event{t: s.arrivals[s.order[s.issued]], kind: evArrival})
+				s.q.Push(s.arrivals[s.order[s.issued]], evArrival, 0)
 			}
 		case evTurn:
-			s.start(e.ref)
+			s.start(e.Ref)
 		case evHandoff:
-			r := &s.reqs[e.ref]
+			r := &s.reqs[e.Ref]
 			r.ttft = s.now - r.arrival
 			r.firstTok = s.now
 			s.firstToken(r)
@@ -286,11 +280,11 @@ func Simulate(ctx context.Context, d perf.Deployment, t *trace.Trace, o Options,
 			} else {
 				wk := s.decode[s.rrDecode%len(s.decode)]
 				s.rrDecode++
-				wk.waiting = append(wk.waiting, e.ref)
+				wk.waiting = append(wk.waiting, e.Ref)
 				s.kick(wk)
 			}
 		}
-		if len(s.q) == 0 || s.q[0].t > s.now {
+		if s.q.Len() == 0 || s.q.Next() > s.now {
 			s.startKicked()
 		}
 	}
@@ -300,12 +294,6 @@ func Simulate(ctx context.Context, d perf.Deployment, t *trace.Trace, o Options,
 		res.PrefixHitRatio = s.hitTokens / s.promptTokens
 	}
 	return res, nil
-}
-
-func (s *sim) push(e event) {
-	s.seq++
-	e.seq = s.seq
-	s.q.push(e)
 }
 
 // loadUnits is the number of requests the load issues: every request, or each session's first.
@@ -489,7 +477,7 @@ func (s *sim) launch(w *worker) {
 	}
 	w.busy = true
 	s.steps++
-	s.push(event{t: s.now + w.pool.Step.Time(b), kind: evStepEnd, ref: w.id})
+	s.q.Push(s.now+w.pool.Step.Time(b), evStepEnd, w.id)
 }
 
 func (s *sim) finishStep(w *worker) {
@@ -531,7 +519,7 @@ func (s *sim) finishStep(w *worker) {
 			// The prompt's KV leaves the prefill worker for a decode worker.
 			w.kvFree += r.res
 			w.runningSeqs--
-			s.push(event{t: t + s.o.TransferLatency + float64(r.isl)*s.o.TransferPerToken, kind: evHandoff, ref: it.r})
+			s.q.Push(t+s.o.TransferLatency+float64(r.isl)*s.o.TransferPerToken, evHandoff, it.r)
 			continue
 		}
 		r.ttft = t - r.arrival
@@ -564,7 +552,7 @@ func (s *sim) fastForward(w *worker) {
 		w.decN > 0 && w.role != rolePrefill {
 		b := perf.Batch{DecodeSeqs: float64(w.decN), DecodeKV: float64(w.decKV), OutputRows: float64(w.decN)}
 		end := s.now + w.pool.Step.Time(b)
-		if (len(s.q) > 0 && end >= s.q[0].t) || (s.o.MaxVirtualSeconds > 0 && end > s.o.MaxVirtualSeconds) {
+		if (s.q.Len() > 0 && end >= s.q.Next()) || (s.o.MaxVirtualSeconds > 0 && end > s.o.MaxVirtualSeconds) {
 			return
 		}
 		s.now = end
@@ -653,7 +641,7 @@ func (s *sim) complete(r *req) {
 				ids := s.reqs[n].src.HashIDs
 				w.cache.Insert(ids[:min(len(ids), (r.isl+r.osl)/s.blockSize)])
 			}
-			s.push(event{t: t + s.reqs[n].src.DelayMs/1e3, kind: evTurn, ref: n})
+			s.q.Push(t+s.reqs[n].src.DelayMs/1e3, evTurn, n)
 			return
 		}
 	}
