@@ -316,16 +316,9 @@ func (s *sim) startKicked() {
 	s.kicked = s.kicked[:0]
 }
 
-// reserve is the KV a request holds on a worker of role r. Admission
-// reserves the final footprint (no preemption), like TRT-LLM's
-// GUARANTEED_NO_EVICT policy.
+// reserve is the KV every request of the workload holds on w (Pool.Reserve).
 func (s *sim) reserve(w *worker) int {
-	tokens := s.w.ISL + s.w.OSL
-	if w.role == rolePrefill {
-		tokens = s.w.ISL
-	}
-	b := w.pool.BlockSize
-	return (tokens + b - 1) / b * b
+	return w.pool.Reserve(s.w.ISL, s.w.OSL, w.role == rolePrefill)
 }
 
 func split(c *cohort, k int) *cohort {
@@ -341,14 +334,11 @@ func split(c *cohort, k int) *cohort {
 func (s *sim) startStep(w *worker) {
 	isl := s.w.ISL
 	w.plan = w.plan[:0]
-	budget := w.pool.MaxTokens
 	res := s.reserve(w)
 	admit := func(limitByBudget bool, budget int) int {
 		for len(w.waiting) > 0 {
 			c := w.waiting[0]
-			slots := w.pool.MaxSeqs - w.runningSeqs
-			fit := w.kvFree / res
-			m := min(c.n, slots, fit)
+			m := min(c.n, w.pool.Admissible(w.runningSeqs, w.kvFree, res))
 			if limitByBudget {
 				need := isl - c.prefilled
 				m = min(m, (budget+need-1)/need)
@@ -385,10 +375,9 @@ func (s *sim) startStep(w *worker) {
 	// integer (or a half-integer) far below 2^52, so float64 sums are exact in any order and
 	// one pass over the running cohorts gives the same batch as summing the plan afterwards.
 	decodeSeqs, decodeKV := 0, 0
-	if w.role == roleAgg && w.pool.PrefillFirstUpTo > 0 && s.prefillPending(w, res) &&
-		(w.pool.PrefillFirstUpTo == math.MaxInt || w.runningSeqs <= w.pool.PrefillFirstUpTo) {
+	if w.role == roleAgg && w.pool.PrefillOnly(w.runningSeqs, s.prefillPending(w, res)) {
 		// Prefill-only step: the decodes wait.
-		s.planPrefills(w, budget, admit)
+		s.planPrefills(w, w.pool.PrefillBudget(0), admit)
 		s.launch(w, 0, 0, 0)
 		return
 	}
@@ -403,7 +392,7 @@ func (s *sim) startStep(w *worker) {
 	}
 	decodes := len(w.plan)
 	if w.role != roleDecode {
-		s.planPrefills(w, budget-decodeSeqs, admit)
+		s.planPrefills(w, w.pool.PrefillBudget(decodeSeqs), admit)
 	}
 	s.launch(w, decodes, decodeSeqs, decodeKV)
 }
@@ -411,7 +400,7 @@ func (s *sim) startStep(w *worker) {
 // prefillPending reports whether a prompt chunk could run now: a running request still has
 // prompt tokens left, or a waiting one can be admitted.
 func (s *sim) prefillPending(w *worker, res int) bool {
-	return w.prefilling > 0 || len(w.waiting) > 0 && w.runningSeqs < w.pool.MaxSeqs && w.kvFree >= res
+	return w.prefilling > 0 || len(w.waiting) > 0 && w.pool.CanAdmit(w.runningSeqs, w.kvFree, res)
 }
 
 // planPrefills plans prompt chunks of running requests, then new admissions, within budget.

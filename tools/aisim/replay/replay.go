@@ -8,7 +8,6 @@ package replay
 
 import (
 	"context"
-	"math"
 	"slices"
 	"time"
 
@@ -349,12 +348,7 @@ func (s *sim) startKicked() {
 // only on a prefill worker, in whole blocks. Cached prefix blocks are not shared between
 // running requests in this accounting.
 func reserve(w *worker, r *req) int {
-	tokens := r.isl + r.osl
-	if w.role == rolePrefill {
-		tokens = r.isl
-	}
-	b := w.pool.BlockSize
-	return (tokens + b - 1) / b * b
+	return w.pool.Reserve(r.isl, r.osl, w.role == rolePrefill)
 }
 
 // admit takes the head of the waiting queue when a sequence slot and its KV are free (first
@@ -362,13 +356,13 @@ func reserve(w *worker, r *req) int {
 // On an entry worker the prompt's cached prefix is looked up: those tokens need no prefill
 // compute.
 func (s *sim) admit(w *worker) int32 {
-	if len(w.waiting) == 0 || w.runningSeqs >= w.pool.MaxSeqs {
+	if len(w.waiting) == 0 {
 		return -1
 	}
 	i := w.waiting[0]
 	r := &s.reqs[i]
 	res := reserve(w, r)
-	if w.kvFree < res {
+	if !w.pool.CanAdmit(w.runningSeqs, w.kvFree, res) {
 		return -1
 	}
 	w.waiting = w.waiting[1:]
@@ -399,14 +393,10 @@ func (s *sim) join(w *worker, i int32) {
 	w.pushFinish(finish{at: w.dsteps + r.osl - 1, r: i})
 }
 
+// prefillPending reports whether a prompt chunk could run now: an admitted request's prompt is
+// not complete, or the head of the queue can be admitted.
 func (s *sim) prefillPending(w *worker) bool {
-	if len(w.running) > 0 {
-		return true
-	}
-	if len(w.waiting) == 0 || w.runningSeqs >= w.pool.MaxSeqs {
-		return false
-	}
-	return w.kvFree >= reserve(w, &s.reqs[w.waiting[0]])
+	return len(w.running) > 0 || len(w.waiting) > 0 && w.pool.CanAdmit(w.runningSeqs, w.kvFree, reserve(w, &s.reqs[w.waiting[0]]))
 }
 
 // startStep builds the next batch as perf.Simulate does: every decoding request, then prompt
@@ -414,15 +404,13 @@ func (s *sim) prefillPending(w *worker) bool {
 func (s *sim) startStep(w *worker) {
 	w.plan = w.plan[:0]
 	w.planDecodes = 0
-	budget := w.pool.MaxTokens
 	if w.role == roleDecode {
 		for s.admit(w) >= 0 {
 		}
 	}
-	pfu := w.pool.PrefillFirstUpTo
-	if w.role == roleAgg && pfu > 0 && s.prefillPending(w) && (pfu == math.MaxInt || w.runningSeqs <= pfu) {
+	if w.role == roleAgg && w.pool.PrefillOnly(w.runningSeqs, s.prefillPending(w)) {
 		// Prefill-only step: the decodes wait.
-		s.planPrefills(w, budget)
+		s.planPrefills(w, w.pool.PrefillBudget(0))
 		s.launch(w)
 		return
 	}
@@ -430,7 +418,7 @@ func (s *sim) startStep(w *worker) {
 		w.planDecodes = w.decN
 	}
 	if w.role != roleDecode {
-		s.planPrefills(w, budget-w.planDecodes)
+		s.planPrefills(w, w.pool.PrefillBudget(w.planDecodes))
 	}
 	s.launch(w)
 }
