@@ -92,14 +92,6 @@ var ErrStalled = errors.New("simulation stalled: requests cannot be scheduled wi
 // ErrDeadline means the wall-clock budget for the candidate ran out.
 var ErrDeadline = errors.New("candidate timeout exceeded")
 
-type role int
-
-const (
-	roleAgg role = iota
-	rolePrefill
-	roleDecode
-)
-
 // cohort is a group of requests that arrived together on one worker and
 // have made identical progress. Identical synthetic requests make this
 // exact, and it keeps the cost per step proportional to the number of
@@ -124,7 +116,7 @@ type item struct {
 type worker struct {
 	id          int32 // index in sim.workers
 	pool        *Pool
-	role        role
+	role        Role
 	waiting     []*cohort
 	running     []*cohort
 	prefilling  int // running cohorts with prompt tokens left
@@ -175,7 +167,7 @@ type sim struct {
 // throughput. It stops early on ctx cancellation or when deadline passes.
 func Simulate(ctx context.Context, d Deployment, w Workload, sla SLA, deadline time.Time) (Report, error) {
 	s := &sim{d: d, w: w, sla: sla, rng: rand.New(rand.NewPCG(w.Seed, 0x5eed))}
-	mk := func(p *Pool, r role) []*worker {
+	mk := func(p *Pool, r Role) []*worker {
 		var ws []*worker
 		for i := 0; i < p.Replicas; i++ {
 			wk := &worker{id: int32(len(s.workers)), pool: p, role: r, kvFree: p.KVTokens}
@@ -185,10 +177,10 @@ func Simulate(ctx context.Context, d Deployment, w Workload, sla SLA, deadline t
 		return ws
 	}
 	if d.Agg != nil {
-		s.entry = mk(d.Agg, roleAgg)
+		s.entry = mk(d.Agg, RoleAgg)
 	} else {
-		s.entry = mk(d.Prefill, rolePrefill)
-		s.decode = mk(d.Decode, roleDecode)
+		s.entry = mk(d.Prefill, RolePrefill)
+		s.decode = mk(d.Decode, RoleDecode)
 	}
 	if w.Concurrency > 0 {
 		s.issue(min(w.Concurrency, w.Requests))
@@ -318,7 +310,7 @@ func (s *sim) startKicked() {
 
 // reserve is the KV every request of the workload holds on w (Pool.Reserve).
 func (s *sim) reserve(w *worker) int {
-	return w.pool.Reserve(s.w.ISL, s.w.OSL, w.role == rolePrefill)
+	return w.pool.Reserve(w.role, s.w.ISL, s.w.OSL)
 }
 
 func split(c *cohort, k int) *cohort {
@@ -368,20 +360,20 @@ func (s *sim) startStep(w *worker) {
 		}
 		return budget
 	}
-	if w.role == roleDecode {
+	if w.role.AdmitsFirst() {
 		admit(false, 0)
 	}
 	// Decode rows are summed while they are planned, in integers: every term of the batch is an
 	// integer (or a half-integer) far below 2^52, so float64 sums are exact in any order and
 	// one pass over the running cohorts gives the same batch as summing the plan afterwards.
 	decodeSeqs, decodeKV := 0, 0
-	if w.role == roleAgg && w.pool.PrefillOnly(w.runningSeqs, s.prefillPending(w, res)) {
+	if w.pool.PrefillOnly(w.role, w.runningSeqs, s.prefillPending(w, res)) {
 		// Prefill-only step: the decodes wait.
 		s.planPrefills(w, w.pool.PrefillBudget(0), admit)
 		s.launch(w, 0, 0, 0)
 		return
 	}
-	if w.role != rolePrefill {
+	if w.role.Decodes() {
 		for _, c := range w.running {
 			if c.prefilled == isl && c.generated < s.w.OSL {
 				w.plan = append(w.plan, item{c: c, decode: true})
@@ -391,7 +383,7 @@ func (s *sim) startStep(w *worker) {
 		}
 	}
 	decodes := len(w.plan)
-	if w.role != roleDecode {
+	if w.role.Prefills() {
 		s.planPrefills(w, w.pool.PrefillBudget(decodeSeqs), admit)
 	}
 	s.launch(w, decodes, decodeSeqs, decodeKV)
@@ -500,7 +492,7 @@ func (s *sim) finishStep(w *worker) {
 		}
 		w.prefilling--
 		c.generated, c.firstTok, c.lastTok = 1, t, t
-		if w.role == rolePrefill {
+		if w.role == RolePrefill {
 			// Release the prefill KV and hand the request to the decode pool.
 			w.kvFree += c.n * s.reserve(w)
 			w.runningSeqs -= c.n

@@ -53,14 +53,6 @@ type Result struct {
 	MaxInFlight int
 }
 
-type role int
-
-const (
-	roleAgg role = iota
-	rolePrefill
-	roleDecode
-)
-
 type req struct {
 	src       *trace.Request
 	idx       int32
@@ -93,7 +85,7 @@ type finish struct {
 type worker struct {
 	id          int32
 	pool        *perf.Pool
-	role        role
+	role        perf.Role
 	waiting     []int32
 	running     []int32 // admitted, prompt not complete
 	runningSeqs int
@@ -212,11 +204,11 @@ func Simulate(ctx context.Context, d perf.Deployment, t *trace.Trace, o Options,
 			}
 		}
 	}
-	mk := func(p *perf.Pool, r role) []*worker {
+	mk := func(p *perf.Pool, r perf.Role) []*worker {
 		var ws []*worker
 		for i := 0; i < p.Replicas; i++ {
 			wk := &worker{id: int32(len(s.workers)), pool: p, role: r, kvFree: p.KVTokens}
-			if o.PrefixCaching && r != roleDecode {
+			if o.PrefixCaching && r.Prefills() {
 				wk.cache = trace.NewPrefixCache(p.KVTokens / t.BlockSize)
 			}
 			ws = append(ws, wk)
@@ -225,10 +217,10 @@ func Simulate(ctx context.Context, d perf.Deployment, t *trace.Trace, o Options,
 		return ws
 	}
 	if d.Agg != nil {
-		s.entry = mk(d.Agg, roleAgg)
+		s.entry = mk(d.Agg, perf.RoleAgg)
 	} else {
-		s.entry = mk(d.Prefill, rolePrefill)
-		s.decode = mk(d.Decode, roleDecode)
+		s.entry = mk(d.Prefill, perf.RolePrefill)
+		s.decode = mk(d.Decode, perf.RoleDecode)
 	}
 	total := len(s.reqs)
 	if o.Concurrency > 0 {
@@ -348,7 +340,7 @@ func (s *sim) startKicked() {
 // only on a prefill worker, in whole blocks. Cached prefix blocks are not shared between
 // running requests in this accounting.
 func reserve(w *worker, r *req) int {
-	return w.pool.Reserve(r.isl, r.osl, w.role == rolePrefill)
+	return w.pool.Reserve(w.role, r.isl, r.osl)
 }
 
 // admit takes the head of the waiting queue when a sequence slot and its KV are free (first
@@ -369,7 +361,7 @@ func (s *sim) admit(w *worker) int32 {
 	w.kvFree -= res
 	w.runningSeqs++
 	r.res = res
-	if w.role == roleDecode {
+	if w.role == perf.RoleDecode {
 		s.join(w, i)
 		return i
 	}
@@ -404,20 +396,20 @@ func (s *sim) prefillPending(w *worker) bool {
 func (s *sim) startStep(w *worker) {
 	w.plan = w.plan[:0]
 	w.planDecodes = 0
-	if w.role == roleDecode {
+	if w.role.AdmitsFirst() {
 		for s.admit(w) >= 0 {
 		}
 	}
-	if w.role == roleAgg && w.pool.PrefillOnly(w.runningSeqs, s.prefillPending(w)) {
+	if w.pool.PrefillOnly(w.role, w.runningSeqs, s.prefillPending(w)) {
 		// Prefill-only step: the decodes wait.
 		s.planPrefills(w, w.pool.PrefillBudget(0))
 		s.launch(w)
 		return
 	}
-	if w.role != rolePrefill {
+	if w.role.Decodes() {
 		w.planDecodes = w.decN
 	}
-	if w.role != roleDecode {
+	if w.role.Prefills() {
 		s.planPrefills(w, w.pool.PrefillBudget(w.planDecodes))
 	}
 	s.launch(w)
@@ -503,7 +495,7 @@ func (s *sim) finishStep(w *worker) {
 			w.cache.Insert(r.src.HashIDs)
 		}
 		r.firstTok = t
-		if w.role == rolePrefill {
+		if w.role == perf.RolePrefill {
 			// The prompt's KV leaves the prefill worker for a decode worker.
 			w.kvFree += r.res
 			w.runningSeqs--
@@ -537,7 +529,7 @@ func (s *sim) finishStep(w *worker) {
 // earliest event.
 func (s *sim) fastForward(w *worker) {
 	for len(s.kicked) == 1 && s.kicked[0] == w && !w.busy && len(w.waiting) == 0 && len(w.running) == 0 &&
-		w.decN > 0 && w.role != rolePrefill {
+		w.decN > 0 && w.role.Decodes() {
 		b := perf.Batch{DecodeSeqs: float64(w.decN), DecodeKV: float64(w.decKV), OutputRows: float64(w.decN)}
 		end := s.now + w.pool.Step.Time(b)
 		if (s.q.Len() > 0 && end >= s.q.Next()) || (s.o.MaxVirtualSeconds > 0 && end > s.o.MaxVirtualSeconds) {
@@ -623,7 +615,7 @@ func (s *sim) complete(r *req) {
 	s.lastDone = t
 	if s.next != nil {
 		if n := s.next[r.idx]; n >= 0 {
-			if w := r.entry; w.role == roleAgg && w.cache != nil {
+			if w := r.entry; w.role == perf.RoleAgg && w.cache != nil {
 				// The worker keeps the response's complete blocks as well (vLLM and SGLang cache
 				// generated tokens too): the next turn's prompt starts with this prompt and response.
 				ids := s.reqs[n].src.HashIDs
