@@ -24,7 +24,8 @@ type Pool struct {
 	// PrefillFirstUpTo > 0 runs prompt chunks in steps of their own, pausing decodes while
 	// any prompt can make progress, as long as at most that many requests are running on the
 	// worker (admitted; the queue does not count, see BackendCalibration.PrefillFirstUpTo);
-	// otherwise decodes and prompt chunks share steps (chunked / in-flight batching).
+	// otherwise decodes and prompt chunks share steps (chunked / in-flight batching). The
+	// decision is Pool.PrefillOnly.
 	PrefillFirstUpTo int
 }
 
