@@ -32,13 +32,8 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(tmp)
-	if aisimBin, err = reportertest.BuildAISim(tmp); err != nil {
+	if env, aisimBin, err = reportertest.Start(tmp); err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	env, err = testenv.Start(testenv.Options{ExtraCRDDirs: []string{filepath.Join(testenv.Root(), "test", "crds")}})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "starting the control plane:", err)
 		return 1
 	}
 	defer env.Stop()

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -78,7 +77,7 @@ func newFixture(t *testing.T, maxCandidates int32) *fixture {
 	if err := c.Status().Update(ctx, req); err != nil {
 		t.Fatal(err)
 	}
-	setRunState(t, run, v1beta2.RunPhaseRunning, metav1.ConditionFalse, v1beta2.ReasonEvaluatingCandidates)
+	reportertest.SetRunState(t, env.Client, run, v1beta2.RunPhaseRunning, metav1.ConditionFalse, v1beta2.ReasonEvaluatingCandidates)
 
 	input := "engine: {model: meta-llama/Llama-3.1-8B-Instruct, hardware: h200_sxm}\n" +
 		"traffic: {source: {type: synthetic, input_tokens: 1024, output_tokens: 128}, load: {type: concurrency, concurrency: 10}, stop: {requests: 200}}\n" +
@@ -96,19 +95,6 @@ func newFixture(t *testing.T, maxCandidates int32) *fixture {
 	return &fixture{ns: ns, req: req, run: run, out: out, dir: dir}
 }
 
-func setRunState(t *testing.T, run *v1beta2.DynamoGraphDeploymentRun, phase v1beta2.RunPhase, status metav1.ConditionStatus, reason string) {
-	t.Helper()
-	ctx := context.Background()
-	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(run), run); err != nil {
-		t.Fatal(err)
-	}
-	run.Status.Phase = phase
-	meta.SetStatusCondition(&run.Status.Conditions, metav1.Condition{Type: v1beta2.ConditionCompleted, Status: status, Reason: reason, Message: "test"})
-	if err := env.Client.Status().Update(ctx, run); err != nil {
-		t.Fatal(err)
-	}
-}
-
 var dgdGVK = schema.GroupVersionKind{Group: "nvidia.com", Version: "v1beta1", Kind: "DynamoGraphDeployment"}
 
 func TestPromote(t *testing.T) {
@@ -120,12 +106,12 @@ func TestPromote(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "has not completed") {
 		t.Fatalf("promote of a running Run: err = %v", err)
 	}
-	setRunState(t, f.run, v1beta2.RunPhaseFailed, metav1.ConditionTrue, v1beta2.ReasonPublishFailed)
+	reportertest.SetRunState(t, env.Client, f.run, v1beta2.RunPhaseFailed, metav1.ConditionTrue, v1beta2.ReasonPublishFailed)
 	_, err = dgdrctlRun(t, "promote", best, "--name", "llm-prod", "-n", f.ns)
 	if err == nil || !strings.Contains(err.Error(), "did not succeed") {
 		t.Fatalf("promote of a failed Run: err = %v", err)
 	}
-	setRunState(t, f.run, v1beta2.RunPhaseSucceeded, metav1.ConditionTrue, v1beta2.ReasonSucceeded)
+	reportertest.SetRunState(t, env.Client, f.run, v1beta2.RunPhaseSucceeded, metav1.ConditionTrue, v1beta2.ReasonSucceeded)
 
 	// --dry-run prints the object and creates nothing.
 	stdout, err := dgdrctlRun(t, "promote", best, "--name", "llm-prod", "-n", f.ns, "--dry-run")
@@ -174,7 +160,7 @@ func TestPromote(t *testing.T) {
 		t.Errorf("second promotion: err = %v", err)
 	}
 	// --force promotes a candidate of a Run that did not succeed.
-	setRunState(t, f.run, v1beta2.RunPhaseCancelled, metav1.ConditionTrue, v1beta2.ReasonCancelled)
+	reportertest.SetRunState(t, env.Client, f.run, v1beta2.RunPhaseCancelled, metav1.ConditionTrue, v1beta2.ReasonCancelled)
 	if _, err := dgdrctlRun(t, "promote", f.out.Published[1], "--name", "llm-canary", "-n", f.ns, "--force"); err != nil {
 		t.Errorf("--force: %v", err)
 	}
@@ -200,7 +186,7 @@ func TestStatus(t *testing.T) {
 		t.Errorf("status output lacks the error band:\n%s", stdout)
 	}
 	// --watch ends once the newest run is complete and shows the final view.
-	setRunState(t, f.run, v1beta2.RunPhaseSucceeded, metav1.ConditionTrue, v1beta2.ReasonSucceeded)
+	reportertest.SetRunState(t, env.Client, f.run, v1beta2.RunPhaseSucceeded, metav1.ConditionTrue, v1beta2.ReasonSucceeded)
 	stdout, err = dgdrctlRun(t, "status", "llm", "-n", f.ns, "--watch", "--interval", "10ms")
 	if err != nil {
 		t.Fatal(err)

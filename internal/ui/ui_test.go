@@ -113,19 +113,6 @@ func newRun(t *testing.T, req *v1beta2.DynamoGraphDeploymentRequest, n int, inpu
 	return run
 }
 
-func setRunState(t *testing.T, run *v1beta2.DynamoGraphDeploymentRun, phase v1beta2.RunPhase, status metav1.ConditionStatus, reason string) {
-	t.Helper()
-	ctx := context.Background()
-	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(run), run); err != nil {
-		t.Fatal(err)
-	}
-	run.Status.Phase = phase
-	meta.SetStatusCondition(&run.Status.Conditions, metav1.Condition{Type: v1beta2.ConditionCompleted, Status: status, Reason: reason, Message: "test"})
-	if err := env.Client.Status().Update(ctx, run); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	ctx := context.Background()
@@ -621,7 +608,7 @@ func TestPromoteSameCodePathAsDgdrctl(t *testing.T) {
 	if code, body := post(page, confirm, nil); code != http.StatusConflict || !strings.Contains(body, "has not completed") {
 		t.Errorf("a running Run: %d %s", code, body)
 	}
-	setRunState(t, f.run, v1beta2.RunPhaseSucceeded, metav1.ConditionTrue, v1beta2.ReasonSucceeded)
+	reportertest.SetRunState(t, env.Client, f.run, v1beta2.RunPhaseSucceeded, metav1.ConditionTrue, v1beta2.ReasonSucceeded)
 	code, body = post(page, confirm, map[string]string{"Origin": ts.URL})
 	if code != http.StatusOK || !strings.Contains(body, "dynamographdeployment.nvidia.com/llm-prod created from "+best) {
 		t.Fatalf("promote: %d\n%s", code, body)
@@ -637,7 +624,7 @@ func TestPromoteSameCodePathAsDgdrctl(t *testing.T) {
 		t.Errorf("second promotion: %d %s", code, body)
 	}
 	// force promotes a candidate of a Run that did not succeed.
-	setRunState(t, f.run, v1beta2.RunPhaseCancelled, metav1.ConditionTrue, v1beta2.ReasonCancelled)
+	reportertest.SetRunState(t, env.Client, f.run, v1beta2.RunPhaseCancelled, metav1.ConditionTrue, v1beta2.ReasonCancelled)
 	forced := url.Values{"name": {"llm-canary"}, "confirm": {"yes"}, "force": {"1"}}
 	if code, body := post("/api/ns/"+f.ns+"/candidates/"+f.published[1]+"/promote", forced, map[string]string{ui.TokenHeader: srv.Token()}); code != http.StatusOK {
 		t.Errorf("force: %d %s", code, body)
@@ -731,7 +718,7 @@ func TestRestrictedUser(t *testing.T) {
 		}
 		return m[1]
 	}()
-	setRunState(t, f.run, v1beta2.RunPhaseSucceeded, metav1.ConditionTrue, v1beta2.ReasonSucceeded)
+	reportertest.SetRunState(t, env.Client, f.run, v1beta2.RunPhaseSucceeded, metav1.ConditionTrue, v1beta2.ReasonSucceeded)
 	form := url.Values{"name": {"alice-dgd"}, "confirm": {"yes"}, "token": {ownSrvToken}}
 	resp, err := own.Client().PostForm(own.URL+"/api/ns/"+f.ns+"/candidates/"+f.published[0]+"/promote", form)
 	if err != nil {

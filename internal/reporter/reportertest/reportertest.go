@@ -9,13 +9,18 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/reporter"
 	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
+	"github.com/dgdr-operator/dgdr-operator/internal/testenv"
 )
 
 // RuntimeImages are the backends' runtime images the published Candidates render with (the
@@ -59,4 +64,33 @@ func Publish(ctx context.Context, cfg *rest.Config, aisimBin, workDir, ns, runNa
 		RuntimeImages: RuntimeImages, PollInterval: 10 * time.Millisecond, ProgressInterval: 10 * time.Millisecond}
 	out, err := rep.Run(ctx)
 	return out, dir, err
+}
+
+// Start builds aisim into dir (or takes $AISIM_BIN) and starts a real API server with the
+// repository's test-only CRDs (the DynamoGraphDeployment CRD, so a promotion is really created):
+// the shared start of the readers' TestMains.
+func Start(dir string) (*testenv.Env, string, error) {
+	aisimBin, err := BuildAISim(dir)
+	if err != nil {
+		return nil, "", err
+	}
+	env, err := testenv.Start(testenv.Options{ExtraCRDDirs: []string{filepath.Join(testenv.Root(), "test", "crds")}})
+	if err != nil {
+		return nil, "", fmt.Errorf("starting the control plane: %w", err)
+	}
+	return env, aisimBin, nil
+}
+
+// SetRunState sets the Run's phase and Completed condition, as the Run controller would.
+func SetRunState(t testing.TB, c client.Client, run *v1beta2.DynamoGraphDeploymentRun, phase v1beta2.RunPhase, status metav1.ConditionStatus, reason string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := c.Get(ctx, client.ObjectKeyFromObject(run), run); err != nil {
+		t.Fatal(err)
+	}
+	run.Status.Phase = phase
+	meta.SetStatusCondition(&run.Status.Conditions, metav1.Condition{Type: v1beta2.ConditionCompleted, Status: status, Reason: reason, Message: "test"})
+	if err := c.Status().Update(ctx, run); err != nil {
+		t.Fatal(err)
+	}
 }
