@@ -112,48 +112,35 @@ func runCandidates(t *testing.T, ns, runName string) []v1beta2.DynamoGraphDeploy
 // name or rank, and the namespace satisfies every invariant.
 func TestReporterKilledMidProvisionalRound(t *testing.T) {
 	ns := newNamespace(t, "chaos-provisional")
-	for attempt := 1; attempt <= 3; attempt++ {
-		name := fmt.Sprintf("provisional-%d", attempt)
-		env.CreateRequest(t, ns, fmt.Sprintf(provisionalRequest, name))
-		runName := waitRunOf(t, ns, name)
-		jobName := runName + "-search"
-		searchPID, frozen := freezeSearchMidway(t, ns, jobName)
-		if !frozen {
-			t.Logf("attempt %d: the search finished before it could be frozen; trying again", attempt)
-			env.WaitRunDone(t, ns, runName, 2*time.Minute)
-			continue
-		}
-		reporterPID := containerPID(ns, jobName, "reporter")
-		killed := killOnFirstCandidate(t, ns, runName, reporterPID)
-		if err := syscall.Kill(-searchPID, syscall.SIGCONT); err != nil {
-			t.Fatalf("SIGCONT search: %v", err)
-		}
-		if !killed {
-			t.Fatalf("attempt %d: no provisional Candidate appeared while the search was frozen", attempt)
-		}
-		run := env.WaitRunDone(t, ns, runName, 2*time.Minute)
-		reason, msg, _ := sandboxtest.Completed(run)
-		if reason != v1beta2.ReasonPublishFailed {
-			t.Fatalf("Run %s ended %s, want %s: %s", runName, reason, v1beta2.ReasonPublishFailed, msg)
-		}
-		cands := runCandidates(t, ns, runName)
-		if len(cands) == 0 || len(cands) > 5 {
-			t.Errorf("Run %s: %d Candidates left, want the part of the round published before the kill (1..5)", runName, len(cands))
-		}
-		for _, c := range cands {
-			cond := meta.FindStatusCondition(c.Status.Conditions, v1beta2.ConditionEvaluated)
-			if cond != nil && !c.Status.Provisional {
-				t.Errorf("Candidate %s looks final (evaluated, not provisional) although the reporter never published the final ranking", c.Name)
-			}
-			if rank, ok := c.Labels[v1beta2.LabelCandidateRank]; ok {
-				t.Errorf("Candidate %s: rank label %s on a provisional Candidate", c.Name, rank)
-			}
-		}
-		t.Logf("Run %s: %d provisional Candidates published before the kill stay", runName, len(cands))
-		requireInvariants(t, ns)
-		return
+	runName, jobName, searchPID := frozenSearch(t, ns, "provisional")
+	reporterPID := containerPID(ns, jobName, "reporter")
+	killed := killOnFirstCandidate(t, ns, runName, reporterPID)
+	if err := syscall.Kill(-searchPID, syscall.SIGCONT); err != nil {
+		t.Fatalf("SIGCONT search: %v", err)
 	}
-	t.Fatal("the search finished before it could be frozen in 3 attempts")
+	if !killed {
+		t.Fatal("no provisional Candidate appeared while the search was frozen")
+	}
+	run := env.WaitRunDone(t, ns, runName, 2*time.Minute)
+	reason, msg, _ := sandboxtest.Completed(run)
+	if reason != v1beta2.ReasonPublishFailed {
+		t.Fatalf("Run %s ended %s, want %s: %s", runName, reason, v1beta2.ReasonPublishFailed, msg)
+	}
+	cands := runCandidates(t, ns, runName)
+	if len(cands) == 0 || len(cands) > 5 {
+		t.Errorf("Run %s: %d Candidates left, want the part of the round published before the kill (1..5)", runName, len(cands))
+	}
+	for _, c := range cands {
+		cond := meta.FindStatusCondition(c.Status.Conditions, v1beta2.ConditionEvaluated)
+		if cond != nil && !c.Status.Provisional {
+			t.Errorf("Candidate %s looks final (evaluated, not provisional) although the reporter never published the final ranking", c.Name)
+		}
+		if rank, ok := c.Labels[v1beta2.LabelCandidateRank]; ok {
+			t.Errorf("Candidate %s: rank label %s on a provisional Candidate", c.Name, rank)
+		}
+	}
+	t.Logf("Run %s: %d provisional Candidates published before the kill stay", runName, len(cands))
+	requireInvariants(t, ns)
 }
 
 // TestCancelKeepsProvisional cancels a Run whose search is still running after a provisional
@@ -162,62 +149,70 @@ func TestReporterKilledMidProvisionalRound(t *testing.T) {
 // artifacts.
 func TestCancelKeepsProvisional(t *testing.T) {
 	ns := newNamespace(t, "chaos-cancel")
+	runName, jobName, searchPID := frozenSearch(t, ns, "cancel")
+	var run v1beta2.DynamoGraphDeploymentRun
+	waitFor(t, time.Minute, "a provisional round of "+runName, func(ctx context.Context) (bool, string, error) {
+		if err := k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: runName}, &run); err != nil {
+			return false, "", err
+		}
+		s := run.Status.Recommendation
+		return s != nil && s.Provisional && len(run.Status.CandidateRefs) > 0, fmt.Sprintf("recommendation %+v", s), nil
+	})
+	refs := run.Status.CandidateRefs
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"`+v1beta2.AnnotationCancel+`":"true"}}}`))
+	if err := k8s.Patch(context.Background(), &v1beta2.DynamoGraphDeploymentRun{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: runName}}, patch); err != nil {
+		t.Fatal(err)
+	}
+	done := env.WaitRunDone(t, ns, runName, 2*time.Minute)
+	_ = syscall.Kill(-searchPID, syscall.SIGCONT) // gone with the pod, normally
+	if reason, msg, _ := sandboxtest.Completed(done); reason != v1beta2.ReasonCancelled {
+		t.Fatalf("Run %s ended %s, want %s: %s", runName, reason, v1beta2.ReasonCancelled, msg)
+	}
+	// The Job's deletion and the reporter's stop take a moment after the Run is terminal.
+	waitFor(t, time.Minute, "the reporter of "+runName+" to stop", func(context.Context) (bool, string, error) {
+		return containerPID(ns, jobName, "reporter") == 0, "", nil
+	})
+	if err := k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: runName}, &run); err != nil {
+		t.Fatal(err)
+	}
+	if s := run.Status.Recommendation; s == nil || !s.Provisional || len(run.Status.CandidateRefs) < len(refs) {
+		t.Errorf("after the cancel: recommendation %+v, refs %v (had %v)", s, run.Status.CandidateRefs, refs)
+	}
+	cands := runCandidates(t, ns, runName)
+	if len(cands) != len(run.Status.CandidateRefs) {
+		t.Errorf("%d Candidates, %d candidateRefs", len(cands), len(run.Status.CandidateRefs))
+	}
+	for _, c := range cands {
+		if !c.Status.Provisional {
+			t.Errorf("Candidate %s is not marked provisional", c.Name)
+		}
+	}
+	if run.Status.Artifacts == nil {
+		t.Error("no artifacts kept on SIGTERM")
+	}
+	t.Logf("Run %s cancelled: %d provisional Candidates kept, artifacts %+v", runName, len(cands), run.Status.Artifacts)
+	requireInvariants(t, ns)
+}
+
+// frozenSearch creates provisional requests named prefix-1, -2, ... until one's search can be
+// frozen midway (at most 3; a search can finish before it is caught), and returns that Run, its
+// Job and the frozen search's process group.
+func frozenSearch(t *testing.T, ns, prefix string) (runName, jobName string, searchPID int) {
+	t.Helper()
 	for attempt := 1; attempt <= 3; attempt++ {
-		name := fmt.Sprintf("cancel-%d", attempt)
+		name := fmt.Sprintf("%s-%d", prefix, attempt)
 		env.CreateRequest(t, ns, fmt.Sprintf(provisionalRequest, name))
-		runName := waitRunOf(t, ns, name)
-		jobName := runName + "-search"
-		searchPID, frozen := freezeSearchMidway(t, ns, jobName)
-		if !frozen {
-			t.Logf("attempt %d: the search finished before it could be frozen; trying again", attempt)
-			env.WaitRunDone(t, ns, runName, 2*time.Minute)
-			continue
+		runName = waitRunOf(t, ns, name)
+		jobName = runName + "-search"
+		pid, frozen := freezeSearchMidway(t, ns, jobName)
+		if frozen {
+			return runName, jobName, pid
 		}
-		var run v1beta2.DynamoGraphDeploymentRun
-		waitFor(t, time.Minute, "a provisional round of "+runName, func(ctx context.Context) (bool, string, error) {
-			if err := k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: runName}, &run); err != nil {
-				return false, "", err
-			}
-			s := run.Status.Recommendation
-			return s != nil && s.Provisional && len(run.Status.CandidateRefs) > 0, fmt.Sprintf("recommendation %+v", s), nil
-		})
-		refs := run.Status.CandidateRefs
-		patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"`+v1beta2.AnnotationCancel+`":"true"}}}`))
-		if err := k8s.Patch(context.Background(), &v1beta2.DynamoGraphDeploymentRun{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: runName}}, patch); err != nil {
-			t.Fatal(err)
-		}
-		done := env.WaitRunDone(t, ns, runName, 2*time.Minute)
-		_ = syscall.Kill(-searchPID, syscall.SIGCONT) // gone with the pod, normally
-		if reason, msg, _ := sandboxtest.Completed(done); reason != v1beta2.ReasonCancelled {
-			t.Fatalf("Run %s ended %s, want %s: %s", runName, reason, v1beta2.ReasonCancelled, msg)
-		}
-		// The Job's deletion and the reporter's stop take a moment after the Run is terminal.
-		waitFor(t, time.Minute, "the reporter of "+runName+" to stop", func(context.Context) (bool, string, error) {
-			return containerPID(ns, jobName, "reporter") == 0, "", nil
-		})
-		if err := k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: runName}, &run); err != nil {
-			t.Fatal(err)
-		}
-		if s := run.Status.Recommendation; s == nil || !s.Provisional || len(run.Status.CandidateRefs) < len(refs) {
-			t.Errorf("after the cancel: recommendation %+v, refs %v (had %v)", s, run.Status.CandidateRefs, refs)
-		}
-		cands := runCandidates(t, ns, runName)
-		if len(cands) != len(run.Status.CandidateRefs) {
-			t.Errorf("%d Candidates, %d candidateRefs", len(cands), len(run.Status.CandidateRefs))
-		}
-		for _, c := range cands {
-			if !c.Status.Provisional {
-				t.Errorf("Candidate %s is not marked provisional", c.Name)
-			}
-		}
-		if run.Status.Artifacts == nil {
-			t.Error("no artifacts kept on SIGTERM")
-		}
-		t.Logf("Run %s cancelled: %d provisional Candidates kept, artifacts %+v", runName, len(cands), run.Status.Artifacts)
-		requireInvariants(t, ns)
-		return
+		t.Logf("attempt %d: the search finished before it could be frozen; trying again", attempt)
+		env.WaitRunDone(t, ns, runName, 2*time.Minute)
 	}
 	t.Fatal("the search finished before it could be frozen in 3 attempts")
+	return "", "", 0
 }
 
 // killOnFirstCandidate SIGKILLs the reporter on the first Candidate the Run gets; false when
