@@ -57,9 +57,11 @@ const ttftWeight = 2
 // fitCap caps a row's error ratio in the loss.
 var fitCap = 1.5
 
-// TestFit is the fitter behind perf.Calibrated: coordinate descent on the fit rows only.
-// Run with AISIM_CALIB_FIT=1; it prints the constants, which are then written by hand.
-func TestFit(t *testing.T) {
+// fitRows returns the calibration rows the fitters may see (never the validation rows), and
+// skips the test unless AISIM_CALIB_FIT is set: the fitters are tools run by hand, their output
+// written into perf.Calibrated.
+func fitRows(t *testing.T) []Row {
+	t.Helper()
 	if os.Getenv("AISIM_CALIB_FIT") == "" {
 		t.Skip("set AISIM_CALIB_FIT=1")
 	}
@@ -73,6 +75,13 @@ func TestFit(t *testing.T) {
 			fit = append(fit, r)
 		}
 	}
+	return fit
+}
+
+// TestFit is the fitter behind perf.Calibrated: coordinate descent on the fit rows only.
+// Run with AISIM_CALIB_FIT=1; it prints the constants, which are then written by hand.
+func TestFit(t *testing.T) {
+	fit := fitRows(t)
 	saved := perf.Calibrated
 	defer func() { perf.Calibrated = saved }()
 	type param struct {
@@ -180,19 +189,7 @@ func TestFit(t *testing.T) {
 // TestFitFP8 searches the FP8 GEMM scale jointly with a common scale of the backends' GEMM
 // efficiencies (the two are coupled; coordinate descent moves them one at a time).
 func TestFitFP8(t *testing.T) {
-	if os.Getenv("AISIM_CALIB_FIT") == "" {
-		t.Skip("set AISIM_CALIB_FIT=1")
-	}
-	all, err := Load("testdata/silicon-calibration.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var fit []Row
-	for _, r := range all {
-		if !Validation(r.ID) {
-			fit = append(fit, r)
-		}
-	}
+	fit := fitRows(t)
 	saved := perf.Calibrated
 	defer func() { perf.Calibrated = saved }()
 	best, bestF, bestG := math.Inf(1), 0.0, 0.0
