@@ -178,23 +178,19 @@ func (o *object) integer(key string, def int, minimum int64) (int, error) {
 	return intValue(o.p(key), x, minimum)
 }
 
-// positive decodes a float field that must be > 0.
+// nonNegative decodes a float field that must be >= 0.
 func (o *object) nonNegative(key string, def float64) (float64, error) {
-	x := o.get(key)
-	if x == nil {
-		return def, nil
-	}
-	f, err := numValue(o.p(key), x)
-	if err != nil {
-		return 0, err
-	}
-	if f < 0 {
-		return 0, errf(o.p(key), "must be >= 0")
-	}
-	return f, nil
+	return o.number(key, def, func(f float64) bool { return f >= 0 }, "must be >= 0")
 }
 
+// positive decodes a float field that must be > 0.
 func (o *object) positive(key string, def float64) (float64, error) {
+	return o.number(key, def, func(f float64) bool { return f > 0 }, "must be > 0")
+}
+
+// number decodes a float field (def when absent) that must satisfy ok, else names the field with
+// msg.
+func (o *object) number(key string, def float64, ok func(float64) bool, msg string) (float64, error) {
 	x := o.get(key)
 	if x == nil {
 		return def, nil
@@ -203,8 +199,8 @@ func (o *object) positive(key string, def float64) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if f <= 0 {
-		return 0, errf(o.p(key), "must be > 0")
+	if !ok(f) {
+		return 0, errf(o.p(key), "%s", msg)
 	}
 	return f, nil
 }
