@@ -196,7 +196,7 @@ func TestSimulateLoadAndSLA(t *testing.T) {
 	// A TTFT bound at the median keeps about half the requests. The median is its histogram
 	// bucket's centre and requests arriving together share a TTFT, so the bound includes the
 	// whole median bucket (one bucket is 0.2% wide).
-	strict := run(Workload{ISL: 1024, OSL: 128, Requests: 300, Concurrency: 64}, SLA{TTFTms: high.TTFT.P50 * (1 + histBase)})
+	strict := run(Workload{ISL: 1024, OSL: 128, Requests: 300, Concurrency: 64}, SLA{TTFTms: high.TTFT.P50 * (1 + HistBase)})
 	if f := float64(strict.GoodCompleted) / 300; f < 0.3 || f > 0.8 {
 		t.Errorf("goodput fraction at TTFT p50 bound = %.2f", f)
 	}

@@ -615,7 +615,8 @@ type hist struct {
 	lastLo, lastHi float64
 }
 
-const histBase = 0.002 // ln(1.002)
+// HistBase is the width of the latency histograms' log buckets: ln(1.002), 0.2% relative.
+const HistBase = 0.002
 
 func (h *hist) add(v, w float64) {
 	h.total += w
@@ -627,10 +628,10 @@ func (h *hist) add(v, w float64) {
 	// equal length) reuses its index: the logarithm was a tenth of a search.
 	k := h.lastK
 	if v < h.lastLo || v >= h.lastHi {
-		k = int(math.Floor(math.Log(v) / histBase))
+		k = int(math.Floor(math.Log(v) / HistBase))
 		h.lastK = k
-		h.lastLo = math.Exp(float64(k)*histBase) * (1 + 1e-12)
-		h.lastHi = math.Exp(float64(k+1)*histBase) * (1 - 1e-12)
+		h.lastLo = math.Exp(float64(k)*HistBase) * (1 + 1e-12)
+		h.lastHi = math.Exp(float64(k+1)*HistBase) * (1 - 1e-12)
 	}
 	// The window grows by at least its own size (a factor of about 2 in value per 350
 	// buckets), so a distribution that drifts costs few reallocations; where the window sits
@@ -665,17 +666,23 @@ func (h *hist) release() {
 	}
 }
 
-func (h *hist) stats(mean float64) Stats {
-	if h.total == 0 {
+func (h *hist) stats(mean float64) Stats { return LogHistStats(h.b, h.off, h.zero, h.total, mean) }
+
+// LogHistStats reads the percentiles of a histogram in log buckets of width HistBase: b[i] is the
+// weight of bucket off+i (values in [e^((off+i)·HistBase), e^((off+i+1)·HistBase))), zero the
+// weight of values <= 0, total the whole weight. A percentile is its bucket's midpoint in log
+// space. Both simulators' histograms (this package's and replay's) read through it.
+func LogHistStats(b []float64, off int, zero, total, mean float64) Stats {
+	if total == 0 {
 		return Stats{}
 	}
 	q := func(p float64) float64 {
-		target, acc := p*h.total, h.zero
+		target, acc := p*total, zero
 		if acc >= target-1e-9 {
 			return 0
 		}
 		last := 0
-		for i, w := range h.b {
+		for i, w := range b {
 			if w == 0 {
 				continue
 			}
@@ -685,7 +692,7 @@ func (h *hist) stats(mean float64) Stats {
 				break
 			}
 		}
-		return math.Exp((float64(last+h.off) + 0.5) * histBase)
+		return math.Exp((float64(last+off) + 0.5) * HistBase)
 	}
 	return Stats{Mean: mean, P50: q(0.5), P90: q(0.9), P99: q(0.99)}
 }

@@ -15,15 +15,13 @@ type logHist struct {
 	total float64
 }
 
-const histBase = 0.002
-
 func (h *logHist) add(v, w float64) {
 	h.total += w
 	if v <= 0 {
 		h.zero += w
 		return
 	}
-	k := int(math.Floor(fastLog(v) / histBase))
+	k := int(math.Floor(fastLog(v) / perf.HistBase))
 	switch {
 	case h.b == nil:
 		h.b = make([]float64, 1024)
@@ -39,28 +37,7 @@ func (h *logHist) add(v, w float64) {
 }
 
 func (h *logHist) stats(mean float64) perf.Stats {
-	if h.total == 0 {
-		return perf.Stats{}
-	}
-	q := func(p float64) float64 {
-		target, acc := p*h.total, h.zero
-		if acc >= target-1e-9 {
-			return 0
-		}
-		last := 0
-		for i, w := range h.b {
-			if w == 0 {
-				continue
-			}
-			last = i
-			acc += w
-			if acc >= target-1e-9 {
-				break
-			}
-		}
-		return math.Exp((float64(last+h.off) + 0.5) * histBase)
-	}
-	return perf.Stats{Mean: mean, P50: q(0.5), P90: q(0.9), P99: q(0.99)}
+	return perf.LogHistStats(h.b, h.off, h.zero, h.total, mean)
 }
 
 // lnTable[i] = ln(1 + i/1024): fastLog interpolates the mantissa's logarithm in it.
