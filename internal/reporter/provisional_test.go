@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -262,6 +263,51 @@ func TestSIGTERMKeepsProvisional(t *testing.T) {
 	}
 	if got := gunzip(t, cm.BinaryData[jobcontract.ArtifactEventsKey]); len(bytes.Split(bytes.TrimSpace(got), []byte("\n"))) != end {
 		t.Errorf("kept ledger has %d lines, want %d", len(bytes.Split(bytes.TrimSpace(got), []byte("\n"))), end)
+	}
+}
+
+// TestSearchEndingAfterTheRunEndedKeepsProvisional: the Run is cancelled (the operator marks it
+// Completed=True Cancelled and deletes the Job) but the search finishes, whole and exit 0, before
+// the pod's stop reaches the reporter. The final ranking must not land on the stopped Run: what
+// was published stays, marked provisional (the chaos suite's cancel scenario caught this race).
+func TestSearchEndingAfterTheRunEndedKeepsProvisional(t *testing.T) {
+	ls := startLiveSearch(t, "llm-prov-late", 4, 300*time.Millisecond)
+	end := ls.settledLines()
+	half := end / 2
+	ls.write(0, half, 10*time.Millisecond)
+	first := bestOf(t, ls.run.Name, ls.lines[:half], 4)
+	poll.WaitFor(t, 15*time.Second, 50*time.Millisecond, "a first provisional round", func(context.Context) (bool, string, error) {
+		names, _ := published(t, ls.ns)
+		return len(first) > 0 && slices.Equal(names, first), fmt.Sprintf("published %v, want %v", names, first), nil
+	})
+	run := getRun(t, ls.ns, ls.run.Name)
+	run.Status.Phase = v1beta2.RunPhaseCancelled
+	meta.SetStatusCondition(&run.Status.Conditions, metav1.Condition{Type: v1beta2.ConditionCompleted, Status: metav1.ConditionTrue, Reason: v1beta2.ReasonCancelled, Message: "test"})
+	if err := k8s.Status().Update(context.Background(), run); err != nil {
+		t.Fatal(err)
+	}
+
+	ls.write(half, len(ls.lines), 0)
+	copyResult(t, ls.src, ls.dir)
+	ls.exit <- 0
+	if err := <-ls.result; !errors.Is(err, context.Canceled) {
+		t.Fatalf("reporter after a search that ended on a cancelled Run: %v, want context.Canceled", err)
+	}
+	names, prov := published(t, ls.ns)
+	if len(names) == 0 {
+		t.Fatal("nothing stays published")
+	}
+	for i, p := range prov {
+		if !p {
+			t.Errorf("%s is not marked provisional: the final ranking landed on the cancelled Run", names[i])
+		}
+	}
+	st := getRun(t, ls.ns, ls.run.Name).Status
+	if st.Recommendation == nil || !st.Recommendation.Provisional {
+		t.Errorf("summary %+v, want it marked provisional", st.Recommendation)
+	}
+	if c := meta.FindStatusCondition(st.Conditions, v1beta2.ConditionCompleted); c == nil || c.Reason != v1beta2.ReasonCancelled {
+		t.Errorf("Completed condition %+v, want Cancelled untouched", c)
 	}
 }
 

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -180,6 +181,16 @@ func (r *Reporter) Run(ctx context.Context) (*Outcome, error) {
 				return nil, fmt.Errorf("waiting for the search to end: %w", e.err)
 			}
 			r.Log.Info("search ended", "exitCode", e.code)
+			// The Run may have ended (cancelled, superseded, past its deadline) while the search
+			// finished before the pod's stop reached this process: a final ranking must never
+			// land on a Run that was stopped. It is read from the API server, not from the
+			// start-up copy, once per search.
+			if fresh, err := r.getRun(ctx); err == nil && meta.IsStatusConditionTrue(fresh.Status.Conditions, v1beta2.ConditionCompleted) {
+				c := meta.FindStatusCondition(fresh.Status.Conditions, v1beta2.ConditionCompleted)
+				r.Log.Info("the Run ended before the search's result was published; what was published stays provisional", "reason", c.Reason)
+				r.stop(ctx, fresh, tl)
+				return nil, fmt.Errorf("%w: Run %s ended %s before the search's result was published", context.Canceled, r.RunName, c.Reason)
+			}
 			if err := tl.poll(); err != nil {
 				if IsOutputRejected(err) {
 					// Nothing is published from output that broke the contract.
