@@ -18,6 +18,14 @@ tools: ## Build (or reuse) etcd, kube-apiserver, kubectl, helm, controller-gen a
 $(CONTROLLER_GEN):
 	hack/setup-k8s.sh
 
+##@ Upstream
+
+UPSTREAM := $(BIN)/upstream
+
+.PHONY: upstream
+upstream: ## Create (or reuse) the pinned upstream venv bin/upstream: the real aisimulate and ai-dynamo (hack/upstream/requirements.txt).
+	hack/upstream/install.sh
+
 ##@ Generate
 
 .PHONY: generate
