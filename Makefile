@@ -94,7 +94,7 @@ lint-fix: ## Apply golangci-lint's fixes and formatters (gci import order).
 ##@ Test
 
 .PHONY: test
-test: tools ## Unit and integration tests against a real etcd + kube-apiserver.
+test: tools upstream ## Unit and integration tests against a real etcd + kube-apiserver, and the checks against the real upstream (bin/upstream).
 	go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: help
