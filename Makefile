@@ -29,7 +29,7 @@ upstream: ## Create (or reuse) the pinned upstream venv bin/upstream: the real a
 ##@ Generate
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) ## Generate deepcopy code.
+generate: $(CONTROLLER_GEN) schema ## Generate deepcopy code and the bundled AISimulate input schema.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
 
 .PHONY: manifests
@@ -47,9 +47,8 @@ chart-docs: ## Generate charts/dgdr-operator/README.md from values.yaml.
 	$(BIN)/helm-docs --chart-search-root charts --template-files=README.md.gotmpl >/dev/null 2>&1
 
 .PHONY: schema
-schema: ## Regenerate the bundled AISimulate input schema from its authoring script (needs python3).
-	@if command -v python3 >/dev/null; then python3 hack/aisimulate-schema/authored.py internal/aisimulate/schema/recommend-input.v1.schema.json; \
-	else echo "python3 not found: the bundled schema is not regenerated"; fi
+schema: upstream ## Regenerate the bundled AISimulate input schema from the real model (CoreRecommendationConfig in bin/upstream).
+	$(UPSTREAM)/bin/python hack/upstream/gen_input_schema.py internal/aisimulate/schema/recommend-input.v1.schema.json
 
 CRD_REF_DOCS := $(BIN)/crd-ref-docs
 

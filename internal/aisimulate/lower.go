@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
+	"reflect"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -74,6 +75,7 @@ func Lower(spec *v1beta2.DynamoGraphDeploymentRequestSpec, caps Caps) (*Input, f
 	mergeInto(doc, derived)
 	o := overrides(spec)
 	if o == nil {
+		giveWay(doc)
 		canonical, err := canonicalJSON(doc)
 		if err != nil {
 			return nil, field.ErrorList{field.InternalError(specPath, err)}
@@ -91,12 +93,71 @@ func Lower(spec *v1beta2.DynamoGraphDeploymentRequestSpec, caps Caps) (*Input, f
 	if err != nil {
 		return nil, field.ErrorList{field.Invalid(OverridesPath, "<object>", fmt.Sprintf("not a valid RFC 7386 JSON merge patch: %v", err))}
 	}
-	in, errs := finish(merged)
+	in, errs := finishGivingWay(merged)
 	if len(errs) > 0 {
 		return nil, errs
 	}
 	in.Warnings = warningsOf(clamps, o)
 	return in, nil
+}
+
+// giveWay removes what of the underlay the final document cannot use, so that the underlay never
+// contradicts the typed fields or inputOverrides:
+//   - a traffic section holding nothing but the underlay's stop: AISimulate's model
+//     (aisimulate/config/traffic.py, TrafficRecommendationConfig) requires traffic.source and
+//     traffic.load whenever traffic is present, and an omitted traffic selects AISimulate's own
+//     default traffic (the opt-out, workload.static: {});
+//   - an underlay worker role, still empty, that no mode of the final engine.mode domain uses:
+//     aisimulate/config/engine.py _validate_worker_roles refuses prefill/decode workers in
+//     aggregated mode and aggregated workers in disaggregated mode, and
+//     _validate_recommendation_afd refuses regular roles with AFD (an empty companion role is
+//     optional there).
+func giveWay(doc map[string]any) {
+	if traffic, ok := doc["traffic"].(map[string]any); ok && len(traffic) == 1 {
+		if stop, ok := traffic["stop"].(map[string]any); ok && reflect.DeepEqual(stop, Underlay()["traffic"].(map[string]any)["stop"]) {
+			delete(doc, "traffic")
+		}
+	}
+	engine, _ := doc["engine"].(map[string]any)
+	workers, _ := engine["workers"].(map[string]any)
+	if workers == nil {
+		return
+	}
+	modes := modesOf(engine["mode"])
+	if modes == nil {
+		return // not a mode AISimulate knows: the schema names the problem
+	}
+	used := map[string]bool{}
+	for _, mode := range modes {
+		switch mode {
+		case "aggregated":
+			used["aggregated"] = true
+		case "disaggregated":
+			used["prefill"], used["decode"] = true, true
+		}
+	}
+	for _, role := range languageRoles {
+		if w, ok := workers[role].(map[string]any); ok && len(w) == 0 && !used[role] {
+			delete(workers, role)
+		}
+	}
+	if len(workers) == 0 {
+		delete(engine, "workers")
+	}
+}
+
+// finishGivingWay decodes a merged document, lets the underlay give way, and canonicalizes it.
+func finishGivingWay(merged []byte) (*Input, field.ErrorList) {
+	obj, err := decodeObject(merged)
+	if err != nil {
+		return nil, field.ErrorList{field.InternalError(specPath, err)}
+	}
+	giveWay(obj)
+	canonical, err := canonicalJSON(obj)
+	if err != nil {
+		return nil, field.ErrorList{field.InternalError(specPath, err)}
+	}
+	return &Input{Document: obj, JSON: canonical, Hash: Hash(canonical)}, nil
 }
 
 // warningsOf returns the clamping warnings, without those of optimizer fields that

@@ -9,9 +9,9 @@ import (
 
 // UnderlayVersion identifies the embedded public static underlay. It changes whenever the
 // underlay document changes, so that a stored effective input can be traced to it.
-const UnderlayVersion = "v1"
+const UnderlayVersion = "v2"
 
-//go:embed underlay/v1.yaml
+//go:embed underlay/v2.yaml
 var underlayYAML []byte
 
 // underlayJSON is the underlay converted once to JSON; the merge steps work on JSON.
