@@ -93,9 +93,29 @@ type Summary struct {
 }
 
 // Prediction is the subset of a concrete prediction document the renderer reads. Unknown
-// fields are ignored (the document carries traffic, evaluation and adapter sections too).
+// fields are ignored (the document carries evaluation and adapter sections too).
 type Prediction struct {
 	Engine Engine `json:"engine"`
+	// Traffic is read only for the Planner's SLA scaling (the request lengths of its
+	// aic_interpolation).
+	Traffic Traffic `json:"traffic"`
+}
+
+// Traffic is prediction.traffic; the renderer reads only its source.
+type Traffic struct {
+	Source TrafficSource `json:"source"`
+}
+
+// TrafficSource is prediction.traffic.source: synthetic (input_tokens, output_tokens),
+// synthetic-session (new_input_tokens_per_turn, output_tokens_per_turn, session.turns) or trace
+// (paths, which the renderer never reads). Numbers are kept as decoded (any) and read leniently.
+type TrafficSource struct {
+	Type                  string         `json:"type,omitempty"`
+	InputTokens           any            `json:"input_tokens,omitempty"`
+	OutputTokens          any            `json:"output_tokens,omitempty"`
+	NewInputTokensPerTurn any            `json:"new_input_tokens_per_turn,omitempty"`
+	OutputTokensPerTurn   any            `json:"output_tokens_per_turn,omitempty"`
+	Session               map[string]any `json:"session,omitempty"`
 }
 
 // Engine is prediction.engine.
@@ -244,7 +264,7 @@ func RenderPrediction(p *Prediction, opts Options) (*dgdv1beta1.DynamoGraphDeplo
 		if opts.PlannerImage == "" {
 			return nil, Summary{}, fmt.Errorf("spec.deployment.planner.enabled needs the Planner image (the operator configuration's planner.image)")
 		}
-		config, err := plannerConfig(backend, mode, e.Model, opts, engineGPUs, total)
+		config, err := plannerConfig(p, backend, mode, opts, roles, engineGPUs, total)
 		if err != nil {
 			return nil, Summary{}, err
 		}

@@ -159,8 +159,9 @@ func TestGoldenDeployment(t *testing.T) {
 // TestGoldenPlanner renders every input with the Planner enabled, TTFT and ITL targets, a GPU
 // budget and a planner override into testdata/golden/planner: a Planner component (the
 // operator's Planner image, python3 -m dynamo.planner, SLA scaling with the candidate's backend,
-// mode and per-engine GPUs) and scalingAdapter on every worker, for each backend and for
-// aggregated, disaggregated and multinode candidates.
+// mode, per-engine GPUs and the aic_interpolation of its SKU, traffic and per-role parallelism)
+// and scalingAdapter on every worker, for each backend and for aggregated, disaggregated and
+// multinode candidates. TestRealPlannerAcceptsRenderedConfigs has the real Planner judge them.
 func TestGoldenPlanner(t *testing.T) {
 	ttft, itl, budget := 400.0, 20.0, 16
 	assertGoldens(t, "planner", func(name string) render.Options {
@@ -204,7 +205,7 @@ func TestPlannerScalesOnLoadWithoutTTFTAndITL(t *testing.T) {
 			t.Errorf("planner config %s = %v, want %v (config %v)", k, cfg[k], v, cfg)
 		}
 	}
-	for _, k := range []string{"ttft", "itl"} {
+	for _, k := range []string{"ttft_ms", "itl_ms", "aic_interpolation"} {
 		if _, ok := cfg[k]; ok {
 			t.Errorf("planner config has %s without SLA scaling", k)
 		}
@@ -405,6 +406,9 @@ func TestErrors(t *testing.T) {
 		{"uneven multinode", func(d map[string]any) {
 			d["engine"].(map[string]any)["workers"] = map[string]any{"aggregated": map[string]any{"parallelism": map[string]any{"tensor": 12}}}
 		}, render.Options{RuntimeImages: testImages}, "split evenly"},
+		{"SLA planner without the GPU SKU", func(map[string]any) {}, render.Options{RuntimeImages: testImages, PlannerImage: "p",
+			SLA:        &v1beta2.SLASpec{TTFTMs: ptrTo(400.0), ITLMs: ptrTo(20.0)},
+			Deployment: &v1beta2.DeploymentSpec{Planner: &v1beta2.PlannerSpec{Enabled: ptrTo(true)}}}, "engine.hardware"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
