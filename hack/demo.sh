@@ -1,19 +1,26 @@
 #!/usr/bin/env bash
 # make demo: bring the sandbox up, apply the example requests, wait for their searches and print
 # what a user looks at. Re-running it on a running sandbox starts the searches afresh.
-# Env: DEMO_NAMESPACE (default dgdr-demo), DEMO_TIMEOUT seconds (default 300).
+# Env: RECOMMENDER (aisim, the default, or aisimulate: the real AISimulate of the upstream venv,
+# installed by make upstream), DEMO_NAMESPACE (default dgdr-demo), DEMO_TIMEOUT seconds (default
+# 300 with aisim, 3600 with aisimulate).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 BIN=$ROOT/bin
 NS=${DEMO_NAMESPACE:-dgdr-demo}
-TIMEOUT=${DEMO_TIMEOUT:-300}
+RECOMMENDER=${RECOMMENDER:-aisim}
+case "$RECOMMENDER" in
+  aisim) TIMEOUT=${DEMO_TIMEOUT:-300} ;;
+  aisimulate) TIMEOUT=${DEMO_TIMEOUT:-3600}; make --no-print-directory upstream ;;
+  *) echo "RECOMMENDER must be aisim or aisimulate, not $RECOMMENDER" >&2; exit 2 ;;
+esac
 t0=$(date +%s)
 h() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
 h "1. Sandbox: control plane, node agent and operator on this machine"
 go build -o "$BIN/" ./tools/sandbox/cmd/dgdr-sandbox
-"$BIN/dgdr-sandbox" up
+"$BIN/dgdr-sandbox" up --recommender "$RECOMMENDER"
 export KUBECONFIG=$("$BIN/dgdr-sandbox" kubeconfig)
 K="$BIN/kubectl"
 "$K" get nodes -L nvidia.com/gpu.product
@@ -30,7 +37,7 @@ for f in examples/demo/*.yaml examples/demo/trace/*.yaml; do "$BIN/dgdrctl" vali
 "$K" -n "$NS" apply -f examples/demo/ -f examples/demo/trace/
 NAMES=$("$K" -n "$NS" get dgdr -o jsonpath='{.items[*].metadata.name}')
 
-h "3. Waiting for the searches (each is a Job whose pod runs aisim + the reporter)"
+h "3. Waiting for the searches (each is a Job whose pod runs $RECOMMENDER + the reporter)"
 deadline=$(( $(date +%s) + TIMEOUT ))
 for n in $NAMES; do
   while :; do

@@ -62,3 +62,14 @@ func RunPython(t testing.TB, script string, stdin []byte, args ...string) []byte
 	}
 	return stdout.Bytes()
 }
+
+// Version is the installed version of a distribution of the venv (aisimulate, ai-dynamo).
+func Version(t testing.TB, dist string) string {
+	t.Helper()
+	python := MustExecutable(t, "python")
+	out, err := exec.Command(python, "-c", "import sys; from importlib.metadata import version; print(version(sys.argv[1]))", dist).Output()
+	if err != nil {
+		t.Fatalf("the version of %s in the upstream venv: %v", dist, err)
+	}
+	return string(bytes.TrimSpace(out))
+}

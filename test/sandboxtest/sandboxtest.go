@@ -49,11 +49,14 @@ type Options struct {
 	Burst int
 	// Timeout of each API call (0: none).
 	Timeout time.Duration
-	// CRDFiles are extra CRDs to install (paths relative to the repository root).
+	// CRDFiles are extra CRDs to install (paths relative to the repository root, or absolute,
+	// e.g. upstreamcrd.WriteDGD's variant in a temporary directory).
 	CRDFiles []string
 	// NoOperator wants a sandbox without its own operator, CRDs and webhooks (the suite
 	// installs the operator with its chart).
 	NoOperator bool
+	// Recommender is what the sandbox's Planner image runs (default aisim).
+	Recommender manager.Recommender
 }
 
 // Main is the body of a suite's TestMain: it skips the suite unless $enableEnv is "1", sets up
@@ -84,12 +87,17 @@ func Setup(opts Options) (*Env, error) {
 	}
 	e := &Env{Root: root, suite: opts.Suite}
 	ctx := context.Background()
-	if st, err := manager.LoadState(root); err == nil && st.NoOperator != opts.NoOperator && isRunning(root) {
-		return nil, fmt.Errorf("the running sandbox was started %s; the %s suite needs the other mode: stop it (bin/dgdr-sandbox down)", modeOf(st.NoOperator), opts.Suite)
+	if st, err := manager.LoadState(root); err == nil && isRunning(root) {
+		if st.NoOperator != opts.NoOperator {
+			return nil, fmt.Errorf("the running sandbox was started %s; the %s suite needs the other mode: stop it (bin/dgdr-sandbox down)", modeOf(st.NoOperator), opts.Suite)
+		}
+		if st.Recommender != opts.Recommender && (st.Recommender == manager.RecommenderAISimulate || opts.Recommender == manager.RecommenderAISimulate) {
+			return nil, fmt.Errorf("the running sandbox's Planner image runs %q; the %s suite needs %q: stop it (bin/dgdr-sandbox down)", st.Recommender, opts.Suite, opts.Recommender)
+		}
 	}
 	if !isRunning(root) {
 		t0 := time.Now()
-		if _, err := manager.Up(ctx, manager.Options{Root: root, Out: os.Stdout, NoOperator: opts.NoOperator}); err != nil {
+		if _, err := manager.Up(ctx, manager.Options{Root: root, Out: os.Stdout, NoOperator: opts.NoOperator, Recommender: opts.Recommender}); err != nil {
 			e.DumpLogs()
 			_ = manager.Down(root, os.Stdout)
 			return nil, fmt.Errorf("starting the sandbox: %w", err)
@@ -101,7 +109,11 @@ func Setup(opts Options) (*Env, error) {
 	}
 	e.Kubeconfig = manager.KubeconfigPath(root)
 	for _, f := range opts.CRDFiles {
-		if err := manager.InstallCRDFiles(ctx, e.Kubeconfig, filepath.Join(root, f)); err != nil {
+		path := f
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(root, f)
+		}
+		if err := manager.InstallCRDFiles(ctx, e.Kubeconfig, path); err != nil {
 			return nil, fmt.Errorf("installing %s: %w", f, err)
 		}
 	}

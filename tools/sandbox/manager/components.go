@@ -143,7 +143,11 @@ func WriteOperatorConfigWith(root, path string, ports OperatorPorts, le *LeaderE
 		return errors.New("leader election needs a namespace and positive durations")
 	}
 	certDir := controlplane.New(filepath.Join(root, "bin"), StateDir(root), controlplane.Ports{}).PKI.WebhookDir()
-	cfg := operatorConfigFor(ports, certDir, le)
+	var recommender Recommender
+	if st, err := LoadState(root); err == nil {
+		recommender = st.Recommender
+	}
+	cfg := operatorConfigFor(ports, certDir, le, recommender)
 	if edit != nil {
 		edit(cfg)
 	}

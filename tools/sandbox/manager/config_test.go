@@ -24,7 +24,7 @@ func TestOperatorConfigIsConfigDev(t *testing.T) {
 	le := &LeaderElection{Namespace: "dgdr-system", LeaseDuration: 4 * time.Second, RenewDeadline: 3 * time.Second, RetryPeriod: time.Second}
 	for name, le := range map[string]*LeaderElection{"single": nil, "replicas": le} {
 		path := filepath.Join(t.TempDir(), "operator-config.yaml")
-		if err := writeConfig(path, operatorConfigFor(OperatorPorts{Metrics: 18080, Health: 18081, Webhook: 19443}, "/certs", le)); err != nil {
+		if err := writeConfig(path, operatorConfigFor(OperatorPorts{Metrics: 18080, Health: 18081, Webhook: 19443}, "/certs", le, RecommenderAISim)); err != nil {
 			t.Fatal(err)
 		}
 		got, err := config.Load(path) // strict: unknown fields are errors
@@ -62,7 +62,7 @@ func withoutSandboxSettings(c *v1alpha1.OperatorConfiguration) *v1alpha1.Operato
 func TestNodeAgentConfigLoads(t *testing.T) {
 	dir := t.TempDir()
 	cl := controlplane.New(filepath.Join(dir, "bin"), dir, controlplane.Ports{APIServer: 16443})
-	want := nodeAgentConfig("/bin", dir, cl)
+	want := nodeAgentConfig("/bin", dir, cl, "/bin/aisim")
 	path := filepath.Join(dir, "node-agent.yaml")
 	if err := writeConfig(path, want); err != nil {
 		t.Fatal(err)

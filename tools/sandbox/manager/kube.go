@@ -248,8 +248,9 @@ func (k *kube) waitWebhooks(ctx context.Context) error {
 
 func httpClient() *http.Client { return &http.Client{Timeout: 5 * time.Second} }
 
-// nodeAgentConfig is the node agent's configuration: images map to bin/ binaries.
-func nodeAgentConfig(bin, dir string, cl *controlplane.Cluster) *nodeagent.Config {
+// nodeAgentConfig is the node agent's configuration: images map to local programs, the Planner
+// image to recommender (bin/aisim, or the real aisimulate of the upstream venv).
+func nodeAgentConfig(bin, dir string, cl *controlplane.Cluster, recommender string) *nodeagent.Config {
 	return &nodeagent.Config{
 		NodeName:      NodeName,
 		Kubeconfig:    cl.Kubeconfig(),
@@ -259,9 +260,9 @@ func nodeAgentConfig(bin, dir string, cl *controlplane.Cluster) *nodeagent.Confi
 		Capacity:      map[string]string{"cpu": "16", "memory": "64Gi", "pods": "110", "ephemeral-storage": "100Gi", "nvidia.com/gpu": "8"},
 		Labels:        map[string]string{"nvidia.com/gpu.product": GPUProduct, "nvidia.com/gpu.count": "8"},
 		Images: map[string]nodeagent.Image{
-			// The Planner image runs aisim, the local AISimulate-compatible recommender, under
-			// the name the Job's command uses (aisimulate).
-			PlannerImage: {Binary: filepath.Join(bin, "aisim"), Entrypoint: []string{"aisimulate"}},
+			// The Planner image runs aisim, the local AISimulate-compatible recommender, or the
+			// real AISimulate, under the name the Job's command uses (aisimulate).
+			PlannerImage: {Binary: recommender, Entrypoint: []string{"aisimulate"}},
 			// The operator image (the reporter container runs "dgdr-operator report").
 			OperatorImage: {Binary: filepath.Join(bin, "dgdr-operator"), Entrypoint: []string{"dgdr-operator"}},
 			// The attack suite's hostile search (tools/sandbox/hostile).
@@ -271,16 +272,18 @@ func nodeAgentConfig(bin, dir string, cl *controlplane.Cluster) *nodeagent.Confi
 }
 
 // operatorConfig is the development configuration of the operator in the sandbox.
-func operatorConfig(p controlplane.Ports, certDir string) *v1alpha1.OperatorConfiguration {
-	return operatorConfigFor(OperatorPorts{Metrics: p.Metrics, Health: p.Health, Webhook: p.Webhook}, certDir, nil)
+func operatorConfig(p controlplane.Ports, certDir string, r Recommender) *v1alpha1.OperatorConfiguration {
+	return operatorConfigFor(OperatorPorts{Metrics: p.Metrics, Health: p.Health, Webhook: p.Webhook}, certDir, nil, r)
 }
 
 // operatorConfigFor is the development configuration of config/dev (feature gate on; a test
 // keeps the two in step) with what the sandbox changes: loopback ports, the sandbox's images
 // (the node agent maps them to bin/aisim and bin/dgdr-operator), a 10-minute search deadline,
 // four searches per namespace (and up to 3,000 waiting ones), and leader election when le is
-// not nil (chaos tests run two replicas).
-func operatorConfigFor(p OperatorPorts, certDir string, le *LeaderElection) *v1alpha1.OperatorConfiguration {
+// not nil (chaos tests run two replicas). With the real AISimulate (r) a search takes minutes
+// and a 1.5 GB process per search: the deadline is an hour and the search container gets the
+// chart's default resources.
+func operatorConfigFor(p OperatorPorts, certDir string, le *LeaderElection, r Recommender) *v1alpha1.OperatorConfiguration {
 	resources := func(reqCPU, reqMem, limCPU, limMem string) corev1.ResourceRequirements {
 		return corev1.ResourceRequirements{
 			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(reqCPU), corev1.ResourceMemory: resource.MustParse(reqMem)},
@@ -317,6 +320,10 @@ func operatorConfigFor(p OperatorPorts, certDir string, le *LeaderElection) *v1a
 		Metrics: v1alpha1.MetricsConfig{BindAddress: fmt.Sprintf("127.0.0.1:%d", p.Metrics)},
 		Health:  v1alpha1.HealthConfig{BindAddress: fmt.Sprintf("127.0.0.1:%d", p.Health)},
 		Webhook: v1alpha1.WebhookConfig{Host: "127.0.0.1", Port: ptr.To(int32(p.Webhook)), CertDir: certDir},
+	}
+	if r.orDefault() == RecommenderAISimulate {
+		cfg.Job.ActiveDeadlineSeconds = ptr.To[int64](3600)
+		cfg.Planner.Resources = resources("2", "4Gi", "8", "16Gi")
 	}
 	if le != nil {
 		cfg.LeaderElection = v1alpha1.LeaderElectionConfig{

@@ -48,6 +48,48 @@ type State struct {
 	StartedAt time.Time          `json:"startedAt"`
 	// NoOperator: started with Options.NoOperator (no operator, CRDs or webhook configurations).
 	NoOperator bool `json:"noOperator,omitempty"`
+	// Recommender is what the Planner image runs (Options.Recommender; empty: aisim).
+	Recommender Recommender `json:"recommender,omitempty"`
+}
+
+// Recommender is the program the sandbox's Planner image runs as `aisimulate recommend`.
+type Recommender string
+
+const (
+	// RecommenderAISim is aisim, the project's Go-native stand-in (bin/aisim): searches take
+	// seconds.
+	RecommenderAISim Recommender = "aisim"
+	// RecommenderAISimulate is the real AISimulate of the upstream venv (make upstream:
+	// bin/upstream/bin/aisimulate), as the Planner image runs it in a cluster: a search takes
+	// minutes.
+	RecommenderAISimulate Recommender = "aisimulate"
+)
+
+// Recommenders lists the valid values of Options.Recommender.
+var Recommenders = []Recommender{RecommenderAISim, RecommenderAISimulate}
+
+// orDefault is r, or aisim when r is empty.
+func (r Recommender) orDefault() Recommender {
+	if r == "" {
+		return RecommenderAISim
+	}
+	return r
+}
+
+// Binary is the local program that plays the Planner image: bin/aisim, or the venv's
+// aisimulate, which must exist (make upstream).
+func (r Recommender) Binary(bin string) (string, error) {
+	switch r.orDefault() {
+	case RecommenderAISim:
+		return filepath.Join(bin, "aisim"), nil
+	case RecommenderAISimulate:
+		path := filepath.Join(bin, "upstream", "bin", "aisimulate")
+		if _, err := os.Stat(path); err != nil {
+			return "", fmt.Errorf("--recommender aisimulate runs the real AISimulate of the upstream venv, and %s is missing: run make upstream", path)
+		}
+		return path, nil
+	}
+	return "", fmt.Errorf("unknown recommender %q (valid: aisim, aisimulate)", r)
 }
 
 func (s *State) mode() string {

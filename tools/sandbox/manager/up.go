@@ -28,6 +28,8 @@ type Options struct {
 	// NoOperator starts the cluster (control plane and node agent) without the operator, its
 	// CRDs and its webhook configurations, for installing the operator with its Helm chart.
 	NoOperator bool
+	// Recommender is what the Planner image runs (default aisim).
+	Recommender Recommender
 }
 
 func (o *Options) printf(format string, args ...any) {
@@ -48,6 +50,9 @@ func Up(ctx context.Context, o Options) (*State, error) {
 		if running(st) {
 			if st.NoOperator != o.NoOperator {
 				return nil, fmt.Errorf("a sandbox %s is running; stop it first (dgdr-sandbox down)", st.mode())
+			}
+			if st.Recommender.orDefault() != o.Recommender.orDefault() {
+				return nil, fmt.Errorf("a sandbox whose Planner image runs %s is running; stop it first (dgdr-sandbox down)", st.Recommender.orDefault())
 			}
 			o.printf("sandbox already running (kubeconfig: %s)", KubeconfigPath(o.Root))
 			return st, nil
@@ -76,6 +81,10 @@ func Up(ctx context.Context, o Options) (*State, error) {
 			return nil, fmt.Errorf("bin/%s is missing; run without --skip-build", b)
 		}
 	}
+	recommender, err := o.Recommender.Binary(bin)
+	if err != nil {
+		return nil, err
+	}
 
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
@@ -97,7 +106,7 @@ func Up(ctx context.Context, o Options) (*State, error) {
 	if err := cl.WriteKubeconfig(); err != nil {
 		return nil, err
 	}
-	st := &State{Root: o.Root, Ports: ports, StartedAt: time.Now(), NoOperator: o.NoOperator}
+	st := &State{Root: o.Root, Ports: ports, StartedAt: time.Now(), NoOperator: o.NoOperator, Recommender: o.Recommender.orDefault()}
 	if err := st.save(); err != nil {
 		return nil, err
 	}
@@ -154,7 +163,7 @@ func Up(ctx context.Context, o Options) (*State, error) {
 	}
 
 	agentCfg := filepath.Join(dir, "node-agent.yaml")
-	if err := writeConfig(agentCfg, nodeAgentConfig(bin, dir, cl)); err != nil {
+	if err := writeConfig(agentCfg, nodeAgentConfig(bin, dir, cl, recommender)); err != nil {
 		return nil, fail(err)
 	}
 	self, err := sandboxBinary(bin)
@@ -170,12 +179,12 @@ func Up(ctx context.Context, o Options) (*State, error) {
 	o.printf("node agent ready: Node %s (nvidia.com/gpu: 8, %s)", NodeName, GPUProduct)
 	if o.NoOperator {
 		o.printf("sandbox up without the operator in %s; kubeconfig: %s", time.Since(t0).Round(100*time.Millisecond), cl.Kubeconfig())
-		o.printf("install it with its chart; the node agent runs image %s as bin/dgdr-operator and %s as bin/aisim", OperatorImage, PlannerImage)
+		o.printf("install it with its chart; the node agent runs image %s as bin/dgdr-operator and %s as %s", OperatorImage, PlannerImage, recommender)
 		return st, nil
 	}
 
 	opCfg := filepath.Join(dir, "operator-config.yaml")
-	if err := writeConfig(opCfg, operatorConfig(ports, cl.PKI.WebhookDir())); err != nil {
+	if err := writeConfig(opCfg, operatorConfig(ports, cl.PKI.WebhookDir(), st.Recommender)); err != nil {
 		return nil, fail(err)
 	}
 	if err := start(OperatorProcess(bin, opCfg, cl.Kubeconfig())); err != nil {
@@ -187,7 +196,7 @@ func Up(ctx context.Context, o Options) (*State, error) {
 	if err := k.waitWebhooks(ctx); err != nil {
 		return nil, fail(fmt.Errorf("dgdr-operator webhooks: %w", err))
 	}
-	o.printf("dgdr-operator ready (feature gate DGDRV1Beta2 on, webhooks on https://127.0.0.1:%d)", ports.Webhook)
+	o.printf("dgdr-operator ready (feature gate DGDRV1Beta2 on, webhooks on https://127.0.0.1:%d; the Planner image runs %s)", ports.Webhook, recommender)
 	o.printf("sandbox up in %s; kubeconfig: %s", time.Since(t0).Round(100*time.Millisecond), cl.Kubeconfig())
 	return st, nil
 }

@@ -508,10 +508,19 @@ func (r *podRunner) resolve(ctx context.Context, pod *corev1.Pod, c *corev1.Cont
 	if err != nil {
 		return nil, "CreateContainerConfigError", err
 	}
+	// A volume mounted at /tmp is the container's /tmp, as under a kubelet: programs that put
+	// their working files in the temporary directory (the real AISimulate's live ledger) write
+	// them into the volume, where other containers of the pod that mount it see them.
+	tmp := filepath.Join(r.dir, "tmp")
+	for _, m := range maps {
+		if m.from == "/tmp" {
+			tmp = m.to
+		}
+	}
 	base := []string{
 		"PATH=" + binDir + ":/usr/local/bin:/usr/bin:/bin",
 		"HOME=" + filepath.Join(r.dir, "home"),
-		"TMPDIR=" + filepath.Join(r.dir, "tmp"),
+		"TMPDIR=" + tmp,
 		"HOSTNAME=" + pod.Name,
 		"KUBERNETES_SERVICE_HOST=" + r.a.cfg.APIServerHost,
 		"KUBERNETES_SERVICE_PORT=" + strconv.Itoa(r.a.cfg.APIServerPort),

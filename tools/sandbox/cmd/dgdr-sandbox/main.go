@@ -40,6 +40,7 @@ func newRootCommand() *cobra.Command {
 func upCommand() *cobra.Command {
 	var foreground, skipBuild, noOperator bool
 	var timeout time.Duration
+	var recommender string
 	cmd := &cobra.Command{
 		Use:   "up",
 		Short: "Build or reuse the binaries and start the sandbox in the background",
@@ -57,7 +58,8 @@ starts the cluster only, for installing the operator with its Helm chart (docs/s
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			if _, err := manager.Up(ctx, manager.Options{Root: root, SkipBuild: skipBuild, Out: cmd.OutOrStdout(), Timeout: timeout, NoOperator: noOperator}); err != nil {
+			if _, err := manager.Up(ctx, manager.Options{Root: root, SkipBuild: skipBuild, Out: cmd.OutOrStdout(), Timeout: timeout, NoOperator: noOperator,
+				Recommender: manager.Recommender(recommender)}); err != nil {
 				return err
 			}
 			if !foreground {
@@ -73,6 +75,8 @@ starts the cluster only, for installing the operator with its Helm chart (docs/s
 	cmd.Flags().BoolVar(&skipBuild, "skip-build", false, "use bin/ as is (no hack/setup-k8s.sh, no go build)")
 	cmd.Flags().BoolVar(&noOperator, "no-operator", false, "start the cluster only (no operator, CRDs or webhooks), to install the operator with its Helm chart")
 	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "how long to wait for the components to become ready (builds excluded)")
+	cmd.Flags().StringVar(&recommender, "recommender", string(manager.RecommenderAISim),
+		"what the Planner image runs as aisimulate recommend: aisim (the Go stand-in, seconds per search) or aisimulate (the real AISimulate of the upstream venv, make upstream; minutes per search)")
 	return cmd
 }
 
