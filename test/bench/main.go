@@ -29,6 +29,8 @@ type figure struct {
 	goal         float64
 	ok           bool
 	note         string
+	// measurement: the figure is reported with no goal (P7b, P9).
+	measurement bool
 }
 
 func (f figure) line() string {
@@ -46,12 +48,17 @@ func (f figure) line() string {
 	if f.extra != "" {
 		fmt.Fprintf(&b, " %s", f.extra)
 	}
+	if f.measurement {
+		b.WriteString(" measurement")
+		return b.String()
+	}
 	fmt.Fprintf(&b, " goal<=%g %s", f.goal, verdict)
 	return b.String()
 }
 
 func main() {
-	only := flag.String("only", "P1,P2,P3,P4,P5,P6,P7,P8", "comma-separated figures to measure")
+	only := flag.String("only", "P1,P2,P3,P4,P5,P6,P7,P7b,P8,P9", "comma-separated figures to measure (P7b and P9 run the real AISimulate of make upstream)")
+	p9Trials := flag.Int("p9-trials", 0, "optimizer.max_trials of P9's searches (0: the demo requests' own)")
 	burst := flag.Int("burst", 500, "requests in the P3/P4 burst")
 	objects := flag.Int("objects", 5000, "objects of each kind for P5")
 	rate := flag.Int("rate", 500, "admission requests per second for P2")
@@ -117,10 +124,24 @@ func main() {
 		}
 		figures = append(figures, f)
 	}
+	if want["P7b"] {
+		f, err := benchSiliconUpstream(".")
+		if err != nil {
+			fail("P7b", err)
+		}
+		figures = append(figures, f)
+	}
 	if want["P8"] {
 		f, err := benchTraceReplay()
 		if err != nil {
 			fail("P8", err)
+		}
+		figures = append(figures, f)
+	}
+	if want["P9"] {
+		f, err := benchSideBySide(".", *p9Trials)
+		if err != nil {
+			fail("P9", err)
 		}
 		figures = append(figures, f)
 	}

@@ -239,16 +239,24 @@ func Predict(ctx context.Context, r Row) (ttft, tpot float64, err error) {
 func Run(ctx context.Context, rows []Row) []Result {
 	out := make([]Result, len(rows))
 	for i, r := range rows {
-		res := Result{Row: r, Validation: Validation(r.ID)}
-		res.PredTTFTms, res.PredTPOTms, res.Err = Predict(ctx, r)
-		if res.Err == nil {
-			res.TTFTSignedPct = (res.PredTTFTms - r.MeasuredTTFT) / r.MeasuredTTFT * 100
-			res.TPOTSigned = (res.PredTPOTms - r.MeasuredTPOTms) / r.MeasuredTPOTms * 100
-			res.TTFTErrPct, res.TPOTErrPct = math.Abs(res.TTFTSignedPct), math.Abs(res.TPOTSigned)
-		}
-		out[i] = res
+		out[i] = Compare(r)(Predict(ctx, r))
 	}
 	return out
+}
+
+// Compare returns a function that scores a prediction of the row (mean TTFT and TPOT in ms, or
+// the error that refused the row) against its measurement; any predictor's output (aisim's, the
+// real AISimulate's) is scored the same way.
+func Compare(r Row) func(ttft, tpot float64, err error) Result {
+	return func(ttft, tpot float64, err error) Result {
+		res := Result{Row: r, Validation: Validation(r.ID), PredTTFTms: ttft, PredTPOTms: tpot, Err: err}
+		if err == nil {
+			res.TTFTSignedPct = (ttft - r.MeasuredTTFT) / r.MeasuredTTFT * 100
+			res.TPOTSigned = (tpot - r.MeasuredTPOTms) / r.MeasuredTPOTms * 100
+			res.TTFTErrPct, res.TPOTErrPct = math.Abs(res.TTFTSignedPct), math.Abs(res.TPOTSigned)
+		}
+		return res
+	}
 }
 
 // Stats summarizes a set of results.

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	"github.com/dgdr-operator/dgdr-operator/tools/aisim/calibration"
+)
+
+// benchSiliconUpstream (P7b): the real AISimulate's `predict` against the same measured serving
+// runs as P7, scored the same way (calibration.Compare and Summarize over the validation rows),
+// for the line next to aisim's P7. AISimulate 0.13 carries timing data only for the backend
+// versions it ships (for example sglang 0.5.14 and 0.5.17), none of the measured ones (sglang
+// 0.5.1.post1, vLLM 0.10, TRT-LLM 1.0), so every row is predicted with the version AISimulate
+// resolves when none is given; the note says so. The predictions run in one process of the
+// upstream venv (hack/upstream/predict_rows.py). It is a measurement with no goal.
+func benchSiliconUpstream(root string) (figure, error) {
+	python := filepath.Join(root, "bin", "upstream", "bin", "python")
+	if _, err := os.Stat(python); err != nil {
+		return figure{}, fmt.Errorf("P7b runs the real AISimulate of the upstream venv, and %s is missing: run make upstream", python)
+	}
+	rows, err := calibration.Load(filepath.Join(root, "tools/aisim/calibration/testdata/silicon-calibration.csv"))
+	if err != nil {
+		return figure{}, err
+	}
+	type item struct {
+		ID   string `json:"id"`
+		YAML string `json:"yaml"`
+	}
+	var batch []item
+	var validation []calibration.Row
+	for _, r := range rows {
+		if !calibration.Validation(r.ID) {
+			continue
+		}
+		validation = append(validation, r)
+		r.BackendVersion = ""
+		batch = append(batch, item{ID: r.ID, YAML: r.Document()})
+	}
+	in, err := json.Marshal(batch)
+	if err != nil {
+		return figure{}, err
+	}
+	cmd := exec.Command(python, filepath.Join(root, "hack", "upstream", "predict_rows.py"))
+	cmd.Stdin = bytes.NewReader(in)
+	cmd.Env = append(os.Environ(), "HF_HUB_OFFLINE=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return figure{}, fmt.Errorf("predict_rows.py: %v\n%s", err, stderr.String())
+	}
+	var preds []struct {
+		ID     string  `json:"id"`
+		OK     bool    `json:"ok"`
+		TTFTms float64 `json:"ttft_ms"`
+		TPOTms float64 `json:"tpot_ms"`
+		Error  string  `json:"error"`
+	}
+	if err := json.Unmarshal(out, &preds); err != nil {
+		return figure{}, err
+	}
+	if len(preds) != len(validation) {
+		return figure{}, fmt.Errorf("predict_rows.py answered %d of %d rows", len(preds), len(validation))
+	}
+	results := make([]calibration.Result, len(preds))
+	refusals := map[string]int{}
+	for i, p := range preds {
+		var perr error
+		if !p.OK {
+			perr = errors.New(p.Error)
+			refusals[p.Error]++
+		}
+		results[i] = calibration.Compare(validation[i])(p.TTFTms, p.TPOTms, perr)
+	}
+	s := calibration.Summarize(results, func(calibration.Result) bool { return true })
+	note := fmt.Sprintf("the real aisimulate predict over the %d validation rows of P7 (percent errors), each with the backend version AISimulate resolves (it has no data for the measured versions)", s.Rows)
+	for msg, n := range refusals {
+		note += fmt.Sprintf("; %d refused: %s", n, msg)
+	}
+	return figure{
+		id: "P7b", name: "aisimulate_vs_silicon", value: s.TTFTMedian, measurement: true,
+		extra: fmt.Sprintf("ttft_mape=%.1f tpot_mape=%.1f ttft_median=%.1f tpot_median=%.1f ttft_bias=%.1f tpot_bias=%.1f coverage=%.2f",
+			s.TTFTMAPE, s.TPOTMAPE, s.TTFTMedian, s.TPOTMedian, s.TTFTBiasPct, s.TPOTBiasPct, s.Coverage),
+		note: note,
+	}, nil
+}

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/admission"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
+	"github.com/dgdr-operator/dgdr-operator/tools/aisim/app"
+)
+
+// benchSideBySide (P9): the demo's requests (examples/demo, examples/demo/trace), lowered as
+// admission and the operator lower them, searched by aisim (in process) and by the real
+// `aisimulate recommend` of the upstream venv (a process, as the search container runs it), one
+// request after the other in the same run. The ratio is the real tool's total wall time over
+// aisim's; the extra reports, per request, whether the two agree on the top candidate's backend,
+// mode and GPUs. trials > 0 replaces each request's optimizer.max_trials (the real tool spends
+// seconds of CPU per candidate). It is a measurement with no goal.
+func benchSideBySide(root string, trials int) (figure, error) {
+	aisimulateBin := filepath.Join(root, "bin", "upstream", "bin", "aisimulate")
+	if _, err := os.Stat(aisimulateBin); err != nil {
+		return figure{}, fmt.Errorf("P9 runs the real AISimulate of the upstream venv, and %s is missing: run make upstream", aisimulateBin)
+	}
+	files, _ := filepath.Glob(filepath.Join(root, "examples", "demo", "*.yaml"))
+	traces, _ := filepath.Glob(filepath.Join(root, "examples", "demo", "trace", "*.yaml"))
+	files = append(files, traces...)
+	dir, err := os.MkdirTemp("", "bench-p9-")
+	if err != nil {
+		return figure{}, err
+	}
+	defer os.RemoveAll(dir)
+	var aisimTotal, realTotal time.Duration
+	var agree int
+	var per []string
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".yaml")
+		input, err := demoInput(root, f, trials)
+		if err != nil {
+			return figure{}, fmt.Errorf("%s: %w", f, err)
+		}
+		cfg := filepath.Join(dir, name+".yaml")
+		if err := os.WriteFile(cfg, input, 0o644); err != nil {
+			return figure{}, err
+		}
+		aisimOut, realOut := filepath.Join(dir, name+"-aisim"), filepath.Join(dir, name+"-aisimulate")
+		var stderr strings.Builder
+		start := time.Now()
+		if code := app.Recommend(context.Background(), app.Options{ConfigPath: cfg, OutputDir: aisimOut, Format: "json", Stdout: io.Discard, Stderr: &stderr}); code != 0 {
+			return figure{}, fmt.Errorf("%s: aisim recommend exited %d: %s", name, code, stderr.String())
+		}
+		aisimTime := time.Since(start)
+		cmd := exec.Command(aisimulateBin, "recommend", "--config", cfg, "--output-dir", realOut, "--format", "json")
+		cmd.Env = append(os.Environ(), "HF_HUB_OFFLINE=1")
+		start = time.Now()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return figure{}, fmt.Errorf("%s: aisimulate recommend: %v\n%s", name, err, tail(string(out), 2000))
+		}
+		realTime := time.Since(start)
+		aisimTotal += aisimTime
+		realTotal += realTime
+		a, err := topCandidate(aisimOut)
+		if err != nil {
+			return figure{}, fmt.Errorf("%s (aisim): %w", name, err)
+		}
+		r, err := topCandidate(realOut)
+		if err != nil {
+			return figure{}, fmt.Errorf("%s (aisimulate): %w", name, err)
+		}
+		same := a == r
+		if same {
+			agree++
+		}
+		per = append(per, fmt.Sprintf("%s: aisim %.1fs %s, aisimulate %.0fs %s, top agrees=%t", name, aisimTime.Seconds(), a, realTime.Seconds(), r, same))
+	}
+	return figure{
+		id: "P9", name: "aisimulate_over_aisim_wall", ratio: realTotal.Seconds() / aisimTotal.Seconds(), isRatio: true, measurement: true,
+		extra: fmt.Sprintf("aisim_s=%.1f aisimulate_s=%.0f top_agrees=%d/%d", aisimTotal.Seconds(), realTotal.Seconds(), agree, len(files)),
+		note:  "the demo's requests, lowered, searched by aisim in process and by the real aisimulate recommend (one process each)" + trialsNote(trials) + ": " + strings.Join(per, "; "),
+	}, nil
+}
+
+func trialsNote(trials int) string {
+	if trials > 0 {
+		return fmt.Sprintf(" with optimizer.max_trials %d", trials)
+	}
+	return ""
+}
+
+// demoInput is the effective input of a demo request as the operator computes it (admission's
+// defaults with the shipped GPU SKU, then lowering), as YAML, with a trace source pointing at the
+// sample trace the demo's ConfigMap holds.
+func demoInput(root, path string, trials int) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	d := &v1beta2.DynamoGraphDeploymentRequest{}
+	if err := yaml.UnmarshalStrict(data, d); err != nil {
+		return nil, err
+	}
+	if errs := admission.Default(d, admission.DefaultingOptions{DefaultGPUSKU: "h200_sxm"}); len(errs) > 0 {
+		return nil, errs.ToAggregate()
+	}
+	in, errs := aisimulate.Lower(&d.Spec, aisimulate.Caps{})
+	if len(errs) > 0 {
+		return nil, errs.ToAggregate()
+	}
+	doc := in.Document
+	if traffic, ok := doc["traffic"].(map[string]any); ok {
+		if source, ok := traffic["source"].(map[string]any); ok && source["type"] == "trace" {
+			source["paths"] = []any{filepath.Join(root, "examples", "traces", "mooncake-sample.jsonl")}
+		}
+	}
+	if trials > 0 {
+		optimizer, _ := doc["optimizer"].(map[string]any)
+		if optimizer == nil {
+			optimizer = map[string]any{}
+			doc["optimizer"] = optimizer
+		}
+		optimizer["max_trials"] = trials
+	}
+	j, err := json.Marshal(doc)
+	if err != nil {
+		return nil, err
+	}
+	return yaml.JSONToYAML(j)
+}
+
+// topCandidate describes the first selected candidate of an output directory: backend, mode
+// and GPUs.
+func topCandidate(dir string) (string, error) {
+	sweep, err := output.ReadSweepResult(filepath.Join(dir, output.RecommendationFile))
+	if err != nil {
+		return "", err
+	}
+	sel := sweep.Selected()
+	if len(sel) == 0 {
+		return "", fmt.Errorf("no selected candidate")
+	}
+	c := sel[0]
+	pc := c.PredictionConfig
+	engine, _ := pc["engine"].(map[string]any)
+	return fmt.Sprintf("%v/%v/%dgpu", engine["backend"], engine["mode"], c.UsedGPUs), nil
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
+}
