@@ -35,7 +35,6 @@ generate: $(CONTROLLER_GEN) schema ## Generate deepcopy code and the bundled AIS
 .PHONY: manifests
 manifests: $(CONTROLLER_GEN) ## Generate CRDs, RBAC and webhook configuration.
 	$(CONTROLLER_GEN) crd:allowDangerousTypes=true paths=./api/... output:crd:artifacts:config=config/crd/bases
-	$(CONTROLLER_GEN) crd paths=./hack/dgdfixture/... output:crd:artifacts:config=test/crds-strict
 	go run ./hack/crdconversion
 	$(CONTROLLER_GEN) rbac:roleName=dgdr-operator paths=./internal/... output:rbac:artifacts:config=config/rbac
 	$(CONTROLLER_GEN) webhook paths=./internal/webhook/... output:webhook:artifacts:config=config/webhook
@@ -121,13 +120,20 @@ PLUGIN_DIR ?= $(HOME)/.local/bin
 ##@ Sandbox
 
 .PHONY: demo
-demo: ## The main command: start the sandbox (control plane, node agent, operator) and run the example searches.
-	hack/demo.sh
+RECOMMENDER ?= aisim
+
+demo: ## The main command: start the sandbox (control plane, node agent, operator) and run the example searches (RECOMMENDER=aisimulate: with the real AISimulate).
+	RECOMMENDER=$(RECOMMENDER) hack/demo.sh
 
 .PHONY: test-e2e
 test-e2e: ## End-to-end tests on the sandbox (starts it, or reuses a running one).
 	go build -o $(BIN)/ ./tools/sandbox/cmd/dgdr-sandbox
 	DGDR_E2E=1 go test $(GO_TEST_FLAGS) -v -tags e2e ./test/e2e/...
+
+.PHONY: test-e2e-upstream
+test-e2e-upstream: upstream ## The demo's searches on the sandbox with the real AISimulate (bin/upstream) instead of aisim.
+	go build -o $(BIN)/ ./tools/sandbox/cmd/dgdr-sandbox
+	DGDR_E2E_UPSTREAM=1 go test -count=1 -timeout 75m -v -tags e2eupstream ./test/e2eupstream/...
 
 .PHONY: test-attack
 test-attack: ## The attack suite on the sandbox: each hole of docs/security.md tried from the attacker's side.
@@ -185,7 +191,7 @@ test-chaos: ## Fault-injection scenarios on the sandbox (operator/reporter/API s
 ##@ Benchmarks
 
 .PHONY: bench
-bench: tools ## Measure P1–P8 (docs/performance.md, docs/aisim.md); ends with one comparable line per figure.
+bench: tools upstream ## Measure P1–P9 (docs/performance.md, docs/aisim.md; P7b and P9 with the real AISimulate); ends with one comparable line per figure.
 	go test -run '^$$' -bench . -benchmem ./internal/aisimulate/ ./tools/aisim/search/ 2>&1 | grep -E '^(Benchmark|ok|PASS)'
 	go run ./test/bench
 
