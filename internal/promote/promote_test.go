@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -19,6 +19,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/promote"
 	"github.com/dgdr-operator/dgdr-operator/internal/testenv"
+	"github.com/dgdr-operator/dgdr-operator/internal/testenv/upstreamcrd"
 )
 
 var (
@@ -26,14 +27,20 @@ var (
 	k8s client.Client
 )
 
-// TestMain starts one real API server with the DynamoGraphDeployment CRD fixture.
+// TestMain starts one real API server with the Dynamo platform's DynamoGraphDeployment CRD
+// (upstreamcrd.DGD: upstream's schemas, v1beta1 stored, no conversion webhook).
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
 }
 
 func run(m *testing.M) int {
 	var err error
-	env, err = testenv.Start(testenv.Options{ExtraCRDDirs: []string{filepath.Join(testenv.Root(), "test", "crds")}})
+	dgd, err := upstreamcrd.DGD()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	env, err = testenv.Start(testenv.Options{CRDs: []*apiextensionsv1.CustomResourceDefinition{dgd}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "starting the control plane:", err)
 		return 1

@@ -47,6 +47,9 @@ type Options struct {
 	Webhooks bool
 	// ExtraCRDDirs are additional CRD directories (e.g. test-only CRDs).
 	ExtraCRDDirs []string
+	// CRDs are additional CRDs given as objects (e.g. upstreamcrd.DGD(), the Dynamo platform's
+	// DynamoGraphDeployment CRD made installable without the Dynamo operator).
+	CRDs []*apiextensionsv1.CustomResourceDefinition
 	// NoProjectCRDs leaves out config/crd/bases, for tests that install the CRDs themselves
 	// (the chart, as on a fresh cluster).
 	NoProjectCRDs bool
@@ -79,6 +82,7 @@ func Start(opts Options) (*Env, error) {
 	e := &envtest.Environment{
 		BinaryAssetsDirectory: assets,
 		CRDDirectoryPaths:     crdDirs,
+		CRDs:                  opts.CRDs,
 		ErrorIfCRDPathMissing: true,
 		// The scheme tells envtest which CRDs convert: it points their conversion webhook at
 		// the local serving address with its CA.

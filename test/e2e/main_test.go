@@ -11,7 +11,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/testenv/upstreamcrd"
 	"github.com/dgdr-operator/dgdr-operator/test/sandboxtest"
 )
 
@@ -29,11 +29,27 @@ var (
 	k8s        client.Client
 )
 
-func TestMain(m *testing.M) {
-	os.Exit(sandboxtest.Main(m, "DGDR_E2E", "DGDR_E2E_KEEP", sandboxtest.Options{
+func TestMain(m *testing.M) { os.Exit(run(m)) }
+
+// run installs the Dynamo platform's DynamoGraphDeployment CRD (upstreamcrd.DGD, written to a
+// temporary file: the sandbox installs CRD files) so that promoted deployments are validated
+// by the upstream schema.
+func run(m *testing.M) int {
+	tmp, err := os.MkdirTemp("", "e2e-crds-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	defer os.RemoveAll(tmp)
+	dgd, err := upstreamcrd.WriteDGD(tmp)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	return sandboxtest.Main(m, "DGDR_E2E", "DGDR_E2E_KEEP", sandboxtest.Options{
 		Suite: "e2e", QPS: 50, Burst: 100,
-		CRDFiles: []string{filepath.Join("test", "crds", "dynamographdeployment-v1beta1.yaml")},
-	}, func(e *sandboxtest.Env) { env, root, kubeconfig, k8s = e, e.Root, e.Kubeconfig, e.Client }))
+		CRDFiles: []string{dgd},
+	}, func(e *sandboxtest.Env) { env, root, kubeconfig, k8s = e, e.Root, e.Kubeconfig, e.Client })
 }
 
 // Timeouts of the scenarios.

@@ -67,8 +67,9 @@ type DynamoGraphDeploymentSpec struct {
 
 // Component is one DynamoComponentDeploymentSharedSpec.
 //
-// The kubebuilder markers mirror the upstream CRD's validation of the fields we emit; they
-// generate the strict test fixture test/crds-strict (hack/dgdfixture).
+// The kubebuilder markers mirror the upstream CRD's validation of the fields we emit, as
+// documentation; what judges a rendered DGD is the upstream CRD itself
+// (test/crds/upstream/dynamo, TestRenderedDeploymentsPassTheStrictSchema).
 type Component struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63

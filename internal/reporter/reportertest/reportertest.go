@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
@@ -21,6 +22,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/reporter"
 	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
 	"github.com/dgdr-operator/dgdr-operator/internal/testenv"
+	"github.com/dgdr-operator/dgdr-operator/internal/testenv/upstreamcrd"
 )
 
 // RuntimeImages are the backends' runtime images the published Candidates render with (the
@@ -66,15 +68,19 @@ func Publish(ctx context.Context, cfg *rest.Config, aisimBin, workDir, ns, runNa
 	return out, dir, err
 }
 
-// Start builds aisim into dir (or takes $AISIM_BIN) and starts a real API server with the
-// repository's test-only CRDs (the DynamoGraphDeployment CRD, so a promotion is really created):
-// the shared start of the readers' TestMains.
+// Start builds aisim into dir (or takes $AISIM_BIN) and starts a real API server with the Dynamo
+// platform's DynamoGraphDeployment CRD (upstreamcrd.DGD, so a promotion is really created and
+// validated by the upstream schema): the shared start of the readers' TestMains.
 func Start(dir string) (*testenv.Env, string, error) {
 	aisimBin, err := BuildAISim(dir)
 	if err != nil {
 		return nil, "", err
 	}
-	env, err := testenv.Start(testenv.Options{ExtraCRDDirs: []string{filepath.Join(testenv.Root(), "test", "crds")}})
+	dgd, err := upstreamcrd.DGD()
+	if err != nil {
+		return nil, "", err
+	}
+	env, err := testenv.Start(testenv.Options{CRDs: []*apiextensionsv1.CustomResourceDefinition{dgd}})
 	if err != nil {
 		return nil, "", fmt.Errorf("starting the control plane: %w", err)
 	}
