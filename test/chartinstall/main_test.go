@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta1"
+	"github.com/dgdr-operator/dgdr-operator/internal/testenv/upstreamcrd"
 	"github.com/dgdr-operator/dgdr-operator/test/sandboxtest"
 	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/manager"
 )
@@ -102,21 +103,22 @@ func requireRoutableNode() error {
 	return fmt.Errorf("the sandbox node has no InternalIP")
 }
 
-// The Dynamo platform's side: its v1beta1-only request CRD and one of its requests exist before
-// the chart is installed (issue #15).
+// The Dynamo platform's side: its request CRD and one of its requests exist before the chart is
+// installed (issue #15).
 const (
 	dynamoNamespace = "dynamo-platform"
 	dynamoRequest   = "dynamo-owned"
 )
 
-// preinstallDynamoPlatformCRD creates an upstream-shaped v1beta1-only DynamoGraphDeploymentRequest
-// CRD (test/coexistence/testdata) unless the CRD exists (a reused sandbox), and a v1beta1 request.
+// preinstallDynamoPlatformCRD installs the Dynamo platform's own DynamoGraphDeploymentRequest CRD
+// (test/crds/upstream/dynamo, copied unchanged from ai-dynamo/dynamo: v1beta1 served and stored,
+// v1alpha1 served) unless the CRD exists (a reused sandbox), and a v1beta1 request.
 func preinstallDynamoPlatformCRD() error {
 	ctx := context.Background()
 	crd := &apiextensionsv1.CustomResourceDefinition{}
 	err := k8s.Get(ctx, client.ObjectKey{Name: "dynamographdeploymentrequests.nvidia.com"}, crd)
 	if apierrors.IsNotFound(err) {
-		if err := manager.InstallCRDFiles(ctx, env.Kubeconfig, filepath.Join(root, "test", "coexistence", "testdata", "upstream-dgdr-v1beta1.yaml")); err != nil {
+		if err := manager.InstallCRDFiles(ctx, env.Kubeconfig, filepath.Join(upstreamcrd.Dir(), upstreamcrd.DGDRFile)); err != nil {
 			return fmt.Errorf("the Dynamo platform's CRD: %w", err)
 		}
 	} else if err != nil {

@@ -1,8 +1,9 @@
 // Package coexistence installs dgdr-operator into a cluster where a Dynamo platform already
-// serves DynamoGraphDeploymentRequest v1beta1 (issue #15), against a real API server: an
-// upstream-shaped CRD with stored v1beta1 requests exists first; then our CRD (v1beta1 storage +
-// v1beta2, conversion webhook) is installed over it and the operator (webhooks, conversion,
-// controllers) starts.
+// serves DynamoGraphDeploymentRequest v1beta1 (issue #15), against a real API server: the Dynamo
+// platform's own DGDR CRD (test/crds/upstream/dynamo, copied unchanged from ai-dynamo/dynamo:
+// v1beta1 served and stored, v1alpha1 served) with stored v1beta1 requests exists first; then our
+// CRD (v1beta1 storage + v1beta2, conversion webhook) is installed over it and the operator
+// (webhooks, conversion, controllers) starts.
 package coexistence_test
 
 import (
@@ -25,13 +26,13 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	"sigs.k8s.io/yaml"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta1"
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller"
 	ct "github.com/dgdr-operator/dgdr-operator/internal/controller/controllertest"
 	"github.com/dgdr-operator/dgdr-operator/internal/testenv"
+	"github.com/dgdr-operator/dgdr-operator/internal/testenv/upstreamcrd"
 	"github.com/dgdr-operator/dgdr-operator/internal/webhook"
 )
 
@@ -68,7 +69,7 @@ func run(m *testing.M) int {
 // setup plays the history: the Dynamo platform's CRD and requests, then our install.
 func setup() error {
 	ctx := context.Background()
-	if err := installFixtureCRD(); err != nil {
+	if err := installUpstreamCRD(); err != nil {
 		return err
 	}
 	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
@@ -76,8 +77,9 @@ func setup() error {
 	}
 	for _, o := range upstreamRequests() {
 		status := o.Object["status"]
-		if err := k8s.Create(ctx, o); err != nil {
-			return fmt.Errorf("creating the v1beta1 request %s: %w", o.GetName(), err)
+		// Strict: every field is one the upstream schema declares (nothing silently pruned).
+		if err := k8s.Create(ctx, o, client.FieldValidation(metav1.FieldValidationStrict)); err != nil {
+			return fmt.Errorf("creating the v1beta1 request %s on the upstream CRD: %w", o.GetName(), err)
 		}
 		if status != nil {
 			o.Object["status"] = status
@@ -110,30 +112,29 @@ func setup() error {
 	return err
 }
 
-func installFixtureCRD() error {
-	data, err := os.ReadFile(filepath.Join("testdata", "upstream-dgdr-v1beta1.yaml"))
+// installUpstreamCRD installs the Dynamo platform's DGDR CRD exactly as upstream ships it.
+func installUpstreamCRD() error {
+	crd, err := upstreamcrd.DGDR()
 	if err != nil {
-		return err
-	}
-	crd := &apiextensionsv1.CustomResourceDefinition{}
-	if err := yaml.UnmarshalStrict(data, crd); err != nil {
 		return err
 	}
 	_, err = envtest.InstallCRDs(env.Config, envtest.CRDInstallOptions{CRDs: []*apiextensionsv1.CustomResourceDefinition{crd}})
 	return err
 }
 
-// upstreamRequests are v1beta1 requests as the Dynamo operator's users write them; one carries
-// a status as the Dynamo operator writes it.
+// upstreamRequests are v1beta1 requests as the Dynamo operator's users write them against the
+// upstream CRD (created with strict field validation, so each field is one the upstream schema
+// declares); one carries a status as the Dynamo operator writes it. They use the fields whose
+// schema the upstream CRD and ours share (same names, types and defaults); the fields where the
+// two differ are TestUpstreamOnlyFieldsSurvive's.
 func upstreamRequests() []*unstructured.Unstructured {
 	objs := []string{
 		`{"metadata": {"name": "qwen", "labels": {"team": "a"}}, "spec": {"model": "Qwen/Qwen3-0.6B", "backend": "vllm",
-		  "workload": {"isl": 3000, "concurrency": 12.5}, "sla": {"ttft": 200, "itl": 20.5, "optimizationType": "latency"},
-		  "features": {"planner": {"mode": "sla", "adjustment_interval": 60}, "kvRouter": {"enabled": true}}, "autoApply": false},
+		  "workload": {"isl": 3000, "osl": 500}, "sla": {"ttft": 200, "itl": 20.5}, "autoApply": false},
 		  "status": {"phase": "Profiling", "profilingPhase": "SweepingDecode", "profilingJobName": "profile-qwen", "observedGeneration": 1,
 		  "conditions": [{"type": "Succeeded", "status": "False", "reason": "SweepingDecode", "message": "profiling", "lastTransitionTime": "2026-01-02T03:04:05Z"}]}}`,
 		`{"metadata": {"name": "llama"}, "spec": {"model": "meta-llama/Llama-3.1-8B-Instruct", "searchStrategy": "thorough",
-		  "hardware": {"gpuSku": "h100_sxm", "totalGpus": 16, "vramMb": 81559.5}, "overrides": {"profilingJob": {"backoffLimit": 2}}}}`,
+		  "image": "nvcr.io/nvidia/ai-dynamo/dynamo-frontend:1.0.0"}}`,
 	}
 	var out []*unstructured.Unstructured
 	for _, s := range objs {
