@@ -65,11 +65,12 @@ const (
 	ReasonInvalidInput = "InvalidInput"
 	// ReasonResourceLimited: AISimulate refused to run for lack of host resources (exit code 3).
 	ReasonResourceLimited = "ResourceLimited"
-	// ReasonDeadlineExceeded: the Job hit activeDeadlineSeconds or AISimulate timed out (124).
+	// ReasonDeadlineExceeded: the Job hit activeDeadlineSeconds.
 	ReasonDeadlineExceeded = "DeadlineExceeded"
 	// ReasonOOMKilled: the search container was killed for exceeding its memory limit (137).
 	ReasonOOMKilled = "OOMKilled"
-	// ReasonSearchFailed: the search failed for another reason.
+	// ReasonSearchFailed: the search failed for another reason (AISimulate's exit code 1 without
+	// a result, 124 for its supervisor's start or stop timeout, ...).
 	ReasonSearchFailed = "SearchFailed"
 	// ReasonPublishFailed: the search succeeded but its result could not be published.
 	ReasonPublishFailed = "PublishFailed"

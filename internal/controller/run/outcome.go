@@ -165,9 +165,11 @@ func Classify(job *batchv1.Job, pods []corev1.Pod, status *v1beta2.DynamoGraphDe
 		return &Outcome{Reason: v1beta2.ReasonResourceLimited, Message: "AISimulate refused to run for lack of resources (exit code 3)" + quote(search) +
 			"; lower optimizer.parallelism through spec.aisimulate.inputOverrides or ask the operator admin to raise planner.resources"}
 	case aisimulate.ExitTimeout:
-		o := deadline()
-		o.Message = "AISimulate timed out (exit code 124)" + quote(search) + "; " + o.Message
-		return o
+		// AISimulate's supervisor exits 124 when its worker process does not start or stop
+		// within execution.resources' budgets (aisimulate/supervision.py _run_process), even
+		// after a complete search; the Job's own deadline is DeadlineExceeded above.
+		return &Outcome{Reason: v1beta2.ReasonSearchFailed, Message: "AISimulate's supervisor timed out starting or stopping its worker process (exit code 124)" + quote(search) +
+			"; raise execution.resources.initialization_timeout_seconds or shutdown_timeout_seconds through spec.aisimulate.inputOverrides, or ask the operator admin for more planner.resources"}
 	case aisimulate.ExitKilled:
 		return oomKilled(search)
 	case aisimulate.ExitInterrupted:

@@ -69,7 +69,7 @@ func TestClassify(t *testing.T) {
 		{name: "exit 1 failure", job: failed, pods: []corev1.Pod{podWith(now, exit(1, "Error", "boom"), nil)}, wantReason: v1beta2.ReasonSearchFailed, wantInMsg: "boom"},
 		{name: "exit 2", job: failed, pods: []corev1.Pod{podWith(now, exit(2, "Error", "bad field"), nil)}, wantReason: v1beta2.ReasonInvalidInput, wantInMsg: "bad field"},
 		{name: "exit 3", job: failed, pods: []corev1.Pod{podWith(now, exit(3, "Error", ""), nil)}, wantReason: v1beta2.ReasonResourceLimited},
-		{name: "exit 124", job: failed, pods: []corev1.Pod{podWith(now, exit(124, "Error", ""), nil)}, wantReason: v1beta2.ReasonDeadlineExceeded, wantInMsg: "124"},
+		{name: "exit 124", job: failed, pods: []corev1.Pod{podWith(now, exit(124, "Error", ""), nil)}, wantReason: v1beta2.ReasonSearchFailed, wantInMsg: "shutdown_timeout_seconds"},
 		{name: "exit 137", job: failed, pods: []corev1.Pod{podWith(now, exit(137, "Error", ""), nil)}, wantReason: v1beta2.ReasonOOMKilled},
 		{name: "OOMKilled reason", job: failed, pods: []corev1.Pod{podWith(now, exit(1, "OOMKilled", ""), nil)}, wantReason: v1beta2.ReasonOOMKilled},
 		{name: "exit 130", job: failed, pods: []corev1.Pod{podWith(now, exit(130, "Error", ""), nil)}, wantReason: v1beta2.ReasonSearchFailed, wantInMsg: "interrupted"},
