@@ -7,7 +7,7 @@ a JSON array of {"name": ..., "config": "<the --config string>"} on stdin and pr
 array of
 
     {"name", "ok": bool, "error": "<the Planner's message>", "warnings": [...],
-     "ignored": [...], "aliases": [...], "stubbed_imports": [...]}
+     "ignored": [...], "aliases": [...]}
 
 one per input, in order.
 
@@ -34,19 +34,11 @@ entrypoint does with --config before it needs the network.
 - aliases: keys that reached a field through a validation alias instead of the field's name
   (e.g. "ttft" for ttft_ms), as "path -> field".
 
-Missing run-time dependencies: importing dynamo.planner.__main__ pulls in the whole Planner
-(perf models, Prometheus client), and two of its imports, scikit-learn (sklearn) and
-prometheus-api-client (prometheus_api_client), are not dependencies of the ai-dynamo wheel (the
-Planner image installs them itself), so the pinned venv may lack them. A module outside the
-dynamo package that cannot be imported is replaced by a stub module whose every attribute is a
-placeholder class; every result lists the stubs in "stubbed_imports", and a config whose
-parsing touches a stub (calls, instantiates or reads an attribute of a placeholder) is reported
-not ok, so a stub can never stand in for something the parse path uses.
-
 The judge's own output is written to the original standard output after everything else;
 anything the Planner or the Dynamo runtime print goes to standard error.
 """
 
+import importlib
 import json
 import logging
 import os
@@ -54,64 +46,11 @@ import sys
 import types
 import typing
 
-# Uses of a stub during parsing (see the module docstring).
-stub_uses: list[str] = []
-parsing = False
-
-
-class _PlaceholderMeta(type):
-    def __getattr__(cls, attr):
-        if attr.startswith("__"):
-            raise AttributeError(attr)
-        if parsing:
-            stub_uses.append(f"{cls.__qualname__}.{attr}")
-        return type.__new__(_PlaceholderMeta, f"{cls.__qualname__}.{attr}", (), {})
-
-    def __call__(cls, *args, **kwargs):
-        if parsing:
-            stub_uses.append(f"{cls.__qualname__}()")
-        return type.__call__(cls)
-
-
-def _stub_module(name: str) -> None:
-    module = types.ModuleType(name)
-    module.__path__ = []  # a package, so submodules import
-
-    def getattr_(attr, _name=name):
-        if attr.startswith("__"):
-            raise AttributeError(attr)
-        if parsing:
-            stub_uses.append(f"{_name}.{attr}")
-        return _PlaceholderMeta(f"{_name}.{attr}", (), {})
-
-    module.__getattr__ = getattr_
-    sys.modules[name] = module
-
-
-def import_with_stubs(module: str, stubbed: list[str]):
-    """Import a module of ai-dynamo, stubbing third-party modules the venv lacks (appended to
-    stubbed)."""
-    import importlib
-
-    while True:
-        try:
-            return importlib.import_module(module)
-        except ModuleNotFoundError as e:
-            if not e.name or e.name.split(".")[0] == "dynamo" or e.name in stubbed or len(stubbed) > 20:
-                raise
-            print(f"planner_config_judge: stubbing {e.name}, not installed in the venv: {e}", file=sys.stderr)
-            stubbed.append(e.name)
-            _stub_module(e.name)
-            # Forget the half-imported Planner and profiler modules, then import again.
-            for k in [k for k in sys.modules if k.startswith(("dynamo.planner", "dynamo.profiler"))]:
-                del sys.modules[k]
-
-
-def defaults(stubbed: list[str]) -> dict:
+def defaults() -> dict:
     """The upstream defaults the renderer copies (--defaults)."""
     from dynamo.planner.config.defaults import SLAPlannerDefaults
+    from dynamo.profiler.utils import profile_common as common
 
-    common = import_with_stubs("dynamo.profiler.utils.profile_common", stubbed)
     return {
         "throughput_adjustment_interval_seconds": SLAPlannerDefaults.throughput_adjustment_interval_seconds,
         "load_adjustment_interval_seconds": SLAPlannerDefaults.load_adjustment_interval_seconds,
@@ -119,21 +58,18 @@ def defaults(stubbed: list[str]) -> dict:
         "osl": SLAPlannerDefaults.osl,
         "prefill_interpolation_granularity": common.DEFAULT_PREFILL_INTERPOLATION_GRANULARITY,
         "decode_interpolation_granularity": common.DEFAULT_DECODE_INTERPOLATION_GRANULARITY,
-        "stubbed_imports": stubbed,
     }
 
 
 def main() -> int:
-    global parsing
     # Keep fd 1 for the verdicts; send everything else printed to stdout to stderr.
     out = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
 
-    stubbed: list[str] = []
-    entry = import_with_stubs("dynamo.planner.__main__", stubbed)  # what `python3 -m dynamo.planner` runs
+    entry = importlib.import_module("dynamo.planner.__main__")  # what `python3 -m dynamo.planner` runs
     if sys.argv[1:] == ["--defaults"]:
-        json.dump(defaults(stubbed), out, indent=1)
+        json.dump(defaults(), out, indent=1)
         out.write("\n")
         out.flush()
         return 0
@@ -175,18 +111,15 @@ def main() -> int:
     results = []
     for item in items:
         name, config = item.get("name"), item.get("config")
-        res = {"name": name, "ok": False, "error": "", "warnings": [], "ignored": [], "aliases": [],
-               "stubbed_imports": stubbed}
+        res = {"name": name, "ok": False, "error": "", "warnings": [], "ignored": [], "aliases": []}
         if not isinstance(config, str):
             res["error"] = "judge: config must be a string (the --config argument)"
             results.append(res)
             continue
         arm()
         records.clear()
-        stub_uses.clear()
         argv = sys.argv
         sys.argv = ["dynamo.planner", "--config", config]
-        parsing = True
         try:
             entry._parse_config()
             res["ok"] = True
@@ -195,12 +128,7 @@ def main() -> int:
         except Exception as e:  # pydantic.ValidationError, ValueError, ...
             res["error"] = f"{type(e).__name__}: {e}"
         finally:
-            parsing = False
             sys.argv = argv
-        if stub_uses:
-            res["ok"] = False
-            res["error"] = ("judge: parsing the config used stubbed modules the venv lacks (" + ", ".join(stub_uses)
-                            + "); install them in bin/upstream. " + res["error"]).strip()
         res["warnings"] = [f"{r.name}: {r.getMessage()}" for r in records if r.levelno >= logging.WARNING]
         try:
             data = json.loads(config)
