@@ -48,7 +48,7 @@ const (
 	// DefaultTmpSizeLimit is the sizeLimit of the search container's /tmp emptyDir.
 	DefaultTmpSizeLimit = "1Gi"
 	// DefaultPlannerImage is the Planner image of the Dynamo release this operator is tested with.
-	DefaultPlannerImage = "nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.6.0"
+	DefaultPlannerImage = "nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.6.1"
 )
 
 // DefaultSearchCommand runs AISimulate's recommend command.

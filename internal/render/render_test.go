@@ -165,7 +165,7 @@ func TestGoldenDeployment(t *testing.T) {
 func TestGoldenPlanner(t *testing.T) {
 	ttft, itl, budget := 400.0, 20.0, 16
 	assertGoldens(t, "planner", func(name string) render.Options {
-		return render.Options{Name: "llm-" + name, RuntimeImages: testImages, PlannerImage: "nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.6.0",
+		return render.Options{Name: "llm-" + name, RuntimeImages: testImages, PlannerImage: "nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.6.1",
 			SLA: &v1beta2.SLASpec{TTFTMs: &ttft, ITLMs: &itl}, GPUBudget: budget,
 			Deployment: &v1beta2.DeploymentSpec{
 				Planner: &v1beta2.PlannerSpec{Enabled: ptrTo(true)},

@@ -313,9 +313,9 @@ func operatorConfigFor(p OperatorPorts, certDir string, le *LeaderElection, r Re
 			MaxParallelism:             ptr.To[int32](16),
 		},
 		RuntimeImages: map[string]string{
-			"vllm":   "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.6.0",
-			"sglang": "nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.6.0",
-			"trtllm": "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.6.0",
+			"vllm":   "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.6.1",
+			"sglang": "nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.6.1",
+			"trtllm": "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.6.1",
 		},
 		Metrics: v1alpha1.MetricsConfig{BindAddress: fmt.Sprintf("127.0.0.1:%d", p.Metrics)},
 		Health:  v1alpha1.HealthConfig{BindAddress: fmt.Sprintf("127.0.0.1:%d", p.Health)},
