@@ -46,9 +46,18 @@ recommend.resolve_model_context_length = lambda model: 131072
 logging.disable(logging.WARNING)
 
 
-def errors_of(exc: BaseException) -> list[dict]:
+def errors_of(exc: BaseException, stage: str) -> list[dict]:
+    """The errors of a refusal; loc is a path in the input document, or empty.
+
+    A ValidationError of the compile step comes from the Sweeper's own models (SmartSearchConfig:
+    search_space, workload, goal, sweep), so its locations are not paths of the document: they go
+    into the message and loc stays empty, like a ValueError's.
+    """
     if isinstance(exc, ValidationError):
-        return [{"loc": [str(part) for part in e["loc"]], "message": e["msg"]} for e in exc.errors()]
+        errors = [([str(part) for part in e["loc"]], e["msg"]) for e in exc.errors()]
+        if stage == "compile":
+            return [{"loc": [], "message": f"{'.'.join(loc)}: {msg}" if loc else msg} for loc, msg in errors]
+        return [{"loc": loc, "message": msg} for loc, msg in errors]
     return [{"loc": [], "message": f"{type(exc).__name__}: {exc}"}]
 
 
@@ -73,7 +82,7 @@ def judge(text: str) -> dict:
             raise ValueError("ngram speculation requires --stack engine without adapters")
         recommend.recommendation_to_sweeper(config, adapter_configs=adapter_raw, stack=stack)
     except Exception as exc:  # every refusal is a verdict, whatever its type
-        return {"ok": False, "stage": stage, "errors": errors_of(exc)}
+        return {"ok": False, "stage": stage, "errors": errors_of(exc, stage)}
     return {"ok": True, "stage": "", "errors": []}
 
 
