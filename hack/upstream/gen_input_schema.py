@@ -5,7 +5,8 @@ Pydantic generates for aisimulate.config.cli.CoreRecommendationConfig, the model
 a recommend document with, in validation mode. Three things are added, none of which changes what
 the model accepts:
 
-  x-strict-integer  on every integer schema whose Pydantic core schema is strict: Pydantic's
+  x-strict-integer  on every integer schema Pydantic validates strictly (a strict field, or an
+                    integer or integer literal of a model whose config is strict): Pydantic's
                     strict int refuses 8.0, JSON Schema's integer accepts it. The operator's
                     validator implements the keyword (internal/aisimulate/inputcheck.go).
   $defs names       Pydantic names the definitions of generic models after their full type
@@ -33,9 +34,37 @@ SCHEMA_ID = "https://dgdr-operator.nvidia.com/schemas/aisimulate/recommend-input
 
 
 class WithStrictIntegers(GenerateJsonSchema):
+    """Marks strict integers: a field's own strict=True, or any integer field of a model whose
+    config is strict (ConfigDict(strict=True), as aisimulate_core's FPM profile models are)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._strict_models: list[bool] = []
+
+    def model_schema(self, schema):
+        self._strict_models.append(bool(schema.get("config", {}).get("strict")))
+        try:
+            return super().model_schema(schema)
+        finally:
+            self._strict_models.pop()
+
+    def _strict(self, schema) -> bool:
+        strict = schema.get("strict")
+        if strict is None and self._strict_models:
+            strict = self._strict_models[-1]
+        return bool(strict)
+
     def int_schema(self, schema):
         out = super().int_schema(schema)
-        if schema.get("strict"):
+        if self._strict(schema):
+            out["x-strict-integer"] = True
+        return out
+
+    def literal_schema(self, schema):
+        # A strict model's integer literal (FpmDeploymentProfile.pp: Literal[1]) refuses 1.0 too.
+        out = super().literal_schema(schema)
+        expected = schema.get("expected", [])
+        if self._strict(schema) and expected and all(type(v) is int for v in expected):
             out["x-strict-integer"] = True
         return out
 
