@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/big"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -57,6 +59,10 @@ func inputSchema() (*jsonschema.Schema, error) {
 			compileErr = err
 			return
 		}
+		if err := rewriteDiscriminators(doc); err != nil {
+			compileErr = err
+			return
+		}
 		c := jsonschema.NewCompiler()
 		c.DefaultDraft(jsonschema.Draft2020)
 		c.RegisterVocabulary(strictIntegerVocabulary())
@@ -70,14 +76,81 @@ func inputSchema() (*jsonschema.Schema, error) {
 	return compiledSchema, compileErr
 }
 
+// rewriteDiscriminators gives every discriminated union of the loaded schema Pydantic's semantics
+// before it is compiled. Pydantic writes a union declared with Field(discriminator="type") as
+// oneOf plus an OpenAPI "discriminator" {propertyName, mapping}, a keyword JSON Schema ignores:
+// a validator would try every branch and report the errors of all of them ("input_tokens: unknown
+// field" from the session branch of a synthetic source). Pydantic instead reads the tag first and
+// validates only the branch it selects; a missing tag is an error of its own ("Unable to extract
+// tag using discriminator 'type'"), even where a branch has a default for it, and an unknown tag
+// is one too. The rewrite says exactly that:
+//
+//	{type: object, required: [tag], properties: {tag: {enum: [tags]}},
+//	 allOf: [{if: {required: [tag], properties: {tag: {const: t}}}, then: {$ref: mapping[t]}}, ...]}
+func rewriteDiscriminators(node any) error {
+	switch n := node.(type) {
+	case []any:
+		for _, x := range n {
+			if err := rewriteDiscriminators(x); err != nil {
+				return err
+			}
+		}
+	case map[string]any:
+		for _, x := range n {
+			if err := rewriteDiscriminators(x); err != nil {
+				return err
+			}
+		}
+		d, ok := n["discriminator"].(map[string]any)
+		if !ok {
+			return nil
+		}
+		prop, _ := d["propertyName"].(string)
+		mapping, _ := d["mapping"].(map[string]any)
+		if _, hasOneOf := n["oneOf"]; prop == "" || len(mapping) == 0 || !hasOneOf {
+			return fmt.Errorf("a discriminator needs propertyName, mapping and oneOf: %v", n)
+		}
+		for _, k := range []string{"type", "required", "properties", "allOf", "if"} {
+			if _, clash := n[k]; clash {
+				return fmt.Errorf("a discriminated union with its own %q cannot be rewritten: %v", k, n)
+			}
+		}
+		tags := make([]string, 0, len(mapping))
+		for tag := range mapping {
+			tags = append(tags, tag)
+		}
+		slices.Sort(tags)
+		enum := make([]any, len(tags))
+		branches := make([]any, len(tags))
+		for i, tag := range tags {
+			enum[i] = tag
+			branches[i] = map[string]any{
+				"if": map[string]any{
+					"required":   []any{prop},
+					"properties": map[string]any{prop: map[string]any{"const": tag}},
+				},
+				"then": map[string]any{"$ref": mapping[tag]},
+			}
+		}
+		delete(n, "discriminator")
+		delete(n, "oneOf")
+		n["type"] = "object"
+		n["required"] = []any{prop}
+		n["properties"] = map[string]any{prop: map[string]any{"enum": enum}}
+		n["allOf"] = branches
+	}
+	return nil
+}
+
 // CheckInput validates a recommend input document (decoded with json.Number numbers) against the
-// bundled JSON Schema and the cross-field rules JSON Schema cannot express. Problems come back
+// bundled JSON Schema and the rules JSON Schema cannot express (rules.go). Problems come back
 // sorted by path.
 func CheckInput(doc map[string]any) []Problem {
 	sch, err := inputSchema()
 	if err != nil {
 		return []Problem{{Message: fmt.Sprintf("the bundled input schema does not compile: %v", err)}}
 	}
+	doc = beforeValidators(doc)
 	var problems []Problem
 	if err := sch.Validate(any(doc)); err != nil {
 		var verr *jsonschema.ValidationError
@@ -86,7 +159,7 @@ func CheckInput(doc map[string]any) []Problem {
 		}
 		problems = append(problems, schemaProblems(verr)...)
 	}
-	problems = append(problems, crossFieldProblems(doc)...)
+	problems = append(problems, crossFieldProblems(doc, problems)...)
 	slices.SortStableFunc(problems, func(a, b Problem) int { return strings.Compare(a.PathString(), b.PathString()) })
 	return dedupe(problems)
 }
@@ -100,72 +173,221 @@ func CheckInputJSON(data []byte) ([]Problem, error) {
 	return CheckInput(doc), nil
 }
 
-// schemaProblems flattens a validation error to its leaf causes. Alternatives of anyOf/oneOf
-// produce many leaves; keep those of the deepest instance location, which name the real problem.
+// schemaProblems flattens a validation error to the problems a user can act on. Required and
+// unknown fields are named at their own path. An alternative (anyOf, from Pydantic's X | Y) is
+// reduced to the branches that fit the value: a branch that wants another JSON type than the
+// value's (the null branch of an optional field, the object branch {choices} of a domain when
+// the value is a number) is not what the user meant; an object branch that misses required keys
+// or has keys it does not define fits less than one that fails only inside. When one branch
+// remains, its errors are reported as if there were no alternative.
 func schemaProblems(verr *jsonschema.ValidationError) []Problem {
-	var leaves []*jsonschema.ValidationError
-	var named []Problem
-	var walk func(e *jsonschema.ValidationError, inAlternative bool)
-	walk = func(e *jsonschema.ValidationError, inAlternative bool) {
-		switch k := e.ErrorKind.(type) {
-		case *kind.AnyOf, *kind.OneOf:
-			inAlternative = true
-		case *kind.Required:
-			if !inAlternative {
-				// A missing field is named at its own path, like an unknown one. Inside an
-				// alternative it is only one reading of the value among others.
-				for _, prop := range k.Missing {
-					named = append(named, Problem{Path: append(append([]string(nil), e.InstanceLocation...), prop),
-						Message: "required field missing"})
-				}
-				return
+	var c problemCollector
+	c.walk(verr, false)
+	return c.problems()
+}
+
+type problemCollector struct {
+	named  []Problem
+	leaves []leafError
+}
+
+type leafError struct {
+	path []string
+	msg  string
+}
+
+func (c *problemCollector) leaf(path []string, msg string) {
+	c.leaves = append(c.leaves, leafError{path: path, msg: msg})
+}
+
+var printer = message.NewPrinter(message.MatchLanguage("en"))
+
+func (c *problemCollector) walk(e *jsonschema.ValidationError, inAlternative bool) {
+	switch k := e.ErrorKind.(type) {
+	case *kind.AnyOf, *kind.OneOf:
+		if len(e.Causes) == 0 { // oneOf matched twice
+			c.leaf(e.InstanceLocation, k.LocalizedString(printer))
+			return
+		}
+		kept, best := fittingBranches(e.InstanceLocation, e.Causes)
+		switch {
+		case len(kept) == 1:
+			c.walk(kept[0], inAlternative)
+		case best == fitsNoType:
+			c.leaf(e.InstanceLocation, typeMismatch(kept))
+		default:
+			for _, b := range kept {
+				c.walk(b, true)
 			}
-		case *kind.FalseSchema:
-			// The schema forbids a field of a union section for the variant in use.
-			named = append(named, Problem{Path: e.InstanceLocation,
-				Message: "field not allowed here: it belongs to another type of this section (a union: change type means replacing the whole object)"})
-			return
-		case *kind.AdditionalProperties:
-			for _, prop := range k.Properties {
-				named = append(named, Problem{Path: append(append([]string(nil), e.InstanceLocation...), prop),
-					Message: "unknown field (AISimulate rejects fields it does not define)"})
-			}
+		}
+		return
+	case *kind.Required:
+		if inAlternative {
+			c.leaf(e.InstanceLocation, "needs "+strings.Join(k.Missing, " and "))
 			return
 		}
-		if len(e.Causes) == 0 {
-			leaves = append(leaves, e)
+		for _, prop := range k.Missing {
+			c.named = append(c.named, Problem{Path: childPath(e.InstanceLocation, prop), Message: "required field missing"})
+		}
+		return
+	case *kind.AdditionalProperties:
+		if inAlternative {
+			c.leaf(e.InstanceLocation, "has no field "+strings.Join(k.Properties, " or "))
 			return
 		}
-		for _, c := range e.Causes {
-			walk(c, inAlternative)
+		for _, prop := range k.Properties {
+			c.named = append(c.named, Problem{Path: childPath(e.InstanceLocation, prop),
+				Message: "unknown field (AISimulate rejects fields it does not define)"})
 		}
+		return
 	}
-	walk(verr, false)
-	printer := message.NewPrinter(message.MatchLanguage("en"))
-	byPath := map[string][]*jsonschema.ValidationError{}
+	if len(e.Causes) == 0 {
+		c.leaf(e.InstanceLocation, describe(e.ErrorKind))
+		return
+	}
+	for _, cause := range e.Causes {
+		c.walk(cause, inAlternative)
+	}
+}
+
+// describe words the validator's bound errors the way a user reads them ("must be > 0, got -1").
+func describe(k jsonschema.ErrorKind) string {
+	bound := func(op string, got, want *big.Rat) string {
+		return fmt.Sprintf("must be %s %s, got %s", op, ratString(want), ratString(got))
+	}
+	switch k := k.(type) {
+	case *kind.Minimum:
+		return bound(">=", k.Got, k.Want)
+	case *kind.Maximum:
+		return bound("<=", k.Got, k.Want)
+	case *kind.ExclusiveMinimum:
+		return bound(">", k.Got, k.Want)
+	case *kind.ExclusiveMaximum:
+		return bound("<", k.Got, k.Want)
+	case *kind.MinItems:
+		return fmt.Sprintf("must have at least %d item(s), got %d", k.Want, k.Got)
+	case *kind.MinLength:
+		if k.Want == 1 {
+			return "must not be empty"
+		}
+		return fmt.Sprintf("must be at least %d characters long, got %d", k.Want, k.Got)
+	}
+	return k.LocalizedString(printer)
+}
+
+func ratString(r *big.Rat) string {
+	if r.IsInt() {
+		return r.Num().String()
+	}
+	f, _ := r.Float64()
+	return strconv.FormatFloat(f, 'g', -1, 64)
+}
+
+// problems joins the leaves of one path into one problem ("…; or …" for alternatives).
+func (c *problemCollector) problems() []Problem {
+	byPath := map[string][]string{}
+	paths := map[string][]string{}
 	var order []string
-	for _, l := range leaves {
-		k := strings.Join(l.InstanceLocation, ".")
+	for _, l := range c.leaves {
+		k := strings.Join(l.path, "\x00")
 		if _, seen := byPath[k]; !seen {
 			order = append(order, k)
+			paths[k] = l.path
 		}
-		byPath[k] = append(byPath[k], l)
+		if !slices.Contains(byPath[k], l.msg) {
+			byPath[k] = append(byPath[k], l.msg)
+		}
 	}
-	problems := named
+	problems := c.named
 	for _, k := range order {
-		msgs := map[string]bool{}
-		var parts []string
-		for _, l := range byPath[k] {
-			m := l.ErrorKind.LocalizedString(printer)
-			if !msgs[m] {
-				msgs[m] = true
-				parts = append(parts, m)
-			}
-		}
-		slices.Sort(parts)
-		problems = append(problems, Problem{Path: byPath[k][0].InstanceLocation, Message: strings.Join(parts, "; or ")})
+		msgs := byPath[k]
+		slices.Sort(msgs)
+		problems = append(problems, Problem{Path: paths[k], Message: strings.Join(msgs, "; or ")})
 	}
 	return problems
+}
+
+// How well a branch of an alternative fits the value at the alternative's location.
+const (
+	fitsNoType  = iota // the branch wants another JSON type
+	fitsNoShape        // an object branch misses required fields or has fields it does not define
+	fitsInside         // the branch fails on the value's content (a bound, an enum, a nested field)
+)
+
+// fittingBranches returns the branches of an alternative that fit the value best, and how well.
+// The null branch of an optional field never fits a value that failed the alternative.
+func fittingBranches(at []string, branches []*jsonschema.ValidationError) ([]*jsonschema.ValidationError, int) {
+	best := -1
+	var kept []*jsonschema.ValidationError
+	for _, b := range branches {
+		if isNullBranch(at, b) {
+			continue
+		}
+		fit := branchFit(at, b)
+		switch {
+		case fit > best:
+			best, kept = fit, []*jsonschema.ValidationError{b}
+		case fit == best:
+			kept = append(kept, b)
+		}
+	}
+	return kept, best
+}
+
+func isNullBranch(at []string, b *jsonschema.ValidationError) bool {
+	t, ok := b.ErrorKind.(*kind.Type)
+	return ok && len(b.Causes) == 0 && slices.Equal(b.InstanceLocation, at) && slices.Equal(t.Want, []string{"null"})
+}
+
+func branchFit(at []string, b *jsonschema.ValidationError) int {
+	fit := fitsInside
+	var visit func(e *jsonschema.ValidationError)
+	visit = func(e *jsonschema.ValidationError) {
+		if slices.Equal(e.InstanceLocation, at) {
+			switch e.ErrorKind.(type) {
+			case *kind.Type:
+				fit = fitsNoType
+				return
+			case *kind.Required, *kind.AdditionalProperties:
+				fit = min(fit, fitsNoShape)
+			case *kind.AnyOf, *kind.OneOf:
+				return // a nested alternative is judged when it is walked
+			}
+		}
+		for _, cause := range e.Causes {
+			visit(cause)
+		}
+	}
+	visit(b)
+	return fit
+}
+
+// typeMismatch is the message for a value no branch of an alternative takes the type of.
+func typeMismatch(branches []*jsonschema.ValidationError) string {
+	var got string
+	var want []string
+	var visit func(e *jsonschema.ValidationError)
+	visit = func(e *jsonschema.ValidationError) {
+		if t, ok := e.ErrorKind.(*kind.Type); ok {
+			got = t.Got
+			for _, w := range t.Want {
+				if !slices.Contains(want, w) {
+					want = append(want, w)
+				}
+			}
+		}
+		for _, cause := range e.Causes {
+			visit(cause)
+		}
+	}
+	for _, b := range branches {
+		visit(b)
+	}
+	return fmt.Sprintf("got %s, want %s", got, strings.Join(want, " or "))
+}
+
+func childPath(parent []string, name string) []string {
+	return append(append([]string(nil), parent...), name)
 }
 
 func dedupe(in []Problem) []Problem {

@@ -3,6 +3,7 @@ package aisimulate_test
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -214,6 +215,56 @@ func TestGoldenLoweringsValidate(t *testing.T) {
 			}
 			if len(ps) > 0 {
 				t.Errorf("golden lowering rejected: %v", ps)
+			}
+		})
+	}
+}
+
+// TestSchemaProblemsArePrecise: the schema's problems name the field to change and only the
+// reading of a union the value means: the null branch of an optional field, the branches of
+// another JSON type and the non-selected branches of a discriminated union (traffic.source by
+// type) report nothing.
+func TestSchemaProblemsArePrecise(t *testing.T) {
+	const engine = `engine: {mode: aggregated, model: m, hardware: h200_sxm, workers: {aggregated: %s}}
+optimization: {}
+`
+	for _, tc := range []struct {
+		name, doc string
+		want      []string
+	}{
+		{"unknown field of an optional section", fmt.Sprintf(engine, "{gpus: 2}"),
+			[]string{"engine.workers.aggregated.gpus: unknown field (AISimulate rejects fields it does not define)"}},
+		{"traffic without source", fmt.Sprintf(engine, "{}") + "traffic: {load: {concurrency: 4}, stop: {requests: 1}}\n",
+			[]string{"traffic.source: required field missing"}},
+		{"source without its tag", fmt.Sprintf(engine, "{}") + "traffic: {source: {input_tokens: 8}, load: {concurrency: 4}, stop: {requests: 1}}\n",
+			[]string{"traffic.source.type: required field missing"}},
+		{"unknown tag", fmt.Sprintf(engine, "{}") + "traffic: {source: {type: sessions}, load: {concurrency: 4}, stop: {requests: 1}}\n",
+			[]string{"traffic.source.type: value must be one of 'synthetic', 'synthetic-session', 'trace'"}},
+		{"field of another source type", fmt.Sprintf(engine, "{}") + "traffic: {source: {type: trace, paths: [/t], input_tokens: 8}, load: {type: trace_timestamps}}\n",
+			[]string{"traffic.source.input_tokens: unknown field (AISimulate rejects fields it does not define)"}},
+		{"trace without paths", fmt.Sprintf(engine, "{}") + "traffic: {source: {type: trace}, load: {type: trace_timestamps}}\n",
+			[]string{"traffic.source.paths: required field missing"}},
+		{"bound of a value that could be a domain", fmt.Sprintf(engine, "{}") + "traffic: {source: {type: synthetic}, load: {concurrency: 0}, stop: {requests: 1}}\n",
+			[]string{"traffic.load.concurrency: must be > 0, got 0"}},
+		{"bound inside a domain", fmt.Sprintf(engine, "{}") + "traffic: {source: {type: synthetic}, load: {concurrency: {choices: [2, 0]}}, stop: {requests: 1}}\n",
+			[]string{"traffic.load.concurrency.choices.1: must be > 0, got 0"}},
+		{"no branch takes the type", fmt.Sprintf(engine, "{kv_cache: {block_size: [16]}}"),
+			[]string{"engine.workers.aggregated.kv_cache.block_size: got array, want integer or object"}},
+		{"a float for a strict integer", fmt.Sprintf(engine, "{kv_cache: {block_size: 16.0}}"),
+			[]string{"engine.workers.aggregated.kv_cache.block_size: must be written as an integer, got 16.0 (AISimulate's integer fields are strict)"}},
+		{"an explicit null of an optional field", fmt.Sprintf(engine, "{kv_cache: {block_size: null, host_offload: null}}"), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			doc, err := aisimulate.DecodeDocument([]byte(tc.doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, p := range aisimulate.CheckInput(doc) {
+				got = append(got, p.String())
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("problems (-want +got):\n%s", diff)
 			}
 		})
 	}
