@@ -79,7 +79,7 @@ func newFixture(t *testing.T, maxCandidates int32) *fixture {
 	}
 	reportertest.SetRunState(t, env.Client, run, v1beta2.RunPhaseRunning, metav1.ConditionFalse, v1beta2.ReasonEvaluatingCandidates)
 
-	input := "engine: {model: meta-llama/Llama-3.1-8B-Instruct, hardware: h200_sxm}\n" +
+	input := "engine: {model: meta-llama/Llama-3.1-8B-Instruct, hardware: h200_sxm, workers: {aggregated: {}, prefill: {}, decode: {}}}\n" +
 		"traffic: {source: {type: synthetic, input_tokens: 1024, output_tokens: 128}, load: {type: concurrency, concurrency: 10}, stop: {requests: 200}}\n" +
 		"optimization: {}\noptimizer: {max_trials: 24}\n"
 	out, dir, err := reportertest.Publish(ctx, env.Config, aisimBin, t.TempDir(), ns, run.Name, input)
