@@ -11,7 +11,9 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/document"
 )
 
-const minimal = "engine: {model: m, hardware: h200_sxm}\noptimization: {}\n"
+// minimal is the smallest recommend document AISimulate accepts: a worker role for each mode of
+// the default engine.mode domain.
+const minimal = "engine: {model: m, hardware: h200_sxm, workers: {aggregated: {}, prefill: {}, decode: {}}}\noptimization: {}\n"
 
 // The documents the operator's lowering produces must decode.
 func TestDecodeOperatorDocuments(t *testing.T) {
@@ -23,7 +25,7 @@ func TestDecodeOperatorDocuments(t *testing.T) {
 	}{
 		{
 			name: "full lowering with kv fraction range and strict SLA",
-			doc: `{engine: {model: meta-llama/Llama-3.1-8B-Instruct, hardware: h200_sxm, backend: {choices: [vllm, sglang]}},
+			doc: `{engine: {model: meta-llama/Llama-3.1-8B-Instruct, hardware: h200_sxm, backend: {choices: [vllm, sglang]}, workers: {aggregated: {}, prefill: {}, decode: {}}},
 optimization: {target: throughput_per_gpu, strict_sla: true, constraints: {max_candidate_gpus: 8}}, optimizer: {max_trials: 320},
 evaluation: {sla: {ttft_ms: 500, itl_ms: 30}}, traffic: {source: {type: synthetic, input_tokens: 1024, output_tokens: 128},
 load: {type: kv_capacity_fraction, fraction: {range: {min: 0.1, max: 1.0}}}, stop: {requests: 1000}}}`,
@@ -37,7 +39,7 @@ load: {type: kv_capacity_fraction, fraction: {range: {min: 0.1, max: 1.0}}}, sto
 		},
 		{
 			name: "model only, optimization {} gets every default",
-			doc: `{engine: {model: meta-llama/Llama-3.1-8B-Instruct, hardware: h200_sxm}, optimization: {},
+			doc: `{engine: {model: meta-llama/Llama-3.1-8B-Instruct, hardware: h200_sxm, workers: {aggregated: {}, prefill: {}, decode: {}}}, optimization: {},
 traffic: {source: {type: synthetic, input_tokens: 1024, output_tokens: 128}, load: {type: concurrency, concurrency: 10}, stop: {requests: 1000}}}`,
 			want: func(d *Document) any {
 				return []any{d.Optimization, d.Optimizer, d.Engine.Backends, d.Traffic.Load.Intensity.Points()}
@@ -45,12 +47,6 @@ traffic: {source: {type: synthetic, input_tokens: 1024, output_tokens: 128}, loa
 			exp: []any{Optimization{Target: "throughput", MaxGPUs: 32},
 				Optimizer{Algorithm: "bayesian", MaxTrials: 320, Parallelism: 16, CandidateTimeoutSeconds: 600, Seed: 42},
 				[]string{"vllm", "sglang"}, []float64{10}},
-		},
-		{
-			name: "traffic with only a stop uses source and load defaults",
-			doc:  minimal + "traffic: {stop: {requests: 1000}}",
-			want: func(d *Document) any { return d.Traffic },
-			exp:  Traffic{InputTokens: 1024, OutputTokens: 128, Load: Load{Type: "concurrency", Intensity: Fixed(10, true), Seed: 42}, Stop: Stop{Requests: 1000}},
 		},
 		{
 			name: "trace replayed by timestamps with a virtual-time stop (lowering of workload.trace)",
@@ -166,7 +162,6 @@ func TestDecodeErrors(t *testing.T) {
 		{"speculation", Recommend, "engine: {model: m, hardware: h200_sxm, backend: vllm, speculation: {kind: ngram, num_speculative_tokens: 1, acceptance_rates: [0.5]}}\noptimization: {}", nil, "engine.speculation: not supported by aisim"},
 		{"afd mode", Recommend, "engine: {model: m, hardware: h200_sxm, mode: afd, afd: {phase: both, combined_with_pd: false, a_batch_size: {choices: [8, 16]}}}\noptimization: {}", nil, "engine.afd: not supported by aisim"},
 		{"kv_transfer without disaggregation", Predict, "engine: {model: m, hardware: h200_sxm, mode: aggregated, kv_transfer: {bandwidth_gb_per_second: 1}}", nil, "engine.kv_transfer: only allowed when engine.mode can be disaggregated"},
-		{"execution", Recommend, minimal + "execution: {resources: {}}", nil, "execution: not supported by aisim"},
 		{"router not a mapping", Recommend, minimal + "router: kv_router", nil, "router: expected a mapping"},
 		{"router with min_gpus", Recommend, "engine: {model: m, hardware: h200_sxm}\nevaluation: {sla: {ttft_ms: 100}}\n" +
 			"optimization: {target: min_gpus}\ntraffic: {load: {type: concurrency, concurrency: 2}, stop: {requests: 10}}\nrouter: {policy: kv_router}", nil,

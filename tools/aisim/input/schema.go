@@ -84,8 +84,8 @@ func cutPath(expr string) (string, string, bool) {
 
 // DecodeValue decodes an already parsed document.
 func DecodeValue(cmd Command, raw *document.Value) (*Document, error) {
-	known := []string{"traffic", "engine", "evaluation", "optimization", "optimizer", "router", "planner"}
-	root, err := newObject("", raw, known, []string{"execution"})
+	known := []string{"traffic", "engine", "evaluation", "execution", "optimization", "optimizer", "router", "planner"}
+	root, err := newObject("", raw, known, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +95,10 @@ func DecodeValue(cmd Command, raw *document.Value) (*Document, error) {
 		}
 	}
 	doc := &Document{Command: cmd, Raw: raw}
-	for _, k := range []string{"router", "planner"} {
+	// execution.resources budgets AISimulate's supervisor process (memory, CPUs, start and stop
+	// timeouts): aisim runs in-process and has none, so the section (checked by the contract
+	// above) is accepted and ignored.
+	for _, k := range []string{"router", "planner", "execution"} {
 		if x := root.get(k); x != nil {
 			if x.Kind != document.KindMap {
 				return nil, errf(k, "expected a mapping, got %s", x.Kind)

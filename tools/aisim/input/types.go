@@ -83,8 +83,9 @@ type Document struct {
 	// Raw is the document after --set overrides (before defaulting); its
 	// canonical JSON is the input fingerprint.
 	Raw *document.Value
-	// Ignored lists the accepted sections aisim does not model (router, planner): aisim routes
-	// round-robin and its pools never scale.
+	// Ignored lists the accepted sections aisim does not model: router and planner (aisim routes
+	// round-robin and its pools never scale), execution (no supervisor process to budget), and
+	// per-role startup_seconds.
 	Ignored []string
 }
 
