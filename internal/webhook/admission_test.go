@@ -197,7 +197,7 @@ func TestDefaultingIsStored(t *testing.T) {
 		wantLoad   string // expected traffic of the effective input (JSON), "" = skip
 	}{
 		{"model-only", "", defaultStatic, `{"source":{"type":"synthetic","input_tokens":1024,"output_tokens":128},"load":{"type":"concurrency","concurrency":10},"stop":{"requests":1000}}`},
-		{"opt-out", "  workload:\n    static: {}\n", &v1beta2.StaticWorkload{}, `{"stop":{"requests":1000}}`},
+		{"opt-out", "  workload:\n    static: {}\n", &v1beta2.StaticWorkload{}, `null`},
 		{"partial", "  workload:\n    static: {inputTokens: 2048}\n",
 			&v1beta2.StaticWorkload{InputTokens: i32(2048), OutputTokens: i32(128), Load: &v1beta2.LoadSpec{Concurrency: i32(10)}}, ""},
 		{"rps", "  workload:\n    static:\n      load: {requestsPerSecond: 20}\n",
