@@ -530,8 +530,12 @@ func trtllmArgs(e *Engine, r role, tp, pp, dp, ep int, trust, kvEvents bool) ([]
 		// The spelling older and newer dynamo.trtllm releases both accept.
 		f.add("--publish-events-and-metrics")
 	}
-	// Engine settings without a CLI flag go into one inline override document.
-	override := map[string]any{}
+	// Engine settings without a CLI flag go into one inline override document. Chunked prefill
+	// is always on: the prediction's max_batched_tokens is a per-step budget that prompts are
+	// chunked into (as vLLM and SGLang do by default), and TensorRT-LLM, whose default is off,
+	// refuses a prompt longer than --max-num-tokens without it. ai-dynamo's profiler enables it
+	// on every TRT-LLM worker it generates too (enable_trtllm_chunked_prefill).
+	override := map[string]any{"enable_chunked_prefill": true}
 	if trust {
 		// dynamo.trtllm has no trust flag of its own; the LLM API's trust_remote_code is set
 		// through the inline override document.
@@ -547,13 +551,11 @@ func trtllmArgs(e *Engine, r role, tp, pp, dp, ep int, trust, kvEvents bool) ([]
 			override["disable_overlap_scheduler"] = true
 		}
 	}
-	if len(override) > 0 {
-		data, err := json.Marshal(override) // map keys are sorted: deterministic
-		if err != nil {
-			return nil, err
-		}
-		f.add("--override-engine-args", string(data))
+	data, err := json.Marshal(override) // map keys are sorted: deterministic
+	if err != nil {
+		return nil, err
 	}
+	f.add("--override-engine-args", string(data))
 	return f, nil
 }
 
