@@ -32,7 +32,7 @@ const (
 // +kubebuilder:validation:Enum=vr_nvl72;gb200;gb200_sxm;gb10;b300_sxm;b200_sxm;h200_sxm;h100_sxm;h100_pcie;a100_sxm;a100_pcie;a30;l40s;l40;l4;v100_sxm;v100_pcie;t4;mi200;mi300
 type GPUSKU string
 
-// OptimizationType is what SLA-based profiling optimizes.
+// OptimizationType is what SLA-based profiling optimizes, as sla.optimizationType spells it.
 // +kubebuilder:validation:Enum=latency;throughput
 type OptimizationType string
 
@@ -40,6 +40,19 @@ type OptimizationType string
 const (
 	OptimizationLatency    OptimizationType = "latency"
 	OptimizationThroughput OptimizationType = "throughput"
+)
+
+// LegacyOptimizationType is what SLA-based profiling optimizes, as sla.optimization_type of the
+// Dynamo platform's CRD at ai-dynamo/dynamo fbfa59ff spells it (with hybrid, which
+// optimizationType does not have).
+// +kubebuilder:validation:Enum=hybrid;latency;throughput
+type LegacyOptimizationType string
+
+// Optimization types of sla.optimization_type.
+const (
+	LegacyOptimizationHybrid     LegacyOptimizationType = "hybrid"
+	LegacyOptimizationLatency    LegacyOptimizationType = "latency"
+	LegacyOptimizationThroughput LegacyOptimizationType = "throughput"
 )
 
 // Phase is the lifecycle phase the Dynamo operator reports for a v1beta1 request.
@@ -62,6 +75,15 @@ type ProfilingPhase string
 
 // Optional booleans are pointers (unlike upstream's Go types; the schema is the same) so that an
 // explicit false survives the trip through the spec.v1beta1 envelope of v1beta2 verbatim.
+//
+// Two shapes of this schema are in the field, and both are accepted and kept here
+// (docs/coexistence.md): the Dynamo platform's CRD at ai-dynamo/dynamo fbfa59ff
+// (test/crds/upstream/dynamo) with sla.optimization_type, modelCache.pvcPath and boolean
+// features, and later releases with sla.optimizationType, modelCache.pvcModelPath/pvcMountPath,
+// hardware and objects under features. A field of one shape is never mapped onto the other's:
+// each is its own field, so that a stored request reads back exactly as the Dynamo operator
+// wrote it. For the same reason the schema declares no defaults (fbfa59ff defaults none of the
+// nested fields later releases default): defaulting is the Dynamo operator's.
 
 // DynamoGraphDeploymentRequestSpec is the v1beta1 request: a model, optional hardware, workload
 // and SLA targets for the Dynamo profiler. Exactly one of the native fields (model and the
@@ -144,15 +166,21 @@ type ModelCacheSpec struct {
 	// +optional
 	PVCName string `json:"pvcName,omitempty"`
 
+	// pvcPath is the subpath within the claim where the model is stored, in the shape of the
+	// Dynamo platform's CRD at ai-dynamo/dynamo fbfa59ff. Later releases write pvcModelPath
+	// instead; the two are kept apart, neither is derived from the other.
+	// +optional
+	PVCPath string `json:"pvcPath,omitempty"`
+
 	// pvcModelPath is the model directory inside the claim, relative (models/Llama-3.1-405B)
 	// or an absolute container path under pvcMountPath.
 	// +optional
 	PVCModelPath string `json:"pvcModelPath,omitempty"`
 
-	// pvcMountPath is where the claim is mounted in the containers. Defaults to
-	// /opt/model-cache.
+	// pvcMountPath is where the claim is mounted in the containers. The Dynamo operator uses
+	// /opt/model-cache when it is unset (later releases' CRDs default it; this schema does not,
+	// so that a request of the fbfa59ff shape reads back as stored).
 	// +optional
-	// +kubebuilder:default="/opt/model-cache"
 	PVCMountPath string `json:"pvcMountPath,omitempty"`
 }
 
@@ -190,14 +218,15 @@ type HardwareSpec struct {
 
 // WorkloadSpec is the traffic of a v1beta1 request.
 type WorkloadSpec struct {
-	// isl is the input sequence length in tokens. Defaults to 4000.
+	// isl is the input sequence length in tokens. Later releases' CRDs default it to 4000; this
+	// schema does not (the fbfa59ff shape has no default), the Dynamo profiler assumes its own.
 	// +optional
-	// +kubebuilder:default=4000
 	ISL *int32 `json:"isl,omitempty"`
 
-	// osl is the output sequence length in tokens. Defaults to 1000.
+	// osl is the output sequence length in tokens. Later releases' CRDs default it to 1000;
+	// this schema does not (the fbfa59ff shape has no default), the Dynamo profiler assumes its
+	// own.
 	// +optional
-	// +kubebuilder:default=1000
 	OSL *int32 `json:"osl,omitempty"`
 
 	// concurrency is the target number of requests in flight; mutually exclusive with
@@ -231,6 +260,12 @@ type SLASpec struct {
 	// optimizationType is what profiling optimizes: latency or throughput.
 	// +optional
 	OptimizationType *OptimizationType `json:"optimizationType,omitempty"`
+
+	// optimization_type is what profiling optimizes in the shape of the Dynamo platform's CRD at
+	// ai-dynamo/dynamo fbfa59ff: hybrid, latency or throughput. Later releases write
+	// optimizationType instead; the two are kept apart, neither is derived from the other.
+	// +optional
+	LegacyOptimizationType *LegacyOptimizationType `json:"optimization_type,omitempty"`
 }
 
 // OverridesSpec customizes the profiling Job and the generated DynamoGraphDeployment.
@@ -244,9 +279,10 @@ type OverridesSpec struct {
 	ProfilingJob *runtime.RawExtension `json:"profilingJob,omitempty"`
 
 	// trustRemoteCode lets generated vLLM and SGLang workers run custom code from the model
-	// repository (--trust-remote-code). Defaults to false.
+	// repository (--trust-remote-code). Unset means false (later releases' CRDs default it to
+	// false; this schema does not, so that a request of the fbfa59ff shape reads back as
+	// stored).
 	// +optional
-	// +kubebuilder:default=false
 	TrustRemoteCode *bool `json:"trustRemoteCode,omitempty"`
 
 	// dgd is a partial DynamoGraphDeployment (apiVersion nvidia.com/v1alpha1 or v1beta1, kind
@@ -257,29 +293,37 @@ type OverridesSpec struct {
 	DGD *runtime.RawExtension `json:"dgd,omitempty"`
 }
 
-// FeaturesSpec switches optional Dynamo platform features on in the generated deployment.
+// FeaturesSpec switches optional Dynamo platform features on in the generated deployment. Each
+// feature is a boolean (the fbfa59ff shape) or an object (later releases), kept as stored
+// (Feature).
+//
+// The schema of each feature is untyped with x-kubernetes-preserve-unknown-fields: a structural
+// schema gives every node one type and forbids type inside anyOf/oneOf (the only exception is
+// x-kubernetes-int-or-string, for integers and strings), and kube-apiserver cannot compile a CEL
+// rule on an untyped node nor refer to one from its parent ("unable to convert structural schema
+// to CEL declarations", "undefined field"). So the API server accepts any JSON value here, and
+// Feature decodes any JSON value, so that no stored request can become undecodable.
 type FeaturesSpec struct {
-	// planner is the raw Planner configuration; its presence enables the Planner.
+	// planner enables the Planner: true or false in the fbfa59ff shape; in later releases the
+	// raw Planner configuration, whose presence enables it.
 	// +optional
-	// +kubebuilder:pruning:PreserveUnknownFields
-	// +kubebuilder:validation:Type=object
 	// +kubebuilder:validation:Schemaless
-	Planner *runtime.RawExtension `json:"planner,omitempty"`
+	// +kubebuilder:pruning:PreserveUnknownFields
+	Planner *Feature `json:"planner,omitempty"`
 
-	// kvRouter configures KV-cache-aware routing.
+	// kvRouter enables KV-cache-aware routing: true or false in the fbfa59ff shape,
+	// {enabled: true} in later releases.
 	// +optional
-	KVRouter *EnabledSpec `json:"kvRouter,omitempty"`
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:pruning:PreserveUnknownFields
+	KVRouter *Feature `json:"kvRouter,omitempty"`
 
-	// mocker deploys simulated workers instead of real inference workers.
+	// mocker deploys simulated workers instead of real inference workers: true or false in
+	// the fbfa59ff shape, {enabled: true} in later releases.
 	// +optional
-	Mocker *EnabledSpec `json:"mocker,omitempty"`
-}
-
-// EnabledSpec switches a feature on.
-type EnabledSpec struct {
-	// enabled switches the feature on.
-	// +optional
-	Enabled *bool `json:"enabled,omitempty"`
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:pruning:PreserveUnknownFields
+	Mocker *Feature `json:"mocker,omitempty"`
 }
 
 // DynamoGraphDeploymentRequestStatus is the state the Dynamo operator reports for a v1beta1

@@ -27,6 +27,14 @@ func filler(f *randfill.Filler) *randfill.Filler {
 	return f.NilChance(0.3).NumElements(0, 3).MaxDepth(6).Funcs(
 		func(j **apiextensionsv1.JSON, _ randfill.Continue) { *j = nil },
 		func(r *runtime.RawExtension, c randfill.Continue) { r.Raw = randomObject(c) },
+		// A feature is a boolean (the fbfa59ff shape) or an object (later releases), never both.
+		func(f *v1beta1.Feature, c randfill.Continue) {
+			if c.Bool() {
+				*f = *v1beta1.BoolFeature(c.Bool())
+			} else {
+				*f = v1beta1.Feature{Raw: randomObject(c)}
+			}
+		},
 		func(t *metav1.Time, c randfill.Continue) { *t = metav1.Unix(c.Int63n(1<<32), 0) },
 		func(m *metav1.ObjectMeta, c randfill.Continue) {
 			m.Name, m.Namespace = c.String(20), c.String(20)
@@ -200,6 +208,66 @@ func TestConversionSeesBothWays(t *testing.T) {
 	}
 	if !spoke.IsV1Beta1Native() || native2.IsV1Beta1Native() {
 		t.Errorf("IsV1Beta1Native: v1beta1-native %v, v1beta2-native %v", spoke.IsV1Beta1Native(), native2.IsV1Beta1Native())
+	}
+}
+
+// TestConversionKeepsBothUpstreamShapes: v1beta1 requests of both shapes the Dynamo platform has
+// stored (its CRD at ai-dynamo/dynamo fbfa59ff, and later releases) decode, reach v1beta2 in the
+// envelope exactly as written (a boolean feature stays a boolean, snake-case and older field
+// names stay under their own names) and come back to v1beta1 unchanged.
+func TestConversionKeepsBothUpstreamShapes(t *testing.T) {
+	for name, spec := range map[string]string{
+		"fbfa59ff": `{"model":"Qwen/Qwen3-0.6B","backend":"vllm","image":"nvcr.io/nvidia/ai-dynamo/dynamo-frontend:0.7.0",
+			"sla":{"ttft":200,"itl":20.5,"optimization_type":"hybrid"},"workload":{"isl":3000},
+			"features":{"planner":true,"kvRouter":false,"mocker":true},"modelCache":{"pvcName":"models","pvcPath":"qwen"},
+			"overrides":{"profilingJob":{"backoffLimit":2,"template":{"spec":{"containers":[{"name":"profiler"}]}}},
+			  "dgd":{"apiVersion":"nvidia.com/v1alpha1","kind":"DynamoGraphDeployment","spec":{}}},
+			"searchStrategy":"thorough","autoApply":false}`,
+		"later releases": `{"model":"Qwen/Qwen3-0.6B","backend":"auto","runtimeVersionOverride":"1.2.0",
+			"sla":{"e2eLatency":1500,"optimizationType":"throughput"},"workload":{"isl":4000,"osl":1000,"concurrency":8.5},
+			"hardware":{"gpuSku":"h100_sxm","vramMb":81559,"totalGpus":16,"numGpusPerNode":8,"interconnect":"nvlink","rdma":false},
+			"features":{"planner":{"mode":"sla","min_endpoint":1,"nested":{"a":[1,"x",null]}},"kvRouter":{"enabled":true},"mocker":{"enabled":false}},
+			"modelCache":{"pvcName":"models","pvcModelPath":"models/qwen","pvcMountPath":"/opt/model-cache"},
+			"overrides":{"trustRemoteCode":false},"searchStrategy":"rapid","autoApply":true}`,
+		"both shapes at once": `{"model":"m","sla":{"optimization_type":"latency","optimizationType":"latency"},
+			"features":{"planner":false,"kvRouter":{"enabled":false}},"modelCache":{"pvcPath":"a","pvcModelPath":"b"}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			var want any
+			if err := json.Unmarshal([]byte(spec), &want); err != nil {
+				t.Fatal(err)
+			}
+			hub := &v1beta1.DynamoGraphDeploymentRequest{}
+			if err := json.Unmarshal([]byte(`{"spec":`+spec+`}`), hub); err != nil {
+				t.Fatalf("decoding the v1beta1 request: %v", err)
+			}
+			spoke := &v1beta2.DynamoGraphDeploymentRequest{}
+			if err := spoke.ConvertFrom(hub); err != nil {
+				t.Fatalf("ConvertFrom: %v", err)
+			}
+			var got any
+			if err := json.Unmarshal(spoke.Spec.V1Beta1.Raw, &got); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("spec.v1beta1 (-written +envelope):\n%s", diff)
+			}
+			back := &v1beta1.DynamoGraphDeploymentRequest{}
+			if err := normalize(t, spoke).ConvertTo(back); err != nil {
+				t.Fatalf("ConvertTo: %v", err)
+			}
+			raw, err := json.Marshal(back.Spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = nil
+			if err := json.Unmarshal(raw, &got); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("v1beta1 → v1beta2 → v1beta1 (-written +read):\n%s", diff)
+			}
+		})
 	}
 }
 
