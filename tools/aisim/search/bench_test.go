@@ -9,7 +9,7 @@ import (
 // benchDoc is the operator's typical lowering output for Llama-3.1-8B on H200.
 func benchDoc(budget int) string {
 	return fmt.Sprintf(`
-engine: {model: meta-llama/Llama-3.1-8B-Instruct, hardware: h200_sxm, backend: {choices: [vllm, sglang]}}
+engine: {model: meta-llama/Llama-3.1-8B-Instruct, hardware: h200_sxm, backend: {choices: [vllm, sglang]}, workers: {aggregated: {}, prefill: {}, decode: {}}}
 optimization: {target: throughput_per_gpu, strict_sla: true, constraints: {max_candidate_gpus: %d}}
 optimizer: {max_trials: 320}
 evaluation: {sla: {ttft_ms: 500, itl_ms: 30}}

@@ -14,10 +14,11 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/tools/aisim/input"
 )
 
-// smallDoc keeps the space small enough to search exhaustively in tests.
+// smallDoc keeps the space small enough to search exhaustively in tests. Its engine.mode is the
+// default domain (aggregated and disaggregated), with the worker roles AISimulate requires for it.
 func smallDoc(model, hw, target string, budget int, extra string) string {
 	return fmt.Sprintf(`
-engine: {model: %s, hardware: %s, backend: {choices: [vllm, sglang]}}
+engine: {model: %s, hardware: %s, backend: {choices: [vllm, sglang]}, workers: {aggregated: {}, prefill: {}, decode: {}}}
 optimization: {target: %s, constraints: {max_candidate_gpus: %d}}
 optimizer: {max_trials: 100000}
 traffic:
@@ -236,7 +237,7 @@ engine:
           - {replicas: 1, tensor: 3, pipeline: 1, attention_data: 1, moe_tensor: 1, moe_expert: 1}
           - {replicas: 4, tensor: 4, pipeline: 1, attention_data: 1, moe_tensor: 1, moe_expert: 1}
 optimization: {constraints: {max_candidate_gpus: 8}}
-traffic: {load: {concurrency: 8}, stop: {requests: 20}}`
+traffic: {source: {type: synthetic}, load: {concurrency: 8}, stop: {requests: 20}}`
 	_, run := recommend(t, doc)
 	var got [][3]string
 	for _, c := range run.Candidates {
@@ -266,7 +267,7 @@ func TestMoEShapes(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
-	_, run := recommend(t, smallDoc("Qwen/Qwen3-30B-A3B", "h200_sxm", "throughput", 4, ""), "engine.mode=aggregated")
+	_, run := recommend(t, smallDoc("Qwen/Qwen3-30B-A3B", "h200_sxm", "throughput", 4, ""), "engine.mode=aggregated", "engine.workers={aggregated: {}}")
 	if run.Counts.Feasible == 0 {
 		t.Errorf("no feasible MoE candidate: %+v", run.Counts)
 	}

@@ -26,7 +26,7 @@ func TestTraceSpeedupDomain(t *testing.T) {
 	}
 	f.Close()
 	env := mustEnv(t, fmt.Sprintf(`
-engine: {model: meta-llama/Llama-3.1-8B-Instruct, hardware: h200_sxm, backend: vllm, mode: aggregated}
+engine: {model: meta-llama/Llama-3.1-8B-Instruct, hardware: h200_sxm, backend: vllm, mode: aggregated, workers: {aggregated: {}}}
 optimization: {constraints: {max_candidate_gpus: 2}}
 optimizer: {max_trials: 1000}
 traffic:
