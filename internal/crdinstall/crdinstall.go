@@ -4,7 +4,9 @@
 //
 //   - the DGDR CRD gets v1beta1 (storage, the conversion hub) and, with the DGDRV1Beta2 gate on,
 //     v1beta2 with the conversion webhook; versions another installer added stay, and a version
-//     the API server has stored is never removed;
+//     the API server has stored is never removed. With the gate on they stay unserved (the
+//     webhook converts only v1beta1 and v1beta2), and a CRD that has stored one of them (the
+//     Dynamo platform's v1alpha1) is refused until it is migrated;
 //   - the Run and Candidate CRDs are installed only with the gate on, and with the gate off the
 //     request CRD is only updated (v1beta2 removed), never created;
 //   - nothing is ever deleted: a CRD this package does not apply stays as it is.
@@ -99,27 +101,41 @@ func Desired(files fs.FS, opts Options) ([]*apiextensionsv1.CustomResourceDefini
 // versions with desired's storage version, plus every version of existing that desired does not
 // have, except an unstored v1beta2 that the gate removed. Versions stored in etcd
 // (status.storedVersions) are always kept. Without a conversion in desired, existing's stays.
-func Merge(existing, desired *apiextensionsv1.CustomResourceDefinition) *apiextensionsv1.CustomResourceDefinition {
+//
+// With a conversion webhook in desired (the gate on: dgdr-operator's webhook, which converts
+// only between desired's versions), the versions of existing that desired does not have are kept
+// unserved: served, each read through them would fail at our webhook. If one of them is in
+// status.storedVersions, objects may still be stored in it, and our webhook could not read them
+// back: every list of the CRD would fail (a "corrupt object" storage error). Merge refuses that
+// with an error saying how to migrate (docs/coexistence.md).
+func Merge(existing, desired *apiextensionsv1.CustomResourceDefinition) (*apiextensionsv1.CustomResourceDefinition, error) {
 	out := desired.DeepCopy()
 	if existing == nil {
-		return out
+		return out, nil
 	}
 	storage := ""
+	var names []string
 	for _, v := range desired.Spec.Versions {
+		names = append(names, v.Name)
 		if v.Storage {
 			storage = v.Name
 		}
 	}
+	webhook := desired.Spec.Conversion != nil && desired.Spec.Conversion.Strategy == apiextensionsv1.WebhookConverter
 	for _, v := range existing.Spec.Versions {
-		if slices.ContainsFunc(out.Spec.Versions, func(d apiextensionsv1.CustomResourceDefinitionVersion) bool { return d.Name == v.Name }) {
+		if slices.Contains(names, v.Name) {
 			continue
 		}
 		stored := slices.Contains(existing.Status.StoredVersions, v.Name)
 		if desired.Name == RequestCRD && v.Name == v1beta2 && !stored {
 			continue // the gate is off: v1beta2 is not served, and never was the storage
 		}
+		if webhook && stored {
+			return nil, unconvertibleStored(desired.Name, v.Name, names)
+		}
 		v := *v.DeepCopy()
 		v.Storage = storage == "" && v.Storage
+		v.Served = v.Served && !webhook
 		out.Spec.Versions = append(out.Spec.Versions, v)
 	}
 	if out.Spec.Conversion == nil && existing.Spec.Conversion != nil {
@@ -129,7 +145,18 @@ func Merge(existing, desired *apiextensionsv1.CustomResourceDefinition) *apiexte
 	slices.SortFunc(out.Spec.Versions, func(a, b apiextensionsv1.CustomResourceDefinitionVersion) int {
 		return strings.Compare(a.Name, b.Name)
 	})
-	return out
+	return out, nil
+}
+
+// unconvertibleStored is Merge's refusal to put our conversion webhook on a CRD that has stored
+// objects in version, which the webhook does not convert.
+func unconvertibleStored(crd, version string, converts []string) error {
+	return fmt.Errorf("CRD %s: status.storedVersions lists %s, which dgdr-operator's conversion webhook does not convert (only %s): "+
+		"objects may still be stored as %s, and with our webhook every read and list of the CRD would fail on them. "+
+		"Migrate first, while the Dynamo platform's conversion is in place: rewrite every object (kubectl get %s -A -o json | kubectl replace -f -), "+
+		"then drop %s from the stored versions (kubectl patch crd %s --subresource=status --type=merge -p '{\"status\":{\"storedVersions\":[%q]}}'), "+
+		"and restart dgdr-operator (docs/coexistence.md)",
+		crd, version, strings.Join(converts, ", "), version, crd, version, crd, v1beta1)
 }
 
 // Apply applies crds: each is merged over what exists, server-side applied with FieldManager
@@ -145,7 +172,11 @@ func Apply(ctx context.Context, c client.Client, crds []*apiextensionsv1.CustomR
 			// platform's to install, not ours.
 			continue
 		}
-		u, err := applyObject(Merge(existing, desired))
+		merged, err := Merge(existing, desired)
+		if err != nil {
+			return err
+		}
+		u, err := applyObject(merged)
 		if err != nil {
 			return err
 		}

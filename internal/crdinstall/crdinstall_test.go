@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -84,6 +85,9 @@ func version(name string, storage bool) apiextensionsv1.CustomResourceDefinition
 	return apiextensionsv1.CustomResourceDefinitionVersion{Name: name, Served: true, Storage: storage}
 }
 
+// alphaUnserved is the Dynamo platform's v1alpha1 as our install leaves it with the gate on.
+var alphaUnserved = apiextensionsv1.CustomResourceDefinitionVersion{Name: "v1alpha1"}
+
 func TestMerge(t *testing.T) {
 	dynamoConversion := &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.WebhookConverter,
 		Webhook: &apiextensionsv1.WebhookConversion{ConversionReviewVersions: []string{"v1"},
@@ -106,22 +110,48 @@ func TestMerge(t *testing.T) {
 	}{
 		{"fresh cluster", nil, gateOn, gateOn},
 		{"over the Dynamo platform's v1beta1", crd(dynamoConversion, []string{"v1beta1"}, version("v1beta1", true)), gateOn, gateOn},
-		{"a stored v1alpha1 stays, no longer the storage version",
-			crd(dynamoConversion, []string{"v1alpha1", "v1beta1"}, version("v1alpha1", false), version("v1beta1", true)), gateOn,
-			crd(ours, nil, version("v1alpha1", false), version("v1beta1", true), version("v1beta2", false))},
-		{"a served, unstored v1alpha1 stays", crd(nil, []string{"v1beta1"}, version("v1alpha1", false), version("v1beta1", true)), gateOn,
-			crd(ours, nil, version("v1alpha1", false), version("v1beta1", true), version("v1beta2", false))},
+		// Our webhook does not convert v1alpha1: served, every v1alpha1 read would fail.
+		{"a served, unstored v1alpha1 stays, unserved", crd(dynamoConversion, []string{"v1beta1"}, version("v1alpha1", false), version("v1beta1", true)), gateOn,
+			crd(ours, nil, alphaUnserved, version("v1beta1", true), version("v1beta2", false))},
+		{"an unserved v1alpha1 stays unserved", crd(ours, []string{"v1beta1"}, alphaUnserved, version("v1beta1", true), version("v1beta2", false)), gateOn,
+			crd(ours, nil, alphaUnserved, version("v1beta1", true), version("v1beta2", false))},
 		{"gate off drops an unstored v1beta2 and keeps the conversion", crd(ours, []string{"v1beta1"}, version("v1beta1", true), version("v1beta2", false)), gateOff,
 			crd(ours, nil, version("v1beta1", true))},
 		{"gate off never drops a stored v1beta2", crd(ours, []string{"v1beta1", "v1beta2"}, version("v1beta1", true), version("v1beta2", false)), gateOff,
 			crd(ours, nil, version("v1beta1", true), version("v1beta2", false))},
-		{"gate off leaves the Dynamo platform's conversion", crd(dynamoConversion, []string{"v1beta1"}, version("v1beta1", true)), gateOff,
-			crd(dynamoConversion, nil, version("v1beta1", true))},
+		{"gate off leaves the Dynamo platform's conversion and its served v1alpha1",
+			crd(dynamoConversion, []string{"v1alpha1", "v1beta1"}, version("v1alpha1", false), version("v1beta1", true)), gateOff,
+			crd(dynamoConversion, nil, version("v1alpha1", false), version("v1beta1", true))},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, crdinstall.Merge(tc.existing, tc.desired)); diff != "" {
+			got, err := crdinstall.Merge(tc.existing, tc.desired)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("merged (-want +got):\n%s", diff)
+			}
+		})
+	}
+
+	// A v1alpha1 in status.storedVersions: objects may still be stored as v1alpha1, which our
+	// webhook cannot read back (every list would fail). Refused with the gate on, whether
+	// v1alpha1 is still the storage version or was once.
+	for name, existing := range map[string]*apiextensionsv1.CustomResourceDefinition{
+		"stored once":         crd(dynamoConversion, []string{"v1alpha1", "v1beta1"}, version("v1alpha1", false), version("v1beta1", true)),
+		"the storage version": crd(dynamoConversion, []string{"v1alpha1"}, version("v1alpha1", true)),
+		"stored and unserved": crd(dynamoConversion, []string{"v1alpha1", "v1beta1"}, alphaUnserved, version("v1beta1", true)),
+	} {
+		t.Run("refused: a v1alpha1 "+name, func(t *testing.T) {
+			got, err := crdinstall.Merge(existing, gateOn)
+			if err == nil {
+				t.Fatalf("merged: %+v", got.Spec.Versions)
+			}
+			for _, want := range []string{"status.storedVersions lists v1alpha1", "kubectl replace", "storedVersions\":[\"v1beta1\"]", "docs/coexistence.md"} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("the error does not say %q: %v", want, err)
+				}
 			}
 		})
 	}
@@ -165,7 +195,7 @@ func TestApplyOverExistingThenGateOff(t *testing.T) {
 		t.Fatalf("gate off created the request CRD: %v", err)
 	}
 
-	// The Dynamo platform's CRD, applied by its own installer: v1alpha1 (stored once) and v1beta1.
+	// The Dynamo platform's CRD of a release that stored v1alpha1, applied by its own installer.
 	upstream := &apiextensionsv1.CustomResourceDefinition{
 		ObjectMeta: metav1.ObjectMeta{Name: crdinstall.RequestCRD, Annotations: map[string]string{"dynamo.nvidia.com/operator-version": "1.1.0"}},
 		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
@@ -190,6 +220,40 @@ func TestApplyOverExistingThenGateOff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// v1alpha1 is stored: our webhook could not read those objects back. Refused, nothing
+	// applied.
+	if err := crdinstall.Apply(ctx, c, on); err == nil || !strings.Contains(err.Error(), "status.storedVersions lists v1alpha1") {
+		t.Fatalf("installing over a stored v1alpha1: %v", err)
+	}
+	if err := c.Get(ctx, client.ObjectKey{Name: crdinstall.RequestCRD}, &got); err != nil {
+		t.Fatal(err)
+	}
+	if names, storage := versionNames(&got); !cmp.Equal(names, []string{"v1alpha1"}) || storage != "v1alpha1" || got.Spec.Conversion.Strategy != apiextensionsv1.NoneConverter {
+		t.Fatalf("the refused install changed the CRD: versions %v, storage %s, conversion %+v", names, storage, got.Spec.Conversion)
+	}
+
+	// The Dynamo platform's upgrade stores v1beta1 (v1alpha1 stays served), and its objects are
+	// migrated: the API server keeps v1alpha1 in status.storedVersions until it is removed there.
+	got.Spec.Versions = append(got.Spec.Versions, apiextensionsv1.CustomResourceDefinitionVersion{Name: "v1beta1", Served: true, Storage: true,
+		Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: ptr.To(true)}}})
+	got.Spec.Versions[0].Storage = false
+	if err := c.Update(ctx, &got); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Get(ctx, client.ObjectKey{Name: crdinstall.RequestCRD}, &got); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"v1alpha1", "v1beta1"}, got.Status.StoredVersions); diff != "" {
+		t.Fatalf("storedVersions (-want +got):\n%s", diff)
+	}
+	if err := crdinstall.Apply(ctx, c, on); err == nil {
+		t.Fatal("installed over a v1alpha1 that is no longer the storage version but still in status.storedVersions")
+	}
+	got.Status.StoredVersions = []string{"v1beta1"}
+	if err := c.Status().Update(ctx, &got); err != nil {
+		t.Fatal(err)
+	}
+
 	if err := crdinstall.Apply(ctx, c, on); err != nil {
 		t.Fatal(err)
 	}
@@ -199,6 +263,9 @@ func TestApplyOverExistingThenGateOff(t *testing.T) {
 	names, storage := versionNames(&got)
 	if diff := cmp.Diff([]string{"v1alpha1", "v1beta1", "v1beta2"}, names); diff != "" || storage != "v1beta1" {
 		t.Errorf("versions after install (-want +got):\n%s storage %s", diff, storage)
+	}
+	if got.Spec.Versions[0].Served {
+		t.Errorf("v1alpha1 is served, but our conversion webhook does not convert it")
 	}
 	if got.Spec.Conversion == nil || got.Spec.Conversion.Webhook == nil || !cmp.Equal(got.Spec.Conversion.Webhook.ClientConfig.Service, conversion.Service) {
 		t.Errorf("conversion: %+v", got.Spec.Conversion)
@@ -212,7 +279,7 @@ func TestApplyOverExistingThenGateOff(t *testing.T) {
 		}
 	}
 
-	// Gate off: v1beta2 goes (never stored), v1alpha1 stays (stored), Runs and Candidates stay.
+	// Gate off: v1beta2 goes (never stored), v1alpha1 stays (unserved), Runs and Candidates stay.
 	if err := crdinstall.Apply(ctx, c, off); err != nil {
 		t.Fatal(err)
 	}

@@ -327,7 +327,8 @@ func TestRequestReconciled(t *testing.T) {
 
 // TestInstalledOverDynamoPlatformCRD: the operator installed its request CRD over the Dynamo
 // platform's (the real one, test/crds/upstream/dynamo) by server-side apply: the platform's
-// v1alpha1 stays served, v1beta1 stays the storage version, v1beta2 is added with the
+// v1alpha1 stays in the CRD but is no longer served (our conversion webhook does not convert it;
+// docs/coexistence.md), v1beta1 stays the storage version, v1beta2 is added with the
 // conversion webhook on the chart's Service (CA injected), and the Dynamo platform's request is
 // still readable as v1beta1 unchanged and as v1beta2 through spec.v1beta1, and never searched.
 func TestInstalledOverDynamoPlatformCRD(t *testing.T) {
@@ -340,14 +341,19 @@ func TestInstalledOverDynamoPlatformCRD(t *testing.T) {
 		var versions []string
 		storage := ""
 		for _, v := range crd.Spec.Versions {
-			versions = append(versions, v.Name)
+			name := v.Name
+			if !v.Served {
+				name += " (unserved)"
+			}
+			versions = append(versions, name)
 			if v.Storage {
 				storage = v.Name
 			}
 		}
 		conv := crd.Spec.Conversion
-		// v1alpha1 is the Dynamo platform's (served, never stored): the install keeps it.
-		if !slices.Equal(versions, []string{"v1alpha1", "v1beta1", "v1beta2"}) || storage != "v1beta1" || conv == nil || conv.Webhook == nil ||
+		// v1alpha1 is the Dynamo platform's (served, never stored): the install keeps it,
+		// unserved.
+		if !slices.Equal(versions, []string{"v1alpha1 (unserved)", "v1beta1", "v1beta2"}) || storage != "v1beta1" || conv == nil || conv.Webhook == nil ||
 			conv.Webhook.ClientConfig.Service == nil || conv.Webhook.ClientConfig.Service.Name != webhookService || len(conv.Webhook.ClientConfig.CABundle) == 0 {
 			return false, fmt.Sprintf("versions %v, storage %s, conversion %+v", versions, storage, conv), nil
 		}
@@ -404,7 +410,8 @@ func TestUpgradeGateOffKeepsCRDsAndRequests(t *testing.T) {
 		for _, v := range crd.Spec.Versions {
 			versions = append(versions, v.Name)
 		}
-		// v1alpha1 is the Dynamo platform's: it stays.
+		// v1alpha1 is the Dynamo platform's: it stays (unserved while our conversion webhook is
+		// the CRD's).
 		return slices.Equal(versions, []string{"v1alpha1", "v1beta1"}), fmt.Sprintf("versions %v", versions), nil
 	})
 	requireSameRequests(t, before, "the upgrade")
