@@ -1,9 +1,10 @@
 // Package coexistence installs dgdr-operator into a cluster where a Dynamo platform already
 // serves DynamoGraphDeploymentRequest v1beta1 (issue #15), against a real API server: the Dynamo
-// platform's own DGDR CRD (test/crds/upstream/dynamo, copied unchanged from ai-dynamo/dynamo:
-// v1beta1 served and stored, v1alpha1 served) with stored v1beta1 requests exists first; then our
-// CRD (v1beta1 storage + v1beta2, conversion webhook) is installed over it and the operator
-// (webhooks, conversion, controllers) starts.
+// platform's own DGDR CRD (test/crds/upstream/dynamo, copied unchanged from ai-dynamo/dynamo
+// fbfa59ff: v1beta1 served and stored, v1alpha1 served) with stored v1beta1 requests exists
+// first, among them one using every field where that CRD's v1beta1 schema differs from later
+// releases'; then our CRD (v1beta1 storage + v1beta2, conversion webhook) is installed over it
+// and the operator (webhooks, conversion, controllers) starts.
 package coexistence_test
 
 import (
@@ -124,9 +125,9 @@ func installUpstreamCRD() error {
 
 // upstreamRequests are v1beta1 requests as the Dynamo operator's users write them against the
 // upstream CRD (created with strict field validation, so each field is one the upstream schema
-// declares); one carries a status as the Dynamo operator writes it. They use the fields whose
-// schema the upstream CRD and ours share (same names, types and defaults); the fields where the
-// two differ are TestUpstreamOnlyFieldsSurvive's.
+// declares); two carry a status as the Dynamo operator writes it. The first two use the fields
+// that the upstream CRD and later releases spell alike; the last one (fbfa59ffShape) every field
+// where they differ (TestUpstreamOnlyFieldsAndVersionsSurvive).
 func upstreamRequests() []*unstructured.Unstructured {
 	objs := []string{
 		`{"metadata": {"name": "qwen", "labels": {"team": "a"}}, "spec": {"model": "Qwen/Qwen3-0.6B", "backend": "vllm",
@@ -135,6 +136,7 @@ func upstreamRequests() []*unstructured.Unstructured {
 		  "conditions": [{"type": "Succeeded", "status": "False", "reason": "SweepingDecode", "message": "profiling", "lastTransitionTime": "2026-01-02T03:04:05Z"}]}}`,
 		`{"metadata": {"name": "llama"}, "spec": {"model": "meta-llama/Llama-3.1-8B-Instruct", "searchStrategy": "thorough",
 		  "image": "nvcr.io/nvidia/ai-dynamo/dynamo-frontend:1.0.0"}}`,
+		fbfa59ffShape,
 	}
 	var out []*unstructured.Unstructured
 	for _, s := range objs {
@@ -359,7 +361,7 @@ func toMap(t *testing.T, v any) any {
 
 // TestKubectlGetShowsBothKinds: `kubectl get dgdr` (the preferred version, v1beta2) lists both
 // kinds of request: a v1beta2 request with its model, a v1beta1 request with its v1beta1 model
-// and the Dynamo operator's phase.
+// and the Dynamo operator's phase, also one with boolean features (the fbfa59ff shape).
 func TestKubectlGetShowsBothKinds(t *testing.T) {
 	kubectl := filepath.Join(testenv.Root(), "bin", "kubectl")
 	if _, err := os.Stat(kubectl); err != nil {
@@ -390,10 +392,11 @@ func TestKubectlGetShowsBothKinds(t *testing.T) {
 		}
 	}
 	for name, want := range map[string][]string{
-		"NAME":   {"MODEL", "V1BETA1 MODEL", "V1BETA1 PHASE"},
-		"listed": {"meta-llama/Llama-3.1-8B-Instruct"},
-		"qwen":   {"Qwen/Qwen3-0.6B", "Profiling"},
-		"llama":  {"meta-llama/Llama-3.1-8B-Instruct"},
+		"NAME":           {"MODEL", "V1BETA1 MODEL", "V1BETA1 PHASE"},
+		"listed":         {"meta-llama/Llama-3.1-8B-Instruct"},
+		"qwen":           {"Qwen/Qwen3-0.6B", "Profiling"},
+		"llama":          {"meta-llama/Llama-3.1-8B-Instruct"},
+		"fbfa59ff-shape": {"Qwen/Qwen3-0.6B", "Deployed"},
 	} {
 		for _, w := range want {
 			if !strings.Contains(lines[name], w) {
