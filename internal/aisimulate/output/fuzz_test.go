@@ -40,12 +40,20 @@ func FuzzParseSweepResult(f *testing.F) {
 	})
 }
 
-// FuzzReadEvents: execution-events.jsonl parsing tolerates anything (a half-written last line
-// included) without panicking.
+// FuzzReadEvents: execution-events.jsonl parsing, and reading an event's record and budget,
+// tolerate anything (a half-written last line included) without panicking.
 func FuzzReadEvents(f *testing.F) {
-	f.Add([]byte("{\"event\":\"candidate_settled\",\"candidate_id\":\"candidate-000001\",\"status\":\"feasible\",\"settled\":1,\"budget\":4}\n{\"event\":\"cand"))
+	if real, err := os.ReadFile(filepath.Join("testdata", "aisimulate-0.13", output.EventsFile)); err == nil {
+		f.Add(real)
+	}
+	f.Add([]byte("{\"event\":\"requested_config\",\"value\":{\"optimizer\":{\"max_trials\":4}}}\n" +
+		"{\"event\":\"candidate_completed\",\"value\":{\"candidate_id\":\"candidate-000001\",\"status\":\"feasible\",\"score\":1}}\n{\"event\":\"cand"))
 	f.Add([]byte("\n\n{}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_, _ = output.ReadEvents(bytes.NewReader(data))
+		events, _ := output.ReadEvents(bytes.NewReader(data))
+		for _, e := range events {
+			_, _ = e.Candidate()
+			_, _ = e.MaxTrials()
+		}
 	})
 }

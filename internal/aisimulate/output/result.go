@@ -16,7 +16,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strings"
 
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
@@ -67,7 +66,9 @@ type SweepResult struct {
 
 // Counts summarizes candidate outcomes. Evaluated == Feasible + Infeasible
 // + TimedOut + Failed; CacheHits are duplicates served from a run-local
-// cache (they are also counted under their status).
+// cache. AISimulate counts statuses over its candidate records, and a cache hit has none (its
+// trials are Evaluated + Unsupported + ResourceLimited + CacheHits); aisim keeps a record of each
+// cache hit and counts it under its status (and Evaluated) too.
 type Counts struct {
 	Evaluated       int `json:"evaluated"`
 	Feasible        int `json:"feasible"`
@@ -192,29 +193,95 @@ type Row struct {
 	ConfigPath string             `json:"config_path"`
 }
 
-// Event is one line of execution-events.jsonl. Event is "search_started",
-// "candidate_settled", "search_finished" or "prediction_finished".
+// Event is one line of execution-events.jsonl, the search's ledger. The format is AISimulate's
+// (the 0.13 line); aisim writes the same lines.
+//
+// Every line is one JSON object {"event": <kind>, "value": {...}}, written by AISimulate's
+// aisimulate/supervision.py `checkpoint(event, value)`, which refuses a record over 1 MiB
+// (EventRecordMaxBytes) and a ledger that would grow past 64 MiB (EventsMaxBytes). The kinds:
+//
+//   - requested_config (recommend.py `_run_recommendation`): the validated input with
+//     AISimulate's defaults filled in (config.model_dump); MaxTrials reads its
+//     optimizer.max_trials. The first line of a recommendation.
+//   - resource_plan (main.py `_predict`): predict's host-memory admission plan (build_plan).
+//     The only line of a prediction's ledger.
+//   - wave_admitted (resource_scheduler.py `evaluate_waves`): the admission plan of a wave of
+//     candidates evaluated in parallel; wave_interrupted: a wave stopped by memory pressure or
+//     its deadline, with the candidates retried.
+//   - candidate_completed (sweeper/search.py `_record`): the full CandidateRecord, exactly an
+//     element of recommendation.json's candidates (Candidate reads it), for every candidate that
+//     reached an outcome, whatever its status. A cache hit (a duplicate served from the run's
+//     cache) writes no line; recommendation.json's counts.cache_hits counts them.
+//   - optimizer_stopped (sweeper/search.py): the optimizer could not suggest more candidates;
+//     value.reason says why, and the search returns what it has.
+//
+// There is no start or end event: a search has ended when its process has.
+//
+// Where the ledger is: AISimulate's supervisor (supervision.py `run_process`/`_run_process`)
+// has the worker append it to $TMPDIR/aisimulate-monitor-XXXX/events.jsonl (a
+// tempfile.TemporaryDirectory) and copies its complete lines into <output-dir>/EventsFile only
+// after the workers stopped, then deletes the temporary directory: the ledger of the output
+// directory is final, the monitor's is the live working copy (the operator's reporter follows
+// both, internal/reporter/progress.go). aisim writes EventsFile live.
 type Event struct {
-	Event       string   `json:"event"`
-	RunID       string   `json:"run_id,omitempty"`
-	CandidateID string   `json:"candidate_id,omitempty"`
-	Status      string   `json:"status,omitempty"`
-	Reason      string   `json:"reason_category,omitempty"`
-	UsedGPUs    int      `json:"used_gpus,omitempty"`
-	Score       *float64 `json:"score,omitempty"`
-	CacheHit    bool     `json:"cache_hit,omitempty"`
-	Settled     int      `json:"settled,omitempty"`
-	Budget      int      `json:"budget,omitempty"`
-	Counts      *Counts  `json:"counts,omitempty"`
-	Outcome     string   `json:"outcome,omitempty"` // search_finished: completed|no_feasible|interrupted|failed
-	// Metrics, Objectives and PredictionConfig repeat the candidate record on a
-	// candidate_settled event of a feasible candidate that is not a cache hit (aisim;
-	// absent in older aisim ledgers and in AISimulate's): enough for a reader of the live
-	// ledger to publish the best candidates so far before recommendation.json exists.
-	// Readers that do not know them ignore them.
-	Metrics          map[string]float64 `json:"metrics,omitempty"`
-	Objectives       map[string]float64 `json:"objectives,omitempty"`
-	PredictionConfig map[string]any     `json:"prediction_config,omitempty"`
+	Event string          `json:"event"`
+	Value json.RawMessage `json:"value"`
+}
+
+// Event kinds (see Event).
+const (
+	EventRequestedConfig    = "requested_config"
+	EventResourcePlan       = "resource_plan"
+	EventWaveAdmitted       = "wave_admitted"
+	EventWaveInterrupted    = "wave_interrupted"
+	EventCandidateCompleted = "candidate_completed"
+	EventOptimizerStopped   = "optimizer_stopped"
+)
+
+// Limits of AISimulate's checkpoint (supervision.py): a record over EventRecordMaxBytes, or one
+// that would take the ledger past EventsMaxBytes, is refused (a resource limit).
+const (
+	EventRecordMaxBytes = 1 << 20
+	EventsMaxBytes      = 64 << 20
+)
+
+// NewEvent builds an event of kind whose value is v encoded as JSON.
+func NewEvent(kind string, v any) (Event, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return Event{}, fmt.Errorf("%s: %w", kind, err)
+	}
+	return Event{Event: kind, Value: raw}, nil
+}
+
+// Candidate decodes the CandidateRecord of a candidate_completed event, as strictly as
+// recommendation.json is read (ParseSweepResult).
+func (e Event) Candidate() (*Candidate, error) {
+	if e.Event != EventCandidateCompleted {
+		return nil, fmt.Errorf("a %s event carries no candidate record", e.Event)
+	}
+	var c Candidate
+	if err := strictUnmarshal(e.Value, &c); err != nil {
+		return nil, fmt.Errorf("%s: %w", e.Event, err)
+	}
+	return &c, nil
+}
+
+// MaxTrials reads optimizer.max_trials of a requested_config event: the search's trial budget
+// (false when the event is of another kind or the value has no positive integer there).
+func (e Event) MaxTrials() (int64, bool) {
+	if e.Event != EventRequestedConfig {
+		return 0, false
+	}
+	var v struct {
+		Optimizer struct {
+			MaxTrials *int64 `json:"max_trials"`
+		} `json:"optimizer"`
+	}
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(e.Value, &v); err != nil || v.Optimizer.MaxTrials == nil || *v.Optimizer.MaxTrials <= 0 {
+		return 0, false
+	}
+	return *v.Optimizer.MaxTrials, true
 }
 
 // Prediction is prediction.json.
@@ -402,33 +469,38 @@ func ReadRecommendations(dir string) ([]map[string]any, error) {
 	return out, nil
 }
 
-// ReadEvents parses execution-events.jsonl. A truncated last line (a writer
-// still appending) is ignored so watchers can read a live file.
+// ReadEvents parses execution-events.jsonl. A line that is not JSON is skipped: a truncated last
+// line (a writer still appending, or a ledger cut for the Run's artifacts, whose marker line ends
+// it) is ignored so watchers can read a live file. A JSON line that is not an event object is an
+// error. Keys match case-sensitively.
 func ReadEvents(r io.Reader) ([]Event, error) {
 	var out []Event
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
 	for line := 1; sc.Scan(); line++ {
-		text := strings.TrimSpace(sc.Text())
-		if text == "" {
+		text := bytes.TrimSpace(sc.Bytes())
+		if len(text) == 0 {
 			continue
 		}
 		var e Event
-		if err := json.Unmarshal([]byte(text), &e); err != nil {
-			if !json.Valid([]byte(text)) {
+		if err := kjson.UnmarshalCaseSensitivePreserveInts(text, &e); err != nil {
+			if !json.Valid(text) {
 				continue
 			}
 			return nil, fmt.Errorf("line %d: %w", line, err)
 		}
+		e.Value = append(json.RawMessage(nil), e.Value...)
 		out = append(out, e)
 	}
 	return out, sc.Err()
 }
 
-// EventWriter appends events to execution-events.jsonl, flushing each line
-// so a watcher tailing the file sees progress as it happens.
+// EventWriter appends events to execution-events.jsonl, one line each, written with one write
+// call so that a watcher tailing the file sees progress as it happens. Like AISimulate's
+// checkpoint it refuses a record over EventRecordMaxBytes and a ledger over EventsMaxBytes.
 type EventWriter struct {
-	f *os.File
+	f    *os.File
+	size int64
 }
 
 // CreateEventWriter truncates/creates the events file in dir.
@@ -440,14 +512,31 @@ func CreateEventWriter(dir string) (*EventWriter, error) {
 	return &EventWriter{f: f}, nil
 }
 
+// ErrEventBudget is returned by EventWriter.Write for a record or a ledger over AISimulate's
+// checkpoint limits.
+var ErrEventBudget = errors.New("execution evidence exceeds the bounded checkpoint budget")
+
 // Write appends one event as a single line.
 func (w *EventWriter) Write(e Event) error {
 	data, err := MarshalLine(e)
 	if err != nil {
 		return err
 	}
-	_, err = w.f.Write(data)
+	if len(data) > EventRecordMaxBytes || w.size+int64(len(data)) > EventsMaxBytes {
+		return fmt.Errorf("%s: %w", e.Event, ErrEventBudget)
+	}
+	n, err := w.f.Write(data)
+	w.size += int64(n)
 	return err
+}
+
+// Checkpoint appends an event of kind with value v (AISimulate's checkpoint(event, value)).
+func (w *EventWriter) Checkpoint(kind string, v any) error {
+	e, err := NewEvent(kind, v)
+	if err != nil {
+		return err
+	}
+	return w.Write(e)
 }
 
 // MarshalLine renders one compact JSON line with sorted keys.

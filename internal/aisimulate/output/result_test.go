@@ -1,6 +1,8 @@
 package output
 
 import (
+	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -17,14 +19,18 @@ func TestEventsAppendAndTolerateATruncatedTail(t *testing.T) {
 		t.Fatal(err)
 	}
 	score := 1.5
-	want := []Event{
-		{Event: "search_started", RunID: "r", Budget: 2},
-		{Event: "candidate_settled", CandidateID: "candidate-000001", Status: StatusFeasible, Score: &score, Settled: 1, Budget: 2},
+	if err := w.Checkpoint(EventRequestedConfig, map[string]any{"optimizer": map[string]any{"max_trials": 2}}); err != nil {
+		t.Fatal(err)
 	}
-	for _, e := range want {
-		if err := w.Write(e); err != nil {
-			t.Fatal(err)
-		}
+	rec := Candidate{CandidateID: "candidate-000001", Status: StatusFeasible, Score: &score, UsedGPUs: 2,
+		Config: map[string]any{"backend": "vllm"}, PredictionConfig: map[string]any{"engine": map[string]any{"backend": "vllm"}},
+		Metrics: map[string]float64{"mean_ttft_ms": 12.5}}
+	if err := w.Checkpoint(EventCandidateCompleted, rec); err != nil {
+		t.Fatal(err)
+	}
+	// AISimulate's checkpoint budget: a record over 1 MiB is refused and not written.
+	if err := w.Checkpoint(EventCandidateCompleted, Candidate{CandidateID: "candidate-000002", Reason: strings.Repeat("x", EventRecordMaxBytes)}); !errors.Is(err, ErrEventBudget) {
+		t.Errorf("a record over 1 MiB: err = %v, want ErrEventBudget", err)
 	}
 	w.Close()
 	// A watcher may read while the writer is mid-line.
@@ -32,20 +38,121 @@ func TestEventsAppendAndTolerateATruncatedTail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.WriteString(`{"event":"candidate_sett`); err != nil {
+	if _, err := f.WriteString(`{"event":"candidate_compl`); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
-	r, _ := os.Open(filepath.Join(dir, EventsFile))
-	defer r.Close()
-	got, err := ReadEvents(r)
+	data, err := os.ReadFile(filepath.Join(dir, EventsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
+	wantLines := `{"event":"requested_config","value":{"optimizer":{"max_trials":2}}}` + "\n" +
+		`{"event":"candidate_completed","value":{"candidate_id":"candidate-000001","config":{"backend":"vllm"},"metrics":{"mean_ttft_ms":12.5},` +
+		`"prediction_config":{"engine":{"backend":"vllm"}},"score":1.5,"status":"feasible","used_gpus":2}}` + "\n" + `{"event":"candidate_compl`
+	if diff := cmp.Diff(wantLines, string(data)); diff != "" {
+		t.Errorf("ledger (-want +got):\n%s", diff)
+	}
+	got, err := ReadEvents(strings.NewReader(string(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Event != EventRequestedConfig || got[1].Event != EventCandidateCompleted {
+		t.Fatalf("events %+v", got)
+	}
+	if n, ok := got[0].MaxTrials(); !ok || n != 2 {
+		t.Errorf("MaxTrials = %d, %v", n, ok)
+	}
+	c, err := got[1].Candidate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(&rec, c); diff != "" {
+		t.Errorf("candidate (-want +got):\n%s", diff)
+	}
+	if _, err := got[0].Candidate(); err == nil {
+		t.Error("a requested_config event decoded as a candidate")
+	}
+	if _, ok := got[1].MaxTrials(); ok {
+		t.Error("a candidate_completed event has a trial budget")
+	}
+}
+
+// TestEventAccessorsAreStrict: the record of a candidate_completed event is read like
+// recommendation.json (keys case-sensitive, no unknown or duplicate keys); a budget must be a
+// positive integer.
+func TestEventAccessorsAreStrict(t *testing.T) {
+	for _, value := range []string{
+		`{"candidate_id":"c","status":"feasible","score":1,"Score":1e9}`,
+		`{"candidate_id":"c","status":"feasible","score":1,"score":1e9}`,
+		`{"candidate_id":"c","status":"feasible","surprise":1}`,
+		`[1]`, ``,
+	} {
+		if c, err := (Event{Event: EventCandidateCompleted, Value: json.RawMessage(value)}).Candidate(); err == nil {
+			t.Errorf("%s: decoded as %+v", value, c)
+		}
+	}
+	for _, value := range []string{
+		`{"optimizer":{"max_trials":0}}`, `{"optimizer":{"max_trials":-3}}`, `{"optimizer":{"max_trials":2.5}}`,
+		`{"optimizer":{"MAX_TRIALS":5}}`, `{"optimizer":{}}`, `{}`, `"x"`, ``,
+	} {
+		if n, ok := (Event{Event: EventRequestedConfig, Value: json.RawMessage(value)}).MaxTrials(); ok {
+			t.Errorf("%s: budget %d", value, n)
+		}
+	}
+	// Keys of the line are case-sensitive too: {"EVENT": ...} is no event kind.
+	got, err := ReadEvents(strings.NewReader(`{"EVENT":"candidate_completed","Value":{}}` + "\n"))
+	if err != nil || len(got) != 1 || got[0].Event != "" || got[0].Value != nil {
+		t.Errorf("case-folded keys: %+v, %v", got, err)
+	}
+	if _, err := ReadEvents(strings.NewReader("[1,2]\n")); err == nil {
+		t.Error("a JSON line that is not an event object was accepted")
+	}
+}
+
+// TestRealLedger reads lines the real AISimulate wrote (testdata/aisimulate-0.13): the budget of
+// requested_config, and each candidate_completed record.
+func TestRealLedger(t *testing.T) {
+	f, err := os.Open(filepath.Join("testdata", "aisimulate-0.13", EventsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	events, err := ReadEvents(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	var ids []string
+	for _, e := range events {
+		kinds = append(kinds, e.Event)
+		switch e.Event {
+		case EventRequestedConfig:
+			if n, ok := e.MaxTrials(); !ok || n != 48 {
+				t.Errorf("max_trials = %d, %v; want 48", n, ok)
+			}
+		case EventCandidateCompleted:
+			c, err := e.Candidate()
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, c.CandidateID)
+			if c.Status != StatusFeasible || c.Score == nil || c.UsedGPUs == 0 || len(c.PredictionConfig) == 0 ||
+				c.Metrics["output_throughput_tok_s"] != *c.Score || c.ReasonCategory != "" || c.ErrorBand != nil {
+				t.Errorf("%s: %s score %v gpus %d", c.CandidateID, c.Status, c.Score, c.UsedGPUs)
+			}
+		}
+	}
+	wantKinds := []string{EventRequestedConfig}
+	for range 5 {
+		wantKinds = append(wantKinds, EventWaveAdmitted, EventCandidateCompleted)
+	}
+	if diff := cmp.Diff(wantKinds, kinds); diff != "" {
+		t.Errorf("kinds (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"candidate-000001", "candidate-000002", "candidate-000003", "candidate-000004", "candidate-000005"}, ids); diff != "" {
+		t.Errorf("ids (-want +got):\n%s", diff)
 	}
 }
 
