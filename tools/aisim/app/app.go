@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -79,7 +80,11 @@ func start(cmd input.Command, opts Options) (*loaded, int) {
 		return nil, aisimulate.ExitInvalidInput
 	}
 	for _, sec := range l.doc.Ignored {
-		fmt.Fprintf(opts.Stderr, "aisim: %s: accepted and ignored (aisim routes requests round-robin and never scales its pools)\n", sec)
+		why := "aisim routes requests round-robin and never scales its pools"
+		if sec == "execution" {
+			why = "aisim runs in process, with no supervisor whose memory, CPUs and timeouts it budgets"
+		}
+		fmt.Fprintf(opts.Stderr, "aisim: %s: accepted and ignored (%s)\n", sec, why)
 	}
 	l.fingerprint = fingerprint(l.doc)
 	if l.runID, l.createdAt, err = runMeta(l.fingerprint); err != nil {
@@ -227,6 +232,23 @@ func rawConfig(doc *input.Document) map[string]any {
 	return m
 }
 
+// requestedConfig is the value of the ledger's requested_config line: the input document (after
+// --set) with its optimizer section as aisim applied it, every field with its default filled in.
+// AISimulate's is its whole validated input with every default (config.model_dump); aisim fills
+// in only the optimizer, where readers take the trial budget from.
+func requestedConfig(doc *input.Document) map[string]any {
+	m := maps.Clone(rawConfig(doc))
+	if m == nil {
+		m = map[string]any{}
+	}
+	o := doc.Optimizer
+	m["optimizer"] = map[string]any{
+		"algorithm": o.Algorithm, "max_trials": o.MaxTrials, "parallelism": o.Parallelism,
+		"candidate_timeout_seconds": o.CandidateTimeoutSeconds, "seed": o.Seed,
+	}
+	return m
+}
+
 // Recommend runs `aisim recommend` and returns the exit code.
 func Recommend(ctx context.Context, opts Options) int {
 	l, code := start(input.Recommend, opts)
@@ -243,30 +265,43 @@ func Recommend(ctx context.Context, opts Options) int {
 		fmt.Fprintf(opts.Stderr, "--output-dir: %v\n", err)
 		return aisimulate.ExitInvalidInput
 	}
+	// The ledger, in AISimulate's format (output.Event), written live: requested_config, then
+	// one candidate_completed per candidate record that is not a cache hit. AISimulate's other
+	// kinds record its memory admission (wave_admitted, wave_interrupted) and its optimizer
+	// giving up (optimizer_stopped), which aisim does not have.
 	events, err := output.CreateEventWriter(dir)
 	if err != nil {
 		fmt.Fprintf(opts.Stderr, "aisim recommend failed: %v\n", err)
 		return aisimulate.ExitFailure
 	}
 	defer events.Close()
+	// A ledger that cannot be written stops the search, as AISimulate's checkpoint does.
+	sctx, stop := context.WithCancel(ctx)
+	defer stop()
 	var writeErr error
-	note := func(e output.Event) {
-		if err := events.Write(e); err != nil && writeErr == nil {
-			writeErr = err
+	checkpoint := func(kind string, v any) {
+		if writeErr != nil {
+			return
+		}
+		if writeErr = events.Checkpoint(kind, v); writeErr != nil {
+			stop()
 		}
 	}
-	note(output.Event{Event: "search_started", RunID: runID, Budget: l.doc.Optimizer.MaxTrials})
+	checkpoint(output.EventRequestedConfig, requestedConfig(l.doc))
 	start := time.Now()
-	run, err := l.env.Recommend(ctx, search.Options{Space: space, OnSettled: func(c output.Candidate, settled, budget int) {
-		e := output.Event{Event: "candidate_settled", CandidateID: c.CandidateID, Status: c.Status, Reason: c.ReasonCategory,
-			UsedGPUs: c.UsedGPUs, Score: c.Score, CacheHit: c.Provenance["cache_hit"] == true, Settled: settled, Budget: budget}
-		if c.Status == output.StatusFeasible && !e.CacheHit {
-			// The record's metrics and concrete configuration, so a reader of the live ledger
-			// (the operator's reporter) can publish the best candidates before the search ends.
-			e.Metrics, e.Objectives, e.PredictionConfig = c.Metrics, c.Objectives, c.PredictionConfig
+	run, err := l.env.Recommend(sctx, search.Options{Space: space, OnSettled: func(c output.Candidate, _, _ int) {
+		// AISimulate writes no record, and so no line, for a cache hit.
+		if c.Provenance["cache_hit"] != true {
+			checkpoint(output.EventCandidateCompleted, c)
 		}
-		note(e)
 	}})
+	if writeErr != nil {
+		fmt.Fprintf(opts.Stderr, "aisim recommend failed: writing %s: %v\n", output.EventsFile, writeErr)
+		if errors.Is(writeErr, output.ErrEventBudget) {
+			return aisimulate.ExitResourceLimited
+		}
+		return aisimulate.ExitFailure
+	}
 	if err != nil {
 		fmt.Fprintf(opts.Stderr, "aisim recommend failed: %v\n", err)
 		return aisimulate.ExitFailure
@@ -322,20 +357,6 @@ func Recommend(ctx context.Context, opts Options) int {
 	}
 	if err := cmp.Or(<-recErr, rankErr); err != nil {
 		fmt.Fprintf(opts.Stderr, "aisim recommend failed: %v\n", err)
-		return aisimulate.ExitFailure
-	}
-	outcome := "completed"
-	switch {
-	case run.Interrupted:
-		outcome = "interrupted"
-	case len(rows) == 0:
-		outcome = "no_feasible"
-	}
-	counts := run.Counts
-	note(output.Event{Event: "search_finished", RunID: runID, Counts: &counts, Outcome: outcome, Settled: len(run.Candidates),
-		Budget: len(run.Candidates)})
-	if writeErr != nil {
-		fmt.Fprintf(opts.Stderr, "aisim recommend failed: writing %s: %v\n", output.EventsFile, writeErr)
 		return aisimulate.ExitFailure
 	}
 	if run.Interrupted {
@@ -421,15 +442,8 @@ func Predict(ctx context.Context, opts Options) int {
 		fmt.Fprintf(opts.Stderr, "aisim predict failed: %v\n", err)
 		return aisimulate.ExitFailure
 	}
-	ev, err := output.CreateEventWriter(dir)
-	if err == nil {
-		err = errors.Join(ev.Write(output.Event{Event: "prediction_finished", RunID: runID, Status: output.StatusFeasible,
-			Outcome: "completed"}), ev.Close())
-	}
-	if err != nil {
-		fmt.Fprintf(opts.Stderr, "aisim predict failed: writing %s: %v\n", output.EventsFile, err)
-		return aisimulate.ExitFailure
-	}
+	// No ledger: AISimulate's predict writes one resource_plan line, its supervisor's
+	// host-memory admission plan (main.py _predict), which aisim does not make.
 	if opts.Format == "json" {
 		data, _ := output.MarshalCanonical(sum)
 		_, _ = opts.Stdout.Write(data)
