@@ -41,6 +41,11 @@ const (
 	TmpVolume = "tmp"
 	// TmpDir is where TmpVolume is mounted.
 	TmpDir = "/tmp"
+	// SearchTmpDir is where TmpVolume is mounted, read-only, in the reporter container: the real
+	// AISimulate writes its live ledger there ($TMPDIR/aisimulate-monitor-XXXX/events.jsonl) and
+	// copies it into the output directory only when the search ends (docs/results.md, "While
+	// the search runs").
+	SearchTmpDir = "/var/run/dgdr/search-tmp"
 	// TokenVolume is the projected service-account token mounted only into the reporter and the
 	// input init container; the pod sets automountServiceAccountToken: false so the search
 	// container gets no token.
@@ -55,6 +60,8 @@ const (
 	EnvRunNamespace = "DGDR_RUN_NAMESPACE" // downward API: metadata.namespace
 	EnvPodName      = "DGDR_POD_NAME"      // downward API: metadata.name
 	EnvOutputDir    = "DGDR_OUTPUT_DIR"
+	// EnvSearchTmpDir is where the reporter finds the search's /tmp (SearchTmpDir).
+	EnvSearchTmpDir = "DGDR_SEARCH_TMP_DIR"
 	// EnvInputDir is where the input init container writes InputFile.
 	EnvInputDir = "DGDR_INPUT_DIR"
 	// EnvRuntimeImages is "backend=image,backend=image" from the operator configuration, used

@@ -9,10 +9,13 @@ const (
 	MaxRecommendationBytes int64 = 32 << 20
 	// MaxConfigurationBytes caps each recommendations/NNNN.yaml (about 1 KB each).
 	MaxConfigurationBytes int64 = 1 << 20
-	// MaxEventsBytes caps execution-events.jsonl (a 2,000-trial search writes about 300 KB). The
-	// ledger is read incrementally, so memory stays bounded by MaxEventLineBytes.
+	// MaxEventsBytes caps execution-events.jsonl, and the live ledger in the search's /tmp (a
+	// 2,000-trial search of the real AISimulate writes about 43 MB, aisim about 6 MB). It is
+	// AISimulate's own limit (output.EventsMaxBytes). The ledger is read incrementally, so memory
+	// stays bounded by MaxEventLineBytes.
 	MaxEventsBytes int64 = 64 << 20
-	// MaxEventLineBytes caps one line of the events ledger.
+	// MaxEventLineBytes caps one line of the events ledger: AISimulate's own limit on a
+	// checkpoint record (output.EventRecordMaxBytes).
 	MaxEventLineBytes int64 = 1 << 20
 )
 

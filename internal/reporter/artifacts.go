@@ -38,10 +38,11 @@ const artifactsReserve = 8 << 10
 
 // keepArtifacts writes the Run's artifacts ConfigMap (jobcontract.ArtifactsName) from the output
 // directory: recommendation.json gets up to three quarters of jobcontract.MaxArtifactsBytes, the
-// events ledger the rest, each gzip-compressed whole or cut at a line break with a
-// TruncatedMarker line. It returns nil when there is nothing to keep. An error is returned only
-// when it is transient (the caller retries the idempotent publication); any other failure is
-// logged and the Run goes on without artifacts.
+// events ledger (the live one when the output directory has none yet) the rest, each
+// gzip-compressed whole or cut at a line break with a TruncatedMarker line. It returns nil when
+// there is nothing to keep. An error is returned only when it is transient (the caller retries
+// the idempotent publication); any other failure is logged and the Run goes on without
+// artifacts.
 func (r *Reporter) keepArtifacts(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun) (*v1beta2.RunArtifacts, error) {
 	cm, truncated, err := r.buildArtifacts(run)
 	if err != nil || cm == nil {
@@ -93,6 +94,11 @@ func (r *Reporter) buildArtifacts(run *v1beta2.DynamoGraphDeploymentRun) (*corev
 		path := filepath.Join(r.OutputDir, f.name)
 		open := func() (io.ReadCloser, int64, error) {
 			file, st, err := openRegular(path, f.name)
+			if errors.Is(err, os.ErrNotExist) && f.key == jobcontract.ArtifactEventsKey {
+				// A search stopped before AISimulate copied its ledger into the output directory
+				// (cancelled, past its deadline): the live ledger the tail follows is kept.
+				file, st, err = r.liveLedger()
+			}
 			if err != nil {
 				return nil, 0, err
 			}
@@ -133,6 +139,19 @@ func (r *Reporter) buildArtifacts(run *v1beta2.DynamoGraphDeploymentRun) (*corev
 		return nil, false, err
 	}
 	return cm, len(cut) > 0, nil
+}
+
+// liveLedger opens the monitor's ledger the tail follows (progress.go); os.ErrNotExist when it
+// follows none.
+func (r *Reporter) liveLedger() (*os.File, os.FileInfo, error) {
+	if r.tail == nil || r.tail.final || r.tail.monitor == "" {
+		return nil, nil, os.ErrNotExist
+	}
+	f, st, _, err := openMonitor(r.tail.tmpDir, r.tail.monitor)
+	if err == nil && f == nil {
+		err = os.ErrNotExist
+	}
+	return f, st, err
 }
 
 type readCloser struct {

@@ -18,7 +18,7 @@ func TestGzipCapped(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(1, 2))
 	var ledger strings.Builder
 	for i := range 20000 {
-		fmt.Fprintf(&ledger, `{"event":"candidate_settled","candidate_id":"candidate-%06d","reason_category":"%x","settled":%d}`+"\n", i+1, rnd.Uint64(), i+1)
+		fmt.Fprintf(&ledger, `{"event":"candidate_completed","value":{"candidate_id":"candidate-%06d","status":"infeasible","reason_category":"%x","used_gpus":%d}}`+"\n", i+1, rnd.Uint64(), i%8+1)
 	}
 	data := []byte(ledger.String())
 	open := func() (io.ReadCloser, int64, error) {

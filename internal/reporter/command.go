@@ -31,6 +31,7 @@ type Options struct {
 	Namespace        string
 	PodName          string
 	OutputDir        string
+	SearchTmpDir     string
 	RuntimeImages    string
 	GPUsPerNode      int
 	PlannerImage     string
@@ -99,6 +100,7 @@ reason on stderr and in the termination message, when the result cannot be publi
 	f.StringVar(&o.Namespace, "namespace", os.Getenv(jobcontract.EnvRunNamespace), "namespace of the Run ($"+jobcontract.EnvRunNamespace+")")
 	f.StringVar(&o.PodName, "pod-name", os.Getenv(jobcontract.EnvPodName), "this pod's name, watched to learn when the search ended ($"+jobcontract.EnvPodName+")")
 	f.StringVar(&o.OutputDir, "output-dir", envOr(jobcontract.EnvOutputDir, jobcontract.ResultDir), "the search's output directory ($"+jobcontract.EnvOutputDir+")")
+	f.StringVar(&o.SearchTmpDir, "search-tmp-dir", envOr(jobcontract.EnvSearchTmpDir, jobcontract.SearchTmpDir), "where the search container's /tmp is mounted, holding AISimulate's live ledger while it runs (\"\": follow only the output directory's ledger) ($"+jobcontract.EnvSearchTmpDir+")")
 	f.StringVar(&o.RuntimeImages, "runtime-images", os.Getenv(jobcontract.EnvRuntimeImages), "backend=image,... used to render DynamoGraphDeployments ($"+jobcontract.EnvRuntimeImages+")")
 	f.IntVar(&o.GPUsPerNode, "gpus-per-node", render.DefaultGPUsPerNode, "GPUs per node, for multinode rendering")
 	f.StringVar(&o.PlannerImage, "planner-image", os.Getenv(jobcontract.EnvPlannerImage), "the Planner image, for rendering the Planner component ($"+jobcontract.EnvPlannerImage+")")
@@ -215,6 +217,7 @@ func Execute(ctx context.Context, o *Options, log logr.Logger) (*Outcome, error)
 		Namespace:        o.Namespace,
 		RunName:          o.RunName,
 		OutputDir:        ResolveOutputDir(o.OutputDir),
+		SearchTmpDir:     o.SearchTmpDir,
 		RuntimeImages:    images,
 		GPUsPerNode:      o.GPUsPerNode,
 		PlannerImage:     o.PlannerImage,

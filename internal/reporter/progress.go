@@ -2,48 +2,111 @@ package reporter
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
+	"regexp"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 )
 
-// tail follows execution-events.jsonl incrementally: it remembers how far it has read and keeps
-// an incomplete last line (a writer still appending) until its newline arrives.
+// Where the ledger is (output.Event has the format). The ledger AISimulate documents is
+// <output-dir>/execution-events.jsonl, and it is final: AISimulate's supervisor
+// (aisimulate/supervision.py, run_process) has the search's worker append the ledger to
+// $TMPDIR/aisimulate-monitor-XXXX/events.jsonl, a temporary directory of its own, and copies the
+// complete lines of that file into the output directory only after the workers stopped, then
+// deletes the temporary directory. While the search runs, the only live ledger is that working
+// file of the supervisor: the Job mounts the search container's /tmp read-only into the reporter
+// (jobcontract.SearchTmpDir), and the tail follows the monitor's ledger while it exists, then the
+// output directory's copy. aisim writes the output directory's copy live and has no monitor.
+//
+// Both copies hold the same bytes: the copy is line for line, up to the first incomplete line.
+// When the monitor's ledger disappears the tail checks that the output copy starts with exactly
+// the bytes it applied (a SHA-256 of them) and goes on reading it after them, so no line is
+// applied twice and progress never goes backwards. An output copy that does not (a search that
+// wrote something else, a ledger rewritten) is read again from its start, with the progress
+// already shown kept as a floor: each count is the larger of the floor and what the new copy
+// says, so progress still never goes backwards and no candidate is counted twice (the counts of
+// one copy are never added to those of another).
+//
+// Both are untrusted output (docs/security.md): the monitor directory must be a real directory
+// and its ledger a regular file, each opened without following a symbolic link (openat with
+// O_NOFOLLOW, relative to the opened directory, so nothing can be swapped in between), under the
+// same caps as the output copy. A monitor directory named otherwise than AISimulate names it, or
+// more than one, is not followed.
+
+// The monitor's ledger.
+const (
+	// monitorLedger is the ledger's name inside the monitor directory.
+	monitorLedger = "events.jsonl"
+	// maxTmpEntries bounds the entries of the search's tmp read, per poll, to find the monitor.
+	maxTmpEntries = 4096
+)
+
+// monitorName matches the name of AISimulate's monitor directory: tempfile.TemporaryDirectory
+// with prefix "aisimulate-monitor-" and a random suffix of 8 characters from [a-z0-9_].
+var monitorName = regexp.MustCompile(`^aisimulate-monitor-[A-Za-z0-9_]{1,64}$`)
+
+// tail follows the ledger incrementally: it remembers how far it has read and keeps an
+// incomplete last line (a writer still appending) until its newline arrives.
 type tail struct {
-	path    string
+	// path is the output directory's ledger; tmpDir is where the search's tmp is mounted ("":
+	// no monitor is followed).
+	path   string
+	tmpDir string
+
+	// monitor is the monitor directory followed ("" before one was found). final is set once
+	// the output copy is followed; verify while the output copy has yet to be checked against
+	// the bytes applied from the monitor's.
+	monitor string
+	final   bool
+	verify  bool
+
+	// offset is how far the followed copy was read, applied the bytes of its complete lines
+	// (offset - len(partial)) and digest their SHA-256.
 	offset  int64
 	partial []byte
-	state   progressState
+	applied int64
+	digest  hash.Hash
+
+	state progressState
 	// rejected is the OutputRejectedError that stopped reading, if any.
 	rejected error
 }
 
-// progressState accumulates what the events say so far.
+// progressState accumulates what the ledger says so far.
 type progressState struct {
-	budget   int64
-	settled  int64
-	counts   map[string]int64
-	finished *output.Counts // counts of search_finished, when seen
+	// budget is requested_config's optimizer.max_trials; settled counts candidate_completed
+	// events, counts them by status (the statuses RunProgress has).
+	budget  int64
+	settled int64
+	counts  map[string]int64
 	// best holds the best feasible candidates settled so far (provisional publishing) and
 	// reasons counts the others by reason category.
 	best    bestSoFar
 	reasons map[string]int64
+	// floor and floorReasons are what an abandoned copy of the ledger showed (see the top of
+	// this file); progress never goes below them.
+	floor        v1beta2.RunProgress
+	floorReasons map[string]int64
 }
 
-func newTail(dir string) *tail {
-	return &tail{path: filepath.Join(dir, output.EventsFile), state: progressState{counts: map[string]int64{}}}
+func newTail(outputDir, tmpDir string) *tail {
+	return &tail{path: filepath.Join(outputDir, output.EventsFile), tmpDir: tmpDir, digest: sha256.New(),
+		state: progressState{counts: map[string]int64{}}}
 }
 
 // poll reads whatever was appended since the last call into the progress state.
-// A missing file is not an error (the search has not started writing yet); a file that shrank
-// (rewritten) is read again from the start. The ledger is read in chunks through the output
-// caps: a symbolic link or a file that is not a regular file, a ledger larger than
+// A missing ledger is not an error (the search has not started writing yet); an output copy that
+// shrank (rewritten) is read again from the start. The ledger is read in chunks through the
+// output caps: a symbolic link or a file that is not a regular file, a ledger larger than
 // jobcontract.MaxEventsBytes or a line longer than jobcontract.MaxEventLineBytes is an
 // OutputRejectedError, and memory stays bounded by one line and one chunk.
 func (t *tail) poll() error {
@@ -59,6 +122,50 @@ func (t *tail) poll() error {
 }
 
 func (t *tail) read() error {
+	if !t.final {
+		if done, err := t.readMonitor(); done || err != nil {
+			return err
+		}
+	}
+	return t.readOutput()
+}
+
+// readMonitor reads the monitor's ledger while it exists. It returns false when the output copy
+// is to be read instead: the monitor followed is gone, or there never was one and the output copy
+// exists (aisim, or a reporter that started after the search).
+func (t *tail) readMonitor() (bool, error) {
+	if t.tmpDir != "" {
+		f, st, name, err := openMonitor(t.tmpDir, t.monitor)
+		switch {
+		case IsOutputRejected(err):
+			return false, err
+		case err != nil && t.monitor != "":
+			return true, nil // the monitor followed could not be opened now: next poll
+		case err == nil && f != nil:
+			defer f.Close()
+			t.monitor = name
+			return true, t.readFile(f, st, monitorFile(name))
+		}
+		// Any other error reads as no monitor (the live ledger only feeds progress; the output
+		// copy is the record).
+	}
+	if t.monitor != "" {
+		// Gone: AISimulate deletes it once its complete lines are in the output copy.
+		t.final, t.verify = true, true
+		return false, nil
+	}
+	if _, err := os.Lstat(t.path); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return true, nil // nothing written yet
+		}
+		return false, err
+	}
+	t.final = true
+	return false, nil
+}
+
+// readOutput reads the output directory's copy.
+func (t *tail) readOutput() error {
 	f, st, err := openRegular(t.path, output.EventsFile)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -67,13 +174,54 @@ func (t *tail) read() error {
 		return err
 	}
 	defer f.Close()
-	if st.Size() < t.offset {
-		t.offset, t.partial = 0, nil
-		t.state = progressState{counts: map[string]int64{}, best: bestSoFar{limit: t.state.best.limit}}
+	switch {
+	case t.verify:
+		t.verify = false
+		same, err := t.samePrefix(f, st)
+		if err != nil {
+			return err
+		}
+		if !same {
+			t.restart()
+			break
+		}
+		// The monitor's incomplete last line, if any, was not copied.
+		t.offset, t.partial = t.applied, nil
+	case st.Size() < t.offset:
+		t.restart()
 	}
+	return t.readFile(f, st, output.EventsFile)
+}
+
+// samePrefix tells whether the output copy starts with the bytes applied from the monitor's.
+func (t *tail) samePrefix(f *os.File, st os.FileInfo) (bool, error) {
+	if st.Size() < t.applied {
+		return false, nil
+	}
+	h := sha256.New()
+	if _, err := io.CopyN(h, f, t.applied); err != nil {
+		if errors.Is(err, io.EOF) {
+			return false, nil
+		}
+		return false, err
+	}
+	return bytes.Equal(h.Sum(nil), t.digest.Sum(nil)), nil
+}
+
+// restart reads the output copy again from its start, keeping the progress shown as a floor.
+func (t *tail) restart() {
+	t.state.restart()
+	t.offset, t.partial, t.applied, t.digest = 0, nil, 0, sha256.New()
+}
+
+// readFile reads f (the followed copy, named name in messages) from the offset on.
+func (t *tail) readFile(f *os.File, st os.FileInfo, name string) error {
 	if st.Size() > jobcontract.MaxEventsBytes {
-		return &OutputRejectedError{File: output.EventsFile, Problem: fmt.Sprintf(
+		return &OutputRejectedError{File: name, Problem: fmt.Sprintf(
 			"is %d bytes, over the reporter's cap of %s", st.Size(), mib(jobcontract.MaxEventsBytes))}
+	}
+	if st.Size() < t.offset {
+		return nil // a monitor's ledger only grows; nothing new
 	}
 	if _, err := f.Seek(t.offset, io.SeekStart); err != nil {
 		return err
@@ -86,10 +234,10 @@ func (t *tail) read() error {
 		if n > 0 {
 			t.offset += int64(n)
 			if t.offset > jobcontract.MaxEventsBytes {
-				return &OutputRejectedError{File: output.EventsFile, Problem: fmt.Sprintf(
+				return &OutputRejectedError{File: name, Problem: fmt.Sprintf(
 					"grew over the reporter's cap of %s", mib(jobcontract.MaxEventsBytes))}
 			}
-			if err := t.consume(buf[:n]); err != nil {
+			if err := t.consume(buf[:n], name); err != nil {
 				return err
 			}
 		}
@@ -107,13 +255,14 @@ const eventsChunk = 64 << 10
 
 // consume applies the complete lines of data (after what was left of the previous chunk) and
 // keeps an incomplete last line for the next call.
-func (t *tail) consume(data []byte) error {
+func (t *tail) consume(data []byte, name string) error {
+	tooLong := &OutputRejectedError{File: name, Problem: fmt.Sprintf(
+		"has a line longer than the reporter's cap of %s", mib(jobcontract.MaxEventLineBytes))}
 	data = append(t.partial, data...)
 	cut := bytes.LastIndexByte(data, '\n')
 	if cut < 0 {
 		if int64(len(data)) > jobcontract.MaxEventLineBytes {
-			return &OutputRejectedError{File: output.EventsFile, Problem: fmt.Sprintf(
-				"has a line longer than the reporter's cap of %s", mib(jobcontract.MaxEventLineBytes))}
+			return tooLong
 		}
 		t.partial = data
 		return nil
@@ -121,63 +270,142 @@ func (t *tail) consume(data []byte) error {
 	complete := data[:cut+1]
 	for line := range bytes.Lines(complete) {
 		if int64(len(line)) > jobcontract.MaxEventLineBytes {
-			return &OutputRejectedError{File: output.EventsFile, Problem: fmt.Sprintf(
-				"has a line longer than the reporter's cap of %s", mib(jobcontract.MaxEventLineBytes))}
+			return tooLong
 		}
 	}
 	rest := data[cut+1:]
 	if int64(len(rest)) > jobcontract.MaxEventLineBytes {
-		return &OutputRejectedError{File: output.EventsFile, Problem: fmt.Sprintf(
-			"has a line longer than the reporter's cap of %s", mib(jobcontract.MaxEventLineBytes))}
+		return tooLong
 	}
 	t.partial = append([]byte(nil), rest...)
 	events, err := output.ReadEvents(bytes.NewReader(complete))
 	if err != nil {
 		return err
 	}
+	t.applied += int64(len(complete))
+	t.digest.Write(complete)
 	for _, e := range events {
 		t.state.apply(e)
 	}
 	return nil
 }
 
-func (s *progressState) apply(e output.Event) {
-	if e.Budget > 0 {
-		s.budget = int64(e.Budget)
+// monitorFile names a monitor's ledger in messages, as the search sees it.
+func monitorFile(name string) string {
+	return path.Join(jobcontract.TmpDir, name, monitorLedger)
+}
+
+// openMonitor opens the ledger of the monitor directory want in the search's tmp, or, when want
+// is "", of the one directory there named like AISimulate's monitor. It returns a nil file when
+// there is none (yet, or any more), or more than one to choose from.
+func openMonitor(tmpDir, want string) (*os.File, os.FileInfo, string, error) {
+	dir, err := os.Open(tmpDir)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil, "", nil
+		}
+		return nil, nil, "", err
 	}
+	defer dir.Close()
+	name := want
+	if name == "" {
+		if name, err = findMonitor(dir); err != nil || name == "" {
+			return nil, nil, "", err
+		}
+	}
+	f, st, err := openRegularAt(dir, name, monitorLedger, monitorFile(name))
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil, "", nil
+		}
+		return nil, nil, "", err
+	}
+	return f, st, name, nil
+}
+
+// findMonitor returns the name of the one entry of dir named like AISimulate's monitor
+// directory ("" when there is none, more than one, or dir has more than maxTmpEntries entries).
+func findMonitor(dir *os.File) (string, error) {
+	var found string
+	for seen := 0; seen < maxTmpEntries; {
+		names, err := dir.Readdirnames(256)
+		for _, n := range names {
+			if monitorName.MatchString(n) {
+				if found != "" {
+					return "", nil
+				}
+				found = n
+			}
+		}
+		seen += len(names)
+		if errors.Is(err, io.EOF) {
+			return found, nil
+		}
+		if err != nil {
+			return "", err
+		}
+	}
+	return "", nil
+}
+
+// progressState methods.
+
+func (s *progressState) apply(e output.Event) {
 	switch e.Event {
-	case "candidate_settled":
-		if int64(e.Settled) > s.settled {
-			s.settled = int64(e.Settled)
+	case output.EventRequestedConfig:
+		if n, ok := e.MaxTrials(); ok {
+			s.budget = n
 		}
-		s.counts[e.Status]++
-		s.settle(e)
-	case "search_finished":
-		if e.Counts != nil {
-			c := *e.Counts
-			s.finished = &c
+	case output.EventCandidateCompleted:
+		c, err := e.Candidate()
+		if err != nil || c.CandidateID == "" {
+			return // not a record: nothing to count
 		}
-		if int64(e.Settled) > s.settled {
-			s.settled = int64(e.Settled)
+		s.settled++
+		switch c.Status {
+		case output.StatusFeasible, output.StatusInfeasible, output.StatusFailed, output.StatusTimedOut, output.StatusUnsupported:
+			s.counts[c.Status]++
 		}
+		s.settle(c)
 	}
 }
 
-// progress is the RunProgress the events imply (published is filled in by the publisher).
+// restart forgets what the copy read so far said, keeping what it showed as the floor (the best
+// candidates stay: offering one again changes nothing).
+func (s *progressState) restart() {
+	s.floor = s.progress()
+	s.floorReasons = s.reasonCounts()
+	s.budget, s.settled, s.counts, s.reasons = 0, 0, map[string]int64{}, nil
+}
+
+// progress is the RunProgress the ledger implies (published is filled in by the publisher).
 func (s *progressState) progress() v1beta2.RunProgress {
-	p := v1beta2.RunProgress{
-		Budget:      s.budget,
-		Settled:     s.settled,
-		Feasible:    s.counts[output.StatusFeasible],
-		Infeasible:  s.counts[output.StatusInfeasible],
-		Failed:      s.counts[output.StatusFailed],
-		TimedOut:    s.counts[output.StatusTimedOut],
-		Unsupported: s.counts[output.StatusUnsupported],
+	f := s.floor
+	return v1beta2.RunProgress{
+		Budget:      max(f.Budget, s.budget),
+		Settled:     max(f.Settled, s.settled),
+		Feasible:    max(f.Feasible, s.counts[output.StatusFeasible]),
+		Infeasible:  max(f.Infeasible, s.counts[output.StatusInfeasible]),
+		Failed:      max(f.Failed, s.counts[output.StatusFailed]),
+		TimedOut:    max(f.TimedOut, s.counts[output.StatusTimedOut]),
+		Unsupported: max(f.Unsupported, s.counts[output.StatusUnsupported]),
 	}
-	if s.finished != nil {
-		p = withCounts(p, *s.finished)
+}
+
+// reasonCounts is the count of the not-feasible candidates by reason category, never below the
+// floor.
+func (s *progressState) reasonCounts() map[string]int64 {
+	if len(s.floorReasons) == 0 {
+		return s.reasons
 	}
-	return p
+	out := make(map[string]int64, len(s.floorReasons)+len(s.reasons))
+	for c, n := range s.floorReasons {
+		out[c] = n
+	}
+	for c, n := range s.reasons {
+		out[c] = max(out[c], n)
+	}
+	return out
 }
 
 // withCounts overrides the outcome counts with the authoritative counts of the output.

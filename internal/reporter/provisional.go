@@ -20,10 +20,10 @@ import (
 )
 
 // Provisional publishing (docs/results.md, "Provisional candidates"): while the search runs, the
-// reporter publishes the best candidates settled so far, read from the candidate_settled events
-// of the ledger that carry the candidate's concrete configuration (aisim writes it; a ledger
-// without it publishes nothing before the search ends). A round creates the Candidates that
-// entered the top maxCandidates (status.provisional true, no rank label), updates the status rank
+// reporter publishes the best candidates settled so far, read from the candidate_completed events
+// of the ledger, each of which carries the candidate's whole record (AISimulate and aisim write
+// it; progress.go follows the live ledger). A round creates the Candidates that entered the top
+// maxCandidates (status.provisional true, no rank label), updates the status rank
 // of those that moved, deletes those that dropped out, and writes the Run's candidateRefs,
 // progress and summary (recommendation.provisional true) in one status patch. Rounds are at least PublishInterval
 // apart, the first one PublishInterval after the reporter started (a search that ends sooner
@@ -43,15 +43,16 @@ const (
 // maxReasonCategories bounds the reason categories kept from the (untrusted) output.
 const maxReasonCategories = 64
 
-// settledCandidate is a feasible candidate of the ledger, with what rendering it needs.
+// settledCandidate is a feasible candidate of the ledger, with what rendering it needs: key is
+// its prediction_config as JSON (the configuration rendered, and what tells identical
+// configurations apart), rec the record's id, score, GPUs, metrics and error band.
 type settledCandidate struct {
 	id       string
 	score    float64
 	usedGPUs int
 	order    int
 	key      string
-	metrics  map[string]float64
-	config   map[string]any
+	rec      *output.Candidate
 }
 
 // bestSoFar keeps the best limit feasible candidates settled so far, best first: score
@@ -109,22 +110,25 @@ func (b *bestSoFar) signature() string {
 	return strings.Join(ids, ",")
 }
 
-// settle records a candidate_settled event: a feasible one with its configuration is offered to
-// the best so far, any other outcome is counted by reason category.
-func (s *progressState) settle(e output.Event) {
-	if e.Status != output.StatusFeasible {
-		s.countReason(e.Reason)
+// settle records a candidate_completed record: a feasible one with a finite score and its
+// concrete configuration is offered to the best so far, any other outcome is counted by reason
+// category.
+func (s *progressState) settle(c *output.Candidate) {
+	if c.Status != output.StatusFeasible {
+		s.countReason(c.ReasonCategory)
 		return
 	}
-	if e.CacheHit || e.Score == nil || math.IsNaN(*e.Score) || math.IsInf(*e.Score, 0) || len(e.PredictionConfig) == 0 || e.CandidateID == "" {
+	if c.Score == nil || math.IsNaN(*c.Score) || math.IsInf(*c.Score, 0) || len(c.PredictionConfig) == 0 {
 		return
 	}
-	key, err := json.Marshal(e.PredictionConfig)
+	key, err := json.Marshal(c.PredictionConfig)
 	if err != nil {
 		return
 	}
-	s.best.offer(settledCandidate{id: e.CandidateID, score: *e.Score, usedGPUs: e.UsedGPUs, key: string(key),
-		metrics: e.Metrics, config: e.PredictionConfig})
+	// Only what rendering needs is kept: AISimulate's sample config and provenance are large.
+	rec := &output.Candidate{CandidateID: c.CandidateID, Status: c.Status, UsedGPUs: c.UsedGPUs, Score: c.Score,
+		Metrics: c.Metrics, ErrorBand: c.ErrorBand}
+	s.best.offer(settledCandidate{id: c.CandidateID, score: *c.Score, usedGPUs: c.UsedGPUs, key: string(key), rec: rec})
 }
 
 func (s *progressState) countReason(category string) {
@@ -217,10 +221,8 @@ func (r *Reporter) provisionalCandidates(run *v1beta2.DynamoGraphDeploymentRun, 
 		if err := json.Unmarshal([]byte(sc.key), &doc); err != nil {
 			continue
 		}
-		score := sc.score
-		rec := &output.Candidate{CandidateID: sc.id, Status: output.StatusFeasible, UsedGPUs: sc.usedGPUs, Score: &score, Metrics: sc.metrics}
 		rank := len(out) + 1
-		c, err := r.buildCandidate(run, sweep, rec, doc, rank)
+		c, err := r.buildCandidate(run, sweep, sc.rec, doc, rank)
 		if err != nil {
 			r.Log.Error(err, "rendering a provisional candidate", "candidateID", sc.id)
 			continue
@@ -257,7 +259,7 @@ func (r *Reporter) publishProvisional(ctx context.Context, run *v1beta2.DynamoGr
 		Provisional:       true,
 		Evaluated:         p.Feasible + p.Infeasible + p.Failed + p.TimedOut,
 		Feasible:          p.Feasible,
-		InfeasibleReasons: reasonCounts(s.reasons),
+		InfeasibleReasons: reasonCounts(s.reasonCounts()),
 	}
 	sp := statusPatch{Progress: &p, Recommendation: summary, CandidateRefs: []v1beta2.CandidateReference{}}
 	if len(desired) > 0 {

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -37,6 +38,7 @@ type liveSearch struct {
 	run    *v1beta2.DynamoGraphDeploymentRun
 	src    string
 	dir    string
+	tmp    string
 	lines  []string
 	events *os.File
 	exit   chan int
@@ -46,21 +48,36 @@ type liveSearch struct {
 }
 
 func startLiveSearch(t *testing.T, name string, maxCandidates int32, interval time.Duration) *liveSearch {
+	return startSearch(t, name, maxCandidates, interval, "")
+}
+
+// startSearch is startLiveSearch; with a monitor name the ledger is written where the real
+// AISimulate's supervisor has it written while the search runs, $TMPDIR/<monitor>/events.jsonl
+// in the search's tmp (ls.tmp, which the reporter reads), instead of the output directory.
+func startSearch(t *testing.T, name string, maxCandidates int32, interval time.Duration, monitor string) *liveSearch {
 	t.Helper()
 	src := filepath.Join(t.TempDir(), "src")
 	if code := recommend(t, searchInput, src); code != 0 {
 		t.Fatalf("aisim exit %d", code)
 	}
-	ls := &liveSearch{t: t, ns: newNamespace(t), src: src, dir: t.TempDir(), exit: make(chan int, 1), result: make(chan error, 1)}
+	ls := &liveSearch{t: t, ns: newNamespace(t), src: src, dir: t.TempDir(), tmp: t.TempDir(), exit: make(chan int, 1), result: make(chan error, 1)}
 	ls.run = newRun(t, ls.ns, name, maxCandidates)
 	ls.lines = readLines(t, filepath.Join(src, output.EventsFile))
-	f, err := os.Create(filepath.Join(ls.dir, output.EventsFile))
+	path := filepath.Join(ls.dir, output.EventsFile)
+	if monitor != "" {
+		if err := os.Mkdir(filepath.Join(ls.tmp, monitor), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		path = filepath.Join(ls.tmp, monitor, "events.jsonl")
+	}
+	f, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = f.Close() })
 	ls.events = f
 	ls.r = newReporter(ls.ns, ls.run.Name, ls.dir, reporter.ChanWatcher(ls.exit))
+	ls.r.SearchTmpDir = ls.tmp
 	ls.r.PublishInterval = interval
 	ctx, cancel := context.WithCancel(context.Background())
 	ls.cancel = cancel
@@ -82,39 +99,38 @@ func (ls *liveSearch) write(from, to int, pause time.Duration) {
 	}
 }
 
-// settledLines is the index of the search_finished line (everything before it has settled).
+// settledLines is the number of ledger lines: AISimulate's ledger has no end event, every line
+// after requested_config is a settled candidate.
 func (ls *liveSearch) settledLines() int {
-	for i, l := range ls.lines {
-		if strings.Contains(l, `"search_finished"`) {
-			return i
-		}
+	if len(ls.lines) < 2 || !strings.Contains(ls.lines[0], `"requested_config"`) {
+		ls.t.Fatal("the ledger does not start with requested_config and a candidate")
 	}
-	ls.t.Fatal("no search_finished event")
-	return 0
+	return len(ls.lines)
 }
 
-// bestOf is the provisional ranking the ledger's first n lines imply: feasible, not cache hits,
-// first of identical configurations, score descending, then fewer GPUs, then settled first.
+// bestOf is the provisional ranking the ledger's lines imply: feasible records, first of
+// identical configurations, score descending, then fewer GPUs, then settled first.
 func bestOf(t *testing.T, run string, lines []string, limit int) []string {
 	t.Helper()
 	events, err := output.ReadEvents(strings.NewReader(strings.Join(lines, "\n") + "\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var feas []output.Event
+	var feas []*output.Candidate
 	seen := map[string]bool{}
 	for _, e := range events {
-		if e.Event != "candidate_settled" || e.Status != output.StatusFeasible || e.CacheHit || e.PredictionConfig == nil {
+		c, err := e.Candidate()
+		if err != nil || c.Status != output.StatusFeasible || c.PredictionConfig == nil {
 			continue
 		}
-		key, _ := json.Marshal(e.PredictionConfig)
+		key, _ := json.Marshal(c.PredictionConfig)
 		if seen[string(key)] {
 			continue
 		}
 		seen[string(key)] = true
-		feas = append(feas, e)
+		feas = append(feas, c)
 	}
-	slices.SortStableFunc(feas, func(a, b output.Event) int {
+	slices.SortStableFunc(feas, func(a, b *output.Candidate) int {
 		if *a.Score != *b.Score {
 			if *a.Score > *b.Score {
 				return -1
@@ -124,8 +140,8 @@ func bestOf(t *testing.T, run string, lines []string, limit int) []string {
 		return a.UsedGPUs - b.UsedGPUs
 	})
 	var names []string
-	for _, e := range feas[:min(limit, len(feas))] {
-		names = append(names, naming.CandidateName(run, e.CandidateID))
+	for _, c := range feas[:min(limit, len(feas))] {
+		names = append(names, naming.CandidateName(run, c.CandidateID))
 	}
 	return names
 }
@@ -217,6 +233,90 @@ func TestProvisionalThenFinal(t *testing.T) {
 		if got := gunzip(t, cm.BinaryData[key]); !bytes.Equal(got, want) {
 			t.Errorf("%s: kept %d bytes, want the file's %d bytes whole", key, len(got), len(want))
 		}
+	}
+}
+
+// TestLiveMonitorThenOutputCopy: the real AISimulate's ledger is live only in its supervisor's
+// monitor directory under the search's /tmp, and lands in the output directory when the search
+// ends (docs/results.md, "While the search runs"). The reporter publishes progress and the best
+// candidates so far from the monitor, then the final ranking from the output; progress never
+// goes backwards and no candidate is counted twice.
+func TestLiveMonitorThenOutputCopy(t *testing.T) {
+	const monitor = "aisimulate-monitor-q8_x2mzt"
+	ls := startSearch(t, "llm-prov-monitor", 3, 300*time.Millisecond, monitor)
+	var mu sync.Mutex
+	var seen []v1beta2.RunProgress
+	watch, stopWatch := context.WithCancel(context.Background())
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		for watch.Err() == nil {
+			var run v1beta2.DynamoGraphDeploymentRun
+			if err := k8s.Get(watch, client.ObjectKeyFromObject(ls.run), &run); err == nil && run.Status.Progress != nil {
+				mu.Lock()
+				seen = append(seen, *run.Status.Progress)
+				mu.Unlock()
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	end := ls.settledLines()
+	ls.write(0, end, 15*time.Millisecond)
+	want := bestOf(t, ls.run.Name, ls.lines[:end], 3)
+	poll.WaitFor(t, 15*time.Second, 50*time.Millisecond, "provisional candidates from the monitor's ledger", func(context.Context) (bool, string, error) {
+		names, _ := published(t, ls.ns)
+		p := getRun(t, ls.ns, ls.run.Name).Status.Progress
+		return slices.Equal(names, want) && p != nil && p.Settled == int64(end-1), fmt.Sprintf("published %v (progress %+v), want %v", names, p, want), nil
+	})
+	if _, err := os.Stat(filepath.Join(ls.dir, output.EventsFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the output directory has a ledger before the search ended: %v", err)
+	}
+
+	// The search ends: the supervisor copies the ledger into the output directory, then deletes
+	// its monitor directory.
+	data, err := os.ReadFile(filepath.Join(ls.tmp, monitor, "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ls.dir, output.EventsFile), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(ls.tmp, monitor)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond) // a few polls of the output copy before the search's end is seen
+	copyResult(t, ls.src, ls.dir)
+	ls.exit <- 0
+	if err := <-ls.result; err != nil {
+		t.Fatal(err)
+	}
+	stopWatch()
+	<-watched
+	final, sweep := expectedNames(t, ls.run.Name, ls.dir, 3)
+	checkPublished(t, ls.ns, ls.run, ls.dir, sweep, final)
+	st := getRun(t, ls.ns, ls.run.Name).Status
+	mu.Lock()
+	seen = append(seen, *st.Progress)
+	defer mu.Unlock()
+	for i := 1; i < len(seen); i++ {
+		a, b := seen[i-1], seen[i]
+		if b.Budget < a.Budget || b.Settled < a.Settled || b.Feasible < a.Feasible || b.Infeasible < a.Infeasible || b.Failed < a.Failed {
+			t.Errorf("progress went backwards: %+v after %+v", b, a)
+		}
+	}
+	// Counted once: the live count is the ledger's candidates (cache hits have no line), the
+	// final one recommendation.json's.
+	for _, p := range seen[:len(seen)-1] {
+		if p.Settled > int64(end-1) {
+			t.Errorf("live progress %+v counts more than the ledger's %d candidates", p, end-1)
+		}
+	}
+	if st.Progress.Settled != int64(sweep.Counts.Evaluated) || st.Progress.Budget != 40 {
+		t.Errorf("final progress %+v, counts %+v", st.Progress, sweep.Counts)
+	}
+	cm := getArtifacts(t, ls.ns, st.Artifacts.ConfigMapName)
+	if got := gunzip(t, cm.BinaryData[jobcontract.ArtifactEventsKey]); !bytes.Equal(got, data) {
+		t.Errorf("kept ledger of %d bytes, want the output copy's %d", len(got), len(data))
 	}
 }
 

@@ -1,5 +1,5 @@
 // Package reporter is the second container of every search Job (`dgdr-operator report`). While
-// the search runs it follows AISimulate's output directory and publishes Run.status.progress;
+// the search runs it follows AISimulate's ledger (progress.go) and publishes Run.status.progress;
 // when the search ends it publishes the result: ranked DynamoGraphDeploymentCandidates with
 // rendered DynamoGraphDeployments, Run.status.candidateRefs and Run.status.recommendation.
 //
@@ -53,6 +53,10 @@ type Reporter struct {
 	RunName   string
 	// OutputDir is AISimulate's --output-dir (the directory holding recommendation.json).
 	OutputDir string
+	// SearchTmpDir is where the search container's /tmp is mounted (read-only), holding the
+	// real AISimulate's live ledger while the search runs (progress.go); "" follows only the
+	// output directory's ledger.
+	SearchTmpDir string
 	// RuntimeImages maps backends to Dynamo runtime images for rendering.
 	RuntimeImages map[string]string
 	// GPUsPerNode is the node size used to render multinode workers (default 8).
@@ -81,6 +85,8 @@ type Reporter struct {
 
 	lastProgress *v1beta2.RunProgress
 	lastWrite    time.Time
+	// tail follows the search's ledger (set by Run).
+	tail *tail
 	// Provisional publishing: when the reporter started, when the last round ran, and the
 	// ranking it published.
 	started          time.Time
@@ -141,7 +147,8 @@ func (r *Reporter) Run(ctx context.Context) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	tl := newTail(r.OutputDir)
+	tl := newTail(r.OutputDir, r.SearchTmpDir)
+	r.tail = tl
 	if r.provisionalEnabled() {
 		tl.state.best.limit = maxCandidates(run)
 	}

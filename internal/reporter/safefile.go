@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 )
@@ -75,14 +78,52 @@ func checkDir(path, name string) error {
 func openRegular(path, name string) (*os.File, os.FileInfo, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		if errors.Is(err, syscall.ELOOP) {
-			return nil, nil, &OutputRejectedError{File: name, Problem: "is a symbolic link (refused)"}
-		}
-		if errors.Is(err, syscall.ENXIO) || errors.Is(err, syscall.EOPNOTSUPP) {
-			return nil, nil, &OutputRejectedError{File: name, Problem: "is not a regular file"}
-		}
-		return nil, nil, err
+		return nil, nil, openError(err, name)
 	}
+	return checkRegular(f, name)
+}
+
+// openRegularAt opens dir/sub/file as openRegular opens a file, where sub must be a real
+// directory: sub is opened relative to dir and file relative to sub, each with O_NOFOLLOW (and
+// sub with O_DIRECTORY), so neither can be a symbolic link, nor be swapped for one between a check
+// and the open. name is the file in messages; a missing sub or file is reported as
+// os.ErrNotExist.
+func openRegularAt(dir *os.File, sub, file, name string) (*os.File, os.FileInfo, error) {
+	dfd, err := unix.Openat(int(dir.Fd()), sub, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		subName := path.Dir(name)
+		if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
+			// Linux says ENOTDIR for a link with O_DIRECTORY; lstat tells which (refused either way).
+			var st unix.Stat_t
+			if unix.Fstatat(int(dir.Fd()), sub, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
+				return nil, nil, &OutputRejectedError{File: subName, Problem: "is a symbolic link (refused)"}
+			}
+			return nil, nil, &OutputRejectedError{File: subName, Problem: "is not a directory"}
+		}
+		return nil, nil, &os.PathError{Op: "openat", Path: subName, Err: err}
+	}
+	defer unix.Close(dfd)
+	fd, err := unix.Openat(dfd, file, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, openError(&os.PathError{Op: "openat", Path: name, Err: err}, name)
+	}
+	return checkRegular(os.NewFile(uintptr(fd), name), name)
+}
+
+// openError maps the error of an O_NOFOLLOW|O_NONBLOCK open to an OutputRejectedError when the
+// file is a symbolic link or cannot be a regular file.
+func openError(err error, name string) error {
+	if errors.Is(err, syscall.ELOOP) {
+		return &OutputRejectedError{File: name, Problem: "is a symbolic link (refused)"}
+	}
+	if errors.Is(err, syscall.ENXIO) || errors.Is(err, syscall.EOPNOTSUPP) {
+		return &OutputRejectedError{File: name, Problem: "is not a regular file"}
+	}
+	return err
+}
+
+// checkRegular refuses (and closes) an open file that fstat does not show as a regular file.
+func checkRegular(f *os.File, name string) (*os.File, os.FileInfo, error) {
 	st, err := f.Stat()
 	if err != nil {
 		_ = f.Close()

@@ -44,6 +44,9 @@ func freshOutput(t *testing.T) string {
 	return dst
 }
 
+// searchTmp is where the tests put the search's tmp of the output directory dir.
+func searchTmp(dir string) string { return filepath.Join(filepath.Dir(dir), "search-tmp") }
+
 // sparse makes path a sparse file of size bytes (no disk used, but reading it whole would
 // allocate size bytes).
 func sparse(t *testing.T, path string, size int64) {
@@ -170,8 +173,9 @@ func TestOutputCaps(t *testing.T) {
 }
 
 // TestRejectedOutputPublishesNothing runs the reporter against the API server on outputs that
-// break the contract, the events ledger included: it fails with an OutputRejectedError and
-// publishes no Candidate, no candidateRefs and no recommendation.
+// break the contract, the events ledger (and the live one in the search's tmp) included: it
+// fails with an OutputRejectedError and publishes no Candidate, no candidateRefs and no
+// recommendation.
 func TestRejectedOutputPublishesNothing(t *testing.T) {
 	cases := []struct {
 		name    string
@@ -191,6 +195,13 @@ func TestRejectedOutputPublishesNothing(t *testing.T) {
 		{"recommendation.json links to /dev/zero", func(t *testing.T, dir string) {
 			symlink(t, "/dev/zero", filepath.Join(dir, output.RecommendationFile))
 		}, "recommendation.json is a symbolic link"},
+		{"the live ledger in the search's tmp links to /dev/zero", func(t *testing.T, dir string) {
+			monitor := filepath.Join(searchTmp(dir), "aisimulate-monitor-abcdefgh")
+			if err := os.MkdirAll(monitor, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			symlink(t, "/dev/zero", filepath.Join(monitor, "events.jsonl"))
+		}, "/tmp/aisimulate-monitor-abcdefgh/events.jsonl is a symbolic link"},
 		{"the last configuration is over the cap", func(t *testing.T, dir string) {
 			// The first Candidates are valid: none of them may be published either.
 			sparse(t, output.RecommendationPath(dir, 2), jobcontract.MaxConfigurationBytes+1)
@@ -204,7 +215,9 @@ func TestRejectedOutputPublishesNothing(t *testing.T) {
 			run := newRun(t, ns, "rejected-"+string(rune('a'+i)), 3)
 			exited := make(chan int, 1)
 			exited <- 0
-			_, err := newReporter(ns, run.Name, dir, reporter.ChanWatcher(exited)).Run(context.Background())
+			r := newReporter(ns, run.Name, dir, reporter.ChanWatcher(exited))
+			r.SearchTmpDir = searchTmp(dir)
+			_, err := r.Run(context.Background())
 			if !reporter.IsOutputRejected(err) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want an output rejection containing %q", err, tc.want)
 			}

@@ -301,21 +301,18 @@ func (p *Points) fromEvents(cm *corev1.ConfigMap) bool {
 	}
 	p.Infeasible = map[string]int{}
 	for i := range events {
-		e := &events[i]
-		if e.Event != "candidate_settled" {
+		// Each candidate_completed event carries the candidate's whole record (output.Event),
+		// as recommendation.json does; cache hits have none.
+		rec, err := events[i].Candidate()
+		if err != nil {
 			continue
 		}
 		p.Evaluated++
-		if e.Status != output.StatusFeasible {
-			p.Infeasible[cmp.Or(e.Reason, e.Status)]++
+		if rec.Status != output.StatusFeasible {
+			p.Infeasible[cmp.Or(rec.ReasonCategory, rec.Status)]++
 			continue
 		}
-		rec := output.Candidate{CandidateID: e.CandidateID, Status: e.Status, UsedGPUs: e.UsedGPUs, Score: e.Score, Metrics: e.Metrics}
-		cfg := map[string]any{}
-		if eng, ok := e.PredictionConfig["engine"].(map[string]any); ok {
-			cfg["backend"], cfg["mode"] = eng["backend"], eng["mode"]
-		}
-		if pt, ok := pointOf(&rec, cfg); ok {
+		if pt, ok := pointOf(rec, rec.Config); ok {
 			p.Points = append(p.Points, pt)
 		}
 	}
@@ -330,7 +327,10 @@ func pointOf(rec *output.Candidate, cfg map[string]any) (Point, bool) {
 		return Point{}, false
 	}
 	backend, _ := cfg["backend"].(string)
-	mode, _ := cfg["mode"].(string)
+	mode, _ := cfg["mode"].(string) // aisim's sample; AISimulate's says deployment_mode
+	if mode == "" {
+		mode, _ = cfg["deployment_mode"].(string)
+	}
 	switch mode {
 	case "agg":
 		mode = string(v1beta2.ModeAggregated)
@@ -345,26 +345,37 @@ func pointOf(rec *output.Candidate, cfg map[string]any) (Point, bool) {
 // shapeOf describes the parallelism of a sample: "agg tp2 x2" or "prefill tp1 x1, decode tp4 x1".
 func shapeOf(cfg map[string]any) string {
 	num := func(k string) (int, bool) {
-		v, ok := cfg[k].(float64)
-		return int(v), ok
+		switch v := cfg[k].(type) {
+		case int64: // the output readers keep integers (sigs.k8s.io/json PreserveInts)
+			return int(v), true
+		case float64:
+			return int(v), true
+		}
+		return 0, false
 	}
 	var parts []string
 	for _, role := range []string{"agg", "prefill", "decode"} {
-		tp, ok := num(role + "_tp")
+		key := role + "_"
+		tp, ok := num(key + "tp")
+		if !ok && role == "agg" && cfg["deployment_mode"] == "agg" {
+			// AISimulate's aggregated sample names its knobs without a role: tp, pp, replicas.
+			key = ""
+			tp, ok = num("tp")
+		}
 		if !ok {
 			continue
 		}
 		s := fmt.Sprintf("%s tp%d", role, tp)
-		if pp, ok := num(role + "_pp"); ok && pp > 1 {
+		if pp, ok := num(key + "pp"); ok && pp > 1 {
 			s += fmt.Sprintf(" pp%d", pp)
 		}
-		if dp, ok := num(role + "_attention_dp"); ok && dp > 1 {
+		if dp, ok := num(key + "attention_dp"); ok && dp > 1 {
 			s += fmt.Sprintf(" dp%d", dp)
 		}
-		if ep, ok := num(role + "_moe_ep"); ok && ep > 1 {
+		if ep, ok := num(key + "moe_ep"); ok && ep > 1 {
 			s += fmt.Sprintf(" ep%d", ep)
 		}
-		if r, ok := num(role + "_replicas"); ok {
+		if r, ok := num(key + "replicas"); ok {
 			s += fmt.Sprintf(" ×%d", r)
 		}
 		parts = append(parts, s)

@@ -49,7 +49,7 @@ var nsCounter atomic.Int32
 // infeasible (sla_constraint) and the plot draws the bound.
 const (
 	fixtureITLMs = 5.0
-	fixtureInput = "engine: {model: meta-llama/Llama-3.1-8B-Instruct, hardware: h200_sxm}\n" +
+	fixtureInput = "engine: {model: meta-llama/Llama-3.1-8B-Instruct, hardware: h200_sxm, workers: {aggregated: {}, prefill: {}, decode: {}}}\n" +
 		"evaluation: {sla: {itl_ms: 5, ttft_ms: 300}}\n" +
 		"traffic: {source: {type: synthetic, input_tokens: 1024, output_tokens: 128}, load: {type: concurrency, concurrency: 10}, stop: {requests: 200}}\n" +
 		"optimization: {strict_sla: true, target: throughput_per_gpu}\noptimizer: {max_trials: 24}\n"
@@ -294,6 +294,9 @@ func TestCandidatesPlotFromArtifacts(t *testing.T) {
 	var got []string
 	for _, p := range v.Points.Points {
 		got = append(got, p.ID)
+		if p.Backend == "" || p.Mode == "" || p.Shape == "" {
+			t.Errorf("point %s: backend %q mode %q shape %q", p.ID, p.Backend, p.Mode, p.Shape)
+		}
 	}
 	slices.Sort(got)
 	if !slices.Equal(got, want) {
@@ -362,8 +365,8 @@ func TestCandidatesPlotFromArtifacts(t *testing.T) {
 		t.Errorf("plot.svg: %d %.80s", code, svg)
 	}
 
-	// A cut recommendation.json: the points come from the events ledger, which names the same
-	// feasible candidates.
+	// A cut recommendation.json: the points come from the events ledger, whose
+	// candidate_completed lines carry the same feasible records (a cache hit has no line).
 	f.keepArtifacts(t, []byte("{\"candidates\": [\n"+reporter.TruncatedMarker+" cut\n"))
 	getJSON(t, ts, "/api/ns/"+f.ns+"/runs/"+f.run.Name+"/candidates", &v)
 	got = got[:0]
@@ -371,8 +374,20 @@ func TestCandidatesPlotFromArtifacts(t *testing.T) {
 		got = append(got, p.ID)
 	}
 	slices.Sort(got)
-	if v.Points.Source != ui.SourceEvents || !slices.Equal(got, want) || v.Points.Note == "" {
-		t.Errorf("from the events ledger: source %q note %q points %v, want %v", v.Points.Source, v.Points.Note, got, want)
+	wantEvents, recorded := []string{}, 0
+	for _, c := range f.result.Candidates {
+		if c.Provenance["cache_hit"] == true {
+			continue
+		}
+		recorded++
+		if c.Status == output.StatusFeasible {
+			wantEvents = append(wantEvents, c.CandidateID)
+		}
+	}
+	slices.Sort(wantEvents)
+	if v.Points.Source != ui.SourceEvents || !slices.Equal(got, wantEvents) || v.Points.Note == "" || v.Points.Evaluated != recorded {
+		t.Errorf("from the events ledger: source %q note %q evaluated %d points %v, want %d evaluated, %v", v.Points.Source, v.Points.Note,
+			v.Points.Evaluated, got, recorded, wantEvents)
 	}
 }
 

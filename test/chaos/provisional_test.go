@@ -5,6 +5,7 @@ package chaos
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -21,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/test/sandboxtest"
 	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/manager"
 )
@@ -74,25 +76,53 @@ func freezeSearchMidway(t *testing.T, ns, jobName string) (int, bool) {
 	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
 		var ledger []byte
+		finished := false
 		for _, dir := range podDirs(ns, jobName) {
+			// aisim writes AISimulate's ledger live into the output directory, and
+			// recommendation.json when the search has ended.
 			if b, err := os.ReadFile(filepath.Join(dir, "volumes", "output", "result", "execution-events.jsonl")); err == nil {
 				ledger = b
 			}
+			if _, err := os.Stat(filepath.Join(dir, "volumes", "output", "result", "recommendation.json")); err == nil {
+				finished = true
+			}
 		}
-		if bytes.Contains(ledger, []byte(`"search_finished"`)) {
+		if finished {
 			return pid, false
 		}
-		if bytes.Count(ledger, []byte(`"prediction_config"`)) >= 8 {
+		settled, feasible := ledgerCounts(ledger)
+		if feasible >= 8 {
 			if err := syscall.Kill(-pid, syscall.SIGSTOP); err != nil {
 				t.Fatalf("SIGSTOP search pid %d: %v", pid, err)
 			}
-			t.Logf("search of %s (pid %d) frozen after %d settled candidates", jobName, pid, bytes.Count(ledger, []byte(`"candidate_settled"`)))
+			t.Logf("search of %s (pid %d) frozen after %d settled candidates", jobName, pid, settled)
 			return pid, true
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
 	t.Fatalf("the ledger of %s holds no feasible candidate after a minute", jobName)
 	return 0, false
+}
+
+// ledgerCounts counts the candidate_completed lines of a ledger (output.Event), and the feasible
+// ones among them, which carry the configuration the reporter's provisional rounds publish.
+func ledgerCounts(ledger []byte) (settled, feasible int) {
+	for line := range bytes.Lines(ledger) {
+		if !bytes.HasSuffix(line, []byte("\n")) {
+			break // still being written
+		}
+		var e output.Event
+		if json.Unmarshal(line, &e) != nil {
+			continue
+		}
+		if c, err := e.Candidate(); err == nil {
+			settled++
+			if c.Status == output.StatusFeasible && len(c.PredictionConfig) > 0 {
+				feasible++
+			}
+		}
+	}
+	return settled, feasible
 }
 
 // runCandidates lists the Run's Candidates.

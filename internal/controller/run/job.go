@@ -145,10 +145,18 @@ func BuildJob(run *v1beta2.DynamoGraphDeploymentRun, cfg *v1alpha1.OperatorConfi
 		namespaceEnv,
 		{Name: jobcontract.EnvPodName, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}},
 		{Name: jobcontract.EnvOutputDir, Value: jobcontract.ResultDir},
+		{Name: jobcontract.EnvSearchTmpDir, Value: jobcontract.SearchTmpDir},
 		{Name: jobcontract.EnvRuntimeImages, Value: runtimeImagesEnv(cfg.RuntimeImages)},
 		{Name: jobcontract.EnvPlannerImage, Value: cfg.Planner.Image},
 	}
-	reporter.VolumeMounts = []corev1.VolumeMount{outputMount, tokenMount}
+	reporter.VolumeMounts = []corev1.VolumeMount{
+		outputMount,
+		// The search's /tmp, read-only: the real AISimulate's live ledger is there while the
+		// search runs ($TMPDIR/aisimulate-monitor-XXXX/events.jsonl); the output directory gets
+		// its copy only when the search ends (docs/results.md, "While the search runs").
+		{Name: jobcontract.TmpVolume, MountPath: jobcontract.SearchTmpDir, ReadOnly: true},
+		tokenMount,
+	}
 
 	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{

@@ -105,10 +105,12 @@ func TestBuildJob(t *testing.T) {
 								{Name: "DGDR_RUN_NAMESPACE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"}}},
 								{Name: "DGDR_POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}},
 								{Name: "DGDR_OUTPUT_DIR", Value: "/var/run/dgdr/output/result"},
+								{Name: "DGDR_SEARCH_TMP_DIR", Value: "/var/run/dgdr/search-tmp"},
 								{Name: "DGDR_RUNTIME_IMAGES", Value: "sglang=s:1,vllm=v:1"},
 								{Name: "DGDR_PLANNER_IMAGE", Value: "registry.example/planner:1"},
 							},
 							VolumeMounts: []corev1.VolumeMount{output,
+								{Name: "tmp", MountPath: "/var/run/dgdr/search-tmp", ReadOnly: true},
 								{Name: "reporter-token", MountPath: "/var/run/secrets/kubernetes.io/serviceaccount", ReadOnly: true}},
 						},
 					},
@@ -229,7 +231,8 @@ func TestBuildJobModelAccess(t *testing.T) {
 }
 
 // TestBuildJobHardening: the search pod's identity, its writable /tmp and the output volume's
-// size limit come from the operator configuration (issue #17).
+// size limit come from the operator configuration (issue #17); only the search writes its /tmp,
+// which the reporter reads.
 func TestBuildJobHardening(t *testing.T) {
 	cases := []struct {
 		name                string
@@ -264,12 +267,22 @@ func TestBuildJobHardening(t *testing.T) {
 				t.Errorf("emptyDir size limits %v, want output %s, tmp %s", limits, tc.outputLimit, tc.tmpLim)
 			}
 			for _, c := range spec.Containers {
-				tmp := false
+				tmp, searchTmp := false, false
 				for _, m := range c.VolumeMounts {
 					tmp = tmp || (m.Name == jobcontract.TmpVolume && m.MountPath == "/tmp" && !m.ReadOnly)
+					if m.Name == jobcontract.TmpVolume && m.MountPath != "/tmp" {
+						searchTmp = m.MountPath == jobcontract.SearchTmpDir && m.ReadOnly
+						if !searchTmp {
+							t.Errorf("container %s mounts the search's tmp %+v", c.Name, m)
+						}
+					}
 				}
 				if want := c.Name == jobcontract.SearchContainer; tmp != want {
 					t.Errorf("container %s: writable /tmp mounted = %v, want %v", c.Name, tmp, want)
+				}
+				// The reporter reads the search's tmp (the real AISimulate's live ledger), read-only.
+				if want := c.Name == jobcontract.ReporterContainer; searchTmp != want {
+					t.Errorf("container %s: the search's tmp mounted read-only at %s = %v, want %v", c.Name, jobcontract.SearchTmpDir, searchTmp, want)
 				}
 				if !*c.SecurityContext.ReadOnlyRootFilesystem {
 					t.Errorf("container %s: root file system not read-only", c.Name)

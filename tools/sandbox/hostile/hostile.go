@@ -56,8 +56,10 @@ func write(dir, attack string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	// A plausible ledger: the search started and finished.
-	events := `{"budget":1,"event":"search_started"}` + "\n" + `{"event":"search_finished","settled":1}` + "\n"
+	// A plausible ledger (AISimulate's format, output.Event): the requested budget of one trial,
+	// and that trial's record.
+	events := `{"event":"requested_config","value":{"optimizer":{"max_trials":1}}}` + "\n" +
+		`{"event":"candidate_completed","value":{"candidate_id":"candidate-000001","status":"failed","reason_category":"unknown","config":{},"used_gpus":1,"score":null}}` + "\n"
 	if err := os.WriteFile(filepath.Join(dir, output.EventsFile), []byte(events), 0o644); err != nil {
 		return err
 	}

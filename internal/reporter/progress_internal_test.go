@@ -1,0 +1,423 @@
+package reporter
+
+import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
+	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
+)
+
+// realLedger is the ledger the real AISimulate wrote (internal/aisimulate/output/testdata): its
+// lines, each with its newline. requested_config (max_trials 48), then five wave_admitted /
+// candidate_completed pairs, all feasible; by score: 4, 3, 1, 5, 2.
+func realLedger(t *testing.T) []string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "aisimulate", "output", "testdata", "aisimulate-0.13", output.EventsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	if len(lines) != 11 {
+		t.Fatalf("the real ledger has %d lines, want 11", len(lines))
+	}
+	return lines
+}
+
+func appendTo(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// monotone polls the tail and fails when an error occurs or a progress field went down.
+type monotone struct {
+	t    *testing.T
+	tl   *tail
+	last v1beta2.RunProgress
+}
+
+func (m *monotone) poll() v1beta2.RunProgress {
+	m.t.Helper()
+	if err := m.tl.poll(); err != nil {
+		m.t.Fatal(err)
+	}
+	p := m.tl.state.progress()
+	if p.Budget < m.last.Budget || p.Settled < m.last.Settled || p.Feasible < m.last.Feasible || p.Infeasible < m.last.Infeasible ||
+		p.Failed < m.last.Failed || p.TimedOut < m.last.TimedOut || p.Unsupported < m.last.Unsupported {
+		m.t.Fatalf("progress went backwards: %+v after %+v", p, m.last)
+	}
+	m.last = p
+	return p
+}
+
+func bestIDs(tl *tail) []string {
+	var ids []string
+	for _, c := range tl.state.best.list {
+		ids = append(ids, c.id)
+	}
+	return ids
+}
+
+// TestTailReadsTheRealLedger feeds the real AISimulate's ledger to the tail as a search writes
+// it, a half-written line included: the budget comes from requested_config, each
+// candidate_completed settles one candidate, wave_admitted is skipped, and the best feasible
+// candidates so far are the ones recommendation.json would rank first.
+func TestTailReadsTheRealLedger(t *testing.T) {
+	lines := realLedger(t)
+	dir := t.TempDir()
+	ledger := filepath.Join(dir, output.EventsFile)
+	tl := newTail(dir, "")
+	tl.state.best.limit = 3
+	m := &monotone{t: t, tl: tl}
+	if p := m.poll(); p != (v1beta2.RunProgress{}) {
+		t.Errorf("before the ledger exists: %+v", p)
+	}
+	settled := 0
+	for i, l := range lines {
+		if i == 7 {
+			// Half a line: nothing of it counts until its newline arrives.
+			appendTo(t, ledger, l[:len(l)/2])
+			if p := m.poll(); p.Settled != int64(settled) {
+				t.Errorf("half of line %d: settled %d, want %d", i+1, p.Settled, settled)
+			}
+			appendTo(t, ledger, l[len(l)/2:])
+		} else {
+			appendTo(t, ledger, l)
+		}
+		if strings.Contains(l, `"candidate_completed"`) {
+			settled++
+		}
+		p := m.poll()
+		want := v1beta2.RunProgress{Budget: 48, Settled: int64(settled), Feasible: int64(settled)}
+		if diff := cmp.Diff(want, p); diff != "" {
+			t.Errorf("after line %d (-want +got):\n%s", i+1, diff)
+		}
+	}
+	if diff := cmp.Diff([]string{"candidate-000004", "candidate-000003", "candidate-000001"}, bestIDs(tl)); diff != "" {
+		t.Errorf("best so far (-want +got):\n%s", diff)
+	}
+	best := tl.state.best.list[0]
+	if best.score != 3260.8098732350354 || best.usedGPUs != 4 || best.rec.Metrics["output_throughput_tok_s"] != best.score ||
+		!strings.Contains(best.key, `"mode":"aggregated"`) || best.rec.Status != output.StatusFeasible {
+		t.Errorf("best candidate %+v", best)
+	}
+	if len(tl.state.reasonCounts()) != 0 {
+		t.Errorf("not-feasible reasons %v of an all-feasible ledger", tl.state.reasonCounts())
+	}
+}
+
+// TestTailFollowsTheLiveMonitor plays the real AISimulate's supervisor: the search appends its
+// ledger to $TMPDIR/aisimulate-monitor-XXXX/events.jsonl; when the workers stop, the supervisor
+// copies the complete lines into the output directory and deletes the monitor directory. The
+// tail follows the monitor, goes on with the output copy after what it applied, never counts a
+// candidate twice, and progress never goes backwards.
+func TestTailFollowsTheLiveMonitor(t *testing.T) {
+	lines := realLedger(t)
+	out, tmp := t.TempDir(), t.TempDir()
+	// The search's tmp holds other things too.
+	for _, d := range []string{"aisimulate-wave-k2j4x_1q", "aisimulate-execution-ab12cd34", "pymp-xyz"} {
+		if err := os.Mkdir(filepath.Join(tmp, d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	appendTo(t, filepath.Join(tmp, "aisimulate-monitor-notes.txt.bak"), "x") // not a monitor's name
+	monitorDir := filepath.Join(tmp, "aisimulate-monitor-3h_9zk0p")
+	monitor := filepath.Join(monitorDir, "events.jsonl")
+	copyPath := filepath.Join(out, output.EventsFile)
+	tl := newTail(out, tmp)
+	tl.state.best.limit = 3
+	m := &monotone{t: t, tl: tl}
+
+	// The monitor directory exists before its ledger.
+	if err := os.Mkdir(monitorDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	m.poll()
+	// Lines 1-9 (three candidates), then half of line 10.
+	appendTo(t, monitor, strings.Join(lines[:5], ""))
+	if p := m.poll(); p.Settled != 2 || p.Budget != 48 || tl.monitor != "aisimulate-monitor-3h_9zk0p" {
+		t.Fatalf("following the monitor: %+v (monitor %q)", p, tl.monitor)
+	}
+	appendTo(t, monitor, strings.Join(lines[5:9], "")+lines[9][:100])
+	if p := m.poll(); p.Settled != 4 {
+		t.Fatalf("after 4 candidates and half a line: %+v", p)
+	}
+	// The supervisor starts copying while the monitor still exists: the tail stays on the monitor.
+	appendTo(t, copyPath, strings.Join(lines[:3], ""))
+	if p := m.poll(); p.Settled != 4 || tl.final {
+		t.Fatalf("while the copy is written: %+v, final %v", p, tl.final)
+	}
+	// Between two polls the search completes its line and writes the last candidate, the
+	// supervisor copies everything and deletes the monitor.
+	appendTo(t, monitor, lines[9][100:]+lines[10])
+	appendTo(t, copyPath, strings.Join(lines[3:], ""))
+	if err := os.RemoveAll(monitorDir); err != nil {
+		t.Fatal(err)
+	}
+	p := m.poll()
+	if !tl.final || tl.verify {
+		t.Fatalf("after the monitor went: final %v verify %v", tl.final, tl.verify)
+	}
+	if diff := cmp.Diff(v1beta2.RunProgress{Budget: 48, Settled: 5, Feasible: 5}, p); diff != "" {
+		t.Errorf("after the switch to the output copy (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"candidate-000004", "candidate-000003", "candidate-000001"}, bestIDs(tl)); diff != "" {
+		t.Errorf("best so far (-want +got):\n%s", diff)
+	}
+	for range 3 {
+		if p := m.poll(); p.Settled != 5 {
+			t.Errorf("polling the finished copy again: %+v", p)
+		}
+	}
+	// A monitor appearing later is not followed any more.
+	appendTo(t, filepath.Join(tmp, "aisimulate-monitor-late0000", "events.jsonl"), strings.Join(lines, ""))
+	if p := m.poll(); p.Settled != 5 {
+		t.Errorf("a second monitor was counted: %+v", p)
+	}
+}
+
+// TestTailSearchKilledMidLine: the worker is killed in the middle of a line; the supervisor copies
+// only the complete lines. The half line was never counted, and is not after the switch either.
+func TestTailSearchKilledMidLine(t *testing.T) {
+	lines := realLedger(t)
+	out, tmp := t.TempDir(), t.TempDir()
+	monitorDir := filepath.Join(tmp, "aisimulate-monitor-abcdefgh")
+	tl := newTail(out, tmp)
+	m := &monotone{t: t, tl: tl}
+	appendTo(t, filepath.Join(monitorDir, "events.jsonl"), strings.Join(lines[:6], "")+lines[6][:50])
+	if p := m.poll(); p.Settled != 2 {
+		t.Fatalf("%+v", p)
+	}
+	appendTo(t, filepath.Join(out, output.EventsFile), strings.Join(lines[:6], ""))
+	if err := os.RemoveAll(monitorDir); err != nil {
+		t.Fatal(err)
+	}
+	if p := m.poll(); p.Settled != 2 || !tl.final || tl.applied != tl.offset {
+		t.Errorf("after the switch: %+v (applied %d offset %d)", p, tl.applied, tl.offset)
+	}
+}
+
+// TestTailOutputCopyThatDiffers: when the output copy does not start with the bytes applied from
+// the monitor (a search that writes something else), it is read from its start with the progress
+// shown as the floor: nothing goes backwards and nothing is counted twice.
+func TestTailOutputCopyThatDiffers(t *testing.T) {
+	lines := realLedger(t)
+	out, tmp := t.TempDir(), t.TempDir()
+	monitorDir := filepath.Join(tmp, "aisimulate-monitor-abcdefgh")
+	tl := newTail(out, tmp)
+	tl.state.best.limit = 5
+	m := &monotone{t: t, tl: tl}
+	appendTo(t, filepath.Join(monitorDir, "events.jsonl"), strings.Join(lines[:7], ""))
+	if p := m.poll(); p.Settled != 3 {
+		t.Fatalf("%+v", p)
+	}
+	// The copy holds candidates 1, 2, 4 and 5 (not 3), and wave lines are gone.
+	copyPath := filepath.Join(out, output.EventsFile)
+	appendTo(t, copyPath, lines[0]+lines[2]+lines[4])
+	if err := os.RemoveAll(monitorDir); err != nil {
+		t.Fatal(err)
+	}
+	if p := m.poll(); p.Settled != 3 || p.Feasible != 3 {
+		t.Errorf("a differing copy with 2 candidates: %+v, want the floor of 3", p)
+	}
+	appendTo(t, copyPath, lines[8]+lines[10])
+	if p := m.poll(); p.Settled != 4 || p.Feasible != 4 || p.Budget != 48 {
+		t.Errorf("the differing copy with 4 candidates: %+v, want 4 (not 3 + 4)", p)
+	}
+	// Every candidate either copy named is in the ranking once.
+	if diff := cmp.Diff([]string{"candidate-000004", "candidate-000003", "candidate-000001", "candidate-000005", "candidate-000002"}, bestIDs(tl)); diff != "" {
+		t.Errorf("best so far (-want +got):\n%s", diff)
+	}
+	// A rewritten (shrunk) copy is read again, still above the floor.
+	if err := os.WriteFile(copyPath, []byte(lines[0]+lines[2]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if p := m.poll(); p.Settled != 4 {
+		t.Errorf("a shrunk copy: %+v", p)
+	}
+}
+
+// TestTailAisimHasNoMonitor: aisim writes the output copy live; a tmp directory without a monitor
+// changes nothing.
+func TestTailAisimHasNoMonitor(t *testing.T) {
+	lines := realLedger(t)
+	out, tmp := t.TempDir(), t.TempDir()
+	tl := newTail(out, tmp)
+	m := &monotone{t: t, tl: tl}
+	m.poll()
+	appendTo(t, filepath.Join(out, output.EventsFile), strings.Join(lines[:5], ""))
+	if p := m.poll(); p.Settled != 2 || !tl.final {
+		t.Fatalf("%+v final %v", p, tl.final)
+	}
+	appendTo(t, filepath.Join(out, output.EventsFile), strings.Join(lines[5:], ""))
+	if p := m.poll(); p.Settled != 5 {
+		t.Fatalf("%+v", p)
+	}
+	// A search tmp that is not mounted is no error either.
+	tl = newTail(out, filepath.Join(tmp, "absent"))
+	if err := tl.poll(); err != nil || tl.state.progress().Settled != 5 {
+		t.Errorf("without the search tmp: %v, %+v", err, tl.state.progress())
+	}
+}
+
+// TestTailHostileMonitor: the search's tmp is untrusted like its output. A monitor directory or
+// ledger that is a symbolic link, not a directory, not a regular file, or over a cap rejects the
+// output; a tmp with several monitors, or monitors not named like AISimulate's, is not followed.
+func TestTailHostileMonitor(t *testing.T) {
+	lines := realLedger(t)
+	const mon = "aisimulate-monitor-abcdefgh"
+	valid := func(t *testing.T, dir string) {
+		appendTo(t, filepath.Join(dir, "events.jsonl"), strings.Join(lines, ""))
+	}
+	cases := []struct {
+		name  string
+		setup func(t *testing.T, tmp string)
+		want  string // "": not followed, no error
+	}{
+		{"the monitor directory is a link", func(t *testing.T, tmp string) {
+			real := filepath.Join(t.TempDir(), "real")
+			valid(t, real)
+			if err := os.Symlink(real, filepath.Join(tmp, mon)); err != nil {
+				t.Fatal(err)
+			}
+		}, "/tmp/" + mon + " is a symbolic link (refused)"},
+		{"the monitor is a file", func(t *testing.T, tmp string) {
+			appendTo(t, filepath.Join(tmp, mon), strings.Join(lines, ""))
+		}, "/tmp/" + mon + " is not a directory"},
+		{"the ledger links to /dev/zero", func(t *testing.T, tmp string) {
+			if err := os.Mkdir(filepath.Join(tmp, mon), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink("/dev/zero", filepath.Join(tmp, mon, "events.jsonl")); err != nil {
+				t.Fatal(err)
+			}
+		}, "/tmp/" + mon + "/events.jsonl is a symbolic link (refused)"},
+		{"the ledger is a FIFO", func(t *testing.T, tmp string) {
+			if err := os.Mkdir(filepath.Join(tmp, mon), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := syscall.Mkfifo(filepath.Join(tmp, mon, "events.jsonl"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, "/tmp/" + mon + "/events.jsonl is not a regular file"},
+		{"the ledger is a directory", func(t *testing.T, tmp string) {
+			if err := os.MkdirAll(filepath.Join(tmp, mon, "events.jsonl"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+		}, "/tmp/" + mon + "/events.jsonl is not a regular file"},
+		{"a 1 GiB ledger", func(t *testing.T, tmp string) {
+			if err := os.Mkdir(filepath.Join(tmp, mon), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			f, err := os.Create(filepath.Join(tmp, mon, "events.jsonl"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := f.Truncate(1 << 30); err != nil {
+				t.Fatal(err)
+			}
+			_ = f.Close()
+		}, "/tmp/" + mon + "/events.jsonl is 1073741824 bytes, over the reporter's cap of 64 MiB"},
+		{"a line over the cap", func(t *testing.T, tmp string) {
+			appendTo(t, filepath.Join(tmp, mon, "events.jsonl"), lines[0]+strings.Repeat("x", int(jobcontract.MaxEventLineBytes)+1))
+		}, "/tmp/" + mon + "/events.jsonl has a line longer than the reporter's cap of 1 MiB"},
+		{"two monitors", func(t *testing.T, tmp string) {
+			valid(t, filepath.Join(tmp, mon))
+			valid(t, filepath.Join(tmp, "aisimulate-monitor-zzzzzzzz"))
+		}, ""},
+		{"names AISimulate does not use", func(t *testing.T, tmp string) {
+			valid(t, filepath.Join(tmp, "aisimulate-monitor-"))
+			valid(t, filepath.Join(tmp, "aisimulate-monitor-a b"))
+			valid(t, filepath.Join(tmp, "aisimulate-monitor-"+strings.Repeat("a", 65)))
+			valid(t, filepath.Join(tmp, "x-aisimulate-monitor-abcdefgh"))
+		}, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			out, tmp := t.TempDir(), t.TempDir()
+			tc.setup(t, tmp)
+			tl := newTail(out, tmp)
+			err := tl.poll()
+			if tc.want == "" {
+				if err != nil || tl.state.progress().Settled != 0 || tl.monitor != "" {
+					t.Errorf("err %v, progress %+v, monitor %q: want nothing followed", err, tl.state.progress(), tl.monitor)
+				}
+				return
+			}
+			var rejected *OutputRejectedError
+			if !errors.As(err, &rejected) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want an output rejection containing %q", err, tc.want)
+			}
+			if err := tl.poll(); !errors.Is(err, rejected) {
+				t.Errorf("the rejection does not stick: %v", err)
+			}
+		})
+	}
+}
+
+// TestArtifactsKeepTheLiveLedger: a search stopped before AISimulate copied its ledger into the
+// output directory keeps the monitor's ledger as the Run's artifacts.
+func TestArtifactsKeepTheLiveLedger(t *testing.T) {
+	lines := realLedger(t)
+	out, tmp := t.TempDir(), t.TempDir()
+	live := strings.Join(lines[:7], "") + lines[7][:40]
+	appendTo(t, filepath.Join(tmp, "aisimulate-monitor-abcdefgh", "events.jsonl"), live)
+	r := &Reporter{OutputDir: out}
+	run := &v1beta2.DynamoGraphDeploymentRun{}
+	run.Name, run.Namespace, run.UID = "r", "ns", "uid"
+	if cm, _, err := r.buildArtifacts(run); err != nil || cm != nil {
+		t.Fatalf("without a tail: %v, %v", cm, err)
+	}
+	r.tail = newTail(out, tmp)
+	if err := r.tail.poll(); err != nil {
+		t.Fatal(err)
+	}
+	cm, truncated, err := r.buildArtifacts(run)
+	if err != nil || cm == nil || truncated {
+		t.Fatalf("%v, truncated %v, err %v", cm, truncated, err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(cm.BinaryData[jobcontract.ArtifactEventsKey]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(zr)
+	if string(got) != live {
+		t.Errorf("kept %d bytes, want the live ledger's %d", len(got), len(live))
+	}
+	if _, ok := cm.BinaryData[jobcontract.ArtifactRecommendationKey]; ok {
+		t.Error("a recommendation.json was kept although there is none")
+	}
+	// Once the output copy exists, it is what is kept.
+	appendTo(t, filepath.Join(out, output.EventsFile), lines[0])
+	cm, _, _ = r.buildArtifacts(run)
+	zr, _ = gzip.NewReader(bytes.NewReader(cm.BinaryData[jobcontract.ArtifactEventsKey]))
+	if got, _ := io.ReadAll(zr); !slices.Equal(got, []byte(lines[0])) {
+		t.Errorf("with the output copy: kept %q", got)
+	}
+}
