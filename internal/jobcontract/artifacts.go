@@ -19,10 +19,10 @@ const (
 	// MaxArtifactsBytes caps the compressed bytes of all files in the artifacts ConfigMap. The
 	// API server refuses a ConfigMap whose data and binaryData hold more than 1 MiB
 	// (corev1.MaxSecretSize, the same limit as Secrets, chosen to keep etcd objects small);
-	// 24 KiB are left for keys, metadata and the truncation markers. A 2,000-trial
-	// recommendation.json (about 10 MB) compresses to about 1 MB, so the largest searches are
-	// cut; the events ledger is kept first up to a quarter of the cap, because it names every
-	// candidate's outcome and reason in one line each.
+	// 24 KiB are left for keys, metadata and the truncation markers. recommendation.json gets
+	// three quarters of the cap and the events ledger the rest; the real AISimulate's output
+	// compresses to about 3.3 KB per evaluated candidate (both files), so searches of more than
+	// about 300 evaluated candidates are cut at a line break, with a marker.
 	MaxArtifactsBytes = 1<<20 - 24<<10
 )
 

@@ -5,7 +5,9 @@ package jobcontract
 // reporter reads each file it needs through these caps, refuses symbolic links and anything that
 // is not a regular file, and checks the whole result before it publishes any of it.
 const (
-	// MaxRecommendationBytes caps recommendation.json (a 2,000-trial search writes about 10 MB).
+	// MaxRecommendationBytes caps recommendation.json. The real AISimulate writes about 36 KB per
+	// evaluated candidate (its default 320 trials: about 11.5 MB), so a search of more than about
+	// 900 evaluated candidates is refused; aisim writes about 5 KB per candidate.
 	MaxRecommendationBytes int64 = 32 << 20
 	// MaxConfigurationBytes caps each recommendations/NNNN.yaml (about 1 KB each).
 	MaxConfigurationBytes int64 = 1 << 20
