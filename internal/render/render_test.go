@@ -447,7 +447,7 @@ func TestRendersRealSearchOutput(t *testing.T) {
 		t.Fatalf("building aisim: %v\n%s", err, out)
 	}
 	in := filepath.Join(dir, "input.yaml")
-	input := "engine: {model: Qwen/Qwen3-8B, hardware: h200_sxm, backend: {choices: [vllm, sglang]}}\n" +
+	input := "engine: {model: Qwen/Qwen3-8B, hardware: h200_sxm, backend: {choices: [vllm, sglang]}, workers: {aggregated: {}, prefill: {}, decode: {}}}\n" +
 		"traffic: {source: {type: synthetic, input_tokens: 512, output_tokens: 64}, load: {type: concurrency, concurrency: 4}, stop: {requests: 200}}\n" +
 		"optimization: {}\noptimizer: {max_trials: 24}\n"
 	if err := os.WriteFile(in, []byte(input), 0o644); err != nil {

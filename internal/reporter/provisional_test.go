@@ -20,6 +20,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
@@ -380,10 +381,13 @@ func TestSearchEndingAfterTheRunEndedKeepsProvisional(t *testing.T) {
 		names, _ := published(t, ls.ns)
 		return len(first) > 0 && slices.Equal(names, first), fmt.Sprintf("published %v, want %v", names, first), nil
 	})
-	run := getRun(t, ls.ns, ls.run.Name)
-	run.Status.Phase = v1beta2.RunPhaseCancelled
-	meta.SetStatusCondition(&run.Status.Conditions, metav1.Condition{Type: v1beta2.ConditionCompleted, Status: metav1.ConditionTrue, Reason: v1beta2.ReasonCancelled, Message: "test"})
-	if err := k8s.Status().Update(context.Background(), run); err != nil {
+	// The reporter patches the Run's status at the same time: retry on a conflict.
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		run := getRun(t, ls.ns, ls.run.Name)
+		run.Status.Phase = v1beta2.RunPhaseCancelled
+		meta.SetStatusCondition(&run.Status.Conditions, metav1.Condition{Type: v1beta2.ConditionCompleted, Status: metav1.ConditionTrue, Reason: v1beta2.ReasonCancelled, Message: "test"})
+		return k8s.Status().Update(context.Background(), run)
+	}); err != nil {
 		t.Fatal(err)
 	}
 
