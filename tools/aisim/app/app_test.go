@@ -21,7 +21,11 @@ traffic:
   source: {type: synthetic, input_tokens: 512, output_tokens: 32}
   load: {type: kv_capacity_fraction, fraction: {choices: [0.01, 0.02]}}
   stop: {requests: 24}
-engine: {model: meta-llama/Llama-3.1-8B-Instruct, hardware: h200_sxm, backend: {choices: [vllm, sglang]}}
+engine:
+  model: meta-llama/Llama-3.1-8B-Instruct
+  hardware: h200_sxm
+  backend: {choices: [vllm, sglang]}
+  workers: {aggregated: {}, prefill: {}, decode: {}} # the default engine.mode domain's roles
 evaluation: {sla: {ttft_ms: 400, itl_ms: 25}}
 optimization: {target: throughput_per_gpu, strict_sla: true, constraints: {max_candidate_gpus: 2}}
 optimizer: {max_trials: 8, seed: 3}

@@ -103,7 +103,7 @@ engine:
 // candidates below the floor are infeasible with reason load_constraint.
 func TestMinGPUsWithGoodputFloor(t *testing.T) {
 	doc := `traffic: {source: {type: synthetic, input_tokens: 2048, output_tokens: 128}, load: {type: poisson, requests_per_second: 40}, stop: {requests: 200}}
-engine: {model: meta-llama/Llama-3.1-8B-Instruct, hardware: h100_sxm, mode: aggregated, backend: vllm}
+engine: {model: meta-llama/Llama-3.1-8B-Instruct, hardware: h100_sxm, mode: aggregated, backend: vllm, workers: {aggregated: {}}}
 evaluation: {sla: {ttft_ms: 2000, itl_ms: 100}}
 optimization: {target: min_gpus, constraints: {max_candidate_gpus: 8, min_goodput_rps: 30}}
 optimizer: {max_trials: 64}
@@ -237,8 +237,10 @@ engine:
 		t.Errorf("error band does not name both GPUs: %+v", het.ErrorBand)
 	}
 
-	rec := strings.Replace(doc(", hardware: b200_sxm"), "load: {type: concurrency, concurrency: 16}", "load: {type: concurrency, concurrency: {choices: [8, 16]}}", 1) +
-		"optimization: {target: throughput}\n"
+	// Recommend searches the independent knobs (preset: false: AISimulate refuses them with the
+	// default preset); predict takes them as they are (aisim's predict refuses a preset).
+	rec := strings.Replace(doc(", hardware: b200_sxm"), "load: {type: concurrency, concurrency: 16}", "load: {type: concurrency, concurrency: {choices: [8, 16]}}", 1)
+	rec = strings.ReplaceAll(rec, "parallelism: {tensor: 1}", "parallelism: {preset: false, tensor: 1}") + "optimization: {target: throughput}\n"
 	dir, code, _, stderr := runRecommend(t, rec)
 	if code != aisimulate.ExitOK {
 		t.Fatalf("recommend: exit %d: %s", code, stderr)
@@ -307,7 +309,7 @@ engine: {model: Qwen/Qwen3-8B, hardware: h100_sxm, backend: vllm, workers: {aggr
   source: {type: synthetic-session, new_input_tokens_per_turn: 512, output_tokens_per_turn: 64, session: {turns: 3, shared_prefix_ratio: 0.5, prefix_groups: 2}}
   load: {type: poisson, sessions_per_second: {choices: [1, 4]}, seed: 7}
   stop: {sessions_per_load_unit: 4}
-engine: {model: Qwen/Qwen3-8B, hardware: h100_sxm, backend: vllm, workers: {aggregated: {parallelism: {preset: default}, kv_cache: {prefix_caching: true}}}}
+engine: {model: Qwen/Qwen3-8B, hardware: h100_sxm, backend: vllm, workers: {aggregated: {parallelism: {preset: default}, kv_cache: {prefix_caching: true}}, prefill: {}, decode: {}}}
 router: {policy: {choices: [round_robin, kv_router]}, prefill_load_model: {type: none}}
 optimization: {target: throughput, constraints: {max_candidate_gpus: 2}}
 optimizer: {algorithm: random, max_trials: 6, seed: 1}

@@ -69,8 +69,13 @@ func writeFile(t *testing.T, dir, name, content string) string {
 	return p
 }
 
-// The document shape the operator's lowering emits.
-const operatorDoc = `{engine: {model: meta-llama/Llama-3.1-8B-Instruct, hardware: h200_sxm, backend: {choices: [vllm, sglang]}},
+// allRoles is engine.workers with the worker role AISimulate requires for each mode of the
+// default engine.mode domain (aggregated and disaggregated); {} takes the defaults.
+const allRoles = "workers: {aggregated: {}, prefill: {}, decode: {}}"
+
+// The document shape the operator's lowering emits (its underlay gives the default modes their
+// worker roles).
+const operatorDoc = `{engine: {model: meta-llama/Llama-3.1-8B-Instruct, hardware: h200_sxm, backend: {choices: [vllm, sglang]}, ` + allRoles + `},
 optimization: {target: throughput_per_gpu, strict_sla: true, constraints: {max_candidate_gpus: 8}}, optimizer: {max_trials: 64},
 evaluation: {sla: {ttft_ms: 500, itl_ms: 30}}, traffic: {source: {type: synthetic, input_tokens: 1024, output_tokens: 128},
 load: {type: kv_capacity_fraction, fraction: {range: {min: 0.1, max: 1.0}}}, stop: {requests: 200}}}`
@@ -102,7 +107,7 @@ func TestRecommendTableDefaultOutputDir(t *testing.T) {
 
 func TestRecommendJSONModelOnlyDocument(t *testing.T) {
 	dir := t.TempDir()
-	writeFile(t, dir, "in.yaml", `{engine: {model: meta-llama/Llama-3.1-8B-Instruct, hardware: h200_sxm}, optimization: {},
+	writeFile(t, dir, "in.yaml", `{engine: {model: meta-llama/Llama-3.1-8B-Instruct, hardware: h200_sxm, `+allRoles+`}, optimization: {},
 traffic: {source: {type: synthetic, input_tokens: 1024, output_tokens: 128}, load: {type: concurrency, concurrency: 10}, stop: {requests: 1000}}}`)
 	r := aisim(t, dir, "recommend", "-c", "in.yaml", "--output-dir", "out", "--format", "json", "--set", "optimizer.max_trials=12")
 	if r.code != 0 {
@@ -143,6 +148,10 @@ traffic: {source: {type: synthetic, input_tokens: 1024, output_tokens: 128}, loa
 
 func TestExitCodes(t *testing.T) {
 	dir := t.TempDir()
+	// engine is an engine section with the worker roles of the default engine.mode domain and
+	// fields (written "k: v, ") ahead of them: each document is complete but for what its case
+	// is about.
+	engine := func(fields string) string { return "engine: {" + fields + allRoles + "}" }
 	cases := []struct {
 		name   string
 		doc    string
@@ -150,19 +159,19 @@ func TestExitCodes(t *testing.T) {
 		code   int
 		stderr string // exact first line, with <file> for the config path
 	}{
-		{"unknown field", "engine: {model: m, hardware: h200_sxm, foo: 1}\noptimization: {}", nil, 2, "<file>: engine.foo: unknown field"},
-		{"not supported", "engine: {model: m, hardware: h200_sxm, backend: vllm, speculation: {kind: ngram, num_speculative_tokens: 1, acceptance_rates: [0.5]}}\noptimization: {}", nil, 2, "<file>: engine.speculation: not supported by aisim"},
+		{"unknown field", engine("model: m, hardware: h200_sxm, foo: 1, ") + "\noptimization: {}", nil, 2, "<file>: engine.foo: unknown field"},
+		{"not supported", engine("model: m, hardware: h200_sxm, backend: vllm, speculation: {kind: ngram, num_speculative_tokens: 1, acceptance_rates: [0.5]}, ") + "\noptimization: {}", nil, 2, "<file>: engine.speculation: not supported by aisim"},
 		// The contract's own rules (internal/aisimulate) reject before aisim's decoding.
-		{"float for int", "engine: {model: m, hardware: h200_sxm}\noptimization: {}\ntraffic: {source: {input_tokens: 1024.0}, stop: {requests: 1}}", nil, 2, "<file>: traffic.source.input_tokens: must be written as an integer, got 1024.0"},
-		{"contract rule", "engine: {model: m, hardware: h200_sxm}\noptimization: {target: goodput}", nil, 2, "<file>: optimization.target: "},
-		{"non-finite number", "engine: {model: m, hardware: h200_sxm}\nevaluation: {sla: {ttft_ms: .inf}}\noptimization: {}", nil, 2, "<file>: evaluation.sla.ttft_ms: .inf is not a finite number"},
-		{"duplicate key", "engine: {model: m, hardware: h200_sxm}\noptimization: {}\noptimization: {}", nil, 2, "<file>: optimization: duplicate key"},
-		{"unknown hardware", "engine: {model: Qwen/Qwen3-8B, hardware: h900}\noptimization: {}", nil, 2, `<file>: engine.hardware: unknown hardware "h900" (known: a100_sxm, b200_sxm, b300_sxm, gb200, gb300, h100_sxm, h200_sxm, l40s)`},
-		{"unknown model", "engine: {model: acme/Nope, hardware: h200_sxm}\noptimization: {}", nil, 2, "<file>: engine.model: unknown model"},
-		{"model fits nowhere", "engine: {model: meta-llama/Llama-3.1-70B-Instruct, hardware: l40s}\noptimization: {constraints: {max_candidate_gpus: 1}}", nil, 2, "<file>: engine: no viable parallel configuration"},
-		{"bad --set", "engine: {model: Qwen/Qwen3-8B, hardware: h200_sxm}\noptimization: {}", []string{"--set", "engine.model.x=1"}, 2, "<file>: --set engine.model.x: engine.model is a string, not a mapping"},
-		{"bad format", "engine: {model: Qwen/Qwen3-8B, hardware: h200_sxm}\noptimization: {}", []string{"--format", "xml"}, 2, `--format: must be table or json, got "xml"`},
-		{"no feasible candidate", "engine: {model: Qwen/Qwen3-8B, hardware: h200_sxm, mode: aggregated}\nevaluation: {sla: {ttft_ms: 0.001}}\noptimization: {strict_sla: true, constraints: {max_candidate_gpus: 2}}\ntraffic: {stop: {requests: 10}}", nil, 1, "no feasible candidate found; saved full result to: "},
+		{"float for int", engine("model: m, hardware: h200_sxm, ") + "\noptimization: {}\ntraffic: {source: {type: synthetic, input_tokens: 1024.0}, load: {type: concurrency}, stop: {requests: 1}}", nil, 2, "<file>: traffic.source.input_tokens: must be written as an integer, got 1024.0"},
+		{"contract rule", engine("model: m, hardware: h200_sxm, ") + "\noptimization: {target: goodput}", nil, 2, "<file>: optimization.target: "},
+		{"non-finite number", engine("model: m, hardware: h200_sxm, ") + "\nevaluation: {sla: {ttft_ms: .inf}}\noptimization: {}", nil, 2, "<file>: evaluation.sla.ttft_ms: .inf is not a finite number"},
+		{"duplicate key", engine("model: m, hardware: h200_sxm, ") + "\noptimization: {}\noptimization: {}", nil, 2, "<file>: optimization: duplicate key"},
+		{"unknown hardware", engine("model: Qwen/Qwen3-8B, hardware: h900, ") + "\noptimization: {}", nil, 2, `<file>: engine.hardware: unknown hardware "h900" (known: a100_sxm, b200_sxm, b300_sxm, gb200, gb300, h100_sxm, h200_sxm, l40s)`},
+		{"unknown model", engine("model: acme/Nope, hardware: h200_sxm, ") + "\noptimization: {}", nil, 2, "<file>: engine.model: unknown model"},
+		{"model fits nowhere", engine("model: meta-llama/Llama-3.1-70B-Instruct, hardware: l40s, ") + "\noptimization: {constraints: {max_candidate_gpus: 1}}", nil, 2, "<file>: engine: no viable parallel configuration"},
+		{"bad --set", engine("model: Qwen/Qwen3-8B, hardware: h200_sxm, ") + "\noptimization: {}", []string{"--set", "engine.model.x=1"}, 2, "<file>: --set engine.model.x: engine.model is a string, not a mapping"},
+		{"bad format", engine("model: Qwen/Qwen3-8B, hardware: h200_sxm, ") + "\noptimization: {}", []string{"--format", "xml"}, 2, `--format: must be table or json, got "xml"`},
+		{"no feasible candidate", "engine: {model: Qwen/Qwen3-8B, hardware: h200_sxm, mode: aggregated, workers: {aggregated: {}}}\nevaluation: {sla: {ttft_ms: 0.001}}\noptimization: {strict_sla: true, constraints: {max_candidate_gpus: 2}}\ntraffic: {source: {type: synthetic}, load: {type: concurrency}, stop: {requests: 10}}", nil, 1, "no feasible candidate found; saved full result to: "},
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -182,14 +191,25 @@ func TestExitCodes(t *testing.T) {
 				t.Errorf("invalid input wrote recommendation.json")
 			}
 			if tc.code == 1 {
-				// Exit 1 still leaves the full ledger behind.
+				// Exit 1 still leaves the full ledger behind: AISimulate's, requested_config then a
+				// candidate_completed record per settled candidate (no end event), none feasible.
 				sweep, err := output.ReadSweepResult(out)
 				if err != nil || sweep.Counts.Feasible != 0 || sweep.Counts.Infeasible == 0 {
 					t.Errorf("result %+v, err %v", sweep, err)
 				}
-				ev, _ := os.ReadFile(filepath.Join(out, "execution-events.jsonl"))
-				if !strings.Contains(string(ev), `"outcome":"no_feasible"`) {
-					t.Errorf("events lack the final no_feasible record:\n%s", ev)
+				f, err := os.Open(filepath.Join(out, "execution-events.jsonl"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				ledger, err := output.ReadEvents(f)
+				if err != nil || len(ledger) < 2 || ledger[0].Event != output.EventRequestedConfig {
+					t.Fatalf("ledger %d events, err %v; want requested_config then the candidates", len(ledger), err)
+				}
+				for _, e := range ledger[1:] {
+					if c, err := e.Candidate(); err != nil || c.Status == output.StatusFeasible {
+						t.Errorf("ledger record %s: %v, %v", e.Event, c, err)
+					}
 				}
 			}
 		})
@@ -241,10 +261,10 @@ traffic: {source: {type: synthetic, input_tokens: 1024, output_tokens: 128}, loa
 // SIGINT stops the search, keeps the settled ledger and exits 130.
 func TestInterruptExits130(t *testing.T) {
 	dir := t.TempDir()
-	writeFile(t, dir, "in.yaml", `engine: {model: Qwen/Qwen3-32B, hardware: h100_sxm, backend: {choices: [vllm, sglang, trtllm]}}
+	writeFile(t, dir, "in.yaml", `engine: {model: Qwen/Qwen3-32B, hardware: h100_sxm, backend: {choices: [vllm, sglang, trtllm]}, `+allRoles+`}
 optimization: {constraints: {max_candidate_gpus: 64}}
 optimizer: {max_trials: 100000, parallelism: 1}
-traffic: {source: {input_tokens: 4096, output_tokens: 512}, load: {concurrency: {choices: [64, 256]}}, stop: {requests: 4000}}`)
+traffic: {source: {type: synthetic, input_tokens: 4096, output_tokens: 512}, load: {concurrency: {choices: [64, 256]}}, stop: {requests: 4000}}`)
 	cmd := exec.Command(binary, "recommend", "-c", "in.yaml", "--output-dir", "out")
 	cmd.Dir = dir
 	var errb bytes.Buffer

@@ -11,8 +11,8 @@ import (
 )
 
 // traceDoc is the operator's lowering of examples/trace-configmap.yaml with the trace at
-// trace.jsonl and an 8-GPU budget.
-const traceDoc = `{engine: {model: meta-llama/Llama-3.1-8B-Instruct, hardware: h200_sxm},
+// trace.jsonl and an 8-GPU budget (the underlay gives the default modes their worker roles).
+const traceDoc = `{engine: {model: meta-llama/Llama-3.1-8B-Instruct, hardware: h200_sxm, ` + allRoles + `},
 optimization: {strict_sla: true, constraints: {max_candidate_gpus: 8}}, optimizer: {max_trials: 48},
 evaluation: {sla: {ttft_ms: 500, itl_ms: 25}},
 traffic: {source: {type: trace, paths: [trace.jsonl], format: mooncake}, load: {type: trace_timestamps, speedup: 2},
