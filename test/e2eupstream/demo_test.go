@@ -124,10 +124,16 @@ func TestDemoWithTheRealAISimulate(t *testing.T) {
 
 func checkRealSearch(t *testing.T, ns, name, version string, timeout time.Duration) {
 	t0 := time.Now()
-	run := waitRequestRun(t, ns, name, timeout)
+	run, seen := waitRequestRun(t, ns, name, timeout)
 	reason, msg, _ := sandboxtest.Completed(run)
 	if reason != v1beta2.ReasonSucceeded {
 		t.Fatalf("Run %s ended %s: %s", run.Name, reason, msg)
+	}
+	// The real tool copies its ledger into the output directory only when it ends; the reporter
+	// follows its supervisor's live copy (docs/results.md), so progress and provisional
+	// Candidates appear while the search runs.
+	if seen.settled == 0 || seen.provisional == 0 {
+		t.Errorf("Run %s showed nothing while the real search ran: %+v", run.Name, seen)
 	}
 	rec := run.Status.Recommendation
 	if rec == nil || !strings.HasPrefix(rec.Implementation, "aisimulate") || rec.ImplementationVersion != version {
@@ -162,8 +168,8 @@ func checkRealSearch(t *testing.T, ns, name, version string, timeout time.Durati
 	if sweep.Counts.Evaluated == 0 || int64(sweep.Counts.Evaluated) != rec.Evaluated {
 		t.Errorf("Run %s: evaluated %d, the real output says %d", run.Name, rec.Evaluated, sweep.Counts.Evaluated)
 	}
-	t.Logf("%s: %s after %s, %d of %d evaluated candidates feasible, %d published, best %s",
-		name, reason, time.Since(t0).Round(time.Second), rec.Feasible, rec.Evaluated, len(cands), rec.BestCandidate)
+	t.Logf("%s: %s after %s, %d of %d evaluated candidates feasible, %d published, best %s; while it ran: %d settled, %d provisional",
+		name, reason, time.Since(t0).Round(time.Second), rec.Feasible, rec.Evaluated, len(cands), rec.BestCandidate, seen.settled, seen.provisional)
 }
 
 // TestRealAISimulateFailureEndsTheRun: a model whose configuration the real AISimulate neither
@@ -180,30 +186,51 @@ spec:
   hardware: {gpu: {budget: 8}}
   aisimulate: {inputOverrides: {optimizer: {max_trials: 2}}}
 `)
-	run := waitRequestRun(t, ns, d.Name, 10*time.Minute)
+	run, _ := waitRequestRun(t, ns, d.Name, 10*time.Minute)
 	reason, msg, _ := sandboxtest.Completed(run)
 	if reason != v1beta2.ReasonSearchFailed || !strings.Contains(msg, "exit code 1") || !strings.Contains(msg, "not-bundled-8B") {
 		t.Fatalf("Run %s ended %s (%s), want SearchFailed quoting AISimulate's exit code 1 and the model", run.Name, reason, msg)
 	}
 }
 
-// waitRequestRun waits until the request's Run of its current generation is terminal.
-func waitRequestRun(t *testing.T, ns, name string, timeout time.Duration) *v1beta2.DynamoGraphDeploymentRun {
+// live is what a Run showed while its search was still running.
+type live struct {
+	// settled is the most candidates the Run's progress counted before it completed.
+	settled int64
+	// provisional is how many provisional Candidates it had published before it completed.
+	provisional int
+}
+
+// waitRequestRun waits until the request's Run of its current generation is terminal, and
+// records what the Run showed while its search ran.
+func waitRequestRun(t *testing.T, ns, name string, timeout time.Duration) (*v1beta2.DynamoGraphDeploymentRun, live) {
 	t.Helper()
 	var runName string
+	var seen live
 	sandboxtest.WaitFor(t, timeout, time.Second, "request "+name+" to finish its search", func(ctx context.Context) (bool, string, error) {
 		var d v1beta2.DynamoGraphDeploymentRequest
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &d); err != nil {
 			return false, "", err
 		}
 		s := d.Status
+		if s.ActiveRunRef != nil {
+			var r v1beta2.DynamoGraphDeploymentRun
+			if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: s.ActiveRunRef.Name}, &r); err == nil {
+				if _, _, done := sandboxtest.Completed(&r); !done && r.Status.Progress != nil {
+					seen.settled = max(seen.settled, r.Status.Progress.Settled)
+					if rec := r.Status.Recommendation; rec != nil && rec.Provisional {
+						seen.provisional = max(seen.provisional, len(r.Status.CandidateRefs))
+					}
+				}
+			}
+		}
 		if s.ObservedGeneration != d.Generation || s.ActiveRunRef != nil || s.LatestRun == nil || s.LatestRun.Phase == "" {
 			return false, fmt.Sprintf("latest=%+v active=%+v", s.LatestRun, s.ActiveRunRef), nil
 		}
 		runName = s.LatestRun.Name
 		return true, "", nil
 	})
-	return env.WaitRunDone(t, ns, runName, time.Minute)
+	return env.WaitRunDone(t, ns, runName, time.Minute), seen
 }
 
 func candidatesOf(t *testing.T, ns, run string) []v1beta2.DynamoGraphDeploymentCandidate {
