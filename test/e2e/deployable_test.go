@@ -130,7 +130,7 @@ func TestDeployableCandidatePromoted(t *testing.T) {
 			}
 		case "planner":
 			planners++
-			for _, want := range []string{`"dynamo.planner"`, `\"optimization_target\":\"sla\"`, `\"ttft\":2000`, `\"itl\":100`, `\"max_gpu_budget\":8`} {
+			for _, want := range []string{`"dynamo.planner"`, `\"optimization_target\":\"sla\"`, `\"ttft_ms\":2000`, `\"itl_ms\":100`, `\"aic_interpolation\"`, `\"max_gpu_budget\":8`} {
 				if !strings.Contains(s, want) {
 					t.Errorf("the Planner lacks %s: %s", want, s)
 				}
