@@ -170,7 +170,7 @@ func plannerConfig(p *Prediction, backend, mode string, opts Options, roles []ro
 		cfg["decode_engine_num_gpu"] = engineGPUs["aggregated"]
 	}
 	if s := opts.SLA; plannerSLA(s) {
-		aic, err := plannerAIC(p, backend, mode, roles)
+		aic, err := plannerAIC(p, backend, roles)
 		if err != nil {
 			return "", err
 		}
@@ -197,7 +197,7 @@ func plannerConfig(p *Prediction, backend, mode string, opts Options, roles []ro
 //   - prefill_pick/decode_pick (PickedParallelConfig): the per-role parallelism of the
 //     candidate. An aggregated candidate has one engine; the Planner's aggregated mode sweeps it
 //     through decode_pick, and prefill_pick (required by the schema) is the same engine.
-func plannerAIC(p *Prediction, backend, mode string, roles []role) (map[string]any, error) {
+func plannerAIC(p *Prediction, backend string, roles []role) (map[string]any, error) {
 	e := &p.Engine
 	if e.Hardware == "" {
 		return nil, fmt.Errorf("engine.hardware is empty: the Planner's SLA scaling needs the candidate's GPU SKU (aic_interpolation.system)")

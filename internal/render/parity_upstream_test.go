@@ -7,7 +7,6 @@ import (
 	"os"
 	"path"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -619,7 +618,7 @@ func diffFacts(candidate string, ours, upstream map[string]string) []parityDiff 
 	for k := range keys {
 		paths = append(paths, k)
 	}
-	sort.Strings(paths)
+	slices.Sort(paths)
 	var out []parityDiff
 	for _, p := range paths {
 		o, ok := ours[p]
