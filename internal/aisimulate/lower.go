@@ -75,7 +75,7 @@ func Lower(spec *v1beta2.DynamoGraphDeploymentRequestSpec, caps Caps) (*Input, f
 	mergeInto(doc, derived)
 	o := overrides(spec)
 	if o == nil {
-		giveWay(doc)
+		giveWay(doc, nil)
 		canonical, err := canonicalJSON(doc)
 		if err != nil {
 			return nil, field.ErrorList{field.InternalError(specPath, err)}
@@ -85,6 +85,7 @@ func Lower(spec *v1beta2.DynamoGraphDeploymentRequestSpec, caps Caps) (*Input, f
 	if errs := ValidateOverridesShape(o, OverridesPath); len(errs) > 0 {
 		return nil, errs
 	}
+	giveWay(doc, o)
 	base, err := json.Marshal(doc)
 	if err != nil {
 		return nil, field.ErrorList{field.InternalError(specPath, err)}
@@ -93,7 +94,7 @@ func Lower(spec *v1beta2.DynamoGraphDeploymentRequestSpec, caps Caps) (*Input, f
 	if err != nil {
 		return nil, field.ErrorList{field.Invalid(OverridesPath, "<object>", fmt.Sprintf("not a valid RFC 7386 JSON merge patch: %v", err))}
 	}
-	in, errs := finishGivingWay(merged)
+	in, errs := finish(merged)
 	if len(errs) > 0 {
 		return nil, errs
 	}
@@ -101,35 +102,63 @@ func Lower(spec *v1beta2.DynamoGraphDeploymentRequestSpec, caps Caps) (*Input, f
 	return in, nil
 }
 
-// giveWay removes what of the underlay the final document cannot use, so that the underlay never
-// contradicts the typed fields or inputOverrides:
-//   - a traffic section holding nothing but the underlay's stop: AISimulate's model
-//     (aisimulate/config/traffic.py, TrafficRecommendationConfig) requires traffic.source and
-//     traffic.load whenever traffic is present, and an omitted traffic selects AISimulate's own
-//     default traffic (the opt-out, workload.static: {});
-//   - an underlay worker role, still empty, that no mode of the final engine.mode domain uses:
-//     aisimulate/config/engine.py _validate_worker_roles refuses prefill/decode workers in
-//     aggregated mode and aggregated workers in disaggregated mode, and
+// giveWay removes, before inputOverrides is applied, what of the underlay the final document
+// cannot use, so that the underlay never contradicts the typed fields or inputOverrides; the
+// overrides then apply last and unchanged, so applying them again changes nothing:
+//   - an underlay worker role (still empty: the typed fields never set one) that no mode of the
+//     final engine.mode domain uses, the final mode being the one inputOverrides sets, or the
+//     document's: aisimulate/config/engine.py _validate_worker_roles refuses prefill/decode
+//     workers in aggregated mode and aggregated workers in disaggregated mode, and
 //     _validate_recommendation_afd refuses regular roles with AFD (an empty companion role is
-//     optional there).
-func giveWay(doc map[string]any) {
-	if traffic, ok := doc["traffic"].(map[string]any); ok && len(traffic) == 1 {
+//     optional there);
+//   - a traffic section holding nothing but the underlay's stop when inputOverrides sets no
+//     traffic source or load either: AISimulate's model (aisimulate/config/traffic.py,
+//     TrafficRecommendationConfig) requires traffic.source and traffic.load whenever traffic is
+//     present, and an omitted traffic selects AISimulate's own default traffic (the opt-out,
+//     workload.static: {}).
+//
+// o is the validated inputOverrides (nil: none).
+func giveWay(doc map[string]any, o []byte) {
+	var patch struct {
+		Engine *struct {
+			Mode json.RawMessage `json:"mode"`
+		} `json:"engine"`
+		Traffic *struct {
+			Source json.RawMessage `json:"source"`
+			Load   json.RawMessage `json:"load"`
+		} `json:"traffic"`
+	}
+	if o != nil {
+		_ = json.Unmarshal(o, &patch) // the shape was validated; what does not decode sets nothing
+	}
+	sets := func(v json.RawMessage) bool { return len(v) > 0 && string(v) != "null" }
+
+	traffic, _ := doc["traffic"].(map[string]any)
+	overridesTraffic := patch.Traffic != nil && (sets(patch.Traffic.Source) || sets(patch.Traffic.Load))
+	if len(traffic) == 1 && !overridesTraffic {
 		if stop, ok := traffic["stop"].(map[string]any); ok && reflect.DeepEqual(stop, Underlay()["traffic"].(map[string]any)["stop"]) {
 			delete(doc, "traffic")
 		}
 	}
+
 	engine, _ := doc["engine"].(map[string]any)
 	workers, _ := engine["workers"].(map[string]any)
 	if workers == nil {
 		return
 	}
-	modes := modesOf(engine["mode"])
+	mode := engine["mode"]
+	if patch.Engine != nil && len(patch.Engine.Mode) > 0 {
+		if err := json.Unmarshal(patch.Engine.Mode, &mode); err != nil {
+			return
+		}
+	}
+	modes := modesOf(mode)
 	if modes == nil {
 		return // not a mode AISimulate knows: the schema names the problem
 	}
 	used := map[string]bool{}
-	for _, mode := range modes {
-		switch mode {
+	for _, m := range modes {
+		switch m {
 		case "aggregated":
 			used["aggregated"] = true
 		case "disaggregated":
@@ -144,20 +173,6 @@ func giveWay(doc map[string]any) {
 	if len(workers) == 0 {
 		delete(engine, "workers")
 	}
-}
-
-// finishGivingWay decodes a merged document, lets the underlay give way, and canonicalizes it.
-func finishGivingWay(merged []byte) (*Input, field.ErrorList) {
-	obj, err := decodeObject(merged)
-	if err != nil {
-		return nil, field.ErrorList{field.InternalError(specPath, err)}
-	}
-	giveWay(obj)
-	canonical, err := canonicalJSON(obj)
-	if err != nil {
-		return nil, field.ErrorList{field.InternalError(specPath, err)}
-	}
-	return &Input{Document: obj, JSON: canonical, Hash: Hash(canonical)}, nil
 }
 
 // warningsOf returns the clamping warnings, without those of optimizer fields that

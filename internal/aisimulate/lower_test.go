@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -358,6 +359,74 @@ func TestTraceLowering(t *testing.T) {
 			}
 			if problems := aisimulate.CheckInput(in.Document); len(problems) > 0 {
 				t.Errorf("the effective input breaks AISimulate's rules: %v", problems)
+			}
+		})
+	}
+}
+
+// TestUnderlayGivesWay: the underlay's worker roles and request-count stop give way to what the
+// final document cannot use (docs/lowering.md), decided before inputOverrides applies, so that
+// applying the overrides again changes nothing.
+func TestUnderlayGivesWay(t *testing.T) {
+	optOut := func(overrides string) *v1beta2.DynamoGraphDeploymentRequest {
+		d := modelOnly()
+		d.Spec.Workload = &v1beta2.WorkloadSpec{Static: &v1beta2.StaticWorkload{}}
+		if overrides != "" {
+			d.Spec.AISimulate = &v1beta2.AISimulateSpec{InputOverrides: raw(overrides)}
+		}
+		return d
+	}
+	withOverrides := func(overrides string) *v1beta2.DynamoGraphDeploymentRequest {
+		d := modelOnly()
+		d.Spec.AISimulate = &v1beta2.AISimulateSpec{InputOverrides: raw(overrides)}
+		return d
+	}
+	cases := []struct {
+		name    string
+		request *v1beta2.DynamoGraphDeploymentRequest
+		want    map[string]string // dotted path → exact JSON; "!path": absent
+	}{
+		{"a disaggregated mode keeps prefill and decode", withOverrides(`{"engine":{"mode":"disaggregated"}}`),
+			map[string]string{"engine.workers": `{"prefill":{},"decode":{}}`}},
+		{"an aggregated mode keeps aggregated", withOverrides(`{"engine":{"mode":"aggregated"}}`),
+			map[string]string{"engine.workers": `{"aggregated":{}}`}},
+		{"a mode domain keeps the roles of its modes", withOverrides(`{"engine":{"mode":{"choices":["disaggregated"]}}}`),
+			map[string]string{"engine.workers": `{"prefill":{},"decode":{}}`}},
+		{"a role the user configures stays", withOverrides(`{"engine":{"mode":"disaggregated","workers":{"aggregated":{"context_length":4096}}}}`),
+			map[string]string{"engine.workers.aggregated": `{"context_length":4096}`}},
+		{"the opt-out alone takes AISimulate's default traffic", optOut(""), map[string]string{"!traffic": ""}},
+		{"the opt-out with overridden traffic keeps the underlay's stop", optOut(`{"traffic":{"source":{"type":"synthetic"},"load":{"type":"concurrency","concurrency":4}}}`),
+			map[string]string{"traffic.stop": `{"requests":1000}`}},
+		{"an empty traffic override is the user's", optOut(`{"traffic":{}}`), map[string]string{"traffic": `{}`}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			in := lower(t, admit(t, tc.request))
+			for path, want := range tc.want {
+				got, found := lookup(in.Document, strings.Split(strings.TrimPrefix(path, "!"), "."))
+				if strings.HasPrefix(path, "!") {
+					if found {
+						t.Errorf("%s: want absent, got %v", path, got)
+					}
+					continue
+				}
+				if !found {
+					t.Fatalf("%s: missing in %s", path, in.JSON)
+				}
+				if diff := cmp.Diff(parse(t, `{"v":`+want+`}`)["v"], got); diff != "" {
+					t.Errorf("%s (-want +got):\n%s", path, diff)
+				}
+			}
+			if tc.request.Spec.AISimulate == nil {
+				return
+			}
+			again, err := jsonpatch.MergePatch(in.JSON, tc.request.Spec.AISimulate.InputOverrides.Raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := aisimulate.Canonicalize(again)
+			if err != nil || !bytes.Equal(c.JSON, in.JSON) {
+				t.Errorf("applying the overrides again changed the effective input:\n%s\n%s", in.JSON, again)
 			}
 		})
 	}
