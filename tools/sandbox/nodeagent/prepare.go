@@ -162,28 +162,57 @@ func rewriteFiles(files map[string][]byte, maps []mapping) map[string][]byte {
 }
 
 // resyncable says whether a volume's contents come from API objects that may change while the
-// pod runs. Projected service-account tokens are left alone: they outlive any sandbox pod.
+// pod runs. Projected service-account tokens are refreshed on their own schedule (tokenTTL).
 func resyncable(v *corev1.Volume) bool {
 	switch {
 	case v.ConfigMap != nil, v.Secret != nil:
 		return true
 	case v.Projected != nil:
-		for _, src := range v.Projected.Sources {
-			if src.ServiceAccountToken != nil {
-				return false
-			}
+		if _, token := tokenTTL(v); token {
+			return false
 		}
 		return true
 	}
 	return false
 }
 
+// defaultTokenTTL is the lifetime the API server gives a TokenRequest without expirationSeconds.
+const defaultTokenTTL = time.Hour
+
+// tokenTTL is the shortest lifetime of the service-account tokens a projected volume holds, and
+// whether it holds one.
+func tokenTTL(v *corev1.Volume) (time.Duration, bool) {
+	if v.Projected == nil {
+		return 0, false
+	}
+	var ttl time.Duration
+	found := false
+	for _, src := range v.Projected.Sources {
+		if src.ServiceAccountToken == nil {
+			continue
+		}
+		d := defaultTokenTTL
+		if e := src.ServiceAccountToken.ExpirationSeconds; e != nil {
+			d = time.Duration(*e) * time.Second
+		}
+		if !found || d < ttl {
+			ttl = d
+		}
+		found = true
+	}
+	return ttl, found
+}
+
 // resync re-projects the pod's ConfigMap and Secret volumes every period until ctx ends, as the
 // kubelet does: a Secret created or rotated after the pod started (a webhook certificate the
-// operator issues itself) shows up in the running pod's volume.
+// operator issues itself) shows up in the running pod's volume. A projected service-account
+// token is requested again once 80% of its lifetime has passed, as the kubelet does, so a
+// container that runs longer than its token (a search of the real AISimulate) keeps a valid one.
 func (r *podRunner) resync(ctx context.Context, pod *corev1.Pod, period time.Duration) {
 	t := time.NewTicker(period)
 	defer t.Stop()
+	issued := map[string]time.Time{}
+	start := time.Now()
 	for {
 		select {
 		case <-ctx.Done():
@@ -192,7 +221,18 @@ func (r *podRunner) resync(ctx context.Context, pod *corev1.Pod, period time.Dur
 		}
 		for i := range pod.Spec.Volumes {
 			v := &pod.Spec.Volumes[i]
-			if !resyncable(v) {
+			refresh := resyncable(v)
+			if ttl, token := tokenTTL(v); token {
+				last, ok := issued[v.Name]
+				if !ok {
+					last = start
+				}
+				if time.Since(last) >= ttl*4/5 {
+					refresh = true
+					issued[v.Name] = time.Now()
+				}
+			}
+			if !refresh {
 				continue
 			}
 			if _, err := r.materialize(ctx, pod, v); err != nil && ctx.Err() == nil {

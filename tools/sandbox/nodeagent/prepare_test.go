@@ -122,6 +122,32 @@ func TestResyncable(t *testing.T) {
 	}
 }
 
+// TestTokenTTL: a projected volume's tokens are refreshed on the shortest of their lifetimes (an
+// hour when the source sets none), and a volume without a token has none.
+func TestTokenTTL(t *testing.T) {
+	token := func(e *int64) corev1.VolumeProjection {
+		return corev1.VolumeProjection{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: e}}
+	}
+	ten, twenty := int64(600), int64(1200)
+	for _, tc := range []struct {
+		name      string
+		src       corev1.VolumeSource
+		want      time.Duration
+		wantToken bool
+	}{
+		{"ten minutes", corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{token(&ten)}}}, 10 * time.Minute, true},
+		{"the shortest of two", corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{token(&twenty), token(&ten)}}}, 10 * time.Minute, true},
+		{"the API server's default", corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{token(nil)}}}, time.Hour, true},
+		{"no token", corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{{Secret: &corev1.SecretProjection{}}}}}, 0, false},
+		{"not projected", corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}, 0, false},
+	} {
+		got, gotToken := tokenTTL(&corev1.Volume{Name: "v", VolumeSource: tc.src})
+		if got != tc.want || gotToken != tc.wantToken {
+			t.Errorf("%s: tokenTTL = %v, %v; want %v, %v", tc.name, got, gotToken, tc.want, tc.wantToken)
+		}
+	}
+}
+
 func TestHostIPIsNotLoopback(t *testing.T) {
 	// The API server rejects loopback addresses in EndpointSlices; HostIP only falls back to
 	// 127.0.0.1 on a host with no other IPv4 address.
