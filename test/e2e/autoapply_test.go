@@ -117,13 +117,15 @@ func TestAutoApplyDeploysAndFollowsReadiness(t *testing.T) {
 		return a[promote.AnnotationGeneration] == "2" && a[promote.AnnotationPromotedFrom] == secondRun.Status.Recommendation.BestCandidate,
 			fmt.Sprintf("annotations %v", a), nil
 	})
-	d, err := getDGDR(ctx, ns, "auto")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s := d.Status.Deployment; s == nil || s.Run != secondRun.Name || s.Name != "llama-prod" {
-		t.Errorf("status.deployment = %+v, want Run %s", s, secondRun.Name)
-	}
+	// The request's status follows the deployment in a later write.
+	waitFor(t, searchTimeout, "status.deployment to name generation 2's Run", func(ctx context.Context) (bool, string, error) {
+		d, err := getDGDR(ctx, ns, "auto")
+		if err != nil {
+			return false, "", err
+		}
+		s := d.Status.Deployment
+		return s != nil && s.Run == secondRun.Name && s.Name == "llama-prod", fmt.Sprintf("status.deployment = %+v", s), nil
+	})
 }
 
 // TestAutoApplyNeverOverwritesAForeignDeployment: a DynamoGraphDeployment of the same name that
