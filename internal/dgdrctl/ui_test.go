@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"regexp"
 	"strings"
 	"sync"
@@ -33,7 +34,8 @@ func (s *syncBuffer) String() string {
 }
 
 // TestUICommand: `dgdrctl ui` serves the namespace with the kubeconfig's credentials on a free
-// loopback port, prints its URL, refuses a foreign Host header, and stops with its context.
+// loopback port, prints its URL with the one-time secret, answers 401 without the session the
+// secret gives, refuses a foreign Host header, and stops with its context.
 func TestUICommand(t *testing.T) {
 	f := newFixture(t, 2)
 	var stdout syncBuffer
@@ -42,12 +44,12 @@ func TestUICommand(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- root.ExecuteContext(ctx) }()
-	urlRE := regexp.MustCompile(`serving namespace ` + f.ns + ` at (http://127\.0\.0\.1:\d+/)`)
-	var url string
+	urlRE := regexp.MustCompile(`serving namespace ` + f.ns + ` at (http://127\.0\.0\.1:\d+/)\?secret=([0-9a-f]{64}) `)
+	var url, secret string
 	deadline := time.Now().Add(10 * time.Second)
 	for url == "" {
 		if m := urlRE.FindStringSubmatch(stdout.String()); m != nil {
-			url = m[1]
+			url, secret = m[1], m[2]
 		} else if time.Now().After(deadline) {
 			cancel()
 			t.Fatalf("no URL printed: %q", stdout.String())
@@ -55,15 +57,23 @@ func TestUICommand(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
-	resp, err := http.Get(url + "api/requests")
+	// Without the session: 401.
+	if resp, err := http.Get(url + "api/requests"); err != nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("GET /api/requests without the session: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	jar, _ := cookiejar.New(nil)
+	browser := &http.Client{Jar: jar}
+	resp, err := browser.Get(url + "api/requests?secret=" + secret)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var rows []map[string]any
 	err = json.NewDecoder(resp.Body).Decode(&rows)
 	resp.Body.Close()
-	if err != nil || resp.StatusCode != http.StatusOK || len(rows) != 1 || rows[0]["name"] != f.req.Name {
-		t.Errorf("GET /api/requests: %d %v %v", resp.StatusCode, rows, err)
+	if err != nil || resp.StatusCode != http.StatusOK || len(rows) != 1 || rows[0]["name"] != f.req.Name || resp.Request.URL.RawQuery != "" {
+		t.Errorf("GET /api/requests with the secret: %d %v %v, ended at %s", resp.StatusCode, rows, err, resp.Request.URL)
 	}
 	req, _ := http.NewRequest(http.MethodGet, url, nil)
 	req.Host = "attacker.example"
