@@ -144,4 +144,3 @@ func TestEveryRouteNeedsTheSession(t *testing.T) {
 		t.Errorf("reopening the URL with the session: %d, cookies %v", resp.StatusCode, resp.Cookies())
 	}
 }
-
