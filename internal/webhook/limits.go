@@ -92,6 +92,11 @@ func Limit(next http.Handler, l Limits) http.Handler {
 			http.Error(w, "reading the request body: "+err.Error(), http.StatusBadRequest)
 			return
 		}
+		if l.ReadTimeout > 0 {
+			// The deadline bounds the body only: the server's background read of the connection
+			// must not time out (and cancel the request's context) under a slow handler.
+			_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+		}
 		r.Body = io.NopCloser(&buf)
 		r.ContentLength = int64(buf.Len())
 		next.ServeHTTP(w, r)

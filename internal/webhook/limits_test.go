@@ -215,3 +215,38 @@ func TestServerLimitsEveryPath(t *testing.T) {
 		}
 	}
 }
+
+// TestLimitSlowHandlerKeepsItsContext: the read deadline bounds the body only. A handler that
+// takes longer than the read timeout after the body arrived (admission calls the API server)
+// keeps its request context and answers, over HTTP/1.1 and HTTP/2.
+func TestLimitSlowHandlerKeepsItsContext(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	slow := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(3 * timeout)
+		if err := r.Context().Err(); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		_, _ = io.WriteString(w, "ok")
+	})
+	srv := newTLSServer(t, webhook.Limit(slow, webhook.Limits{MaxBodyBytes: 1 << 20, ReadTimeout: timeout}))
+	for _, h2 := range []bool{false, true} {
+		client := srv.Client()
+		if !h2 {
+			tr := client.Transport.(*http.Transport).Clone()
+			tr.ForceAttemptHTTP2 = false
+			tr.TLSClientConfig.NextProtos = []string{"http/1.1"}
+			tr.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}
+			client = &http.Client{Transport: tr}
+		}
+		resp, err := client.Post(srv.URL+"/validate", "application/json", strings.NewReader(`{}`))
+		if err != nil {
+			t.Fatalf("h2=%v: %v", h2, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || string(body) != "ok" {
+			t.Errorf("h2=%v: %d %s, want 200 ok", h2, resp.StatusCode, body)
+		}
+	}
+}
