@@ -97,3 +97,35 @@ func TestUICommand(t *testing.T) {
 		t.Errorf("-A with -n: %v", err)
 	}
 }
+
+// TestUIAddressWarning: served beyond loopback (--address given explicitly), dgdrctl ui says
+// what stays exposed: plain HTTP without TLS, and whoever obtains the URL or sees the traffic.
+func TestUIAddressWarning(t *testing.T) {
+	f := newFixture(t, 1)
+	var stdout syncBuffer
+	root := dgdrctl.NewRootCommand(&stdout, io.Discard)
+	root.SetArgs([]string{"ui", "--kubeconfig", kubeconfig, "-n", f.ns, "--port", "0", "--address", "0.0.0.0"})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- root.ExecuteContext(ctx) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(stdout.String(), "warning:") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no warning printed: %q", stdout.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	out := stdout.String()
+	for _, want := range []string{"?secret=", "plain HTTP (no TLS)", "obtains the URL", "sees your traffic", "promotes candidates"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "token") {
+		t.Errorf("the warning still speaks of a token:\n%s", out)
+	}
+}
