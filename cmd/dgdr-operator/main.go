@@ -305,9 +305,11 @@ func managerOptions(cfg *v1alpha1.OperatorConfiguration) ctrl.Options {
 		LeaseDuration:           &le.LeaseDuration.Duration,
 		RenewDeadline:           &le.RenewDeadline.Duration,
 		RetryPeriod:             &le.RetryPeriod.Duration,
-		WebhookServer: webhook.NewServer(webhook.Options{
+		// Every webhook path, /convert included, reads its body within a size limit and a read
+		// timeout (docs/security.md).
+		WebhookServer: dgdrwebhook.NewServer(webhook.Options{
 			Host: cfg.Webhook.Host, Port: int(*cfg.Webhook.Port), CertDir: cfg.Webhook.CertDir,
-		}),
+		}, dgdrwebhook.LimitsFromConfig(cfg)),
 	}
 }
 

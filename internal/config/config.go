@@ -43,6 +43,10 @@ const (
 	DefaultHealthBindAddress        = ":8081"
 	DefaultWebhookPort        int32 = 9443
 	DefaultWebhookCertDir           = "/tmp/k8s-webhook-server/serving-certs"
+	// DefaultWebhookMaxRequestBodySize is the webhook server's request body limit.
+	DefaultWebhookMaxRequestBodySize = "3Mi"
+	// DefaultWebhookRequestReadTimeout is the webhook server's body read timeout.
+	DefaultWebhookRequestReadTimeout = 10 * time.Second
 	// DefaultOutputSizeLimit is the sizeLimit of the search's output emptyDir.
 	DefaultOutputSizeLimit = "256Mi"
 	// DefaultTmpSizeLimit is the sizeLimit of the search container's /tmp emptyDir.
@@ -186,6 +190,12 @@ func SetDefaults(cfg *v1alpha1.OperatorConfiguration) {
 	if cfg.Webhook.CertDir == "" {
 		cfg.Webhook.CertDir = DefaultWebhookCertDir
 	}
+	if cfg.Webhook.MaxRequestBodySize == nil {
+		cfg.Webhook.MaxRequestBodySize = ptr.To(resource.MustParse(DefaultWebhookMaxRequestBodySize))
+	}
+	if cfg.Webhook.RequestReadTimeout == nil {
+		cfg.Webhook.RequestReadTimeout = &metav1.Duration{Duration: DefaultWebhookRequestReadTimeout}
+	}
 	if ss := cfg.Webhook.SelfSignedCertificates; ss != nil && ss.Namespace == "" {
 		ss.Namespace = os.Getenv("POD_NAMESPACE")
 	}
@@ -285,6 +295,13 @@ func Validate(cfg *v1alpha1.OperatorConfiguration) field.ErrorList {
 	}
 	if p := *cfg.Webhook.Port; p < 1 || p > 65535 {
 		errs = append(errs, field.Invalid(field.NewPath("webhook", "port"), p, "must be a TCP port"))
+	}
+	wp := field.NewPath("webhook")
+	if q := cfg.Webhook.MaxRequestBodySize; q.Cmp(resource.MustParse("1Mi")) < 0 || q.Cmp(resource.MustParse("64Mi")) > 0 {
+		errs = append(errs, field.Invalid(wp.Child("maxRequestBodySize"), q.String(), "must be between 1Mi and 64Mi"))
+	}
+	if d := cfg.Webhook.RequestReadTimeout.Duration; d < time.Second || d > 30*time.Second {
+		errs = append(errs, field.Invalid(wp.Child("requestReadTimeout"), d.String(), "must be between 1s and 30s"))
 	}
 	return errs
 }

@@ -3,6 +3,7 @@ package config_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -25,11 +26,14 @@ func TestDecodeDefaults(t *testing.T) {
 		"port":      *cfg.Webhook.Port,
 		"jobTTL":    *cfg.Job.TTLSecondsAfterFinished,
 		"tokenLife": *cfg.Job.TokenExpirationSeconds,
+		"bodyLimit": cfg.Webhook.MaxRequestBodySize.Value(),
+		"readTime":  cfg.Webhook.RequestReadTimeout.Duration,
 	}
 	want := map[string]any{
 		"command": []string{"aisimulate", "recommend"}, "sku": "h200_sxm", "retention": int32(5),
 		"maxActive": int32(4), "deadline": int64(21600), "port": int32(9443),
 		"jobTTL": int32(3600), "tokenLife": int64(600),
+		"bodyLimit": int64(3 << 20), "readTime": 10 * time.Second,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
@@ -52,6 +56,10 @@ func TestDecodeErrorsNamePaths(t *testing.T) {
 		{"duplicate field", header + "planner: {image: x}\nplanner: {image: y}\n", "planner"},
 		{"token lifetime the API server extends to a year", header + "planner: {image: x}\njob: {tokenExpirationSeconds: 3607}\n", "job.tokenExpirationSeconds"},
 		{"token lifetime below the minimum", header + "planner: {image: x}\njob: {tokenExpirationSeconds: 60}\n", "job.tokenExpirationSeconds"},
+		{"webhook body limit below 1Mi", header + "planner: {image: x}\nwebhook: {maxRequestBodySize: 512Ki}\n", "webhook.maxRequestBodySize"},
+		{"webhook body limit above 64Mi", header + "planner: {image: x}\nwebhook: {maxRequestBodySize: 1Gi}\n", "webhook.maxRequestBodySize"},
+		{"webhook read timeout above 30s", header + "planner: {image: x}\nwebhook: {requestReadTimeout: 5m}\n", "webhook.requestReadTimeout"},
+		{"webhook read timeout below 1s", header + "planner: {image: x}\nwebhook: {requestReadTimeout: 10ms}\n", "webhook.requestReadTimeout"},
 		{"crds without a conversion service", header + "planner: {image: x}\ncrds: {conversionService: {namespace: ns}}\n", "crds.conversionService.name"},
 	}
 	for _, tc := range cases {

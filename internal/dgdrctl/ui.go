@@ -40,6 +40,10 @@ evaluated point against the Pareto front, the ranked table) and a candidate (its
 DynamoGraphDeployment, promote with a dry-run preview, as dgdrctl promote). It prints its URL
 and serves until interrupted. See docs/ui.md.
 
+The URL carries a one-time secret: the first browser that opens it gets the session cookie, and
+every other request (another browser, another local user, a page of another site) gets 401. To
+open the UI in a second browser, restart dgdrctl ui.
+
 It listens on a loopback address only, unless --address names another one explicitly.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -109,15 +113,18 @@ func runUI(ctx context.Context, kf *kubeFlags, o *uiOptions, explicit bool, out 
 	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
 		host = "127.0.0.1"
 	}
-	url := "http://" + net.JoinHostPort(host, strconv.Itoa(port)) + "/"
+	url := srv.LoginURL("http://" + net.JoinHostPort(host, strconv.Itoa(port)) + "/")
 	scope := "namespace " + ns
 	if ns == "" {
 		scope = "all namespaces"
 	}
 	fmt.Fprintf(out, "dgdrctl ui: serving %s at %s (Ctrl-C to stop)\n", scope, url)
+	fmt.Fprintln(out, "The URL holds a one-time secret: the first browser to open it gets the session; keep it to yourself.")
 	if explicit {
 		if h, _, _ := net.SplitHostPort(addr); !isLoopbackHost(h) {
-			fmt.Fprintf(out, "warning: listening on %s: anyone who reaches it sees what your credentials may read (promote still needs the page's token)\n", addr)
+			fmt.Fprintf(out, "warning: listening on %s, beyond this machine, over plain HTTP (no TLS). Whoever on the network obtains "+
+				"the URL before you open it, or sees your traffic afterwards (the URL, the session cookie, every page), reads what "+
+				"your credentials may read and promotes candidates with them until dgdrctl ui stops.\n", addr)
 		}
 	}
 	if o.open {

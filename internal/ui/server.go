@@ -3,8 +3,13 @@
 // kubeconfig credentials: it sees and does exactly what the user may (docs/ui.md).
 //
 // Every page is rendered on the server (html/template, the plot as SVG); the assets are
-// embedded, so the pages work offline. Requests whose Host header is not the server's own are
-// refused (DNS rebinding), and the promote POST needs the server's per-process token.
+// embedded, so the pages work offline.
+//
+// Every route needs the server's session cookie: the URL dgdrctl ui prints carries a one-time
+// secret, which the first request exchanges for an HttpOnly, SameSite=Strict cookie before it is
+// redirected to the clean URL; the secret cannot be exchanged again, and anything without the
+// cookie gets 401. Requests whose Host header is not the server's own are refused (DNS
+// rebinding), and a POST must come from the server's own origin (docs/security.md).
 package ui
 
 import (
@@ -21,8 +26,10 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -38,9 +45,8 @@ import (
 //go:embed assets
 var assets embed.FS
 
-// TokenHeader carries the server's token on a promote request made by a script (the pages send
-// it as the form field "token").
-const TokenHeader = "X-DGDR-UI-Token"
+// SecretParam is the query parameter of the one-time secret in the URL dgdrctl ui prints.
+const SecretParam = "secret"
 
 // Options configure a Server.
 type Options struct {
@@ -48,39 +54,65 @@ type Options struct {
 	Client client.WithWatch
 	// Namespace is the one namespace served; "" serves all namespaces.
 	Namespace string
-	// Token authorizes the promote POST; New generates one when empty.
-	Token string
 }
 
 // Server serves the pages, the JSON API and the event stream.
 type Server struct {
 	c     client.WithWatch
 	ns    string
-	token string
 	pages map[string]*template.Template
 	// hosts are the Host header values accepted (set by Allow).
 	hosts map[string]bool
+
+	// mu guards secret: the one-time secret of the printed URL, "" once it was exchanged.
+	mu     sync.Mutex
+	secret string
+	// cookie is the name of the session cookie (random, so that two servers on one host do not
+	// overwrite each other's cookie: cookies are not kept apart by port) and session its value.
+	cookie, session string
+
+	handler http.Handler
+	routes  []string
 }
 
 // New builds a Server. Call Allow with the listening address before serving.
 func New(o Options) (*Server, error) {
-	s := &Server{c: o.Client, ns: o.Namespace, token: o.Token, hosts: map[string]bool{}}
-	if s.token == "" {
+	s := &Server{c: o.Client, ns: o.Namespace, hosts: map[string]bool{}}
+	var id string
+	for _, v := range []*string{&s.secret, &s.session, &id} {
 		b := make([]byte, 32)
 		if _, err := rand.Read(b); err != nil {
 			return nil, err
 		}
-		s.token = hex.EncodeToString(b)
+		*v = hex.EncodeToString(b)
 	}
+	s.cookie = "dgdr-ui-" + id[:16]
 	var err error
 	if s.pages, err = parsePages(); err != nil {
 		return nil, err
 	}
+	s.handler = s.buildHandler()
 	return s, nil
 }
 
-// Token is the server's promote token.
-func (s *Server) Token() string { return s.token }
+// LoginURL is u (a URL of this server, e.g. http://127.0.0.1:8080/) with the one-time secret
+// added: the URL to print. Its first use exchanges the secret for the session cookie.
+func (s *Server) LoginURL(u string) string {
+	parsed, err := url.Parse(u)
+	if err != nil {
+		return u
+	}
+	q := parsed.Query()
+	s.mu.Lock()
+	q.Set(SecretParam, s.secret)
+	s.mu.Unlock()
+	parsed.RawQuery = q.Encode()
+	return parsed.String()
+}
+
+// Routes are the patterns the server's mux serves ("GET /events", ...), as registered: every
+// one of them needs the session cookie.
+func (s *Server) Routes() []string { return slices.Clone(s.routes) }
 
 // Allow accepts the Host header values that name the listening address addr (host:port): the
 // address itself and, for a loopback address, localhost, 127.0.0.1 and [::1] with its port.
@@ -120,28 +152,37 @@ func CheckBind(addr string, explicit bool) error {
 }
 
 // Handler is the server's HTTP handler.
-func (s *Server) Handler() http.Handler {
+func (s *Server) Handler() http.Handler { return s.handler }
+
+func (s *Server) buildHandler() http.Handler {
 	mux := http.NewServeMux()
+	// handle registers a route and records it in Routes, so a test over Routes covers every
+	// route the mux serves.
+	handle := func(pattern string, h http.Handler) {
+		mux.Handle(pattern, h)
+		s.routes = append(s.routes, pattern)
+	}
 	static, _ := fs.Sub(assets, "assets/static")
-	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
-	mux.HandleFunc("GET /{$}", s.requestsPage)
-	mux.HandleFunc("GET /events", s.events)
-	mux.HandleFunc("GET /ns/{ns}/requests/{name}", s.requestPage)
-	mux.HandleFunc("GET /ns/{ns}/runs/{run}/candidates", s.candidatesPage)
-	mux.HandleFunc("GET /ns/{ns}/runs/{run}/plot.svg", s.plotSVG)
-	mux.HandleFunc("GET /ns/{ns}/candidates/{name}", s.candidatePage)
-	mux.HandleFunc("POST /ns/{ns}/candidates/{name}/promote", s.promote)
-	mux.HandleFunc("GET /api/requests", s.apiRequests)
-	mux.HandleFunc("GET /api/ns/{ns}/requests/{name}", s.apiRequest)
-	mux.HandleFunc("GET /api/ns/{ns}/requests/{name}/diff", s.apiDiff)
-	mux.HandleFunc("GET /api/ns/{ns}/runs/{run}/candidates", s.apiCandidates)
-	mux.HandleFunc("POST /api/ns/{ns}/candidates/{name}/promote", s.promote)
+	handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	handle("GET /{$}", http.HandlerFunc(s.requestsPage))
+	handle("GET /events", http.HandlerFunc(s.events))
+	handle("GET /ns/{ns}/requests/{name}", http.HandlerFunc(s.requestPage))
+	handle("GET /ns/{ns}/runs/{run}/candidates", http.HandlerFunc(s.candidatesPage))
+	handle("GET /ns/{ns}/runs/{run}/plot.svg", http.HandlerFunc(s.plotSVG))
+	handle("GET /ns/{ns}/candidates/{name}", http.HandlerFunc(s.candidatePage))
+	handle("POST /ns/{ns}/candidates/{name}/promote", http.HandlerFunc(s.promote))
+	handle("GET /api/requests", http.HandlerFunc(s.apiRequests))
+	handle("GET /api/ns/{ns}/requests/{name}", http.HandlerFunc(s.apiRequest))
+	handle("GET /api/ns/{ns}/requests/{name}/diff", http.HandlerFunc(s.apiDiff))
+	handle("GET /api/ns/{ns}/runs/{run}/candidates", http.HandlerFunc(s.apiCandidates))
+	handle("POST /api/ns/{ns}/candidates/{name}/promote", http.HandlerFunc(s.promote))
 	return s.guard(mux)
 }
 
 // guard refuses a Host header that is not the server's (DNS rebinding: a page of another site
 // whose name resolves to 127.0.0.1 would otherwise read the user's cluster through this
-// server) and sets headers that keep the pages out of other sites' frames and scripts.
+// server), sets headers that keep the pages out of other sites' frames and scripts, exchanges
+// the one-time secret for the session cookie, and refuses every request without that cookie.
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !s.hosts[r.Host] {
@@ -154,8 +195,54 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		h.Set("X-Frame-Options", "DENY")
 		h.Set("Referrer-Policy", "no-referrer")
 		h.Set("Cache-Control", "no-store")
+		if r.URL.Query().Has(SecretParam) {
+			s.exchange(w, r)
+			return
+		}
+		if !s.authenticated(r) {
+			unauthorized(w, "no valid session: open the URL dgdrctl ui printed (its one-time secret gives this browser a session)")
+			return
+		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// authenticated reports whether r carries the session cookie.
+func (s *Server) authenticated(r *http.Request) bool {
+	c, err := r.Cookie(s.cookie)
+	return err == nil && subtle.ConstantTimeCompare([]byte(c.Value), []byte(s.session)) == 1
+}
+
+// exchange trades the one-time secret of a GET for the session cookie (once: the secret is
+// forgotten) and redirects to the same URL without the secret.
+func (s *Server) exchange(w http.ResponseWriter, r *http.Request) {
+	given := r.URL.Query().Get(SecretParam)
+	s.mu.Lock()
+	ok := r.Method == http.MethodGet && s.secret != "" && subtle.ConstantTimeCompare([]byte(given), []byte(s.secret)) == 1
+	if ok {
+		s.secret = ""
+	}
+	s.mu.Unlock()
+	if !ok && !s.authenticated(r) {
+		unauthorized(w, "this secret is wrong or was already used: restart dgdrctl ui for a new URL")
+		return
+	}
+	if ok {
+		http.SetCookie(w, &http.Cookie{Name: s.cookie, Value: s.session, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	}
+	clean := *r.URL
+	q := clean.Query()
+	q.Del(SecretParam)
+	clean.RawQuery = q.Encode()
+	target := clean.RequestURI()
+	if !strings.HasPrefix(target, "/") || strings.HasPrefix(target, "//") {
+		target = "/" // never a redirect to another host
+	}
+	http.Redirect(w, r, target, http.StatusSeeOther)
+}
+
+func unauthorized(w http.ResponseWriter, msg string) {
+	http.Error(w, "401 Unauthorized: "+msg, http.StatusUnauthorized)
 }
 
 // namespace checks the path's namespace against the one served.
@@ -470,7 +557,6 @@ type CandidateView struct {
 	Request   string
 	Name      string
 	YAML      string
-	Token     string
 	RunError  string
 	Result    string
 	Error     string
@@ -502,7 +588,7 @@ func renderDGD(cand *v1beta2.DynamoGraphDeploymentCandidate, name string) (strin
 
 func (s *Server) candidateView(r *http.Request, cand *v1beta2.DynamoGraphDeploymentCandidate, name string) *CandidateView {
 	v := &CandidateView{Namespace: cand.Namespace, Candidate: cand, Run: cand.Labels[v1beta2.LabelRunName],
-		Request: cand.Labels[v1beta2.LabelRequestName], Name: cmp.Or(name, cand.Labels[v1beta2.LabelRequestName], cand.Name), Token: s.token}
+		Request: cand.Labels[v1beta2.LabelRequestName], Name: cmp.Or(name, cand.Labels[v1beta2.LabelRequestName], cand.Name)}
 	var err error
 	if v.YAML, err = renderDGD(cand, v.Name); err != nil {
 		v.Error = err.Error()
@@ -585,7 +671,8 @@ func (s *Server) candidatePage(w http.ResponseWriter, r *http.Request) {
 // promote is the promote action of the candidate page (and of the JSON API): with dryRun it
 // shows the DynamoGraphDeployment it would create; with confirm=yes it creates it, through the
 // same code path as `dgdrctl promote` (promote.Render and promote.Apply, no owner: it only
-// ever creates). It needs the server's token and, from a browser, a same-origin request.
+// ever creates). Like every route it needs the session cookie; being a POST it must also come
+// from the server's own origin (checkPost).
 func (s *Server) promote(w http.ResponseWriter, r *http.Request) {
 	api := strings.HasPrefix(r.URL.Path, "/api/")
 	fail := func(err error) {
@@ -658,23 +745,24 @@ func (s *Server) promote(w http.ResponseWriter, r *http.Request) {
 	s.render(w, http.StatusOK, "candidate", map[string]any{"Title": cand.Name, "V": v})
 }
 
-// checkPost requires the server's token and refuses a cross-site browser request.
+// checkPost refuses a POST that a browser sent from another origin. The session cookie is
+// SameSite=Strict, but a site is not an origin: a page served by another port of this host is
+// same-site and its requests carry the cookie. A browser names the origin of a POST (Origin;
+// "null" under Referrer-Policy no-referrer, which the pages set, and then Sec-Fetch-Site says
+// same-origin); a request with neither header comes from a program, not a page.
 func (s *Server) checkPost(r *http.Request) error {
 	if err := r.ParseForm(); err != nil {
 		return &httpError{http.StatusBadRequest, err.Error()}
 	}
-	tok := r.Header.Get(TokenHeader)
-	if tok == "" {
-		tok = r.PostFormValue("token")
+	origin, site := r.Header.Get("Origin"), r.Header.Get("Sec-Fetch-Site")
+	if origin != "" && origin != "null" && origin != "http://"+r.Host {
+		return &httpError{http.StatusForbidden, "cross-origin request refused: origin " + origin}
 	}
-	if subtle.ConstantTimeCompare([]byte(tok), []byte(s.token)) != 1 {
-		return &httpError{http.StatusForbidden, "missing or wrong token: promote from the page this server served"}
+	if site != "" && site != "same-origin" {
+		return &httpError{http.StatusForbidden, "request from another origin refused (Sec-Fetch-Site: " + site + ")"}
 	}
-	if o := r.Header.Get("Origin"); o != "" && o != "null" && o != "http://"+r.Host {
-		return &httpError{http.StatusForbidden, "cross-origin request refused"}
-	}
-	if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
-		return &httpError{http.StatusForbidden, "cross-site request refused"}
+	if origin == "null" && site == "" {
+		return &httpError{http.StatusForbidden, "request of an opaque origin refused"}
 	}
 	return nil
 }

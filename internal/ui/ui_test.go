@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
 	"os"
@@ -196,8 +197,31 @@ func gz(t *testing.T, data []byte) []byte {
 	return buf.Bytes()
 }
 
-// serve starts the UI for cfg's user on an httptest server.
+// serve starts the UI for cfg's user on an httptest server and opens its printed URL with
+// ts.Client() (which then holds the session cookie).
 func serve(t *testing.T, cfg *rest.Config, ns string) (*httptest.Server, *ui.Server) {
+	t.Helper()
+	ts, srv := serveUnopened(t, cfg, ns)
+	// ts.Client() is the user's browser: it opens the printed URL once and keeps the cookie.
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.Client().Jar = jar
+	resp, err := ts.Client().Get(srv.LoginURL(ts.URL + "/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	// The requests page itself may be 403 for a user who may not list (TestRestrictedUser).
+	if len(jar.Cookies(resp.Request.URL)) != 1 || resp.Request.URL.RawQuery != "" {
+		t.Fatalf("opening the printed URL: %d at %s, cookies %v", resp.StatusCode, resp.Request.URL, jar.Cookies(resp.Request.URL))
+	}
+	return ts, srv
+}
+
+// serveUnopened starts the UI for cfg's user on an httptest server; nobody has its session yet.
+func serveUnopened(t *testing.T, cfg *rest.Config, ns string) (*httptest.Server, *ui.Server) {
 	t.Helper()
 	c, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme.Scheme})
 	if err != nil {
@@ -554,7 +578,7 @@ func TestEventsFollowWatches(t *testing.T) {
 
 func TestPromoteSameCodePathAsDgdrctl(t *testing.T) {
 	f := newFixture(t)
-	ts, srv := serve(t, env.Config, f.ns)
+	ts, _ := serve(t, env.Config, f.ns)
 	best := f.published[0]
 	post := func(path string, form url.Values, hdr map[string]string) (int, string) {
 		t.Helper()
@@ -574,20 +598,30 @@ func TestPromoteSameCodePathAsDgdrctl(t *testing.T) {
 	api := "/api/ns/" + f.ns + "/candidates/" + best + "/promote"
 	page := "/ns/" + f.ns + "/candidates/" + best + "/promote"
 
-	// The candidate page shows the rendered object and carries the token in its form.
+	// The candidate page shows the rendered object; its forms carry no token (the session
+	// cookie and the origin checks protect the POST).
 	code, body := get(t, ts, "/ns/"+f.ns+"/candidates/"+best)
-	if code != http.StatusOK || !strings.Contains(body, `name="token" value="`+srv.Token()+`"`) || !strings.Contains(body, "kind: DynamoGraphDeployment") {
+	if code != http.StatusOK || strings.Contains(body, `name="token"`) || !strings.Contains(body, "kind: DynamoGraphDeployment") {
 		t.Fatalf("candidate page: %d\n%s", code, body)
 	}
-	// No token, a wrong token, another origin: refused.
-	if code, _ := post(api, url.Values{"name": {"llm-prod"}, "dryRun": {"1"}}, nil); code != http.StatusForbidden {
-		t.Errorf("without the token: %d", code)
+	// Without the session, or from another origin (a page of another port of this host is
+	// same-site: its requests carry the cookie): refused.
+	noSession, _ := http.NewRequest(http.MethodPost, ts.URL+api, strings.NewReader(url.Values{"name": {"llm-prod"}, "dryRun": {"1"}}.Encode()))
+	noSession.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if resp, err := http.DefaultClient.Do(noSession); err != nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("without the session: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
 	}
-	if code, _ := post(api, url.Values{"name": {"llm-prod"}, "dryRun": {"1"}, "token": {"x" + srv.Token()}}, nil); code != http.StatusForbidden {
-		t.Errorf("with a wrong token: %d", code)
-	}
-	if code, _ := post(page, url.Values{"name": {"llm-prod"}, "dryRun": {"1"}, "token": {srv.Token()}}, map[string]string{"Origin": "http://evil.example"}); code != http.StatusForbidden {
-		t.Errorf("from another origin: %d", code)
+	for name, hdr := range map[string]map[string]string{
+		"another origin":           {"Origin": "http://evil.example"},
+		"another port of the host": {"Origin": "http://127.0.0.1:1", "Sec-Fetch-Site": "same-site"},
+		"same-site, no origin":     {"Sec-Fetch-Site": "same-site"},
+		"opaque origin":            {"Origin": "null"},
+	} {
+		if code, _ := post(page, url.Values{"name": {"llm-prod"}, "dryRun": {"1"}}, hdr); code != http.StatusForbidden {
+			t.Errorf("%s: %d, want 403", name, code)
+		}
 	}
 
 	// The dry run is promote.Render with no owner, as `dgdrctl promote --dry-run` prints it.
@@ -601,11 +635,11 @@ func TestPromoteSameCodePathAsDgdrctl(t *testing.T) {
 	}
 	wantYAML, _ := yaml.Marshal(obj.Object)
 	var dry map[string]any
-	code, body = post(api, url.Values{"name": {"llm-prod"}, "dryRun": {"1"}}, map[string]string{ui.TokenHeader: srv.Token()})
+	code, body = post(api, url.Values{"name": {"llm-prod"}, "dryRun": {"1"}}, nil)
 	if code != http.StatusOK || json.Unmarshal([]byte(body), &dry) != nil || dry["yaml"] != string(wantYAML) {
 		t.Fatalf("dry run: %d\n%s", code, body)
 	}
-	code, body = post(page, url.Values{"name": {"llm-prod"}, "dryRun": {"1"}, "token": {srv.Token()}}, map[string]string{"Origin": ts.URL})
+	code, body = post(page, url.Values{"name": {"llm-prod"}, "dryRun": {"1"}}, map[string]string{"Origin": ts.URL})
 	if code != http.StatusOK || !strings.Contains(body, `id="confirm-form"`) || !strings.Contains(body, "Preview (dry run)") {
 		t.Fatalf("preview page: %d\n%s", code, body)
 	}
@@ -616,10 +650,10 @@ func TestPromoteSameCodePathAsDgdrctl(t *testing.T) {
 	}
 
 	// Without confirmation nothing is created; the Run has not succeeded: refused unless forced.
-	if code, _ := post(page, url.Values{"name": {"llm-prod"}, "token": {srv.Token()}}, nil); code != http.StatusBadRequest {
+	if code, _ := post(page, url.Values{"name": {"llm-prod"}}, map[string]string{"Origin": "null", "Sec-Fetch-Site": "same-origin"}); code != http.StatusBadRequest {
 		t.Errorf("unconfirmed: %d", code)
 	}
-	confirm := url.Values{"name": {"llm-prod"}, "token": {srv.Token()}, "confirm": {"yes"}}
+	confirm := url.Values{"name": {"llm-prod"}, "confirm": {"yes"}}
 	if code, body := post(page, confirm, nil); code != http.StatusConflict || !strings.Contains(body, "has not completed") {
 		t.Errorf("a running Run: %d %s", code, body)
 	}
@@ -641,7 +675,7 @@ func TestPromoteSameCodePathAsDgdrctl(t *testing.T) {
 	// force promotes a candidate of a Run that did not succeed.
 	reportertest.SetRunState(t, env.Client, f.run, v1beta2.RunPhaseCancelled, metav1.ConditionTrue, v1beta2.ReasonCancelled)
 	forced := url.Values{"name": {"llm-canary"}, "confirm": {"yes"}, "force": {"1"}}
-	if code, body := post("/api/ns/"+f.ns+"/candidates/"+f.published[1]+"/promote", forced, map[string]string{ui.TokenHeader: srv.Token()}); code != http.StatusOK {
+	if code, body := post("/api/ns/"+f.ns+"/candidates/"+f.published[1]+"/promote", forced, nil); code != http.StatusOK {
 		t.Errorf("force: %d %s", code, body)
 	}
 }
@@ -659,8 +693,15 @@ func TestHostHeaderAndBind(t *testing.T) {
 	if resp.StatusCode != http.StatusMisdirectedRequest {
 		t.Errorf("a foreign Host header: %d", resp.StatusCode)
 	}
+	// The cookie jar looks cookies up by the Host header: the browser that opened the URL at
+	// 127.0.0.1 brings its cookie to localhost only by hand here.
+	req, _ = http.NewRequest(http.MethodGet, ts.URL+"/api/requests", nil)
 	req.Host = "localhost:" + ts.URL[strings.LastIndex(ts.URL, ":")+1:]
-	resp, err = ts.Client().Do(req)
+	u, _ := url.Parse(ts.URL)
+	for _, c := range ts.Client().Jar.Cookies(u) {
+		req.AddCookie(c)
+	}
+	resp, err = (&http.Client{}).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -725,16 +766,8 @@ func TestRestrictedUser(t *testing.T) {
 		t.Errorf("source %q note %q candidates %d", v.Points.Source, v.Points.Note, len(v.Candidates))
 	}
 	// Promoting needs create on DynamoGraphDeployments, which she lacks: the API server refuses.
-	ownSrvToken := func() string {
-		_, body := get(t, own, "/ns/"+f.ns+"/candidates/"+f.published[0])
-		m := regexp.MustCompile(`name="token" value="([0-9a-f]+)"`).FindStringSubmatch(body)
-		if m == nil {
-			t.Fatal("no token on the candidate page")
-		}
-		return m[1]
-	}()
 	reportertest.SetRunState(t, env.Client, f.run, v1beta2.RunPhaseSucceeded, metav1.ConditionTrue, v1beta2.ReasonSucceeded)
-	form := url.Values{"name": {"alice-dgd"}, "confirm": {"yes"}, "token": {ownSrvToken}}
+	form := url.Values{"name": {"alice-dgd"}, "confirm": {"yes"}}
 	resp, err := own.Client().PostForm(own.URL+"/api/ns/"+f.ns+"/candidates/"+f.published[0]+"/promote", form)
 	if err != nil {
 		t.Fatal(err)

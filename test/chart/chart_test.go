@@ -13,8 +13,11 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/yaml"
 
 	"github.com/dgdr-operator/dgdr-operator/internal/config"
@@ -86,6 +89,9 @@ var variants = map[string][]string{
 	"default":     {"--set", "featureGates.DGDRV1Beta2=true"},
 	"certmanager": {"--set", "featureGates.DGDRV1Beta2=true", "--set", "webhook.certManager.enabled=true", "--set", "metrics.serviceMonitor.enabled=true", "--set", "replicaCount=2"},
 	"gate-off":    nil,
+	"networkpolicy": {"--set", "featureGates.DGDRV1Beta2=true", "--set", "webhook.networkPolicy.enabled=true",
+		"--set", "webhook.networkPolicy.apiServerCIDRs={10.0.0.0/24,192.168.10.5/32}",
+		"--set", "webhook.maxRequestBodySize=4Mi", "--set", "webhook.requestReadTimeout=5s"},
 }
 
 func template(t *testing.T, variant string) []byte {
@@ -118,7 +124,7 @@ func TestTemplateGolden(t *testing.T) {
 // TestServerDryRun validates every rendered object with the real API server.
 func TestServerDryRun(t *testing.T) {
 	tool(t, []byte("apiVersion: v1\nkind: Namespace\nmetadata: {name: dgdr-system}\n"), "kubectl", "apply", "-f", "-")
-	for _, name := range []string{"default", "certmanager", "gate-off"} {
+	for _, name := range []string{"default", "certmanager", "gate-off", "networkpolicy"} {
 		t.Run(name, func(t *testing.T) {
 			out := tool(t, template(t, name), "kubectl", "apply", "--dry-run=server", "-f", "-")
 			if !strings.Contains(string(out), "deployment.apps/dgdr-operator created (server dry run)") {
@@ -311,5 +317,76 @@ func TestPodDisruptionBudget(t *testing.T) {
 	args := []string{"template", "dgdr-operator", chart, "--namespace", "dgdr-system", "--set", "replicaCount=1"}
 	if k := kinds(objects(t, tool(t, nil, "helm", args...))); k["PodDisruptionBudget"] != 0 {
 		t.Errorf("replicaCount=1 renders %v, want no PodDisruptionBudget", k)
+	}
+}
+
+// TestNetworkPolicy: by default no NetworkPolicy is rendered (the chart cannot know the API
+// server's addresses). Enabled, it selects exactly the operator's pods and admits to the webhook
+// port only the given CIDRs, while metrics and health stay open; the webhook limits reach the
+// operator configuration. Enabled without any peer it refuses to render rather than cut the API
+// server off.
+func TestNetworkPolicy(t *testing.T) {
+	if k := kinds(objects(t, template(t, "default"))); k["NetworkPolicy"] != 0 {
+		t.Errorf("default values render %v, want no NetworkPolicy", k)
+	}
+	var policy *networkingv1.NetworkPolicy
+	var deploy *appsv1.Deployment
+	var cfgDoc string
+	for _, o := range objects(t, template(t, "networkpolicy")) {
+		data, _ := yaml.Marshal(o)
+		switch o["kind"] {
+		case "NetworkPolicy":
+			policy = &networkingv1.NetworkPolicy{}
+			if err := yaml.UnmarshalStrict(data, policy); err != nil {
+				t.Fatal(err)
+			}
+		case "Deployment":
+			deploy = &appsv1.Deployment{}
+			if err := yaml.Unmarshal(data, deploy); err != nil {
+				t.Fatal(err)
+			}
+		case "ConfigMap":
+			cm := &corev1.ConfigMap{}
+			if err := yaml.Unmarshal(data, cm); err != nil {
+				t.Fatal(err)
+			}
+			cfgDoc = cm.Data["config.yaml"]
+		}
+	}
+	if policy == nil || deploy == nil {
+		t.Fatalf("networkpolicy values render no NetworkPolicy or no Deployment")
+	}
+	if diff := cmp.Diff(deploy.Spec.Selector.MatchLabels, policy.Spec.PodSelector.MatchLabels); diff != "" {
+		t.Errorf("the policy's pod selector is not the Deployment's (-deployment +policy):\n%s", diff)
+	}
+	tcp := corev1.ProtocolTCP
+	port := func(name string) networkingv1.NetworkPolicyPort {
+		return networkingv1.NetworkPolicyPort{Protocol: &tcp, Port: &intstr.IntOrString{Type: intstr.String, StrVal: name}}
+	}
+	want := networkingv1.NetworkPolicySpec{
+		PodSelector: policy.Spec.PodSelector,
+		PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
+		Ingress: []networkingv1.NetworkPolicyIngressRule{
+			{Ports: []networkingv1.NetworkPolicyPort{port("webhook")}, From: []networkingv1.NetworkPolicyPeer{
+				{IPBlock: &networkingv1.IPBlock{CIDR: "10.0.0.0/24"}}, {IPBlock: &networkingv1.IPBlock{CIDR: "192.168.10.5/32"}}}},
+			{Ports: []networkingv1.NetworkPolicyPort{port("metrics"), port("health")}},
+		},
+	}
+	if diff := cmp.Diff(want, policy.Spec); diff != "" {
+		t.Errorf("NetworkPolicy spec (-want +got):\n%s", diff)
+	}
+	t.Setenv("POD_NAMESPACE", "dgdr-system")
+	cfg, err := config.Decode([]byte(cfgDoc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprintf("%s %s", cfg.Webhook.MaxRequestBodySize, cfg.Webhook.RequestReadTimeout.Duration); got != "4Mi 5s" {
+		t.Errorf("webhook limits in the configuration: %s, want 4Mi 5s", got)
+	}
+	cmd := exec.Command(filepath.Join(root, "bin", "helm"), "template", "dgdr-operator", chart, "--namespace", "dgdr-system",
+		"--set", "webhook.networkPolicy.enabled=true")
+	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+t.TempDir(), "HELM_CONFIG_HOME="+t.TempDir())
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "webhook.networkPolicy.apiServerCIDRs") {
+		t.Errorf("enabled without peers: want a render error naming webhook.networkPolicy.apiServerCIDRs, got %v:\n%s", err, out)
 	}
 }

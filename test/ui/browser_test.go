@@ -45,7 +45,6 @@ import (
 var (
 	env      *sandboxtest.Env
 	chromium string
-	baseURL  string
 )
 
 const searchTimeout = 5 * time.Minute
@@ -69,14 +68,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "ui:", err)
 		return 1
 	}
-	stop, err := startUI()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "ui:", err)
-		env.Teardown(1, "DGDR_UI_KEEP")
-		return 1
-	}
 	code := m.Run()
-	stop()
 	env.Teardown(code, "DGDR_UI_KEEP")
 	return code
 }
@@ -106,25 +98,29 @@ func ensureChromium() (string, error) {
 	return exec.LookPath("chromium")
 }
 
-// startUI serves the UI of all namespaces with the sandbox's kubeconfig, as `dgdrctl ui -A` does.
-func startUI() (func(), error) {
+// startUI serves the UI of all namespaces with the sandbox's kubeconfig, as `dgdrctl ui -A` does,
+// until the test ends, and returns the URL of path as dgdrctl ui prints it: with the one-time
+// secret, which the browser exchanges for its session cookie on the first load. Each browser
+// run has a profile of its own, hence a server of its own.
+func startUI(t *testing.T, path string) string {
+	t.Helper()
 	c, err := client.NewWithWatch(env.Config, client.Options{Scheme: scheme.Scheme})
 	if err != nil {
-		return nil, err
+		t.Fatal(err)
 	}
 	srv, err := ui.New(ui.Options{Client: c})
 	if err != nil {
-		return nil, err
+		t.Fatal(err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return nil, err
+		t.Fatal(err)
 	}
 	srv.Allow(ln.Addr().String())
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = hs.Serve(ln) }()
-	baseURL = "http://" + ln.Addr().String()
-	return func() { _ = hs.Close() }, nil
+	t.Cleanup(func() { _ = hs.Close() })
+	return srv.LoginURL("http://" + ln.Addr().String() + path)
 }
 
 // browse runs headless Chromium on path: the DOM once the page has loaded, and a screenshot
@@ -136,7 +132,7 @@ func browse(t *testing.T, path, name string) *html.Node {
 	profile := t.TempDir()
 	args := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
 		"--user-data-dir=" + profile, "--window-size=1280,1600"}
-	cmd := exec.CommandContext(ctx, chromium, append(args, "--dump-dom", baseURL+path)...)
+	cmd := exec.CommandContext(ctx, chromium, append(args, "--dump-dom", startUI(t, path))...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	dom, err := cmd.Output()
@@ -144,7 +140,7 @@ func browse(t *testing.T, path, name string) *html.Node {
 		t.Fatalf("chromium --dump-dom %s: %v\n%s", path, err, stderr.String())
 	}
 	shot := filepath.Join(t.ArtifactDir(), name+".png")
-	cmd = exec.CommandContext(ctx, chromium, append(args, "--screenshot="+shot, baseURL+path)...)
+	cmd = exec.CommandContext(ctx, chromium, append(args, "--screenshot="+shot, startUI(t, path))...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("chromium --screenshot %s: %v\n%s", path, err, out)
 	}

@@ -325,6 +325,21 @@ type WebhookConfig struct {
 	// +optional
 	CertDir string `json:"certDir,omitempty"`
 
+	// maxRequestBodySize is the largest request body the webhook server reads, on every path it
+	// serves (the admission webhooks and the CRD conversion webhook /convert). A larger body is
+	// answered 413 Request Entity Too Large after at most this many bytes plus one were read; the
+	// rest is never read. Defaults to 3Mi: an object is at most about 1.5 MiB in etcd and an
+	// admission review carries the old and the new object. Minimum 1Mi, maximum 64Mi.
+	// +optional
+	MaxRequestBodySize *resource.Quantity `json:"maxRequestBodySize,omitempty"`
+
+	// requestReadTimeout bounds the time the webhook server waits for a request body, counted
+	// from the end of its headers (which controller-runtime bounds to 32 s). A body still
+	// arriving then is answered 408 Request Timeout and its connection closed. Defaults to 10s.
+	// Minimum 1s, maximum 30s (the API server's own webhook timeouts are at most 30 s).
+	// +optional
+	RequestReadTimeout *metav1.Duration `json:"requestReadTimeout,omitempty"`
+
 	// selfSignedCertificates makes the operator, when set, create and rotate its own CA and
 	// serving certificate (kept in a Secret), write them to certDir, and inject the CA bundle
 	// into its webhook configurations. Leave it unset when cert-manager (or anything else)

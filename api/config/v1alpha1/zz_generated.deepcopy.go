@@ -401,6 +401,16 @@ func (in *WebhookConfig) DeepCopyInto(out *WebhookConfig) {
 		*out = new(int32)
 		**out = **in
 	}
+	if in.MaxRequestBodySize != nil {
+		in, out := &in.MaxRequestBodySize, &out.MaxRequestBodySize
+		x := (*in).DeepCopy()
+		*out = &x
+	}
+	if in.RequestReadTimeout != nil {
+		in, out := &in.RequestReadTimeout, &out.RequestReadTimeout
+		*out = new(metav1.Duration)
+		**out = **in
+	}
 	if in.SelfSignedCertificates != nil {
 		in, out := &in.SelfSignedCertificates, &out.SelfSignedCertificates
 		*out = new(SelfSignedCertificatesConfig)
