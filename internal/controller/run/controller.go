@@ -57,9 +57,9 @@ const LabelJobName = "batch.kubernetes.io/job-name"
 // +kubebuilder:rbac:groups=nvidia.com,resources=dynamographdeploymentcandidates/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;create
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;create;delete
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles,verbs=get;list;watch;create;update
-// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=rolebindings,verbs=get;create
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=rolebindings,verbs=get;create;delete
 // Children carry blockOwnerDeletion, which OwnerReferencesPermissionEnforcement allows only to
 // those who may update the owner's finalizers:
 // +kubebuilder:rbac:groups=nvidia.com,resources=dynamographdeploymentruns/finalizers;dynamographdeploymentrequests/finalizers,verbs=update
@@ -130,6 +130,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	base := run.DeepCopy()
 	var events []pendingEvent
 	res, err := r.reconcile(ctx, run, &events)
+	if err == nil && IsTerminal(run) {
+		// The search identity ends with its search, before the Run says so: a terminal Run
+		// never has one (docs/security.md). Reconcile returns early for terminal Runs, so this
+		// runs once per Run, when it ends (again only if the status write fails).
+		if err := r.deleteSearchIdentity(ctx, run); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	if perr := r.patchStatus(ctx, base, run); perr != nil {
 		err = errors.Join(err, perr)
 		events = nil
@@ -364,7 +372,7 @@ func (r *Reconciler) track(ctx context.Context, run *v1beta2.DynamoGraphDeployme
 	}
 	// A pod that cannot start ends the Run within job.startFailureGraceSeconds, not at the
 	// Job's deadline; res requeues the Run when the grace of a failing container runs out.
-	done, res, err := r.checkStart(ctx, run, events)
+	done, res, err := r.checkStart(ctx, run, job, events)
 	if done || err != nil {
 		return res, err
 	}
@@ -391,21 +399,22 @@ func (r *Reconciler) track(ctx context.Context, run *v1beta2.DynamoGraphDeployme
 	return res, nil
 }
 
-// searchPods lists the pods of a Job from the cache and, when none of them has a terminated
-// search container yet, from the API server (the cache may lag behind the Job status).
+// searchPods lists the pods the Job controls from the cache and, when none of them has a
+// terminated search container yet, from the API server (the cache may lag behind the Job
+// status). Pods that only carry the Job's labels are not its pods (controlledBy).
 func (r *Reconciler) searchPods(ctx context.Context, job *batchv1.Job) ([]corev1.Pod, error) {
 	opts := []client.ListOption{client.InNamespace(job.Namespace), client.MatchingLabels{LabelJobName: job.Name}}
 	var pods corev1.PodList
 	if err := r.Client.List(ctx, &pods, opts...); err != nil {
 		return nil, err
 	}
-	if s, _ := terminations(pods.Items); s != nil {
-		return pods.Items, nil
+	if s, _ := terminations(controlledBy(pods.Items, job)); s != nil {
+		return controlledBy(pods.Items, job), nil
 	}
 	if err := r.APIReader.List(ctx, &pods, opts...); err != nil {
 		return nil, err
 	}
-	return pods.Items, nil
+	return controlledBy(pods.Items, job), nil
 }
 
 // deleteJob stops the search: the Job is deleted with background propagation so its pods go too.

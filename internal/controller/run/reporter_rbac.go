@@ -111,3 +111,29 @@ func (r *Reconciler) ensureSearchIdentity(ctx context.Context, run *v1beta2.Dyna
 	}
 	return nil, nil
 }
+
+// deleteSearchIdentity deletes the Run's search ServiceAccount and RoleBinding, so that no token
+// of the identity (the search pod's, or one minted later by anyone who may create tokens or
+// impersonate ServiceAccounts in the namespace) authenticates once the Run is terminal: the API
+// server rejects a bound token whose ServiceAccount is gone (401). Only objects this Run controls
+// are deleted, with a UID precondition; a missing one is fine (idempotent).
+func (r *Reconciler) deleteSearchIdentity(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun) error {
+	sa, binding := BuildSearchIdentity(run)
+	for _, obj := range []client.Object{sa, binding} {
+		err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(obj), obj)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("reading the search identity %s/%s: %w", run.Namespace, obj.GetName(), err)
+		}
+		if !jobOwnedBy(obj, run) {
+			continue // not this Run's: never used as its identity, and not ours to delete
+		}
+		err = r.Client.Delete(ctx, obj, client.Preconditions{UID: ptr.To(obj.GetUID())})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting the search identity %s/%s: %w", run.Namespace, obj.GetName(), err)
+		}
+	}
+	return nil
+}
