@@ -183,17 +183,7 @@ func (r *Reporter) desiredCandidates(run *v1beta2.DynamoGraphDeploymentRun, swee
 
 func (r *Reporter) buildCandidate(run *v1beta2.DynamoGraphDeploymentRun, sweep *output.SweepResult, rec *output.Candidate, doc map[string]any, rank int) (*v1beta2.DynamoGraphDeploymentCandidate, error) {
 	name := naming.CandidateName(run.Name, rec.CandidateID)
-	dgd, sum, err := render.Render(doc, render.Options{
-		Name:          name,
-		ModelRevision: run.Spec.Model.Revision,
-		RuntimeImages: r.RuntimeImages,
-		GPUsPerNode:   gpusPerNode(run, r.GPUsPerNode),
-		Model:         run.Spec.Model,
-		Deployment:    run.Spec.Deployment,
-		PlannerImage:  r.PlannerImage,
-		SLA:           run.Spec.SLA,
-		GPUBudget:     gpuBudget(run),
-	})
+	dgd, sum, err := render.Render(doc, render.RunOptions(run, name, r.RuntimeImages, r.GPUsPerNode, r.PlannerImage))
 	if err != nil {
 		return nil, fmt.Errorf("rendering: %w", err)
 	}
@@ -446,23 +436,6 @@ func (r *Reporter) deleteStale(ctx context.Context, run *v1beta2.DynamoGraphDepl
 		}
 	}
 	return nil
-}
-
-// gpusPerNode is the Run's spec.hardware.gpu.perNode, or the reporter's --gpus-per-node for a
-// Run from before the field existed.
-func gpusPerNode(run *v1beta2.DynamoGraphDeploymentRun, fallback int) int {
-	if hw := run.Spec.Hardware; hw != nil && hw.GPU != nil && hw.GPU.PerNode != nil {
-		return int(*hw.GPU.PerNode)
-	}
-	return fallback
-}
-
-// gpuBudget is spec.hardware.gpu.budget, 0 when unset.
-func gpuBudget(run *v1beta2.DynamoGraphDeploymentRun) int {
-	if hw := run.Spec.Hardware; hw != nil && hw.GPU != nil && hw.GPU.Budget != nil {
-		return int(*hw.GPU.Budget)
-	}
-	return 0
 }
 
 // Candidates returns the Candidates the reporter publishes for run from the search output in
