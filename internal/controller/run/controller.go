@@ -23,6 +23,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -222,10 +223,27 @@ func (r *Reconciler) reconcile(ctx context.Context, run *v1beta2.DynamoGraphDepl
 	case err != nil:
 		return ctrl.Result{}, err
 	}
-	if !jobOwnedBy(job, run) {
-		r.setTerminal(run, &Outcome{Reason: v1beta2.ReasonSearchFailed, Message: fmt.Sprintf(
-			"%s exists but does not belong to this Run; delete it and create a new request generation", describeJob(job))}, events)
+	if !ownedExactly(job, run) {
+		r.setTerminal(run, foreignObject("Job", job, "it is not tracked as the search"), events)
 		return ctrl.Result{}, nil
+	}
+	// The Job the operator created is recorded in status.jobRef by the same reconcile. An owner
+	// reference proves nothing by itself (whoever creates an object writes them): a Job that
+	// replaced the recorded one is not the search, and one that is not recorded (an earlier
+	// attempt's whose status write was lost, or a planted one) is replaced.
+	if ref := run.Status.JobRef; ref != nil && ref.UID != "" && ref.UID != job.UID {
+		r.setTerminal(run, &Outcome{Reason: v1beta2.ReasonSearchFailed, Message: fmt.Sprintf(
+			"Job %s/%s (uid %s) replaced the search Job the operator created (uid %s); it is not tracked as the search. Create a new request generation to search again",
+			job.Namespace, job.Name, job.UID, ref.UID)}, events)
+		return ctrl.Result{}, nil
+	}
+	if run.Status.JobRef == nil {
+		err := r.Client.Delete(ctx, job, client.Preconditions{UID: ptr.To(job.UID)}, client.PropagationPolicy(metav1.DeletePropagationBackground))
+		if err != nil && !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, fmt.Errorf("replacing the unrecorded search Job %s: %w", job.Name, err)
+		}
+		log.FromContext(ctx).Info("replacing a search Job the Run has not recorded", "job", job.Name, "uid", job.UID)
+		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
 	return r.track(ctx, run, job, events)
 }
@@ -336,9 +354,8 @@ func (r *Reconciler) startSearch(ctx context.Context, run *v1beta2.DynamoGraphDe
 		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(job), job); err != nil {
 			return ctrl.Result{}, err
 		}
-		if !jobOwnedBy(job, run) {
-			r.setTerminal(run, &Outcome{Reason: v1beta2.ReasonSearchFailed, Message: fmt.Sprintf(
-				"%s exists but does not belong to this Run; delete it and create a new request generation", describeJob(job))}, events)
+		if !ownedExactly(job, run) {
+			r.setTerminal(run, foreignObject("Job", job, "it is not tracked as the search"), events)
 			return ctrl.Result{}, nil
 		}
 	}

@@ -1,7 +1,6 @@
 package run
 
 import (
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -239,11 +238,3 @@ func BuildJob(run *v1beta2.DynamoGraphDeploymentRun, cfg *v1alpha1.OperatorConfi
 	return job
 }
 
-// jobOwnedBy tells whether job is controlled by run.
-func jobOwnedBy(obj metav1.Object, run *v1beta2.DynamoGraphDeploymentRun) bool {
-	ref := metav1.GetControllerOf(obj)
-	return ref != nil && ref.UID == run.UID
-}
-
-// describeJob names a Job for messages.
-func describeJob(job *batchv1.Job) string { return fmt.Sprintf("Job %s/%s", job.Namespace, job.Name) }
