@@ -115,7 +115,17 @@ func (r *Reconciler) deploy(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploy
 	}
 	// The Candidate was written by a search identity, whose pod runs the search image: only
 	// what the operator's own renderer makes of its parameters is deployed.
-	if msg := r.reproduce(src, cand); msg != "" {
+	// The cache keeps no spec of a terminal Run (stripTerminalRun): read it whole, as rarely as
+	// the Candidate.
+	full := &v1beta2.DynamoGraphDeploymentRun{}
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(src), full); err != nil || full.UID != src.UID {
+		if err == nil {
+			err = fmt.Errorf("Run %s was replaced", src.Name)
+		}
+		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonDeploymentFailed, fmt.Sprintf("reading Run %s: %v", src.Name, err), events)
+		return 0, err
+	}
+	if msg := r.reproduce(full, cand); msg != "" {
 		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonCandidateNotReproduced, msg, events)
 		return deployPollSettled, nil
 	}

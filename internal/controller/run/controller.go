@@ -238,6 +238,15 @@ func (r *Reconciler) reconcile(ctx context.Context, run *v1beta2.DynamoGraphDepl
 		return ctrl.Result{}, nil
 	}
 	if run.Status.JobRef == nil {
+		// The cache may show the Run from before the write that recorded the Job (another
+		// writer's change came in between): only the API server's copy says it is unrecorded.
+		live := &v1beta2.DynamoGraphDeploymentRun{}
+		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(run), live); err != nil {
+			return ctrl.Result{}, client.IgnoreNotFound(err)
+		}
+		if live.UID != run.UID || live.Status.JobRef != nil {
+			return ctrl.Result{}, nil // the newer Run's event follows
+		}
 		err := r.Client.Delete(ctx, job, client.Preconditions{UID: ptr.To(job.UID)}, client.PropagationPolicy(metav1.DeletePropagationBackground))
 		if err != nil && !apierrors.IsNotFound(err) {
 			return ctrl.Result{}, fmt.Errorf("replacing the unrecorded search Job %s: %w", job.Name, err)
