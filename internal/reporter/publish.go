@@ -147,6 +147,7 @@ func (r *Reporter) desiredCandidates(run *v1beta2.DynamoGraphDeploymentRun, swee
 		ids = ids[:limit]
 	}
 	out := make([]v1beta2.DynamoGraphDeploymentCandidate, 0, len(ids))
+	var recs *os.File // the recommendations directory, opened once and read by descriptor
 	for i, id := range ids {
 		rec, ok := sweep.Candidate(id)
 		if !ok {
@@ -154,14 +155,16 @@ func (r *Reporter) desiredCandidates(run *v1beta2.DynamoGraphDeploymentRun, swee
 		}
 		path := output.RecommendationPath(r.OutputDir, i)
 		if i == 0 {
-			if err := checkDir(filepath.Dir(path), output.RecommendationsDir); err != nil {
+			var err error
+			if recs, err = r.openRecommendations(); err != nil {
 				if IsOutputRejected(err) {
 					return nil, err
 				}
 				return nil, fmt.Errorf("reading the configuration of %s: %w", id, err)
 			}
+			defer recs.Close()
 		}
-		data, err := readCapped(path, r.rel(path), jobcontract.MaxConfigurationBytes)
+		data, err := readCappedIn(recs, filepath.Base(path), r.rel(path), jobcontract.MaxConfigurationBytes)
 		if err != nil {
 			if IsOutputRejected(err) {
 				return nil, err
@@ -453,9 +456,6 @@ func (r *Reporter) Candidates(run *v1beta2.DynamoGraphDeploymentRun) ([]v1beta2.
 // real directory and the file a regular file (no symbolic links) of at most
 // jobcontract.MaxRecommendationBytes.
 func (r *Reporter) readSweep() (*output.SweepResult, error) {
-	if err := checkDir(r.OutputDir, filepath.Base(r.OutputDir)); err != nil {
-		return nil, err
-	}
 	data, err := readCapped(filepath.Join(r.OutputDir, output.RecommendationFile), output.RecommendationFile, jobcontract.MaxRecommendationBytes)
 	if err != nil {
 		return nil, err
@@ -465,4 +465,16 @@ func (r *Reporter) readSweep() (*output.SweepResult, error) {
 		return nil, fmt.Errorf("%s: %w", output.RecommendationFile, err)
 	}
 	return sweep, nil
+}
+
+// openRecommendations opens the output's recommendations directory by descriptor: the output
+// directory, then the recommendations directory in it, neither a symbolic link (openDir), so
+// every configuration is read from the directories that were checked.
+func (r *Reporter) openRecommendations() (*os.File, error) {
+	out, err := openDir(r.OutputDir, filepath.Base(r.OutputDir))
+	if err != nil {
+		return nil, err
+	}
+	defer out.Close()
+	return openDirIn(out, output.RecommendationsDir, output.RecommendationsDir)
 }
