@@ -20,9 +20,11 @@ import (
 // search identity to its own Run.
 const SearchIdentityPolicyName = "dgdr-search-identity"
 
-// The operator applies the policy and its binding at startup (server-side apply):
-// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingadmissionpolicies;validatingadmissionpolicybindings,verbs=create
-// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingadmissionpolicies;validatingadmissionpolicybindings,verbs=get;patch,resourceNames=dgdr-search-identity
+// The operator applies the policy and its binding at startup (server-side apply, which
+// authorizes the creation of a missing object by its name): it may create and patch these two
+// objects and no other admission policy, so it can neither weaken another policy nor write one
+// (its own fence, OperatorFencePolicy, is the chart's, not the operator's to change):
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingadmissionpolicies;validatingadmissionpolicybindings,verbs=get;create;patch,resourceNames=dgdr-search-identity
 
 // SearchIdentityPolicy returns the ValidatingAdmissionPolicy and its binding that confine a Run's
 // search identity (the ServiceAccount SearchIdentity(run.UID), which RBAC lets patch Run status

@@ -35,10 +35,7 @@ func asOperator(t *testing.T, ns, name string, rules []rbacv1.PolicyRule) client
 		}
 	}
 	t.Cleanup(func() { _ = k8s.Delete(ctx, binding); _ = k8s.Delete(ctx, role) })
-	cfg := rest.CopyConfig(env.Config)
-	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + ns + ":" + name,
-		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"}}
-	c, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
+	c, err := client.New(operatorConfig(ns, name), client.Options{Scheme: scheme.Scheme})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,4 +84,13 @@ func TestGeneratedRBACPassesOwnerReferencesPermissionEnforcement(t *testing.T) {
 			t.Errorf("creating %T %s as the operator's generated ClusterRole: %v", obj, obj.GetName(), err)
 		}
 	}
+}
+
+// operatorConfig authenticates as the ServiceAccount ns/name (impersonation sets exactly the
+// user name and groups its token carries).
+func operatorConfig(ns, name string) *rest.Config {
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + ns + ":" + name,
+		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"}}
+	return cfg
 }
