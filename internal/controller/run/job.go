@@ -237,4 +237,3 @@ func BuildJob(run *v1beta2.DynamoGraphDeploymentRun, cfg *v1alpha1.OperatorConfi
 	}
 	return job
 }
-
