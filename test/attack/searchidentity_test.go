@@ -330,10 +330,13 @@ func TestPlantedServiceAccountFailsTheRun(t *testing.T) {
 	if err := k8s.Create(ctx, sa); err != nil {
 		t.Fatal(err)
 	}
-	// Free a slot: cancel one of the holding searches.
-	if err := k8s.Patch(ctx, &v1beta2.DynamoGraphDeploymentRun{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: naming.RunName("hold-1", 1)}},
-		client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"`+v1beta2.AnnotationCancel+`":"true"}}}`))); err != nil {
-		t.Fatal(err)
+	// Free a slot for it: cancel the Run that waited before it (stormHoldSlots's last) and one
+	// of the holding searches.
+	for _, req := range []string{fmt.Sprintf("hold-%d", holds+1), "hold-1"} {
+		if err := k8s.Patch(ctx, &v1beta2.DynamoGraphDeploymentRun{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: naming.RunName(req, 1)}},
+			client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"`+v1beta2.AnnotationCancel+`":"true"}}}`))); err != nil {
+			t.Fatal(err)
+		}
 	}
 	done := env.WaitRunDone(t, ns, waiting.Name, searchTimeout)
 	reason, msg, _ := sandboxtest.Completed(done)

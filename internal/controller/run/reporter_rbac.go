@@ -97,7 +97,7 @@ func (r *Reconciler) ensureReporterRole(ctx context.Context, namespace string) (
 // object the operator did not make.
 func foreignObject(kind string, obj client.Object, consequence string) *Outcome {
 	return &Outcome{Reason: v1beta2.ReasonSearchFailed, Message: fmt.Sprintf(
-		"%s %s/%s exists but was not created by the operator for this Run (owner references %s); %s. Delete it and create a new request generation",
+		"%s %s/%s exists but was not created by the operator (owner references %s); %s. Delete it and create a new request generation",
 		kind, obj.GetNamespace(), obj.GetName(), describeOwners(obj), consequence)}
 }
 
