@@ -67,8 +67,8 @@ func TestFinishedSearchIdentityIsGone(t *testing.T) {
 	}
 	for name, body := range map[string]string{
 		"conditions (Completed=True Succeeded)": `{"status":{"conditions":[{"type":"Completed","status":"True","reason":"Succeeded","message":"forged","lastTransitionTime":"2026-01-01T00:00:00Z"}]}}`,
-		"phase":      `{"status":{"phase":"Succeeded"}}`,
-		"aisimulate": `{"status":{"aisimulate":{"input":{"optimizer":{"max_trials":100000}},"inputHash":"sha256:forged"}}}`,
+		"phase":                                 `{"status":{"phase":"Succeeded"}}`,
+		"aisimulate":                            `{"status":{"aisimulate":{"input":{"optimizer":{"max_trials":100000}},"inputHash":"sha256:forged"}}}`,
 	} {
 		if err := patch(body); !apierrors.IsForbidden(err) {
 			t.Errorf("the running search's token writing its Run's %s: err = %v, want 403 Forbidden", name, err)

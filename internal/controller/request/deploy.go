@@ -120,7 +120,7 @@ func (r *Reconciler) deploy(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploy
 	full := &v1beta2.DynamoGraphDeploymentRun{}
 	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(src), full); err != nil || full.UID != src.UID {
 		if err == nil {
-			err = fmt.Errorf("Run %s was replaced", src.Name)
+			err = fmt.Errorf("the Run %s was replaced", src.Name)
 		}
 		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonDeploymentFailed, fmt.Sprintf("reading Run %s: %v", src.Name, err), events)
 		return 0, err
