@@ -30,6 +30,11 @@ const (
 	ReasonDeploymentConflict = "Conflict"
 	// ReasonDeploymentCRDMissing: the cluster does not serve DynamoGraphDeployments.
 	ReasonDeploymentCRDMissing = "CRDNotInstalled"
+	// ReasonCandidateNotReproduced: the best Candidate's stored graphDeployment is not what the
+	// operator renders from the Candidate's recorded parameters and the Run's spec, so it was
+	// not written by the operator's renderer (or the operator's configuration changed since the
+	// search); autoApply does not deploy it.
+	ReasonCandidateNotReproduced = "CandidateNotReproduced"
 	// ReasonDeploymentFailed: creating, updating or reading the DynamoGraphDeployment failed
 	// (the message says why); the controller retries.
 	ReasonDeploymentFailed = "DeploymentFailed"

@@ -8,6 +8,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -17,6 +18,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/request"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/run"
+	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/metrics"
 )
 
@@ -51,8 +53,26 @@ func CacheOptions(cfg *v1alpha1.OperatorConfiguration) cache.Options {
 		for _, ns := range cfg.Namespaces {
 			opts.DefaultNamespaces[ns] = cache.Config{}
 		}
+		return opts
+	}
+	// Watching every namespace, the operator still never works in the cluster's own
+	// (jobcontract.SystemNamespaces): what it manages there is not even cached, so nothing there
+	// is reconciled (admission refuses requests there, and the chart's fence refuses the
+	// operator's writes there).
+	for obj, by := range opts.ByObject {
+		by.Field = notInSystemNamespaces()
+		opts.ByObject[obj] = by
 	}
 	return opts
+}
+
+// notInSystemNamespaces selects objects outside jobcontract.SystemNamespaces.
+func notInSystemNamespaces() fields.Selector {
+	sel := make([]fields.Selector, 0, len(jobcontract.SystemNamespaces))
+	for _, ns := range jobcontract.SystemNamespaces {
+		sel = append(sel, fields.OneTermNotEqualSelector("metadata.namespace", ns))
+	}
+	return fields.AndSelectors(sel...)
 }
 
 func stripManaged(obj any) {

@@ -6,8 +6,10 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/utils/ptr"
 
+	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 )
 
@@ -54,5 +56,29 @@ func TestCacheTransforms(t *testing.T) {
 	_, _ = stripJob(job)
 	if job.Labels != nil || !*job.Spec.Suspend || job.Spec.Parallelism != nil || job.Status.Active != 1 || job.Status.Succeeded != 0 {
 		t.Errorf("Job trimmed to %+v", job)
+	}
+}
+
+// TestCacheSkipsSystemNamespaces: watching every namespace, the cache holds none of the kinds
+// the operator manages in kube-system, kube-public or kube-node-lease (so nothing there is
+// reconciled); with watchNamespaces, the namespaces bound the cache and no field selector is set.
+func TestCacheSkipsSystemNamespaces(t *testing.T) {
+	all := CacheOptions(&v1alpha1.OperatorConfiguration{})
+	for obj, by := range all.ByObject {
+		if by.Field == nil {
+			t.Errorf("%T: no field selector", obj)
+			continue
+		}
+		for ns, want := range map[string]bool{"kube-system": false, "kube-public": false, "kube-node-lease": false, "default": true, "team-a": true} {
+			if got := by.Field.Matches(fields.Set{"metadata.namespace": ns}); got != want {
+				t.Errorf("%T in %s cached = %v, want %v", obj, ns, got, want)
+			}
+		}
+	}
+	scoped := CacheOptions(&v1alpha1.OperatorConfiguration{Namespaces: []string{"team-a"}})
+	for obj, by := range scoped.ByObject {
+		if by.Field != nil {
+			t.Errorf("%T: field selector %v with watchNamespaces set", obj, by.Field)
+		}
 	}
 }

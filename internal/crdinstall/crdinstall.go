@@ -39,8 +39,13 @@ const (
 	v1beta2 = "v1beta2"
 )
 
-// The operator installs its CRDs at startup when its configuration says so (crds).
-// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch;create;patch
+// The operator installs its CRDs at startup when its configuration says so (crds), by
+// server-side apply, which authorizes the creation of a missing CRD by its name: it may read,
+// create and patch its own three CRDs only (TestRBACNamesOurCRDs keeps these names equal to
+// config/crd's), and list and watch the others (the certificate rotator follows the request
+// CRD's conversion webhook).
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=list;watch
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;create;patch,resourceNames=dynamographdeploymentrequests.nvidia.com;dynamographdeploymentruns.nvidia.com;dynamographdeploymentcandidates.nvidia.com
 
 // Options select what is installed.
 type Options struct {

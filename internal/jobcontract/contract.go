@@ -64,6 +64,10 @@ const (
 	EnvSearchTmpDir = "DGDR_SEARCH_TMP_DIR"
 	// EnvInputDir is where the input init container writes InputFile.
 	EnvInputDir = "DGDR_INPUT_DIR"
+	// EnvInputHash is the hash of the Run's effective input as the operator recorded it when it
+	// created the Job (downward API: the pod's v1beta2.AnnotationInputHash annotation). The input
+	// init container refuses a recorded input that does not hash to it.
+	EnvInputHash = "DGDR_INPUT_HASH"
 	// EnvRuntimeImages is "backend=image,backend=image" from the operator configuration, used
 	// to render candidate DynamoGraphDeployments.
 	EnvRuntimeImages = "DGDR_RUNTIME_IMAGES"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,15 +20,20 @@ import (
 // search identity to its own Run.
 const SearchIdentityPolicyName = "dgdr-search-identity"
 
-// The operator applies the policy and its binding at startup (server-side apply):
-// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingadmissionpolicies;validatingadmissionpolicybindings,verbs=create
-// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingadmissionpolicies;validatingadmissionpolicybindings,verbs=get;patch,resourceNames=dgdr-search-identity
+// The operator applies the policy and its binding at startup (server-side apply, which
+// authorizes the creation of a missing object by its name): it may create and patch these two
+// objects and no other admission policy, so it can neither weaken another policy nor write one
+// (its own fence, OperatorFencePolicy, is the chart's, not the operator's to change):
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingadmissionpolicies;validatingadmissionpolicybindings,verbs=get;create;patch,resourceNames=dgdr-search-identity
 
 // SearchIdentityPolicy returns the ValidatingAdmissionPolicy and its binding that confine a Run's
 // search identity (the ServiceAccount SearchIdentity(run.UID), which RBAC lets patch Run status
 // and write Candidates anywhere in its namespace) to its own Run:
 //
-//   - a Run's status may be written only when the Run's UID is the one in the identity's name;
+//   - a Run's status may be written only when the Run's UID is the one in the identity's name,
+//     only while the Run is not terminal (Completed is not True), and never in the fields the
+//     operator owns (OperatorOwnedRunStatus: conditions, phase, aisimulate...), compared between
+//     object and oldObject;
 //   - a Candidate may be created, updated or deleted only when both its old and new versions are
 //     controlled by that Run (controller owner reference) and labelled with its UID;
 //   - a ConfigMap may be created or deleted only when it is the Run's artifacts ConfigMap
@@ -86,6 +92,25 @@ func SearchIdentityPolicy() (*admissionregistrationv1.ValidatingAdmissionPolicy,
 					Reason:            forbidden,
 				},
 				{
+					// The operator owns these fields of the Run's status (the Run controller derives
+					// them); the reporter writes only progress, lastProgressTime, candidateRefs,
+					// recommendation and artifacts. A search identity that rewrote conditions or
+					// phase could end its Run Succeeded, and one that rewrote aisimulate could change
+					// the input it searches.
+					Expression: "request.resource.resource != 'dynamographdeploymentruns' || request.subResource != 'status' || " +
+						"object == null || oldObject == null || (" + statusKept() + ")",
+					MessageExpression: "'the search identity of Run ' + variables.runUID + ' may not write the operator-owned status fields of its Run (" +
+						strings.Join(OperatorOwnedRunStatus, ", ") + ")'",
+					Reason: forbidden,
+				},
+				{
+					// Once the Run is terminal its results are final, whoever still holds a token.
+					Expression: "request.resource.resource != 'dynamographdeploymentruns' || oldObject == null || !has(oldObject.status) || " +
+						"!has(oldObject.status.conditions) || !oldObject.status.conditions.exists(c, c.type == '" + v1beta2.ConditionCompleted + "' && c.status == 'True')",
+					MessageExpression: "'Run ' + variables.runUID + ' has completed: its search identity may no longer write it'",
+					Reason:            forbidden,
+				},
+				{
 					Expression:        "request.resource.resource != 'dynamographdeploymentcandidates' || ((" + owned("object") + ") && (" + owned("oldObject") + "))",
 					MessageExpression: "'the search identity of Run ' + variables.runUID + ' may write only Candidates controlled by and labelled with its own Run'",
 					Reason:            forbidden,
@@ -107,6 +132,22 @@ func SearchIdentityPolicy() (*admissionregistrationv1.ValidatingAdmissionPolicy,
 		},
 	}
 	return policy, binding
+}
+
+// OperatorOwnedRunStatus are the fields of a Run's status that only the operator writes: the
+// search-identity policy denies any change of them by a search identity.
+var OperatorOwnedRunStatus = []string{"conditions", "phase", "message", "aisimulate", "jobRef", "startTime", "completionTime"}
+
+// statusKept is the CEL expression saying that no field of OperatorOwnedRunStatus differs
+// between oldObject and object (present in both with equal values, or absent from both).
+func statusKept() string {
+	parts := make([]string, 0, len(OperatorOwnedRunStatus))
+	for _, f := range OperatorOwnedRunStatus {
+		in := func(o string) string { return fmt.Sprintf("(has(%[1]s.status) && has(%[1]s.status.%[2]s))", o, f) }
+		parts = append(parts, fmt.Sprintf("(%s == %s && (!%s || object.status.%s == oldObject.status.%s))",
+			in("object"), in("oldObject"), in("object"), f, f))
+	}
+	return strings.Join(parts, " && ")
 }
 
 // ApplySearchIdentityPolicy server-side applies the policy and its binding with c (whose scheme

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"maps"
 	"strconv"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -93,7 +94,10 @@ func Render(cand *v1beta2.DynamoGraphDeploymentCandidate, name string, owner *Ow
 	obj.SetName(name)
 	obj.SetNamespace(cand.Namespace)
 	md, _ := m["metadata"].(map[string]any)
-	labels := stringMap(md, "labels")
+	// The nvidia.com/dgdr-* keys say who made and who owns a deployment (AnnotationAppliedBy
+	// lets a request's autoApply update it): only promote sets them, never the Candidate, whose
+	// content whoever wrote the Candidate chose.
+	labels := withoutOwnKeys(stringMap(md, "labels"))
 	for _, k := range []string{v1beta2.LabelRequestName, v1beta2.LabelRunName} {
 		if v := cand.Labels[k]; v != "" {
 			labels[k] = v
@@ -102,7 +106,7 @@ func Render(cand *v1beta2.DynamoGraphDeploymentCandidate, name string, owner *Ow
 	if len(labels) > 0 {
 		obj.SetLabels(labels)
 	}
-	ann := stringMap(md, "annotations")
+	ann := withoutOwnKeys(stringMap(md, "annotations"))
 	ann[AnnotationPromotedFrom] = cand.Name
 	if owner != nil {
 		ann[AnnotationAppliedBy] = string(owner.RequestUID)
@@ -110,6 +114,16 @@ func Render(cand *v1beta2.DynamoGraphDeploymentCandidate, name string, owner *Ow
 	}
 	obj.SetAnnotations(ann)
 	return obj, nil
+}
+
+// OwnKeyPrefix starts the labels and annotations that only the operator and promote set on a
+// DynamoGraphDeployment.
+const OwnKeyPrefix = "nvidia.com/dgdr-"
+
+// withoutOwnKeys drops every OwnKeyPrefix key of m.
+func withoutOwnKeys(m map[string]string) map[string]string {
+	maps.DeleteFunc(m, func(k, _ string) bool { return strings.HasPrefix(k, OwnKeyPrefix) })
+	return m
 }
 
 func stringMap(md map[string]any, key string) map[string]string {

@@ -185,3 +185,37 @@ func TestReadiness(t *testing.T) {
 		}
 	}
 }
+
+// TestPromoteDropsOwnKeys: a Candidate's graphDeployment carries nvidia.com/dgdr-* annotations
+// and labels copied from a victim's deployment (applied-by the victim request's UID, a high
+// request generation). `dgdrctl promote` (no owner) creates the deployment on the real API
+// server; read back, it carries no nvidia.com/dgdr-* key but the promoted-from promote sets and
+// the request and Run labels of the Candidate itself, so the victim's autoApply never takes it
+// for its own. Reverted (the Candidate's keys copied), the deployment is applied-by the victim.
+func TestPromoteDropsOwnKeys(t *testing.T) {
+	ns := namespace(t)
+	cand := candidate(ns, "llama-run-1-c3", 1)
+	cand.Spec.GraphDeployment.Raw = []byte(`{"apiVersion":"nvidia.com/v1beta1","kind":"DynamoGraphDeployment",
+		"metadata":{"labels":{"app":"llama","nvidia.com/dgdr-request-name":"victim"},
+			"annotations":{"note":"kept","nvidia.com/dgdr-applied-by":"victim-uid","nvidia.com/dgdr-request-generation":"99","nvidia.com/dgdr-anything":"x"}},
+		"spec":{"backendFramework":"vllm","components":[{"name":"Frontend","type":"frontend","replicas":1,"podTemplate":{"spec":{"containers":[{"name":"main","image":"f"}]}}}]}}`)
+	obj, err := promote.Render(cand, "forged", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := promote.Apply(context.Background(), k8s, obj, nil); err != nil {
+		t.Fatal(err)
+	}
+	got := &unstructured.Unstructured{}
+	got.SetGroupVersionKind(promote.GVK)
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "forged"}, got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]map[string]string{
+		"labels":      {"app": "llama", v1beta2.LabelRequestName: "llama", v1beta2.LabelRunName: "llama-run-1"},
+		"annotations": {"note": "kept", promote.AnnotationPromotedFrom: "llama-run-1-c3"},
+	}
+	if diff := cmp.Diff(want, map[string]map[string]string{"labels": got.GetLabels(), "annotations": got.GetAnnotations()}); diff != "" {
+		t.Errorf("promoted deployment's metadata (-want +got):\n%s", diff)
+	}
+}

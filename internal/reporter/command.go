@@ -50,6 +50,9 @@ type Options struct {
 	// InputDir and exit.
 	WriteInput bool
 	InputDir   string
+	// InputHash is the input hash the operator recorded on the search Job (--input-hash,
+	// $DGDR_INPUT_HASH); --write-input refuses an input that does not hash to it.
+	InputHash string
 
 	// RESTConfig, when set, is used instead of --kubeconfig / in-cluster credentials (tests).
 	RESTConfig *rest.Config
@@ -114,6 +117,7 @@ reason on stderr and in the termination message, when the result cannot be publi
 	f.StringVar(&o.TerminationLog, "termination-log", DefaultTerminationLog, "file receiving the termination message (ignored when not writable)")
 	f.BoolVarP(&o.Verbose, "verbose", "v", false, "log every progress write")
 	f.BoolVar(&o.WriteInput, "write-input", false, "write the Run's recorded input (status.aisimulate.input, checked against its hash) to --input-dir and exit (the search Job's input init container)")
+	f.StringVar(&o.InputHash, "input-hash", os.Getenv(jobcontract.EnvInputHash), "the input hash the operator recorded on the search Job, which --write-input checks the input against ($"+jobcontract.EnvInputHash+")")
 	f.StringVar(&o.InputDir, "input-dir", envOr(jobcontract.EnvInputDir, jobcontract.InputDir), "where --write-input writes "+jobcontract.InputFile+" ($"+jobcontract.EnvInputDir+")")
 	return cmd
 }
@@ -161,7 +165,7 @@ func ExecuteWriteInput(ctx context.Context, o *Options, log logr.Logger) (string
 	if err != nil {
 		return "", err
 	}
-	w := &InputWriter{Client: c, Namespace: o.Namespace, RunName: o.RunName, Dir: o.InputDir, PollInterval: o.PollInterval, Log: log}
+	w := &InputWriter{Client: c, Namespace: o.Namespace, RunName: o.RunName, Dir: o.InputDir, ExpectedHash: o.InputHash, PollInterval: o.PollInterval, Log: log}
 	return w.Write(ctx)
 }
 

@@ -34,6 +34,9 @@ type InputWriter struct {
 	RunName   string
 	// Dir receives jobcontract.InputFile.
 	Dir string
+	// ExpectedHash is the input hash the operator recorded on the Job when it created it
+	// (jobcontract.EnvInputHash). Required: the recorded input must hash to it.
+	ExpectedHash string
 	// WaitTimeout bounds the wait for the input to be recorded (default DefaultInputWaitTimeout);
 	// PollInterval spaces the reads meanwhile (default DefaultPollInterval).
 	WaitTimeout  time.Duration
@@ -58,6 +61,9 @@ func (w *InputWriter) Write(ctx context.Context) (string, error) {
 	}
 	if w.Log.GetSink() == nil {
 		w.Log = logr.Discard()
+	}
+	if w.ExpectedHash == "" {
+		return "", errors.New("the expected input hash is required ($" + jobcontract.EnvInputHash + ", from the search Job's " + v1beta2.AnnotationInputHash + " annotation)")
 	}
 	deadline := time.Now().Add(w.WaitTimeout)
 	for {
@@ -98,8 +104,14 @@ func (w *InputWriter) read(ctx context.Context) (*aisimulate.Input, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the Run %s/%s: status.aisimulate.input is not a JSON object: %w", w.Namespace, w.RunName, err)
 	}
-	// The hash is what the Run promises was searched; a mismatch means the recorded input was
-	// altered after the operator wrote it, and the search must not run on it.
+	// The hash the operator wrote on the Job (the pod's annotation) is what the Run promises is
+	// searched; a mismatch means the recorded input was altered after the operator wrote it,
+	// and the search must not run on it. status.aisimulate.inputHash is in the same status the
+	// input is, so it proves nothing by itself.
+	if in.Hash != w.ExpectedHash {
+		return nil, fmt.Errorf("the Run %s/%s: status.aisimulate.input hashes to %s, but the operator recorded %q on the search Job (%s)",
+			w.Namespace, w.RunName, in.Hash, w.ExpectedHash, v1beta2.AnnotationInputHash)
+	}
 	if in.Hash != a.InputHash {
 		return nil, fmt.Errorf("the Run %s/%s: status.aisimulate.input hashes to %s, but status.aisimulate.inputHash is %q",
 			w.Namespace, w.RunName, in.Hash, a.InputHash)

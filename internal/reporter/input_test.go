@@ -18,13 +18,14 @@ import (
 )
 
 // writeInput runs `report --write-input` against the real API server.
-func writeInput(t *testing.T, ns, run, dir string) (string, error) {
+func writeInput(t *testing.T, ns, run, dir, expected string) (string, error) {
 	t.Helper()
 	cmd := reporter.NewCommandWithOptions(&reporter.Options{RESTConfig: env.Config})
 	var stdout, stderr bytes.Buffer
 	cmd.SetOut(&stdout)
 	cmd.SetErr(&stderr)
 	cmd.SetArgs([]string{"--write-input", "--run-name", run, "--namespace", ns, "--input-dir", dir,
+		"--input-hash", expected,
 		"--poll-interval", "20ms", "--termination-log", filepath.Join(t.TempDir(), "term")})
 	err := cmd.ExecuteContext(context.Background())
 	return stdout.String() + stderr.String(), err
@@ -61,7 +62,7 @@ func TestWriteInput(t *testing.T) {
 		recordInput(t, run, in.JSON, in.Hash)
 	}()
 	dir := t.TempDir()
-	out, err := writeInput(t, ns, run.Name, dir)
+	out, err := writeInput(t, ns, run.Name, dir, in.Hash)
 	if err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
@@ -87,11 +88,39 @@ func TestWriteInputRejectsAlteredInput(t *testing.T) {
 	altered := bytes.Replace(in.JSON, []byte("Llama-3.1-8B"), []byte("Llama-3.1-70B"), 1)
 	recordInput(t, run, altered, in.Hash)
 	dir := t.TempDir()
-	out, err := writeInput(t, ns, run.Name, dir)
-	if err == nil || !strings.Contains(out, "inputHash") {
+	out, err := writeInput(t, ns, run.Name, dir, in.Hash)
+	if err == nil || !strings.Contains(out, "hashes to") {
 		t.Fatalf("err = %v, output %q", err, out)
 	}
 	if _, err := os.Stat(filepath.Join(dir, jobcontract.InputFile)); !os.IsNotExist(err) {
 		t.Errorf("input file written for an altered input: %v", err)
+	}
+}
+
+// TestWriteInputRejectsForgedInputAndHash: whoever could write the Run's status (a search
+// identity before the search-identity policy kept it off status.aisimulate) records another input
+// together with its matching inputHash. The input init container checks the input against the
+// hash the operator wrote on the search Job (--input-hash, from the pod's annotation), not
+// against the status, so the forged input never reaches the search. Reverted (checking only
+// status.aisimulate.inputHash), the forged input is written.
+func TestWriteInputRejectsForgedInputAndHash(t *testing.T) {
+	ns := newNamespace(t)
+	run := newRun(t, ns, "llm-run-forged", 2)
+	in := recordedInput(t)
+	forged, err := aisimulate.Canonicalize(bytes.Replace(in.JSON, []byte(`"max_trials":40`), []byte(`"max_trials":100000`), 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recordInput(t, run, forged.JSON, forged.Hash)
+	dir := t.TempDir()
+	out, err := writeInput(t, ns, run.Name, dir, in.Hash)
+	if err == nil || !strings.Contains(out, "the operator recorded") || !strings.Contains(out, in.Hash) {
+		t.Fatalf("err = %v, output %q", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, jobcontract.InputFile)); !os.IsNotExist(err) {
+		t.Errorf("input file written for a forged input: %v", err)
+	}
+	if _, err := writeInput(t, ns, run.Name, dir, ""); err == nil {
+		t.Error("--write-input without the operator's hash succeeded")
 	}
 }

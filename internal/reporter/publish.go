@@ -147,6 +147,7 @@ func (r *Reporter) desiredCandidates(run *v1beta2.DynamoGraphDeploymentRun, swee
 		ids = ids[:limit]
 	}
 	out := make([]v1beta2.DynamoGraphDeploymentCandidate, 0, len(ids))
+	var recs *os.File // the recommendations directory, opened once and read by descriptor
 	for i, id := range ids {
 		rec, ok := sweep.Candidate(id)
 		if !ok {
@@ -154,14 +155,16 @@ func (r *Reporter) desiredCandidates(run *v1beta2.DynamoGraphDeploymentRun, swee
 		}
 		path := output.RecommendationPath(r.OutputDir, i)
 		if i == 0 {
-			if err := checkDir(filepath.Dir(path), output.RecommendationsDir); err != nil {
+			var err error
+			if recs, err = r.openRecommendations(); err != nil {
 				if IsOutputRejected(err) {
 					return nil, err
 				}
 				return nil, fmt.Errorf("reading the configuration of %s: %w", id, err)
 			}
+			defer recs.Close()
 		}
-		data, err := readCapped(path, r.rel(path), jobcontract.MaxConfigurationBytes)
+		data, err := readCappedIn(recs, filepath.Base(path), r.rel(path), jobcontract.MaxConfigurationBytes)
 		if err != nil {
 			if IsOutputRejected(err) {
 				return nil, err
@@ -183,17 +186,7 @@ func (r *Reporter) desiredCandidates(run *v1beta2.DynamoGraphDeploymentRun, swee
 
 func (r *Reporter) buildCandidate(run *v1beta2.DynamoGraphDeploymentRun, sweep *output.SweepResult, rec *output.Candidate, doc map[string]any, rank int) (*v1beta2.DynamoGraphDeploymentCandidate, error) {
 	name := naming.CandidateName(run.Name, rec.CandidateID)
-	dgd, sum, err := render.Render(doc, render.Options{
-		Name:          name,
-		ModelRevision: run.Spec.Model.Revision,
-		RuntimeImages: r.RuntimeImages,
-		GPUsPerNode:   gpusPerNode(run, r.GPUsPerNode),
-		Model:         run.Spec.Model,
-		Deployment:    run.Spec.Deployment,
-		PlannerImage:  r.PlannerImage,
-		SLA:           run.Spec.SLA,
-		GPUBudget:     gpuBudget(run),
-	})
+	dgd, sum, err := render.Render(doc, render.RunOptions(run, name, r.RuntimeImages, r.GPUsPerNode, r.PlannerImage))
 	if err != nil {
 		return nil, fmt.Errorf("rendering: %w", err)
 	}
@@ -448,23 +441,6 @@ func (r *Reporter) deleteStale(ctx context.Context, run *v1beta2.DynamoGraphDepl
 	return nil
 }
 
-// gpusPerNode is the Run's spec.hardware.gpu.perNode, or the reporter's --gpus-per-node for a
-// Run from before the field existed.
-func gpusPerNode(run *v1beta2.DynamoGraphDeploymentRun, fallback int) int {
-	if hw := run.Spec.Hardware; hw != nil && hw.GPU != nil && hw.GPU.PerNode != nil {
-		return int(*hw.GPU.PerNode)
-	}
-	return fallback
-}
-
-// gpuBudget is spec.hardware.gpu.budget, 0 when unset.
-func gpuBudget(run *v1beta2.DynamoGraphDeploymentRun) int {
-	if hw := run.Spec.Hardware; hw != nil && hw.GPU != nil && hw.GPU.Budget != nil {
-		return int(*hw.GPU.Budget)
-	}
-	return 0
-}
-
 // Candidates returns the Candidates the reporter publishes for run from the search output in
 // r.OutputDir, best first, without touching the cluster (dgdrctl recommend runs it offline).
 func (r *Reporter) Candidates(run *v1beta2.DynamoGraphDeploymentRun) ([]v1beta2.DynamoGraphDeploymentCandidate, error) {
@@ -480,9 +456,6 @@ func (r *Reporter) Candidates(run *v1beta2.DynamoGraphDeploymentRun) ([]v1beta2.
 // real directory and the file a regular file (no symbolic links) of at most
 // jobcontract.MaxRecommendationBytes.
 func (r *Reporter) readSweep() (*output.SweepResult, error) {
-	if err := checkDir(r.OutputDir, filepath.Base(r.OutputDir)); err != nil {
-		return nil, err
-	}
 	data, err := readCapped(filepath.Join(r.OutputDir, output.RecommendationFile), output.RecommendationFile, jobcontract.MaxRecommendationBytes)
 	if err != nil {
 		return nil, err
@@ -492,4 +465,16 @@ func (r *Reporter) readSweep() (*output.SweepResult, error) {
 		return nil, fmt.Errorf("%s: %w", output.RecommendationFile, err)
 	}
 	return sweep, nil
+}
+
+// openRecommendations opens the output's recommendations directory by descriptor: the output
+// directory, then the recommendations directory in it, neither a symbolic link (openDir), so
+// every configuration is read from the directories that were checked.
+func (r *Reporter) openRecommendations() (*os.File, error) {
+	out, err := openDir(r.OutputDir, filepath.Base(r.OutputDir))
+	if err != nil {
+		return nil, err
+	}
+	defer out.Close()
+	return openDirIn(out, output.RecommendationsDir, output.RecommendationsDir)
 }

@@ -54,33 +54,66 @@ func (r *Reporter) rel(path string) string {
 	return path
 }
 
-// checkDir refuses a directory of the output that is a symbolic link or not a directory (the
-// search could point it anywhere on the reporter's file system). A missing directory is
-// reported as os.ErrNotExist.
-func checkDir(path, name string) error {
-	st, err := os.Lstat(path)
-	if err != nil {
-		return err
-	}
-	switch {
-	case st.Mode()&os.ModeSymlink != 0:
-		return &OutputRejectedError{File: name, Problem: "is a symbolic link (refused)"}
-	case !st.IsDir():
-		return &OutputRejectedError{File: name, Problem: fmt.Sprintf("is not a directory (mode %s)", st.Mode())}
-	}
-	return nil
+// openDir opens a directory of the output without following a symbolic link (O_NOFOLLOW,
+// O_DIRECTORY): the files under it are then opened relative to the returned descriptor
+// (openRegularIn), so the directory that was checked is the one read, even if the search swaps
+// its path for a symbolic link meanwhile. A symbolic link or a non-directory is refused; a missing
+// directory is reported as os.ErrNotExist.
+func openDir(path, name string) (*os.File, error) {
+	return openDirAt(unix.AT_FDCWD, path, name)
 }
 
-// openRegular opens a file of the output without following a symbolic link in its last
-// component (O_NOFOLLOW) and without blocking on a FIFO (O_NONBLOCK), and refuses anything the
-// open file's fstat does not show as a regular file (devices such as /dev/zero, FIFOs, sockets,
-// directories). A missing file is reported as os.ErrNotExist.
-func openRegular(path, name string) (*os.File, os.FileInfo, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+// openDirIn opens the directory sub of dir as openDir opens one.
+func openDirIn(dir *os.File, sub, name string) (*os.File, error) {
+	return openDirAt(int(dir.Fd()), sub, name)
+}
+
+func openDirAt(dirfd int, sub, name string) (*os.File, error) {
+	fd, err := unix.Openat(dirfd, sub, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, nil, openError(err, name)
+		if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
+			// Linux says ENOTDIR for a link with O_DIRECTORY; lstat tells which (refused either way).
+			var st unix.Stat_t
+			if unix.Fstatat(dirfd, sub, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
+				return nil, &OutputRejectedError{File: name, Problem: "is a symbolic link (refused)"}
+			}
+			return nil, &OutputRejectedError{File: name, Problem: "is not a directory"}
+		}
+		return nil, &os.PathError{Op: "openat", Path: name, Err: err}
 	}
-	return checkRegular(f, name)
+	return os.NewFile(uintptr(fd), name), nil
+}
+
+// openRegularIn opens the file named file directly in dir (no path: file must be one name) as
+// openRegular opens one: O_NOFOLLOW, O_NONBLOCK, and only a regular file. name is the file in
+// messages; a missing file is reported as os.ErrNotExist.
+func openRegularIn(dir *os.File, file, name string) (*os.File, os.FileInfo, error) {
+	fd, err := unix.Openat(int(dir.Fd()), file, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, openError(&os.PathError{Op: "openat", Path: name, Err: err}, name)
+	}
+	return checkRegular(os.NewFile(uintptr(fd), name), name)
+}
+
+// openRegular opens the file at p (the directory named in p, then the file in it) without
+// following a symbolic link in either (O_NOFOLLOW on both, O_DIRECTORY on the directory) and
+// without blocking on a FIFO (O_NONBLOCK), and refuses anything the open file's fstat does not
+// show as a regular file (devices such as /dev/zero, FIFOs, sockets, directories). The file is
+// opened relative to the directory's descriptor (openat), so the search cannot swap the
+// directory for a symbolic link between the check and the open. The directories above p's own
+// (the output volume's mount) are the operator's. A missing directory or file is reported as
+// os.ErrNotExist; name is the file in messages.
+func openRegular(p, name string) (*os.File, os.FileInfo, error) {
+	dirName := path.Dir(name)
+	if dirName == "." {
+		dirName = filepath.Base(filepath.Dir(p))
+	}
+	dir, err := openDir(filepath.Dir(p), dirName)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer dir.Close()
+	return openRegularIn(dir, filepath.Base(p), name)
 }
 
 // openRegularAt opens dir/sub/file as openRegular opens a file, where sub must be a real
@@ -89,25 +122,12 @@ func openRegular(path, name string) (*os.File, os.FileInfo, error) {
 // and the open. name is the file in messages; a missing sub or file is reported as
 // os.ErrNotExist.
 func openRegularAt(dir *os.File, sub, file, name string) (*os.File, os.FileInfo, error) {
-	dfd, err := unix.Openat(int(dir.Fd()), sub, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	d, err := openDirIn(dir, sub, path.Dir(name))
 	if err != nil {
-		subName := path.Dir(name)
-		if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
-			// Linux says ENOTDIR for a link with O_DIRECTORY; lstat tells which (refused either way).
-			var st unix.Stat_t
-			if unix.Fstatat(int(dir.Fd()), sub, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
-				return nil, nil, &OutputRejectedError{File: subName, Problem: "is a symbolic link (refused)"}
-			}
-			return nil, nil, &OutputRejectedError{File: subName, Problem: "is not a directory"}
-		}
-		return nil, nil, &os.PathError{Op: "openat", Path: subName, Err: err}
+		return nil, nil, err
 	}
-	defer unix.Close(dfd)
-	fd, err := unix.Openat(dfd, file, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, nil, openError(&os.PathError{Op: "openat", Path: name, Err: err}, name)
-	}
-	return checkRegular(os.NewFile(uintptr(fd), name), name)
+	defer d.Close()
+	return openRegularIn(d, file, name)
 }
 
 // openError maps the error of an O_NOFOLLOW|O_NONBLOCK open to an OutputRejectedError when the
@@ -136,11 +156,11 @@ func checkRegular(f *os.File, name string) (*os.File, os.FileInfo, error) {
 	return f, st, nil
 }
 
-// readCapped reads a regular file of the output whole, refusing it when it is larger than limit:
-// first by its size, then through io.LimitReader(limit+1), so a file that grows while it is read
-// is never read past the cap either.
-func readCapped(path, name string, limit int64) ([]byte, error) {
-	f, st, err := openRegular(path, name)
+// readCappedIn reads the regular file named file in dir whole (openRegularIn), refusing it
+// when it is larger than limit: first by its size, then through io.LimitReader(limit+1), so a
+// file that grows while it is read is never read past the cap either.
+func readCappedIn(dir *os.File, file, name string, limit int64) ([]byte, error) {
+	f, st, err := openRegularIn(dir, file, name)
 	if err != nil {
 		return nil, err
 	}
@@ -159,4 +179,18 @@ func readCapped(path, name string, limit int64) ([]byte, error) {
 		return nil, &OutputRejectedError{File: name, Problem: fmt.Sprintf("grew over the reporter's cap of %s while it was read", mib(limit))}
 	}
 	return data, nil
+}
+
+// readCapped reads the regular file at p whole, as readCappedIn reads one in its directory.
+func readCapped(p, name string, limit int64) ([]byte, error) {
+	dirName := path.Dir(name)
+	if dirName == "." {
+		dirName = filepath.Base(filepath.Dir(p))
+	}
+	dir, err := openDir(filepath.Dir(p), dirName)
+	if err != nil {
+		return nil, err
+	}
+	defer dir.Close()
+	return readCappedIn(dir, filepath.Base(p), name, limit)
 }

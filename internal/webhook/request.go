@@ -77,6 +77,9 @@ func (w *RequestWebhook) ValidateCreate(_ context.Context, dgdr *v1beta2.DynamoG
 	if dgdr.IsV1Beta1Native() {
 		return nil, nil // the Dynamo operator's request; the CRD schema checks its envelope
 	}
+	if err := dgdradmission.ValidateNamespace(dgdr.Namespace, w.Config.Namespaces); err != nil {
+		return nil, invalid(dgdr, field.ErrorList{err})
+	}
 	input, errs := dgdradmission.Validate(dgdr, aisimulate.CapsFrom(w.Config.Limits))
 	if len(errs) > 0 {
 		return nil, invalid(dgdr, errs)

@@ -97,6 +97,19 @@ func searchToken(t *testing.T, run *v1beta2.DynamoGraphDeploymentRun) client.Cli
 	return c
 }
 
+// runningRun creates a search of about 15 s and returns its Run once the search container runs.
+func runningRun(t *testing.T, ns, name string) *v1beta2.DynamoGraphDeploymentRun {
+	t.Helper()
+	env.CreateRequest(t, ns, fmt.Sprintf(sandboxtest.SlowRequest, name))
+	runName := awaitRunOf(t, ns, name)
+	env.WaitSearchRunning(t, ns, runName)
+	var run v1beta2.DynamoGraphDeploymentRun
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: runName}, &run); err != nil {
+		t.Fatal(err)
+	}
+	return &run
+}
+
 // TestSearchTokenTouchesOnlyItsOwnRun: holding the token of Run A's search pod, a tenant tries
 // to forge Run B's results: patch B's status (its Completed condition and recommendation), create
 // a Candidate owned by B (which `dgdrctl promote` would deploy), delete B's Candidates. Each
@@ -107,8 +120,9 @@ func searchToken(t *testing.T, run *v1beta2.DynamoGraphDeploymentRun) client.Cli
 func TestSearchTokenTouchesOnlyItsOwnRun(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t)
-	runA := succeededRun(t, ns, "tenant-a")
 	runB := succeededRun(t, ns, "tenant-b")
+	// A's search must still run: a finished Run's identity is gone (TestFinishedSearchIdentityIsGone).
+	runA := runningRun(t, ns, "tenant-a")
 	attacker := searchToken(t, runA)
 
 	status := func(target *v1beta2.DynamoGraphDeploymentRun, body string) error {

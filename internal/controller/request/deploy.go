@@ -2,11 +2,13 @@ package request
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,6 +20,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/run"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 	"github.com/dgdr-operator/dgdr-operator/internal/promote"
+	"github.com/dgdr-operator/dgdr-operator/internal/render"
 )
 
 // autoApply creates or updates DynamoGraphDeployments and reads their readiness:
@@ -110,6 +113,22 @@ func (r *Reconciler) deploy(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploy
 		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonDeploymentFailed, msg, events)
 		return deployPollSettled, nil
 	}
+	// The Candidate was written by a search identity, whose pod runs the search image: only
+	// what the operator's own renderer makes of its parameters is deployed.
+	// The cache keeps no spec of a terminal Run (stripTerminalRun): read it whole, as rarely as
+	// the Candidate.
+	full := &v1beta2.DynamoGraphDeploymentRun{}
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(src), full); err != nil || full.UID != src.UID {
+		if err == nil {
+			err = fmt.Errorf("the Run %s was replaced", src.Name)
+		}
+		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonDeploymentFailed, fmt.Sprintf("reading Run %s: %v", src.Name, err), events)
+		return 0, err
+	}
+	if msg := r.reproduce(full, cand); msg != "" {
+		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonCandidateNotReproduced, msg, events)
+		return deployPollSettled, nil
+	}
 	obj, err := promote.Render(cand, name, &promote.Owner{RequestUID: dgdr.UID, Generation: generationOf(src)})
 	if err != nil {
 		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonDeploymentFailed, err.Error(), events)
@@ -191,4 +210,69 @@ func (r *Reconciler) setDeployed(dgdr *v1beta2.DynamoGraphDeploymentRequest, sta
 	case v1beta2.ReasonDeploymentCRDMissing:
 		*events = append(*events, pendingEvent{dgdr, corev1.EventTypeWarning, EventDeployCRDMissing, "Deploy", msg})
 	}
+}
+
+// reproduce renders the Candidate again from its recorded parameters (spec.parameters) and the
+// Run's spec, with the operator's configuration, as the reporter rendered it
+// (render.RunOptions), and compares the result with the stored spec.graphDeployment. It returns
+// "" when they are the same, and otherwise a message saying why the Candidate is not deployed.
+func (r *Reconciler) reproduce(src *v1beta2.DynamoGraphDeploymentRun, cand *v1beta2.DynamoGraphDeploymentCandidate) string {
+	refuse := func(why string) string {
+		return fmt.Sprintf("candidate %s of Run %s is not deployed: %s; autoApply deploys only what the operator renders from a candidate's parameters (promote it by hand after reviewing it, or create a new request generation)",
+			cand.Name, src.Name, why)
+	}
+	var params map[string]any
+	if err := json.Unmarshal(cand.Spec.Parameters.Raw, &params); err != nil || params == nil {
+		return refuse("its spec.parameters is not an object")
+	}
+	// The search Job's reporter renders with the same configuration values (BuildJob: its
+	// runtime-images and planner-image environment, and the default --gpus-per-node).
+	dgd, _, err := render.Render(params, render.RunOptions(src, cand.Name, r.Config.RuntimeImages, render.DefaultGPUsPerNode, r.Config.Planner.Image))
+	if err != nil {
+		return refuse(fmt.Sprintf("rendering its parameters failed: %v", err))
+	}
+	want, err := normalizedJSON(dgd)
+	if err != nil {
+		return refuse(err.Error())
+	}
+	var stored any
+	if err := json.Unmarshal(cand.Spec.GraphDeployment.Raw, &stored); err != nil {
+		return refuse("its spec.graphDeployment is not JSON")
+	}
+	if !equality.Semantic.DeepEqual(withoutNulls(want), withoutNulls(stored)) {
+		return refuse("its spec.graphDeployment differs from the rendering of its spec.parameters (altered after the search rendered it, or the operator's runtime images changed since)")
+	}
+	return ""
+}
+
+// normalizedJSON is v as decoded JSON (maps, slices, float64), comparable with a stored document.
+func normalizedJSON(v any) (any, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var out any
+	return out, json.Unmarshal(data, &out)
+}
+
+// withoutNulls drops the null members of every object in v: the API server may drop them from
+// a stored document (creationTimestamp: null), and they mean the same as absent ones.
+func withoutNulls(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, e := range t {
+			if e != nil {
+				out[k] = withoutNulls(e)
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			out[i] = withoutNulls(e)
+		}
+		return out
+	}
+	return v
 }

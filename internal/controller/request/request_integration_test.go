@@ -1,7 +1,9 @@
 package request_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
@@ -23,6 +25,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/request"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
+	"github.com/dgdr-operator/dgdr-operator/internal/render"
 )
 
 const wait = 20 * time.Second
@@ -339,15 +342,42 @@ func TestRestartCreatesNoDuplicates(t *testing.T) {
 // published best Candidate (<run>-c1) controlled by the Run, then a successful Job.
 func succeedWithCandidate(t *testing.T, r *v1beta2.DynamoGraphDeploymentRun) {
 	t.Helper()
+	succeedWith(t, r, func(c *v1beta2.DynamoGraphDeploymentCandidate) {})
+}
+
+// candidateParameters is a recommendations/NNNN.yaml as the search writes it.
+const candidateParameters = `{"engine":{"backend":"vllm","hardware":"h200_sxm","mode":"aggregated","model":"Qwen/Qwen3-0.6B","context_length":8192,
+	"workers":{"aggregated":{"kv_cache":{"block_size":32,"capacity":{"memory_fraction":0.9,"type":"default"},"prefix_caching":true},
+	"parallelism":{"attention_data":1,"moe_expert":1,"moe_tensor":1,"pipeline":1,"replicas":2,"tensor":2},
+	"scheduler":{"max_batched_tokens":8192,"max_sequences":256}}}},
+	"traffic":{"load":{"concurrency":10,"type":"concurrency"},"source":{"input_tokens":1024,"output_tokens":128,"type":"synthetic"}}}`
+
+// succeedWith is succeedWithCandidate with the Candidate (rendered from candidateParameters as
+// the reporter renders it) changed by alter before it is created.
+func succeedWith(t *testing.T, r *v1beta2.DynamoGraphDeploymentRun, alter func(*v1beta2.DynamoGraphDeploymentCandidate)) {
+	t.Helper()
 	ctx := context.Background()
 	best := r.Name + "-c1"
+	var params map[string]any
+	if err := json.Unmarshal([]byte(candidateParameters), &params); err != nil {
+		t.Fatal(err)
+	}
+	dgd, _, err := render.Render(params, render.RunOptions(r, best, cfg.RuntimeImages, render.DefaultGPUsPerNode, cfg.Planner.Image))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rendered, err := json.Marshal(dgd)
+	if err != nil {
+		t.Fatal(err)
+	}
 	cand := &v1beta2.DynamoGraphDeploymentCandidate{
 		ObjectMeta: metav1.ObjectMeta{Namespace: r.Namespace, Name: best,
 			Labels:          map[string]string{v1beta2.LabelRunName: r.Name, v1beta2.LabelRunUID: string(r.UID)},
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(r, v1beta2.GroupVersion.WithKind("DynamoGraphDeploymentRun"))}},
 		Spec: v1beta2.DynamoGraphDeploymentCandidateSpec{Backend: v1beta2.BackendVLLM, Mode: v1beta2.ModeAggregated, GPUs: 1,
-			GraphDeployment: runtime.RawExtension{Raw: []byte(`{"spec":{"components":[]}}`)}, Parameters: runtime.RawExtension{Raw: []byte(`{}`)}},
+			GraphDeployment: runtime.RawExtension{Raw: rendered}, Parameters: runtime.RawExtension{Raw: []byte(candidateParameters)}},
 	}
+	alter(cand)
 	if err := k8s.Create(ctx, cand); err != nil {
 		t.Fatal(err)
 	}
@@ -422,4 +452,40 @@ func TestAutoApplyWithoutTheDeploymentCRD(t *testing.T) {
 	if c := meta.FindStatusCondition(st.Status.Conditions, v1beta2.ConditionDeployed); c != nil {
 		t.Errorf("a request without autoApply has a Deployed condition: %+v", c)
 	}
+}
+
+// TestAutoApplyRefusesAnAlteredCandidate: the best Candidate's stored graphDeployment is not
+// what its parameters render to (a privileged sidecar added, as a forged Candidate would carry).
+// autoApply refuses it with Deployed=False CandidateNotReproduced naming the candidate, and
+// never reaches the deployment (here: the CRDNotInstalled of an untampered Candidate, in the
+// same namespace, shows that the check is what stopped it). Reverted, the altered Candidate
+// goes on to the deployment step.
+func TestAutoApplyRefusesAnAlteredCandidate(t *testing.T) {
+	ctx := context.Background()
+	ns := ct.Namespace(t, k8s)
+	forged := ct.Request(ns, "forged").AutoApply("llama-forged").Obj()
+	honest := ct.Request(ns, "honest").AutoApply("llama-honest").Obj()
+	for _, obj := range []*v1beta2.DynamoGraphDeploymentRequest{forged, honest} {
+		if err := k8s.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	succeedWith(t, waitForRun(t, forged, 1), func(c *v1beta2.DynamoGraphDeploymentCandidate) {
+		c.Spec.GraphDeployment.Raw = bytes.Replace(c.Spec.GraphDeployment.Raw, []byte(`"containers":[`),
+			[]byte(`"containers":[{"name":"evil","image":"attacker/miner","securityContext":{"privileged":true}},`), 1)
+	})
+	succeedWithCandidate(t, waitForRun(t, honest, 1))
+
+	got := waitForStatus(t, forged, "Deployed=False CandidateNotReproduced", func(d *v1beta2.DynamoGraphDeploymentRequest) bool {
+		c := meta.FindStatusCondition(d.Status.Conditions, v1beta2.ConditionDeployed)
+		return c != nil && c.Reason == v1beta2.ReasonCandidateNotReproduced
+	})
+	c := meta.FindStatusCondition(got.Status.Conditions, v1beta2.ConditionDeployed)
+	if c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, naming.RunName("forged", 1)+"-c1") || got.Status.Deployment != nil {
+		t.Errorf("Deployed = %+v, deployment %+v", c, got.Status.Deployment)
+	}
+	waitForStatus(t, honest, "the honest request reaching the deployment step (CRDNotInstalled)", func(d *v1beta2.DynamoGraphDeploymentRequest) bool {
+		c := meta.FindStatusCondition(d.Status.Conditions, v1beta2.ConditionDeployed)
+		return c != nil && c.Reason == v1beta2.ReasonDeploymentCRDMissing
+	})
 }

@@ -23,6 +23,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -57,9 +58,9 @@ const LabelJobName = "batch.kubernetes.io/job-name"
 // +kubebuilder:rbac:groups=nvidia.com,resources=dynamographdeploymentcandidates/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;create
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;create;delete
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles,verbs=get;list;watch;create;update
-// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=rolebindings,verbs=get;create
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=rolebindings,verbs=get;create;delete
 // Children carry blockOwnerDeletion, which OwnerReferencesPermissionEnforcement allows only to
 // those who may update the owner's finalizers:
 // +kubebuilder:rbac:groups=nvidia.com,resources=dynamographdeploymentruns/finalizers;dynamographdeploymentrequests/finalizers,verbs=update
@@ -130,6 +131,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	base := run.DeepCopy()
 	var events []pendingEvent
 	res, err := r.reconcile(ctx, run, &events)
+	if err == nil && IsTerminal(run) {
+		// The search identity ends with its search, before the Run says so: a terminal Run
+		// never has one (docs/security.md). Reconcile returns early for terminal Runs, so this
+		// runs once per Run, when it ends (again only if the status write fails).
+		if err := r.deleteSearchIdentity(ctx, run); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	if perr := r.patchStatus(ctx, base, run); perr != nil {
 		err = errors.Join(err, perr)
 		events = nil
@@ -214,10 +223,36 @@ func (r *Reconciler) reconcile(ctx context.Context, run *v1beta2.DynamoGraphDepl
 	case err != nil:
 		return ctrl.Result{}, err
 	}
-	if !jobOwnedBy(job, run) {
-		r.setTerminal(run, &Outcome{Reason: v1beta2.ReasonSearchFailed, Message: fmt.Sprintf(
-			"%s exists but does not belong to this Run; delete it and create a new request generation", describeJob(job))}, events)
+	if !ownedExactly(job, run) {
+		r.setTerminal(run, foreignObject("Job", job, "it is not tracked as the search"), events)
 		return ctrl.Result{}, nil
+	}
+	// The Job the operator created is recorded in status.jobRef by the same reconcile. An owner
+	// reference proves nothing by itself (whoever creates an object writes them): a Job that
+	// replaced the recorded one is not the search, and one that is not recorded (an earlier
+	// attempt's whose status write was lost, or a planted one) is replaced.
+	if ref := run.Status.JobRef; ref != nil && ref.UID != "" && ref.UID != job.UID {
+		r.setTerminal(run, &Outcome{Reason: v1beta2.ReasonSearchFailed, Message: fmt.Sprintf(
+			"Job %s/%s (uid %s) replaced the search Job the operator created (uid %s); it is not tracked as the search. Create a new request generation to search again",
+			job.Namespace, job.Name, job.UID, ref.UID)}, events)
+		return ctrl.Result{}, nil
+	}
+	if run.Status.JobRef == nil {
+		// The cache may show the Run from before the write that recorded the Job (another
+		// writer's change came in between): only the API server's copy says it is unrecorded.
+		live := &v1beta2.DynamoGraphDeploymentRun{}
+		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(run), live); err != nil {
+			return ctrl.Result{}, client.IgnoreNotFound(err)
+		}
+		if live.UID != run.UID || live.Status.JobRef != nil {
+			return ctrl.Result{}, nil // the newer Run's event follows
+		}
+		err := r.Client.Delete(ctx, job, client.Preconditions{UID: ptr.To(job.UID)}, client.PropagationPolicy(metav1.DeletePropagationBackground))
+		if err != nil && !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, fmt.Errorf("replacing the unrecorded search Job %s: %w", job.Name, err)
+		}
+		log.FromContext(ctx).Info("replacing a search Job the Run has not recorded", "job", job.Name, "uid", job.UID)
+		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
 	return r.track(ctx, run, job, events)
 }
@@ -328,9 +363,8 @@ func (r *Reconciler) startSearch(ctx context.Context, run *v1beta2.DynamoGraphDe
 		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(job), job); err != nil {
 			return ctrl.Result{}, err
 		}
-		if !jobOwnedBy(job, run) {
-			r.setTerminal(run, &Outcome{Reason: v1beta2.ReasonSearchFailed, Message: fmt.Sprintf(
-				"%s exists but does not belong to this Run; delete it and create a new request generation", describeJob(job))}, events)
+		if !ownedExactly(job, run) {
+			r.setTerminal(run, foreignObject("Job", job, "it is not tracked as the search"), events)
 			return ctrl.Result{}, nil
 		}
 	}
@@ -364,7 +398,7 @@ func (r *Reconciler) track(ctx context.Context, run *v1beta2.DynamoGraphDeployme
 	}
 	// A pod that cannot start ends the Run within job.startFailureGraceSeconds, not at the
 	// Job's deadline; res requeues the Run when the grace of a failing container runs out.
-	done, res, err := r.checkStart(ctx, run, events)
+	done, res, err := r.checkStart(ctx, run, job, events)
 	if done || err != nil {
 		return res, err
 	}
@@ -391,21 +425,22 @@ func (r *Reconciler) track(ctx context.Context, run *v1beta2.DynamoGraphDeployme
 	return res, nil
 }
 
-// searchPods lists the pods of a Job from the cache and, when none of them has a terminated
-// search container yet, from the API server (the cache may lag behind the Job status).
+// searchPods lists the pods the Job controls from the cache and, when none of them has a
+// terminated search container yet, from the API server (the cache may lag behind the Job
+// status). Pods that only carry the Job's labels are not its pods (controlledBy).
 func (r *Reconciler) searchPods(ctx context.Context, job *batchv1.Job) ([]corev1.Pod, error) {
 	opts := []client.ListOption{client.InNamespace(job.Namespace), client.MatchingLabels{LabelJobName: job.Name}}
 	var pods corev1.PodList
 	if err := r.Client.List(ctx, &pods, opts...); err != nil {
 		return nil, err
 	}
-	if s, _ := terminations(pods.Items); s != nil {
-		return pods.Items, nil
+	if s, _ := terminations(controlledBy(pods.Items, job)); s != nil {
+		return controlledBy(pods.Items, job), nil
 	}
 	if err := r.APIReader.List(ctx, &pods, opts...); err != nil {
 		return nil, err
 	}
-	return pods.Items, nil
+	return controlledBy(pods.Items, job), nil
 }
 
 // deleteJob stops the search: the Job is deleted with background propagation so its pods go too.

@@ -136,6 +136,16 @@ func TestSearchIdentityIsConfinedToItsRun(t *testing.T) {
 			return attacker.Create(ctx, artifactsOf(runA, runB.UID, jobcontract.ArtifactsName(runA.UID)))
 		},
 		"delete B's artifacts ConfigMap": func() error { return attacker.Delete(ctx, victimArtifacts.DeepCopy()) },
+		// Its own Run's operator-owned status: ending it Succeeded, or changing the input.
+		"write A's conditions": func() error {
+			return ownStatus(attacker, runA, `{"status":{"conditions":[{"type":"Completed","status":"True","reason":"Succeeded","message":"forged","lastTransitionTime":"2026-01-01T00:00:00Z"}]}}`)
+		},
+		"write A's phase":   func() error { return ownStatus(attacker, runA, `{"status":{"phase":"Succeeded"}}`) },
+		"write A's message": func() error { return ownStatus(attacker, runA, `{"status":{"message":"forged"}}`) },
+		"write A's aisimulate": func() error {
+			return ownStatus(attacker, runA, `{"status":{"aisimulate":{"input":{"optimizer":{"max_trials":100000}},"inputHash":"sha256:forged"}}}`)
+		},
+		"write A's jobRef": func() error { return ownStatus(attacker, runA, `{"status":{"jobRef":{"name":"planted","uid":"x"}}}`) },
 	}
 	for name, attack := range attacks {
 		if err := attack(); !apierrors.IsForbidden(err) {
@@ -146,6 +156,13 @@ func TestSearchIdentityIsConfinedToItsRun(t *testing.T) {
 	// What the reporter of A must still do.
 	if err := patchProgress(attacker, runA, 4); err != nil {
 		t.Errorf("A's identity patching A's status: %v", err)
+	}
+	// Everything the reporter writes (reporter.statusPatch): progress, lastProgressTime,
+	// candidateRefs, recommendation and artifacts, in one merge patch as it sends them.
+	if err := ownStatus(attacker, runA, `{"status":{"progress":{"budget":10,"settled":5},"lastProgressTime":"2026-01-01T00:00:00Z",`+
+		`"candidateRefs":[{"name":"`+runA.Name+`-c1","rank":1}],"recommendation":{"bestCandidate":"`+runA.Name+`-c1","evaluated":5,"feasible":1},`+
+		`"artifacts":{"configMapName":"`+jobcontract.ArtifactsName(runA.UID)+`"}}}`); err != nil {
+		t.Errorf("A's identity writing the reporter's fields of A's status: %v", err)
 	}
 	own := candidateOf(runA, runA.UID, runA.Name+"-c1")
 	if err := attacker.Create(ctx, own); err != nil {
@@ -178,4 +195,9 @@ func mustClient(t *testing.T) client.Client {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// ownStatus merge-patches target's status with body as c.
+func ownStatus(c client.Client, target *v1beta2.DynamoGraphDeploymentRun, body string) error {
+	return c.Status().Patch(context.Background(), target.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(body)))
 }

@@ -1,7 +1,7 @@
 package run
 
 import (
-	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -115,6 +115,11 @@ func BuildJob(run *v1beta2.DynamoGraphDeploymentRun, cfg *v1alpha1.OperatorConfi
 		runNameEnv,
 		namespaceEnv,
 		{Name: jobcontract.EnvInputDir, Value: jobcontract.InputDir},
+		// The hash the operator recorded, from the pod's own annotation: no search identity can
+		// write a pod, a Job or the Run's status.aisimulate, so the input the search reads is
+		// the one the operator lowered (docs/security.md).
+		{Name: jobcontract.EnvInputHash, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{
+			APIVersion: "v1", FieldPath: "metadata.annotations['" + v1beta2.AnnotationInputHash + "']"}}},
 	}
 	input.VolumeMounts = []corev1.VolumeMount{
 		{Name: jobcontract.InputVolume, MountPath: jobcontract.InputDir},
@@ -158,11 +163,18 @@ func BuildJob(run *v1beta2.DynamoGraphDeploymentRun, cfg *v1alpha1.OperatorConfi
 		tokenMount,
 	}
 
+	// The Job and its pod carry the hash of the input the operator recorded for the Run (set by
+	// the reconcile that creates the Job, before it).
+	var annotations map[string]string
+	if a := run.Status.AISimulate; a != nil && a.InputHash != "" {
+		annotations = map[string]string{v1beta2.AnnotationInputHash: a.InputHash}
+	}
 	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:            naming.JobName(run.Name),
 			Namespace:       run.Namespace,
 			Labels:          labels,
+			Annotations:     annotations,
 			OwnerReferences: []metav1.OwnerReference{runOwnerRef(run)},
 		},
 		Spec: batchv1.JobSpec{
@@ -170,7 +182,7 @@ func BuildJob(run *v1beta2.DynamoGraphDeploymentRun, cfg *v1alpha1.OperatorConfi
 			ActiveDeadlineSeconds:   cfg.Job.ActiveDeadlineSeconds,
 			TTLSecondsAfterFinished: cfg.Job.TTLSecondsAfterFinished,
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: podLabels},
+				ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: maps.Clone(annotations)},
 				Spec: corev1.PodSpec{
 					RestartPolicy:                corev1.RestartPolicyNever,
 					ServiceAccountName:           jobcontract.SearchIdentity(run.UID),
@@ -225,12 +237,3 @@ func BuildJob(run *v1beta2.DynamoGraphDeploymentRun, cfg *v1alpha1.OperatorConfi
 	}
 	return job
 }
-
-// jobOwnedBy tells whether job is controlled by run.
-func jobOwnedBy(obj metav1.Object, run *v1beta2.DynamoGraphDeploymentRun) bool {
-	ref := metav1.GetControllerOf(obj)
-	return ref != nil && ref.UID == run.UID
-}
-
-// describeJob names a Job for messages.
-func describeJob(job *batchv1.Job) string { return fmt.Sprintf("Job %s/%s", job.Namespace, job.Name) }

@@ -35,6 +35,7 @@ func testRun() *v1beta2.DynamoGraphDeploymentRun {
 	return &v1beta2.DynamoGraphDeploymentRun{
 		ObjectMeta: metav1.ObjectMeta{Name: "llama-run-3", Namespace: "inference", UID: "run-uid",
 			Labels: map[string]string{v1beta2.LabelRequestName: "llama"}},
+		Status: v1beta2.DynamoGraphDeploymentRunStatus{AISimulate: &v1beta2.AISimulateStatus{InputHash: "sha256:in"}},
 	}
 }
 
@@ -52,6 +53,7 @@ func TestBuildJob(t *testing.T) {
 	want := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: "llama-run-3-search", Namespace: "inference", Labels: labels,
+			Annotations: map[string]string{"nvidia.com/dgdr-input-hash": "sha256:in"},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "nvidia.com/v1beta2", Kind: "DynamoGraphDeploymentRun",
 				Name: "llama-run-3", UID: "run-uid", Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}},
 		},
@@ -60,7 +62,7 @@ func TestBuildJob(t *testing.T) {
 			ActiveDeadlineSeconds:   ptr.To[int64](21600),
 			TTLSecondsAfterFinished: ptr.To[int32](600),
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: map[string]string{"nvidia.com/dgdr-input-hash": "sha256:in"}},
 				Spec: corev1.PodSpec{
 					RestartPolicy:                corev1.RestartPolicyNever,
 					ServiceAccountName:           jobcontract.SearchIdentityPrefix + "run-uid",
@@ -79,6 +81,8 @@ func TestBuildJob(t *testing.T) {
 							{Name: "DGDR_RUN_NAME", Value: "llama-run-3"},
 							{Name: "DGDR_RUN_NAMESPACE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"}}},
 							{Name: "DGDR_INPUT_DIR", Value: "/etc/dgdr/input"},
+							{Name: "DGDR_INPUT_HASH", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{
+								APIVersion: "v1", FieldPath: "metadata.annotations['nvidia.com/dgdr-input-hash']"}}},
 						},
 						VolumeMounts: []corev1.VolumeMount{{Name: "input", MountPath: "/etc/dgdr/input"},
 							{Name: "reporter-token", MountPath: "/var/run/secrets/kubernetes.io/serviceaccount", ReadOnly: true}},

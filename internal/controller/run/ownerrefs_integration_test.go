@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -35,10 +36,7 @@ func asOperator(t *testing.T, ns, name string, rules []rbacv1.PolicyRule) client
 		}
 	}
 	t.Cleanup(func() { _ = k8s.Delete(ctx, binding); _ = k8s.Delete(ctx, role) })
-	cfg := rest.CopyConfig(env.Config)
-	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + ns + ":" + name,
-		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"}}
-	c, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
+	c, err := client.New(operatorConfig(ns, name), client.Options{Scheme: scheme.Scheme})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,5 +84,51 @@ func TestGeneratedRBACPassesOwnerReferencesPermissionEnforcement(t *testing.T) {
 		if err := operator.Create(ctx, obj); err != nil {
 			t.Errorf("creating %T %s as the operator's generated ClusterRole: %v", obj, obj.GetName(), err)
 		}
+	}
+}
+
+// operatorConfig authenticates as the ServiceAccount ns/name (impersonation sets exactly the
+// user name and groups its token carries).
+func operatorConfig(ns, name string) *rest.Config {
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + ns + ":" + name,
+		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"}}
+	return cfg
+}
+
+// TestPlantedJobIsReplaced: a Run waits for a slot; a tenant who read its UID plants its search
+// Job (<run>-search), with exactly the owner reference the operator gives its Jobs and a pod
+// running an image of theirs. The operator never tracks it as the search: the Run has not
+// recorded it (status.jobRef), so the Job is deleted at once, and when a slot frees the Run's
+// search runs in a Job the operator created (the configured image). Before, a controller
+// reference to the Run was taken as proof that the operator had created the Job.
+func TestPlantedJobIsReplaced(t *testing.T) {
+	ctx := context.Background()
+	ns := controllertest.Namespace(t, k8s)
+	active := startedRuns(t, ns, maxActive)
+	target := createRun(t, ns, "planted-job", nil)
+	waitQueued(t, target)
+	target = getRun(t, target)
+
+	planted := run.BuildJob(target, cfg)
+	planted.Spec.Template.Spec.Containers[0].Image = "attacker/miner:latest"
+	if err := k8s.Create(ctx, planted); err != nil {
+		t.Fatal(err)
+	}
+	controllertest.Eventually(t, wait, "the planted Job to be deleted", func() (bool, error) {
+		var j batchv1.Job
+		err := k8s.Get(ctx, client.ObjectKeyFromObject(planted), &j)
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return err == nil && (j.UID != planted.UID || j.DeletionTimestamp != nil), client.IgnoreNotFound(err)
+	})
+	cancelRun(t, active[0])
+	job := waitForJob(t, target)
+	if job.UID == planted.UID || job.Spec.Template.Spec.Containers[0].Image != cfg.Planner.Image {
+		t.Errorf("the Run's search Job %s (uid %s, image %s) is the planted one (uid %s)", job.Name, job.UID, job.Spec.Template.Spec.Containers[0].Image, planted.UID)
+	}
+	if ref := getRun(t, target).Status.JobRef; ref == nil || ref.UID != job.UID {
+		t.Errorf("status.jobRef = %+v, want the operator's Job %s", ref, job.UID)
 	}
 }

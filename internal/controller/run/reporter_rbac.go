@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -56,58 +57,144 @@ func BuildSearchIdentity(run *v1beta2.DynamoGraphDeploymentRun) (*corev1.Service
 
 // ensureReporterRole creates the namespace's reporter Role, or repairs its rules. It reads the
 // Role from the cache (Roles the operator manages are cached), so a Role deleted or edited by
-// someone is noticed at the next search start without an API read per Run.
-func (r *Reconciler) ensureReporterRole(ctx context.Context, namespace string) error {
+// someone is noticed at the next search start without an API read per Run. A Role of that name
+// that the operator would not have made (owner references, which tie its life to someone
+// else's object, or without the operator's labels) is never used: the Run ends with an Outcome
+// naming it (nil when the Role is ready).
+func (r *Reconciler) ensureReporterRole(ctx context.Context, namespace string) (*Outcome, error) {
 	want := BuildReporterRole(namespace)
 	var existing rbacv1.Role
 	err := r.Client.Get(ctx, client.ObjectKeyFromObject(want), &existing)
 	switch {
 	case apierrors.IsNotFound(err):
-		if err := r.Client.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("creating the reporter Role %s/%s: %w", namespace, want.Name, err)
+		err := r.Client.Create(ctx, want)
+		if err == nil {
+			return nil, nil
 		}
-		return nil
+		if !apierrors.IsAlreadyExists(err) {
+			return nil, fmt.Errorf("creating the reporter Role %s/%s: %w", namespace, want.Name, err)
+		}
+		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(want), &existing); err != nil {
+			return nil, err
+		}
 	case err != nil:
-		return err
+		return nil, err
+	}
+	if len(existing.OwnerReferences) > 0 || existing.Labels[LabelManagedBy] != ManagedByValue || existing.Labels[LabelComponent] != "reporter" {
+		return foreignObject("Role", &existing, "the search identities are not bound to it"), nil
 	}
 	if apiequality.Semantic.DeepEqual(existing.Rules, want.Rules) {
-		return nil
+		return nil, nil
 	}
 	existing.Rules = want.Rules
 	if err := r.Client.Update(ctx, &existing); err != nil {
-		return fmt.Errorf("repairing the reporter Role %s/%s: %w", namespace, want.Name, err)
+		return nil, fmt.Errorf("repairing the reporter Role %s/%s: %w", namespace, want.Name, err)
 	}
-	return nil
+	return nil, nil
 }
 
-// ensureSearchIdentity creates the Run's search ServiceAccount and RoleBinding. An existing
-// object of that name that this Run does not control is never used: the Run ends with an Outcome
-// naming it (nil when the identity is ready).
+// foreignObject is the Outcome of a Run that finds, under a name the operator would create, an
+// object the operator did not make.
+func foreignObject(kind string, obj client.Object, consequence string) *Outcome {
+	return &Outcome{Reason: v1beta2.ReasonSearchFailed, Message: fmt.Sprintf(
+		"%s %s/%s exists but was not created by the operator (owner references %s); %s. Delete it and create a new request generation",
+		kind, obj.GetNamespace(), obj.GetName(), describeOwners(obj), consequence)}
+}
+
+// describeOwners names an object's owner references for messages.
+func describeOwners(obj client.Object) string {
+	refs := obj.GetOwnerReferences()
+	if len(refs) == 0 {
+		return "none"
+	}
+	parts := make([]string, 0, len(refs))
+	for _, ref := range refs {
+		parts = append(parts, fmt.Sprintf("%s %s uid %s controller=%t", ref.Kind, ref.Name, ref.UID, ptr.Deref(ref.Controller, false)))
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// ownedExactly tells whether obj's owner references are exactly the one the operator gives the
+// children of run (runOwnerRef): the Run as controller, and nothing else.
+func ownedExactly(obj metav1.Object, run *v1beta2.DynamoGraphDeploymentRun) bool {
+	refs := obj.GetOwnerReferences()
+	want := runOwnerRef(run)
+	return len(refs) == 1 && refs[0].UID == want.UID && refs[0].Kind == want.Kind && refs[0].APIVersion == want.APIVersion &&
+		ptr.Deref(refs[0].Controller, false)
+}
+
+// ensureSearchIdentity creates the Run's search ServiceAccount and RoleBinding. An object of
+// that name whose owner references are not exactly the Run's (ownedExactly) is never used: the
+// Run ends with an Outcome naming it (nil when the identity is ready). An owner reference proves
+// nothing by itself (whoever creates an object writes them), so one with exactly the Run's is
+// replaced: it was made by an earlier attempt of this reconcile or by someone imitating one,
+// and only the objects the operator creates here carry the identity (a planted ServiceAccount
+// could bring image pull secrets or a legacy token Secret bound to its UID, a planted
+// RoleBinding other subjects or another role).
 func (r *Reconciler) ensureSearchIdentity(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun) (*Outcome, error) {
-	if err := r.ensureReporterRole(ctx, run.Namespace); err != nil {
-		return nil, err
+	if o, err := r.ensureReporterRole(ctx, run.Namespace); err != nil || o != nil {
+		return o, err
 	}
 	sa, binding := BuildSearchIdentity(run)
 	for _, o := range []struct {
 		kind string
 		obj  client.Object
 	}{{"ServiceAccount", sa}, {"RoleBinding", binding}} {
-		obj := o.obj
-		err := r.Client.Create(ctx, obj)
+		fresh := o.obj.DeepCopyObject().(client.Object)
+		err := r.Client.Create(ctx, o.obj)
 		if err == nil {
 			continue
 		}
 		if !apierrors.IsAlreadyExists(err) {
-			return nil, fmt.Errorf("creating the search identity's %s %s/%s: %w", o.kind, run.Namespace, obj.GetName(), err)
+			return nil, fmt.Errorf("creating the search identity's %s %s/%s: %w", o.kind, run.Namespace, o.obj.GetName(), err)
 		}
-		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+		existing := fresh.DeepCopyObject().(client.Object)
+		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(existing), existing); err != nil {
 			return nil, err
 		}
-		if !jobOwnedBy(obj, run) {
-			return &Outcome{Reason: v1beta2.ReasonSearchFailed, Message: fmt.Sprintf(
-				"%s %s/%s exists but does not belong to this Run, so it is not used as the search identity; delete it and create a new request generation",
-				o.kind, run.Namespace, obj.GetName())}, nil
+		if !ownedExactly(existing, run) {
+			return foreignObject(o.kind, existing, "it is not used as the search identity"), nil
+		}
+		err = r.Client.Delete(ctx, existing, client.Preconditions{UID: ptr.To(existing.GetUID())})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("replacing the search identity's %s %s/%s: %w", o.kind, run.Namespace, existing.GetName(), err)
+		}
+		// Deleted in the foreground of nothing: a ServiceAccount or RoleBinding has no
+		// finalizers of its own, so the name is free at once unless someone planted one again.
+		if err := r.Client.Create(ctx, fresh); err != nil {
+			if apierrors.IsAlreadyExists(err) {
+				return &Outcome{Reason: v1beta2.ReasonSearchFailed, Message: fmt.Sprintf(
+					"%s %s/%s was created again by someone else while the operator replaced it; it is not used as the search identity. Delete it and create a new request generation",
+					o.kind, run.Namespace, fresh.GetName())}, nil
+			}
+			return nil, fmt.Errorf("creating the search identity's %s %s/%s: %w", o.kind, run.Namespace, fresh.GetName(), err)
 		}
 	}
 	return nil, nil
+}
+
+// deleteSearchIdentity deletes the Run's search ServiceAccount and RoleBinding, so that no token
+// of the identity (the search pod's, or one minted later by anyone who may create tokens or
+// impersonate ServiceAccounts in the namespace) authenticates once the Run is terminal: the API
+// server rejects a bound token whose ServiceAccount is gone (401). Only objects this Run controls
+// are deleted, with a UID precondition; a missing one is fine (idempotent).
+func (r *Reconciler) deleteSearchIdentity(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun) error {
+	sa, binding := BuildSearchIdentity(run)
+	for _, obj := range []client.Object{sa, binding} {
+		err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(obj), obj)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("reading the search identity %s/%s: %w", run.Namespace, obj.GetName(), err)
+		}
+		if !ownedExactly(obj, run) {
+			continue // not this Run's: never used as its identity, and not ours to delete
+		}
+		err = r.Client.Delete(ctx, obj, client.Preconditions{UID: ptr.To(obj.GetUID())})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting the search identity %s/%s: %w", run.Namespace, obj.GetName(), err)
+		}
+	}
+	return nil
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -27,14 +29,15 @@ type startClock struct {
 // init container that failed, a container whose process could not be started), after
 // job.startFailureGraceSeconds for one the kubelet retries (image pull errors, configuration
 // errors, a crash loop). It deletes the Job then, so the pod does not wait for the Job's
-// deadline. The pods come from the informer cache (label-selected by the Run's UID). done says
-// the Run was ended; res requeues it when a grace runs out.
-func (r *Reconciler) checkStart(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun, events *[]pendingEvent) (done bool, res ctrl.Result, err error) {
+// deadline. The pods come from the informer cache (label-selected by the Run's UID), and only
+// those the Run's Job controls count: anyone who may create pods can put the Run's labels on one
+// that never starts. done says the Run was ended; res requeues it when a grace runs out.
+func (r *Reconciler) checkStart(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun, job *batchv1.Job, events *[]pendingEvent) (done bool, res ctrl.Result, err error) {
 	var pods corev1.PodList
 	if err := r.Client.List(ctx, &pods, client.InNamespace(run.Namespace), client.MatchingLabels{v1beta2.LabelRunUID: string(run.UID)}); err != nil {
 		return false, ctrl.Result{}, err
 	}
-	f := StartFailureOf(pods.Items)
+	f := StartFailureOf(controlledBy(pods.Items, job))
 	if f == nil {
 		r.startFailures.Delete(run.UID)
 		return false, ctrl.Result{}, nil
@@ -94,4 +97,17 @@ func podStartEvents() builder.Predicates {
 // podWatch is the pod source of the Run controller.
 func podWatch() (client.Object, handler.EventHandler, builder.WatchesOption) {
 	return &corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podRun), podStartEvents()
+}
+
+// controlledBy returns the pods whose controller owner reference (controller: true) is job. A
+// label or a non-controller reference is not enough: both can be set by whoever creates the pod,
+// while the Job controller sets itself as the controller of the pods it creates.
+func controlledBy(pods []corev1.Pod, job *batchv1.Job) []corev1.Pod {
+	out := make([]corev1.Pod, 0, len(pods))
+	for i := range pods {
+		if metav1.IsControlledBy(&pods[i], job) {
+			out = append(out, pods[i])
+		}
+	}
+	return out
 }

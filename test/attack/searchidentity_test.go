@@ -1,0 +1,452 @@
+//go:build attack
+
+package attack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	runcontroller "github.com/dgdr-operator/dgdr-operator/internal/controller/run"
+	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
+	"github.com/dgdr-operator/dgdr-operator/internal/naming"
+	"github.com/dgdr-operator/dgdr-operator/internal/promote"
+	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
+	"github.com/dgdr-operator/dgdr-operator/test/sandboxtest"
+	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/manager"
+)
+
+// unauthenticatedOrForbidden tells a 401 (the token's ServiceAccount is gone) or a 403.
+func unauthenticatedOrForbidden(err error) bool {
+	return apierrors.IsUnauthorized(err) || apierrors.IsForbidden(err)
+}
+
+// TestFinishedSearchIdentityIsGone: a tenant holds the token of a running search pod (as a
+// compromised search image does, or anyone who may create tokens or impersonate
+// ServiceAccounts in the namespace). While the search runs, the token may write the reporter's
+// fields of its Run's status but not the operator's: conditions, phase and aisimulate are
+// refused (403). Once the Run has succeeded, its ServiceAccount and RoleBinding are gone: the
+// same token gets 401/403 on creating a Candidate and on patching the Run's status, and no new
+// token can be minted. Before (identity kept until the Run was deleted, status writes
+// unrestricted within its Run), a finished search's token could forge a Candidate and point
+// recommendation.bestCandidate at it for autoApply to deploy.
+func TestFinishedSearchIdentityIsGone(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	target := runningRun(t, ns, "finished")
+	attacker := searchToken(t, target)
+
+	patch := func(body string) error {
+		return attacker.Status().Patch(ctx, target.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(body)))
+	}
+	if err := patch(`{"status":{"lastProgressTime":"2026-01-01T00:00:00Z"}}`); err != nil {
+		t.Fatalf("the running search's token must still write its reporter fields: %v", err)
+	}
+	for name, body := range map[string]string{
+		"conditions (Completed=True Succeeded)": `{"status":{"conditions":[{"type":"Completed","status":"True","reason":"Succeeded","message":"forged","lastTransitionTime":"2026-01-01T00:00:00Z"}]}}`,
+		"phase":                                 `{"status":{"phase":"Succeeded"}}`,
+		"aisimulate":                            `{"status":{"aisimulate":{"input":{"optimizer":{"max_trials":100000}},"inputHash":"sha256:forged"}}}`,
+	} {
+		if err := patch(body); !apierrors.IsForbidden(err) {
+			t.Errorf("the running search's token writing its Run's %s: err = %v, want 403 Forbidden", name, err)
+		}
+	}
+
+	done := env.WaitRunDone(t, ns, target.Name, searchTimeout)
+	if reason, msg, _ := sandboxtest.Completed(done); reason != v1beta2.ReasonSucceeded {
+		t.Fatalf("Run ended %s: %s", reason, msg)
+	}
+	for _, obj := range []client.Object{&corev1.ServiceAccount{}, &rbacv1.RoleBinding{}} {
+		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: jobcontract.SearchIdentity(target.UID)}, obj)
+		if !apierrors.IsNotFound(err) {
+			t.Errorf("the finished Run's %T %s: err = %v, want NotFound", obj, jobcontract.SearchIdentity(target.UID), err)
+		}
+	}
+
+	forged := &v1beta2.DynamoGraphDeploymentCandidate{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: target.Name + "-forged",
+			Labels:          map[string]string{v1beta2.LabelRunUID: string(target.UID), v1beta2.LabelRunName: target.Name},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(target, v1beta2.GroupVersion.WithKind("DynamoGraphDeploymentRun"))}},
+		Spec: v1beta2.DynamoGraphDeploymentCandidateSpec{Backend: v1beta2.BackendVLLM, Mode: v1beta2.ModeAggregated, GPUs: 1,
+			GraphDeployment: runtime.RawExtension{Raw: []byte(`{"spec":{"services":{"evil":{}}}}`)}, Parameters: runtime.RawExtension{Raw: []byte(`{}`)}},
+	}
+	if err := attacker.Create(ctx, forged); !unauthenticatedOrForbidden(err) {
+		t.Errorf("the finished search's token creating a Candidate: err = %v, want 401 or 403", err)
+	}
+	if err := patch(`{"status":{"recommendation":{"bestCandidate":"` + forged.Name + `"}}}`); !unauthenticatedOrForbidden(err) {
+		t.Errorf("the finished search's token patching its Run's status: err = %v, want 401 or 403", err)
+	}
+	admin, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = kubernetes.NewForConfigOrDie(admin).CoreV1().ServiceAccounts(ns).CreateToken(ctx, jobcontract.SearchIdentity(target.UID),
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](600)}}, metav1.CreateOptions{})
+	if !apierrors.IsNotFound(err) {
+		t.Errorf("minting a new token of the finished search's identity: err = %v, want NotFound", err)
+	}
+}
+
+// TestForgedBestCandidateIsNotDeployed: an autoApply request's search succeeds and its best
+// Candidate is deployed. Then someone who may write Candidates and the Run's status (the search
+// identity used to; here the sandbox's admin plays them) creates a Candidate controlled by the
+// Run whose graphDeployment adds a privileged container, keeping the real Candidate's parameters,
+// and points recommendation.bestCandidate at it. autoApply renders the Candidate again from its
+// parameters, finds the stored graphDeployment different and refuses it with Deployed=False
+// CandidateNotReproduced naming it; the deployment keeps the honest spec. Reverted, autoApply
+// deploys the forged container.
+func TestForgedBestCandidateIsNotDeployed(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	req := smallRequest(ns, "forge")
+	req.Spec.Deployment = &v1beta2.DeploymentSpec{AutoApply: ptr.To(true), Name: "forge-prod"}
+	if err := k8s.Create(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	deployedCond := func(want string) *v1beta2.DynamoGraphDeploymentRequest {
+		var got v1beta2.DynamoGraphDeploymentRequest
+		sandboxtest.WaitFor(t, searchTimeout, poll, "Deployed reason "+want, func(ctx context.Context) (bool, string, error) {
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(req), &got); err != nil {
+				return false, "", err
+			}
+			c := meta.FindStatusCondition(got.Status.Conditions, v1beta2.ConditionDeployed)
+			if c == nil {
+				return false, "no Deployed condition", nil
+			}
+			return c.Reason == want, c.Reason + ": " + c.Message, nil
+		})
+		return &got
+	}
+	deployedCond(v1beta2.ReasonDeploymentProgressing) // created; the sandbox runs no Dynamo operator
+	runName := naming.RunName("forge", 1)
+	var target v1beta2.DynamoGraphDeploymentRun
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: runName}, &target); err != nil {
+		t.Fatal(err)
+	}
+	var honest v1beta2.DynamoGraphDeploymentCandidate
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: target.Status.Recommendation.BestCandidate}, &honest); err != nil {
+		t.Fatal(err)
+	}
+	forged := honest.DeepCopy()
+	forged.ObjectMeta = metav1.ObjectMeta{Namespace: ns, Name: runName + "-forged", Labels: honest.Labels, OwnerReferences: honest.OwnerReferences}
+	forged.Status = v1beta2.DynamoGraphDeploymentCandidateStatus{}
+	forged.Spec.GraphDeployment.Raw = []byte(strings.Replace(string(honest.Spec.GraphDeployment.Raw), `"containers":[`,
+		`"containers":[{"name":"evil","image":"attacker/miner:latest","securityContext":{"privileged":true}},`, 1))
+	if string(forged.Spec.GraphDeployment.Raw) == string(honest.Spec.GraphDeployment.Raw) {
+		t.Fatalf("the honest candidate's graphDeployment has no containers to add to: %s", honest.Spec.GraphDeployment.Raw)
+	}
+	if err := k8s.Create(ctx, forged); err != nil {
+		t.Fatal(err)
+	}
+	if err := k8s.Status().Patch(ctx, &target, client.RawPatch(types.MergePatchType,
+		[]byte(`{"status":{"recommendation":{"bestCandidate":"`+forged.Name+`"}}}`))); err != nil {
+		t.Fatal(err)
+	}
+
+	got := deployedCond(v1beta2.ReasonCandidateNotReproduced)
+	c := meta.FindStatusCondition(got.Status.Conditions, v1beta2.ConditionDeployed)
+	t.Logf("Deployed=%s %s: %s", c.Status, c.Reason, c.Message)
+	if c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, forged.Name) {
+		t.Errorf("Deployed = %+v, want False naming %s", c, forged.Name)
+	}
+	dgd := &unstructured.Unstructured{}
+	dgd.SetGroupVersionKind(promote.GVK)
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "forge-prod"}, dgd); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := dgd.MarshalJSON()
+	if strings.Contains(string(data), "attacker/miner") || dgd.GetAnnotations()[promote.AnnotationPromotedFrom] != honest.Name {
+		t.Errorf("the deployment carries the forged candidate: promoted-from %q, %s", dgd.GetAnnotations()[promote.AnnotationPromotedFrom], data)
+	}
+}
+
+// TestPromoteDropsPlantedOwnership: a Candidate's graphDeployment carries the annotations that
+// make a deployment a request's own (applied-by the victim request's UID, a high generation).
+// `dgdrctl promote`'s code path (promote.Render, promote.Apply) creates the deployment on the
+// sandbox; it carries no nvidia.com/dgdr-* annotation but promoted-from. Reverted, the victim's
+// autoApply would take the deployment for its own and rewrite it.
+func TestPromoteDropsPlantedOwnership(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	target := succeededRun(t, ns, "planted-ann")
+	var cand v1beta2.DynamoGraphDeploymentCandidate
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: target.Status.Recommendation.BestCandidate}, &cand); err != nil {
+		t.Fatal(err)
+	}
+	var gd map[string]any
+	if err := yaml.Unmarshal(cand.Spec.GraphDeployment.Raw, &gd); err != nil {
+		t.Fatal(err)
+	}
+	md, _ := gd["metadata"].(map[string]any)
+	if md == nil {
+		md = map[string]any{}
+		gd["metadata"] = md
+	}
+	md["annotations"] = map[string]any{promote.AnnotationAppliedBy: "victim-uid", promote.AnnotationGeneration: "99", "nvidia.com/dgdr-x": "y"}
+	raw, err := yaml.Marshal(gd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cand.Spec.GraphDeployment.Raw, err = yaml.YAMLToJSON(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj, err := promote.Render(&cand, "promoted", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := promote.Apply(ctx, k8s, obj, nil); err != nil {
+		t.Fatal(err)
+	}
+	dgd := &unstructured.Unstructured{}
+	dgd.SetGroupVersionKind(promote.GVK)
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "promoted"}, dgd); err != nil {
+		t.Fatal(err)
+	}
+	for k := range dgd.GetAnnotations() {
+		if strings.HasPrefix(k, promote.OwnKeyPrefix) && k != promote.AnnotationPromotedFrom {
+			t.Errorf("the promoted deployment carries %s=%s", k, dgd.GetAnnotations()[k])
+		}
+	}
+}
+
+// TestForeignPodDoesNotEndTheRun: while a search runs, a tenant creates a pod carrying the
+// Run's labels (its UID and name, managed-by dgdr-operator) but not controlled by the search
+// Job, and gives it an init container that failed (as its own kubelet would report; the pod is
+// bound to no node). The Run must still succeed. Before, the start-failure check took any pod
+// with the Run's UID label and ended the Run SearchPodFailedToStart at once.
+func TestForeignPodDoesNotEndTheRun(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	target := runningRun(t, ns, "foreign-pod")
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "impostor", Labels: map[string]string{
+			v1beta2.LabelRunUID: string(target.UID), v1beta2.LabelRunName: target.Name,
+			runcontroller.LabelManagedBy: runcontroller.ManagedByValue, runcontroller.LabelJobName: naming.JobName(target.Name)}},
+		Spec: corev1.PodSpec{NodeName: "no-such-node", RestartPolicy: corev1.RestartPolicyNever,
+			InitContainers: []corev1.Container{{Name: jobcontract.InputContainer, Image: "busybox"}},
+			Containers:     []corev1.Container{{Name: jobcontract.SearchContainer, Image: "busybox"}}},
+	}
+	if err := k8s.Create(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	pod.Status = corev1.PodStatus{Phase: corev1.PodPending, InitContainerStatuses: []corev1.ContainerStatus{{
+		Name: jobcontract.InputContainer, Image: "busybox",
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error", Message: "forged"}}}}}
+	if err := k8s.Status().Update(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	done := env.WaitRunDone(t, ns, target.Name, searchTimeout)
+	reason, msg, _ := sandboxtest.Completed(done)
+	if reason != v1beta2.ReasonSucceeded {
+		t.Errorf("Run ended %s: %s; want Succeeded (the impostor pod is not the Job's)", reason, msg)
+	}
+}
+
+// TestPlantedReporterRoleFailsTheRun: before any search in a fresh namespace, a tenant creates
+// the Role the operator binds every search identity to (dgdr-reporter), owned by an object of
+// theirs (so that deleting it takes the Role along). The Run must end SearchFailed naming the
+// Role, and no search identity is bound to it. Before, the operator adopted the Role (repaired
+// its rules) whatever its owner references said.
+func TestPlantedReporterRoleFailsTheRun(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	anchor := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "anchor"}}
+	if err := k8s.Create(ctx, anchor); err != nil {
+		t.Fatal(err)
+	}
+	role := runcontroller.BuildReporterRole(ns)
+	role.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: anchor.Name, UID: anchor.UID}}
+	if err := k8s.Create(ctx, role); err != nil {
+		t.Fatal(err)
+	}
+	env.CreateRequest(t, ns, fmt.Sprintf(sandboxtest.TinyRequest, "planted-role"))
+	done := env.WaitRunDone(t, ns, awaitRunOf(t, ns, "planted-role"), searchTimeout)
+	reason, msg, _ := sandboxtest.Completed(done)
+	t.Logf("Run ended %s: %s", reason, msg)
+	if reason != v1beta2.ReasonSearchFailed || !strings.Contains(msg, "Role "+ns+"/"+jobcontract.ReporterRole) {
+		t.Errorf("Run ended %s (%s), want SearchFailed naming Role %s/%s", reason, msg, ns, jobcontract.ReporterRole)
+	}
+	var bindings rbacv1.RoleBindingList
+	if err := k8s.List(ctx, &bindings, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	if len(bindings.Items) != 0 {
+		t.Errorf("%d RoleBindings in %s, want none", len(bindings.Items), ns)
+	}
+}
+
+// TestPlantedServiceAccountFailsTheRun: a Run waits for a search slot (its namespace's slots
+// are held by searches that never get a pod); a tenant who read its UID creates the search
+// ServiceAccount (dgdr-search-<uid>) with an owner reference to the Run as controller plus one
+// to an object of theirs. When a slot frees, the Run must end SearchFailed naming the
+// ServiceAccount, and no Job runs as it. Before, a controller reference to the Run was taken as
+// proof that the operator had created it.
+func TestPlantedServiceAccountFailsTheRun(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	holds := stormHoldSlots(t, ns)
+	t.Logf("%d searches hold the slots of %s", holds, ns)
+	env.CreateRequest(t, ns, fmt.Sprintf(sandboxtest.TinyRequest, "planted-sa"))
+	var waiting v1beta2.DynamoGraphDeploymentRun
+	sandboxtest.WaitFor(t, time.Minute, poll, "the Run to wait for a slot", func(ctx context.Context) (bool, string, error) {
+		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: naming.RunName("planted-sa", 1)}, &waiting)
+		if err != nil {
+			return false, "", client.IgnoreNotFound(err)
+		}
+		return isQueued(&waiting), waiting.Status.Message, nil
+	})
+	anchor := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "anchor"}}
+	if err := k8s.Create(ctx, anchor); err != nil {
+		t.Fatal(err)
+	}
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: jobcontract.SearchIdentity(waiting.UID),
+		OwnerReferences: []metav1.OwnerReference{
+			*metav1.NewControllerRef(&waiting, v1beta2.GroupVersion.WithKind("DynamoGraphDeploymentRun")),
+			{APIVersion: "v1", Kind: "ConfigMap", Name: anchor.Name, UID: anchor.UID}}}}
+	if err := k8s.Create(ctx, sa); err != nil {
+		t.Fatal(err)
+	}
+	// Free a slot for it: cancel the Run that waited before it (stormHoldSlots's last) and one
+	// of the holding searches.
+	for _, req := range []string{fmt.Sprintf("hold-%d", holds+1), "hold-1"} {
+		if err := k8s.Patch(ctx, &v1beta2.DynamoGraphDeploymentRun{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: naming.RunName(req, 1)}},
+			client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"`+v1beta2.AnnotationCancel+`":"true"}}}`))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := env.WaitRunDone(t, ns, waiting.Name, searchTimeout)
+	reason, msg, _ := sandboxtest.Completed(done)
+	t.Logf("Run ended %s: %s", reason, msg)
+	if reason != v1beta2.ReasonSearchFailed || !strings.Contains(msg, "ServiceAccount "+ns+"/"+sa.Name) {
+		t.Errorf("Run ended %s (%s), want SearchFailed naming ServiceAccount %s/%s", reason, msg, ns, sa.Name)
+	}
+	var job batchv1.Job
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: naming.JobName(waiting.Name)}, &job); !apierrors.IsNotFound(err) {
+		t.Errorf("the Run's Job: err = %v, want NotFound", err)
+	}
+}
+
+// TestOperatorTokenIsFenced plays a compromised operator on the sandbox: a ServiceAccount
+// holding exactly the operator's generated ClusterRole (config/rbac/role.yaml, what the chart
+// grants), bound cluster-wide as with watchNamespaces empty, under the chart's fence
+// (jobcontract.OperatorFencePolicy for that ServiceAccount and the sandbox's configured images).
+// Impersonating it (the sandbox's operator itself runs with the admin kubeconfig), it is refused
+// (403) on patching a foreign CRD (the Dynamo platform's DynamoGraphDeployment CRD), on creating
+// an arbitrary ValidatingAdmissionPolicy, on a Job in kube-system and on a DynamoGraphDeployment
+// without autoApply's annotation. Reverted (CRD and policy rules without resourceNames, no
+// fence), each succeeds.
+func TestOperatorTokenIsFenced(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	data, err := os.ReadFile(filepath.Join(root, "config", "rbac", "role.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var generated rbacv1.ClusterRole
+	if err := yaml.UnmarshalStrict(data, &generated); err != nil {
+		t.Fatal(err)
+	}
+	const name = "dgdr-operator"
+	user := "system:serviceaccount:" + ns + ":" + name
+	generated.ObjectMeta = metav1.ObjectMeta{Name: "attack-operator-" + ns}
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: generated.Name},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: generated.Name},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: ns}}}
+	policy, policyBinding := jobcontract.OperatorFencePolicy(jobcontract.FenceOptions{Username: user, Images: []string{manager.PlannerImage, manager.OperatorImage}})
+	policy.Name, policyBinding.Name, policyBinding.Spec.PolicyName = "fence-"+ns, "fence-"+ns, "fence-"+ns
+	for _, obj := range []client.Object{&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}, &generated, binding, policy, policyBinding} {
+		if err := k8s.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		for _, obj := range []client.Object{policyBinding, policy, binding, &generated} {
+			_ = k8s.Delete(context.Background(), obj)
+		}
+	})
+	admin, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := rest.CopyConfig(admin)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"}}
+	operator, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	r := &v1beta2.DynamoGraphDeploymentRun{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "x", UID: "00000000-0000-0000-0000-000000000000"}}
+	sysJob := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "dgdr-attack"},
+		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
+			ServiceAccountName: jobcontract.SearchIdentity(r.UID),
+			Containers:         []corev1.Container{{Name: "search", Image: manager.PlannerImage}}}}}}
+	dgd := &unstructured.Unstructured{}
+	dgd.SetGroupVersionKind(promote.GVK)
+	dgd.SetNamespace(ns)
+	dgd.SetName("hijack")
+	dgd.Object["spec"] = map[string]any{"backendFramework": "vllm", "components": []any{map[string]any{
+		"name": "Frontend", "type": "frontend", "replicas": int64(1),
+		"podTemplate": map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "main", "image": "attacker/miner:latest"}}}}}}}
+	crdPatch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"pwned":"true"}}}`))
+	foreignCRD := &unstructured.Unstructured{}
+	foreignCRD.SetAPIVersion("apiextensions.k8s.io/v1")
+	foreignCRD.SetKind("CustomResourceDefinition")
+	foreignCRD.SetName("dynamographdeployments.nvidia.com")
+	vap, _ := jobcontract.SearchIdentityPolicy()
+	vap.Name = "attacker-policy"
+	vapObj := &unstructured.Unstructured{}
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(vap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vapObj.Object = content
+	vapObj.SetAPIVersion("admissionregistration.k8s.io/v1")
+	vapObj.SetKind("ValidatingAdmissionPolicy")
+
+	attacks := map[string]func() error{
+		"patch a foreign CRD":                  func() error { return operator.Patch(ctx, foreignCRD, crdPatch) },
+		"create an arbitrary admission policy": func() error { return operator.Create(ctx, vapObj) },
+		"create a Job in kube-system":          func() error { return operator.Create(ctx, sysJob) },
+		"create a DGD without autoApply's annotation": func() error {
+			return operator.Create(ctx, dgd)
+		},
+	}
+	// The API server loads the fence asynchronously.
+	sandboxtest.WaitFor(t, 30*time.Second, poll, "the fence refusing a Job in kube-system", func(ctx context.Context) (bool, string, error) {
+		err := operator.Create(ctx, sysJob.DeepCopy(), client.DryRunAll)
+		return apierrors.IsForbidden(err), fmt.Sprint(err), nil
+	})
+	for what, attack := range attacks {
+		err := attack()
+		var status apierrors.APIStatus
+		if !apierrors.IsForbidden(err) {
+			t.Errorf("%s with the operator's token: err = %v, want 403 Forbidden", what, err)
+		} else if errors.As(err, &status) {
+			t.Logf("%s: %s", what, status.Status().Message)
+		}
+	}
+}
