@@ -25,11 +25,15 @@ func TestDecodeDefaults(t *testing.T) {
 		"port":      *cfg.Webhook.Port,
 		"jobTTL":    *cfg.Job.TTLSecondsAfterFinished,
 		"tokenLife": *cfg.Job.TokenExpirationSeconds,
+		"autoApply": cfg.AutoApply.Enabled,
+		"localPath": cfg.Models.AllowLocalPaths,
+		"override":  *cfg.Limits.MaxPodTemplateOverrideBytes,
 	}
 	want := map[string]any{
 		"command": []string{"aisimulate", "recommend"}, "sku": "h200_sxm", "retention": int32(5),
 		"maxActive": int32(4), "deadline": int64(21600), "port": int32(9443),
 		"jobTTL": int32(3600), "tokenLife": int64(600),
+		"autoApply": false, "localPath": false, "override": int32(32768),
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
@@ -52,6 +56,10 @@ func TestDecodeErrorsNamePaths(t *testing.T) {
 		{"duplicate field", header + "planner: {image: x}\nplanner: {image: y}\n", "planner"},
 		{"token lifetime the API server extends to a year", header + "planner: {image: x}\njob: {tokenExpirationSeconds: 3607}\n", "job.tokenExpirationSeconds"},
 		{"token lifetime below the minimum", header + "planner: {image: x}\njob: {tokenExpirationSeconds: 60}\n", "job.tokenExpirationSeconds"},
+		{"pod template override cap too small", header + "planner: {image: x}\nlimits: {maxPodTemplateOverrideBytes: 10}\n", "limits.maxPodTemplateOverrideBytes"},
+		{"unknown autoApply field", header + "planner: {image: x}\nautoApply: {enable: true}\n", "autoApply.enable"},
+		{"autoApply enabled not a boolean", header + "planner: {image: x}\nautoApply: {enabled: sometimes}\n", "autoApply.enabled"},
+		{"unknown models field", header + "planner: {image: x}\nmodels: {allowLocalModels: true}\n", "models.allowLocalModels"},
 		{"crds without a conversion service", header + "planner: {image: x}\ncrds: {conversionService: {namespace: ns}}\n", "crds.conversionService.name"},
 	}
 	for _, tc := range cases {
