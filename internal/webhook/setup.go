@@ -23,7 +23,7 @@ const MutateRequestPath = "/mutate-nvidia-com-v1beta2-dynamographdeploymentreque
 
 // Setup registers every v1beta2 webhook with the manager's webhook server.
 func Setup(mgr ctrl.Manager, cfg *v1alpha1.OperatorConfiguration) error {
-	req := &RequestWebhook{Config: cfg, Nodes: mgr.GetClient()}
+	req := &RequestWebhook{Config: cfg, Nodes: mgr.GetClient(), Access: mgr.GetClient()}
 	mgr.GetWebhookServer().Register(MutateRequestPath, DefaultingWebhook(mgr.GetScheme(), req))
 	// Runs and Candidates need no webhook: their CRDs' CEL rules keep their specs immutable.
 	return ctrl.NewWebhookManagedBy(mgr, &v1beta2.DynamoGraphDeploymentRequest{}).
