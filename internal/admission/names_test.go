@@ -162,7 +162,9 @@ func TestRequiredAccess(t *testing.T) {
 		want []string
 	}{
 		{"a search needs nothing", func(*v1beta2.DynamoGraphDeploymentRequest) {}, nil},
-		{"autoApply", func(d *v1beta2.DynamoGraphDeploymentRequest) { d.Spec.Deployment = &v1beta2.DeploymentSpec{AutoApply: ptr.To(true)} },
+		{"autoApply", func(d *v1beta2.DynamoGraphDeploymentRequest) {
+			d.Spec.Deployment = &v1beta2.DeploymentSpec{AutoApply: ptr.To(true)}
+		},
 			[]string{dgd("create", "spec.deployment.autoApply"), dgd("update", "spec.deployment.autoApply"), "create pods @spec.deployment.autoApply"}},
 		{"remoteCode AlwaysTrust", func(d *v1beta2.DynamoGraphDeploymentRequest) { d.Spec.Model.RemoteCode = v1beta2.RemoteCodeAlwaysTrust },
 			[]string{dgd("create", "spec.model.remoteCode"), dgd("update", "spec.model.remoteCode"), "create pods @spec.model.remoteCode"}},
@@ -200,7 +202,9 @@ func TestNeedsAccessReview(t *testing.T) {
 		mut(d)
 		return d
 	}
-	auto := with(func(d *v1beta2.DynamoGraphDeploymentRequest) { d.Spec.Deployment = &v1beta2.DeploymentSpec{AutoApply: ptr.To(true)} })
+	auto := with(func(d *v1beta2.DynamoGraphDeploymentRequest) {
+		d.Spec.Deployment = &v1beta2.DeploymentSpec{AutoApply: ptr.To(true)}
+	})
 	cases := []struct {
 		name     string
 		old, new *v1beta2.DynamoGraphDeploymentRequest

@@ -192,9 +192,20 @@ func TestNoRequestFieldChangesThePlannerImage(t *testing.T) {
 	if err := k8s.Create(context.Background(), rejected); err == nil {
 		t.Error("an image key in inputOverrides must be rejected")
 	}
+	// Neither an image reference as the model name nor engine.model in inputOverrides is admitted.
+	asName := ct.Request(ns, "image-name").Obj()
+	asName.Spec.Model.Name = evil
+	if err := k8s.Create(context.Background(), asName); err == nil || !strings.Contains(err.Error(), "spec.model.name") {
+		t.Errorf("an image reference as model.name: %v, want it refused at spec.model.name", err)
+	}
+	engineModel := ct.Request(ns, "image-engine").Overrides(`{"engine":{"model":"evil.example/aisimulate"}}`).Obj()
+	if err := k8s.Create(context.Background(), engineModel); err == nil || !strings.Contains(err.Error(), "spec.aisimulate.inputOverrides.engine.model") {
+		t.Errorf("engine.model in inputOverrides: %v, want it refused at its path", err)
+	}
 	// Image-like strings in fields that do exist end up in the input, never in the Job's image.
-	d := ct.Request(ns, "image").Overrides(`{"engine":{"model":"` + evil + `"}}`).Obj()
-	d.Spec.Model.Name = evil
+	const imageLike = "evil.example/aisimulate"
+	d := ct.Request(ns, "image").Obj()
+	d.Spec.Model.Name = imageLike
 	if err := k8s.Create(context.Background(), d); err != nil {
 		t.Fatal(err)
 	}
@@ -210,8 +221,8 @@ func TestNoRequestFieldChangesThePlannerImage(t *testing.T) {
 			t.Errorf("container %s image %s, want %s", c.Name, c.Image, want)
 		}
 	}
-	if !strings.Contains(string(r.Status.AISimulate.Input.Raw), evil) {
-		t.Error("the override should have reached the input (and only the input)")
+	if !strings.Contains(string(r.Status.AISimulate.Input.Raw), imageLike) {
+		t.Error("the model name should have reached the input (and only the input)")
 	}
 }
 
