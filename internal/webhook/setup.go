@@ -34,7 +34,7 @@ func Setup(mgr ctrl.Manager, cfg *v1alpha1.OperatorConfiguration) error {
 func DefaultingWebhook(scheme *runtime.Scheme, req *RequestWebhook) *admission.Webhook {
 	recoverPanic := true
 	return &admission.Webhook{
-		Handler:      &defaultDecodable{next: admission.WithDefaulter(scheme, req).Handler},
+		Handler:      &defaultDecodable{next: admission.WithDefaulter(scheme, req).Handler, maxOverrideBytes: maxOverrideBytes(req.Config)},
 		RecoverPanic: &recoverPanic,
 	}
 }
@@ -53,14 +53,54 @@ func v1beta1Native(raw []byte) bool {
 // before the API server's schema validation, so a request with a wrong type (a string where a
 // number belongs) would otherwise be refused by the decoder with a message and no field path.
 // Letting it through unchanged lets the schema validation reject it with proper field errors.
+//
+// A request with a pod template override over limits.maxPodTemplateOverrideBytes is not
+// defaulted either: the validating webhook refuses it at the override's path, and defaulting
+// (decoding, re-encoding and diffing a document of megabytes into a JSON patch) is what would cost
+// the time the cap protects.
 type defaultDecodable struct {
-	next admission.Handler
+	next             admission.Handler
+	maxOverrideBytes int
+}
+
+func maxOverrideBytes(cfg *v1alpha1.OperatorConfiguration) int {
+	if cfg == nil || cfg.Limits.MaxPodTemplateOverrideBytes == nil {
+		return 0
+	}
+	return int(*cfg.Limits.MaxPodTemplateOverrideBytes)
+}
+
+// oversizedOverride reports whether a pod template override of the raw request is longer than
+// limit (0: no limit). Only the overrides are kept while decoding (as raw bytes).
+func oversizedOverride(raw []byte, limit int) bool {
+	if limit <= 0 {
+		return false
+	}
+	var obj struct {
+		Spec struct {
+			Deployment struct {
+				PodTemplateOverrides map[string]json.RawMessage `json:"podTemplateOverrides"`
+			} `json:"deployment"`
+		} `json:"spec"`
+	}
+	if json.Unmarshal(raw, &obj) != nil {
+		return false
+	}
+	for _, o := range obj.Spec.Deployment.PodTemplateOverrides {
+		if len(o) > limit {
+			return true
+		}
+	}
+	return false
 }
 
 func (h *defaultDecodable) Handle(ctx context.Context, req admission.Request) admission.Response {
 	if v1beta1Native(req.Object.Raw) {
 		// The Dynamo operator's request: not even re-encoded, so nothing can change.
 		return admission.Allowed("not defaulted: a v1beta1 request is owned by the Dynamo operator")
+	}
+	if oversizedOverride(req.Object.Raw, h.maxOverrideBytes) {
+		return admission.Allowed("not defaulted: a pod template override is over limits.maxPodTemplateOverrideBytes; validation refuses it")
 	}
 	resp := h.next.Handle(ctx, req)
 	// Defaulting only adds: a removal in the patch would come from re-encoding the Go types
