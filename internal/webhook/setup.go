@@ -3,13 +3,16 @@ package webhook
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"slices"
 
 	"gomodules.xyz/jsonpatch/v2"
 	admissionv1 "k8s.io/api/admission/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -54,10 +57,11 @@ func v1beta1Native(raw []byte) bool {
 // number belongs) would otherwise be refused by the decoder with a message and no field path.
 // Letting it through unchanged lets the schema validation reject it with proper field errors.
 //
-// A request with a pod template override over limits.maxPodTemplateOverrideBytes is not
-// defaulted either: the validating webhook refuses it at the override's path, and defaulting
-// (decoding, re-encoding and diffing a document of megabytes into a JSON patch) is what would cost
-// the time the cap protects.
+// A request with a pod template override over limits.maxPodTemplateOverrideBytes is refused
+// here already (422 at the override's path, as the validating webhook would): defaulting it
+// (decoding, re-encoding and diffing a document of megabytes into a JSON patch), and the API
+// server's schema validation and second webhook call for it, are what would cost the time the
+// cap protects.
 type defaultDecodable struct {
 	next             admission.Handler
 	maxOverrideBytes int
@@ -70,13 +74,17 @@ func maxOverrideBytes(cfg *v1alpha1.OperatorConfiguration) int {
 	return int(*cfg.Limits.MaxPodTemplateOverrideBytes)
 }
 
-// oversizedOverride reports whether a pod template override of the raw request is longer than
-// limit (0: no limit). Only the overrides are kept while decoding (as raw bytes).
-func oversizedOverride(raw []byte, limit int) bool {
+// oversizedOverrides returns a TooLong error for each pod template override of the raw request
+// that is longer than limit (0: no limit), and the request's name. Only the overrides are kept
+// while decoding (as raw bytes); nothing is patched.
+func oversizedOverrides(raw []byte, limit int) (string, field.ErrorList) {
 	if limit <= 0 {
-		return false
+		return "", nil
 	}
 	var obj struct {
+		Metadata struct {
+			Name string `json:"name"`
+		} `json:"metadata"`
 		Spec struct {
 			Deployment struct {
 				PodTemplateOverrides map[string]json.RawMessage `json:"podTemplateOverrides"`
@@ -84,14 +92,16 @@ func oversizedOverride(raw []byte, limit int) bool {
 		} `json:"spec"`
 	}
 	if json.Unmarshal(raw, &obj) != nil {
-		return false
+		return "", nil
 	}
-	for _, o := range obj.Spec.Deployment.PodTemplateOverrides {
-		if len(o) > limit {
-			return true
+	var errs field.ErrorList
+	p := field.NewPath("spec", "deployment", "podTemplateOverrides")
+	for _, k := range slices.Sorted(maps.Keys(obj.Spec.Deployment.PodTemplateOverrides)) {
+		if len(obj.Spec.Deployment.PodTemplateOverrides[k]) > limit {
+			errs = append(errs, field.TooLong(p.Child(k), "", limit))
 		}
 	}
-	return false
+	return obj.Metadata.Name, errs
 }
 
 func (h *defaultDecodable) Handle(ctx context.Context, req admission.Request) admission.Response {
@@ -99,8 +109,10 @@ func (h *defaultDecodable) Handle(ctx context.Context, req admission.Request) ad
 		// The Dynamo operator's request: not even re-encoded, so nothing can change.
 		return admission.Allowed("not defaulted: a v1beta1 request is owned by the Dynamo operator")
 	}
-	if oversizedOverride(req.Object.Raw, h.maxOverrideBytes) {
-		return admission.Allowed("not defaulted: a pod template override is over limits.maxPodTemplateOverrideBytes; validation refuses it")
+	if name, errs := oversizedOverrides(req.Object.Raw, h.maxOverrideBytes); len(errs) > 0 {
+		gk := v1beta2.GroupVersion.WithKind("DynamoGraphDeploymentRequest").GroupKind()
+		status := apierrors.NewInvalid(gk, name, errs).ErrStatus
+		return admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{Allowed: false, Result: &status}}
 	}
 	resp := h.next.Handle(ctx, req)
 	// Defaulting only adds: a removal in the patch would come from re-encoding the Go types

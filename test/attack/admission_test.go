@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -198,21 +199,23 @@ func TestAutoApplyFollowsTheUsersRights(t *testing.T) {
 
 	// T edits D's request to add the hostile overrides and the Secret: its next generation would
 	// be deployed. 403, naming the rights.
-	var victim v1beta2.DynamoGraphDeploymentRequest
-	if err := k8s.Get(ctx, client.ObjectKeyFromObject(own), &victim); err != nil {
+	// (Merge patches, as kubectl patch sends them: no resourceVersion, so the operator's status
+	// writes cannot make them conflict.)
+	edit := func(body string) error {
+		return tenant.Patch(ctx, own.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(body)))
+	}
+	hostile, err := json.Marshal(map[string]any{"spec": map[string]any{
+		"deployment": map[string]any{"podTemplateOverrides": map[string]any{"workers": json.RawMessage(hostileOverrides)}},
+		"model":      map[string]any{"tokenSecretRef": map[string]any{"name": tenantSecret, "key": "token"}},
+	}})
+	if err != nil {
 		t.Fatal(err)
 	}
-	workersOverride(hostileOverrides)(&victim)
-	victim.Spec.Model.TokenSecretRef = &v1beta2.TokenSecretReference{Name: tenantSecret, Key: "token"}
-	if err := tenant.Update(ctx, &victim); !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "create pods") {
+	if err := edit(string(hostile)); !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "create pods") {
 		t.Errorf("T's edit of D's autoApply request: %v, want 403 naming create pods", err)
 	}
 	// Even an innocent-looking edit (another SLA) of D's autoApply request would redeploy: 403.
-	if err := k8s.Get(ctx, client.ObjectKeyFromObject(own), &victim); err != nil {
-		t.Fatal(err)
-	}
-	victim.Spec.SLA = &v1beta2.SLASpec{TTFTMs: ptr.To(400.0)}
-	if err := tenant.Update(ctx, &victim); !apierrors.IsForbidden(err) {
+	if err := edit(`{"spec":{"sla":{"ttftMs":400}}}`); !apierrors.IsForbidden(err) {
 		t.Errorf("T's SLA edit of D's autoApply request: %v, want 403", err)
 	}
 
