@@ -434,3 +434,36 @@ func TestAutoApplyWithoutTheDeploymentCRD(t *testing.T) {
 		t.Errorf("a request without autoApply has a Deployed condition: %+v", c)
 	}
 }
+
+// TestAutoApplyDisabledDeploysNothing: a request stored with autoApply while the operator
+// allowed it is not deployed once the operator's configuration turns autoApply off: Deployed
+// says AutoApplyDisabled (admission refuses new autoApply requests; internal/webhook).
+func TestAutoApplyDisabledDeploysNothing(t *testing.T) {
+	ctx := context.Background()
+	ns := ct.Namespace(t, k8s)
+	d := ct.Request(ns, "auto-off").AutoApply("llama-off").Obj()
+	if err := k8s.Create(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	run := waitForRun(t, d, 1)
+	restart := func(enabled bool) {
+		stopManager()
+		cfg.AutoApply.Enabled = enabled
+		if err := startOperator(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	restart(false)
+	defer restart(true)
+	succeedWithCandidate(t, run)
+	got := waitForStatus(t, d, "Deployed=False AutoApplyDisabled", func(d *v1beta2.DynamoGraphDeploymentRequest) bool {
+		c := meta.FindStatusCondition(d.Status.Conditions, v1beta2.ConditionDeployed)
+		return c != nil && c.Reason == v1beta2.ReasonAutoApplyDisabled
+	})
+	if c := meta.FindStatusCondition(got.Status.Conditions, v1beta2.ConditionDeployed); c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "autoApply.enabled") {
+		t.Errorf("Deployed = %+v", c)
+	}
+	if got.Status.Deployment != nil {
+		t.Errorf("status.deployment with autoApply disabled: %+v", got.Status.Deployment)
+	}
+}
