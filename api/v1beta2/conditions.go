@@ -38,6 +38,9 @@ const (
 	// ReasonDeploymentFailed: creating, updating or reading the DynamoGraphDeployment failed
 	// (the message says why); the controller retries.
 	ReasonDeploymentFailed = "DeploymentFailed"
+	// ReasonAutoApplyDisabled: the operator's configuration has autoApply.enabled false (a
+	// request stored before it was turned off); nothing is deployed.
+	ReasonAutoApplyDisabled = "AutoApplyDisabled"
 )
 
 // Condition types and reasons of DynamoGraphDeploymentRun.

@@ -128,15 +128,20 @@ const DefaultTokenSecretKey = "HF_TOKEN"
 // ModelSpec identifies a model.
 // +kubebuilder:validation:XValidation:rule="!has(self.remoteCode) || self.remoteCode != 'TrustCacheAndRevision' || (has(self.revision) && has(self.cache))",message="remoteCode TrustCacheAndRevision requires model.revision and model.cache: remote code is trusted only from a pinned revision in the model cache",fieldPath=".remoteCode",reason="FieldValueInvalid"
 type ModelSpec struct {
-	// name is the Hugging Face model id (or a model directory path in the search image), for
-	// example meta-llama/Llama-3.1-8B-Instruct. Lowers to engine.model.
+	// name is the Hugging Face model id, for example meta-llama/Llama-3.1-8B-Instruct:
+	// [org/]name of letters, digits, "_", "-" and ".", each part starting and ending with a
+	// letter, digit or "_", without "--" or "..", not ending in ".git", the name at most 96
+	// characters. An absolute local path (a model directory in the images, e.g. /models/llama)
+	// is admitted only when the operator configuration sets models.allowLocalPaths. Lowers to
+	// engine.model (which inputOverrides may not set).
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=256
 	Name string `json:"name,omitempty"`
 
 	// revision pins the Hugging Face revision (branch, tag or commit) used when rendering
-	// deployments. It does not change the search.
+	// deployments: letters, digits and "_.+/-", starting with a letter, digit or "_", without
+	// "..", "//", a trailing "/" or "." or a ".lock" suffix. It does not change the search.
 	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=128
@@ -157,6 +162,7 @@ type ModelSpec struct {
 
 	// tokenSecretRef names the Secret key holding a Hugging Face token. The search container and
 	// every rendered worker get it as HF_TOKEN through a secretKeyRef; the value is never copied.
+	// The requesting user must be allowed to get the Secret (checked at admission).
 	// +optional
 	TokenSecretRef *TokenSecretReference `json:"tokenSecretRef,omitempty"`
 }
@@ -507,7 +513,10 @@ type DeploymentSpec struct {
 	Router *RouterSpec `json:"router,omitempty"`
 
 	// podTemplateOverrides are strategic merge patches of the rendered components' pod
-	// templates, per role.
+	// templates, per role. Each is at most limits.maxPodTemplateOverrideBytes of the operator
+	// configuration (32 KiB by default). A user who may not create pods in the namespace may
+	// override only tolerations, nodeSelector, affinity, the main container's resources and
+	// literal env values, and pod labels and annotations (docs/security.md).
 	// +optional
 	PodTemplateOverrides *PodTemplateOverrides `json:"podTemplateOverrides,omitempty"`
 
@@ -516,7 +525,10 @@ type DeploymentSpec struct {
 	// +optional
 	Planner *PlannerSpec `json:"planner,omitempty"`
 
-	// autoApply deploys the best candidate when a search succeeds: the operator creates the
+	// autoApply deploys the best candidate when a search succeeds. It is equivalent to creating
+	// pods: admission refuses it unless the operator configuration sets autoApply.enabled and
+	// the requesting user may create and update dynamographdeployments and create pods in the
+	// namespace (docs/security.md). The operator creates the
 	// DynamoGraphDeployment named by name, or updates the one this request created before; it
 	// never changes one it did not create (condition Deployed=False, reason Conflict). The
 	// request's Deployed condition then follows the DynamoGraphDeployment's readiness.
@@ -526,11 +538,11 @@ type DeploymentSpec struct {
 	AutoApply *bool `json:"autoApply,omitempty"`
 
 	// name of the DynamoGraphDeployment that autoApply creates or updates, in the request's
-	// namespace: a DNS-1123 subdomain of at most 253 characters. Admission materializes the
-	// request's name.
+	// namespace: a DNS-1123 subdomain of at most 63 characters (Dynamo derives Service names and
+	// label values from it). Admission materializes the request's name.
 	// +optional
 	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:MaxLength=63
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	Name string `json:"name,omitempty"`
 }

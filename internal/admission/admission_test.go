@@ -199,7 +199,7 @@ func TestValidate(t *testing.T) {
 		_ = admission.Default(d, admission.DefaultingOptions{DefaultGPUSKU: "h200_sxm"})
 		return d
 	}
-	limits := aisimulate.Caps{MaxTrials: 1000, MaxParallelism: 32}
+	limits := admission.Options{Caps: aisimulate.Caps{MaxTrials: 1000, MaxParallelism: 32}, AutoApplyEnabled: true, MaxPodTemplateOverrideBytes: 32 << 10}
 	overrides := func(s string) func(*v1beta2.DynamoGraphDeploymentRequest) {
 		return func(d *v1beta2.DynamoGraphDeploymentRequest) {
 			d.Spec.AISimulate = &v1beta2.AISimulateSpec{InputOverrides: &runtime.RawExtension{Raw: []byte(s)}}
@@ -284,6 +284,28 @@ func TestValidate(t *testing.T) {
 		{"trace replay with both modes", admitted(trace(cmSource("traffic", "t"),
 			&v1beta2.TraceReplay{Concurrency: ptr.To[int32](8), ArrivalSpeedupRatio: ptr.To(2.0)})),
 			field.ErrorList{field.Invalid(tp.Child("replay"), nil, "")}},
+		{"pod template override over the cap", admitted(func(d *v1beta2.DynamoGraphDeploymentRequest) {
+			d.Spec.Deployment = &v1beta2.DeploymentSpec{PodTemplateOverrides: &v1beta2.PodTemplateOverrides{
+				Workers: raw(`{"metadata":{"annotations":{"a":"` + strings.Repeat("x", 32<<10) + `"}}}`)}}
+		}), field.ErrorList{field.TooLong(field.NewPath("spec", "deployment", "podTemplateOverrides", "workers"), nil, 0)}},
+		{"inputOverrides set engine.model", admitted(overrides(`{"engine":{"model":"evil/model"}}`)),
+			field.ErrorList{field.Forbidden(op.Child("engine", "model"), "")}},
+		{"inputOverrides set engine.hardware", admitted(overrides(`{"engine":{"hardware":"b200_sxm","backend":"vllm"}}`)),
+			field.ErrorList{field.Forbidden(op.Child("engine", "hardware"), "")}},
+		{"inputOverrides delete engine", admitted(overrides(`{"engine":null}`)), field.ErrorList{field.Forbidden(op.Child("engine"), "")}},
+		{"inputOverrides set other engine fields", admitted(overrides(`{"engine":{"backend":"vllm"}}`)), nil},
+		{"model name with a scheme", admitted(func(d *v1beta2.DynamoGraphDeploymentRequest) { d.Spec.Model.Name = "https://evil.example/m" }),
+			field.ErrorList{field.Invalid(field.NewPath("spec", "model", "name"), nil, "")}},
+		{"model name local path not allowed", admitted(func(d *v1beta2.DynamoGraphDeploymentRequest) { d.Spec.Model.Name = "/models/llama" }),
+			field.ErrorList{field.Invalid(field.NewPath("spec", "model", "name"), nil, "")}},
+		{"revision with an escape", admitted(func(d *v1beta2.DynamoGraphDeploymentRequest) { d.Spec.Model.Revision = "main\x1b]8;;x" }),
+			field.ErrorList{field.Invalid(field.NewPath("spec", "model", "revision"), nil, "")}},
+		{"deployment name of 64 characters", admitted(func(d *v1beta2.DynamoGraphDeploymentRequest) {
+			d.Spec.Deployment = &v1beta2.DeploymentSpec{Name: strings.Repeat("d", 64)}
+		}), field.ErrorList{field.TooLong(field.NewPath("spec", "deployment", "name"), nil, 0)}},
+		{"autoApply enabled", admitted(func(d *v1beta2.DynamoGraphDeploymentRequest) {
+			d.Spec.Deployment = &v1beta2.DeploymentSpec{AutoApply: ptr.To(true)}
+		}), nil},
 		{"pareto with min_goodput_rps", admitted(func(d *v1beta2.DynamoGraphDeploymentRequest) {
 			d.Spec.Objective = &v1beta2.ObjectiveSpec{Target: v1beta2.TargetPareto}
 			overrides(`{"optimization":{"constraints":{"min_goodput_rps":1}}}`)(d)

@@ -101,7 +101,9 @@ func Default(dgdr *v1beta2.DynamoGraphDeploymentRequest, opts DefaultingOptions)
 	if spec.Deployment.AutoApply == nil {
 		spec.Deployment.AutoApply = ptr.To(false)
 	}
-	if spec.Deployment.Name == "" {
+	// A request name too long for a deployment is itself invalid (validateName reports it at
+	// metadata.name); it is not copied, so the schema does not report it at deployment.name.
+	if spec.Deployment.Name == "" && len(dgdr.Name) <= MaxDeploymentNameLength {
 		spec.Deployment.Name = dgdr.Name
 	}
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -15,12 +16,15 @@ import (
 // and label values are at most 63 characters.
 const MaxRequestNameLength = 63
 
-// Validate checks what the CRD schema and its CEL rules cannot: derived names, known GPU SKUs,
-// the inputOverrides shape, that the typed fields lower under the operator's caps, the effective
-// input against AISimulate's rules, and the caps. It returns the effective input when the request
-// is valid (its Warnings name derived defaults the caps lowered), so callers need not lower twice.
-func Validate(dgdr *v1beta2.DynamoGraphDeploymentRequest, caps aisimulate.Caps) (*aisimulate.Input, field.ErrorList) {
-	input, errs, _ := validate(dgdr, caps)
+// Validate checks what the CRD schema and its CEL rules cannot: derived names, the model name
+// and revision, known GPU SKUs, the inputOverrides shape (and that it leaves engine.model and
+// engine.hardware to the typed spec), the size and shape of the pod template overrides,
+// whether autoApply is enabled, that the typed fields lower under the operator's caps, the
+// effective input against AISimulate's rules, and the caps. It returns the effective input when
+// the request is valid (its Warnings name derived defaults the caps lowered), so callers need
+// not lower twice.
+func Validate(dgdr *v1beta2.DynamoGraphDeploymentRequest, opts Options) (*aisimulate.Input, field.ErrorList) {
+	input, errs, _ := validate(nil, dgdr, opts)
 	if len(errs) > 0 {
 		return nil, errs
 	}
@@ -28,9 +32,11 @@ func Validate(dgdr *v1beta2.DynamoGraphDeploymentRequest, caps aisimulate.Caps) 
 }
 
 // ValidateUpdate validates a changed request with ratcheting: problems of the effective input
-// that the old object already had are returned as warnings instead of errors.
-func ValidateUpdate(old, dgdr *v1beta2.DynamoGraphDeploymentRequest, caps aisimulate.Caps) (*aisimulate.Input, []string, field.ErrorList) {
-	input, errs, keys := validate(dgdr, caps)
+// that the old object already had are returned as warnings instead of errors, and the rules this
+// operator added later (the model name and revision, the deployment name, the engine fields of
+// inputOverrides, autoApply being enabled) apply only to fields the update changes.
+func ValidateUpdate(old, dgdr *v1beta2.DynamoGraphDeploymentRequest, opts Options) (*aisimulate.Input, []string, field.ErrorList) {
+	input, errs, keys := validate(old, dgdr, opts)
 	if len(keys) == 0 || old == nil {
 		if len(errs) > 0 {
 			return nil, nil, errs
@@ -38,8 +44,8 @@ func ValidateUpdate(old, dgdr *v1beta2.DynamoGraphDeploymentRequest, caps aisimu
 		return input, nil, nil
 	}
 	var oldKeys []string
-	if oldInput, oldErrs := aisimulate.Lower(&old.Spec, caps); len(oldErrs) == 0 {
-		_, oldKeys = EffectiveInputProblems(&old.Spec, oldInput, caps)
+	if oldInput, oldErrs := aisimulate.Lower(&old.Spec, opts.Caps); len(oldErrs) == 0 {
+		_, oldKeys = EffectiveInputProblems(&old.Spec, oldInput, opts.Caps)
 	}
 	// errs ends with the effective-input problems, in the order of keys.
 	head := errs[:len(errs)-len(keys)]
@@ -53,8 +59,8 @@ func ValidateUpdate(old, dgdr *v1beta2.DynamoGraphDeploymentRequest, caps aisimu
 
 // validate returns the effective input (whenever the spec lowers, even with errors, so that
 // ratcheting can accept it), all errors, and the ratchet keys of the effective-input problems,
-// which are the last len(keys) errors.
-func validate(dgdr *v1beta2.DynamoGraphDeploymentRequest, caps aisimulate.Caps) (*aisimulate.Input, field.ErrorList, []string) {
+// which are the last len(keys) errors. old is nil on create.
+func validate(old, dgdr *v1beta2.DynamoGraphDeploymentRequest, opts Options) (*aisimulate.Input, field.ErrorList, []string) {
 	var errs field.ErrorList
 	errs = append(errs, validateName(dgdr.Name)...)
 	spec := &dgdr.Spec
@@ -63,8 +69,9 @@ func validate(dgdr *v1beta2.DynamoGraphDeploymentRequest, caps aisimulate.Caps) 
 	if gpu := gpuOf(spec); gpu != nil && gpu.SKU != "" && !aisimulate.KnownSKU(gpu.SKU) {
 		errs = append(errs, field.NotSupported(specPath.Child("hardware", "gpu", "sku"), gpu.SKU, aisimulate.KnownSKUs()))
 	}
+	errs = append(errs, validateAddedRules(old, dgdr, opts)...)
 	errs = append(errs, ValidateModelAccess(&spec.Model, specPath.Child("model"))...)
-	errs = append(errs, ValidateDeployment(spec.Deployment, specPath.Child("deployment"))...)
+	errs = append(errs, ValidateDeployment(spec.Deployment, opts.MaxPodTemplateOverrideBytes, specPath.Child("deployment"))...)
 	errs = append(errs, ValidateWorkload(spec.Workload, specPath.Child("workload"))...)
 	if spec.AISimulate != nil && spec.AISimulate.InputOverrides != nil {
 		errs = append(errs, aisimulate.ValidateOverridesShape(spec.AISimulate.InputOverrides.Raw, aisimulate.OverridesPath)...)
@@ -72,14 +79,66 @@ func validate(dgdr *v1beta2.DynamoGraphDeploymentRequest, caps aisimulate.Caps) 
 	if len(errs) > 0 {
 		return nil, errs, nil
 	}
-	input, lowerErrs := aisimulate.Lower(spec, caps)
+	input, lowerErrs := aisimulate.Lower(spec, opts.Caps)
 	if len(lowerErrs) > 0 {
 		return nil, lowerErrs, nil
 	}
-	errs = append(errs, caps.Check(input.Document)...)
-	effErrs, keys := EffectiveInputProblems(spec, input, caps)
+	errs = append(errs, opts.Caps.Check(input.Document)...)
+	effErrs, keys := EffectiveInputProblems(spec, input, opts.Caps)
 	errs = append(errs, effErrs...)
 	return input, errs, keys
+}
+
+// validateAddedRules checks the rules of issue 26 (names, the engine fields of inputOverrides,
+// autoApply enabled). On an update each applies only when its field changed, so a request
+// stored before a rule existed (or before the operator's configuration changed) stays editable.
+func validateAddedRules(old, dgdr *v1beta2.DynamoGraphDeploymentRequest, opts Options) field.ErrorList {
+	var errs field.ErrorList
+	spec := &dgdr.Spec
+	var oldSpec *v1beta2.DynamoGraphDeploymentRequestSpec
+	if old != nil {
+		oldSpec = &old.Spec
+	}
+	changed := func(get func(*v1beta2.DynamoGraphDeploymentRequestSpec) any) bool {
+		return oldSpec == nil || !equality.Semantic.DeepEqual(get(oldSpec), get(spec))
+	}
+	modelPath := field.NewPath("spec", "model")
+	if changed(func(s *v1beta2.DynamoGraphDeploymentRequestSpec) any { return s.Model.Name }) {
+		errs = append(errs, ValidateModelName(spec.Model.Name, opts.AllowLocalModelPaths, modelPath.Child("name"))...)
+	}
+	if changed(func(s *v1beta2.DynamoGraphDeploymentRequestSpec) any { return s.Model.Revision }) {
+		errs = append(errs, ValidateRevision(spec.Model.Revision, modelPath.Child("revision"))...)
+	}
+	deployName := func(s *v1beta2.DynamoGraphDeploymentRequestSpec) any {
+		if s.Deployment == nil {
+			return ""
+		}
+		return s.Deployment.Name
+	}
+	// The default deployment name is the request's name, whose own check reports it.
+	if d := spec.Deployment; d != nil && d.Name != dgdr.Name && changed(deployName) {
+		errs = append(errs, ValidateDeploymentName(d.Name, field.NewPath("spec", "deployment", "name"))...)
+	}
+	overrides := func(s *v1beta2.DynamoGraphDeploymentRequestSpec) any {
+		if s.AISimulate == nil || s.AISimulate.InputOverrides == nil {
+			return ""
+		}
+		return string(s.AISimulate.InputOverrides.Raw)
+	}
+	if raw, _ := overrides(spec).(string); raw != "" && changed(overrides) {
+		errs = append(errs, ValidateOverridesEngine([]byte(raw))...)
+	}
+	if !opts.AutoApplyEnabled && AutoApply(spec) && (oldSpec == nil || !AutoApply(oldSpec)) {
+		errs = append(errs, field.Forbidden(field.NewPath("spec", "deployment", "autoApply"),
+			"autoApply is disabled in this operator's configuration (autoApply.enabled): the operator does not deploy for requests; "+
+				"set autoApply to false and deploy a candidate with dgdrctl promote"))
+	}
+	return errs
+}
+
+// AutoApply reports whether spec asks the operator to deploy its best candidate.
+func AutoApply(spec *v1beta2.DynamoGraphDeploymentRequestSpec) bool {
+	return spec.Deployment != nil && spec.Deployment.AutoApply != nil && *spec.Deployment.AutoApply
 }
 
 func validateName(name string) field.ErrorList {

@@ -22,19 +22,21 @@ import (
 
 // Default values of the configuration.
 const (
-	DefaultGPUSKU                  = "h200_sxm"
-	NoDefaultGPUSKU                = "none"
-	DefaultRunRetention      int32 = 5
-	DefaultActiveDeadline    int64 = 6 * 60 * 60
-	DefaultMaxActiveRuns     int32 = 4
-	DefaultMaxPendingRuns    int32 = 1000
-	DefaultMaxTrials         int32 = 2000
-	DefaultMaxParallelism    int32 = 64
-	DefaultWorkers           int32 = 4
-	DefaultSearchUID         int64 = 65532
-	DefaultStartFailureGrace int32 = 120
-	DefaultJobTTL            int32 = 3600
-	DefaultTokenExpiration   int64 = 600
+	DefaultGPUSKU               = "h200_sxm"
+	NoDefaultGPUSKU             = "none"
+	DefaultRunRetention   int32 = 5
+	DefaultActiveDeadline int64 = 6 * 60 * 60
+	DefaultMaxActiveRuns  int32 = 4
+	DefaultMaxPendingRuns int32 = 1000
+	DefaultMaxTrials      int32 = 2000
+	DefaultMaxParallelism int32 = 64
+	// DefaultMaxPodTemplateOverrideBytes caps each pod template override (32 KiB).
+	DefaultMaxPodTemplateOverrideBytes int32 = 32 << 10
+	DefaultWorkers                     int32 = 4
+	DefaultSearchUID                   int64 = 65532
+	DefaultStartFailureGrace           int32 = 120
+	DefaultJobTTL                      int32 = 3600
+	DefaultTokenExpiration             int64 = 600
 	// extendedTokenExpiration is the token lifetime the API server extends to a year
 	// (--service-account-extend-token-expiration, on by default).
 	extendedTokenExpiration   int64 = 3607
@@ -159,6 +161,9 @@ func SetDefaults(cfg *v1alpha1.OperatorConfiguration) {
 	if cfg.Limits.MaxParallelism == nil {
 		cfg.Limits.MaxParallelism = ptr.To(DefaultMaxParallelism)
 	}
+	if cfg.Limits.MaxPodTemplateOverrideBytes == nil {
+		cfg.Limits.MaxPodTemplateOverrideBytes = ptr.To(DefaultMaxPodTemplateOverrideBytes)
+	}
 	if cfg.Concurrency.Requests == nil {
 		cfg.Concurrency.Requests = ptr.To(DefaultWorkers)
 	}
@@ -262,6 +267,9 @@ func Validate(cfg *v1alpha1.OperatorConfiguration) field.ErrorList {
 		if v < 0 {
 			errs = append(errs, field.Invalid(lp.Child(name), v, "must not be negative (0 means unlimited)"))
 		}
+	}
+	if v := *cfg.Limits.MaxPodTemplateOverrideBytes; v < 1024 || v > 1<<20 {
+		errs = append(errs, field.Invalid(lp.Child("maxPodTemplateOverrideBytes"), v, "must be between 1024 and 1048576"))
 	}
 	cp := field.NewPath("concurrency")
 	for name, v := range map[string]int32{"requests": *cfg.Concurrency.Requests, "runs": *cfg.Concurrency.Runs} {

@@ -28,12 +28,16 @@ func TestDecodeDefaults(t *testing.T) {
 		"tokenLife": *cfg.Job.TokenExpirationSeconds,
 		"bodyLimit": cfg.Webhook.MaxRequestBodySize.Value(),
 		"readTime":  cfg.Webhook.RequestReadTimeout.Duration,
+		"autoApply": cfg.AutoApply.Enabled,
+		"localPath": cfg.Models.AllowLocalPaths,
+		"override":  *cfg.Limits.MaxPodTemplateOverrideBytes,
 	}
 	want := map[string]any{
 		"command": []string{"aisimulate", "recommend"}, "sku": "h200_sxm", "retention": int32(5),
 		"maxActive": int32(4), "deadline": int64(21600), "port": int32(9443),
 		"jobTTL": int32(3600), "tokenLife": int64(600),
 		"bodyLimit": int64(3 << 20), "readTime": 10 * time.Second,
+		"autoApply": false, "localPath": false, "override": int32(32768),
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
@@ -60,6 +64,10 @@ func TestDecodeErrorsNamePaths(t *testing.T) {
 		{"webhook body limit above 64Mi", header + "planner: {image: x}\nwebhook: {maxRequestBodySize: 1Gi}\n", "webhook.maxRequestBodySize"},
 		{"webhook read timeout above 30s", header + "planner: {image: x}\nwebhook: {requestReadTimeout: 5m}\n", "webhook.requestReadTimeout"},
 		{"webhook read timeout below 1s", header + "planner: {image: x}\nwebhook: {requestReadTimeout: 10ms}\n", "webhook.requestReadTimeout"},
+		{"pod template override cap too small", header + "planner: {image: x}\nlimits: {maxPodTemplateOverrideBytes: 10}\n", "limits.maxPodTemplateOverrideBytes"},
+		{"unknown autoApply field", header + "planner: {image: x}\nautoApply: {enable: true}\n", "autoApply.enable"},
+		{"autoApply enabled not a boolean", header + "planner: {image: x}\nautoApply: {enabled: sometimes}\n", "autoApply.enabled"},
+		{"unknown models field", header + "planner: {image: x}\nmodels: {allowLocalModels: true}\n", "models.allowLocalModels"},
 		{"crds without a conversion service", header + "planner: {image: x}\ncrds: {conversionService: {namespace: ns}}\n", "crds.conversionService.name"},
 	}
 	for _, tc := range cases {

@@ -79,7 +79,7 @@ func Admit(ctx context.Context, data []byte, cfg *v1alpha1.OperatorConfiguration
 	} else if len(errs) > 0 {
 		return nil, errs, nil
 	}
-	input, errs := dgdradmission.Validate(dgdr, aisimulate.CapsFrom(cfg.Limits))
+	input, errs := dgdradmission.Validate(dgdr, dgdradmission.OptionsFrom(cfg))
 	if len(errs) > 0 {
 		return nil, errs, nil
 	}

@@ -107,6 +107,16 @@ func TestValidateRejects(t *testing.T) {
 		"goodput-without-sla":  "spec.objective.target: ",
 		"input-tokens-zero":    "spec.workload.static.inputTokens: ",
 		"unknown-field":        "spec.modle: ",
+		// issue 26: names, engine fields, autoApply with the shipped configuration (disabled)
+		"model-name-url":         "spec.model.name: ",
+		"model-name-escape":      "spec.model.name: ",
+		"model-name-traversal":   "spec.model.name: ",
+		"model-name-local-path":  "spec.model.name: ",
+		"revision-escape":        "spec.model.revision: ",
+		"revision-space":         "spec.model.revision: ",
+		"deployment-name-64":     "spec.deployment.name: ",
+		"overrides-engine-model": "spec.aisimulate.inputOverrides.engine.model: ",
+		"auto-apply-disabled":    "spec.deployment.autoApply: ",
 	}
 	files, _ := filepath.Glob("testdata/invalid/*.yaml")
 	if len(files) != len(want) {
@@ -128,9 +138,15 @@ func TestValidateRejects(t *testing.T) {
 }
 
 func TestValidateAcceptsExamples(t *testing.T) {
+	// examples/auto-apply.yaml needs autoApply.enabled, which the shipped configuration lacks.
+	cfg := filepath.Join(t.TempDir(), "operator-config.yaml")
+	if err := os.WriteFile(cfg, []byte("apiVersion: config.dgdr.nvidia.com/v1alpha1\nkind: OperatorConfiguration\n"+
+		"planner: {image: example.com/planner:1}\nreporter: {image: example.com/dgdr-operator:1}\nautoApply: {enabled: true}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	examples, _ := filepath.Glob("../../examples/*.yaml")
 	for _, path := range examples {
-		out, errOut, code := run(t, "validate", "-f", path)
+		out, errOut, code := run(t, "validate", "-f", path, "--config", cfg)
 		if code != 0 || !strings.HasSuffix(strings.TrimSpace(out), ": valid") {
 			t.Errorf("%s: exit %d, out %q, stderr %q", path, code, out, errOut)
 		}

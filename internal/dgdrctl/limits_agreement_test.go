@@ -45,6 +45,7 @@ func TestLimitsVerdictsAgree(t *testing.T) {
 		cfg.Defaults.GPUSKU = "h200_sxm"
 		cfg.Limits.MaxTrials = ptr.To(row.maxTrials)
 		cfg.Limits.MaxParallelism = ptr.To(row.maxParallelism)
+		cfg.AutoApply.Enabled = true // examples/auto-apply.yaml; the caps are what this test compares
 		caps := aisimulate.CapsFrom(cfg.Limits)
 		wh := &webhook.RequestWebhook{Config: cfg}
 		for _, f := range files {
@@ -66,6 +67,7 @@ func TestLimitsVerdictsAgree(t *testing.T) {
 					noCaps := config.Default()
 					noCaps.Defaults.GPUSKU = "h200_sxm"
 					noCaps.Limits.MaxTrials, noCaps.Limits.MaxParallelism = ptr.To[int32](0), ptr.To[int32](0)
+					noCaps.AutoApply.Enabled = true
 					var errs field.ErrorList
 					req, errs, err = dgdrctl.Admit(context.Background(), data, noCaps)
 					if err != nil || req == nil {

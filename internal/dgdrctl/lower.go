@@ -27,7 +27,7 @@ of the effective input, byte for byte what the operator records and hashes.`,
 			if output != "yaml" && output != "json" {
 				return fmt.Errorf("-o must be yaml or json")
 			}
-			admitted, err := admitFile(cmd, file, configPath)
+			admitted, err := admitFile(cmd, file, configPath, true)
 			if err != nil {
 				return err
 			}

@@ -44,7 +44,7 @@ Exit codes follow the recommender's: 0 candidates found, 1 no feasible candidate
 			if output != "yaml" && output != "json" && output != "table" {
 				return fmt.Errorf("-o must be yaml, json or table")
 			}
-			admitted, err := admitFile(cmd, file, configPath)
+			admitted, err := admitFile(cmd, file, configPath, true)
 			if err != nil {
 				if _, ok := err.(ExitError); ok {
 					return ExitError{Code: aisimulate.ExitInvalidInput}

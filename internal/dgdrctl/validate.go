@@ -20,7 +20,7 @@ SKUs, inputOverrides shape, lowering). It prints one line per problem, each star
 field path, and exits 1 when there is any.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if _, err := admitFile(cmd, file, configPath); err != nil {
+			if _, err := admitFile(cmd, file, configPath, false); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: valid\n", file)
@@ -35,10 +35,17 @@ field path, and exits 1 when there is any.`,
 
 // admitFile runs the admission pipeline on a request file with the given (or shipped)
 // configuration. Problems are printed one per line, field path first, and come back as exit 1.
-func admitFile(cmd *cobra.Command, file, configPath string) (*Admitted, error) {
+// searchOnly (lower, recommend: commands that compute the search and never deploy) admits
+// spec.deployment.autoApply whatever the configuration's autoApply.enabled says; validate
+// checks it as the cluster's admission would.
+func admitFile(cmd *cobra.Command, file, configPath string, searchOnly bool) (*Admitted, error) {
 	cfg, err := loadConfig(configPath)
 	if err != nil {
 		return nil, err
+	}
+	if searchOnly {
+		cfg = cfg.DeepCopy()
+		cfg.AutoApply.Enabled = true
 	}
 	data, err := readInput(file, cmd.InOrStdin())
 	if err != nil {

@@ -81,3 +81,52 @@ func TestValidate(t *testing.T) {
 		})
 	}
 }
+
+// TestRestricted: what a user without create on pods may put into an override, and what is
+// refused, at its field path.
+func TestRestricted(t *testing.T) {
+	p := field.NewPath("spec", "deployment", "podTemplateOverrides", "workers")
+	ignore := cmpopts.IgnoreFields(field.Error{}, "Detail", "BadValue")
+	forbidden := func(path *field.Path) *field.Error { return field.Forbidden(path, "") }
+	spec, c0 := p.Child("spec"), p.Child("spec", "containers").Index(0)
+	cases := []struct {
+		name, patch string
+		want        field.ErrorList
+	}{
+		{"empty", "", nil},
+		{"null", "null", nil},
+		{"not an object is Validate's", "[1]", nil},
+		{"the allowlist", `{"metadata":{"labels":{"team":"a"},"annotations":{"note":"x"}},"spec":{` +
+			`"tolerations":[{"key":"gpu","operator":"Exists"}],"nodeSelector":{"pool":"a"},` +
+			`"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"k","operator":"Exists"}]}]}}},` +
+			`"containers":[{"name":"main","resources":{"limits":{"memory":"1Gi"}},"env":[{"name":"X","value":"1"},{"name":"Y"}]}]}}`, nil},
+		{"serviceAccountName", `{"spec":{"serviceAccountName":"admin"}}`, field.ErrorList{forbidden(spec.Child("serviceAccountName"))}},
+		{"hostPath volume", `{"spec":{"volumes":[{"name":"root","hostPath":{"path":"/"}}]}}`, field.ErrorList{forbidden(spec.Child("volumes"))}},
+		{"pod securityContext", `{"spec":{"securityContext":{"runAsUser":0}}}`, field.ErrorList{forbidden(spec.Child("securityContext"))}},
+		{"privileged container", `{"spec":{"containers":[{"name":"main","securityContext":{"privileged":true}}]}}`,
+			field.ErrorList{forbidden(c0.Child("securityContext"))}},
+		{"sidecar", `{"spec":{"containers":[{"name":"side","image":"evil"}]}}`, field.ErrorList{forbidden(c0.Child("name"))}},
+		{"init container", `{"spec":{"initContainers":[{"name":"init","image":"evil"}]}}`, field.ErrorList{forbidden(spec.Child("initContainers"))}},
+		{"secretKeyRef", `{"spec":{"containers":[{"name":"main","env":[{"name":"A","value":"1"},{"name":"T","valueFrom":{"secretKeyRef":{"name":"s","key":"k"}}}]}]}}`,
+			field.ErrorList{forbidden(c0.Child("env").Index(1).Child("valueFrom"))}},
+		{"envFrom", `{"spec":{"containers":[{"name":"main","envFrom":[{"secretRef":{"name":"s"}}]}]}}`, field.ErrorList{forbidden(c0.Child("envFrom"))}},
+		{"volumeMounts", `{"spec":{"containers":[{"name":"main","volumeMounts":[{"name":"x","mountPath":"/x"}]}]}}`, field.ErrorList{forbidden(c0.Child("volumeMounts"))}},
+		{"image", `{"spec":{"containers":[{"name":"main","image":"evil"}]}}`, field.ErrorList{forbidden(c0.Child("image"))}},
+		{"hostNetwork and hostPID", `{"spec":{"hostPID":true,"hostNetwork":true}}`,
+			field.ErrorList{forbidden(spec.Child("hostNetwork")), forbidden(spec.Child("hostPID"))}},
+		{"strategic merge directive", `{"spec":{"$setElementOrder/containers":[{"name":"main"}],"containers":[{"name":"main","$patch":"delete"}]}}`,
+			field.ErrorList{forbidden(spec.Child("$setElementOrder/containers")), forbidden(c0.Child("$patch"))}},
+		{"top-level directive", `{"$patch":"replace","spec":{}}`, field.ErrorList{forbidden(p.Child("$patch"))}},
+		{"metadata name", `{"metadata":{"name":"x","namespace":"y"}}`,
+			field.ErrorList{forbidden(p.Child("metadata", "name")), forbidden(p.Child("metadata", "namespace"))}},
+		{"AppArmor annotation", `{"metadata":{"annotations":{"container.apparmor.security.beta.kubernetes.io/main":"unconfined"}}}`,
+			field.ErrorList{forbidden(p.Child("metadata", "annotations").Key("container.apparmor.security.beta.kubernetes.io/main"))}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, podpatch.Restricted([]byte(tc.patch), p), ignore); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}

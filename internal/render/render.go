@@ -69,7 +69,9 @@ type Options struct {
 	Labels map[string]string
 	// Model is the request's model access: remoteCode decides the engine's trust flag, cache
 	// is mounted read-only into every worker (HF_HOME), tokenSecretRef becomes HF_TOKEN (a
-	// secretKeyRef). Its name and revision are not read (see the prediction and ModelRevision).
+	// secretKeyRef). Its name, when set, is the model the engines serve, whatever the
+	// prediction's engine.model says (the typed spec decides the model; inputOverrides may not
+	// set engine.model). Its revision is not read (see ModelRevision).
 	Model v1beta2.ModelSpec
 	// Deployment is the request's spec.deployment: the Frontend's router mode (DYN_ROUTER_MODE;
 	// KV also makes every worker publish KV events), the Planner and the pod template overrides
@@ -189,6 +191,11 @@ type role struct {
 
 // RenderPrediction renders a decoded prediction.
 func RenderPrediction(p *Prediction, opts Options) (*dgdv1beta1.DynamoGraphDeployment, Summary, error) {
+	if opts.Model.Name != "" && p.Engine.Model != opts.Model.Name {
+		typed := *p
+		typed.Engine.Model = opts.Model.Name
+		p = &typed
+	}
 	e := p.Engine
 	backend := e.Backend
 	if backend == "" {

@@ -480,3 +480,20 @@ func TestRendersRealSearchOutput(t *testing.T) {
 		}
 	}
 }
+
+// TestTypedModelNameWins: the engines serve the request's model.name, not whatever model a
+// prediction (the search's output) names.
+func TestTypedModelNameWins(t *testing.T) {
+	dgd, _, err := render.Render(readDoc(t, filepath.Join("testdata", "input", "vllm-agg.yaml")),
+		render.Options{RuntimeImages: testImages, Model: v1beta2.ModelSpec{Name: "org/typed-model"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range dgd.Spec.Components[1:] {
+		args := c.PodTemplate.Spec.Containers[0].Args
+		i := slices.Index(args, "--model")
+		if i < 0 || args[i+1] != "org/typed-model" {
+			t.Errorf("%s: args %q, want --model org/typed-model", c.Name, args)
+		}
+	}
+}

@@ -114,7 +114,18 @@ func TestBadInputTable(t *testing.T) {
 		{"unknown-deployment-field", "  deployment: {routr: {mode: KV}}\n", "spec.deployment.routr", "unknown field"},
 		{"per-node-zero", "  hardware: {gpu: {perNode: 0}}\n", "spec.hardware.gpu.perNode", "greater than or equal to 1"},
 		{"per-node-too-large", "  hardware: {gpu: {perNode: 65}}\n", "spec.hardware.gpu.perNode", "less than or equal to 64"},
-		{"overrides-hardware-auto", "  aisimulate:\n    inputOverrides: {engine: {hardware: auto}}\n", "spec.aisimulate.inputOverrides", "optimization.hardware"},
+		{"overrides-hardware-auto", "  aisimulate:\n    inputOverrides: {engine: {hardware: auto}}\n", "spec.aisimulate.inputOverrides.engine.hardware", "spec.hardware.gpu.sku"},
+		{"overrides-engine-model", "  aisimulate:\n    inputOverrides: {engine: {model: attacker/model}}\n", "spec.aisimulate.inputOverrides.engine.model", "spec.model.name"},
+		{"model-name-url", "", "spec.model.name", "Hugging Face model id"},
+		{"model-name-escape", "", "spec.model.name", "Hugging Face model id"},
+		{"model-name-dotdot", "", "spec.model.name", "Hugging Face model id"},
+		{"model-name-local-path", "", "spec.model.name", "models.allowLocalPaths"},
+		{"revision-space", "    revision: \"main branch\"\n", "spec.model.revision", "branch, tag or commit"},
+		{"revision-escape", "", "spec.model.revision", "branch, tag or commit"},
+		{"revision-flag", "    revision: --trust-remote-code\n", "spec.model.revision", "branch, tag or commit"},
+		{"deployment-name-64", "  deployment: {name: " + strings.Repeat("d", 64) + "}\n", "spec.deployment.name", "63"},
+		{"pod-override-over-cap", "  deployment:\n    podTemplateOverrides: {workers: {metadata: {annotations: {a: \"" + strings.Repeat("x", 40<<10) + "\"}}}}\n",
+			"spec.deployment.podTemplateOverrides.workers", "32768 bytes"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -128,6 +139,16 @@ func TestBadInputTable(t *testing.T) {
 				_ = unstructured.SetNestedField(obj.Object, strings.Repeat("m", 257), "spec", "model", "name")
 			case "revision-empty":
 				_ = unstructured.SetNestedField(obj.Object, "", "spec", "model", "revision")
+			case "revision-escape":
+				_ = unstructured.SetNestedField(obj.Object, "main\x1b]8;;https://evil.example\x07", "spec", "model", "revision")
+			case "model-name-url":
+				_ = unstructured.SetNestedField(obj.Object, "https://evil.example/org/model", "spec", "model", "name")
+			case "model-name-escape":
+				_ = unstructured.SetNestedField(obj.Object, "org/\x1b[2Jmodel", "spec", "model", "name")
+			case "model-name-dotdot":
+				_ = unstructured.SetNestedField(obj.Object, "org/../../etc", "spec", "model", "name")
+			case "model-name-local-path":
+				_ = unstructured.SetNestedField(obj.Object, "/models/llama", "spec", "model", "name")
 			}
 			err := k8s.Create(ctx, obj, client.FieldValidation(metav1.FieldValidationStrict))
 			if strings.HasPrefix(tc.name, "unknown-") {

@@ -37,7 +37,9 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if err := webhook.Setup(mgr, config.Default()); err != nil {
+	cfg := config.Default()
+	cfg.AutoApply.Enabled = true // the access tests deploy (TestAccessReview)
+	if err := webhook.Setup(mgr, cfg); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

@@ -40,6 +40,9 @@ type RequestWebhook struct {
 	// manager's client serves it from a metadata-only informer (started on first use), so an
 	// admission never lists Nodes from the API server.
 	Nodes client.Reader
+	// Access creates the SubjectAccessReviews that check the requesting user's rights
+	// (reviewAccess); the manager's client. Required for requests that need a review.
+	Access AccessReviewer
 }
 
 var (
@@ -73,16 +76,19 @@ func (w *RequestWebhook) Default(ctx context.Context, dgdr *v1beta2.DynamoGraphD
 }
 
 // ValidateCreate validates a new request.
-func (w *RequestWebhook) ValidateCreate(_ context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest) (admission.Warnings, error) {
+func (w *RequestWebhook) ValidateCreate(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest) (admission.Warnings, error) {
 	if dgdr.IsV1Beta1Native() {
 		return nil, nil // the Dynamo operator's request; the CRD schema checks its envelope
 	}
 	if err := dgdradmission.ValidateNamespace(dgdr.Namespace, w.Config.Namespaces); err != nil {
 		return nil, invalid(dgdr, field.ErrorList{err})
 	}
-	input, errs := dgdradmission.Validate(dgdr, aisimulate.CapsFrom(w.Config.Limits))
+	input, errs := dgdradmission.Validate(dgdr, dgdradmission.OptionsFrom(w.Config))
 	if len(errs) > 0 {
 		return nil, invalid(dgdr, errs)
+	}
+	if err := w.reviewAccess(ctx, nil, dgdr); err != nil {
+		return input.Warnings, err
 	}
 	return input.Warnings, nil
 }
@@ -90,18 +96,22 @@ func (w *RequestWebhook) ValidateCreate(_ context.Context, dgdr *v1beta2.DynamoG
 // ValidateUpdate validates a changed request with ratcheting: effective-input problems the stored
 // object already had come back as warnings. Specs are mutable: every accepted generation becomes
 // a new Run.
-func (w *RequestWebhook) ValidateUpdate(_ context.Context, old, dgdr *v1beta2.DynamoGraphDeploymentRequest) (admission.Warnings, error) {
+func (w *RequestWebhook) ValidateUpdate(ctx context.Context, old, dgdr *v1beta2.DynamoGraphDeploymentRequest) (admission.Warnings, error) {
 	if errs := validateNativeVersion(old, dgdr); len(errs) > 0 {
 		return nil, invalid(dgdr, errs)
 	}
 	if dgdr.IsV1Beta1Native() {
 		return nil, nil
 	}
-	input, warnings, errs := dgdradmission.ValidateUpdate(old, dgdr, aisimulate.CapsFrom(w.Config.Limits))
+	input, warnings, errs := dgdradmission.ValidateUpdate(old, dgdr, dgdradmission.OptionsFrom(w.Config))
 	if len(errs) > 0 {
 		return warnings, invalid(dgdr, errs)
 	}
-	return append(warnings, input.Warnings...), nil
+	warnings = append(warnings, input.Warnings...)
+	if err := w.reviewAccess(ctx, old, dgdr); err != nil {
+		return warnings, err
+	}
+	return warnings, nil
 }
 
 // validateNativeVersion keeps a request in the version it was created through: which operator

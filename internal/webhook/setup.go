@@ -3,13 +3,16 @@ package webhook
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"slices"
 
 	"gomodules.xyz/jsonpatch/v2"
 	admissionv1 "k8s.io/api/admission/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -23,7 +26,7 @@ const MutateRequestPath = "/mutate-nvidia-com-v1beta2-dynamographdeploymentreque
 
 // Setup registers every v1beta2 webhook with the manager's webhook server.
 func Setup(mgr ctrl.Manager, cfg *v1alpha1.OperatorConfiguration) error {
-	req := &RequestWebhook{Config: cfg, Nodes: mgr.GetClient()}
+	req := &RequestWebhook{Config: cfg, Nodes: mgr.GetClient(), Access: mgr.GetClient()}
 	mgr.GetWebhookServer().Register(MutateRequestPath, DefaultingWebhook(mgr.GetScheme(), req))
 	// Runs and Candidates need no webhook: their CRDs' CEL rules keep their specs immutable.
 	return ctrl.NewWebhookManagedBy(mgr, &v1beta2.DynamoGraphDeploymentRequest{}).
@@ -34,7 +37,7 @@ func Setup(mgr ctrl.Manager, cfg *v1alpha1.OperatorConfiguration) error {
 func DefaultingWebhook(scheme *runtime.Scheme, req *RequestWebhook) *admission.Webhook {
 	recoverPanic := true
 	return &admission.Webhook{
-		Handler:      &defaultDecodable{next: admission.WithDefaulter(scheme, req).Handler},
+		Handler:      &defaultDecodable{next: admission.WithDefaulter(scheme, req).Handler, maxOverrideBytes: maxOverrideBytes(req.Config)},
 		RecoverPanic: &recoverPanic,
 	}
 }
@@ -53,14 +56,63 @@ func v1beta1Native(raw []byte) bool {
 // before the API server's schema validation, so a request with a wrong type (a string where a
 // number belongs) would otherwise be refused by the decoder with a message and no field path.
 // Letting it through unchanged lets the schema validation reject it with proper field errors.
+//
+// A request with a pod template override over limits.maxPodTemplateOverrideBytes is refused
+// here already (422 at the override's path, as the validating webhook would): defaulting it
+// (decoding, re-encoding and diffing a document of megabytes into a JSON patch), and the API
+// server's schema validation and second webhook call for it, are what would cost the time the
+// cap protects.
 type defaultDecodable struct {
-	next admission.Handler
+	next             admission.Handler
+	maxOverrideBytes int
+}
+
+func maxOverrideBytes(cfg *v1alpha1.OperatorConfiguration) int {
+	if cfg == nil || cfg.Limits.MaxPodTemplateOverrideBytes == nil {
+		return 0
+	}
+	return int(*cfg.Limits.MaxPodTemplateOverrideBytes)
+}
+
+// oversizedOverrides returns a TooLong error for each pod template override of the raw request
+// that is longer than limit (0: no limit), and the request's name. Only the overrides are kept
+// while decoding (as raw bytes); nothing is patched.
+func oversizedOverrides(raw []byte, limit int) (string, field.ErrorList) {
+	if limit <= 0 {
+		return "", nil
+	}
+	var obj struct {
+		Metadata struct {
+			Name string `json:"name"`
+		} `json:"metadata"`
+		Spec struct {
+			Deployment struct {
+				PodTemplateOverrides map[string]json.RawMessage `json:"podTemplateOverrides"`
+			} `json:"deployment"`
+		} `json:"spec"`
+	}
+	if json.Unmarshal(raw, &obj) != nil {
+		return "", nil
+	}
+	var errs field.ErrorList
+	p := field.NewPath("spec", "deployment", "podTemplateOverrides")
+	for _, k := range slices.Sorted(maps.Keys(obj.Spec.Deployment.PodTemplateOverrides)) {
+		if len(obj.Spec.Deployment.PodTemplateOverrides[k]) > limit {
+			errs = append(errs, field.TooLong(p.Child(k), "", limit))
+		}
+	}
+	return obj.Metadata.Name, errs
 }
 
 func (h *defaultDecodable) Handle(ctx context.Context, req admission.Request) admission.Response {
 	if v1beta1Native(req.Object.Raw) {
 		// The Dynamo operator's request: not even re-encoded, so nothing can change.
 		return admission.Allowed("not defaulted: a v1beta1 request is owned by the Dynamo operator")
+	}
+	if name, errs := oversizedOverrides(req.Object.Raw, h.maxOverrideBytes); len(errs) > 0 {
+		gk := v1beta2.GroupVersion.WithKind("DynamoGraphDeploymentRequest").GroupKind()
+		status := apierrors.NewInvalid(gk, name, errs).ErrStatus
+		return admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{Allowed: false, Result: &status}}
 	}
 	resp := h.next.Handle(ctx, req)
 	// Defaulting only adds: a removal in the patch would come from re-encoding the Go types

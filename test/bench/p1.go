@@ -47,7 +47,7 @@ func benchLowering() (figure, error) {
 	if err != nil {
 		return figure{}, err
 	}
-	limits := aisimulate.Caps{MaxTrials: 2000, MaxParallelism: 64}
+	limits := admission.Options{Caps: aisimulate.Caps{MaxTrials: 2000, MaxParallelism: 64}, AutoApplyEnabled: true, MaxPodTemplateOverrideBytes: 32 << 10}
 	var failed error
 	subject := testing.Benchmark(func(b *testing.B) {
 		b.ReportAllocs()

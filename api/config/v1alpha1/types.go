@@ -53,6 +53,16 @@ type OperatorConfiguration struct {
 	// +optional
 	Limits LimitsConfig `json:"limits,omitempty"`
 
+	// autoApply says whether requests may ask the operator to deploy their best candidate
+	// (spec.deployment.autoApply). Off by default: autoApply makes the operator create pods for
+	// the request's author (docs/security.md).
+	// +optional
+	AutoApply AutoApplyConfig `json:"autoApply,omitempty"`
+
+	// models says which model names requests may use.
+	// +optional
+	Models ModelsConfig `json:"models,omitempty"`
+
 	// runtimeImages are the Dynamo runtime images per backend (vllm, sglang, trtllm) used when
 	// rendering candidate DynamoGraphDeployments.
 	// +optional
@@ -239,6 +249,27 @@ type DefaultsConfig struct {
 	GPUDiscovery bool `json:"gpuDiscovery,omitempty"`
 }
 
+// AutoApplyConfig governs spec.deployment.autoApply.
+type AutoApplyConfig struct {
+	// enabled lets requests set spec.deployment.autoApply (and model.remoteCode AlwaysTrust, which
+	// only matters once something deploys). When false (the default), admission refuses a request
+	// that sets autoApply: true, at spec.deployment.autoApply. When true, the requesting user
+	// must still hold create and update on dynamographdeployments and create on pods in the
+	// namespace (checked by SubjectAccessReview at admission): autoApply is equivalent to
+	// creating pods.
+	// +optional
+	Enabled bool `json:"enabled,omitempty"`
+}
+
+// ModelsConfig governs spec.model.name.
+type ModelsConfig struct {
+	// allowLocalPaths lets spec.model.name be an absolute, clean local path (a model directory
+	// in the search image and the runtime images, e.g. /models/llama) besides a Hugging Face id.
+	// Defaults to false: only Hugging Face ids (org/name) are admitted.
+	// +optional
+	AllowLocalPaths bool `json:"allowLocalPaths,omitempty"`
+}
+
 // LimitsConfig bounds what requests may consume.
 type LimitsConfig struct {
 	// maxActiveRunsPerNamespace is the number of searches that may run at once in a namespace;
@@ -262,6 +293,12 @@ type LimitsConfig struct {
 	// Defaults to 64.
 	// +optional
 	MaxParallelism *int32 `json:"maxParallelism,omitempty"`
+
+	// maxPodTemplateOverrideBytes caps the size of each of spec.deployment.podTemplateOverrides
+	// (its JSON encoding), checked before any strategic merge patching. Defaults to 32768
+	// (32 KiB); minimum 1024, maximum 1048576.
+	// +optional
+	MaxPodTemplateOverrideBytes *int32 `json:"maxPodTemplateOverrideBytes,omitempty"`
 }
 
 // ConcurrencyConfig sets the number of concurrent reconciles per controller. Different objects

@@ -44,6 +44,7 @@ func Config() *v1alpha1.OperatorConfiguration {
 	cfg.Planner.Image = PlannerImage
 	cfg.Reporter.Image = ReporterImage
 	cfg.FeatureGates = map[string]bool{"DGDRV1Beta2": true}
+	cfg.AutoApply.Enabled = true // the autoApply tests deploy
 	cfg.RuntimeImages = map[string]string{"vllm": "registry.example/vllm-runtime:1", "sglang": "registry.example/sglang-runtime:1"}
 	return cfg
 }

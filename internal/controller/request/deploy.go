@@ -67,6 +67,11 @@ func (r *Reconciler) autoApply(ctx context.Context, dgdr *v1beta2.DynamoGraphDep
 		meta.RemoveStatusCondition(&dgdr.Status.Conditions, v1beta2.ConditionDeployed)
 		return 0, nil
 	}
+	if !r.Config.AutoApply.Enabled {
+		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonAutoApplyDisabled,
+			"autoApply is disabled in the operator's configuration (autoApply.enabled); nothing is deployed: deploy a candidate with dgdrctl promote", events)
+		return 0, nil
+	}
 	name := deploymentName(dgdr)
 	src := succeededCurrentRun(dgdr, runs)
 	deployed := dgdr.Status.Deployment

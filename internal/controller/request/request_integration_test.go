@@ -195,9 +195,20 @@ func TestNoRequestFieldChangesThePlannerImage(t *testing.T) {
 	if err := k8s.Create(context.Background(), rejected); err == nil {
 		t.Error("an image key in inputOverrides must be rejected")
 	}
+	// Neither an image reference as the model name nor engine.model in inputOverrides is admitted.
+	asName := ct.Request(ns, "image-name").Obj()
+	asName.Spec.Model.Name = evil
+	if err := k8s.Create(context.Background(), asName); err == nil || !strings.Contains(err.Error(), "spec.model.name") {
+		t.Errorf("an image reference as model.name: %v, want it refused at spec.model.name", err)
+	}
+	engineModel := ct.Request(ns, "image-engine").Overrides(`{"engine":{"model":"evil.example/aisimulate"}}`).Obj()
+	if err := k8s.Create(context.Background(), engineModel); err == nil || !strings.Contains(err.Error(), "spec.aisimulate.inputOverrides.engine.model") {
+		t.Errorf("engine.model in inputOverrides: %v, want it refused at its path", err)
+	}
 	// Image-like strings in fields that do exist end up in the input, never in the Job's image.
-	d := ct.Request(ns, "image").Overrides(`{"engine":{"model":"` + evil + `"}}`).Obj()
-	d.Spec.Model.Name = evil
+	const imageLike = "evil.example/aisimulate"
+	d := ct.Request(ns, "image").Obj()
+	d.Spec.Model.Name = imageLike
 	if err := k8s.Create(context.Background(), d); err != nil {
 		t.Fatal(err)
 	}
@@ -213,8 +224,8 @@ func TestNoRequestFieldChangesThePlannerImage(t *testing.T) {
 			t.Errorf("container %s image %s, want %s", c.Name, c.Image, want)
 		}
 	}
-	if !strings.Contains(string(r.Status.AISimulate.Input.Raw), evil) {
-		t.Error("the override should have reached the input (and only the input)")
+	if !strings.Contains(string(r.Status.AISimulate.Input.Raw), imageLike) {
+		t.Error("the model name should have reached the input (and only the input)")
 	}
 }
 
@@ -488,4 +499,37 @@ func TestAutoApplyRefusesAnAlteredCandidate(t *testing.T) {
 		c := meta.FindStatusCondition(d.Status.Conditions, v1beta2.ConditionDeployed)
 		return c != nil && c.Reason == v1beta2.ReasonDeploymentCRDMissing
 	})
+}
+
+// TestAutoApplyDisabledDeploysNothing: a request stored with autoApply while the operator
+// allowed it is not deployed once the operator's configuration turns autoApply off: Deployed
+// says AutoApplyDisabled (admission refuses new autoApply requests; internal/webhook).
+func TestAutoApplyDisabledDeploysNothing(t *testing.T) {
+	ctx := context.Background()
+	ns := ct.Namespace(t, k8s)
+	d := ct.Request(ns, "auto-off").AutoApply("llama-off").Obj()
+	if err := k8s.Create(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	run := waitForRun(t, d, 1)
+	restart := func(enabled bool) {
+		stopManager()
+		cfg.AutoApply.Enabled = enabled
+		if err := startOperator(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	restart(false)
+	defer restart(true)
+	succeedWithCandidate(t, run)
+	got := waitForStatus(t, d, "Deployed=False AutoApplyDisabled", func(d *v1beta2.DynamoGraphDeploymentRequest) bool {
+		c := meta.FindStatusCondition(d.Status.Conditions, v1beta2.ConditionDeployed)
+		return c != nil && c.Reason == v1beta2.ReasonAutoApplyDisabled
+	})
+	if c := meta.FindStatusCondition(got.Status.Conditions, v1beta2.ConditionDeployed); c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "autoApply.enabled") {
+		t.Errorf("Deployed = %+v", c)
+	}
+	if got.Status.Deployment != nil {
+		t.Errorf("status.deployment with autoApply disabled: %+v", got.Status.Deployment)
+	}
 }

@@ -1,0 +1,32 @@
+package admission
+
+import (
+	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
+)
+
+// Options are what the operator configuration decides about validation.
+type Options struct {
+	// Caps are limits.maxTrials and limits.maxParallelism.
+	Caps aisimulate.Caps
+	// AutoApplyEnabled is autoApply.enabled: without it, spec.deployment.autoApply: true is
+	// refused.
+	AutoApplyEnabled bool
+	// AllowLocalModelPaths is models.allowLocalPaths: spec.model.name may be an absolute path.
+	AllowLocalModelPaths bool
+	// MaxPodTemplateOverrideBytes is limits.maxPodTemplateOverrideBytes (0: no cap).
+	MaxPodTemplateOverrideBytes int
+}
+
+// OptionsFrom reads the validation options of a (defaulted) operator configuration.
+func OptionsFrom(cfg *v1alpha1.OperatorConfiguration) Options {
+	o := Options{
+		Caps:                 aisimulate.CapsFrom(cfg.Limits),
+		AutoApplyEnabled:     cfg.AutoApply.Enabled,
+		AllowLocalModelPaths: cfg.Models.AllowLocalPaths,
+	}
+	if m := cfg.Limits.MaxPodTemplateOverrideBytes; m != nil {
+		o.MaxPodTemplateOverrideBytes = int(*m)
+	}
+	return o
+}
