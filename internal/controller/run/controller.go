@@ -76,6 +76,8 @@ type Reconciler struct {
 	patchedFrom sync.Map
 	// startFailures maps a Run's UID to the startClock of its search pod's failing container.
 	startFailures sync.Map
+	// stops maps a stopped Run's UID to when it was first seen waiting for its pod (stoppingSearch).
+	stops sync.Map
 
 	// slotQueue holds the Runs waiting for a search slot (queue.go); see slots.
 	slotQueue     *runQueue
@@ -199,6 +201,10 @@ func (r *Reconciler) reconcile(ctx context.Context, run *v1beta2.DynamoGraphDepl
 		if err := r.deleteJob(ctx, run); err != nil {
 			return ctrl.Result{}, err
 		}
+		if wait, err := r.stoppingSearch(ctx, run); err != nil || wait > 0 {
+			return ctrl.Result{RequeueAfter: wait}, err
+		}
+		r.stops.Delete(run.UID)
 		r.setTerminal(run, &Outcome{Reason: reason, Message: msg}, events)
 		return ctrl.Result{}, nil
 	}
@@ -441,6 +447,50 @@ func (r *Reconciler) searchPods(ctx context.Context, job *batchv1.Job) ([]corev1
 		return nil, err
 	}
 	return controlledBy(pods.Items, job), nil
+}
+
+// Bounds of the wait for a stopped search's pod (stoppingSearch).
+const (
+	// stopMargin is how long past its pod's deletion deadline a reporter may still be writing.
+	stopMargin = 10 * time.Second
+	// stopPatience bounds the whole wait, for a pod that is never deleted (no garbage collector).
+	stopPatience = 2 * time.Minute
+	// stopPoll re-checks a pod not yet marked for deletion; pod events wake the Run sooner.
+	stopPoll = 2 * time.Second
+)
+
+// stoppingSearch returns how long a stopped Run must wait before it ends. Its search pod, sent
+// SIGTERM when its Job is deleted, still runs the reporter, which publishes the artifacts it
+// holds; the Run's search identity may write only while the Run is not terminal, and is deleted
+// when it ends. So the Run ends once the Job's running pods are gone, or past their deletion
+// deadline plus stopMargin, or after stopPatience.
+func (r *Reconciler) stoppingSearch(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun) (time.Duration, error) {
+	ref := run.Status.JobRef
+	if ref == nil || ref.UID == "" {
+		return 0, nil
+	}
+	var pods corev1.PodList
+	if err := r.Client.List(ctx, &pods, client.InNamespace(run.Namespace), client.MatchingLabels{v1beta2.LabelRunUID: string(run.UID)}); err != nil {
+		return 0, err
+	}
+	now := r.Now()
+	since, _ := r.stops.LoadOrStore(run.UID, now)
+	if now.Sub(since.(time.Time)) >= stopPatience {
+		return 0, nil
+	}
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: ref.Name, UID: ref.UID}}
+	var wait time.Duration
+	for _, p := range controlledBy(pods.Items, job) {
+		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		d := stopPoll
+		if p.DeletionTimestamp != nil {
+			d = p.DeletionTimestamp.Add(stopMargin).Sub(now)
+		}
+		wait = max(wait, d)
+	}
+	return wait, nil
 }
 
 // deleteJob stops the search: the Job is deleted with background propagation so its pods go too.
