@@ -105,7 +105,7 @@ func operatorConfig(ns, name string) *rest.Config {
 func TestPlantedJobIsReplaced(t *testing.T) {
 	ctx := context.Background()
 	ns := controllertest.Namespace(t, k8s)
-	active := startedRuns(t, ns, maxActive)
+	active := slotTakers(t, ns)
 	target := createRun(t, ns, "planted-job", nil)
 	waitQueued(t, target)
 	target = getRun(t, target)

@@ -113,11 +113,12 @@ func cancelRun(t *testing.T, r *v1beta2.DynamoGraphDeploymentRun) {
 	waitForReason(t, r, v1beta2.ReasonCancelled)
 }
 
-// startedRuns creates n Runs that take the namespace's slots and waits for their Jobs.
-func startedRuns(t *testing.T, ns string, n int) []*v1beta2.DynamoGraphDeploymentRun {
+// slotTakers creates maxActive Runs, which take all the namespace's slots, and waits for their
+// Jobs.
+func slotTakers(t *testing.T, ns string) []*v1beta2.DynamoGraphDeploymentRun {
 	t.Helper()
 	var runs []*v1beta2.DynamoGraphDeploymentRun
-	for i := range n {
+	for i := range maxActive {
 		r := createRun(t, ns, fmt.Sprintf("a-%d", i+1), nil)
 		waitForJob(t, r)
 		runs = append(runs, r)
@@ -130,7 +131,7 @@ func startedRuns(t *testing.T, ns string, n int) []*v1beta2.DynamoGraphDeploymen
 // waiting Run gets the Queued event once.
 func TestQueueStartsWaitingRunsInCreationOrder(t *testing.T) {
 	ns := ct.Namespace(t, k8s)
-	active := startedRuns(t, ns, maxActive)
+	active := slotTakers(t, ns)
 	// Created in this order, named against it: the name is only the tie-breaker.
 	var waiting []*v1beta2.DynamoGraphDeploymentRun
 	for _, name := range []string{"w-3", "w-2"} {
@@ -182,7 +183,7 @@ func TestQueueStartsWaitingRunsInCreationOrder(t *testing.T) {
 // controller, this test failed with 11 LISTs in the first window.
 func TestWaitingRunCausesNoAPIRead(t *testing.T) {
 	ns := ct.Namespace(t, k8s)
-	active := startedRuns(t, ns, maxActive)
+	active := slotTakers(t, ns)
 	w := createRun(t, ns, "w-1", nil)
 	waitQueued(t, w)
 	runReads.reset(ns)
@@ -220,7 +221,7 @@ func TestWaitingRunCausesNoAPIRead(t *testing.T) {
 // queued again.
 func TestPendingCapRefusesRunsBeyondIt(t *testing.T) {
 	ns := ct.Namespace(t, k8s)
-	active := startedRuns(t, ns, maxActive)
+	active := slotTakers(t, ns)
 	var waiting []*v1beta2.DynamoGraphDeploymentRun
 	for i := range maxPending {
 		r := createRun(t, ns, fmt.Sprintf("b-%d", i+1), nil)
