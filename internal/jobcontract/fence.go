@@ -109,12 +109,5 @@ func OperatorFencePolicy(opts FenceOptions) (*admissionregistrationv1.Validating
 			},
 		},
 	}
-	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: OperatorFencePolicyName},
-		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
-			PolicyName:        OperatorFencePolicyName,
-			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
-		},
-	}
-	return policy, binding
+	return policy, denyBinding(OperatorFencePolicyName)
 }

@@ -124,14 +124,7 @@ func SearchIdentityPolicy() (*admissionregistrationv1.ValidatingAdmissionPolicy,
 			},
 		},
 	}
-	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: SearchIdentityPolicyName},
-		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
-			PolicyName:        SearchIdentityPolicyName,
-			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
-		},
-	}
-	return policy, binding
+	return policy, denyBinding(SearchIdentityPolicyName)
 }
 
 // OperatorOwnedRunStatus are the fields of a Run's status that only the operator writes: the
@@ -171,4 +164,15 @@ func ApplySearchIdentityPolicy(ctx context.Context, c client.Client) error {
 		}
 	}
 	return nil
+}
+
+// denyBinding binds the named policy cluster-wide with the Deny action, under the policy's name.
+func denyBinding(policyName string) *admissionregistrationv1.ValidatingAdmissionPolicyBinding {
+	return &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: policyName},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName:        policyName,
+			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
+		},
+	}
 }
