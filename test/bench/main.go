@@ -57,13 +57,14 @@ func (f figure) line() string {
 }
 
 func main() {
-	only := flag.String("only", "P1,P2,P3,P4,P5,P6,P7,P7b,P8,P9", "comma-separated figures to measure (P7b and P9 run the real AISimulate of make upstream)")
+	only := flag.String("only", "P1,P2,P3,P4,P5,P6,P7,P7b,P8,P9,P10", "comma-separated figures to measure (P7b and P9 run the real AISimulate of make upstream)")
 	p9Trials := flag.Int("p9-trials", 0, "optimizer.max_trials of P9's searches (0: the demo requests' own)")
 	burst := flag.Int("burst", 500, "requests in the P3/P4 burst")
 	objects := flag.Int("objects", 5000, "objects of each kind for P5")
 	rate := flag.Int("rate", 500, "admission requests per second for P2")
 	duration := flag.Duration("duration", 6*time.Second, "duration of the P2 load")
 	aisimRuns := flag.Int("aisim-runs", 5, "timed aisim recommend runs for P6 (the median is reported)")
+	budgetRounds := flag.Int("budget-rounds", 3, "timed searches of each request at each budget for P10 (the medians are compared)")
 	flag.StringVar(&p3CPUProfile, "p3-cpuprofile", "", "write a pprof CPU profile of this process (the operator's controllers and webhooks, the clients) during the first of P3's operator bursts")
 	flag.Parse()
 	// The components under test log through controller-runtime; keep the output to the figures.
@@ -142,6 +143,13 @@ func main() {
 		f, err := benchSideBySide(".", *p9Trials)
 		if err != nil {
 			fail("P9", err)
+		}
+		figures = append(figures, f)
+	}
+	if want["P10"] {
+		f, err := benchBudgetScaling(".", *budgetRounds)
+		if err != nil {
+			fail("P10", err)
 		}
 		figures = append(figures, f)
 	}
