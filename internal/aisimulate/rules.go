@@ -329,7 +329,12 @@ type domainField struct {
 	rangeKind string // "", integer, numeric
 }
 
-func domainFields() []domainField {
+// domainFields lists the domain fields; the list is built once, as every check reads it.
+func domainFields() []domainField { return domainFieldList }
+
+var domainFieldList = buildDomainFields()
+
+func buildDomainFields() []domainField {
 	out := []domainField{
 		{[]string{"engine", "mode"}, "string", ""},
 		{[]string{"engine", "backend"}, "string", ""},
@@ -358,6 +363,10 @@ func domainFields() []domainField {
 			domainField{childPath(childPath(w, "kv_cache"), "block_size"), "int", "integer"},
 			domainField{append(childPath(w, "kv_cache"), "capacity", "memory_fraction"), "float", "numeric"},
 		)
+	}
+	// The paths are shared by every check: clipped, an append to one copies it.
+	for i := range out {
+		out[i].path = slices.Clip(out[i].path)
 	}
 	return out
 }
