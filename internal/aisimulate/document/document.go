@@ -306,6 +306,9 @@ func (v *Value) JSON() any {
 // sorted keys, no insignificant whitespace and no HTML escaping. Numbers are written as they
 // were decoded, so 1 and 1.0 hash differently, as AISimulate treats them differently.
 func Canonical(v any) ([]byte, error) {
+	if out, ok := appendCanonical(nil, v); ok {
+		return out, nil
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
