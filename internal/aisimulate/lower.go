@@ -86,7 +86,7 @@ func Lower(spec *v1beta2.DynamoGraphDeploymentRequestSpec, caps Caps) (*Input, f
 		return nil, errs
 	}
 	giveWay(doc, o)
-	base, err := json.Marshal(doc)
+	base, err := canonicalJSON(doc)
 	if err != nil {
 		return nil, field.ErrorList{field.InternalError(specPath, err)}
 	}
