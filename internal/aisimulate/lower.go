@@ -136,7 +136,7 @@ func giveWay(doc map[string]any, o []byte) {
 	traffic, _ := doc["traffic"].(map[string]any)
 	overridesTraffic := patch.Traffic != nil && (sets(patch.Traffic.Source) || sets(patch.Traffic.Load))
 	if len(traffic) == 1 && !overridesTraffic {
-		if stop, ok := traffic["stop"].(map[string]any); ok && reflect.DeepEqual(stop, Underlay()["traffic"].(map[string]any)["stop"]) {
+		if stop, ok := traffic["stop"].(map[string]any); ok && reflect.DeepEqual(stop, underlayDoc["traffic"].(map[string]any)["stop"]) {
 			delete(doc, "traffic")
 		}
 	}
