@@ -73,13 +73,14 @@ func searchCPU(in []byte, budget int) (float64, int, error) {
 // worst request's ratio. The note also gives each request's candidates at both budgets: a budget-8
 // space smaller than optimizer.max_trials is searched exhaustively with fewer candidates.
 func benchBudgetScaling(root string, rounds int) (figure, error) {
+	rounds = max(1, rounds)
 	files, err := exampleRequests(root)
 	if err != nil {
 		return figure{}, err
 	}
 	var reqs []budgetSearch
 	for _, f := range files {
-		in, err := demoInput(root, f, 0)
+		in, err := loweredInput(root, f, 0)
 		if err != nil {
 			return figure{}, fmt.Errorf("%s: %w", f, err)
 		}

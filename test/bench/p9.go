@@ -45,7 +45,7 @@ func benchSideBySide(root string, trials int) (figure, error) {
 	var per []string
 	for _, f := range files {
 		name := strings.TrimSuffix(filepath.Base(f), ".yaml")
-		input, err := demoInput(root, f, trials)
+		input, err := loweredInput(root, f, trials)
 		if err != nil {
 			return figure{}, fmt.Errorf("%s: %w", f, err)
 		}
@@ -97,10 +97,10 @@ func trialsNote(trials int) string {
 	return ""
 }
 
-// demoInput is the effective input of a demo request as the operator computes it (admission's
-// defaults with the shipped GPU SKU, then lowering), as YAML, with a trace source pointing at the
-// sample trace the demo's ConfigMap holds.
-func demoInput(root, path string, trials int) ([]byte, error) {
+// loweredInput is the effective input of an example request as the operator computes it
+// (admission's defaults with the shipped GPU SKU, then lowering), as YAML, with a trace source
+// pointing at the sample trace the demo's ConfigMap holds.
+func loweredInput(root, path string, trials int) ([]byte, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
