@@ -1,4 +1,4 @@
-// Command bench measures the figures of docs/performance.md and prints one comparable line per
+// Command bench measures the figures of docs/develop/performance.md and prints one comparable line per
 // figure, each a ratio against a baseline measured in the same run (or an absolute value with
 // its goal):
 //
