@@ -1,6 +1,6 @@
 // Package crdinstall installs and upgrades the project's CRDs by server-side apply, beside a
-// Dynamo platform that may already own the DynamoGraphDeploymentRequest CRD (issue #15,
-// docs/operate/coexistence.md):
+// Dynamo platform that may already own the DynamoGraphDeploymentRequest CRD
+// (docs/operate/coexistence.md). In detail:
 //
 //   - the DGDR CRD gets v1beta1 (storage, the conversion hub) and, with the DGDRV1Beta2 gate on,
 //     v1beta2 with the conversion webhook; versions another installer added stay, and a version
