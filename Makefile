@@ -58,10 +58,14 @@ $(CRD_REF_DOCS):
 api-docs: $(CRD_REF_DOCS) ## Generate the API reference (docs/reference/api.md) from the Go types.
 	$(CRD_REF_DOCS) --source-path=./api --config=hack/crd-ref-docs/config.yaml --renderer=markdown --output-path=docs/reference/api.md >/dev/null
 
+.PHONY: layout
+layout: ## Write README.md's package table from the packages' doc comments (fails on a package without one).
+	go run ./hack/layout
+
 .PHONY: verify
-verify: generate manifests schema api-docs chart-docs ## Regenerate everything and fail on drift.
+verify: generate manifests schema api-docs chart-docs layout ## Regenerate everything and fail on drift.
 	gofmt -l $$(git ls-files '*.go') | (! grep .) || (echo "gofmt needed"; exit 1)
-	git diff --exit-code -- api config internal/aisimulate/schema docs/reference charts || (echo "generated files drifted: run make generate manifests"; exit 1)
+	git diff --exit-code -- api config internal/aisimulate/schema docs/reference charts README.md || (echo "generated files drifted: run make generate manifests layout"; exit 1)
 	@test -z "$$(git status --porcelain -- api config charts docs/reference)" || (git status --porcelain -- api config charts docs/reference; echo "untracked generated files"; exit 1)
 
 ##@ Build
