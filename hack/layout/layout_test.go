@@ -103,7 +103,7 @@ func TestLoadPackagesFindsTaggedPackagesOnly(t *testing.T) {
 		".hidden/h.go":             "package h\n",
 		"nested/go.mod":            "module example.com/n\n",
 		"nested/n.go":              "package n\n",
-		"docs/page.md":             "# not Go\n",
+		"notes/page.md":            "# not Go\n",
 		"cmd/tool/main.go":         "// Command tool runs.\npackage main\n",
 		"cmd/tool/main_linux.go":   "package main\n",
 		"cmd/tool/testdata/x.json": "{}\n",
