@@ -7,7 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -67,7 +67,7 @@ func loadPackages(root string) ([]pkg, error) {
 // a doc comment is an error that names every such package.
 func renderTable(pkgs []pkg) (string, error) {
 	sorted := append([]pkg(nil), pkgs...)
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Dir < sorted[j].Dir })
+	slices.SortFunc(sorted, func(a, b pkg) int { return strings.Compare(a.Dir, b.Dir) })
 	var missing []string
 	var b strings.Builder
 	b.WriteString("| package | what |\n|---|---|\n")
