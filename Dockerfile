@@ -1,6 +1,6 @@
 # The operator image: dgdr-operator (controllers, webhooks and the `report` subcommand that runs
 # inside every search Job) and dgdrctl. The Planner image that runs AISimulate is NOT built here:
-# it comes from the Dynamo release that matches this operator version (docs/user-guide.md, "On a real cluster").
+# it comes from the Dynamo release that matches this operator version (docs/guide/user-guide.md, "On a real cluster").
 #
 #   make image IMG=registry.example.com/dgdr-operator:v0.1.0
 ARG GO_VERSION=1.26

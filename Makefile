@@ -58,10 +58,14 @@ $(CRD_REF_DOCS):
 api-docs: $(CRD_REF_DOCS) ## Generate the API reference (docs/reference/api.md) from the Go types.
 	$(CRD_REF_DOCS) --source-path=./api --config=hack/crd-ref-docs/config.yaml --renderer=markdown --output-path=docs/reference/api.md >/dev/null
 
+.PHONY: layout
+layout: ## Write README.md's package table from the packages' doc comments (fails on a package without one).
+	go run ./hack/layout
+
 .PHONY: verify
-verify: generate manifests schema api-docs chart-docs ## Regenerate everything and fail on drift.
+verify: generate manifests schema api-docs chart-docs layout ## Regenerate everything and fail on drift.
 	gofmt -l $$(git ls-files '*.go') | (! grep .) || (echo "gofmt needed"; exit 1)
-	git diff --exit-code -- api config internal/aisimulate/schema docs/reference charts || (echo "generated files drifted: run make generate manifests"; exit 1)
+	git diff --exit-code -- api config internal/aisimulate/schema docs/reference charts README.md || (echo "generated files drifted: run make generate manifests layout"; exit 1)
 	@test -z "$$(git status --porcelain -- api config charts docs/reference)" || (git status --porcelain -- api config charts docs/reference; echo "untracked generated files"; exit 1)
 
 ##@ Build
@@ -75,7 +79,7 @@ fmt:
 	gofmt -w $$(git ls-files '*.go')
 
 .PHONY: lint-api
-lint-api: ## kube-api-linter on api/ (docs/api-lint.md explains every exclusion).
+lint-api: ## kube-api-linter on api/ (docs/develop/api-lint.md explains every exclusion).
 	WITH_LINT=1 hack/setup-k8s.sh
 	$(BIN)/golangci-lint-kube-api-linter run --config .golangci-kal.yml ./api/...
 
@@ -136,7 +140,7 @@ test-e2e-upstream: upstream ## The demo's searches on the sandbox with the real 
 	DGDR_E2E_UPSTREAM=1 go test -count=1 -timeout 75m -v -tags e2eupstream ./test/e2eupstream/...
 
 .PHONY: test-attack
-test-attack: ## The attack suite on the sandbox: each hole of docs/security.md tried from the attacker's side.
+test-attack: ## The attack suite on the sandbox: each hole of docs/operate/security.md tried from the attacker's side.
 	go build -o $(BIN)/ ./tools/sandbox/cmd/dgdr-sandbox
 	DGDR_ATTACK=1 go test $(GO_TEST_FLAGS) -v -tags attack ./test/attack/...
 
@@ -160,7 +164,7 @@ sandbox-down: ## Stop the sandbox and remove .sandbox/.
 FUZZTIME ?= 60s
 # Fuzzing runs on Go 1.27 (fetched from the module proxy by the go command): Go 1.26's fuzz
 # coordinator can fail a target with a bare "context deadline exceeded" when a duration
-# -fuzztime ends (golang/go#75804, fixed in 1.27 only). See docs/fuzzing.md.
+# -fuzztime ends (golang/go#75804, fixed in 1.27 only). See docs/develop/fuzzing.md.
 FUZZ_GOTOOLCHAIN ?= go1.27.3
 FUZZ_TARGETS := \
 	./internal/dgdrctl/admitfuzz:FuzzAdmit \
@@ -184,18 +188,18 @@ fuzz: ## Run every fuzz target for FUZZTIME (CI: 10s each; longer on demand, e.g
 ##@ Chaos
 
 .PHONY: test-chaos
-test-chaos: ## Fault-injection scenarios on the sandbox (operator/reporter/API server kills, leader election); see docs/chaos.md.
+test-chaos: ## Fault-injection scenarios on the sandbox (operator/reporter/API server kills, leader election); see docs/develop/chaos.md.
 	go build -o $(BIN)/ ./tools/sandbox/cmd/dgdr-sandbox
 	DGDR_CHAOS=1 go test $(GO_TEST_FLAGS) -v -tags chaos ./test/chaos/...
 
 ##@ Benchmarks
 
 .PHONY: bench
-bench: tools upstream ## Measure P1–P10 (docs/performance.md, docs/aisim.md; P7b and P9 with the real AISimulate); ends with one comparable line per figure.
+bench: tools upstream ## Measure P1–P10 (docs/develop/performance.md, docs/design/aisim.md; P7b and P9 with the real AISimulate); ends with one comparable line per figure.
 	go test -run '^$$' -bench . -benchmem ./internal/aisimulate/ ./tools/aisim/search/ 2>&1 | grep -E '^(Benchmark|ok|PASS)'
 	go run ./test/bench
 
 .PHONY: aisim-calibration-plot
-aisim-calibration-plot: ## aisim vs measured H100 runs: error table and docs/images/aisim-vs-silicon.svg (docs/aisim.md).
+aisim-calibration-plot: ## aisim vs measured H100 runs: error table and docs/images/aisim-vs-silicon.svg (docs/design/aisim.md).
 	mkdir -p docs/images
 	go run ./tools/aisim/calibration/cmd/aisim-calibration -svg docs/images/aisim-vs-silicon.svg

@@ -81,7 +81,7 @@ cat <<MSG
 The sandbox keeps running. Try:
   export KUBECONFIG=$KUBECONFIG
   bin/dgdrctl status -n $NS kv-range-pareto --watch
-  bin/dgdrctl ui -n $NS --open    # the web view: requests, Runs, the Pareto front, promote (docs/ui.md)
+  bin/dgdrctl ui -n $NS --open    # the web view: requests, Runs, the Pareto front, promote (docs/guide/ui.md)
   bin/dgdr-sandbox status        # components, pids and logs
   bin/dgdr-sandbox down          # stop everything
 MSG

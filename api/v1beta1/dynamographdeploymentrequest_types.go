@@ -77,7 +77,7 @@ type ProfilingPhase string
 // explicit false survives the trip through the spec.v1beta1 envelope of v1beta2 verbatim.
 //
 // Two shapes of this schema are in the field, and both are accepted and kept here
-// (docs/coexistence.md): the Dynamo platform's CRD at ai-dynamo/dynamo fbfa59ff
+// (docs/operate/coexistence.md): the Dynamo platform's CRD at ai-dynamo/dynamo fbfa59ff
 // (test/crds/upstream/dynamo) with sla.optimization_type, modelCache.pvcPath and boolean
 // features, and later releases with sla.optimizationType, modelCache.pvcModelPath/pvcMountPath,
 // hardware and objects under features. A field of one shape is never mapped onto the other's:

@@ -1,7 +1,7 @@
 // Package v1beta1 contains the nvidia.com/v1beta1 DynamoGraphDeploymentRequest that the Dynamo
 // platform serves and owns. It is the storage version of the DGDR CRD and the conversion hub:
 // dgdr-operator never reconciles a v1beta1-native request, it only keeps such requests readable
-// and lossless next to the v1beta2 API (docs/coexistence.md).
+// and lossless next to the v1beta2 API (docs/operate/coexistence.md).
 //
 // The schema mirrors the one upstream Dynamo serves, field for field, so that objects the Dynamo
 // operator stored stay valid. A native v1beta2 request is represented here losslessly under

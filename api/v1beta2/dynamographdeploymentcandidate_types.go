@@ -72,7 +72,7 @@ type DynamoGraphDeploymentCandidateStatus struct {
 
 	// provisional is true while the candidate comes from a search that had not ended when it was
 	// published: the reporter publishes the best candidates settled so far while the search runs
-	// (docs/results.md). Its rank may still change, and it is deleted if it drops out of the top
+	// (docs/design/results.md). Its rank may still change, and it is deleted if it drops out of the top
 	// maxCandidates. When the search ends the final ranking replaces the provisional one and this
 	// field is cleared; a Run that was cancelled or whose deadline passed keeps its provisional
 	// candidates with provisional true.

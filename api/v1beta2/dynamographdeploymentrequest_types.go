@@ -274,10 +274,10 @@ const (
 )
 
 // TraceWorkload is a recorded trace to replay. Lowers to traffic.source {type: trace, paths,
-// format}, traffic.load and traffic.stop (docs/lowering.md).
+// format}, traffic.load and traffic.stop (docs/design/lowering.md).
 type TraceWorkload struct {
 	// format of the trace file. Only mooncake is supported end to end (the local recommender
-	// replays it; docs/aisim.md). Admission materializes mooncake.
+	// replays it; docs/design/aisim.md). Admission materializes mooncake.
 	// +optional
 	Format TraceFormat `json:"format,omitempty"`
 
@@ -516,7 +516,7 @@ type DeploymentSpec struct {
 	// templates, per role. Each is at most limits.maxPodTemplateOverrideBytes of the operator
 	// configuration (32 KiB by default). A user who may not create pods in the namespace may
 	// override only tolerations, nodeSelector, affinity, the main container's resources and
-	// literal env values, and pod labels and annotations (docs/security.md).
+	// literal env values, and pod labels and annotations (docs/operate/security.md).
 	// +optional
 	PodTemplateOverrides *PodTemplateOverrides `json:"podTemplateOverrides,omitempty"`
 
@@ -528,12 +528,12 @@ type DeploymentSpec struct {
 	// autoApply deploys the best candidate when a search succeeds. It is equivalent to creating
 	// pods: admission refuses it unless the operator configuration sets autoApply.enabled and
 	// the requesting user may create and update dynamographdeployments and create pods in the
-	// namespace (docs/security.md). The operator creates the
+	// namespace (docs/operate/security.md). The operator creates the
 	// DynamoGraphDeployment named by name, or updates the one this request created before; it
 	// never changes one it did not create (condition Deployed=False, reason Conflict). The
 	// request's Deployed condition then follows the DynamoGraphDeployment's readiness.
 	// Admission materializes false (v1beta1 defaults to true: a v1beta2 request is a search
-	// first, and deploying GPUs must be asked for; docs/results.md).
+	// first, and deploying GPUs must be asked for; docs/design/results.md).
 	// +optional
 	AutoApply *bool `json:"autoApply,omitempty"`
 
@@ -554,7 +554,7 @@ type PlannerSpec struct {
 	// backend, mode and per-worker GPUs, and lets it own the workers' replicas (scalingAdapter).
 	// With sla.ttftMs and sla.itlMs it scales for those targets (optimization_target sla, with
 	// the Planner's rapid pre-deployment sweep); otherwise it scales on load alone. Admission
-	// materializes false. docs/results.md lists the exact configuration.
+	// materializes false. docs/design/results.md lists the exact configuration.
 	// +optional
 	Enabled *bool `json:"enabled,omitempty"`
 }

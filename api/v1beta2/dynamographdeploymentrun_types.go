@@ -158,7 +158,7 @@ type CandidateMetrics struct {
 
 // MetricsErrorBand is an estimator's expected relative error on a candidate's latency metrics:
 // half of the measured calibration runs were within the median, four in five within the 80th
-// percentile (docs/aisim.md).
+// percentile (docs/design/aisim.md).
 type MetricsErrorBand struct {
 	// basis says what the band was measured on, and whether it is extrapolated.
 	// +optional

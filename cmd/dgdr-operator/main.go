@@ -70,7 +70,7 @@ func newRootCommand() *cobra.Command {
 		Long: `dgdr-operator runs the controller manager: it turns every accepted DynamoGraphDeploymentRequest
 generation into an immutable DynamoGraphDeploymentRun and runs its search Job. Everything except
 the configuration file path and logging is set in the configuration file (OperatorConfiguration,
-config.dgdr.nvidia.com/v1alpha1); see docs/operator.md.`,
+config.dgdr.nvidia.com/v1alpha1); see docs/operate/operator.md.`,
 		Args:          cobra.NoArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -182,7 +182,7 @@ func installCRDs(ctx context.Context, restCfg *rest.Config, cfg *v1alpha1.Operat
 }
 
 // installSearchIdentityPolicy applies the admission policy that confines each search identity
-// to its own Run before any search can start (docs/security.md).
+// to its own Run before any search can start (docs/operate/security.md).
 func installSearchIdentityPolicy(ctx context.Context, restCfg *rest.Config) error {
 	c, err := client.New(restCfg, client.Options{})
 	if err != nil {
@@ -306,7 +306,7 @@ func managerOptions(cfg *v1alpha1.OperatorConfiguration) ctrl.Options {
 		RenewDeadline:           &le.RenewDeadline.Duration,
 		RetryPeriod:             &le.RetryPeriod.Duration,
 		// Every webhook path, /convert included, reads its body within a size limit and a read
-		// timeout (docs/security.md).
+		// timeout (docs/operate/security.md).
 		WebhookServer: dgdrwebhook.NewServer(webhook.Options{
 			Host: cfg.Webhook.Host, Port: int(*cfg.Webhook.Port), CertDir: cfg.Webhook.CertDir,
 		}, dgdrwebhook.LimitsFromConfig(cfg)),

@@ -1,5 +1,6 @@
-// Command dgdrctl works with DynamoGraphDeploymentRequests. Installed as kubectl-dgdr it is
-// also a kubectl plugin.
+// Command dgdrctl works with DynamoGraphDeploymentRequests: offline (lower, validate,
+// check-input, recommend) and on a cluster (status, results, promote, cancel, and ui, a local web
+// view). Installed as kubectl-dgdr it is also a kubectl plugin.
 package main
 
 import (

@@ -1,7 +1,7 @@
 // Command chartgen renders the controller-gen output under config/ into Helm templates of
 // charts/dgdr-operator, so that the chart's RBAC rules and webhook configurations are never
 // hand-copied. `make manifests` runs it; `make verify` fails when the chart drifts. The CRDs are
-// not templates: the operator installs them (internal/crdinstall, docs/coexistence.md).
+// not templates: the operator installs them (internal/crdinstall, docs/operate/coexistence.md).
 package main
 
 import (
@@ -173,7 +173,7 @@ func renderWebhooks() (string, error) {
 
 // renderFence renders the operator's fence (jobcontract.OperatorFencePolicy) for the chart's
 // ServiceAccount and configured images. The chart installs it and the operator's RBAC does not
-// name it, so the operator cannot change its own fence (docs/security.md).
+// name it, so the operator cannot change its own fence (docs/operate/security.md).
 func renderFence() (string, error) {
 	policy, binding := jobcontract.OperatorFencePolicy(jobcontract.FenceOptions{
 		Username: "__USERNAME__", Images: []string{"__PLANNER_IMAGE__", "__REPORTER_IMAGE__"},

@@ -60,7 +60,7 @@ func NeedsAccessReview(old, dgdr *v1beta2.DynamoGraphDeploymentRequest) bool {
 }
 
 // RequiredAccess lists the rights the requesting user must hold for the operator to act on spec
-// on their behalf (docs/security.md, "autoApply and the requesting user's rights"):
+// on their behalf (docs/operate/security.md, "autoApply and the requesting user's rights"):
 //   - autoApply, and model.remoteCode AlwaysTrust (code from the model's repository runs in every
 //     rendered worker): create and update on dynamographdeployments.nvidia.com and create on
 //     pods. autoApply is equivalent to creating pods;

@@ -3,7 +3,7 @@ package aisimulate
 import "slices"
 
 // knownSKUs are the AISimulate system ids of the bundled AISimulate release
-// (aisimulate_core/systems/*.yaml stems; see docs/lowering.md).
+// (aisimulate_core/systems/*.yaml stems; see docs/design/lowering.md).
 var knownSKUs = map[string]bool{
 	"a100_sxm": true, "b200_sxm": true, "b300_sxm": true, "b60": true, "gb10": true,
 	"gb200": true, "gb300": true, "h100_sxm": true, "h200_sxm": true, "h20_3e": true,

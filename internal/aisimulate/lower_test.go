@@ -109,7 +109,7 @@ func parse(t *testing.T, s string) map[string]any {
 // TestAcceptanceTable checks every row of SPEC §4.3 exactly: the relevant part of the effective
 // input equals the expected JSON, numbers compared as written. The real AISimulate's model
 // requires a worker role per searchable mode, so every engine carries the underlay's roles, and
-// the opt-out's traffic gives way to AISimulate's default (docs/lowering.md).
+// the opt-out's traffic gives way to AISimulate's default (docs/design/lowering.md).
 func TestAcceptanceTable(t *testing.T) {
 	cases := []struct {
 		name    string
@@ -365,7 +365,7 @@ func TestTraceLowering(t *testing.T) {
 }
 
 // TestUnderlayGivesWay: the underlay's worker roles and request-count stop give way to what the
-// final document cannot use (docs/lowering.md), decided before inputOverrides applies, so that
+// final document cannot use (docs/design/lowering.md), decided before inputOverrides applies, so that
 // applying the overrides again changes nothing.
 func TestUnderlayGivesWay(t *testing.T) {
 	optOut := func(overrides string) *v1beta2.DynamoGraphDeploymentRequest {

@@ -35,7 +35,7 @@ import (
 // Not mirrored: the internal validators of engine.fpm_profile (aisimulate_core/fpm_profile.py:
 // FpmModelProfile, FpmDeploymentProfile, FpmResourceProfile, FpmCacheGroup) and the grouped-cache
 // check of the compile step (sweeper/config.py SearchSpace._validate_grouped_cache); the schema
-// checks the profile's shape only (docs/effective-input-validation.md).
+// checks the profile's shape only (docs/design/effective-input-validation.md).
 
 // languageRoles are the worker roles that run the language model (the encoder pool is not one).
 var languageRoles = []string{"aggregated", "prefill", "decode"}

@@ -10,7 +10,7 @@ import (
 )
 
 // TestSearchPodHardeningDefaults: the search pod's identity, volume limits and start-failure
-// grace have documented defaults (docs/operator.md, docs/security.md).
+// grace have documented defaults (docs/operate/operator.md, docs/operate/security.md).
 func TestSearchPodHardeningDefaults(t *testing.T) {
 	cfg, err := config.Decode([]byte(header + "planner: {image: example.com/planner:1}\n"))
 	if err != nil {

@@ -32,7 +32,7 @@ func managedSelector() labels.Selector {
 // are suspended, their active count and conditions; Pods no spec; accepted requests drop their
 // spec and terminal Runs their spec, recorded input, progress and candidate list (the
 // controllers never read them again; the API server still has them). The configured namespaces
-// bound everything. docs/performance.md (P5) measures the effect.
+// bound everything. docs/develop/performance.md (P5) measures the effect.
 //
 // Nothing writes a cached object back whole (status and metadata are JSON merge patches
 // computed against the cached object itself), so a stripped field is never cleared on the

@@ -1,6 +1,6 @@
 // Package crdinstall installs and upgrades the project's CRDs by server-side apply, beside a
-// Dynamo platform that may already own the DynamoGraphDeploymentRequest CRD (issue #15,
-// docs/coexistence.md):
+// Dynamo platform that may already own the DynamoGraphDeploymentRequest CRD
+// (docs/operate/coexistence.md). In detail:
 //
 //   - the DGDR CRD gets v1beta1 (storage, the conversion hub) and, with the DGDRV1Beta2 gate on,
 //     v1beta2 with the conversion webhook; versions another installer added stay, and a version
@@ -112,7 +112,7 @@ func Desired(files fs.FS, opts Options) ([]*apiextensionsv1.CustomResourceDefini
 // unserved: served, each read through them would fail at our webhook. If one of them is in
 // status.storedVersions, objects may still be stored in it, and our webhook could not read them
 // back: every list of the CRD would fail (a "corrupt object" storage error). Merge refuses that
-// with an error saying how to migrate (docs/coexistence.md).
+// with an error saying how to migrate (docs/operate/coexistence.md).
 func Merge(existing, desired *apiextensionsv1.CustomResourceDefinition) (*apiextensionsv1.CustomResourceDefinition, error) {
 	out := desired.DeepCopy()
 	if existing == nil {
@@ -160,7 +160,7 @@ func unconvertibleStored(crd, version string, converts []string) error {
 		"objects may still be stored as %s, and with our webhook every read and list of the CRD would fail on them. "+
 		"Migrate first, while the Dynamo platform's conversion is in place: rewrite every object (kubectl get %s -A -o json | kubectl replace -f -), "+
 		"then drop %s from the stored versions (kubectl patch crd %s --subresource=status --type=merge -p '{\"status\":{\"storedVersions\":[%q]}}'), "+
-		"and restart dgdr-operator (docs/coexistence.md)",
+		"and restart dgdr-operator (docs/operate/coexistence.md)",
 		crd, version, strings.Join(converts, ", "), version, crd, version, crd, v1beta1)
 }
 

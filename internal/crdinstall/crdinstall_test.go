@@ -148,7 +148,7 @@ func TestMerge(t *testing.T) {
 			if err == nil {
 				t.Fatalf("merged: %+v", got.Spec.Versions)
 			}
-			for _, want := range []string{"status.storedVersions lists v1alpha1", "kubectl replace", "storedVersions\":[\"v1beta1\"]", "docs/coexistence.md"} {
+			for _, want := range []string{"status.storedVersions lists v1alpha1", "kubectl replace", "storedVersions\":[\"v1beta1\"]", "docs/operate/coexistence.md"} {
 				if !strings.Contains(err.Error(), want) {
 					t.Errorf("the error does not say %q: %v", want, err)
 				}

@@ -300,7 +300,7 @@ func age(t metav1.Time) string {
 }
 
 // writeV1Beta1Status shows a request created through nvidia.com/v1beta1: the Dynamo operator
-// owns it (docs/coexistence.md), so it has no Runs; its spec and status are read from the
+// owns it (docs/operate/coexistence.md), so it has no Runs; its spec and status are read from the
 // conversion envelopes.
 func writeV1Beta1Status(out io.Writer, req *v1beta2.DynamoGraphDeploymentRequest) error {
 	var spec v1beta1.DynamoGraphDeploymentRequestSpec

@@ -38,7 +38,7 @@ shows and does exactly what you may. Pages: the requests (live), a request's Run
 the effective AISimulate input, a diff between two Runs), a Run's candidates (every feasible
 evaluated point against the Pareto front, the ranked table) and a candidate (its rendered
 DynamoGraphDeployment, promote with a dry-run preview, as dgdrctl promote). It prints its URL
-and serves until interrupted. See docs/ui.md.
+and serves until interrupted. See docs/guide/ui.md.
 
 The URL carries a one-time secret: the first browser that opens it gets the session cookie, and
 every other request (another browser, another local user, a page of another site) gets 401. To

@@ -3,7 +3,7 @@ package jobcontract
 import "k8s.io/apimachinery/pkg/types"
 
 // The Run's artifacts: the reporter keeps the search's raw output in a ConfigMap controlled by
-// the Run (docs/results.md, "Artifacts"), because the output emptyDir goes away with the pod.
+// the Run (docs/design/results.md, "Artifacts"), because the output emptyDir goes away with the pod.
 const (
 	// ArtifactsPrefix starts the name of a Run's artifacts ConfigMap; the Run's UID follows, so
 	// nobody can create the object under that name before the Run exists, and the search

@@ -43,7 +43,7 @@ const (
 	TmpDir = "/tmp"
 	// SearchTmpDir is where TmpVolume is mounted, read-only, in the reporter container: the real
 	// AISimulate writes its live ledger there ($TMPDIR/aisimulate-monitor-XXXX/events.jsonl) and
-	// copies it into the output directory only when the search ends (docs/results.md, "While
+	// copies it into the output directory only when the search ends (docs/design/results.md, "While
 	// the search runs").
 	SearchTmpDir = "/var/run/dgdr/search-tmp"
 	// TokenVolume is the projected service-account token mounted only into the reporter and the

@@ -42,7 +42,7 @@ type FenceOptions struct {
 //
 // It matches creates and updates by opts.Username only. The chart installs it (rendered by
 // hack/chartgen from this function), and the operator holds no right on it: its RBAC names only
-// the search-identity policy (docs/security.md), so a compromised operator cannot lift its fence.
+// the search-identity policy (docs/operate/security.md), so a compromised operator cannot lift its fence.
 func OperatorFencePolicy(opts FenceOptions) (*admissionregistrationv1.ValidatingAdmissionPolicy, *admissionregistrationv1.ValidatingAdmissionPolicyBinding) {
 	ops := []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update}
 	rule := func(group string, resources ...string) admissionregistrationv1.NamedRuleWithOperations {

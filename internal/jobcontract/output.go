@@ -1,6 +1,6 @@
 package jobcontract
 
-// What the reporter accepts from the search output (docs/security.md, "Bad output cannot hurt").
+// What the reporter accepts from the search output (docs/operate/security.md, "Bad output cannot hurt").
 // The search container is not trusted: it may write anything into the output emptyDir. The
 // reporter reads each file it needs through these caps, refuses symbolic links and anything that
 // is not a regular file, and checks the whole result before it publishes any of it.

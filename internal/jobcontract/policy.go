@@ -42,7 +42,7 @@ const SearchIdentityPolicyName = "dgdr-search-identity"
 //
 // Anything else from a search identity is denied with 403 Forbidden. The policy matches only
 // users named system:serviceaccount:<ns>:dgdr-search-<uid>, so nothing else is slowed down or
-// affected. The operator installs both objects at startup (docs/security.md).
+// affected. The operator installs both objects at startup (docs/operate/security.md).
 func SearchIdentityPolicy() (*admissionregistrationv1.ValidatingAdmissionPolicy, *admissionregistrationv1.ValidatingAdmissionPolicyBinding) {
 	g := v1beta2.GroupVersion.Group
 	owned := func(obj string) string {

@@ -24,7 +24,7 @@ var restrictedAnnotationPrefixes = []string{
 }
 
 // Restricted checks that raw, a pod template override, stays within what a user who may not
-// create pods may ask the operator to put into pods on their behalf (docs/security.md,
+// create pods may ask the operator to put into pods on their behalf (docs/operate/security.md,
 // "autoApply and the requesting user's rights"):
 //
 //   - metadata: labels and annotations (except those that change the security profile);

@@ -8,7 +8,7 @@ import (
 // parameters: the Run's spec (model access, deployment, SLA, hardware) and the operator's
 // configuration (runtimeImages, plannerImage; gpusPerNode when the spec does not say). The
 // reporter renders every Candidate with them, and autoApply renders the best Candidate again
-// with them before deploying it, so both always agree (docs/security.md).
+// with them before deploying it, so both always agree (docs/operate/security.md).
 func RunOptions(run *v1beta2.DynamoGraphDeploymentRun, name string, runtimeImages map[string]string, gpusPerNode int, plannerImage string) Options {
 	if hw := run.Spec.Hardware; hw != nil && hw.GPU != nil && hw.GPU.PerNode != nil {
 		gpusPerNode = int(*hw.GPU.PerNode)

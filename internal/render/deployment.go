@@ -92,7 +92,7 @@ func applyOverrides(c *dgdv1beta1.Component, d *v1beta2.DeploymentSpec) error {
 // PlannerCommand is how the Planner image starts the Planner.
 var PlannerCommand = []string{"python3", "-m", "dynamo.planner"}
 
-// Planner settings the renderer fixes (docs/results.md), all the defaults of ai-dynamo 1.6.1:
+// Planner settings the renderer fixes (docs/design/results.md), all the defaults of ai-dynamo 1.6.1:
 // the two adjustment loops (SLAPlannerDefaults), the interpolation granularities of the
 // rapid-mode AIC sweep (the profiler's DEFAULT_PREFILL/DECODE_INTERPOLATION_GRANULARITY), and the
 // request lengths the Planner assumes when it knows none (SLAPlannerDefaults.isl/osl), used for a

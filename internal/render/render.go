@@ -2,7 +2,7 @@
 // recommendations/NNNN.yaml document of a search) into a deployable DynamoGraphDeployment
 // (nvidia.com/v1beta1). It is pure: no I/O, no clocks, deterministic output.
 //
-// Rules (see docs/results.md):
+// Rules (see docs/design/results.md):
 //   - aggregated → a Frontend and one worker component (type worker); disaggregated → a
 //     Frontend, a prefill and a decode component;
 //   - every component has a container "main" with the backend's runtime image; workers run

@@ -36,7 +36,7 @@ import (
 // says, so progress still never goes backwards and no candidate is counted twice (the counts of
 // one copy are never added to those of another).
 //
-// Both are untrusted output (docs/security.md): the monitor directory must be a real directory
+// Both are untrusted output (docs/operate/security.md): the monitor directory must be a real directory
 // and its ledger a regular file, each opened without following a symbolic link (openat with
 // O_NOFOLLOW, relative to the opened directory, so nothing can be swapped in between), under the
 // same caps as the output copy. A monitor directory named otherwise than AISimulate names it, or

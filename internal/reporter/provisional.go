@@ -19,7 +19,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 )
 
-// Provisional publishing (docs/results.md, "Provisional candidates"): while the search runs, the
+// Provisional publishing (docs/design/results.md, "Provisional candidates"): while the search runs, the
 // reporter publishes the best candidates settled so far, read from the candidate_completed events
 // of the ledger, each of which carries the candidate's whole record (AISimulate and aisim write
 // it; progress.go follows the live ledger). A round creates the Candidates that entered the top

@@ -239,7 +239,7 @@ func TestProvisionalThenFinal(t *testing.T) {
 
 // TestLiveMonitorThenOutputCopy: the real AISimulate's ledger is live only in its supervisor's
 // monitor directory under the search's /tmp, and lands in the output directory when the search
-// ends (docs/results.md, "While the search runs"). The reporter publishes progress and the best
+// ends (docs/design/results.md, "While the search runs"). The reporter publishes progress and the best
 // candidates so far from the monitor, then the final ranking from the output; progress never
 // goes backwards and no candidate is counted twice.
 func TestLiveMonitorThenOutputCopy(t *testing.T) {

@@ -1,6 +1,6 @@
 // Package ui is the web view of `dgdrctl ui`: a local HTTP server that shows requests, Runs and
 // candidates (with the Pareto front of the search) and promotes a candidate, with the user's own
-// kubeconfig credentials: it sees and does exactly what the user may (docs/ui.md).
+// kubeconfig credentials: it sees and does exactly what the user may (docs/guide/ui.md).
 //
 // Every page is rendered on the server (html/template, the plot as SVG); the assets are
 // embedded, so the pages work offline.
@@ -9,7 +9,7 @@
 // secret, which the first request exchanges for an HttpOnly, SameSite=Strict cookie before it is
 // redirected to the clean URL; the secret cannot be exchanged again, and anything without the
 // cookie gets 401. Requests whose Host header is not the server's own are refused (DNS
-// rebinding), and a POST must come from the server's own origin (docs/security.md).
+// rebinding), and a POST must come from the server's own origin (docs/operate/security.md).
 package ui
 
 import (

@@ -144,7 +144,7 @@ func newFixture(t *testing.T) *fixture {
 }
 
 // keepArtifacts makes sure the Run has its artifacts ConfigMap as the reporter keeps it
-// (docs/results.md): the reporter's own when it kept one, else one written here the same way
+// (docs/design/results.md): the reporter's own when it kept one, else one written here the same way
 // (the reporter of this tree may predate artifacts). recommendation replaces the kept
 // recommendation.json (nil: aisim's).
 func (f *fixture) keepArtifacts(t *testing.T, recommendation []byte) {

@@ -18,7 +18,7 @@ import (
 
 // Limits bound what one request costs the webhook server, on every path it serves (the
 // admission webhooks and the CRD conversion webhook /convert alike). Its callers are not
-// authenticated: anything that reaches the port may send a request (docs/security.md).
+// authenticated: anything that reaches the port may send a request (docs/operate/security.md).
 type Limits struct {
 	// MaxBodyBytes is the largest request body read. A larger body is answered 413 Request
 	// Entity Too Large after at most MaxBodyBytes+1 bytes were read; the rest is never read

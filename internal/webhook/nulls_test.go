@@ -79,7 +79,7 @@ func storedStop(t *testing.T, name string) string {
 }
 
 // TestNullSurvival records which ways of submitting keep a null inside inputOverrides (RFC 7386
-// deletion) through the real API server and the real kubectl. docs/input-overrides.md documents
+// deletion) through the real API server and the real kubectl. docs/guide/input-overrides.md documents
 // the result for users; a change in any row fails here. Where the null is dropped, the stop policy
 // ends up with two counts and admission rejects the request, naming the override path, so nothing
 // is stored that AISimulate would reject later.

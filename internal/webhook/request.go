@@ -115,7 +115,7 @@ func (w *RequestWebhook) ValidateUpdate(ctx context.Context, old, dgdr *v1beta2.
 }
 
 // validateNativeVersion keeps a request in the version it was created through: which operator
-// owns a request (docs/coexistence.md) never changes.
+// owns a request (docs/operate/coexistence.md) never changes.
 func validateNativeVersion(old, dgdr *v1beta2.DynamoGraphDeploymentRequest) field.ErrorList {
 	switch {
 	case old.IsV1Beta1Native() && !dgdr.IsV1Beta1Native():

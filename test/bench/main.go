@@ -1,6 +1,6 @@
-// Command bench measures the figures of docs/performance.md and prints one comparable line per
+// Command bench measures the figures of docs/develop/performance.md and prints one comparable line per
 // figure, each a ratio against a baseline measured in the same run (or an absolute value with
-// its goal):
+// its goal). A line reads:
 //
 //	P1 lowering_vs_json_roundtrip ratio=3.2 goal<=5 ok
 //

@@ -14,7 +14,7 @@ import (
 )
 
 // p6Doc is the operator's typical lowering for Llama-3.1-8B-Instruct on H200 at a 64-GPU
-// budget: the document of docs/aisim.md's budget-64 benchmark (both backends and modes, a
+// budget: the document of docs/design/aisim.md's budget-64 benchmark (both backends and modes, a
 // kv_capacity_fraction range, strict SLA, 320 trials).
 const p6Doc = `engine: {model: meta-llama/Llama-3.1-8B-Instruct, hardware: h200_sxm, backend: {choices: [vllm, sglang]}}
 optimization: {target: throughput_per_gpu, strict_sla: true, constraints: {max_candidate_gpus: 64}}

@@ -9,7 +9,7 @@ import (
 
 // benchSilicon (P7): aisim against measured serving runs — the out-of-sample (validation rows)
 // mean absolute percentage errors of mean TTFT and TPOT, their medians, and the share of rows
-// predicted (issue #20; docs/aisim.md "Accuracy against measured runs"). The value is the TTFT
+// predicted (issue #20; docs/design/aisim.md "Accuracy against measured runs"). The value is the TTFT
 // median; the verdict is against the issue's goals (TTFT ≤ 20%, TPOT ≤ 10%, coverage ≥ 90%), not
 // against the documented figures the tests hold the model to.
 func benchSilicon() (figure, error) {

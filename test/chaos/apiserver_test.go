@@ -61,7 +61,7 @@ func TestAPIServerKilledBriefly(t *testing.T) {
 	})
 	for c, pid := range pids {
 		if !manager.Alive(pid) {
-			// Documented in docs/chaos.md; a component that exits is a finding.
+			// Documented in docs/develop/chaos.md; a component that exits is a finding.
 			t.Errorf("%s (pid %d) exited during the API server outage", c, pid)
 		}
 	}

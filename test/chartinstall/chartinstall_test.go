@@ -328,7 +328,7 @@ func TestRequestReconciled(t *testing.T) {
 // TestInstalledOverDynamoPlatformCRD: the operator installed its request CRD over the Dynamo
 // platform's (the real one, test/crds/upstream/dynamo) by server-side apply: the platform's
 // v1alpha1 stays in the CRD but is no longer served (our conversion webhook does not convert it;
-// docs/coexistence.md), v1beta1 stays the storage version, v1beta2 is added with the
+// docs/operate/coexistence.md), v1beta1 stays the storage version, v1beta2 is added with the
 // conversion webhook on the chart's Service (CA injected), and the Dynamo platform's request is
 // still readable as v1beta1 unchanged and as v1beta2 through spec.v1beta1, and never searched.
 func TestInstalledOverDynamoPlatformCRD(t *testing.T) {

@@ -95,7 +95,7 @@ func requireRoutableNode() error {
 	for _, a := range node.Status.Addresses {
 		if a.Type == corev1.NodeInternalIP {
 			if ip := net.ParseIP(a.Address); ip == nil || ip.IsLoopback() {
-				return fmt.Errorf("the sandbox node's InternalIP is %s: this host has no non-loopback IPv4 address, so Services (the chart's webhook Service) get no endpoints (docs/sandbox.md, Addresses)", a.Address)
+				return fmt.Errorf("the sandbox node's InternalIP is %s: this host has no non-loopback IPv4 address, so Services (the chart's webhook Service) get no endpoints (docs/develop/sandbox.md, Addresses)", a.Address)
 			}
 			return nil
 		}

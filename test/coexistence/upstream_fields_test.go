@@ -48,7 +48,7 @@ const laterShape = `{"metadata": {"name": "later-shape"}, "spec": {"model": "Qwe
   "searchStrategy": "rapid", "autoApply": true}}`
 
 // TestUpstreamOnlyFieldsAndVersionsSurvive: what the Dynamo platform's DGDR CRD at fbfa59ff and
-// later releases store survives our CRD taking over (docs/coexistence.md):
+// later releases store survives our CRD taking over (docs/operate/coexistence.md):
 //
 //   - the fbfa59ff-shaped request stored before the install reads back as v1beta1 exactly as
 //     stored, field by field (a boolean feature stays a boolean; nothing is defaulted), and as

@@ -130,7 +130,7 @@ func checkRealSearch(t *testing.T, ns, name, version string, timeout time.Durati
 		t.Fatalf("Run %s ended %s: %s", run.Name, reason, msg)
 	}
 	// The real tool copies its ledger into the output directory only when it ends; the reporter
-	// follows its supervisor's live copy (docs/results.md), so progress and provisional
+	// follows its supervisor's live copy (docs/design/results.md), so progress and provisional
 	// Candidates appear while the search runs.
 	if seen.settled == 0 || seen.provisional == 0 {
 		t.Errorf("Run %s showed nothing while the real search ran: %+v", run.Name, seen)

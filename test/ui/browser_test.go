@@ -1,6 +1,6 @@
 //go:build ui
 
-// The browser test of `dgdrctl ui` (docs/ui.md): on the sandbox, after the demo searches
+// The browser test of `dgdrctl ui` (docs/guide/ui.md): on the sandbox, after the demo searches
 // (examples/demo), headless Chromium (Debian's chromium package, installed here when missing)
 // loads the pages served by the real UI server, and the test checks what a person sees: the plot
 // has one point per feasible evaluated candidate of the Run's kept artifacts, the Pareto front is

@@ -55,7 +55,7 @@ type OperatorConfiguration struct {
 
 	// autoApply says whether requests may ask the operator to deploy their best candidate
 	// (spec.deployment.autoApply). Off by default: autoApply makes the operator create pods for
-	// the request's author (docs/security.md).
+	// the request's author (docs/operate/security.md).
 	// +optional
 	AutoApply AutoApplyConfig `json:"autoApply,omitempty"`
 
@@ -101,7 +101,7 @@ type OperatorConfiguration struct {
 	// created: v1beta1 stays the storage version, v1beta2 and the conversion webhook are added
 	// with the DGDRV1Beta2 gate on (and removed with it off, unless stored), the Run and
 	// Candidate CRDs are installed with the gate on. A version is never removed once stored and
-	// no CRD is ever deleted (docs/coexistence.md).
+	// no CRD is ever deleted (docs/operate/coexistence.md).
 	// +optional
 	CRDs *CRDInstallConfig `json:"crds,omitempty"`
 }
@@ -204,7 +204,7 @@ type JobConfig struct {
 
 	// outputSizeLimit is the sizeLimit of the output emptyDir the search writes its result into
 	// (the kubelet evicts a pod whose volume grows beyond it). Defaults to 256Mi. The reporter
-	// also reads each output file through a fixed cap (docs/security.md).
+	// also reads each output file through a fixed cap (docs/operate/security.md).
 	// +optional
 	OutputSizeLimit *resource.Quantity `json:"outputSizeLimit,omitempty"`
 

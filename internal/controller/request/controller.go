@@ -76,7 +76,7 @@ type pendingEvent struct {
 // runControllerUIDIndex indexes cached Runs by the UID of their controlling owner (the
 // request), so a reconcile finds a request's Runs without scanning its namespace's Runs: with
 // a label selector the cache filters every Run of the namespace, which made a burst of n
-// requests in one namespace cost O(n²) (docs/performance.md, P3).
+// requests in one namespace cost O(n²) (docs/develop/performance.md, P3).
 const runControllerUIDIndex = "dgdr.nvidia.com/controller-uid"
 
 func runControllerUID(o client.Object) []string {
@@ -117,7 +117,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		r.patchedFrom.Delete(dgdr.UID)
 	}
-	// A request created through v1beta1 belongs to the Dynamo operator (docs/coexistence.md):
+	// A request created through v1beta1 belongs to the Dynamo operator (docs/operate/coexistence.md):
 	// it is never searched and its status is never written here.
 	if !dgdr.DeletionTimestamp.IsZero() || dgdr.IsV1Beta1Native() {
 		return ctrl.Result{}, nil

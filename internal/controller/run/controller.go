@@ -135,7 +135,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	res, err := r.reconcile(ctx, run, &events)
 	if err == nil && IsTerminal(run) {
 		// The search identity ends with its search, before the Run says so: a terminal Run
-		// never has one (docs/security.md). Reconcile returns early for terminal Runs, so this
+		// never has one (docs/operate/security.md). Reconcile returns early for terminal Runs, so this
 		// runs once per Run, when it ends (again only if the status write fails).
 		if err := r.deleteSearchIdentity(ctx, run); err != nil {
 			return ctrl.Result{}, err
@@ -350,7 +350,7 @@ func (r *Reconciler) startSearch(ctx context.Context, run *v1beta2.DynamoGraphDe
 		}
 		return ctrl.Result{}, err
 	}
-	// Each search gets an identity of its own (docs/security.md): a ServiceAccount and a
+	// Each search gets an identity of its own (docs/operate/security.md): a ServiceAccount and a
 	// RoleBinding to the namespace's reporter Role, which the search-identity admission policy
 	// confines to this Run.
 	if o, err := r.ensureSearchIdentity(ctx, run); err != nil || o != nil {
@@ -379,7 +379,7 @@ func (r *Reconciler) startSearch(ctx context.Context, run *v1beta2.DynamoGraphDe
 	run.Status.StartTime = &now
 	// No event here: the Run's status (jobRef, startTime, Completed=False EvaluatingCandidates)
 	// says the search started, and an event per search start would be one more API write per
-	// request (docs/performance.md, P4).
+	// request (docs/develop/performance.md, P4).
 	log.FromContext(ctx).Info("created search job", "job", job.Name, "image", r.Config.Planner.Image)
 	return r.track(ctx, run, job, events)
 }

@@ -117,7 +117,7 @@ func BuildJob(run *v1beta2.DynamoGraphDeploymentRun, cfg *v1alpha1.OperatorConfi
 		{Name: jobcontract.EnvInputDir, Value: jobcontract.InputDir},
 		// The hash the operator recorded, from the pod's own annotation: no search identity can
 		// write a pod, a Job or the Run's status.aisimulate, so the input the search reads is
-		// the one the operator lowered (docs/security.md).
+		// the one the operator lowered (docs/operate/security.md).
 		{Name: jobcontract.EnvInputHash, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{
 			APIVersion: "v1", FieldPath: "metadata.annotations['" + v1beta2.AnnotationInputHash + "']"}}},
 	}
@@ -158,7 +158,7 @@ func BuildJob(run *v1beta2.DynamoGraphDeploymentRun, cfg *v1alpha1.OperatorConfi
 		outputMount,
 		// The search's /tmp, read-only: the real AISimulate's live ledger is there while the
 		// search runs ($TMPDIR/aisimulate-monitor-XXXX/events.jsonl); the output directory gets
-		// its copy only when the search ends (docs/results.md, "While the search runs").
+		// its copy only when the search ends (docs/design/results.md, "While the search runs").
 		{Name: jobcontract.TmpVolume, MountPath: jobcontract.SearchTmpDir, ReadOnly: true},
 		tokenMount,
 	}

@@ -322,7 +322,7 @@ func StartFailed(f *StartFailure, lasted time.Duration) *Outcome {
 // outputRejected is the outcome of a reporter that refused the search output.
 func outputRejected(reporter *corev1.ContainerStateTerminated) *Outcome {
 	return &Outcome{Reason: v1beta2.ReasonOutputRejected, Message: fmt.Sprintf(
-		"the reporter refused the search output and published nothing (exit code %d)%s; the search image (planner.image of the operator configuration) wrote a result the reporter does not accept (docs/security.md lists the caps)",
+		"the reporter refused the search output and published nothing (exit code %d)%s; the search image (planner.image of the operator configuration) wrote a result the reporter does not accept (docs/operate/security.md lists the caps)",
 		reporter.ExitCode, quote(reporter))}
 }
 

@@ -30,7 +30,7 @@ func reporterLabels() map[string]string {
 
 // BuildReporterRole returns the namespace's reporter Role (jobcontract.ReporterRules). It grants
 // nothing by itself: each Run's search identity is bound to it, and the search-identity
-// admission policy confines each identity to its own Run (docs/security.md).
+// admission policy confines each identity to its own Run (docs/operate/security.md).
 func BuildReporterRole(namespace string) *rbacv1.Role {
 	return &rbacv1.Role{
 		ObjectMeta: metav1.ObjectMeta{Name: jobcontract.ReporterRole, Namespace: namespace, Labels: reporterLabels()},

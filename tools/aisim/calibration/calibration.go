@@ -26,7 +26,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/tools/aisim/search"
 )
 
-// The documented out-of-sample accuracy (docs/aisim.md, "Accuracy against measured runs"): the
+// The documented out-of-sample accuracy (docs/design/aisim.md, "Accuracy against measured runs"): the
 // median absolute error of mean TTFT and mean TPOT over the validation rows, and the share of
 // rows of supported models aisim predicts. A model change that makes any of them worse fails.
 // The model reaches 18.2% and 7.9% (issue #20 asks for 20% and 10%): the bounds are the

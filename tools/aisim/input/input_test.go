@@ -390,7 +390,7 @@ func TestDecodeStartupSeconds(t *testing.T) {
 	}
 	const recommend = "engine: {model: m, hardware: h200_sxm, backend: vllm, workers: {aggregated: {startup_seconds: %s}, prefill: {}, decode: {}}}\noptimization: {}"
 	// "5": AISimulate's model coerces the numeric string (startup_seconds is not strict); the
-	// shared check refuses that spelling on purpose (docs/effective-input-validation.md, "Not
+	// shared check refuses that spelling on purpose (docs/design/effective-input-validation.md, "Not
 	// mirrored").
 	for _, bad := range []string{"-1", `"5"`, "{choices: [0, 5]}"} {
 		_, err := Decode(Recommend, []byte(fmt.Sprintf(recommend, bad)), nil)

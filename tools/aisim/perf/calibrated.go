@@ -7,7 +7,7 @@ import (
 )
 
 // Calibration holds every fitted constant of the latency model. They are few on purpose and
-// each one is named after what it means physically; see docs/aisim.md ("Calibration") for
+// each one is named after what it means physically; see docs/design/aisim.md ("Calibration") for
 // the data they were fitted on (the fit part of tools/aisim/calibration's measured H100 rows)
 // and the out-of-sample error that results.
 type Calibration struct {
@@ -63,7 +63,7 @@ type BackendCalibration struct {
 func PrefillFirstUpTo(backend string) int { return Calibrated.Backends[backend].PrefillFirstUpTo }
 
 // Calibrated is the model's calibration: the values TestFit found on the fit rows (see
-// docs/aisim.md, "Accuracy against measured runs"). Tests may swap it to fit; nothing else
+// docs/design/aisim.md, "Accuracy against measured runs"). Tests may swap it to fit; nothing else
 // writes it.
 var Calibrated = Calibration{
 	MemEfficiency:    0.82,

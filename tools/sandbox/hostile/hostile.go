@@ -1,7 +1,7 @@
 // Package hostile is a hostile search for the attack suite (test/attack): the sandbox maps the
 // image HostileSearchImage to `dgdr-sandbox hostile-search`, which takes the search
 // container's arguments (--output-dir ...) and writes output that breaks the output contract
-// (internal/jobcontract), then exits 0 as a successful search would. docs/security.md.
+// (internal/jobcontract), then exits 0 as a successful search would. docs/operate/security.md.
 package hostile
 
 import (

@@ -312,7 +312,7 @@ func operatorConfigFor(p OperatorPorts, certDir string, le *LeaderElection, r Re
 			MaxTrials:                  ptr.To[int32](2000),
 			MaxParallelism:             ptr.To[int32](16),
 		},
-		// The e2e and attack suites deploy with autoApply (off by default; docs/security.md).
+		// The e2e and attack suites deploy with autoApply (off by default; docs/operate/security.md).
 		AutoApply: v1alpha1.AutoApplyConfig{Enabled: true},
 		RuntimeImages: map[string]string{
 			"vllm":   "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.6.1",

@@ -2,7 +2,7 @@
 // capacity, and runs the containers of the pods bound to it as local processes. Images map to
 // local binaries; emptyDir, configMap, secret and projected volumes are directories under the
 // agent's state directory, and container paths in arguments and environment are rewritten to
-// those directories. See docs/sandbox.md.
+// those directories. See docs/develop/sandbox.md.
 package nodeagent
 
 import (

@@ -1,6 +1,6 @@
 // Command dgdr-sandbox runs the whole system on one machine: etcd, kube-apiserver,
 // kube-controller-manager and kube-scheduler on loopback, a process-based node agent that runs
-// pods as local processes, and dgdr-operator. See docs/sandbox.md.
+// pods as local processes, and dgdr-operator. See docs/develop/sandbox.md.
 package main
 
 import (
@@ -49,7 +49,7 @@ kube-scheduler and this repository's binaries, starts them on loopback with gene
 certificates, installs the CRDs and admission webhooks, starts the node agent and the operator,
 and returns once everything is ready. State, logs and the admin kubeconfig are in .sandbox/.
 With --foreground it stays attached and stops the sandbox on Ctrl-C. With --no-operator it
-starts the cluster only, for installing the operator with its Helm chart (docs/sandbox.md).`,
+starts the cluster only, for installing the operator with its Helm chart (docs/develop/sandbox.md).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			root, err := manager.FindRoot()

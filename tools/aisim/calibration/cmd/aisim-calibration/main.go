@@ -1,6 +1,6 @@
 // Command aisim-calibration runs aisim over the silicon calibration rows and prints the error
 // summary (in sample = fit rows, out of sample = validation rows, per backend); with -svg it
-// also writes the predicted-vs-measured plot used in docs/aisim.md (make aisim-calibration-plot).
+// also writes the predicted-vs-measured plot used in docs/design/aisim.md (make aisim-calibration-plot).
 package main
 
 import (
