@@ -28,10 +28,10 @@ type Options struct {
 	Space map[string][]Point
 }
 
-// Run is a finished (or interrupted) search.
-type Run struct {
+// Result is what a finished (or interrupted) search found.
+type Result struct {
 	Candidates []output.Candidate
-	Outcomes   []*Outcome
+	Trials     []*Trial
 	Counts     output.Counts
 	// Selected lists indexes into Candidates, best first (or Pareto order).
 	Selected   []int
@@ -42,7 +42,7 @@ type Run struct {
 }
 
 // Recommend enumerates, selects, evaluates and ranks.
-func (e *Env) Recommend(ctx context.Context, opts Options) (*Run, error) {
+func (e *Env) Recommend(ctx context.Context, opts Options) (*Result, error) {
 	space := opts.Space
 	if space == nil {
 		var err error
@@ -55,7 +55,7 @@ func (e *Env) Recommend(ctx context.Context, opts Options) (*Run, error) {
 	// dropping opts' reference keeps the collector from scanning it during the simulations
 	// (the local space is dead after Select, so it no longer keeps the space reachable).
 	opts.Space = nil
-	run := &Run{Exhaustive: exhaustive}
+	res := &Result{Exhaustive: exhaustive}
 
 	// Resolve every point first (cheap) so duplicates are known before any
 	// simulation; a duplicate is served from the first occurrence's result
@@ -79,7 +79,7 @@ func (e *Env) Recommend(ctx context.Context, opts Options) (*Run, error) {
 		workers = min(workers, opts.Parallelism)
 	}
 	timeout := time.Duration(e.Doc.Optimizer.CandidateTimeoutSeconds * float64(time.Second))
-	outcomes := make([]*Outcome, len(points))
+	trials := make([]*Trial, len(points))
 	ready := make([]chan struct{}, len(points))
 	for i := range ready {
 		ready[i] = make(chan struct{})
@@ -93,14 +93,14 @@ func (e *Env) Recommend(ctx context.Context, opts Options) (*Run, error) {
 			for i := range jobs {
 				pr := prepared[i]
 				if pr.Status != "" {
-					outcomes[i] = &Outcome{Prepared: pr}
+					trials[i] = &Trial{Prepared: pr}
 				} else {
 					rep, err := e.Simulate(ctx, pr, time.Now().Add(timeout))
 					if ctx.Err() != nil {
 						close(ready[i])
 						continue // interrupted: leave unsettled
 					}
-					outcomes[i] = e.Finish(pr, rep, err)
+					trials[i] = e.Finish(pr, rep, err)
 				}
 				close(ready[i])
 			}
@@ -133,33 +133,33 @@ settle:
 			select {
 			case <-ready[src]:
 			default:
-				break settle // a worker may still be writing outcomes[src]
+				break settle // a worker may still be writing trials[src]
 			}
 		}
-		if outcomes[src] == nil {
+		if trials[src] == nil {
 			break
 		}
-		o := outcomes[src]
+		o := trials[src]
 		if src != i {
 			cp := *o
 			cp.CacheHit = true
 			o = &cp
 		}
-		outcomes[i] = o
+		trials[i] = o
 		c := e.record(i, o)
-		run.Candidates = append(run.Candidates, c)
-		run.Outcomes = append(run.Outcomes, o)
-		count(&run.Counts, c.Status, o.CacheHit)
+		res.Candidates = append(res.Candidates, c)
+		res.Trials = append(res.Trials, o)
+		count(&res.Counts, c.Status, o.CacheHit)
 		if opts.OnSettled != nil {
 			opts.OnSettled(c, i+1, len(points))
 		}
 	}
 	wg.Wait()
-	if ctx.Err() != nil && len(run.Candidates) < len(points) {
-		run.Interrupted = true
+	if ctx.Err() != nil && len(res.Candidates) < len(points) {
+		res.Interrupted = true
 	}
-	run.Selected = e.selectView(run)
-	return run, nil
+	res.Selected = e.selectView(res)
+	return res, nil
 }
 
 func count(c *output.Counts, status string, hit bool) {
@@ -185,8 +185,8 @@ func count(c *output.Counts, status string, hit bool) {
 	}
 }
 
-// record builds the CandidateRecord for outcome i.
-func (e *Env) record(i int, o *Outcome) output.Candidate {
+// record builds the CandidateRecord of trial i.
+func (e *Env) record(i int, o *Trial) output.Candidate {
 	c := output.Candidate{
 		CandidateID:      fmt.Sprintf("candidate-%06d", i+1),
 		Status:           o.Status,
@@ -238,11 +238,11 @@ func (e *Env) compare(a, b output.Candidate) int {
 // selectView returns all distinct feasible candidates best first, or the
 // Pareto front (throughput_per_gpu, throughput_per_user both maximized)
 // sorted by throughput_per_user ascending.
-func (e *Env) selectView(run *Run) []int {
+func (e *Env) selectView(res *Result) []int {
 	var feas []int
 	seen := map[string]bool{}
-	for i, c := range run.Candidates {
-		if c.Status != output.StatusFeasible || run.Outcomes[i].CacheHit {
+	for i, c := range res.Candidates {
+		if c.Status != output.StatusFeasible || res.Trials[i].CacheHit {
 			continue
 		}
 		key := string(mustJSON(c.PredictionConfig))
@@ -252,7 +252,7 @@ func (e *Env) selectView(run *Run) []int {
 		seen[key] = true
 		feas = append(feas, i)
 	}
-	cs := run.Candidates
+	cs := res.Candidates
 	if e.Doc.Optimization.Target != input.TargetPareto {
 		slices.SortStableFunc(feas, func(i, j int) int { return e.compare(cs[i], cs[j]) })
 		return feas

@@ -45,7 +45,7 @@ traffic:
 		if c.Status != output.StatusFeasible {
 			continue
 		}
-		o := run.Outcomes[i]
+		o := run.Trials[i]
 		if c.Metrics["num_requests"] != 120 || c.Metrics["completed_requests"] != 120 {
 			t.Errorf("%s: %v of %v requests", c.CandidateID, c.Metrics["completed_requests"], c.Metrics["num_requests"])
 		}
