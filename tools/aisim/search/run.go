@@ -11,6 +11,9 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/tools/aisim/input"
 )
@@ -334,110 +337,91 @@ func (e *Env) SampleConfig(pr *Prepared) map[string]any {
 // PredictionConfig is the concrete predict document for a point: no
 // domains, presets or optimization sections; kv_capacity_fraction becomes
 // the resolved concurrency; backend defaults are pinned.
-func (e *Env) PredictionConfig(pr *Prepared) map[string]any {
+func (e *Env) PredictionConfig(pr *Prepared) *output.PredictionConfig {
 	p := pr.Point
 	t := e.Doc.Traffic
-	load := map[string]any{}
+	var load output.Load
 	switch t.Load.Type {
 	case input.LoadConcurrency:
-		load["type"], load["concurrency"] = input.LoadConcurrency, int(p.Load)
+		load = output.Load{Type: input.LoadConcurrency, Concurrency: int(p.Load)}
 	case input.LoadKVCapacityFraction:
 		// An unresolved fraction (KV infeasible) keeps a placeholder of 1.
-		load["type"], load["concurrency"] = input.LoadConcurrency, max(1, pr.Concurrency)
+		load = output.Load{Type: input.LoadConcurrency, Concurrency: max(1, pr.Concurrency)}
 	case input.LoadPoisson:
-		load["type"], load["requests_per_second"], load["seed"] = input.LoadPoisson, p.Load, t.Load.Seed
+		load = output.Load{Type: input.LoadPoisson, RequestsPerSecond: ptr.To(p.Load), Seed: ptr.To(t.Load.Seed)}
 	default:
-		load["type"], load["requests_per_second"] = t.Load.Type, p.Load
+		load = output.Load{Type: t.Load.Type, RequestsPerSecond: ptr.To(p.Load)}
 	}
-	stop := map[string]any{}
+	var stop output.Stop
 	if t.Stop.Requests > 0 {
-		stop["requests"] = t.Stop.Requests
+		stop.Requests = t.Stop.Requests
 	} else {
-		stop["requests_per_load_unit"] = t.Stop.RequestsPerLoadUnit
+		stop.RequestsPerLoadUnit = ptr.To(t.Stop.RequestsPerLoadUnit)
 	}
-	workers := map[string]any{}
+	engine := output.Engine{Mode: p.Mode, Model: e.Doc.Engine.Model, Hardware: e.GPU.ID, Backend: p.Backend}
 	for _, r := range p.Roles {
 		s := r.Worker.Shape
-		capacity := map[string]any{"type": "default", "memory_fraction": r.Worker.MemoryFraction}
+		capacity := output.Capacity{Type: output.CapacityDefault, MemoryFraction: ptr.To(r.Worker.MemoryFraction)}
 		if r.Worker.FixedBlocks > 0 {
-			capacity = map[string]any{"type": "fixed", "blocks": r.Worker.FixedBlocks}
+			capacity = output.Capacity{Type: output.CapacityFixed, Blocks: ptr.To(r.Worker.FixedBlocks)}
 		}
-		role := map[string]any{
-			"parallelism": map[string]any{
-				"replicas": s.Replicas, "tensor": s.Tensor, "pipeline": s.Pipeline,
-				"attention_data": s.AttentionData, "moe_tensor": s.MoETensor, "moe_expert": s.MoEExpert,
-			},
-			"scheduler": map[string]any{"max_batched_tokens": r.Worker.MaxBatchedTokens, "max_sequences": r.Worker.MaxSequences},
-			"kv_cache": map[string]any{
-				"block_size":     r.Worker.BlockSize,
-				"prefix_caching": e.Doc.Engine.Workers[r.Role].PrefixCaching,
-				"capacity":       capacity,
-			},
+		w := &output.Worker{
+			Parallelism: output.Parallelism{Replicas: s.Replicas, Tensor: s.Tensor, Pipeline: s.Pipeline,
+				AttentionData: s.AttentionData, MoETensor: s.MoETensor, MoEExpert: s.MoEExpert},
+			Scheduler: output.Scheduler{MaxBatchedTokens: r.Worker.MaxBatchedTokens, MaxSequences: r.Worker.MaxSequences},
+			KVCache: output.KVCache{BlockSize: r.Worker.BlockSize, PrefixCaching: ptr.To(e.Doc.Engine.Workers[r.Role].PrefixCaching),
+				Capacity: capacity},
 		}
 		if ft := e.Doc.Engine.Workers[r.Role].FixedTiming; ft != nil {
-			role["timing"] = map[string]any{"type": "fixed", "prefill_ms": ft.PrefillMs, "decode_ms": ft.DecodeMs}
+			w.Timing = &output.Timing{Type: output.TimingFixed, PrefillMs: ptr.To(ft.PrefillMs), DecodeMs: ptr.To(ft.DecodeMs)}
 		}
 		if g, ok := e.RoleGPU[r.Role]; ok {
-			role["hardware"] = g.ID
+			w.Hardware = g.ID
 		}
-		workers[r.Role] = role
-	}
-	engine := map[string]any{
-		"mode": p.Mode, "model": e.Doc.Engine.Model, "hardware": e.GPU.ID, "backend": p.Backend, "workers": workers,
+		engine.Workers.SetRole(r.Role, w)
 	}
 	if kt := e.Doc.Engine.KVTransfer; kt != nil && p.Mode == input.ModeDisaggregated {
-		m := map[string]any{"bytes_per_token": "auto", "timing_mode": kt.TimingMode}
+		m := &output.KVTransfer{BytesPerToken: ptr.To(intstr.FromString("auto")), TimingMode: kt.TimingMode}
 		if kt.BytesPerToken > 0 {
-			m["bytes_per_token"] = kt.BytesPerToken
+			m.BytesPerToken = ptr.To(intstr.FromInt32(int32(kt.BytesPerToken)))
 		}
 		if kt.BandwidthGBps > 0 {
-			m["bandwidth_gb_per_second"] = kt.BandwidthGBps
+			m.BandwidthGBps = ptr.To(kt.BandwidthGBps)
 		}
-		engine["kv_transfer"] = m
+		engine.KVTransfer = m
 	}
 	if e.Doc.Engine.BackendVersion != "" {
-		engine["backend_version"] = e.BackendVersion(p.Backend)
+		engine.BackendVersion = e.BackendVersion(p.Backend)
 	}
 	prec := e.Doc.Engine.Precision
-	for k, v := range map[string]string{"gemm_quant_mode": prec.GEMM, "moe_quant_mode": prec.MoE, "fmha_quant_mode": prec.FMHA,
-		"kvcache_quant_mode": prec.KVCache, "comm_quant_mode": prec.Comm} {
-		if v != "" {
-			engine[k] = v
-		}
-	}
+	engine.GEMMQuantMode, engine.MoEQuantMode, engine.FMHAQuantMode = prec.GEMM, prec.MoE, prec.FMHA
+	engine.KVCacheQuantMode, engine.CommQuantMode = prec.KVCache, prec.Comm
 	if cl := e.Doc.Engine.ContextLength; cl > 0 {
-		engine["context_length"] = cl
+		engine.ContextLength = ptr.To(intstr.FromInt32(int32(cl)))
 	}
-	source := map[string]any{"type": "synthetic", "input_tokens": t.InputTokens, "output_tokens": t.OutputTokens}
+	source := output.Source{Type: output.SourceSynthetic, InputTokens: t.InputTokens, OutputTokens: t.OutputTokens}
 	if t.CachedPrefixTokens > 0 {
-		source["cached_prefix_tokens"] = t.CachedPrefixTokens
+		source.CachedPrefixTokens = ptr.To(t.CachedPrefixTokens)
 	}
-	doc := map[string]any{
-		"traffic": map[string]any{
-			"source": source,
-			"load":   load,
-			"stop":   stop,
-		},
-		"engine": engine,
-	}
+	doc := &output.PredictionConfig{Engine: engine, Traffic: &output.Traffic{Source: source, Load: load, Stop: stop}}
 	if t.Trace != nil {
-		doc["traffic"] = e.traceTraffic(p)
+		doc.Traffic = e.traceTraffic(p)
 	}
 	if t.Session != nil {
-		doc["traffic"] = e.sessionTraffic(p)
+		doc.Traffic = e.sessionTraffic(p)
 	}
 	if sla := e.Doc.Evaluation.SLA; sla.Any() {
-		m := map[string]any{}
+		m := &output.SLA{}
 		if sla.TTFTms > 0 {
-			m["ttft_ms"] = sla.TTFTms
+			m.TTFTMs = ptr.To(sla.TTFTms)
 		}
 		if sla.ITLms > 0 {
-			m["itl_ms"] = sla.ITLms
+			m.ITLMs = ptr.To(sla.ITLms)
 		}
 		if sla.E2Ems > 0 {
-			m["e2e_ms"] = sla.E2Ems
+			m.E2EMs = ptr.To(sla.E2Ems)
 		}
-		doc["evaluation"] = map[string]any{"sla": m}
+		doc.Evaluation = &output.Evaluation{SLA: m}
 	}
 	return doc
 }

@@ -146,8 +146,8 @@ func TestKVCapacityFractionResolution(t *testing.T) {
 			t.Errorf("%s: concurrency %v, want max(1, floor(%v × %v)) = %v", c.CandidateID, c.Metrics["concurrency"], f, capConc, want)
 		}
 		// The saved config materializes the load as concurrency.
-		load := c.PredictionConfig["traffic"].(map[string]any)["load"]
-		if diff := cmp.Diff(map[string]any{"type": "concurrency", "concurrency": int(want)}, load); diff != "" {
+		load := c.PredictionConfig.Traffic.Load
+		if diff := cmp.Diff(output.Load{Type: "concurrency", Concurrency: int(want)}, load); diff != "" {
 			t.Errorf("%s: saved load (-want +got):\n%s", c.CandidateID, diff)
 		}
 		checked++

@@ -50,7 +50,7 @@ traffic:
 			t.Errorf("%s: %v of %v requests", c.CandidateID, c.Metrics["completed_requests"], c.Metrics["num_requests"])
 		}
 		rate[o.Point.Load] = c.Metrics["request_rate"]
-		if got := c.PredictionConfig["traffic"].(map[string]any)["load"].(map[string]any)["speedup"]; got != o.Point.Load {
+		if got := c.PredictionConfig.Traffic.Load.Speedup; got == nil || *got != o.Point.Load {
 			t.Errorf("%s: prediction_config speedup %v, point %v", c.CandidateID, got, o.Point.Load)
 		}
 	}
