@@ -3,6 +3,7 @@ package output
 import (
 	"encoding/json"
 	"fmt"
+	"iter"
 
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/yaml"
@@ -108,6 +109,17 @@ func (w *Workers) Role(role string) *Worker {
 		return w.Encoder
 	}
 	return nil
+}
+
+// All yields the roles the document has, in the order aggregated, prefill, decode, encoder.
+func (w *Workers) All() iter.Seq2[string, *Worker] {
+	return func(yield func(string, *Worker) bool) {
+		for _, role := range []string{RoleAggregated, RolePrefill, RoleDecode, RoleEncoder} {
+			if worker := w.Role(role); worker != nil && !yield(role, worker) {
+				return
+			}
+		}
+	}
 }
 
 // SetRole sets the worker of role; it panics on a role Workers has no field for.
