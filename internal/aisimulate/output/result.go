@@ -1,4 +1,4 @@
-// Package result defines the files aisim (and AISimulate) write for a
+// Package output defines the files aisim (and AISimulate) write for a
 // recommendation or prediction, with readers and writers. It has no
 // dependency on the rest of aisim so other components (e.g. the operator's
 // reporter) can import it to read a search's output directory.
