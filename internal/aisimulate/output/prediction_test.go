@@ -23,9 +23,9 @@ func generic(t *testing.T, data []byte) any {
 	return v
 }
 
-// TestPredictionConfigKeepsAISimulateDocuments: every predict document AISimulate documents, and
-// every prediction_config of a real AISimulate ledger, decodes strictly and encodes back to the
-// same fields and values.
+// TestPredictionConfigKeepsAISimulateDocuments: every predict document AISimulate documents, every
+// prediction_config of a real AISimulate ledger and aisim's golden output decode strictly and
+// encode back to the same fields and values.
 func TestPredictionConfigKeepsAISimulateDocuments(t *testing.T) {
 	docs := map[string][]byte{}
 	paths, err := filepath.Glob("../../../tools/aisim/app/testdata/aisimulate-docs/predict/*.yaml")
@@ -38,6 +38,22 @@ func TestPredictionConfigKeepsAISimulateDocuments(t *testing.T) {
 			t.Fatal(err)
 		}
 		docs[filepath.Base(p)] = data
+	}
+	// aisim's own output (its golden search).
+	golden := "../../../tools/aisim/app/testdata/golden/"
+	if docs["aisim recommendations/0001.yaml"], err = os.ReadFile(golden + "recommendations_0001.yaml"); err != nil {
+		t.Fatal(err)
+	}
+	sweep, err := ReadSweepResult(golden + RecommendationFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range sweep.Candidates {
+		if c.PredictionConfig != nil {
+			if docs["aisim "+c.CandidateID], err = json.Marshal(c.PredictionConfig); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	ledger, err := os.ReadFile("testdata/aisimulate-0.13/execution-events.jsonl")
 	if err != nil {
