@@ -118,7 +118,7 @@ func (s *progressState) settle(c *output.Candidate) {
 		s.countReason(c.ReasonCategory)
 		return
 	}
-	if c.Score == nil || math.IsNaN(*c.Score) || math.IsInf(*c.Score, 0) || len(c.PredictionConfig) == 0 {
+	if c.Score == nil || math.IsNaN(*c.Score) || math.IsInf(*c.Score, 0) || c.PredictionConfig == nil {
 		return
 	}
 	key, err := json.Marshal(c.PredictionConfig)

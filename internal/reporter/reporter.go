@@ -34,7 +34,7 @@ import (
 )
 
 // DefaultMaxCandidates applies when the Run's spec.recommendation.maxCandidates is unset.
-const DefaultMaxCandidates = 5
+const DefaultMaxCandidates = output.DefaultMaxCandidates
 
 // Defaults of the intervals.
 const (

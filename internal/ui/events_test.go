@@ -16,7 +16,7 @@ import (
 
 // TestPointsFromTheRealLedger: the kept ledger of the real AISimulate (its candidate_completed
 // records, internal/aisimulate/output/testdata) gives one point per feasible record, with the
-// backend, mode and shape of AISimulate's sample (deployment_mode, unprefixed aggregated knobs).
+// backend, mode and shape of its prediction_config.
 func TestPointsFromTheRealLedger(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join("..", "aisimulate", "output", "testdata", "aisimulate-0.13", output.EventsFile))
 	if err != nil {
