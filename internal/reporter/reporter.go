@@ -18,7 +18,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -323,16 +322,4 @@ func (r *Reporter) patchProgress(ctx context.Context, run *v1beta2.DynamoGraphDe
 	r.lastWrite = r.Now()
 	r.Log.V(1).Info("progress", "settled", p.Settled, "budget", p.Budget, "feasible", p.Feasible)
 	return nil
-}
-
-// WriteTerminationMessage writes msg to path (the container's terminationMessagePath) when that
-// is writable; errors are ignored because the message is also printed to stderr.
-func WriteTerminationMessage(path, msg string) {
-	if path == "" {
-		return
-	}
-	if len(msg) > 4000 {
-		msg = msg[:4000]
-	}
-	_ = os.WriteFile(path, []byte(msg), 0o644)
 }

@@ -432,3 +432,16 @@ func TestPodWatcher(t *testing.T) {
 		t.Errorf("Wait on a terminated pod = %d, %v", code, err)
 	}
 }
+
+func TestResolveOutputDir(t *testing.T) {
+	for in, want := range map[string]string{
+		"/var/run/dgdr/output":        "/var/run/dgdr/output/result",
+		"/var/run/dgdr/output/":       "/var/run/dgdr/output/result",
+		"/var/run/dgdr/output/result": "/var/run/dgdr/output/result",
+		"/tmp/x":                      "/tmp/x",
+	} {
+		if got := reporter.ResolveOutputDir(in); got != want {
+			t.Errorf("ResolveOutputDir(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
