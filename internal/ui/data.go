@@ -386,33 +386,13 @@ func shapeOf(cfg map[string]any) string {
 	return strings.Join(parts, ", ")
 }
 
-// paretoFront returns the IDs of the points no other point dominates (at least as much
-// throughput per GPU and per user, more of one), by increasing throughput per user.
+// paretoFront returns the IDs of the points no other point dominates, by increasing throughput
+// per user, then ID.
 func paretoFront(pts []Point) []string {
-	idx := make([]int, len(pts))
-	for i := range idx {
-		idx[i] = i
-	}
-	// Decreasing throughput per user; ties by decreasing throughput per GPU, then decreasing ID
-	// (reversed below: the front reads by increasing throughput per user, then ID).
-	slices.SortFunc(idx, func(a, b int) int {
-		pa, pb := pts[a], pts[b]
-		return cmp.Or(cmp.Compare(pb.ThroughputPerUser, pa.ThroughputPerUser),
-			cmp.Compare(pb.ThroughputPerGPU, pa.ThroughputPerGPU), strings.Compare(pb.ID, pa.ID))
-	})
-	var front []string
-	bestGPU, bestUser := -1.0, -1.0
-	for _, i := range idx {
-		p := pts[i]
-		// A point equal to the one that set the best throughput per GPU is not dominated either.
-		if p.ThroughputPerGPU > bestGPU || (p.ThroughputPerGPU == bestGPU && p.ThroughputPerUser == bestUser) {
-			front = append(front, p.ID)
-			bestGPU, bestUser = p.ThroughputPerGPU, p.ThroughputPerUser
-		}
-	}
-	slices.Reverse(front)
-	if front == nil {
-		front = []string{}
+	objectives := func(p Point) (float64, float64) { return p.ThroughputPerGPU, p.ThroughputPerUser }
+	front := []string{}
+	for _, p := range output.ParetoFront(pts, objectives, func(a, b Point) int { return strings.Compare(a.ID, b.ID) }) {
+		front = append(front, p.ID)
 	}
 	return front
 }

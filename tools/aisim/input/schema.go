@@ -8,6 +8,7 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/document"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 )
 
 // Decode parses YAML, applies --set overrides in order and decodes the
@@ -566,7 +567,7 @@ func decodeEngine(cmd Command, root *object, optHardware string) (Engine, error)
 		}
 		e.Hardware = optHardware
 	}
-	if e.Backends, err = eo.stringDomain(cmd, "backend", defBackends, []string{BackendVLLM, BackendSGLang, BackendTRTLLM}); err != nil {
+	if e.Backends, err = eo.stringDomain(cmd, "backend", defBackends, output.BackendNames()); err != nil {
 		return e, err
 	}
 	if x := eo.get("context_length"); x != nil && !(x.Kind == document.KindString && x.Str == "max") {
@@ -900,7 +901,7 @@ func decodeBackendVersion(cmd Command, eo *object) (string, error) {
 		var parts []string
 		for _, k := range x.Keys {
 			v := x.Map[k]
-			if !slices.Contains([]string{BackendVLLM, BackendSGLang, BackendTRTLLM}, k) {
+			if !slices.Contains(output.BackendNames(), k) {
 				return "", errf(join(eo.p("backend_version"), k), "unknown backend")
 			}
 			if v.Kind != document.KindString || v.Str == "" {

@@ -217,26 +217,22 @@ func (e *Env) record(i int, o *Outcome) output.Candidate {
 	return c
 }
 
-// compare orders feasible candidates best first (negative when a is better): score desc, then
-// fewer GPUs, then (for min_gpus) higher goodput and lower mean E2E, then canonical config.
-// Feasible candidates' scores and metrics are finite (Finish checks), so no NaN reaches it.
+// compare orders feasible candidates best first (output.CompareRank): ties of score and GPUs go
+// (for min_gpus) to higher goodput and lower mean E2E, then to the canonical config. Feasible
+// candidates' scores and metrics are finite (Finish checks), so no NaN reaches it.
 func (e *Env) compare(a, b output.Candidate) int {
-	if c := cmp.Compare(*b.Score, *a.Score); c != 0 {
-		return c
-	}
-	if c := cmp.Compare(a.UsedGPUs, b.UsedGPUs); c != 0 {
-		return c
-	}
-	if e.Doc.Optimization.Target == input.TargetMinGPUs {
-		const goodput, e2e = "goodput_output_throughput_tok_s", "mean_e2e_latency_ms"
-		if c := cmp.Compare(b.Metrics[goodput], a.Metrics[goodput]); c != 0 {
-			return c
+	return output.CompareRank(&a, &b, func(a, b *output.Candidate) int {
+		if e.Doc.Optimization.Target == input.TargetMinGPUs {
+			const goodput, e2e = "goodput_output_throughput_tok_s", "mean_e2e_latency_ms"
+			if c := cmp.Compare(b.Metrics[goodput], a.Metrics[goodput]); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(a.Metrics[e2e], b.Metrics[e2e]); c != 0 {
+				return c
+			}
 		}
-		if c := cmp.Compare(a.Metrics[e2e], b.Metrics[e2e]); c != 0 {
-			return c
-		}
-	}
-	return bytes.Compare(mustJSON(a.Config), mustJSON(b.Config))
+		return bytes.Compare(mustJSON(a.Config), mustJSON(b.Config))
+	})
 }
 
 // selectView returns all distinct feasible candidates best first, or the
@@ -261,32 +257,10 @@ func (e *Env) selectView(run *Run) []int {
 		slices.SortStableFunc(feas, func(i, j int) int { return e.compare(cs[i], cs[j]) })
 		return feas
 	}
-	var front []int
-	for _, i := range feas {
-		dominated := false
-		for _, j := range feas {
-			if i != j && dominates(cs[j].Objectives, cs[i].Objectives) {
-				dominated = true
-				break
-			}
-		}
-		if !dominated {
-			front = append(front, i)
-		}
+	objectives := func(i int) (float64, float64) {
+		return cs[i].Objectives["throughput_per_gpu"], cs[i].Objectives["throughput_per_user"]
 	}
-	slices.SortStableFunc(front, func(i, j int) int {
-		if c := cmp.Compare(cs[i].Objectives["throughput_per_user"], cs[j].Objectives["throughput_per_user"]); c != 0 {
-			return c
-		}
-		return e.compare(cs[i], cs[j])
-	})
-	return front
-}
-
-func dominates(a, b map[string]float64) bool {
-	ge := a["throughput_per_gpu"] >= b["throughput_per_gpu"] && a["throughput_per_user"] >= b["throughput_per_user"]
-	gt := a["throughput_per_gpu"] > b["throughput_per_gpu"] || a["throughput_per_user"] > b["throughput_per_user"]
-	return ge && gt
+	return output.ParetoFront(feas, objectives, func(i, j int) int { return e.compare(cs[i], cs[j]) })
 }
 
 func mustJSON(v any) []byte {

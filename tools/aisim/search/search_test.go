@@ -314,3 +314,11 @@ func TestPredictionConfigsReplay(t *testing.T) {
 }
 
 var noDeadline time.Time
+
+// dominates is the definition the front is checked against: at least as much of both
+// objectives, more of one.
+func dominates(a, b map[string]float64) bool {
+	ge := a["throughput_per_gpu"] >= b["throughput_per_gpu"] && a["throughput_per_user"] >= b["throughput_per_user"]
+	gt := a["throughput_per_gpu"] > b["throughput_per_gpu"] || a["throughput_per_user"] > b["throughput_per_user"]
+	return ge && gt
+}
