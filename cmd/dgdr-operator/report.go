@@ -190,7 +190,7 @@ func newClient(o *reportOptions) (client.WithWatch, error) {
 }
 
 // executeReport validates the options, builds the client and the watcher, and runs the reporter.
-func executeReport(ctx context.Context, o *reportOptions, log logr.Logger) (*reporter.Outcome, error) {
+func executeReport(ctx context.Context, o *reportOptions, log logr.Logger) (*reporter.Publication, error) {
 	if err := requireRun(o); err != nil {
 		return nil, err
 	}

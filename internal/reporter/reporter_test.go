@@ -72,7 +72,7 @@ func TestProgressThenPublication(t *testing.T) {
 	done := make(chan int, 1)
 	r := newReporter(ns, run.Name, dir, reporter.ChanWatcher(done))
 	type res struct {
-		out *reporter.Outcome
+		out *reporter.Publication
 		err error
 	}
 	resCh := make(chan res, 1)
