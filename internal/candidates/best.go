@@ -23,8 +23,8 @@ type Settled struct {
 }
 
 // BestSoFar keeps the best Limit feasible candidates settled so far, best first by the
-// recommender's ranking rule (output.CompareRank), ties to the earlier settled. Memory stays bounded by Limit; a Limit of 0
-// keeps none.
+// recommender's ranking rule (output.CompareRank), ties to the earlier settled. Memory stays
+// bounded by Limit; a Limit of 0 keeps none.
 type BestSoFar struct {
 	Limit int
 	seq   int

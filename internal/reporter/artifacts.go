@@ -37,9 +37,9 @@ const artifactsReserve = 8 << 10
 // directory: recommendation.json gets up to three quarters of jobcontract.MaxArtifactsBytes, the
 // events ledger (the live one when the output directory has none yet) the rest, each
 // gzip-compressed whole or cut at a line break with a candidates.TruncatedMarker line. It
-// returns nil when there is nothing to keep. An error is returned only when it is transient (the caller retries
-// the idempotent publication); any other failure is logged and the Run goes on without
-// artifacts.
+// returns nil when there is nothing to keep. An error is returned only when it is transient (the
+// caller retries the idempotent publication); any other failure is logged and the Run goes on
+// without artifacts.
 func (r *Reporter) keepArtifacts(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun) (*v1beta2.RunArtifacts, error) {
 	cm, truncated, err := r.buildArtifacts(run)
 	if err != nil || cm == nil {
