@@ -80,7 +80,7 @@ func (b *BestSoFar) Signature() string {
 // offerRecord offers a feasible candidate_completed record with a finite score and its concrete
 // configuration; any other is ignored.
 func (b *BestSoFar) offerRecord(c *output.Candidate) {
-	if c.Score == nil || math.IsNaN(*c.Score) || math.IsInf(*c.Score, 0) || len(c.PredictionConfig) == 0 {
+	if c.Score == nil || math.IsNaN(*c.Score) || math.IsInf(*c.Score, 0) || c.PredictionConfig == nil {
 		return
 	}
 	key, err := json.Marshal(c.PredictionConfig)

@@ -228,7 +228,7 @@ func (p *Points) fromRecommendation(data []byte) bool {
 			p.Infeasible[cmp.Or(rec.ReasonCategory, rec.Status)]++
 			continue
 		}
-		pt, ok := pointOf(rec, rec.Config)
+		pt, ok := pointOf(rec)
 		if ok {
 			p.Points = append(p.Points, pt)
 		}
@@ -262,7 +262,7 @@ func (p *Points) fromEvents(data []byte) bool {
 			p.Infeasible[cmp.Or(rec.ReasonCategory, rec.Status)]++
 			continue
 		}
-		if pt, ok := pointOf(rec, rec.Config); ok {
+		if pt, ok := pointOf(rec); ok {
 			p.Points = append(p.Points, pt)
 		}
 	}
@@ -270,68 +270,51 @@ func (p *Points) fromEvents(data []byte) bool {
 }
 
 // pointOf maps a candidate record to a point with the published Candidates' metric mapping
-// (candidates.Metrics).
-func pointOf(rec *output.Candidate, cfg map[string]any) (Point, bool) {
+// (candidates.Metrics); backend, mode and shape come from its prediction configuration.
+func pointOf(rec *output.Candidate) (Point, bool) {
 	m := candidates.Metrics(rec)
 	if m.ThroughputPerGPU == nil || m.ThroughputPerUser == nil {
 		return Point{}, false
 	}
-	backend, _ := cfg["backend"].(string)
-	mode, _ := cfg["mode"].(string) // aisim's sample; AISimulate's says deployment_mode
-	if mode == "" {
-		mode, _ = cfg["deployment_mode"].(string)
-	}
-	switch mode {
-	case "agg":
-		mode = string(v1beta2.ModeAggregated)
-	case "disagg":
-		mode = string(v1beta2.ModeDisaggregated)
-	}
-	return Point{ID: rec.CandidateID, Backend: backend, Mode: mode, GPUs: rec.UsedGPUs,
+	pt := Point{ID: rec.CandidateID, GPUs: rec.UsedGPUs,
 		ThroughputPerGPU: *m.ThroughputPerGPU, ThroughputPerUser: *m.ThroughputPerUser,
-		TTFTMs: m.TTFTMs, ITLMs: m.ITLMs, E2EMs: m.E2EMs, Shape: shapeOf(cfg)}, true
+		TTFTMs: m.TTFTMs, ITLMs: m.ITLMs, E2EMs: m.E2EMs}
+	if pc := rec.PredictionConfig; pc != nil {
+		pt.Backend, pt.Mode, pt.Shape = pc.Engine.Backend, pc.Engine.Mode, shapeOf(pc)
+	}
+	return pt, true
 }
 
-// shapeOf describes the parallelism of a sample: "agg tp2 x2" or "prefill tp1 x1, decode tp4 x1".
-func shapeOf(cfg map[string]any) string {
-	num := func(k string) (int, bool) {
-		switch v := cfg[k].(type) {
-		case int64: // the output readers keep integers (sigs.k8s.io/json PreserveInts)
-			return int(v), true
-		case float64:
-			return int(v), true
-		}
-		return 0, false
-	}
+// roleAbbrev names a role in a shape.
+var roleAbbrev = map[string]string{output.RoleAggregated: "agg", output.RolePrefill: "prefill", output.RoleDecode: "decode"}
+
+// shapeOf describes the parallelism of a deployment: "agg tp2 ×2" or "prefill tp1 ×1, decode
+// tp4 ×1", and its concurrency.
+func shapeOf(pc *output.PredictionConfig) string {
 	var parts []string
-	for _, role := range []string{"agg", "prefill", "decode"} {
-		key := role + "_"
-		tp, ok := num(key + "tp")
-		if !ok && role == "agg" && cfg["deployment_mode"] == "agg" {
-			// AISimulate's aggregated sample names its knobs without a role: tp, pp, replicas.
-			key = ""
-			tp, ok = num("tp")
-		}
+	for role, w := range pc.Engine.Workers.All() {
+		name, ok := roleAbbrev[role]
 		if !ok {
 			continue
 		}
-		s := fmt.Sprintf("%s tp%d", role, tp)
-		if pp, ok := num(key + "pp"); ok && pp > 1 {
-			s += fmt.Sprintf(" pp%d", pp)
+		par := w.Parallelism
+		s := fmt.Sprintf("%s tp%d", name, par.Tensor)
+		if par.Pipeline > 1 {
+			s += fmt.Sprintf(" pp%d", par.Pipeline)
 		}
-		if dp, ok := num(key + "attention_dp"); ok && dp > 1 {
-			s += fmt.Sprintf(" dp%d", dp)
+		if par.AttentionData > 1 {
+			s += fmt.Sprintf(" dp%d", par.AttentionData)
 		}
-		if ep, ok := num(key + "moe_ep"); ok && ep > 1 {
-			s += fmt.Sprintf(" ep%d", ep)
+		if par.MoEExpert > 1 {
+			s += fmt.Sprintf(" ep%d", par.MoEExpert)
 		}
-		if r, ok := num(key + "replicas"); ok {
-			s += fmt.Sprintf(" ×%d", r)
+		if par.Replicas > 0 {
+			s += fmt.Sprintf(" ×%d", par.Replicas)
 		}
 		parts = append(parts, s)
 	}
-	if c, ok := num("concurrency"); ok {
-		parts = append(parts, fmt.Sprintf("concurrency %d", c))
+	if t := pc.Traffic; t != nil && t.Load.Concurrency > 0 {
+		parts = append(parts, fmt.Sprintf("concurrency %d", t.Load.Concurrency))
 	}
 	return strings.Join(parts, ", ")
 }
