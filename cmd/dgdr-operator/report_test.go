@@ -20,9 +20,9 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
+	"github.com/dgdr-operator/dgdr-operator/internal/candidates/outputtest"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/testenv"
-	"github.com/dgdr-operator/dgdr-operator/tools/aisim/app"
 )
 
 // The report command's tests share one real API server, started by the first of them.
@@ -102,32 +102,14 @@ func listCandidates(t *testing.T, ns string) []v1beta2.DynamoGraphDeploymentCand
 	return list.Items
 }
 
-const searchInput = `engine: {model: meta-llama/Llama-3.1-8B-Instruct, hardware: h200_sxm, workers: {aggregated: {}, prefill: {}, decode: {}}}
-traffic: {source: {type: synthetic, input_tokens: 1024, output_tokens: 128}, load: {type: concurrency, concurrency: 10}, stop: {requests: 300}}
-optimization: {}
-optimizer: {max_trials: 40}
-`
-
-// recommend runs the local recommender (aisim) on input, writing its output to outDir.
-func recommend(t *testing.T, input, outDir string) {
-	t.Helper()
-	in := filepath.Join(t.TempDir(), "input.yaml")
-	if err := os.WriteFile(in, []byte(input), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	if code := app.Recommend(context.Background(), app.Options{ConfigPath: in, OutputDir: outDir, Format: "json",
-		Stdout: &bytes.Buffer{}, Stderr: &stderr}); code != 0 {
-		t.Fatalf("aisim exit %d: %s", code, stderr.String())
-	}
-}
-
 // TestReportCommand runs the `report` command with --search-exit-file against the real API
 // server: success prints a summary and writes the termination message; a failure exits non-zero
 // with the reason on stderr and in the termination message.
 func TestReportCommand(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "out")
-	recommend(t, searchInput, dir)
+	if err := outputtest.Recommend(outputtest.SearchInput, dir); err != nil {
+		t.Fatal(err)
+	}
 	ns := newNamespace(t)
 	run := newRun(t, ns, "llm-run-8", 2)
 	exitFile := filepath.Join(t.TempDir(), "search-exit")

@@ -13,44 +13,9 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/internal/candidates"
+	"github.com/dgdr-operator/dgdr-operator/internal/candidates/outputtest"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 )
-
-// realLedger is the ledger the real AISimulate wrote (internal/aisimulate/output/testdata): its
-// lines, each with its newline. requested_config (max_trials 48), then five wave_admitted /
-// candidate_completed pairs, all feasible; by score: 4, 3, 1, 5, 2.
-func realLedger(t *testing.T) []string {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "aisimulate", "output", "testdata", "aisimulate-0.13", output.EventsFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.SplitAfter(string(data), "\n")
-	if lines[len(lines)-1] == "" {
-		lines = lines[:len(lines)-1]
-	}
-	if len(lines) != 11 {
-		t.Fatalf("the real ledger has %d lines, want 11", len(lines))
-	}
-	return lines
-}
-
-func appendTo(t *testing.T, path, data string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteString(data); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // monotone polls the tail and fails when an error occurs or a progress field went down.
 type monotone struct {
@@ -86,7 +51,7 @@ func bestIDs(tl *Tail) []string {
 // candidate_completed settles one candidate, wave_admitted is skipped, and the best feasible
 // candidates so far are the ones recommendation.json would rank first.
 func TestTailReadsTheRealLedger(t *testing.T) {
-	lines := realLedger(t)
+	lines := outputtest.RealLedger(t)
 	dir := t.TempDir()
 	ledger := filepath.Join(dir, output.EventsFile)
 	tl := NewTail(dir, "", 3)
@@ -98,13 +63,13 @@ func TestTailReadsTheRealLedger(t *testing.T) {
 	for i, l := range lines {
 		if i == 7 {
 			// Half a line: nothing of it counts until its newline arrives.
-			appendTo(t, ledger, l[:len(l)/2])
+			outputtest.Append(t, ledger, l[:len(l)/2])
 			if p := m.poll(); p.Settled != int64(settled) {
 				t.Errorf("half of line %d: settled %d, want %d", i+1, p.Settled, settled)
 			}
-			appendTo(t, ledger, l[len(l)/2:])
+			outputtest.Append(t, ledger, l[len(l)/2:])
 		} else {
-			appendTo(t, ledger, l)
+			outputtest.Append(t, ledger, l)
 		}
 		if strings.Contains(l, `"candidate_completed"`) {
 			settled++
@@ -134,7 +99,7 @@ func TestTailReadsTheRealLedger(t *testing.T) {
 // tail follows the monitor, goes on with the output copy after what it applied, never counts a
 // candidate twice, and progress never goes backwards.
 func TestTailFollowsTheLiveMonitor(t *testing.T) {
-	lines := realLedger(t)
+	lines := outputtest.RealLedger(t)
 	out, tmp := t.TempDir(), t.TempDir()
 	// The search's tmp holds other things too.
 	for _, d := range []string{"aisimulate-wave-k2j4x_1q", "aisimulate-execution-ab12cd34", "pymp-xyz"} {
@@ -142,7 +107,7 @@ func TestTailFollowsTheLiveMonitor(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	appendTo(t, filepath.Join(tmp, "aisimulate-monitor-notes.txt.bak"), "x") // not a monitor's name
+	outputtest.Append(t, filepath.Join(tmp, "aisimulate-monitor-notes.txt.bak"), "x") // not a monitor's name
 	monitorDir := filepath.Join(tmp, "aisimulate-monitor-3h_9zk0p")
 	monitor := filepath.Join(monitorDir, "events.jsonl")
 	copyPath := filepath.Join(out, output.EventsFile)
@@ -155,23 +120,23 @@ func TestTailFollowsTheLiveMonitor(t *testing.T) {
 	}
 	m.poll()
 	// Lines 1-9 (three candidates), then half of line 10.
-	appendTo(t, monitor, strings.Join(lines[:5], ""))
+	outputtest.Append(t, monitor, strings.Join(lines[:5], ""))
 	if p := m.poll(); p.Settled != 2 || p.Budget != 48 || tl.monitor != "aisimulate-monitor-3h_9zk0p" {
 		t.Fatalf("following the monitor: %+v (monitor %q)", p, tl.monitor)
 	}
-	appendTo(t, monitor, strings.Join(lines[5:9], "")+lines[9][:100])
+	outputtest.Append(t, monitor, strings.Join(lines[5:9], "")+lines[9][:100])
 	if p := m.poll(); p.Settled != 4 {
 		t.Fatalf("after 4 candidates and half a line: %+v", p)
 	}
 	// The supervisor starts copying while the monitor still exists: the tail stays on the monitor.
-	appendTo(t, copyPath, strings.Join(lines[:3], ""))
+	outputtest.Append(t, copyPath, strings.Join(lines[:3], ""))
 	if p := m.poll(); p.Settled != 4 || tl.final {
 		t.Fatalf("while the copy is written: %+v, final %v", p, tl.final)
 	}
 	// Between two polls the search completes its line and writes the last candidate, the
 	// supervisor copies everything and deletes the monitor.
-	appendTo(t, monitor, lines[9][100:]+lines[10])
-	appendTo(t, copyPath, strings.Join(lines[3:], ""))
+	outputtest.Append(t, monitor, lines[9][100:]+lines[10])
+	outputtest.Append(t, copyPath, strings.Join(lines[3:], ""))
 	if err := os.RemoveAll(monitorDir); err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +156,7 @@ func TestTailFollowsTheLiveMonitor(t *testing.T) {
 		}
 	}
 	// A monitor appearing later is not followed any more.
-	appendTo(t, filepath.Join(tmp, "aisimulate-monitor-late0000", "events.jsonl"), strings.Join(lines, ""))
+	outputtest.Append(t, filepath.Join(tmp, "aisimulate-monitor-late0000", "events.jsonl"), strings.Join(lines, ""))
 	if p := m.poll(); p.Settled != 5 {
 		t.Errorf("a second monitor was counted: %+v", p)
 	}
@@ -200,16 +165,16 @@ func TestTailFollowsTheLiveMonitor(t *testing.T) {
 // TestTailSearchKilledMidLine: the worker is killed in the middle of a line; the supervisor copies
 // only the complete lines. The half line was never counted, and is not after the switch either.
 func TestTailSearchKilledMidLine(t *testing.T) {
-	lines := realLedger(t)
+	lines := outputtest.RealLedger(t)
 	out, tmp := t.TempDir(), t.TempDir()
 	monitorDir := filepath.Join(tmp, "aisimulate-monitor-abcdefgh")
 	tl := NewTail(out, tmp, 0)
 	m := &monotone{t: t, tl: tl}
-	appendTo(t, filepath.Join(monitorDir, "events.jsonl"), strings.Join(lines[:6], "")+lines[6][:50])
+	outputtest.Append(t, filepath.Join(monitorDir, "events.jsonl"), strings.Join(lines[:6], "")+lines[6][:50])
 	if p := m.poll(); p.Settled != 2 {
 		t.Fatalf("%+v", p)
 	}
-	appendTo(t, filepath.Join(out, output.EventsFile), strings.Join(lines[:6], ""))
+	outputtest.Append(t, filepath.Join(out, output.EventsFile), strings.Join(lines[:6], ""))
 	if err := os.RemoveAll(monitorDir); err != nil {
 		t.Fatal(err)
 	}
@@ -222,25 +187,25 @@ func TestTailSearchKilledMidLine(t *testing.T) {
 // the monitor (a search that writes something else), it is read from its start with the progress
 // shown as the floor: nothing goes backwards and nothing is counted twice.
 func TestTailOutputCopyThatDiffers(t *testing.T) {
-	lines := realLedger(t)
+	lines := outputtest.RealLedger(t)
 	out, tmp := t.TempDir(), t.TempDir()
 	monitorDir := filepath.Join(tmp, "aisimulate-monitor-abcdefgh")
 	tl := NewTail(out, tmp, 5)
 	m := &monotone{t: t, tl: tl}
-	appendTo(t, filepath.Join(monitorDir, "events.jsonl"), strings.Join(lines[:7], ""))
+	outputtest.Append(t, filepath.Join(monitorDir, "events.jsonl"), strings.Join(lines[:7], ""))
 	if p := m.poll(); p.Settled != 3 {
 		t.Fatalf("%+v", p)
 	}
 	// The copy holds candidates 1, 2, 4 and 5 (not 3), and wave lines are gone.
 	copyPath := filepath.Join(out, output.EventsFile)
-	appendTo(t, copyPath, lines[0]+lines[2]+lines[4])
+	outputtest.Append(t, copyPath, lines[0]+lines[2]+lines[4])
 	if err := os.RemoveAll(monitorDir); err != nil {
 		t.Fatal(err)
 	}
 	if p := m.poll(); p.Settled != 3 || p.Feasible != 3 {
 		t.Errorf("a differing copy with 2 candidates: %+v, want the floor of 3", p)
 	}
-	appendTo(t, copyPath, lines[8]+lines[10])
+	outputtest.Append(t, copyPath, lines[8]+lines[10])
 	if p := m.poll(); p.Settled != 4 || p.Feasible != 4 || p.Budget != 48 {
 		t.Errorf("the differing copy with 4 candidates: %+v, want 4 (not 3 + 4)", p)
 	}
@@ -260,16 +225,16 @@ func TestTailOutputCopyThatDiffers(t *testing.T) {
 // TestTailAisimHasNoMonitor: aisim writes the output copy live; a tmp directory without a monitor
 // changes nothing.
 func TestTailAisimHasNoMonitor(t *testing.T) {
-	lines := realLedger(t)
+	lines := outputtest.RealLedger(t)
 	out, tmp := t.TempDir(), t.TempDir()
 	tl := NewTail(out, tmp, 0)
 	m := &monotone{t: t, tl: tl}
 	m.poll()
-	appendTo(t, filepath.Join(out, output.EventsFile), strings.Join(lines[:5], ""))
+	outputtest.Append(t, filepath.Join(out, output.EventsFile), strings.Join(lines[:5], ""))
 	if p := m.poll(); p.Settled != 2 || !tl.final {
 		t.Fatalf("%+v final %v", p, tl.final)
 	}
-	appendTo(t, filepath.Join(out, output.EventsFile), strings.Join(lines[5:], ""))
+	outputtest.Append(t, filepath.Join(out, output.EventsFile), strings.Join(lines[5:], ""))
 	if p := m.poll(); p.Settled != 5 {
 		t.Fatalf("%+v", p)
 	}
@@ -284,10 +249,10 @@ func TestTailAisimHasNoMonitor(t *testing.T) {
 // ledger that is a symbolic link, not a directory, not a regular file, or over a cap rejects the
 // output; a tmp with several monitors, or monitors not named like AISimulate's, is not followed.
 func TestTailHostileMonitor(t *testing.T) {
-	lines := realLedger(t)
+	lines := outputtest.RealLedger(t)
 	const mon = "aisimulate-monitor-abcdefgh"
 	valid := func(t *testing.T, dir string) {
-		appendTo(t, filepath.Join(dir, "events.jsonl"), strings.Join(lines, ""))
+		outputtest.Append(t, filepath.Join(dir, "events.jsonl"), strings.Join(lines, ""))
 	}
 	cases := []struct {
 		name  string
@@ -302,7 +267,7 @@ func TestTailHostileMonitor(t *testing.T) {
 			}
 		}, "/tmp/" + mon + " is a symbolic link (refused)"},
 		{"the monitor is a file", func(t *testing.T, tmp string) {
-			appendTo(t, filepath.Join(tmp, mon), strings.Join(lines, ""))
+			outputtest.Append(t, filepath.Join(tmp, mon), strings.Join(lines, ""))
 		}, "/tmp/" + mon + " is not a directory"},
 		{"the ledger links to /dev/zero", func(t *testing.T, tmp string) {
 			if err := os.Mkdir(filepath.Join(tmp, mon), 0o700); err != nil {
@@ -339,7 +304,7 @@ func TestTailHostileMonitor(t *testing.T) {
 			_ = f.Close()
 		}, "/tmp/" + mon + "/events.jsonl is 1073741824 bytes, over the reporter's cap of 64 MiB"},
 		{"a line over the cap", func(t *testing.T, tmp string) {
-			appendTo(t, filepath.Join(tmp, mon, "events.jsonl"), lines[0]+strings.Repeat("x", int(jobcontract.MaxEventLineBytes)+1))
+			outputtest.Append(t, filepath.Join(tmp, mon, "events.jsonl"), lines[0]+strings.Repeat("x", int(jobcontract.MaxEventLineBytes)+1))
 		}, "/tmp/" + mon + "/events.jsonl has a line longer than the reporter's cap of 1 MiB"},
 		{"two monitors", func(t *testing.T, tmp string) {
 			valid(t, filepath.Join(tmp, mon))

@@ -26,6 +26,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/internal/candidates"
+	"github.com/dgdr-operator/dgdr-operator/internal/candidates/outputtest"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 	"github.com/dgdr-operator/dgdr-operator/internal/reporter"
@@ -59,7 +60,7 @@ func startLiveSearch(t *testing.T, name string, maxCandidates int32, interval ti
 func startSearch(t *testing.T, name string, maxCandidates int32, interval time.Duration, monitor string) *liveSearch {
 	t.Helper()
 	src := filepath.Join(t.TempDir(), "src")
-	if code := recommend(t, searchInput, src); code != 0 {
+	if code := recommend(t, outputtest.SearchInput, src); code != 0 {
 		t.Fatalf("aisim exit %d", code)
 	}
 	ls := &liveSearch{t: t, ns: newNamespace(t), src: src, dir: t.TempDir(), tmp: t.TempDir(), exit: make(chan int, 1), result: make(chan error, 1)}
@@ -437,7 +438,7 @@ func TestQuickSearchPublishesNothingProvisional(t *testing.T) {
 // candidates are counted by reason category.
 func TestOversizedArtifactsTruncated(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "out")
-	if code := recommend(t, searchInput, dir); code != 0 {
+	if code := recommend(t, outputtest.SearchInput, dir); code != 0 {
 		t.Fatalf("aisim exit %d", code)
 	}
 	sweep, err := output.ReadSweepResult(dir)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
+	"github.com/dgdr-operator/dgdr-operator/internal/candidates/outputtest"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 	"github.com/dgdr-operator/dgdr-operator/internal/reporter"
 	"github.com/dgdr-operator/dgdr-operator/internal/testutil/poll"
@@ -62,7 +63,7 @@ func expectedNames(t *testing.T, run, dir string, max int) ([]string, *output.Sw
 func TestProgressThenPublication(t *testing.T) {
 	ctx := context.Background()
 	src := filepath.Join(t.TempDir(), "src")
-	if code := recommend(t, searchInput, src); code != 0 {
+	if code := recommend(t, outputtest.SearchInput, src); code != 0 {
 		t.Fatalf("aisim exit %d", code)
 	}
 	ns := newNamespace(t)
@@ -236,7 +237,7 @@ func checkPublished(t *testing.T, ns string, run *v1beta2.DynamoGraphDeploymentR
 func TestRestartMidPublication(t *testing.T) {
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "out")
-	if code := recommend(t, searchInput, dir); code != 0 {
+	if code := recommend(t, outputtest.SearchInput, dir); code != 0 {
 		t.Fatalf("aisim exit %d", code)
 	}
 	ns := newNamespace(t)
@@ -348,7 +349,7 @@ func TestSearchFailedWithoutResult(t *testing.T) {
 // another Run is never adopted; publication fails visibly.
 func TestForeignCandidateFailsPublication(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "out")
-	if code := recommend(t, searchInput, dir); code != 0 {
+	if code := recommend(t, outputtest.SearchInput, dir); code != 0 {
 		t.Fatalf("aisim exit %d", code)
 	}
 	ns := newNamespace(t)
