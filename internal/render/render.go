@@ -42,8 +42,8 @@ const (
 
 // Modes as AISimulate spells them.
 const (
-	ModeAggregated    = "aggregated"
-	ModeDisaggregated = "disaggregated"
+	ModeAggregated    = output.ModeAggregated
+	ModeDisaggregated = output.ModeDisaggregated
 )
 
 // DefaultGPUsPerNode is used when Options.GPUsPerNode is 0.
@@ -101,7 +101,7 @@ func Render(doc map[string]any, opts Options) (*dgdv1beta1.DynamoGraphDeployment
 	if err != nil {
 		return nil, Summary{}, err
 	}
-	// Lenient: fields the renderer does not read may be anything.
+	// Not strict: a field the typed document does not name is ignored, not refused.
 	var p output.PredictionConfig
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return nil, Summary{}, fmt.Errorf("decoding the prediction configuration: %w", err)
