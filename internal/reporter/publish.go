@@ -100,26 +100,16 @@ func (r *Reporter) renderOptions() candidates.Options {
 	return candidates.Options{RuntimeImages: r.RuntimeImages, GPUsPerNode: r.GPUsPerNode, PlannerImage: r.PlannerImage, Now: r.Now}
 }
 
-// patchFinal writes the final status slice, retrying transient failures.
+// patchFinal writes the final status slice. A transient failure is retried by Run, which does
+// the whole (idempotent) publication again.
 func (r *Reporter) patchFinal(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun, sp statusPatch, out *Publication) error {
 	now := metav1.NewTime(r.Now().Truncate(time.Second))
 	sp.LastProgressTime = &now
-	var err error
-	for attempt := 0; attempt < 5; attempt++ {
-		if err = r.patchStatus(ctx, run, sp); err == nil {
-			r.Log.Info("published", "candidates", len(out.Published), "searchExitCode", out.SearchExitCode)
-			return nil
-		}
-		if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) || apierrors.IsInvalid(err) {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(time.Duration(attempt+1) * 200 * time.Millisecond):
-		}
+	if err := r.patchStatus(ctx, run, sp); err != nil {
+		return fmt.Errorf("patching the status of Run %s: %w", run.Name, err)
 	}
-	return fmt.Errorf("patching the status of Run %s: %w", run.Name, err)
+	r.Log.Info("published", "candidates", len(out.Published), "searchExitCode", out.SearchExitCode)
+	return nil
 }
 
 // ensureCandidate creates the candidate (AlreadyExists is success once the existing object is
