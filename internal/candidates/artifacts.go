@@ -53,9 +53,6 @@ func ReadArtifacts(run *v1beta2.DynamoGraphDeploymentRun, cm *corev1.ConfigMap) 
 	return &Artifacts{cm: cm}, nil
 }
 
-// Name is the ConfigMap's name.
-func (a *Artifacts) Name() string { return a.cm.Name }
-
 // File returns the kept file key (jobcontract.ArtifactRecommendationKey or ArtifactEventsKey)
 // decompressed, at most MaxArtifactBytes; ErrNotKept when the search did not write it.
 func (a *Artifacts) File(key string) ([]byte, error) {
