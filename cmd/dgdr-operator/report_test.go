@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
@@ -60,15 +61,16 @@ func newNamespace(t *testing.T) string {
 	return name
 }
 
-// newRun creates a Run the way the operator would, with an operator-owned status.
-func newRun(t *testing.T, ns, name string, maxCandidates int32) *v1beta2.DynamoGraphDeploymentRun {
+// newRun creates a Run the way the operator would, with an operator-owned status, publishing
+// at most two Candidates.
+func newRun(t *testing.T, ns, name string) *v1beta2.DynamoGraphDeploymentRun {
 	t.Helper()
 	ctx, c := context.Background(), reportEnv(t).Client
 	run := &v1beta2.DynamoGraphDeploymentRun{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{v1beta2.LabelRequestName: "llm"}},
 		Spec: v1beta2.DynamoGraphDeploymentRequestSpec{
 			Model:          v1beta2.ModelSpec{Name: "meta-llama/Llama-3.1-8B-Instruct", Revision: "main"},
-			Recommendation: &v1beta2.RecommendationSpec{MaxCandidates: &maxCandidates},
+			Recommendation: &v1beta2.RecommendationSpec{MaxCandidates: ptr.To[int32](2)},
 		},
 	}
 	if err := c.Create(ctx, run); err != nil {
@@ -111,7 +113,7 @@ func TestReportCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	ns := newNamespace(t)
-	run := newRun(t, ns, "llm-run-8", 2)
+	run := newRun(t, ns, "llm-run-8")
 	exitFile := filepath.Join(t.TempDir(), "search-exit")
 	if err := os.WriteFile(exitFile, []byte("0\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -193,7 +195,7 @@ func recordedInput(t *testing.T) *aisimulate.Input {
 // created before that status write lands), then writes exactly the recorded input as YAML.
 func TestWriteInput(t *testing.T) {
 	ns := newNamespace(t)
-	run := newRun(t, ns, "llm-run-in", 2)
+	run := newRun(t, ns, "llm-run-in")
 	in := recordedInput(t)
 	go func() {
 		time.Sleep(300 * time.Millisecond)
@@ -221,7 +223,7 @@ func TestWriteInput(t *testing.T) {
 // handed to the search.
 func TestWriteInputRejectsAlteredInput(t *testing.T) {
 	ns := newNamespace(t)
-	run := newRun(t, ns, "llm-run-bad", 2)
+	run := newRun(t, ns, "llm-run-bad")
 	in := recordedInput(t)
 	altered := bytes.Replace(in.JSON, []byte("Llama-3.1-8B"), []byte("Llama-3.1-70B"), 1)
 	recordInput(t, run, altered, in.Hash)
@@ -243,7 +245,7 @@ func TestWriteInputRejectsAlteredInput(t *testing.T) {
 // status.aisimulate.inputHash), the forged input is written.
 func TestWriteInputRejectsForgedInputAndHash(t *testing.T) {
 	ns := newNamespace(t)
-	run := newRun(t, ns, "llm-run-forged", 2)
+	run := newRun(t, ns, "llm-run-forged")
 	in := recordedInput(t)
 	forged, err := aisimulate.Canonicalize(bytes.Replace(in.JSON, []byte(`"max_trials":40`), []byte(`"max_trials":100000`), 1))
 	if err != nil {
