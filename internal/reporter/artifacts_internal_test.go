@@ -6,10 +6,17 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
+	"github.com/dgdr-operator/dgdr-operator/internal/candidates"
+	"github.com/dgdr-operator/dgdr-operator/internal/candidates/outputtest"
+	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
+	"github.com/dgdr-operator/dgdr-operator/internal/ledger"
 )
 
 // TestGzipCapped: content that fits is kept whole; content that does not is cut at a line break
@@ -25,7 +32,7 @@ func TestGzipCapped(t *testing.T) {
 		return io.NopCloser(bytes.NewReader(data)), int64(len(data)), nil
 	}
 	marker := func(kept, total int64) []byte {
-		return fmt.Appendf(nil, "\n%s test: kept the first %d of %d bytes\n", TruncatedMarker, kept, total)
+		return fmt.Appendf(nil, "\n%s test: kept the first %d of %d bytes\n", candidates.TruncatedMarker, kept, total)
 	}
 	unzip := func(z []byte) []byte {
 		zr, err := gzip.NewReader(bytes.NewReader(z))
@@ -53,7 +60,7 @@ func TestGzipCapped(t *testing.T) {
 			t.Errorf("budget %d: %d compressed bytes", budget, len(z))
 		}
 		got := unzip(z)
-		i := bytes.LastIndex(got, []byte("\n"+TruncatedMarker))
+		i := bytes.LastIndex(got, []byte("\n"+candidates.TruncatedMarker))
 		if i < 0 || !bytes.HasSuffix(got, []byte("\n")) {
 			t.Fatalf("budget %d: no marker line at the end", budget)
 		}
@@ -68,5 +75,46 @@ func TestGzipCapped(t *testing.T) {
 		if err != nil || len(events) != bytes.Count(kept, []byte("\n")) {
 			t.Errorf("budget %d: the cut ledger reads as %d events (err %v), want %d", budget, len(events), err, bytes.Count(kept, []byte("\n")))
 		}
+	}
+}
+
+// TestArtifactsKeepTheLiveLedger: a search stopped before AISimulate copied its ledger into the
+// output directory keeps the monitor's ledger as the Run's artifacts.
+func TestArtifactsKeepTheLiveLedger(t *testing.T) {
+	lines := outputtest.RealLedger(t)
+	out, tmp := t.TempDir(), t.TempDir()
+	live := strings.Join(lines[:7], "") + lines[7][:40]
+	outputtest.Append(t, filepath.Join(tmp, "aisimulate-monitor-abcdefgh", "events.jsonl"), live)
+	r := &Reporter{OutputDir: out}
+	run := &v1beta2.DynamoGraphDeploymentRun{}
+	run.Name, run.Namespace, run.UID = "r", "ns", "uid"
+	if cm, _, err := r.buildArtifacts(run); err != nil || cm != nil {
+		t.Fatalf("without a tail: %v, %v", cm, err)
+	}
+	r.tail = ledger.NewTail(out, tmp, 0)
+	if err := r.tail.Poll(); err != nil {
+		t.Fatal(err)
+	}
+	cm, truncated, err := r.buildArtifacts(run)
+	if err != nil || cm == nil || truncated {
+		t.Fatalf("%v, truncated %v, err %v", cm, truncated, err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(cm.BinaryData[jobcontract.ArtifactEventsKey]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(zr)
+	if string(got) != live {
+		t.Errorf("kept %d bytes, want the live ledger's %d", len(got), len(live))
+	}
+	if _, ok := cm.BinaryData[jobcontract.ArtifactRecommendationKey]; ok {
+		t.Error("a recommendation.json was kept although there is none")
+	}
+	// Once the output copy exists, it is what is kept.
+	outputtest.Append(t, filepath.Join(out, output.EventsFile), lines[0])
+	cm, _, _ = r.buildArtifacts(run)
+	zr, _ = gzip.NewReader(bytes.NewReader(cm.BinaryData[jobcontract.ArtifactEventsKey]))
+	if got, _ := io.ReadAll(zr); !slices.Equal(got, []byte(lines[0])) {
+		t.Errorf("with the output copy: kept %q", got)
 	}
 }

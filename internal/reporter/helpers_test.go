@@ -108,12 +108,6 @@ func recommend(t *testing.T, input, outDir string) int {
 	return 0
 }
 
-const searchInput = `engine: {model: meta-llama/Llama-3.1-8B-Instruct, hardware: h200_sxm, workers: {aggregated: {}, prefill: {}, decode: {}}}
-traffic: {source: {type: synthetic, input_tokens: 1024, output_tokens: 128}, load: {type: concurrency, concurrency: 10}, stop: {requests: 300}}
-optimization: {}
-optimizer: {max_trials: 40}
-`
-
 const infeasibleInput = `engine: {model: meta-llama/Llama-3.1-8B-Instruct, hardware: h200_sxm, workers: {aggregated: {}, prefill: {}, decode: {}}}
 traffic: {source: {type: synthetic, input_tokens: 1024, output_tokens: 128}, load: {type: concurrency, concurrency: 10}, stop: {requests: 200}}
 evaluation: {sla: {ttft_ms: 0.001}}

@@ -25,6 +25,8 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
+	"github.com/dgdr-operator/dgdr-operator/internal/candidates"
+	"github.com/dgdr-operator/dgdr-operator/internal/candidates/outputtest"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 	"github.com/dgdr-operator/dgdr-operator/internal/reporter"
@@ -58,7 +60,7 @@ func startLiveSearch(t *testing.T, name string, maxCandidates int32, interval ti
 func startSearch(t *testing.T, name string, maxCandidates int32, interval time.Duration, monitor string) *liveSearch {
 	t.Helper()
 	src := filepath.Join(t.TempDir(), "src")
-	if code := recommend(t, searchInput, src); code != 0 {
+	if code := recommend(t, outputtest.SearchInput, src); code != 0 {
 		t.Fatalf("aisim exit %d", code)
 	}
 	ls := &liveSearch{t: t, ns: newNamespace(t), src: src, dir: t.TempDir(), tmp: t.TempDir(), exit: make(chan int, 1), result: make(chan error, 1)}
@@ -436,7 +438,7 @@ func TestQuickSearchPublishesNothingProvisional(t *testing.T) {
 // candidates are counted by reason category.
 func TestOversizedArtifactsTruncated(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "out")
-	if code := recommend(t, searchInput, dir); code != 0 {
+	if code := recommend(t, outputtest.SearchInput, dir); code != 0 {
 		t.Fatalf("aisim exit %d", code)
 	}
 	sweep, err := output.ReadSweepResult(dir)
@@ -490,7 +492,7 @@ func TestOversizedArtifactsTruncated(t *testing.T) {
 	got := gunzip(t, cm.BinaryData[jobcontract.ArtifactRecommendationKey])
 	lines := strings.Split(strings.TrimRight(string(got), "\n"), "\n")
 	marker := lines[len(lines)-1]
-	if !strings.HasPrefix(marker, reporter.TruncatedMarker+" recommendation.json: kept the first ") {
+	if !strings.HasPrefix(marker, candidates.TruncatedMarker+" recommendation.json: kept the first ") {
 		t.Errorf("last line %q is not the truncation marker", marker)
 	}
 	kept := strings.TrimSuffix(string(got), "\n"+marker+"\n")
@@ -546,7 +548,7 @@ func TestRejectedOutputWithdrawsProvisional(t *testing.T) {
 		t.Fatal(err)
 	}
 	ls.exit <- 0
-	if err := <-ls.result; !reporter.IsOutputRejected(err) {
+	if err := <-ls.result; !candidates.IsOutputRejected(err) {
 		t.Fatalf("err = %v, want an output rejection", err)
 	}
 	if names, _ := published(t, ls.ns); len(names) != 0 {

@@ -1,7 +1,9 @@
-// Package reporter is the second container of every search Job (`dgdr-operator report`). While
-// the search runs it follows AISimulate's ledger (progress.go) and publishes Run.status.progress;
-// when the search ends it publishes the result: ranked DynamoGraphDeploymentCandidates with
-// rendered DynamoGraphDeployments, Run.status.candidateRefs and Run.status.recommendation.
+// Package reporter is the second container of every search Job (`dgdr-operator report`): the
+// loop that publishes a search. While the search runs it follows the ledger (internal/ledger)
+// and publishes Run.status.progress and the best candidates so far; when the search ends it
+// publishes the result: the ranked DynamoGraphDeploymentCandidates internal/candidates builds
+// from the output, Run.status.candidateRefs and Run.status.recommendation, and keeps the output
+// as the Run's artifacts ConfigMap.
 //
 // The reporter writes only status.progress, status.lastProgressTime, status.candidateRefs and
 // status.recommendation of its Run, with JSON merge patches on the status subresource, so it
@@ -18,7 +20,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -30,11 +31,11 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
+	"github.com/dgdr-operator/dgdr-operator/internal/apiretry"
+	"github.com/dgdr-operator/dgdr-operator/internal/candidates"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
+	"github.com/dgdr-operator/dgdr-operator/internal/ledger"
 )
-
-// DefaultMaxCandidates applies when the Run's spec.recommendation.maxCandidates is unset.
-const DefaultMaxCandidates = output.DefaultMaxCandidates
 
 // Defaults of the intervals.
 const (
@@ -54,7 +55,7 @@ type Reporter struct {
 	// OutputDir is AISimulate's --output-dir (the directory holding recommendation.json).
 	OutputDir string
 	// SearchTmpDir is where the search container's /tmp is mounted (read-only), holding the
-	// real AISimulate's live ledger while the search runs (progress.go); "" follows only the
+	// real AISimulate's live ledger while the search runs (internal/ledger); "" follows only the
 	// output directory's ledger.
 	SearchTmpDir string
 	// RuntimeImages maps backends to Dynamo runtime images for rendering.
@@ -86,7 +87,7 @@ type Reporter struct {
 	lastProgress *v1beta2.RunProgress
 	lastWrite    time.Time
 	// tail follows the search's ledger (set by Run).
-	tail *tail
+	tail *ledger.Tail
 	// Provisional publishing: when the reporter started, when the last round ran, and the
 	// ranking it published.
 	started          time.Time
@@ -95,8 +96,8 @@ type Reporter struct {
 	provisionalCount int32
 }
 
-// Outcome is what a completed Run of the reporter did.
-type Outcome struct {
+// Publication is what the reporter published for a search that ended.
+type Publication struct {
 	SearchExitCode int
 	Published      []string
 	Progress       v1beta2.RunProgress
@@ -131,14 +132,14 @@ func (r *Reporter) defaults() {
 		r.Log = logr.Discard()
 	}
 	if r.APIRetryTimeout <= 0 {
-		r.APIRetryTimeout = DefaultAPIRetryTimeout
+		r.APIRetryTimeout = apiretry.DefaultTimeout
 	}
 }
 
 // Run follows the search until the watcher reports its end, then publishes the output. It
 // returns nil once the result is published (or there was nothing to publish because the search
 // failed before writing one), and an error when publication failed.
-func (r *Reporter) Run(ctx context.Context) (*Outcome, error) {
+func (r *Reporter) Run(ctx context.Context) (*Publication, error) {
 	r.defaults()
 	if r.Watcher == nil {
 		return nil, errors.New("no search watcher configured")
@@ -147,11 +148,12 @@ func (r *Reporter) Run(ctx context.Context) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	tl := newTail(r.OutputDir, r.SearchTmpDir)
-	r.tail = tl
+	best := 0
 	if r.provisionalEnabled() {
-		tl.state.best.limit = maxCandidates(run)
+		best = candidates.MaxCandidates(run)
 	}
+	tl := ledger.NewTail(r.OutputDir, r.SearchTmpDir, best)
+	r.tail = tl
 	r.started = r.Now()
 
 	type exit struct {
@@ -198,11 +200,11 @@ func (r *Reporter) Run(ctx context.Context) (*Outcome, error) {
 				r.stop(ctx, fresh, tl)
 				return nil, fmt.Errorf("%w: Run %s ended %s before the search's result was published", context.Canceled, r.RunName, c.Reason)
 			}
-			if err := tl.poll(); err != nil {
-				if IsOutputRejected(err) {
+			if err := tl.Poll(); err != nil {
+				if candidates.IsOutputRejected(err) {
 					// Nothing is published from output that broke the contract.
 					r.withdraw(ctx, run)
-					return &Outcome{SearchExitCode: e.code}, err
+					return &Publication{SearchExitCode: e.code}, err
 				}
 				return nil, fmt.Errorf("reading %s: %w", output.EventsFile, err)
 			}
@@ -211,36 +213,36 @@ func (r *Reporter) Run(ctx context.Context) (*Outcome, error) {
 			// StopTimeout to finish.
 			pctx, pcancel := graceful(ctx, r.StopTimeout)
 			defer pcancel()
-			var out *Outcome
-			err := retry(pctx, r.APIRetryTimeout, r.logRetry("publishing the result"), func() error {
+			var out *Publication
+			err := apiretry.Do(pctx, r.APIRetryTimeout, r.logRetry("publishing the result"), func() error {
 				var perr error
-				p := tl.state.progress()
+				p := tl.Tally().Progress()
 				p.Published = r.provisionalCount // what a failed search leaves published
 				out, perr = r.Publish(pctx, run, e.code, p)
 				return perr
 			})
-			if IsOutputRejected(err) {
+			if candidates.IsOutputRejected(err) {
 				r.withdraw(pctx, run)
 			}
 			return out, err
 		case <-ticker.C:
-			if tl.rejected != nil {
+			if tl.Rejected() {
 				continue // reported when the search ends
 			}
-			if err := tl.poll(); err != nil {
+			if err := tl.Poll(); err != nil {
 				// A damaged events file only costs live progress; the final result is read
 				// from recommendation.json.
 				r.Log.Error(err, "reading the events file")
 				continue
 			}
-			if r.provisionalDue(&tl.state) {
+			if r.provisionalDue(tl.Tally()) {
 				// The round writes the progress too.
-				if err := r.publishProvisional(ctx, run, &tl.state); err != nil {
+				if err := r.publishProvisional(ctx, run, tl.Tally()); err != nil {
 					r.Log.Error(err, "publishing provisional candidates")
 				}
 				continue
 			}
-			p := tl.state.progress()
+			p := tl.Tally().Progress()
 			p.Published = r.provisionalCount
 			due := r.lastProgress == nil || (*r.lastProgress != p && r.Now().Sub(r.lastWrite) >= r.ProgressInterval)
 			if !due {
@@ -255,7 +257,7 @@ func (r *Reporter) Run(ctx context.Context) (*Outcome, error) {
 
 func (r *Reporter) getRun(ctx context.Context) (*v1beta2.DynamoGraphDeploymentRun, error) {
 	var run v1beta2.DynamoGraphDeploymentRun
-	err := retry(ctx, r.APIRetryTimeout, r.logRetry("getting the Run"), func() error {
+	err := apiretry.Do(ctx, r.APIRetryTimeout, r.logRetry("getting the Run"), func() error {
 		return r.Client.Get(ctx, types.NamespacedName{Namespace: r.Namespace, Name: r.RunName}, &run)
 	})
 	if err != nil {
@@ -322,16 +324,4 @@ func (r *Reporter) patchProgress(ctx context.Context, run *v1beta2.DynamoGraphDe
 	r.lastWrite = r.Now()
 	r.Log.V(1).Info("progress", "settled", p.Settled, "budget", p.Budget, "feasible", p.Feasible)
 	return nil
-}
-
-// WriteTerminationMessage writes msg to path (the container's terminationMessagePath) when that
-// is writable; errors are ignored because the message is also printed to stderr.
-func WriteTerminationMessage(path, msg string) {
-	if path == "" {
-		return
-	}
-	if len(msg) > 4000 {
-		msg = msg[:4000]
-	}
-	_ = os.WriteFile(path, []byte(msg), 0o644)
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
+	"github.com/dgdr-operator/dgdr-operator/internal/candidates/outputtest"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 	"github.com/dgdr-operator/dgdr-operator/internal/reporter"
 	"github.com/dgdr-operator/dgdr-operator/internal/testutil/poll"
@@ -62,7 +63,7 @@ func expectedNames(t *testing.T, run, dir string, max int) ([]string, *output.Sw
 func TestProgressThenPublication(t *testing.T) {
 	ctx := context.Background()
 	src := filepath.Join(t.TempDir(), "src")
-	if code := recommend(t, searchInput, src); code != 0 {
+	if code := recommend(t, outputtest.SearchInput, src); code != 0 {
 		t.Fatalf("aisim exit %d", code)
 	}
 	ns := newNamespace(t)
@@ -72,7 +73,7 @@ func TestProgressThenPublication(t *testing.T) {
 	done := make(chan int, 1)
 	r := newReporter(ns, run.Name, dir, reporter.ChanWatcher(done))
 	type res struct {
-		out *reporter.Outcome
+		out *reporter.Publication
 		err error
 	}
 	resCh := make(chan res, 1)
@@ -236,7 +237,7 @@ func checkPublished(t *testing.T, ns string, run *v1beta2.DynamoGraphDeploymentR
 func TestRestartMidPublication(t *testing.T) {
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "out")
-	if code := recommend(t, searchInput, dir); code != 0 {
+	if code := recommend(t, outputtest.SearchInput, dir); code != 0 {
 		t.Fatalf("aisim exit %d", code)
 	}
 	ns := newNamespace(t)
@@ -348,7 +349,7 @@ func TestSearchFailedWithoutResult(t *testing.T) {
 // another Run is never adopted; publication fails visibly.
 func TestForeignCandidateFailsPublication(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "out")
-	if code := recommend(t, searchInput, dir); code != 0 {
+	if code := recommend(t, outputtest.SearchInput, dir); code != 0 {
 		t.Fatalf("aisim exit %d", code)
 	}
 	ns := newNamespace(t)
@@ -430,5 +431,18 @@ func TestPodWatcher(t *testing.T) {
 	code, err := w.Wait(ctx)
 	if err != nil || code != 3 {
 		t.Errorf("Wait on a terminated pod = %d, %v", code, err)
+	}
+}
+
+func TestResolveOutputDir(t *testing.T) {
+	for in, want := range map[string]string{
+		"/var/run/dgdr/output":        "/var/run/dgdr/output/result",
+		"/var/run/dgdr/output/":       "/var/run/dgdr/output/result",
+		"/var/run/dgdr/output/result": "/var/run/dgdr/output/result",
+		"/tmp/x":                      "/tmp/x",
+	} {
+		if got := reporter.ResolveOutputDir(in); got != want {
+			t.Errorf("ResolveOutputDir(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

@@ -3,11 +3,9 @@ package ui
 import (
 	"bytes"
 	"cmp"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"time"
@@ -20,13 +18,9 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
+	"github.com/dgdr-operator/dgdr-operator/internal/candidates"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
-	"github.com/dgdr-operator/dgdr-operator/internal/reporter"
 )
-
-// maxArtifactBytes bounds what one decompressed artifact of a Run (jobcontract.ArtifactsName)
-// may expand to.
-const maxArtifactBytes = 64 << 20
 
 // RequestRow is one line of the requests page.
 type RequestRow struct {
@@ -134,74 +128,43 @@ type Points struct {
 	Infeasible map[string]int `json:"infeasible,omitempty"`
 }
 
-// loadArtifacts reads the Run's artifacts ConfigMap; nil when there is none.
-func loadArtifacts(ctx context.Context, c client.Reader, run *v1beta2.DynamoGraphDeploymentRun) (*corev1.ConfigMap, error) {
+// loadArtifacts reads the Run's artifacts ConfigMap; nil when there is none, or when the one
+// of that name is not the Run's own (never trusted).
+func loadArtifacts(ctx context.Context, c client.Reader, run *v1beta2.DynamoGraphDeploymentRun) (*candidates.Artifacts, error) {
 	var cm corev1.ConfigMap
-	err := c.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: artifactsName(run)}, &cm)
+	err := c.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: candidates.ArtifactsName(run)}, &cm)
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	if ref := controllerUID(&cm); ref != string(run.UID) {
-		return nil, nil // not the Run's own: never trusted
-	}
-	return &cm, nil
-}
-
-// artifactsName is the Run's artifacts ConfigMap: the one its status names, else the name the
-// reporter gives it (jobcontract.ArtifactsName).
-func artifactsName(run *v1beta2.DynamoGraphDeploymentRun) string {
-	if a := run.Status.Artifacts; a != nil && a.ConfigMapName != "" {
-		return a.ConfigMapName
-	}
-	return jobcontract.ArtifactsName(run.UID)
-}
-
-func controllerUID(cm *corev1.ConfigMap) string {
-	for _, r := range cm.OwnerReferences {
-		if r.Controller != nil && *r.Controller && r.Kind == "DynamoGraphDeploymentRun" {
-			return string(r.UID)
-		}
-	}
-	return ""
-}
-
-func gunzip(data []byte) ([]byte, error) {
-	zr, err := gzip.NewReader(bytes.NewReader(data))
+	art, err := candidates.ReadArtifacts(run, &cm)
 	if err != nil {
-		return nil, err
+		return nil, nil
 	}
-	defer zr.Close()
-	out, err := io.ReadAll(io.LimitReader(zr, maxArtifactBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(out) > maxArtifactBytes {
-		return nil, fmt.Errorf("more than %d bytes", maxArtifactBytes)
-	}
-	return out, nil
+	return art, nil
 }
 
 // runPoints builds the plot's points: every feasible evaluated candidate of the kept
 // recommendation.json, or of the kept events ledger when recommendation.json was cut, or the
 // published Candidates when the Run kept no artifacts.
 func runPoints(ctx context.Context, c client.Reader, run *v1beta2.DynamoGraphDeploymentRun, cands []v1beta2.DynamoGraphDeploymentCandidate) (*Points, error) {
-	cm, err := loadArtifacts(ctx, c, run)
+	art, err := loadArtifacts(ctx, c, run)
 	if err != nil && !apierrors.IsForbidden(err) {
 		return nil, err
 	}
 	p := &Points{Points: []Point{}, Front: []string{}}
 	switch {
 	case err != nil:
-		p.Note = "You may not read the Run's kept search artifacts (ConfigMap " + artifactsName(run) + "): the plot shows only the published candidates."
-	case cm == nil:
+		p.Note = "You may not read the Run's kept search artifacts (ConfigMap " + candidates.ArtifactsName(run) + "): the plot shows only the published candidates."
+	case art == nil:
 		p.Note = "This Run kept no search artifacts: the plot shows only the published candidates."
 	default:
-		p.Truncated = cm.Annotations[jobcontract.AnnotationArtifactsTruncated] != "" || (run.Status.Artifacts != nil && run.Status.Artifacts.Truncated)
-		if ok := p.fromRecommendation(cm); !ok {
-			if ok := p.fromEvents(cm); !ok {
+		p.Truncated = art.Truncated("") || (run.Status.Artifacts != nil && run.Status.Artifacts.Truncated)
+		rec, rerr := art.File(jobcontract.ArtifactRecommendationKey)
+		if rerr != nil || !p.fromRecommendation(rec) {
+			if events, err := art.File(jobcontract.ArtifactEventsKey); err != nil || !p.fromEvents(events) {
 				p.Note = "The Run's kept search artifacts could not be read: the plot shows only the published candidates."
 			}
 		}
@@ -247,15 +210,9 @@ func runPoints(ctx context.Context, c client.Reader, run *v1beta2.DynamoGraphDep
 	return p, nil
 }
 
-func (p *Points) fromRecommendation(cm *corev1.ConfigMap) bool {
-	z, ok := cm.BinaryData[jobcontract.ArtifactRecommendationKey]
-	if !ok {
-		return false
-	}
-	data, err := gunzip(z)
-	if err != nil {
-		return false
-	}
+// fromRecommendation takes the points of the kept recommendation.json, data; false when it does
+// not parse.
+func (p *Points) fromRecommendation(data []byte) bool {
 	res, err := output.ParseSweepResult(data)
 	if err != nil {
 		// Cut to fit the ConfigMap: the events ledger names every candidate instead.
@@ -279,15 +236,8 @@ func (p *Points) fromRecommendation(cm *corev1.ConfigMap) bool {
 	return true
 }
 
-func (p *Points) fromEvents(cm *corev1.ConfigMap) bool {
-	z, ok := cm.BinaryData[jobcontract.ArtifactEventsKey]
-	if !ok {
-		return false
-	}
-	data, err := gunzip(z)
-	if err != nil {
-		return false
-	}
+// fromEvents takes the points of the kept events ledger, data; false when it does not parse.
+func (p *Points) fromEvents(data []byte) bool {
 	events, err := output.ReadEvents(bytes.NewReader(data))
 	if err != nil {
 		return false
@@ -319,11 +269,10 @@ func (p *Points) fromEvents(cm *corev1.ConfigMap) bool {
 	return true
 }
 
-// pointOf maps a candidate record to a point with the reporter's own metric mapping (the
-// numbers of the published Candidates); backend, mode and shape come from its prediction
-// configuration.
+// pointOf maps a candidate record to a point with the published Candidates' metric mapping
+// (candidates.Metrics); backend, mode and shape come from its prediction configuration.
 func pointOf(rec *output.Candidate) (Point, bool) {
-	m := reporter.Metrics(rec)
+	m := candidates.Metrics(rec)
 	if m.ThroughputPerGPU == nil || m.ThroughputPerUser == nil {
 		return Point{}, false
 	}

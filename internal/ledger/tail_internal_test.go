@@ -1,13 +1,9 @@
-package reporter
+package ledger
 
 import (
-	"bytes"
-	"compress/gzip"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,58 +12,24 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
+	"github.com/dgdr-operator/dgdr-operator/internal/candidates"
+	"github.com/dgdr-operator/dgdr-operator/internal/candidates/outputtest"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 )
-
-// realLedger is the ledger the real AISimulate wrote (internal/aisimulate/output/testdata): its
-// lines, each with its newline. requested_config (max_trials 48), then five wave_admitted /
-// candidate_completed pairs, all feasible; by score: 4, 3, 1, 5, 2.
-func realLedger(t *testing.T) []string {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "aisimulate", "output", "testdata", "aisimulate-0.13", output.EventsFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.SplitAfter(string(data), "\n")
-	if lines[len(lines)-1] == "" {
-		lines = lines[:len(lines)-1]
-	}
-	if len(lines) != 11 {
-		t.Fatalf("the real ledger has %d lines, want 11", len(lines))
-	}
-	return lines
-}
-
-func appendTo(t *testing.T, path, data string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteString(data); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // monotone polls the tail and fails when an error occurs or a progress field went down.
 type monotone struct {
 	t    *testing.T
-	tl   *tail
+	tl   *Tail
 	last v1beta2.RunProgress
 }
 
 func (m *monotone) poll() v1beta2.RunProgress {
 	m.t.Helper()
-	if err := m.tl.poll(); err != nil {
+	if err := m.tl.Poll(); err != nil {
 		m.t.Fatal(err)
 	}
-	p := m.tl.state.progress()
+	p := m.tl.tally.Progress()
 	if p.Budget < m.last.Budget || p.Settled < m.last.Settled || p.Feasible < m.last.Feasible || p.Infeasible < m.last.Infeasible ||
 		p.Failed < m.last.Failed || p.TimedOut < m.last.TimedOut || p.Unsupported < m.last.Unsupported {
 		m.t.Fatalf("progress went backwards: %+v after %+v", p, m.last)
@@ -76,10 +38,10 @@ func (m *monotone) poll() v1beta2.RunProgress {
 	return p
 }
 
-func bestIDs(tl *tail) []string {
+func bestIDs(tl *Tail) []string {
 	var ids []string
-	for _, c := range tl.state.best.list {
-		ids = append(ids, c.id)
+	for _, c := range tl.tally.Best.List() {
+		ids = append(ids, c.ID)
 	}
 	return ids
 }
@@ -89,11 +51,10 @@ func bestIDs(tl *tail) []string {
 // candidate_completed settles one candidate, wave_admitted is skipped, and the best feasible
 // candidates so far are the ones recommendation.json would rank first.
 func TestTailReadsTheRealLedger(t *testing.T) {
-	lines := realLedger(t)
+	lines := outputtest.RealLedger(t)
 	dir := t.TempDir()
 	ledger := filepath.Join(dir, output.EventsFile)
-	tl := newTail(dir, "")
-	tl.state.best.limit = 3
+	tl := NewTail(dir, "", 3)
 	m := &monotone{t: t, tl: tl}
 	if p := m.poll(); p != (v1beta2.RunProgress{}) {
 		t.Errorf("before the ledger exists: %+v", p)
@@ -102,13 +63,13 @@ func TestTailReadsTheRealLedger(t *testing.T) {
 	for i, l := range lines {
 		if i == 7 {
 			// Half a line: nothing of it counts until its newline arrives.
-			appendTo(t, ledger, l[:len(l)/2])
+			outputtest.Append(t, ledger, l[:len(l)/2])
 			if p := m.poll(); p.Settled != int64(settled) {
 				t.Errorf("half of line %d: settled %d, want %d", i+1, p.Settled, settled)
 			}
-			appendTo(t, ledger, l[len(l)/2:])
+			outputtest.Append(t, ledger, l[len(l)/2:])
 		} else {
-			appendTo(t, ledger, l)
+			outputtest.Append(t, ledger, l)
 		}
 		if strings.Contains(l, `"candidate_completed"`) {
 			settled++
@@ -122,13 +83,13 @@ func TestTailReadsTheRealLedger(t *testing.T) {
 	if diff := cmp.Diff([]string{"candidate-000004", "candidate-000003", "candidate-000001"}, bestIDs(tl)); diff != "" {
 		t.Errorf("best so far (-want +got):\n%s", diff)
 	}
-	best := tl.state.best.list[0]
-	if best.score != 3260.8098732350354 || best.usedGPUs != 4 || best.rec.Metrics["output_throughput_tok_s"] != best.score ||
-		!strings.Contains(best.key, `"mode":"aggregated"`) || best.rec.Status != output.StatusFeasible {
+	best := tl.tally.Best.List()[0]
+	if *best.Record.Score != 3260.8098732350354 || best.Record.UsedGPUs != 4 || best.Record.Metrics["output_throughput_tok_s"] != *best.Record.Score ||
+		!strings.Contains(best.Config, `"mode":"aggregated"`) || best.Record.Status != output.StatusFeasible {
 		t.Errorf("best candidate %+v", best)
 	}
-	if len(tl.state.reasonCounts()) != 0 {
-		t.Errorf("not-feasible reasons %v of an all-feasible ledger", tl.state.reasonCounts())
+	if len(tl.tally.ReasonCounts()) != 0 {
+		t.Errorf("not-feasible reasons %v of an all-feasible ledger", tl.tally.ReasonCounts())
 	}
 }
 
@@ -138,7 +99,7 @@ func TestTailReadsTheRealLedger(t *testing.T) {
 // tail follows the monitor, goes on with the output copy after what it applied, never counts a
 // candidate twice, and progress never goes backwards.
 func TestTailFollowsTheLiveMonitor(t *testing.T) {
-	lines := realLedger(t)
+	lines := outputtest.RealLedger(t)
 	out, tmp := t.TempDir(), t.TempDir()
 	// The search's tmp holds other things too.
 	for _, d := range []string{"aisimulate-wave-k2j4x_1q", "aisimulate-execution-ab12cd34", "pymp-xyz"} {
@@ -146,12 +107,11 @@ func TestTailFollowsTheLiveMonitor(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	appendTo(t, filepath.Join(tmp, "aisimulate-monitor-notes.txt.bak"), "x") // not a monitor's name
+	outputtest.Append(t, filepath.Join(tmp, "aisimulate-monitor-notes.txt.bak"), "x") // not a monitor's name
 	monitorDir := filepath.Join(tmp, "aisimulate-monitor-3h_9zk0p")
 	monitor := filepath.Join(monitorDir, "events.jsonl")
 	copyPath := filepath.Join(out, output.EventsFile)
-	tl := newTail(out, tmp)
-	tl.state.best.limit = 3
+	tl := NewTail(out, tmp, 3)
 	m := &monotone{t: t, tl: tl}
 
 	// The monitor directory exists before its ledger.
@@ -160,23 +120,23 @@ func TestTailFollowsTheLiveMonitor(t *testing.T) {
 	}
 	m.poll()
 	// Lines 1-9 (three candidates), then half of line 10.
-	appendTo(t, monitor, strings.Join(lines[:5], ""))
+	outputtest.Append(t, monitor, strings.Join(lines[:5], ""))
 	if p := m.poll(); p.Settled != 2 || p.Budget != 48 || tl.monitor != "aisimulate-monitor-3h_9zk0p" {
 		t.Fatalf("following the monitor: %+v (monitor %q)", p, tl.monitor)
 	}
-	appendTo(t, monitor, strings.Join(lines[5:9], "")+lines[9][:100])
+	outputtest.Append(t, monitor, strings.Join(lines[5:9], "")+lines[9][:100])
 	if p := m.poll(); p.Settled != 4 {
 		t.Fatalf("after 4 candidates and half a line: %+v", p)
 	}
 	// The supervisor starts copying while the monitor still exists: the tail stays on the monitor.
-	appendTo(t, copyPath, strings.Join(lines[:3], ""))
+	outputtest.Append(t, copyPath, strings.Join(lines[:3], ""))
 	if p := m.poll(); p.Settled != 4 || tl.final {
 		t.Fatalf("while the copy is written: %+v, final %v", p, tl.final)
 	}
 	// Between two polls the search completes its line and writes the last candidate, the
 	// supervisor copies everything and deletes the monitor.
-	appendTo(t, monitor, lines[9][100:]+lines[10])
-	appendTo(t, copyPath, strings.Join(lines[3:], ""))
+	outputtest.Append(t, monitor, lines[9][100:]+lines[10])
+	outputtest.Append(t, copyPath, strings.Join(lines[3:], ""))
 	if err := os.RemoveAll(monitorDir); err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +156,7 @@ func TestTailFollowsTheLiveMonitor(t *testing.T) {
 		}
 	}
 	// A monitor appearing later is not followed any more.
-	appendTo(t, filepath.Join(tmp, "aisimulate-monitor-late0000", "events.jsonl"), strings.Join(lines, ""))
+	outputtest.Append(t, filepath.Join(tmp, "aisimulate-monitor-late0000", "events.jsonl"), strings.Join(lines, ""))
 	if p := m.poll(); p.Settled != 5 {
 		t.Errorf("a second monitor was counted: %+v", p)
 	}
@@ -205,16 +165,16 @@ func TestTailFollowsTheLiveMonitor(t *testing.T) {
 // TestTailSearchKilledMidLine: the worker is killed in the middle of a line; the supervisor copies
 // only the complete lines. The half line was never counted, and is not after the switch either.
 func TestTailSearchKilledMidLine(t *testing.T) {
-	lines := realLedger(t)
+	lines := outputtest.RealLedger(t)
 	out, tmp := t.TempDir(), t.TempDir()
 	monitorDir := filepath.Join(tmp, "aisimulate-monitor-abcdefgh")
-	tl := newTail(out, tmp)
+	tl := NewTail(out, tmp, 0)
 	m := &monotone{t: t, tl: tl}
-	appendTo(t, filepath.Join(monitorDir, "events.jsonl"), strings.Join(lines[:6], "")+lines[6][:50])
+	outputtest.Append(t, filepath.Join(monitorDir, "events.jsonl"), strings.Join(lines[:6], "")+lines[6][:50])
 	if p := m.poll(); p.Settled != 2 {
 		t.Fatalf("%+v", p)
 	}
-	appendTo(t, filepath.Join(out, output.EventsFile), strings.Join(lines[:6], ""))
+	outputtest.Append(t, filepath.Join(out, output.EventsFile), strings.Join(lines[:6], ""))
 	if err := os.RemoveAll(monitorDir); err != nil {
 		t.Fatal(err)
 	}
@@ -227,26 +187,25 @@ func TestTailSearchKilledMidLine(t *testing.T) {
 // the monitor (a search that writes something else), it is read from its start with the progress
 // shown as the floor: nothing goes backwards and nothing is counted twice.
 func TestTailOutputCopyThatDiffers(t *testing.T) {
-	lines := realLedger(t)
+	lines := outputtest.RealLedger(t)
 	out, tmp := t.TempDir(), t.TempDir()
 	monitorDir := filepath.Join(tmp, "aisimulate-monitor-abcdefgh")
-	tl := newTail(out, tmp)
-	tl.state.best.limit = 5
+	tl := NewTail(out, tmp, 5)
 	m := &monotone{t: t, tl: tl}
-	appendTo(t, filepath.Join(monitorDir, "events.jsonl"), strings.Join(lines[:7], ""))
+	outputtest.Append(t, filepath.Join(monitorDir, "events.jsonl"), strings.Join(lines[:7], ""))
 	if p := m.poll(); p.Settled != 3 {
 		t.Fatalf("%+v", p)
 	}
 	// The copy holds candidates 1, 2, 4 and 5 (not 3), and wave lines are gone.
 	copyPath := filepath.Join(out, output.EventsFile)
-	appendTo(t, copyPath, lines[0]+lines[2]+lines[4])
+	outputtest.Append(t, copyPath, lines[0]+lines[2]+lines[4])
 	if err := os.RemoveAll(monitorDir); err != nil {
 		t.Fatal(err)
 	}
 	if p := m.poll(); p.Settled != 3 || p.Feasible != 3 {
 		t.Errorf("a differing copy with 2 candidates: %+v, want the floor of 3", p)
 	}
-	appendTo(t, copyPath, lines[8]+lines[10])
+	outputtest.Append(t, copyPath, lines[8]+lines[10])
 	if p := m.poll(); p.Settled != 4 || p.Feasible != 4 || p.Budget != 48 {
 		t.Errorf("the differing copy with 4 candidates: %+v, want 4 (not 3 + 4)", p)
 	}
@@ -266,23 +225,23 @@ func TestTailOutputCopyThatDiffers(t *testing.T) {
 // TestTailAisimHasNoMonitor: aisim writes the output copy live; a tmp directory without a monitor
 // changes nothing.
 func TestTailAisimHasNoMonitor(t *testing.T) {
-	lines := realLedger(t)
+	lines := outputtest.RealLedger(t)
 	out, tmp := t.TempDir(), t.TempDir()
-	tl := newTail(out, tmp)
+	tl := NewTail(out, tmp, 0)
 	m := &monotone{t: t, tl: tl}
 	m.poll()
-	appendTo(t, filepath.Join(out, output.EventsFile), strings.Join(lines[:5], ""))
+	outputtest.Append(t, filepath.Join(out, output.EventsFile), strings.Join(lines[:5], ""))
 	if p := m.poll(); p.Settled != 2 || !tl.final {
 		t.Fatalf("%+v final %v", p, tl.final)
 	}
-	appendTo(t, filepath.Join(out, output.EventsFile), strings.Join(lines[5:], ""))
+	outputtest.Append(t, filepath.Join(out, output.EventsFile), strings.Join(lines[5:], ""))
 	if p := m.poll(); p.Settled != 5 {
 		t.Fatalf("%+v", p)
 	}
 	// A search tmp that is not mounted is no error either.
-	tl = newTail(out, filepath.Join(tmp, "absent"))
-	if err := tl.poll(); err != nil || tl.state.progress().Settled != 5 {
-		t.Errorf("without the search tmp: %v, %+v", err, tl.state.progress())
+	tl = NewTail(out, filepath.Join(tmp, "absent"), 0)
+	if err := tl.Poll(); err != nil || tl.tally.Progress().Settled != 5 {
+		t.Errorf("without the search tmp: %v, %+v", err, tl.tally.Progress())
 	}
 }
 
@@ -290,10 +249,10 @@ func TestTailAisimHasNoMonitor(t *testing.T) {
 // ledger that is a symbolic link, not a directory, not a regular file, or over a cap rejects the
 // output; a tmp with several monitors, or monitors not named like AISimulate's, is not followed.
 func TestTailHostileMonitor(t *testing.T) {
-	lines := realLedger(t)
+	lines := outputtest.RealLedger(t)
 	const mon = "aisimulate-monitor-abcdefgh"
 	valid := func(t *testing.T, dir string) {
-		appendTo(t, filepath.Join(dir, "events.jsonl"), strings.Join(lines, ""))
+		outputtest.Append(t, filepath.Join(dir, "events.jsonl"), strings.Join(lines, ""))
 	}
 	cases := []struct {
 		name  string
@@ -308,7 +267,7 @@ func TestTailHostileMonitor(t *testing.T) {
 			}
 		}, "/tmp/" + mon + " is a symbolic link (refused)"},
 		{"the monitor is a file", func(t *testing.T, tmp string) {
-			appendTo(t, filepath.Join(tmp, mon), strings.Join(lines, ""))
+			outputtest.Append(t, filepath.Join(tmp, mon), strings.Join(lines, ""))
 		}, "/tmp/" + mon + " is not a directory"},
 		{"the ledger links to /dev/zero", func(t *testing.T, tmp string) {
 			if err := os.Mkdir(filepath.Join(tmp, mon), 0o700); err != nil {
@@ -345,7 +304,7 @@ func TestTailHostileMonitor(t *testing.T) {
 			_ = f.Close()
 		}, "/tmp/" + mon + "/events.jsonl is 1073741824 bytes, over the reporter's cap of 64 MiB"},
 		{"a line over the cap", func(t *testing.T, tmp string) {
-			appendTo(t, filepath.Join(tmp, mon, "events.jsonl"), lines[0]+strings.Repeat("x", int(jobcontract.MaxEventLineBytes)+1))
+			outputtest.Append(t, filepath.Join(tmp, mon, "events.jsonl"), lines[0]+strings.Repeat("x", int(jobcontract.MaxEventLineBytes)+1))
 		}, "/tmp/" + mon + "/events.jsonl has a line longer than the reporter's cap of 1 MiB"},
 		{"two monitors", func(t *testing.T, tmp string) {
 			valid(t, filepath.Join(tmp, mon))
@@ -362,62 +321,21 @@ func TestTailHostileMonitor(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			out, tmp := t.TempDir(), t.TempDir()
 			tc.setup(t, tmp)
-			tl := newTail(out, tmp)
-			err := tl.poll()
+			tl := NewTail(out, tmp, 0)
+			err := tl.Poll()
 			if tc.want == "" {
-				if err != nil || tl.state.progress().Settled != 0 || tl.monitor != "" {
-					t.Errorf("err %v, progress %+v, monitor %q: want nothing followed", err, tl.state.progress(), tl.monitor)
+				if err != nil || tl.tally.Progress().Settled != 0 || tl.monitor != "" {
+					t.Errorf("err %v, progress %+v, monitor %q: want nothing followed", err, tl.tally.Progress(), tl.monitor)
 				}
 				return
 			}
-			var rejected *OutputRejectedError
+			var rejected *candidates.OutputRejectedError
 			if !errors.As(err, &rejected) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want an output rejection containing %q", err, tc.want)
 			}
-			if err := tl.poll(); !errors.Is(err, rejected) {
+			if err := tl.Poll(); !errors.Is(err, rejected) {
 				t.Errorf("the rejection does not stick: %v", err)
 			}
 		})
-	}
-}
-
-// TestArtifactsKeepTheLiveLedger: a search stopped before AISimulate copied its ledger into the
-// output directory keeps the monitor's ledger as the Run's artifacts.
-func TestArtifactsKeepTheLiveLedger(t *testing.T) {
-	lines := realLedger(t)
-	out, tmp := t.TempDir(), t.TempDir()
-	live := strings.Join(lines[:7], "") + lines[7][:40]
-	appendTo(t, filepath.Join(tmp, "aisimulate-monitor-abcdefgh", "events.jsonl"), live)
-	r := &Reporter{OutputDir: out}
-	run := &v1beta2.DynamoGraphDeploymentRun{}
-	run.Name, run.Namespace, run.UID = "r", "ns", "uid"
-	if cm, _, err := r.buildArtifacts(run); err != nil || cm != nil {
-		t.Fatalf("without a tail: %v, %v", cm, err)
-	}
-	r.tail = newTail(out, tmp)
-	if err := r.tail.poll(); err != nil {
-		t.Fatal(err)
-	}
-	cm, truncated, err := r.buildArtifacts(run)
-	if err != nil || cm == nil || truncated {
-		t.Fatalf("%v, truncated %v, err %v", cm, truncated, err)
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(cm.BinaryData[jobcontract.ArtifactEventsKey]))
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, _ := io.ReadAll(zr)
-	if string(got) != live {
-		t.Errorf("kept %d bytes, want the live ledger's %d", len(got), len(live))
-	}
-	if _, ok := cm.BinaryData[jobcontract.ArtifactRecommendationKey]; ok {
-		t.Error("a recommendation.json was kept although there is none")
-	}
-	// Once the output copy exists, it is what is kept.
-	appendTo(t, filepath.Join(out, output.EventsFile), lines[0])
-	cm, _, _ = r.buildArtifacts(run)
-	zr, _ = gzip.NewReader(bytes.NewReader(cm.BinaryData[jobcontract.ArtifactEventsKey]))
-	if got, _ := io.ReadAll(zr); !slices.Equal(got, []byte(lines[0])) {
-		t.Errorf("with the output copy: kept %q", got)
 	}
 }
