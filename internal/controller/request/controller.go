@@ -122,7 +122,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	// Expired Runs are deleted only once the status no longer lists them: a reader never sees
 	// a reference to a deleted Run.
-	if derr := r.deleteExpired(ctx, dgdr, expired, &events); derr != nil {
+	if derr := r.deleteExpired(ctx, expired, &events); derr != nil {
 		err = errors.Join(err, derr)
 	}
 	events.Emit(r.Recorder, dgdr)
@@ -353,7 +353,7 @@ func (r *Reconciler) summarize(dgdr *v1beta2.DynamoGraphDeploymentRequest, runs 
 }
 
 // deleteExpired deletes the Runs beyond the retention.
-func (r *Reconciler) deleteExpired(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, expired []*v1beta2.DynamoGraphDeploymentRun, events *status.Events) error {
+func (r *Reconciler) deleteExpired(ctx context.Context, expired []*v1beta2.DynamoGraphDeploymentRun, events *status.Events) error {
 	retention := int(*r.Config.RunRetention)
 	for _, rn := range expired {
 		err := r.Client.Delete(ctx, rn, client.PropagationPolicy(metav1.DeletePropagationBackground),
