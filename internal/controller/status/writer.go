@@ -1,8 +1,10 @@
-// Package status is the kit both controllers reconcile with. A reconcile fetches its object,
-// asks the Expectations whether the cache still shows the version its own last status write was
-// computed from, computes the new status on the object, writes it once through a Writer, and
-// emits the Events it queued only after the write succeeded. Sightings time conditions that
-// must last a while before they count; Workers sizes a controller's concurrency.
+// Package status is the kit both controllers reconcile with: one status write per reconcile
+// (Writer), a guard against stale cache reads of it (Expectations), and events sent only after
+// the write (Events). A reconcile fetches its object, asks the Expectations whether the cache
+// still shows the version its own last status write was computed from, computes the new status
+// on the object, writes it once through a Writer, and emits the Events it queued only after the
+// write succeeded. Sightings time conditions that must last a while before they count; Workers
+// sizes a controller's concurrency.
 package status
 
 import (
