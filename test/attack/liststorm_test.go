@@ -73,7 +73,7 @@ func stormRequest(ns, name string) *v1beta2.DynamoGraphDeploymentRequest {
 // zero pods): their Jobs exist, so their Runs are active, and they burn no CPU that would blur
 // the comparison on a small machine.
 //
-// It proves the slot queue (internal/controller/run/queue.go): waiting Runs cost the operator
+// It proves the slot queue (internal/controller/slotqueue): waiting Runs cost the operator
 // nothing while they wait. Measured on the shared 2-core machine: with the queue, ratio 0.57,
 // 1.07 and 0.87 in three runs (idle 0.5-0.9 s; the scenario took 89 s and 117 s at load
 // average 2-4, 3.5 minutes at load average 12, where creating the 2,000 requests alone took

@@ -56,7 +56,7 @@ func TestDevZeroResultIsRejected(t *testing.T) {
 // message naming the container and the cause, and the Job must be deleted.
 //
 // It proves the Run controller's pod watch and start-failure check (internal/controller/run:
-// startfailure.go checkStart, outcome.go StartFailureOf). Reverted, the Run stays Pending until
+// startfailure.go checkStart, completion.go StartFailureOf). Reverted, the Run stays Pending until
 // the Job's 600 s deadline and the test times out at 5 minutes.
 func TestImageThatCannotStart(t *testing.T) {
 	const image = "localhost/dgdr/no-such-planner:attack"
