@@ -1,44 +1,23 @@
-// Package poll is how tests wait for a condition: wait.PollUntilContextTimeout, keeping the last
-// state the condition described (or the last error it returned) for the failure message. The
-// envtest packages use it directly; the sandbox suites through test/sandboxtest.
+// Package poll is internal/testing/poll under its former name, for the tests not yet moved.
 package poll
 
 import (
-	"context"
-	"fmt"
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/wait"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/poll"
 )
 
-// Condition reports whether what a test waits for holds, and describes the current state. An
-// error does not end the wait: it is kept as the state, and the condition is tried again.
-type Condition func(ctx context.Context) (done bool, state string, err error)
+// Condition is poll.Condition.
+type Condition = poll.Condition
 
-// Until calls cond at once and then every period until it is done without error, or returns an
-// error with the last state (or error) cond gave once timeout passed.
+// Until is poll.Until.
 func Until(timeout, period time.Duration, cond Condition) error {
-	last := ""
-	err := wait.PollUntilContextTimeout(context.Background(), period, timeout, true, func(ctx context.Context) (bool, error) {
-		done, state, err := cond(ctx)
-		if err != nil {
-			last = err.Error()
-			return false, nil
-		}
-		last = state
-		return done, nil
-	})
-	if err != nil {
-		return fmt.Errorf("timed out after %s; last state: %s", timeout, last)
-	}
-	return nil
+	return poll.Until(timeout, period, cond)
 }
 
-// WaitFor is Until that fails the test, naming what it waited for.
+// WaitFor is poll.WaitFor.
 func WaitFor(t testing.TB, timeout, period time.Duration, what string, cond Condition) {
 	t.Helper()
-	if err := Until(timeout, period, cond); err != nil {
-		t.Fatalf("waiting for %s: %v", what, err)
-	}
+	poll.WaitFor(t, timeout, period, what, cond)
 }
