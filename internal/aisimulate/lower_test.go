@@ -18,7 +18,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/admission"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
-	"github.com/dgdr-operator/dgdr-operator/internal/testutil/golden"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/golden"
 )
 
 // admit defaults a request the way admission does with the shipped configuration.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/config"
-	"github.com/dgdr-operator/dgdr-operator/internal/testutil/poll"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/poll"
 	"github.com/dgdr-operator/dgdr-operator/internal/webhook"
 )
 
