@@ -122,13 +122,13 @@ func (w *RequestWrapper) ITL(ms float64) *RequestWrapper {
 
 // Load sets spec.workload.static.load.
 func (w *RequestWrapper) Load(load v1beta2.LoadSpec) *RequestWrapper {
-	w.Spec.Workload = &v1beta2.WorkloadSpec{Static: &v1beta2.StaticWorkload{Load: &load}}
+	w.Spec.Workload = &v1beta2.WorkloadSpec{Static: &v1beta2.StaticWorkload{Load: load.DeepCopy()}}
 	return w
 }
 
 // Trace sets spec.workload.trace.
 func (w *RequestWrapper) Trace(trace v1beta2.TraceWorkload) *RequestWrapper {
-	w.Spec.Workload = &v1beta2.WorkloadSpec{Trace: &trace}
+	w.Spec.Workload = &v1beta2.WorkloadSpec{Trace: trace.DeepCopy()}
 	return w
 }
 
