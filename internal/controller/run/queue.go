@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -19,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/controller/status"
 )
 
 // The slot queue (issue 17, "list storm"). Runs that wait for a search slot
@@ -341,7 +341,7 @@ func (r *Reconciler) slots() *runQueue {
 // records in the Run's status that it waits (Queued=True, WaitingForSlot) or that it was
 // refused (Completed=True, PendingLimitExceeded). A waiting Run gets no timer: the queue wakes
 // it when a slot is its.
-func (r *Reconciler) admit(run *v1beta2.DynamoGraphDeploymentRun, events *[]pendingEvent) bool {
+func (r *Reconciler) admit(run *v1beta2.DynamoGraphDeploymentRun, events *status.Events) bool {
 	a := r.slots().admit(run)
 	switch a.verdict {
 	case admitStart:
@@ -358,7 +358,7 @@ func (r *Reconciler) admit(run *v1beta2.DynamoGraphDeploymentRun, events *[]pend
 	msg := fmt.Sprintf("waiting for a free slot: %d of %d searches are active in namespace %s (limits.maxActiveRunsPerNamespace)",
 		a.active, r.slots().maxActive, run.Namespace)
 	if !meta.IsStatusConditionTrue(run.Status.Conditions, v1beta2.ConditionQueued) {
-		*events = append(*events, pendingEvent{corev1.EventTypeNormal, EventQueued, "Queue", msg})
+		events.Normal(EventQueued, "Queue", msg)
 	}
 	run.Status.Phase = v1beta2.RunPhasePending
 	run.Status.Message = msg
