@@ -177,13 +177,13 @@ func (r *Reconciler) reconcile(ctx context.Context, run *v1beta2.DynamoGraphDepl
 			return ctrl.Result{RequeueAfter: wait}, err
 		}
 		r.stops.Forget(run.UID)
-		r.setTerminal(run, &Outcome{Reason: reason, Message: msg}, events)
+		r.setTerminal(run, &Completion{Reason: reason, Message: msg}, events)
 		return ctrl.Result{}, nil
 	}
 
 	input, err := r.effectiveInput(run)
 	if err != nil {
-		r.setTerminal(run, &Outcome{Reason: v1beta2.ReasonInvalidInput, Message: err.Error()}, events)
+		r.setTerminal(run, &Completion{Reason: v1beta2.ReasonInvalidInput, Message: err.Error()}, events)
 		return ctrl.Result{}, nil
 	}
 
@@ -210,7 +210,7 @@ func (r *Reconciler) reconcile(ctx context.Context, run *v1beta2.DynamoGraphDepl
 	// replaced the recorded one is not the search, and one that is not recorded (an earlier
 	// attempt's whose status write was lost, or a planted one) is replaced.
 	if ref := run.Status.JobRef; ref != nil && ref.UID != "" && ref.UID != job.UID {
-		r.setTerminal(run, &Outcome{Reason: v1beta2.ReasonSearchFailed, Message: fmt.Sprintf(
+		r.setTerminal(run, &Completion{Reason: v1beta2.ReasonSearchFailed, Message: fmt.Sprintf(
 			"Job %s/%s (uid %s) replaced the search Job the operator created (uid %s); it is not tracked as the search. Create a new request generation to search again",
 			job.Namespace, job.Name, job.UID, ref.UID)}, events)
 		return ctrl.Result{}, nil
@@ -264,12 +264,12 @@ func (r *Reconciler) effectiveInput(run *v1beta2.DynamoGraphDeploymentRun) (*ais
 // schema may be newer than the admission that accepted the request, and Runs are not admitted by
 // the request webhook) and the operator's caps. It is never applied once the Job exists, so a
 // configuration change does not fail running searches. It returns nil when the input may run.
-func Preflight(doc map[string]any, caps aisimulate.Caps) *Outcome {
+func Preflight(doc map[string]any, caps aisimulate.Caps) *Completion {
 	if problems := aisimulate.CheckInput(doc); len(problems) > 0 {
-		return &Outcome{Reason: v1beta2.ReasonInvalidInput, Message: invalidInputMessage(problems)}
+		return &Completion{Reason: v1beta2.ReasonInvalidInput, Message: invalidInputMessage(problems)}
 	}
 	if errs := caps.Check(doc); len(errs) > 0 {
-		return &Outcome{Reason: v1beta2.ReasonInvalidInput, Message: fmt.Sprintf(
+		return &Completion{Reason: v1beta2.ReasonInvalidInput, Message: fmt.Sprintf(
 			"the effective input (status.aisimulate.input) exceeds the operator's limits: %v", errs.ToAggregate())}
 	}
 	return nil
@@ -305,7 +305,7 @@ func (r *Reconciler) startSearch(ctx context.Context, run *v1beta2.DynamoGraphDe
 		if !apierrors.IsNotFound(err) {
 			return ctrl.Result{}, err
 		}
-		r.setTerminal(run, &Outcome{Reason: v1beta2.ReasonSearchFailed, Message: fmt.Sprintf(
+		r.setTerminal(run, &Completion{Reason: v1beta2.ReasonSearchFailed, Message: fmt.Sprintf(
 			"the search Job %s was deleted before the Run completed; create a new request generation to search again", run.Status.JobRef.Name)}, events)
 		return ctrl.Result{}, nil
 	}
@@ -478,7 +478,7 @@ func (r *Reconciler) deleteJob(ctx context.Context, run *v1beta2.DynamoGraphDepl
 }
 
 // setTerminal ends the Run.
-func (r *Reconciler) setTerminal(run *v1beta2.DynamoGraphDeploymentRun, o *Outcome, events *status.Events) {
+func (r *Reconciler) setTerminal(run *v1beta2.DynamoGraphDeploymentRun, o *Completion, events *status.Events) {
 	now := metav1.NewTime(r.Now())
 	run.Status.Phase = Phase(o.Reason)
 	run.Status.Message = o.Message

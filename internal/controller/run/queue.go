@@ -349,7 +349,7 @@ func (r *Reconciler) admit(run *v1beta2.DynamoGraphDeploymentRun, events *status
 	case admitUnknown:
 		return false // the queue's informer event for this Run reconciles it again
 	case admitRefuse:
-		r.setTerminal(run, &Outcome{Reason: v1beta2.ReasonPendingLimitExceeded, Message: fmt.Sprintf(
+		r.setTerminal(run, &Completion{Reason: v1beta2.ReasonPendingLimitExceeded, Message: fmt.Sprintf(
 			"not queued: %d Runs already wait for a search slot in namespace %s, the limit (limits.maxPendingRunsPerNamespace: %d); "+
 				"no search ran. Edit the request (a new generation) once the namespace's backlog has drained",
 			a.ahead, run.Namespace, r.slots().maxPending)}, events)
