@@ -33,6 +33,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
+	"github.com/dgdr-operator/dgdr-operator/internal/controller/slotqueue"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/status"
 	"github.com/dgdr-operator/dgdr-operator/internal/metrics"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
@@ -82,12 +83,12 @@ type Reconciler struct {
 	// stops holds since when each stopped Run has waited for its search pod (stoppingSearch).
 	stops status.Sightings
 
-	// slotQueue holds the Runs waiting for a search slot (queue.go); see slots.
-	slotQueue     *runQueue
+	// slotQueue holds the Runs waiting for a search slot (slotqueue); see slots.
+	slotQueue     *slotqueue.Queue
 	slotQueueOnce sync.Once
 
 	// APIReader reads around the cache where a stale read would be wrong (AlreadyExists
-	// checks, the reporter Role). Slot accounting never reads through it (queue.go).
+	// checks, the reporter Role). Slot accounting never reads through it (slotqueue).
 	APIReader client.Reader
 	Config    *v1alpha1.OperatorConfiguration
 	Recorder  recorder.EventRecorder
@@ -107,9 +108,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&batchv1.Job{}).
 		// A search pod that cannot start ends its Run (checkStart); the Job says nothing then.
 		Watches(podWatch()).
-		// The slot queue (queue.go) follows the Run informer; a Run that ends or goes away
+		// The slot queue (slotqueue) follows the Run informer; a Run that ends or goes away
 		// wakes only the waiting Runs that may now start.
-		Watches(&v1beta2.DynamoGraphDeploymentRun{}, runQueueHandler{r.slots()}).
+		Watches(&v1beta2.DynamoGraphDeploymentRun{}, slotqueue.Handler(r.slots(), describeSlotRun)).
 		Complete(r)
 }
 
