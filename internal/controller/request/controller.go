@@ -13,11 +13,8 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -33,6 +30,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/run"
+	"github.com/dgdr-operator/dgdr-operator/internal/controller/status"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 )
 
@@ -62,15 +60,10 @@ type Reconciler struct {
 	Config    *v1alpha1.OperatorConfiguration
 	Recorder  recorder.EventRecorder
 
-	// patchedFrom maps a request's UID to the resourceVersion its last status write was
-	// computed from, until the cache shows a newer one: a reconcile that still reads that
-	// version (triggered by its new Run's event) would resend the same status.
-	patchedFrom sync.Map
-}
-
-type pendingEvent struct {
-	regarding                       client.Object
-	eventType, reason, action, note string
+	// expectations skips reconciles that read a request from the cache at the version its last
+	// status write was computed from (triggered by its new Run's event): they would resend the
+	// same status.
+	expectations status.Expectations
 }
 
 // runControllerUIDIndex indexes cached Runs by the UID of their controlling owner (the
@@ -93,7 +86,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
-		WithOptions(controller.Options{MaxConcurrentReconciles: workers(r.Config.Concurrency.Requests)}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: status.Workers(r.Config.Concurrency.Requests)}).
 		For(&v1beta2.DynamoGraphDeploymentRequest{}, builder.WithPredicates(predicate.NewPredicateFuncs(isV1Beta2Native))).
 		Owns(&v1beta2.DynamoGraphDeploymentRun{}).
 		Complete(r)
@@ -111,42 +104,34 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Get(ctx, req.NamespacedName, dgdr); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if rv, ok := r.patchedFrom.Load(dgdr.UID); ok {
-		if rv == dgdr.ResourceVersion {
-			return ctrl.Result{}, nil // the cache lags behind our own status write; its event follows
-		}
-		r.patchedFrom.Delete(dgdr.UID)
+	if !r.expectations.Satisfied(dgdr) {
+		return ctrl.Result{}, nil // the cache lags behind our own status write; its event follows
 	}
 	// A request created through v1beta1 belongs to the Dynamo operator (docs/coexistence.md):
 	// it is never searched and its status is never written here.
 	if !dgdr.DeletionTimestamp.IsZero() || dgdr.IsV1Beta1Native() {
 		return ctrl.Result{}, nil
 	}
-	base := dgdr.DeepCopy()
-	var events []pendingEvent
+	writer := status.NewWriter(r.Client, dgdr, &r.expectations)
+	var events status.Events
 	expired, requeue, err := r.reconcile(ctx, dgdr, &events)
-	if !apiequality.Semantic.DeepEqual(base.Status, dgdr.Status) {
-		if perr := r.Client.Status().Patch(ctx, dgdr, client.MergeFrom(base)); perr != nil {
-			err = errors.Join(err, perr)
-			events, expired = nil, nil
-		} else if dgdr.ResourceVersion != base.ResourceVersion {
-			r.patchedFrom.Store(dgdr.UID, base.ResourceVersion)
-		}
+	if _, perr := writer.Patch(ctx, dgdr); perr != nil {
+		err = errors.Join(err, perr)
+		events.Drop()
+		expired = nil
 	}
 	// Expired Runs are deleted only once the status no longer lists them: a reader never sees
 	// a reference to a deleted Run.
 	if derr := r.deleteExpired(ctx, dgdr, expired, &events); derr != nil {
 		err = errors.Join(err, derr)
 	}
-	for _, e := range events {
-		r.Recorder.Eventf(e.regarding, nil, e.eventType, e.reason, e.action, "%s", e.note)
-	}
+	events.Emit(r.Recorder, dgdr)
 	return ctrl.Result{RequeueAfter: requeue}, err
 }
 
 // reconcile computes the status and returns the terminal Runs beyond the retention, which the
 // caller deletes after writing the status, and when autoApply wants to look again.
-func (r *Reconciler) reconcile(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, events *[]pendingEvent) ([]*v1beta2.DynamoGraphDeploymentRun, time.Duration, error) {
+func (r *Reconciler) reconcile(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, events *status.Events) ([]*v1beta2.DynamoGraphDeploymentRun, time.Duration, error) {
 	if dgdr.Generation > dgdr.Status.ObservedGeneration {
 		if done, err := r.acceptGeneration(ctx, dgdr, events); !done || err != nil {
 			return nil, 0, err
@@ -166,12 +151,12 @@ func (r *Reconciler) reconcile(ctx context.Context, dgdr *v1beta2.DynamoGraphDep
 
 // acceptGeneration creates the Run of the current generation. It returns done=false when the
 // generation cannot be accepted (the Accepted condition says why).
-func (r *Reconciler) acceptGeneration(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, events *[]pendingEvent) (bool, error) {
+func (r *Reconciler) acceptGeneration(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, events *status.Events) (bool, error) {
 	input, errs := aisimulate.Lower(&dgdr.Spec, aisimulate.CapsFrom(r.Config.Limits))
 	if len(errs) > 0 {
 		msg := fmt.Sprintf("generation %d cannot be lowered to an AISimulate input: %v", dgdr.Generation, errs.ToAggregate())
 		if setCondition(dgdr, metav1.ConditionFalse, v1beta2.ReasonInvalidSpec, msg) {
-			*events = append(*events, pendingEvent{dgdr, corev1.EventTypeWarning, EventInvalidSpec, "Accept", msg})
+			events.Warning(EventInvalidSpec, "Accept", msg)
 		}
 		return false, nil
 	}
@@ -195,13 +180,13 @@ func (r *Reconciler) acceptGeneration(ctx context.Context, dgdr *v1beta2.DynamoG
 		if !belongsTo(existing, dgdr, dgdr.Generation) {
 			msg := fmt.Sprintf("a Run named %s exists but belongs to another request or generation; delete it or rename the request", desired.Name)
 			if setCondition(dgdr, metav1.ConditionFalse, v1beta2.ReasonRunCreationFailed, msg) {
-				*events = append(*events, pendingEvent{dgdr, corev1.EventTypeWarning, EventRunCreationFailed, "CreateRun", msg})
+				events.Warning(EventRunCreationFailed, "CreateRun", msg)
 			}
 			return false, nil
 		}
 	} else {
-		*events = append(*events, pendingEvent{dgdr, corev1.EventTypeNormal, EventRunCreated, "CreateRun",
-			fmt.Sprintf("created Run %s for generation %d", desired.Name, dgdr.Generation)})
+		events.Normal(EventRunCreated, "CreateRun",
+			fmt.Sprintf("created Run %s for generation %d", desired.Name, dgdr.Generation))
 		log.FromContext(ctx).Info("created run", "run", desired.Name, "generation", dgdr.Generation)
 	}
 	dgdr.Status.ObservedGeneration = dgdr.Generation
@@ -283,7 +268,7 @@ func (r *Reconciler) ownedRuns(ctx context.Context, dgdr *v1beta2.DynamoGraphDep
 
 // stopOldRuns asks the Run controller to stop Runs of older generations (Superseded) and, when
 // the request carries the cancel annotation, its active Run (Cancelled).
-func (r *Reconciler) stopOldRuns(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, runs []*v1beta2.DynamoGraphDeploymentRun, events *[]pendingEvent) error {
+func (r *Reconciler) stopOldRuns(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, runs []*v1beta2.DynamoGraphDeploymentRun, events *status.Events) error {
 	current := naming.RunName(dgdr.Name, dgdr.Status.ObservedGeneration)
 	cancel := dgdr.Annotations[v1beta2.AnnotationCancel] == "true"
 	for _, rn := range runs {
@@ -312,7 +297,7 @@ func (r *Reconciler) stopOldRuns(ctx context.Context, dgdr *v1beta2.DynamoGraphD
 		if err := r.Client.Patch(ctx, rn, patch); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("marking Run %s: %w", rn.Name, err)
 		}
-		*events = append(*events, pendingEvent{dgdr, corev1.EventTypeNormal, evReason, "StopRun", note})
+		events.Normal(evReason, "StopRun", note)
 	}
 	return nil
 }
@@ -368,7 +353,7 @@ func (r *Reconciler) summarize(dgdr *v1beta2.DynamoGraphDeploymentRequest, runs 
 }
 
 // deleteExpired deletes the Runs beyond the retention.
-func (r *Reconciler) deleteExpired(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, expired []*v1beta2.DynamoGraphDeploymentRun, events *[]pendingEvent) error {
+func (r *Reconciler) deleteExpired(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, expired []*v1beta2.DynamoGraphDeploymentRun, events *status.Events) error {
 	retention := int(*r.Config.RunRetention)
 	for _, rn := range expired {
 		err := r.Client.Delete(ctx, rn, client.PropagationPolicy(metav1.DeletePropagationBackground),
@@ -377,8 +362,8 @@ func (r *Reconciler) deleteExpired(ctx context.Context, dgdr *v1beta2.DynamoGrap
 			return fmt.Errorf("deleting expired Run %s: %w", rn.Name, err)
 		}
 		if err == nil {
-			*events = append(*events, pendingEvent{dgdr, corev1.EventTypeNormal, EventRunDeleted, "DeleteRun",
-				fmt.Sprintf("deleted Run %s beyond the run retention of %d", rn.Name, retention)})
+			events.Normal(EventRunDeleted, "DeleteRun",
+				fmt.Sprintf("deleted Run %s beyond the run retention of %d", rn.Name, retention))
 		}
 	}
 	return nil
@@ -389,13 +374,4 @@ func setCondition(dgdr *v1beta2.DynamoGraphDeploymentRequest, status metav1.Cond
 	return meta.SetStatusCondition(&dgdr.Status.Conditions, metav1.Condition{
 		Type: v1beta2.ConditionAccepted, Status: status, Reason: reason, Message: msg, ObservedGeneration: dgdr.Generation,
 	})
-}
-
-// workers is the configured number of concurrent reconciles (1 when unset, as in tests that
-// build a configuration by hand).
-func workers(n *int32) int {
-	if n == nil || *n < 1 {
-		return 1
-	}
-	return int(*n)
 }

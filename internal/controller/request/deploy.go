@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/run"
+	"github.com/dgdr-operator/dgdr-operator/internal/controller/status"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 	"github.com/dgdr-operator/dgdr-operator/internal/promote"
 	"github.com/dgdr-operator/dgdr-operator/internal/render"
@@ -62,7 +62,7 @@ func deploymentName(dgdr *v1beta2.DynamoGraphDeploymentRequest) string {
 // autoApply deploys the best candidate of the current generation's successful Run (through
 // promote, the code path of dgdrctl promote), and mirrors the deployment's readiness into the
 // Deployed condition. It returns when to look again (0: only on the next event).
-func (r *Reconciler) autoApply(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, runs []*v1beta2.DynamoGraphDeploymentRun, events *[]pendingEvent) (time.Duration, error) {
+func (r *Reconciler) autoApply(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, runs []*v1beta2.DynamoGraphDeploymentRun, events *status.Events) (time.Duration, error) {
 	if !autoApplyOn(dgdr) {
 		meta.RemoveStatusCondition(&dgdr.Status.Conditions, v1beta2.ConditionDeployed)
 		return 0, nil
@@ -105,7 +105,7 @@ func succeededCurrentRun(dgdr *v1beta2.DynamoGraphDeploymentRequest, runs []*v1b
 }
 
 // deploy renders the Run's best candidate and creates or updates the deployment.
-func (r *Reconciler) deploy(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, src *v1beta2.DynamoGraphDeploymentRun, name string, events *[]pendingEvent) (time.Duration, error) {
+func (r *Reconciler) deploy(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, src *v1beta2.DynamoGraphDeploymentRun, name string, events *status.Events) (time.Duration, error) {
 	best := src.Status.Recommendation.BestCandidate
 	cand := &v1beta2.DynamoGraphDeploymentCandidate{}
 	// Candidates are not cached (only this rare step reads one).
@@ -154,14 +154,14 @@ func (r *Reconciler) deploy(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploy
 	}
 	dgdr.Status.Deployment = &v1beta2.DeploymentStatus{Name: name, Run: src.Name, Candidate: best}
 	if result != promote.Unchanged {
-		*events = append(*events, pendingEvent{dgdr, corev1.EventTypeNormal, EventDeployed, "Deploy",
-			fmt.Sprintf("%s DynamoGraphDeployment %s from candidate %s of Run %s", result, name, best, src.Name)})
+		events.Normal(EventDeployed, "Deploy",
+			fmt.Sprintf("%s DynamoGraphDeployment %s from candidate %s of Run %s", result, name, best, src.Name))
 	}
 	return r.followReadiness(ctx, dgdr, events)
 }
 
 // followReadiness reads the deployed DynamoGraphDeployment and mirrors its readiness.
-func (r *Reconciler) followReadiness(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, events *[]pendingEvent) (time.Duration, error) {
+func (r *Reconciler) followReadiness(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, events *status.Events) (time.Duration, error) {
 	d := dgdr.Status.Deployment
 	dgd := &unstructured.Unstructured{}
 	dgd.SetGroupVersionKind(promote.GVK)
@@ -198,7 +198,7 @@ func (r *Reconciler) followReadiness(ctx context.Context, dgdr *v1beta2.DynamoGr
 
 // setDeployed sets the Deployed condition, with an event when its reason changes to one worth
 // telling (ready, conflict, missing CRD).
-func (r *Reconciler) setDeployed(dgdr *v1beta2.DynamoGraphDeploymentRequest, status metav1.ConditionStatus, reason, msg string, events *[]pendingEvent) {
+func (r *Reconciler) setDeployed(dgdr *v1beta2.DynamoGraphDeploymentRequest, status metav1.ConditionStatus, reason, msg string, events *status.Events) {
 	before := meta.FindStatusCondition(dgdr.Status.Conditions, v1beta2.ConditionDeployed)
 	changed := before == nil || before.Reason != reason || before.Status != status
 	meta.SetStatusCondition(&dgdr.Status.Conditions, metav1.Condition{
@@ -209,11 +209,11 @@ func (r *Reconciler) setDeployed(dgdr *v1beta2.DynamoGraphDeploymentRequest, sta
 	}
 	switch reason {
 	case v1beta2.ReasonDeploymentReady:
-		*events = append(*events, pendingEvent{dgdr, corev1.EventTypeNormal, EventDeploymentReady, "Deploy", msg})
+		events.Normal(EventDeploymentReady, "Deploy", msg)
 	case v1beta2.ReasonDeploymentConflict:
-		*events = append(*events, pendingEvent{dgdr, corev1.EventTypeWarning, EventDeployConflict, "Deploy", msg})
+		events.Warning(EventDeployConflict, "Deploy", msg)
 	case v1beta2.ReasonDeploymentCRDMissing:
-		*events = append(*events, pendingEvent{dgdr, corev1.EventTypeWarning, EventDeployCRDMissing, "Deploy", msg})
+		events.Warning(EventDeployCRDMissing, "Deploy", msg)
 	}
 }
 

@@ -33,6 +33,8 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
+	"github.com/dgdr-operator/dgdr-operator/internal/controller/slotqueue"
+	"github.com/dgdr-operator/dgdr-operator/internal/controller/status"
 	"github.com/dgdr-operator/dgdr-operator/internal/metrics"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 )
@@ -69,32 +71,29 @@ const LabelJobName = "batch.kubernetes.io/job-name"
 // Reconciler reconciles DynamoGraphDeploymentRuns.
 type Reconciler struct {
 	Client client.Client
-	// patchedFrom maps a Run's UID to the resourceVersion its last status write was computed
-	// from, until the cache shows a newer version. A reconcile that still reads that version
-	// (typically the one the new Job's event triggers right after the write) would recompute and
-	// resend what was just written, so it waits for the write's own watch event instead.
-	patchedFrom sync.Map
-	// startFailures maps a Run's UID to the startClock of its search pod's failing container.
-	startFailures sync.Map
-	// stops maps a stopped Run's UID to when it was first seen waiting for its pod (stoppingSearch).
-	stops sync.Map
+	// expectations skips reconciles that read a Run from the cache at the version its last
+	// status write was computed from (typically the one the new Job's event triggers right
+	// after the write): they would recompute and resend what was just written. Terminal writes
+	// count too: a Run ended after its Job was deleted (checkStart) must not be reconciled from
+	// a cache that already misses the Job but still shows the Run running.
+	expectations status.Expectations
+	// startFailures holds since when each Run's search pod has had a given container unable to
+	// start (checkStart).
+	startFailures status.Sightings
+	// stops holds since when each stopped Run has waited for its search pod (stoppingSearch).
+	stops status.Sightings
 
-	// slotQueue holds the Runs waiting for a search slot (queue.go); see slots.
-	slotQueue     *runQueue
+	// slotQueue holds the Runs waiting for a search slot (slotqueue); see slots.
+	slotQueue     *slotqueue.Queue
 	slotQueueOnce sync.Once
 
 	// APIReader reads around the cache where a stale read would be wrong (AlreadyExists
-	// checks, the reporter Role). Slot accounting never reads through it (queue.go).
+	// checks, the reporter Role). Slot accounting never reads through it (slotqueue).
 	APIReader client.Reader
 	Config    *v1alpha1.OperatorConfiguration
 	Recorder  recorder.EventRecorder
 	// Now is the clock; defaults to time.Now.
 	Now func() time.Time
-}
-
-// pendingEvent is emitted after the status write succeeded.
-type pendingEvent struct {
-	eventType, reason, action, note string
 }
 
 // SetupWithManager registers the controller.
@@ -104,14 +103,14 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
-		WithOptions(controller.Options{MaxConcurrentReconciles: workers(r.Config.Concurrency.Runs)}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: status.Workers(r.Config.Concurrency.Runs)}).
 		For(&v1beta2.DynamoGraphDeploymentRun{}).
 		Owns(&batchv1.Job{}).
 		// A search pod that cannot start ends its Run (checkStart); the Job says nothing then.
 		Watches(podWatch()).
-		// The slot queue (queue.go) follows the Run informer; a Run that ends or goes away
+		// The slot queue (slotqueue) follows the Run informer; a Run that ends or goes away
 		// wakes only the waiting Runs that may now start.
-		Watches(&v1beta2.DynamoGraphDeploymentRun{}, runQueueHandler{r.slots()}).
+		Watches(&v1beta2.DynamoGraphDeploymentRun{}, slotqueue.Handler(r.slots(), describeSlotRun)).
 		Complete(r)
 }
 
@@ -121,17 +120,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Get(ctx, req.NamespacedName, run); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if rv, ok := r.patchedFrom.Load(run.UID); ok {
-		if rv == run.ResourceVersion {
-			return ctrl.Result{}, nil // the cache lags behind our own status write; its event follows
-		}
-		r.patchedFrom.Delete(run.UID)
+	if !r.expectations.Satisfied(run) {
+		return ctrl.Result{}, nil // the cache lags behind our own status write; its event follows
 	}
 	if IsTerminal(run) || !run.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
-	base := run.DeepCopy()
-	var events []pendingEvent
+	writer := status.NewWriter(r.Client, run, &r.expectations)
+	var events status.Events
 	res, err := r.reconcile(ctx, run, &events)
 	if err == nil && IsTerminal(run) {
 		// The search identity ends with its search, before the Run says so: a terminal Run
@@ -141,42 +137,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 	}
-	if perr := r.patchStatus(ctx, base, run); perr != nil {
+	if _, perr := writer.Patch(ctx, run); perr != nil {
 		err = errors.Join(err, perr)
-		events = nil
 	}
 	if err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, err // the queued events are dropped: the retry decides again
 	}
-	for _, e := range events {
-		r.Recorder.Eventf(run, nil, e.eventType, e.reason, e.action, "%s", e.note)
-	}
+	events.Emit(r.Recorder, run)
 	if IsTerminal(run) {
 		reason := meta.FindStatusCondition(run.Status.Conditions, v1beta2.ConditionCompleted).Reason
 		metrics.ObserveCompletion(reason, run.Status.CompletionTime.Sub(run.CreationTimestamp.Time))
 		log.FromContext(ctx).Info("run completed", "reason", reason, "message", run.Status.Message)
 	}
 	return res, nil
-}
-
-func (r *Reconciler) patchStatus(ctx context.Context, base, run *v1beta2.DynamoGraphDeploymentRun) error {
-	patch := client.MergeFrom(base)
-	data, err := patch.Data(run)
-	if err != nil {
-		return err
-	}
-	if string(data) == "{}" {
-		return nil
-	}
-	if err := r.Client.Status().Patch(ctx, run, patch); err != nil {
-		return err
-	}
-	// Terminal writes too: a Run ended after its Job was deleted (checkStart) must not be
-	// reconciled from a cache that already misses the Job but still shows the Run running.
-	if run.ResourceVersion != base.ResourceVersion {
-		r.patchedFrom.Store(run.UID, base.ResourceVersion)
-	}
-	return nil
 }
 
 // IsTerminal tells whether a Run's Completed condition is True.
@@ -196,7 +169,7 @@ func stopRequest(run *v1beta2.DynamoGraphDeploymentRun) (string, string) {
 	return "", ""
 }
 
-func (r *Reconciler) reconcile(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun, events *[]pendingEvent) (ctrl.Result, error) {
+func (r *Reconciler) reconcile(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun, events *status.Events) (ctrl.Result, error) {
 	if reason, msg := stopRequest(run); reason != "" {
 		if err := r.deleteJob(ctx, run); err != nil {
 			return ctrl.Result{}, err
@@ -204,14 +177,14 @@ func (r *Reconciler) reconcile(ctx context.Context, run *v1beta2.DynamoGraphDepl
 		if wait, err := r.stoppingSearch(ctx, run); err != nil || wait > 0 {
 			return ctrl.Result{RequeueAfter: wait}, err
 		}
-		r.stops.Delete(run.UID)
-		r.setTerminal(run, &Outcome{Reason: reason, Message: msg}, events)
+		r.stops.Forget(run.UID)
+		r.setTerminal(run, &Completion{Reason: reason, Message: msg}, events)
 		return ctrl.Result{}, nil
 	}
 
 	input, err := r.effectiveInput(run)
 	if err != nil {
-		r.setTerminal(run, &Outcome{Reason: v1beta2.ReasonInvalidInput, Message: err.Error()}, events)
+		r.setTerminal(run, &Completion{Reason: v1beta2.ReasonInvalidInput, Message: err.Error()}, events)
 		return ctrl.Result{}, nil
 	}
 
@@ -238,7 +211,7 @@ func (r *Reconciler) reconcile(ctx context.Context, run *v1beta2.DynamoGraphDepl
 	// replaced the recorded one is not the search, and one that is not recorded (an earlier
 	// attempt's whose status write was lost, or a planted one) is replaced.
 	if ref := run.Status.JobRef; ref != nil && ref.UID != "" && ref.UID != job.UID {
-		r.setTerminal(run, &Outcome{Reason: v1beta2.ReasonSearchFailed, Message: fmt.Sprintf(
+		r.setTerminal(run, &Completion{Reason: v1beta2.ReasonSearchFailed, Message: fmt.Sprintf(
 			"Job %s/%s (uid %s) replaced the search Job the operator created (uid %s); it is not tracked as the search. Create a new request generation to search again",
 			job.Namespace, job.Name, job.UID, ref.UID)}, events)
 		return ctrl.Result{}, nil
@@ -292,12 +265,12 @@ func (r *Reconciler) effectiveInput(run *v1beta2.DynamoGraphDeploymentRun) (*ais
 // schema may be newer than the admission that accepted the request, and Runs are not admitted by
 // the request webhook) and the operator's caps. It is never applied once the Job exists, so a
 // configuration change does not fail running searches. It returns nil when the input may run.
-func Preflight(doc map[string]any, caps aisimulate.Caps) *Outcome {
+func Preflight(doc map[string]any, caps aisimulate.Caps) *Completion {
 	if problems := aisimulate.CheckInput(doc); len(problems) > 0 {
-		return &Outcome{Reason: v1beta2.ReasonInvalidInput, Message: invalidInputMessage(problems)}
+		return &Completion{Reason: v1beta2.ReasonInvalidInput, Message: invalidInputMessage(problems)}
 	}
 	if errs := caps.Check(doc); len(errs) > 0 {
-		return &Outcome{Reason: v1beta2.ReasonInvalidInput, Message: fmt.Sprintf(
+		return &Completion{Reason: v1beta2.ReasonInvalidInput, Message: fmt.Sprintf(
 			"the effective input (status.aisimulate.input) exceeds the operator's limits: %v", errs.ToAggregate())}
 	}
 	return nil
@@ -322,7 +295,7 @@ func invalidInputMessage(problems []aisimulate.Problem) string {
 }
 
 // startSearch creates the Job when a slot is free.
-func (r *Reconciler) startSearch(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun, events *[]pendingEvent) (ctrl.Result, error) {
+func (r *Reconciler) startSearch(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun, events *status.Events) (ctrl.Result, error) {
 	if run.Status.JobRef != nil {
 		// The Job existed once; make sure the cache is not just behind.
 		var live batchv1.Job
@@ -333,7 +306,7 @@ func (r *Reconciler) startSearch(ctx context.Context, run *v1beta2.DynamoGraphDe
 		if !apierrors.IsNotFound(err) {
 			return ctrl.Result{}, err
 		}
-		r.setTerminal(run, &Outcome{Reason: v1beta2.ReasonSearchFailed, Message: fmt.Sprintf(
+		r.setTerminal(run, &Completion{Reason: v1beta2.ReasonSearchFailed, Message: fmt.Sprintf(
 			"the search Job %s was deleted before the Run completed; create a new request generation to search again", run.Status.JobRef.Name)}, events)
 		return ctrl.Result{}, nil
 	}
@@ -385,7 +358,7 @@ func (r *Reconciler) startSearch(ctx context.Context, run *v1beta2.DynamoGraphDe
 }
 
 // track mirrors the Job into the Run's phase and conditions, and ends the Run when the Job ends.
-func (r *Reconciler) track(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun, job *batchv1.Job, events *[]pendingEvent) (ctrl.Result, error) {
+func (r *Reconciler) track(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun, job *batchv1.Job, events *status.Events) (ctrl.Result, error) {
 	if run.Status.JobRef == nil || run.Status.JobRef.UID != job.UID {
 		run.Status.JobRef = &v1beta2.JobReference{Name: job.Name, UID: job.UID}
 	}
@@ -394,7 +367,7 @@ func (r *Reconciler) track(ctx context.Context, run *v1beta2.DynamoGraphDeployme
 		run.Status.StartTime = &t
 	}
 	if jobFinished(job) != nil {
-		r.startFailures.Delete(run.UID)
+		r.startFailures.Forget(run.UID)
 		pods, err := r.searchPods(ctx, job)
 		if err != nil {
 			return ctrl.Result{}, err
@@ -474,8 +447,7 @@ func (r *Reconciler) stoppingSearch(ctx context.Context, run *v1beta2.DynamoGrap
 		return 0, err
 	}
 	now := r.Now()
-	since, _ := r.stops.LoadOrStore(run.UID, now)
-	if now.Sub(since.(time.Time)) >= stopPatience {
+	if now.Sub(r.stops.Since(run.UID, "stopped", now)) >= stopPatience {
 		return 0, nil
 	}
 	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: ref.Name, UID: ref.UID}}
@@ -507,23 +479,23 @@ func (r *Reconciler) deleteJob(ctx context.Context, run *v1beta2.DynamoGraphDepl
 }
 
 // setTerminal ends the Run.
-func (r *Reconciler) setTerminal(run *v1beta2.DynamoGraphDeploymentRun, o *Outcome, events *[]pendingEvent) {
+func (r *Reconciler) setTerminal(run *v1beta2.DynamoGraphDeploymentRun, o *Completion, events *status.Events) {
 	now := metav1.NewTime(r.Now())
 	run.Status.Phase = Phase(o.Reason)
 	run.Status.Message = o.Message
 	run.Status.CompletionTime = &now
 	r.setCondition(run, v1beta2.ConditionQueued, metav1.ConditionFalse, o.Reason, o.Message)
 	r.setCondition(run, v1beta2.ConditionCompleted, metav1.ConditionTrue, o.Reason, o.Message)
-	e := pendingEvent{corev1.EventTypeWarning, EventFailed, "Complete", fmt.Sprintf("%s: %s", o.Reason, o.Message)}
+	e := status.Event{Type: corev1.EventTypeWarning, Reason: EventFailed, Action: "Complete", Note: fmt.Sprintf("%s: %s", o.Reason, o.Message)}
 	switch o.Reason {
 	case v1beta2.ReasonSucceeded:
-		e.eventType, e.reason = corev1.EventTypeNormal, EventCompleted
+		e.Type, e.Reason = corev1.EventTypeNormal, EventCompleted
 	case v1beta2.ReasonCancelled:
-		e.eventType, e.reason, e.action = corev1.EventTypeNormal, EventCancelled, "Cancel"
+		e.Type, e.Reason, e.Action = corev1.EventTypeNormal, EventCancelled, "Cancel"
 	case v1beta2.ReasonSuperseded:
-		e.eventType, e.reason, e.action = corev1.EventTypeNormal, EventSuperseded, "Supersede"
+		e.Type, e.Reason, e.Action = corev1.EventTypeNormal, EventSuperseded, "Supersede"
 	}
-	*events = append(*events, e)
+	events.Add(e)
 }
 
 func (r *Reconciler) setCondition(run *v1beta2.DynamoGraphDeploymentRun, typ string, status metav1.ConditionStatus, reason, msg string) {
@@ -533,13 +505,4 @@ func (r *Reconciler) setCondition(run *v1beta2.DynamoGraphDeploymentRun, typ str
 	meta.SetStatusCondition(&run.Status.Conditions, metav1.Condition{
 		Type: typ, Status: status, Reason: reason, Message: msg, ObservedGeneration: run.Generation,
 	})
-}
-
-// workers is the configured number of concurrent reconciles (1 when unset, as in tests that
-// build a configuration by hand).
-func workers(n *int32) int {
-	if n == nil || *n < 1 {
-		return 1
-	}
-	return int(*n)
 }

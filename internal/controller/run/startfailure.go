@@ -17,13 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/controller/status"
 )
-
-// startClock remembers since when a Run's search pod has had a container unable to start.
-type startClock struct {
-	key   string
-	since time.Time
-}
 
 // checkStart ends the Run when its search pod cannot start: at once for a final failure (an
 // init container that failed, a container whose process could not be started), after
@@ -32,28 +27,20 @@ type startClock struct {
 // deadline. The pods come from the informer cache (label-selected by the Run's UID), and only
 // those the Run's Job controls count: anyone who may create pods can put the Run's labels on one
 // that never starts. done says the Run was ended; res requeues it when a grace runs out.
-func (r *Reconciler) checkStart(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun, job *batchv1.Job, events *[]pendingEvent) (done bool, res ctrl.Result, err error) {
+func (r *Reconciler) checkStart(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun, job *batchv1.Job, events *status.Events) (done bool, res ctrl.Result, err error) {
 	var pods corev1.PodList
 	if err := r.Client.List(ctx, &pods, client.InNamespace(run.Namespace), client.MatchingLabels{v1beta2.LabelRunUID: string(run.UID)}); err != nil {
 		return false, ctrl.Result{}, err
 	}
 	f := StartFailureOf(controlledBy(pods.Items, job))
 	if f == nil {
-		r.startFailures.Delete(run.UID)
+		r.startFailures.Forget(run.UID)
 		return false, ctrl.Result{}, nil
 	}
 	now := r.Now()
 	var lasted time.Duration
 	if !f.Final {
-		clock := &startClock{key: f.key(), since: now}
-		if v, loaded := r.startFailures.LoadOrStore(run.UID, clock); loaded {
-			if old := v.(*startClock); old.key == f.key() {
-				clock = old
-			} else {
-				r.startFailures.Store(run.UID, clock)
-			}
-		}
-		lasted = now.Sub(clock.since)
+		lasted = now.Sub(r.startFailures.Since(run.UID, f.key(), now))
 		grace := time.Duration(*r.Config.Job.StartFailureGraceSeconds) * time.Second
 		if lasted < grace {
 			return false, ctrl.Result{RequeueAfter: grace - lasted}, nil
@@ -62,7 +49,7 @@ func (r *Reconciler) checkStart(ctx context.Context, run *v1beta2.DynamoGraphDep
 	if err := r.deleteJob(ctx, run); err != nil {
 		return false, ctrl.Result{}, err
 	}
-	r.startFailures.Delete(run.UID)
+	r.startFailures.Forget(run.UID)
 	log.FromContext(ctx).Info("search pod failed to start", "pod", f.Pod, "container", f.Container, "reason", f.Reason)
 	r.setTerminal(run, StartFailed(f, lasted), events)
 	return true, ctrl.Result{}, nil

@@ -23,14 +23,14 @@ const traceVolume = "trace"
 
 // checkTraceSource finds the Run's trace source before its Job is created and records what it
 // found in status.aisimulate.trace. A missing ConfigMap, key or claim ends the Run (returned
-// Outcome) instead of leaving a pod stuck in ContainerCreating until the deadline.
-func (r *Reconciler) checkTraceSource(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun) (*Outcome, error) {
+// Completion) instead of leaving a pod stuck in ContainerCreating until the deadline.
+func (r *Reconciler) checkTraceSource(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun) (*Completion, error) {
 	w := run.Spec.Workload
 	if w == nil || w.Trace == nil {
 		return nil, nil
 	}
-	missing := func(format string, args ...any) *Outcome {
-		return &Outcome{Reason: v1beta2.ReasonTraceSourceMissing, Message: fmt.Sprintf(format, args...) +
+	missing := func(format string, args ...any) *Completion {
+		return &Completion{Reason: v1beta2.ReasonTraceSourceMissing, Message: fmt.Sprintf(format, args...) +
 			"; create it (or fix spec.workload.trace.source) and edit the request to search again"}
 	}
 	status := &v1beta2.TraceSourceStatus{}

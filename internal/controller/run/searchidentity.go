@@ -3,7 +3,6 @@ package run
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -59,9 +58,9 @@ func BuildSearchIdentity(run *v1beta2.DynamoGraphDeploymentRun) (*corev1.Service
 // Role from the cache (Roles the operator manages are cached), so a Role deleted or edited by
 // someone is noticed at the next search start without an API read per Run. A Role of that name
 // that the operator would not have made (owner references, which tie its life to someone
-// else's object, or without the operator's labels) is never used: the Run ends with an Outcome
+// else's object, or without the operator's labels) is never used: the Run ends with a Completion
 // naming it (nil when the Role is ready).
-func (r *Reconciler) ensureReporterRole(ctx context.Context, namespace string) (*Outcome, error) {
+func (r *Reconciler) ensureReporterRole(ctx context.Context, namespace string) (*Completion, error) {
 	want := BuildReporterRole(namespace)
 	var existing rbacv1.Role
 	err := r.Client.Get(ctx, client.ObjectKeyFromObject(want), &existing)
@@ -93,45 +92,15 @@ func (r *Reconciler) ensureReporterRole(ctx context.Context, namespace string) (
 	return nil, nil
 }
 
-// foreignObject is the Outcome of a Run that finds, under a name the operator would create, an
-// object the operator did not make.
-func foreignObject(kind string, obj client.Object, consequence string) *Outcome {
-	return &Outcome{Reason: v1beta2.ReasonSearchFailed, Message: fmt.Sprintf(
-		"%s %s/%s exists but was not created by the operator (owner references %s); %s. Delete it and create a new request generation",
-		kind, obj.GetNamespace(), obj.GetName(), describeOwners(obj), consequence)}
-}
-
-// describeOwners names an object's owner references for messages.
-func describeOwners(obj client.Object) string {
-	refs := obj.GetOwnerReferences()
-	if len(refs) == 0 {
-		return "none"
-	}
-	parts := make([]string, 0, len(refs))
-	for _, ref := range refs {
-		parts = append(parts, fmt.Sprintf("%s %s uid %s controller=%t", ref.Kind, ref.Name, ref.UID, ptr.Deref(ref.Controller, false)))
-	}
-	return "[" + strings.Join(parts, ", ") + "]"
-}
-
-// ownedExactly tells whether obj's owner references are exactly the one the operator gives the
-// children of run (runOwnerRef): the Run as controller, and nothing else.
-func ownedExactly(obj metav1.Object, run *v1beta2.DynamoGraphDeploymentRun) bool {
-	refs := obj.GetOwnerReferences()
-	want := runOwnerRef(run)
-	return len(refs) == 1 && refs[0].UID == want.UID && refs[0].Kind == want.Kind && refs[0].APIVersion == want.APIVersion &&
-		ptr.Deref(refs[0].Controller, false)
-}
-
 // ensureSearchIdentity creates the Run's search ServiceAccount and RoleBinding. An object of
 // that name whose owner references are not exactly the Run's (ownedExactly) is never used: the
-// Run ends with an Outcome naming it (nil when the identity is ready). An owner reference proves
+// Run ends with a Completion naming it (nil when the identity is ready). An owner reference proves
 // nothing by itself (whoever creates an object writes them), so one with exactly the Run's is
 // replaced: it was made by an earlier attempt of this reconcile or by someone imitating one,
 // and only the objects the operator creates here carry the identity (a planted ServiceAccount
 // could bring image pull secrets or a legacy token Secret bound to its UID, a planted
 // RoleBinding other subjects or another role).
-func (r *Reconciler) ensureSearchIdentity(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun) (*Outcome, error) {
+func (r *Reconciler) ensureSearchIdentity(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun) (*Completion, error) {
 	if o, err := r.ensureReporterRole(ctx, run.Namespace); err != nil || o != nil {
 		return o, err
 	}
@@ -163,7 +132,7 @@ func (r *Reconciler) ensureSearchIdentity(ctx context.Context, run *v1beta2.Dyna
 		// finalizers of its own, so the name is free at once unless someone planted one again.
 		if err := r.Client.Create(ctx, fresh); err != nil {
 			if apierrors.IsAlreadyExists(err) {
-				return &Outcome{Reason: v1beta2.ReasonSearchFailed, Message: fmt.Sprintf(
+				return &Completion{Reason: v1beta2.ReasonSearchFailed, Message: fmt.Sprintf(
 					"%s %s/%s was created again by someone else while the operator replaced it; it is not used as the search identity. Delete it and create a new request generation",
 					o.kind, run.Namespace, fresh.GetName())}, nil
 			}

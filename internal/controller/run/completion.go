@@ -17,8 +17,9 @@ import (
 // maxTerminationMessage bounds the part of a container's termination message quoted in status.
 const maxTerminationMessage = 1024
 
-// Outcome is the terminal result of a search.
-type Outcome struct {
+// Completion is how a Run ends: the reason and message of its Completed condition (True), from
+// which its terminal phase, message and event follow (setTerminal).
+type Completion struct {
 	// Reason is the Completed condition's reason.
 	Reason string
 	// Message tells the user what happened and what to do about it.
@@ -107,10 +108,10 @@ func noFeasible(status *v1beta2.DynamoGraphDeploymentRunStatus) bool {
 	return false
 }
 
-// Classify derives the terminal outcome of a finished Job from its conditions, the exit codes of
+// Classify derives the Completion of a finished Job from its conditions, the exit codes of
 // its pod's containers, and the progress the reporter published on the Run. It returns nil while
 // the Job has not finished.
-func Classify(job *batchv1.Job, pods []corev1.Pod, status *v1beta2.DynamoGraphDeploymentRunStatus, deadlineSeconds int64) *Outcome {
+func Classify(job *batchv1.Job, pods []corev1.Pod, status *v1beta2.DynamoGraphDeploymentRunStatus, deadlineSeconds int64) *Completion {
 	fin := jobFinished(job)
 	if fin == nil {
 		return nil
@@ -119,15 +120,15 @@ func Classify(job *batchv1.Job, pods []corev1.Pod, status *v1beta2.DynamoGraphDe
 	if f := StartFailureOf(pods); f != nil && f.Final {
 		return StartFailed(f, 0)
 	}
-	deadline := func() *Outcome {
-		return &Outcome{Reason: v1beta2.ReasonDeadlineExceeded, Message: fmt.Sprintf(
+	deadline := func() *Completion {
+		return &Completion{Reason: v1beta2.ReasonDeadlineExceeded, Message: fmt.Sprintf(
 			"the search did not finish within job.activeDeadlineSeconds (%ds) of the operator configuration; lower optimizer.max_trials through spec.aisimulate.inputOverrides, narrow the search, or ask the operator admin to raise the deadline", deadlineSeconds)}
 	}
 	if fin.Type == batchv1.JobFailed && fin.Reason == batchv1.JobReasonDeadlineExceeded {
 		return deadline()
 	}
 	if fin.Type == batchv1.JobComplete {
-		return &Outcome{Reason: v1beta2.ReasonSucceeded, Message: "the search finished and its candidates are published"}
+		return &Completion{Reason: v1beta2.ReasonSucceeded, Message: "the search finished and its candidates are published"}
 	}
 	if reporter != nil && reporter.ExitCode == jobcontract.ReporterExitOutputRejected {
 		return outputRejected(reporter)
@@ -136,7 +137,7 @@ func Classify(job *batchv1.Job, pods []corev1.Pod, status *v1beta2.DynamoGraphDe
 		return o
 	}
 	if search == nil {
-		return &Outcome{Reason: v1beta2.ReasonSearchFailed, Message: fmt.Sprintf(
+		return &Completion{Reason: v1beta2.ReasonSearchFailed, Message: fmt.Sprintf(
 			"the search Job failed (%s: %s) before the search container reported an exit code; check the Job's events",
 			fin.Reason, strings.TrimSpace(fin.Message))}
 	}
@@ -146,41 +147,41 @@ func Classify(job *batchv1.Job, pods []corev1.Pod, status *v1beta2.DynamoGraphDe
 	switch search.ExitCode {
 	case aisimulate.ExitOK:
 		if reporter != nil && reporter.ExitCode != 0 {
-			return &Outcome{Reason: v1beta2.ReasonPublishFailed, Message: fmt.Sprintf(
+			return &Completion{Reason: v1beta2.ReasonPublishFailed, Message: fmt.Sprintf(
 				"the search succeeded but the reporter could not publish its result (exit code %d)%s; the output is lost with the pod, create a new generation to search again",
 				reporter.ExitCode, quote(reporter))}
 		}
-		return &Outcome{Reason: v1beta2.ReasonSearchFailed, Message: fmt.Sprintf(
+		return &Completion{Reason: v1beta2.ReasonSearchFailed, Message: fmt.Sprintf(
 			"the search Job failed (%s) although the search container exited 0%s", fin.Reason, quote(reporter))}
 	case aisimulate.ExitFailure:
 		if noFeasible(status) {
-			return &Outcome{Reason: v1beta2.ReasonNoFeasibleCandidate, Message: "the search finished but no candidate met the SLA and constraints" +
+			return &Completion{Reason: v1beta2.ReasonNoFeasibleCandidate, Message: "the search finished but no candidate met the SLA and constraints" +
 				quote(search) + "; relax spec.sla, raise spec.hardware.gpu.budget or lower the load"}
 		}
-		return &Outcome{Reason: v1beta2.ReasonSearchFailed, Message: "AISimulate failed (exit code 1)" + quote(search) + "; see the search container's logs"}
+		return &Completion{Reason: v1beta2.ReasonSearchFailed, Message: "AISimulate failed (exit code 1)" + quote(search) + "; see the search container's logs"}
 	case aisimulate.ExitInvalidInput:
-		return &Outcome{Reason: v1beta2.ReasonInvalidInput, Message: "AISimulate rejected the effective input (exit code 2)" + quote(search) +
+		return &Completion{Reason: v1beta2.ReasonInvalidInput, Message: "AISimulate rejected the effective input (exit code 2)" + quote(search) +
 			"; the document is in status.aisimulate.input, fix the request spec or spec.aisimulate.inputOverrides"}
 	case aisimulate.ExitResourceLimited:
-		return &Outcome{Reason: v1beta2.ReasonResourceLimited, Message: "AISimulate refused to run for lack of resources (exit code 3)" + quote(search) +
+		return &Completion{Reason: v1beta2.ReasonResourceLimited, Message: "AISimulate refused to run for lack of resources (exit code 3)" + quote(search) +
 			"; lower optimizer.parallelism through spec.aisimulate.inputOverrides or ask the operator admin to raise planner.resources"}
 	case aisimulate.ExitTimeout:
 		// AISimulate's supervisor exits 124 when its worker process does not start or stop
 		// within execution.resources' budgets (aisimulate/supervision.py _run_process), even
 		// after a complete search; the Job's own deadline is DeadlineExceeded above.
-		return &Outcome{Reason: v1beta2.ReasonSearchFailed, Message: "AISimulate's supervisor timed out starting or stopping its worker process (exit code 124)" + quote(search) +
+		return &Completion{Reason: v1beta2.ReasonSearchFailed, Message: "AISimulate's supervisor timed out starting or stopping its worker process (exit code 124)" + quote(search) +
 			"; raise execution.resources.initialization_timeout_seconds or shutdown_timeout_seconds through spec.aisimulate.inputOverrides, or ask the operator admin for more planner.resources"}
 	case aisimulate.ExitKilled:
 		return oomKilled(search)
 	case aisimulate.ExitInterrupted:
-		return &Outcome{Reason: v1beta2.ReasonSearchFailed, Message: "the search was interrupted (exit code 130)" + quote(search) + "; create a new generation to search again"}
+		return &Completion{Reason: v1beta2.ReasonSearchFailed, Message: "the search was interrupted (exit code 130)" + quote(search) + "; create a new generation to search again"}
 	default:
-		return &Outcome{Reason: v1beta2.ReasonSearchFailed, Message: fmt.Sprintf("the search container exited with code %d", search.ExitCode) + quote(search) + "; see the search container's logs"}
+		return &Completion{Reason: v1beta2.ReasonSearchFailed, Message: fmt.Sprintf("the search container exited with code %d", search.ExitCode) + quote(search) + "; see the search container's logs"}
 	}
 }
 
-func oomKilled(t *corev1.ContainerStateTerminated) *Outcome {
-	return &Outcome{Reason: v1beta2.ReasonOOMKilled, Message: fmt.Sprintf(
+func oomKilled(t *corev1.ContainerStateTerminated) *Completion {
+	return &Completion{Reason: v1beta2.ReasonOOMKilled, Message: fmt.Sprintf(
 		"the search container was killed (exit code %d, %s), usually for exceeding its memory limit%s; lower optimizer.parallelism through spec.aisimulate.inputOverrides or ask the operator admin to raise planner.resources.limits.memory",
 		t.ExitCode, orDefault(t.Reason, "Killed"), quote(t))}
 }
@@ -283,9 +284,9 @@ func StartFailureOf(pods []corev1.Pod) *StartFailure {
 	return podStartFailure(newest)
 }
 
-// StartFailed is the terminal outcome of a search pod that could not start; lasted is how long
+// StartFailed is the Completion of a search pod that could not start; lasted is how long
 // the failure had lasted (0 for a final one).
-func StartFailed(f *StartFailure, lasted time.Duration) *Outcome {
+func StartFailed(f *StartFailure, lasted time.Duration) *Completion {
 	what := "container"
 	if f.Init {
 		what = "init container"
@@ -316,19 +317,19 @@ func StartFailed(f *StartFailure, lasted time.Duration) *Outcome {
 	default:
 		b.WriteString(configAdvice)
 	}
-	return &Outcome{Reason: v1beta2.ReasonSearchPodFailedToStart, Message: b.String()}
+	return &Completion{Reason: v1beta2.ReasonSearchPodFailedToStart, Message: b.String()}
 }
 
-// outputRejected is the outcome of a reporter that refused the search output.
-func outputRejected(reporter *corev1.ContainerStateTerminated) *Outcome {
-	return &Outcome{Reason: v1beta2.ReasonOutputRejected, Message: fmt.Sprintf(
+// outputRejected is the Completion of a reporter that refused the search output.
+func outputRejected(reporter *corev1.ContainerStateTerminated) *Completion {
+	return &Completion{Reason: v1beta2.ReasonOutputRejected, Message: fmt.Sprintf(
 		"the reporter refused the search output and published nothing (exit code %d)%s; the search image (planner.image of the operator configuration) wrote a result the reporter does not accept (docs/security.md lists the caps)",
 		reporter.ExitCode, quote(reporter))}
 }
 
-// evicted is the outcome of a Job whose newest pod the kubelet evicted: for writing more than
+// evicted is the Completion of a Job whose newest pod the kubelet evicted: for writing more than
 // the output volume's sizeLimit (OutputRejected), or for another reason (SearchFailed).
-func evicted(pods []corev1.Pod) *Outcome {
+func evicted(pods []corev1.Pod) *Completion {
 	var newest *corev1.Pod
 	for i := range pods {
 		if newest == nil || pods[i].CreationTimestamp.After(newest.CreationTimestamp.Time) {
@@ -343,9 +344,9 @@ func evicted(pods []corev1.Pod) *Outcome {
 		msg = msg[:maxTerminationMessage] + "…"
 	}
 	if strings.Contains(msg, fmt.Sprintf("volume %q", jobcontract.OutputVolume)) {
-		return &Outcome{Reason: v1beta2.ReasonOutputRejected, Message: fmt.Sprintf(
+		return &Completion{Reason: v1beta2.ReasonOutputRejected, Message: fmt.Sprintf(
 			"the search pod %s was evicted for writing more output than job.outputSizeLimit of the operator configuration allows (%s); nothing was published", newest.Name, msg)}
 	}
-	return &Outcome{Reason: v1beta2.ReasonSearchFailed, Message: fmt.Sprintf(
+	return &Completion{Reason: v1beta2.ReasonSearchFailed, Message: fmt.Sprintf(
 		"the search pod %s was evicted (%s); create a new request generation to search again", newest.Name, msg)}
 }

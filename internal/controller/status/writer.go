@@ -1,0 +1,88 @@
+// Package status is the kit both controllers reconcile with. A reconcile fetches its object,
+// asks the Expectations whether the cache still shows a version older than its own last status
+// write, computes the new status on the object, writes it once through a Writer, and emits the
+// Events it queued only after the write succeeded.
+package status
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Writer writes one object's status in one JSON merge patch, in the manner of cluster-api's
+// patch.Helper: it keeps a copy of the object as read (the base) and, at the end of the
+// reconcile, sends only the status fields that differ from it, or nothing when none do. The
+// patch carries no resourceVersion: the fields a controller owns are its own (the reporter owns
+// other fields of a Run's status and patches them likewise).
+type Writer struct {
+	client       client.Client
+	base         client.Object
+	expectations *Expectations
+}
+
+// NewWriter takes the base copy of obj. After a write, expectations (nil for none) records the
+// version the write was computed from, so that reconciles reading that version from the cache
+// are skipped until the cache catches up.
+func NewWriter(c client.Client, obj client.Object, expectations *Expectations) *Writer {
+	return &Writer{client: c, base: obj.DeepCopyObject().(client.Object), expectations: expectations}
+}
+
+// Patch writes obj's status if it differs from the base, and reports whether it sent a patch.
+// On success obj holds what the API server returned.
+func (w *Writer) Patch(ctx context.Context, obj client.Object) (bool, error) {
+	patch, err := statusPatch(w.base, obj)
+	if err != nil || patch == nil {
+		return false, err
+	}
+	if err := w.client.Status().Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return false, err
+	}
+	if w.expectations != nil {
+		w.expectations.ExpectWritten(obj, w.base.GetResourceVersion())
+	}
+	return true, nil
+}
+
+// statusPatch is the JSON merge patch from base's status to obj's ({"status": {...}}), or nil
+// when they are equal.
+func statusPatch(base, obj client.Object) ([]byte, error) {
+	from, err := statusDocument(base)
+	if err != nil {
+		return nil, err
+	}
+	to, err := statusDocument(obj)
+	if err != nil {
+		return nil, err
+	}
+	patch, err := jsonpatch.CreateMergePatch(from, to)
+	if err != nil {
+		return nil, fmt.Errorf("computing the status patch of %s: %w", client.ObjectKeyFromObject(obj), err)
+	}
+	if string(patch) == "{}" {
+		return nil, nil
+	}
+	return patch, nil
+}
+
+// statusDocument is {"status": <obj's status>} in obj's own JSON encoding.
+func statusDocument(obj client.Object) ([]byte, error) {
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return nil, fmt.Errorf("encoding %s: %w", client.ObjectKeyFromObject(obj), err)
+	}
+	var parts struct {
+		Status json.RawMessage `json:"status,omitempty"`
+	}
+	if err := json.Unmarshal(data, &parts); err != nil {
+		return nil, fmt.Errorf("decoding %s: %w", client.ObjectKeyFromObject(obj), err)
+	}
+	if len(parts.Status) == 0 {
+		parts.Status = json.RawMessage("{}")
+	}
+	return json.Marshal(parts)
+}
