@@ -13,9 +13,9 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
+	"github.com/dgdr-operator/dgdr-operator/internal/candidates"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/request"
 	"github.com/dgdr-operator/dgdr-operator/internal/render"
-	"github.com/dgdr-operator/dgdr-operator/internal/reporter"
 	"github.com/dgdr-operator/dgdr-operator/tools/aisim/app"
 )
 
@@ -118,7 +118,8 @@ func localTrace(a *Admitted, file string) error {
 }
 
 // recommend runs the local recommender on the admitted request's effective input in a
-// temporary directory and builds the Candidates from its output as the reporter does. The
+// temporary directory and builds the Candidates from its output as the reporter does
+// (internal/candidates). The
 // recommender's diagnostics go to stderr; a non-zero exit code comes back with no Candidates.
 func recommend(cmd *cobra.Command, a *Admitted, cfg *v1alpha1.OperatorConfiguration) ([]v1beta2.DynamoGraphDeploymentCandidate, int, error) {
 	dir, err := os.MkdirTemp("", "dgdrctl-recommend-")
@@ -151,8 +152,7 @@ func recommend(cmd *cobra.Command, a *Admitted, cfg *v1alpha1.OperatorConfigurat
 	if err != nil {
 		return nil, 0, err
 	}
-	r := &reporter.Reporter{OutputDir: outDir, RuntimeImages: cfg.RuntimeImages, GPUsPerNode: render.DefaultGPUsPerNode, PlannerImage: cfg.Planner.Image}
-	cands, err := r.Candidates(run)
+	cands, err := candidates.FromOutput(run, outDir, candidates.Options{RuntimeImages: cfg.RuntimeImages, GPUsPerNode: render.DefaultGPUsPerNode, PlannerImage: cfg.Planner.Image})
 	if err != nil {
 		return nil, 0, fmt.Errorf("building the candidates: %w", err)
 	}

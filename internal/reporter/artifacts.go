@@ -20,6 +20,8 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
+	"github.com/dgdr-operator/dgdr-operator/internal/apiretry"
+	"github.com/dgdr-operator/dgdr-operator/internal/candidates"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
 )
@@ -62,7 +64,7 @@ func (r *Reporter) keepArtifacts(ctx context.Context, run *v1beta2.DynamoGraphDe
 		}
 	}
 	if err != nil {
-		if transient(err) {
+		if apiretry.Transient(err) {
 			return nil, err
 		}
 		r.Log.Error(err, "keeping the artifacts", "configMap", cm.Name)
@@ -93,7 +95,7 @@ func (r *Reporter) buildArtifacts(run *v1beta2.DynamoGraphDeploymentRun) (*corev
 		}
 		path := filepath.Join(r.OutputDir, f.name)
 		open := func() (io.ReadCloser, int64, error) {
-			file, st, err := openRegular(path, f.name)
+			file, st, err := candidates.OpenRegular(path, f.name)
 			if errors.Is(err, os.ErrNotExist) && f.key == jobcontract.ArtifactEventsKey {
 				// A search stopped before AISimulate copied its ledger into the output directory
 				// (cancelled, past its deadline): the live ledger the tail follows is kept.
@@ -141,17 +143,12 @@ func (r *Reporter) buildArtifacts(run *v1beta2.DynamoGraphDeploymentRun) (*corev
 	return cm, len(cut) > 0, nil
 }
 
-// liveLedger opens the monitor's ledger the tail follows (progress.go); os.ErrNotExist when it
-// follows none.
+// liveLedger opens the monitor's ledger the tail follows; os.ErrNotExist when it follows none.
 func (r *Reporter) liveLedger() (*os.File, os.FileInfo, error) {
-	if r.tail == nil || r.tail.final || r.tail.monitor == "" {
+	if r.tail == nil {
 		return nil, nil, os.ErrNotExist
 	}
-	f, st, _, err := openMonitor(r.tail.tmpDir, r.tail.monitor)
-	if err == nil && f == nil {
-		err = os.ErrNotExist
-	}
-	return f, st, err
+	return r.tail.OpenLive()
 }
 
 type readCloser struct {

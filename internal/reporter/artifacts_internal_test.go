@@ -6,10 +6,16 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
+	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
+	"github.com/dgdr-operator/dgdr-operator/internal/ledger"
 )
 
 // TestGzipCapped: content that fits is kept whole; content that does not is cut at a line break
@@ -68,5 +74,73 @@ func TestGzipCapped(t *testing.T) {
 		if err != nil || len(events) != bytes.Count(kept, []byte("\n")) {
 			t.Errorf("budget %d: the cut ledger reads as %d events (err %v), want %d", budget, len(events), err, bytes.Count(kept, []byte("\n")))
 		}
+	}
+}
+
+// TestArtifactsKeepTheLiveLedger: a search stopped before AISimulate copied its ledger into the
+// output directory keeps the monitor's ledger as the Run's artifacts.
+func TestArtifactsKeepTheLiveLedger(t *testing.T) {
+	lines := realLedger(t)
+	out, tmp := t.TempDir(), t.TempDir()
+	live := strings.Join(lines[:7], "") + lines[7][:40]
+	appendTo(t, filepath.Join(tmp, "aisimulate-monitor-abcdefgh", "events.jsonl"), live)
+	r := &Reporter{OutputDir: out}
+	run := &v1beta2.DynamoGraphDeploymentRun{}
+	run.Name, run.Namespace, run.UID = "r", "ns", "uid"
+	if cm, _, err := r.buildArtifacts(run); err != nil || cm != nil {
+		t.Fatalf("without a tail: %v, %v", cm, err)
+	}
+	r.tail = ledger.NewTail(out, tmp, 0)
+	if err := r.tail.Poll(); err != nil {
+		t.Fatal(err)
+	}
+	cm, truncated, err := r.buildArtifacts(run)
+	if err != nil || cm == nil || truncated {
+		t.Fatalf("%v, truncated %v, err %v", cm, truncated, err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(cm.BinaryData[jobcontract.ArtifactEventsKey]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(zr)
+	if string(got) != live {
+		t.Errorf("kept %d bytes, want the live ledger's %d", len(got), len(live))
+	}
+	if _, ok := cm.BinaryData[jobcontract.ArtifactRecommendationKey]; ok {
+		t.Error("a recommendation.json was kept although there is none")
+	}
+	// Once the output copy exists, it is what is kept.
+	appendTo(t, filepath.Join(out, output.EventsFile), lines[0])
+	cm, _, _ = r.buildArtifacts(run)
+	zr, _ = gzip.NewReader(bytes.NewReader(cm.BinaryData[jobcontract.ArtifactEventsKey]))
+	if got, _ := io.ReadAll(zr); !slices.Equal(got, []byte(lines[0])) {
+		t.Errorf("with the output copy: kept %q", got)
+	}
+}
+
+// realLedger is the real AISimulate's ledger (internal/aisimulate/output/testdata), line by
+// line, each with its newline.
+func realLedger(t *testing.T) []string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "aisimulate", "output", "testdata", "aisimulate-0.13", output.EventsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	return lines[:len(lines)-1] // the empty string after the last newline
+}
+
+func appendTo(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(data); err != nil {
+		t.Fatal(err)
 	}
 }

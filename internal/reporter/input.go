@@ -14,6 +14,7 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
+	"github.com/dgdr-operator/dgdr-operator/internal/apiretry"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 )
 
@@ -57,7 +58,7 @@ func (w *InputWriter) Write(ctx context.Context) (string, error) {
 		w.PollInterval = DefaultPollInterval
 	}
 	if w.APIRetryTimeout <= 0 {
-		w.APIRetryTimeout = DefaultAPIRetryTimeout
+		w.APIRetryTimeout = apiretry.DefaultTimeout
 	}
 	if w.Log.GetSink() == nil {
 		w.Log = logr.Discard()
@@ -88,7 +89,7 @@ func (w *InputWriter) Write(ctx context.Context) (string, error) {
 // read returns the Run's recorded input once it is there and matches its hash.
 func (w *InputWriter) read(ctx context.Context) (*aisimulate.Input, error) {
 	var run v1beta2.DynamoGraphDeploymentRun
-	err := retry(ctx, w.APIRetryTimeout, func(err error) {
+	err := apiretry.Do(ctx, w.APIRetryTimeout, func(err error) {
 		w.Log.Info("transient API error; retrying", "what", "getting the Run", "error", err.Error())
 	}, func() error {
 		return w.Client.Get(ctx, types.NamespacedName{Namespace: w.Namespace, Name: w.RunName}, &run)

@@ -25,6 +25,7 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
+	"github.com/dgdr-operator/dgdr-operator/internal/candidates"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 	"github.com/dgdr-operator/dgdr-operator/internal/reporter"
@@ -546,7 +547,7 @@ func TestRejectedOutputWithdrawsProvisional(t *testing.T) {
 		t.Fatal(err)
 	}
 	ls.exit <- 0
-	if err := <-ls.result; !reporter.IsOutputRejected(err) {
+	if err := <-ls.result; !candidates.IsOutputRejected(err) {
 		t.Fatalf("err = %v, want an output rejection", err)
 	}
 	if names, _ := published(t, ls.ns); len(names) != 0 {

@@ -6,32 +6,17 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"reflect"
-	"strconv"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/yaml"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
-	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
-	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
-	"github.com/dgdr-operator/dgdr-operator/internal/naming"
-	"github.com/dgdr-operator/dgdr-operator/internal/render"
-	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
-)
-
-// View names of recommendation.json.
-const (
-	ViewTopN        = "top_n"
-	ViewParetoFront = "pareto_front"
+	"github.com/dgdr-operator/dgdr-operator/internal/candidates"
 )
 
 // Publish publishes the final result of a search that ended with exitCode: the Candidates, then
@@ -41,9 +26,9 @@ func (r *Reporter) Publish(ctx context.Context, run *v1beta2.DynamoGraphDeployme
 	out := &Outcome{SearchExitCode: exitCode, Progress: progress}
 	// Everything is read and checked (caps, no symbolic links, regular files only, every
 	// Candidate rendered) before the first write, so rejected output publishes nothing.
-	sweep, err := r.readSweep()
+	sweep, err := candidates.ReadResult(r.OutputDir)
 	if err != nil {
-		if IsOutputRejected(err) {
+		if candidates.IsOutputRejected(err) {
 			return out, err
 		}
 		if exitCode == 0 {
@@ -62,9 +47,9 @@ func (r *Reporter) Publish(ctx context.Context, run *v1beta2.DynamoGraphDeployme
 		}
 		return out, r.patchFinal(ctx, run, statusPatch{Progress: &progress, Artifacts: art}, out)
 	}
-	progress = withCounts(progress, sweep.Counts)
+	progress = candidates.WithCounts(progress, sweep.Counts)
 
-	desired, err := r.desiredCandidates(run, sweep)
+	desired, err := candidates.FromResult(run, r.OutputDir, sweep, r.renderOptions())
 	if err != nil {
 		return out, err
 	}
@@ -96,12 +81,8 @@ func (r *Reporter) Publish(ctx context.Context, run *v1beta2.DynamoGraphDeployme
 		Evaluated:             int64(sweep.Counts.Evaluated),
 		Feasible:              int64(sweep.Counts.Feasible),
 		Provisional:           partial,
-		InfeasibleReasons:     sweepReasons(sweep),
-	}
-	if len(sweep.Views.ParetoFront) > 0 {
-		summary.View = ViewParetoFront
-	} else {
-		summary.View = ViewTopN
+		InfeasibleReasons:     candidates.ResultReasons(sweep),
+		View:                  candidates.ViewName(sweep),
 	}
 	sp := statusPatch{Progress: &progress, Recommendation: summary, Artifacts: art}
 	if len(desired) > 0 {
@@ -112,6 +93,11 @@ func (r *Reporter) Publish(ctx context.Context, run *v1beta2.DynamoGraphDeployme
 		}
 	}
 	return out, r.patchFinal(ctx, run, sp, out)
+}
+
+// renderOptions are the reporter's settings for rendering Candidates.
+func (r *Reporter) renderOptions() candidates.Options {
+	return candidates.Options{RuntimeImages: r.RuntimeImages, GPUsPerNode: r.GPUsPerNode, PlannerImage: r.PlannerImage, Now: r.Now}
 }
 
 // patchFinal writes the final status slice, retrying transient failures.
@@ -134,191 +120,6 @@ func (r *Reporter) patchFinal(ctx context.Context, run *v1beta2.DynamoGraphDeplo
 		}
 	}
 	return fmt.Errorf("patching the status of Run %s: %w", run.Name, err)
-}
-
-// desiredCandidates builds the Candidates to publish, in view order, at most maxCandidates.
-func (r *Reporter) desiredCandidates(run *v1beta2.DynamoGraphDeploymentRun, sweep *output.SweepResult) ([]v1beta2.DynamoGraphDeploymentCandidate, error) {
-	limit := DefaultMaxCandidates
-	if rs := run.Spec.Recommendation; rs != nil && rs.MaxCandidates != nil && *rs.MaxCandidates > 0 {
-		limit = int(*rs.MaxCandidates)
-	}
-	ids := sweep.Views.Selected()
-	if len(ids) > limit {
-		ids = ids[:limit]
-	}
-	out := make([]v1beta2.DynamoGraphDeploymentCandidate, 0, len(ids))
-	var recs *os.File // the recommendations directory, opened once and read by descriptor
-	for i, id := range ids {
-		rec, ok := sweep.Candidate(id)
-		if !ok {
-			return nil, fmt.Errorf("recommendation.json: view entry %s has no candidate record", id)
-		}
-		path := output.RecommendationPath(r.OutputDir, i)
-		if i == 0 {
-			var err error
-			if recs, err = r.openRecommendations(); err != nil {
-				if IsOutputRejected(err) {
-					return nil, err
-				}
-				return nil, fmt.Errorf("reading the configuration of %s: %w", id, err)
-			}
-			defer recs.Close()
-		}
-		data, err := readCappedIn(recs, filepath.Base(path), r.rel(path), jobcontract.MaxConfigurationBytes)
-		if err != nil {
-			if IsOutputRejected(err) {
-				return nil, err
-			}
-			return nil, fmt.Errorf("reading the configuration of %s: %w", id, err)
-		}
-		var doc map[string]any
-		if err := yaml.Unmarshal(data, &doc); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		c, err := r.buildCandidate(run, sweep, rec, doc, i+1)
-		if err != nil {
-			return nil, fmt.Errorf("%s (%s): %w", id, path, err)
-		}
-		out = append(out, *c)
-	}
-	return out, nil
-}
-
-func (r *Reporter) buildCandidate(run *v1beta2.DynamoGraphDeploymentRun, sweep *output.SweepResult, rec *output.Candidate, doc map[string]any, rank int) (*v1beta2.DynamoGraphDeploymentCandidate, error) {
-	name := naming.CandidateName(run.Name, rec.CandidateID)
-	dgd, sum, err := render.Render(doc, render.RunOptions(run, name, r.RuntimeImages, r.GPUsPerNode, r.PlannerImage))
-	if err != nil {
-		return nil, fmt.Errorf("rendering: %w", err)
-	}
-	gd, err := json.Marshal(dgd)
-	if err != nil {
-		return nil, err
-	}
-	params, err := json.Marshal(doc)
-	if err != nil {
-		return nil, err
-	}
-	gpus := rec.UsedGPUs
-	if gpus <= 0 {
-		gpus = sum.GPUs
-	}
-	mode := v1beta2.ModeAggregated
-	if sum.Mode == render.ModeDisaggregated {
-		mode = v1beta2.ModeDisaggregated
-	}
-	labels := map[string]string{
-		v1beta2.LabelRunName:       run.Name,
-		v1beta2.LabelRunUID:        string(run.UID),
-		v1beta2.LabelCandidateRank: strconv.Itoa(rank),
-	}
-	for _, k := range []string{v1beta2.LabelRequestName, v1beta2.LabelRequestUID, v1beta2.LabelRequestGeneration} {
-		if v, ok := run.Labels[k]; ok {
-			labels[k] = v
-		}
-	}
-	c := &v1beta2.DynamoGraphDeploymentCandidate{
-		TypeMeta: metav1.TypeMeta{APIVersion: v1beta2.GroupVersion.String(), Kind: "DynamoGraphDeploymentCandidate"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name:      name,
-			Namespace: run.Namespace,
-			Labels:    labels,
-		},
-		Spec: v1beta2.DynamoGraphDeploymentCandidateSpec{
-			Backend:         v1beta2.Backend(sum.Backend),
-			Mode:            mode,
-			GPUs:            int32(gpus),
-			GraphDeployment: runtime.RawExtension{Raw: gd},
-			Parameters:      runtime.RawExtension{Raw: params},
-		},
-		Status: v1beta2.DynamoGraphDeploymentCandidateStatus{
-			Rank:        int32(rank),
-			CandidateID: rec.CandidateID,
-			Metrics:     Metrics(rec),
-			Conditions: []metav1.Condition{{
-				Type:   v1beta2.ConditionEvaluated,
-				Status: metav1.ConditionTrue,
-				Reason: v1beta2.ReasonFeasible,
-				Message: fmt.Sprintf("predicted by %s %s; rank %d of view %s", sweep.Provenance.Implementation,
-					sweep.Provenance.ImplementationVersion, rank, viewName(sweep)),
-				LastTransitionTime: metav1.NewTime(r.Now().Truncate(time.Second)),
-			}},
-		},
-	}
-	if err := controllerutil.SetControllerReference(run, c, scheme.Scheme); err != nil {
-		return nil, err
-	}
-	return c, nil
-}
-
-func viewName(s *output.SweepResult) string {
-	if len(s.Views.ParetoFront) > 0 {
-		return ViewParetoFront
-	}
-	return ViewTopN
-}
-
-// Metrics maps a candidate record's metrics to the API's CandidateMetrics.
-func Metrics(rec *output.Candidate) *v1beta2.CandidateMetrics {
-	get := func(keys ...string) *float64 {
-		for _, k := range keys {
-			if v, ok := rec.Metrics[k]; ok {
-				v := v
-				return &v
-			}
-		}
-		return nil
-	}
-	m := &v1beta2.CandidateMetrics{
-		Score:             copyFloat(rec.Score),
-		TTFTMs:            get("mean_ttft_ms"),
-		ITLMs:             get("mean_itl_ms", "mean_tpot_ms"),
-		E2EMs:             get("mean_e2e_latency_ms"),
-		Throughput:        get("output_throughput_tok_s"),
-		ThroughputPerGPU:  get("output_throughput_tok_s_per_gpu"),
-		ThroughputPerUser: get("mean_output_token_throughput_per_user"),
-		RequestsPerSecond: get("request_throughput_rps"),
-		GPUs:              int32(rec.UsedGPUs),
-	}
-	if m.ThroughputPerGPU == nil && m.Throughput != nil && rec.UsedGPUs > 0 {
-		v := *m.Throughput / float64(rec.UsedGPUs)
-		m.ThroughputPerGPU = &v
-	}
-	m.ErrorBand = errorBand(rec.ErrorBand)
-	return m
-}
-
-// errorBand maps the recommender's error band (keyed by metric: ttft_ms, tpot_ms or itl_ms) to
-// the API's; nil when the recommender wrote none.
-func errorBand(b *output.ErrorBand) *v1beta2.MetricsErrorBand {
-	if b == nil {
-		return nil
-	}
-	out := &v1beta2.MetricsErrorBand{Basis: b.Basis, Extrapolated: b.Extrapolated}
-	pick := func(keys ...string) (*float64, *float64) {
-		for _, k := range keys {
-			if r, ok := b.Metrics[k]; ok {
-				return &r.MedianAbsPct, &r.P80AbsPct
-			}
-		}
-		return nil, nil
-	}
-	out.TTFTPct, out.TTFTP80Pct = pick("ttft_ms")
-	out.ITLPct, out.ITLP80Pct = pick("itl_ms", "tpot_ms")
-	if out.TTFTPct == nil && out.ITLPct == nil {
-		return nil
-	}
-	if len(out.Basis) > 512 {
-		out.Basis = out.Basis[:512]
-	}
-	return out
-}
-
-func copyFloat(p *float64) *float64 {
-	if p == nil {
-		return nil
-	}
-	v := *p
-	return &v
 }
 
 // ensureCandidate creates the candidate (AlreadyExists is success once the existing object is
@@ -439,42 +240,4 @@ func (r *Reporter) deleteStale(ctx context.Context, run *v1beta2.DynamoGraphDepl
 		}
 	}
 	return nil
-}
-
-// Candidates returns the Candidates the reporter publishes for run from the search output in
-// r.OutputDir, best first, without touching the cluster (dgdrctl recommend runs it offline).
-func (r *Reporter) Candidates(run *v1beta2.DynamoGraphDeploymentRun) ([]v1beta2.DynamoGraphDeploymentCandidate, error) {
-	r.defaults()
-	sweep, err := r.readSweep()
-	if err != nil {
-		return nil, err
-	}
-	return r.desiredCandidates(run, sweep)
-}
-
-// readSweep reads recommendation.json through the output caps: the output directory must be a
-// real directory and the file a regular file (no symbolic links) of at most
-// jobcontract.MaxRecommendationBytes.
-func (r *Reporter) readSweep() (*output.SweepResult, error) {
-	data, err := readCapped(filepath.Join(r.OutputDir, output.RecommendationFile), output.RecommendationFile, jobcontract.MaxRecommendationBytes)
-	if err != nil {
-		return nil, err
-	}
-	sweep, err := output.ParseSweepResult(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", output.RecommendationFile, err)
-	}
-	return sweep, nil
-}
-
-// openRecommendations opens the output's recommendations directory by descriptor: the output
-// directory, then the recommendations directory in it, neither a symbolic link (openDir), so
-// every configuration is read from the directories that were checked.
-func (r *Reporter) openRecommendations() (*os.File, error) {
-	out, err := openDir(r.OutputDir, filepath.Base(r.OutputDir))
-	if err != nil {
-		return nil, err
-	}
-	defer out.Close()
-	return openDirIn(out, output.RecommendationsDir, output.RecommendationsDir)
 }

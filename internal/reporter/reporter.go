@@ -1,5 +1,5 @@
 // Package reporter is the second container of every search Job (`dgdr-operator report`). While
-// the search runs it follows AISimulate's ledger (progress.go) and publishes Run.status.progress;
+// the search runs it follows AISimulate's ledger (internal/ledger) and publishes Run.status.progress;
 // when the search ends it publishes the result: ranked DynamoGraphDeploymentCandidates with
 // rendered DynamoGraphDeployments, Run.status.candidateRefs and Run.status.recommendation.
 //
@@ -30,11 +30,11 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
+	"github.com/dgdr-operator/dgdr-operator/internal/apiretry"
+	"github.com/dgdr-operator/dgdr-operator/internal/candidates"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
+	"github.com/dgdr-operator/dgdr-operator/internal/ledger"
 )
-
-// DefaultMaxCandidates applies when the Run's spec.recommendation.maxCandidates is unset.
-const DefaultMaxCandidates = 5
 
 // Defaults of the intervals.
 const (
@@ -54,7 +54,7 @@ type Reporter struct {
 	// OutputDir is AISimulate's --output-dir (the directory holding recommendation.json).
 	OutputDir string
 	// SearchTmpDir is where the search container's /tmp is mounted (read-only), holding the
-	// real AISimulate's live ledger while the search runs (progress.go); "" follows only the
+	// real AISimulate's live ledger while the search runs (internal/ledger); "" follows only the
 	// output directory's ledger.
 	SearchTmpDir string
 	// RuntimeImages maps backends to Dynamo runtime images for rendering.
@@ -86,7 +86,7 @@ type Reporter struct {
 	lastProgress *v1beta2.RunProgress
 	lastWrite    time.Time
 	// tail follows the search's ledger (set by Run).
-	tail *tail
+	tail *ledger.Tail
 	// Provisional publishing: when the reporter started, when the last round ran, and the
 	// ranking it published.
 	started          time.Time
@@ -131,7 +131,7 @@ func (r *Reporter) defaults() {
 		r.Log = logr.Discard()
 	}
 	if r.APIRetryTimeout <= 0 {
-		r.APIRetryTimeout = DefaultAPIRetryTimeout
+		r.APIRetryTimeout = apiretry.DefaultTimeout
 	}
 }
 
@@ -147,11 +147,12 @@ func (r *Reporter) Run(ctx context.Context) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	tl := newTail(r.OutputDir, r.SearchTmpDir)
-	r.tail = tl
+	best := 0
 	if r.provisionalEnabled() {
-		tl.state.best.limit = maxCandidates(run)
+		best = candidates.MaxCandidates(run)
 	}
+	tl := ledger.NewTail(r.OutputDir, r.SearchTmpDir, best)
+	r.tail = tl
 	r.started = r.Now()
 
 	type exit struct {
@@ -198,8 +199,8 @@ func (r *Reporter) Run(ctx context.Context) (*Outcome, error) {
 				r.stop(ctx, fresh, tl)
 				return nil, fmt.Errorf("%w: Run %s ended %s before the search's result was published", context.Canceled, r.RunName, c.Reason)
 			}
-			if err := tl.poll(); err != nil {
-				if IsOutputRejected(err) {
+			if err := tl.Poll(); err != nil {
+				if candidates.IsOutputRejected(err) {
 					// Nothing is published from output that broke the contract.
 					r.withdraw(ctx, run)
 					return &Outcome{SearchExitCode: e.code}, err
@@ -212,35 +213,35 @@ func (r *Reporter) Run(ctx context.Context) (*Outcome, error) {
 			pctx, pcancel := graceful(ctx, r.StopTimeout)
 			defer pcancel()
 			var out *Outcome
-			err := retry(pctx, r.APIRetryTimeout, r.logRetry("publishing the result"), func() error {
+			err := apiretry.Do(pctx, r.APIRetryTimeout, r.logRetry("publishing the result"), func() error {
 				var perr error
-				p := tl.state.progress()
+				p := tl.Tally().Progress()
 				p.Published = r.provisionalCount // what a failed search leaves published
 				out, perr = r.Publish(pctx, run, e.code, p)
 				return perr
 			})
-			if IsOutputRejected(err) {
+			if candidates.IsOutputRejected(err) {
 				r.withdraw(pctx, run)
 			}
 			return out, err
 		case <-ticker.C:
-			if tl.rejected != nil {
+			if tl.Rejected() {
 				continue // reported when the search ends
 			}
-			if err := tl.poll(); err != nil {
+			if err := tl.Poll(); err != nil {
 				// A damaged events file only costs live progress; the final result is read
 				// from recommendation.json.
 				r.Log.Error(err, "reading the events file")
 				continue
 			}
-			if r.provisionalDue(&tl.state) {
+			if r.provisionalDue(tl.Tally()) {
 				// The round writes the progress too.
-				if err := r.publishProvisional(ctx, run, &tl.state); err != nil {
+				if err := r.publishProvisional(ctx, run, tl.Tally()); err != nil {
 					r.Log.Error(err, "publishing provisional candidates")
 				}
 				continue
 			}
-			p := tl.state.progress()
+			p := tl.Tally().Progress()
 			p.Published = r.provisionalCount
 			due := r.lastProgress == nil || (*r.lastProgress != p && r.Now().Sub(r.lastWrite) >= r.ProgressInterval)
 			if !due {
@@ -255,7 +256,7 @@ func (r *Reporter) Run(ctx context.Context) (*Outcome, error) {
 
 func (r *Reporter) getRun(ctx context.Context) (*v1beta2.DynamoGraphDeploymentRun, error) {
 	var run v1beta2.DynamoGraphDeploymentRun
-	err := retry(ctx, r.APIRetryTimeout, r.logRetry("getting the Run"), func() error {
+	err := apiretry.Do(ctx, r.APIRetryTimeout, r.logRetry("getting the Run"), func() error {
 		return r.Client.Get(ctx, types.NamespacedName{Namespace: r.Namespace, Name: r.RunName}, &run)
 	})
 	if err != nil {

@@ -2,17 +2,15 @@ package reporter_test
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
+	"github.com/dgdr-operator/dgdr-operator/internal/candidates"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/reporter"
 )
@@ -70,108 +68,6 @@ func symlink(t *testing.T, target, path string) {
 	}
 }
 
-func offlineRun() *v1beta2.DynamoGraphDeploymentRun {
-	run := &v1beta2.DynamoGraphDeploymentRun{}
-	run.Name, run.Namespace, run.UID = "caps-run", "caps", "caps-uid"
-	run.Spec.Model = v1beta2.ModelSpec{Name: "meta-llama/Llama-3.1-8B-Instruct", Revision: "main"}
-	return run
-}
-
-// TestOutputCaps breaks a real search output in each way the output contract forbids: the
-// reporter refuses it with an OutputRejectedError naming the file (and the cap), without reading
-// it whole, following a link, or blocking on a FIFO.
-func TestOutputCaps(t *testing.T) {
-	const gib = 1 << 30
-	cases := []struct {
-		name    string
-		corrupt func(t *testing.T, dir string)
-		want    []string
-	}{
-		{"1 GiB recommendation.json", func(t *testing.T, dir string) {
-			sparse(t, filepath.Join(dir, output.RecommendationFile), gib)
-		}, []string{"recommendation.json is 1073741824 bytes", "cap of 32 MiB"}},
-		{"recommendation.json one byte over the cap", func(t *testing.T, dir string) {
-			sparse(t, filepath.Join(dir, output.RecommendationFile), jobcontract.MaxRecommendationBytes+1)
-		}, []string{"recommendation.json is 33554433 bytes"}},
-		{"recommendation.json links to /dev/zero", func(t *testing.T, dir string) {
-			symlink(t, "/dev/zero", filepath.Join(dir, output.RecommendationFile))
-		}, []string{"recommendation.json is a symbolic link"}},
-		{"recommendation.json links to a valid copy", func(t *testing.T, dir string) {
-			p := filepath.Join(dir, output.RecommendationFile)
-			if err := os.Rename(p, p+".real"); err != nil {
-				t.Fatal(err)
-			}
-			symlink(t, p+".real", p)
-		}, []string{"recommendation.json is a symbolic link"}},
-		{"recommendation.json is a FIFO", func(t *testing.T, dir string) {
-			p := filepath.Join(dir, output.RecommendationFile)
-			_ = os.Remove(p)
-			if err := syscall.Mkfifo(p, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}, []string{"recommendation.json is not a regular file"}},
-		{"recommendation.json is a directory", func(t *testing.T, dir string) {
-			p := filepath.Join(dir, output.RecommendationFile)
-			_ = os.Remove(p)
-			if err := os.Mkdir(p, 0o755); err != nil {
-				t.Fatal(err)
-			}
-		}, []string{"recommendation.json is not a regular file"}},
-		{"the result directory is a link", func(t *testing.T, dir string) {
-			if err := os.Rename(dir, dir+".real"); err != nil {
-				t.Fatal(err)
-			}
-			symlink(t, dir+".real", dir)
-		}, []string{"result is a symbolic link"}},
-		{"a 1 GiB configuration", func(t *testing.T, dir string) {
-			sparse(t, output.RecommendationPath(dir, 0), gib)
-		}, []string{"recommendations/0001.yaml is 1073741824 bytes", "cap of 1 MiB"}},
-		{"a configuration links to /dev/zero", func(t *testing.T, dir string) {
-			symlink(t, "/dev/zero", output.RecommendationPath(dir, 1))
-		}, []string{"recommendations/0002.yaml is a symbolic link"}},
-		{"the configurations directory is a link", func(t *testing.T, dir string) {
-			p := filepath.Join(dir, output.RecommendationsDir)
-			if err := os.Rename(p, p+".real"); err != nil {
-				t.Fatal(err)
-			}
-			symlink(t, p+".real", p)
-		}, []string{"recommendations is a symbolic link"}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := freshOutput(t)
-			tc.corrupt(t, dir)
-			var before runtime.MemStats
-			runtime.ReadMemStats(&before)
-			r := &reporter.Reporter{OutputDir: dir, RuntimeImages: testImages}
-			cands, err := r.Candidates(offlineRun())
-			var after runtime.MemStats
-			runtime.ReadMemStats(&after)
-			var rejected *reporter.OutputRejectedError
-			if !errors.As(err, &rejected) {
-				t.Fatalf("err = %v (%d candidates), want an OutputRejectedError", err, len(cands))
-			}
-			if rejected.ExitCode() != jobcontract.ReporterExitOutputRejected {
-				t.Errorf("exit code %d", rejected.ExitCode())
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("err = %q, want it to contain %q", err, w)
-				}
-			}
-			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 64<<20 {
-				t.Errorf("the refusal allocated %d MiB", alloc>>20)
-			}
-		})
-	}
-	t.Run("the intact output is accepted", func(t *testing.T) {
-		cands, err := (&reporter.Reporter{OutputDir: freshOutput(t), RuntimeImages: testImages}).Candidates(offlineRun())
-		if err != nil || len(cands) == 0 {
-			t.Fatalf("%d candidates, err %v", len(cands), err)
-		}
-	})
-}
-
 // TestRejectedOutputPublishesNothing runs the reporter against the API server on outputs that
 // break the contract, the events ledger (and the live one in the search's tmp) included: it
 // fails with an OutputRejectedError and publishes no Candidate, no candidateRefs and no
@@ -218,7 +114,7 @@ func TestRejectedOutputPublishesNothing(t *testing.T) {
 			r := newReporter(ns, run.Name, dir, reporter.ChanWatcher(exited))
 			r.SearchTmpDir = searchTmp(dir)
 			_, err := r.Run(context.Background())
-			if !reporter.IsOutputRejected(err) || !strings.Contains(err.Error(), tc.want) {
+			if !candidates.IsOutputRejected(err) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want an output rejection containing %q", err, tc.want)
 			}
 			for _, c := range listCandidates(t, ns) {

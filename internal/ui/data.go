@@ -20,8 +20,8 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
+	"github.com/dgdr-operator/dgdr-operator/internal/candidates"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
-	"github.com/dgdr-operator/dgdr-operator/internal/reporter"
 )
 
 // maxArtifactBytes bounds what one decompressed artifact of a Run (jobcontract.ArtifactsName)
@@ -319,10 +319,10 @@ func (p *Points) fromEvents(cm *corev1.ConfigMap) bool {
 	return true
 }
 
-// pointOf maps a candidate record to a point with the reporter's own metric mapping (the
-// numbers of the published Candidates).
+// pointOf maps a candidate record to a point with the published Candidates' metric mapping
+// (candidates.Metrics).
 func pointOf(rec *output.Candidate, cfg map[string]any) (Point, bool) {
-	m := reporter.Metrics(rec)
+	m := candidates.Metrics(rec)
 	if m.ThroughputPerGPU == nil || m.ThroughputPerUser == nil {
 		return Point{}, false
 	}

@@ -35,7 +35,7 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
-	"github.com/dgdr-operator/dgdr-operator/internal/reporter"
+	"github.com/dgdr-operator/dgdr-operator/internal/candidates"
 	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
 	"github.com/dgdr-operator/dgdr-operator/internal/ui"
 	"github.com/dgdr-operator/dgdr-operator/test/sandboxtest"
@@ -302,7 +302,7 @@ func expect(t *testing.T, run *v1beta2.DynamoGraphDeploymentRun) expectation {
 			if c.Status != output.StatusFeasible {
 				continue
 			}
-			m := reporter.Metrics(c)
+			m := candidates.Metrics(c)
 			e.feasible = append(e.feasible, c.CandidateID)
 			pts = append(pts, pt{*m.ThroughputPerGPU, *m.ThroughputPerUser})
 		}

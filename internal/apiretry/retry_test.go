@@ -1,4 +1,4 @@
-package reporter
+package apiretry
 
 import (
 	"context"
@@ -47,7 +47,7 @@ func TestTransient(t *testing.T) {
 		{"unreadable result file", fmt.Errorf("result cannot be read: %w", &os.PathError{Op: "open", Path: "/x", Err: errors.New("no such file or directory")}), false},
 	}
 	for _, tc := range cases {
-		if got := transient(tc.err); got != tc.want {
+		if got := Transient(tc.err); got != tc.want {
 			t.Errorf("%s: transient = %v, want %v", tc.name, got, tc.want)
 		}
 	}
@@ -56,7 +56,7 @@ func TestTransient(t *testing.T) {
 func TestRetryStopsOnSuccessAndOnFinalErrors(t *testing.T) {
 	ctx := context.Background()
 	calls := 0
-	err := retry(ctx, time.Minute, nil, func() error {
+	err := Do(ctx, time.Minute, nil, func() error {
 		calls++
 		if calls < 3 {
 			return apierrors.NewServiceUnavailable("restarting")
@@ -68,11 +68,11 @@ func TestRetryStopsOnSuccessAndOnFinalErrors(t *testing.T) {
 	}
 	calls = 0
 	final := apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "p", errors.New("no"))
-	if err := retry(ctx, time.Minute, nil, func() error { calls++; return final }); !apierrors.IsForbidden(err) || calls != 1 {
+	if err := Do(ctx, time.Minute, nil, func() error { calls++; return final }); !apierrors.IsForbidden(err) || calls != 1 {
 		t.Fatalf("a final error must not be retried: %v after %d calls", err, calls)
 	}
 	calls = 0
-	if err := retry(ctx, 500*time.Millisecond, nil, func() error { calls++; return apierrors.NewServiceUnavailable("down") }); err == nil || calls < 2 {
+	if err := Do(ctx, 500*time.Millisecond, nil, func() error { calls++; return apierrors.NewServiceUnavailable("down") }); err == nil || calls < 2 {
 		t.Fatalf("want the last error after the timeout, got %v after %d calls", err, calls)
 	}
 }
@@ -84,7 +84,7 @@ func TestRetryForbiddenAfterOutage(t *testing.T) {
 	forbidden := apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "p", errors.New("no"))
 	answers := []error{refused, forbidden, forbidden, nil}
 	calls := 0
-	err := retry(context.Background(), time.Minute, nil, func() error { calls++; return answers[calls-1] })
+	err := Do(context.Background(), time.Minute, nil, func() error { calls++; return answers[calls-1] })
 	if err != nil || calls != 4 {
 		t.Errorf("err = %v after %d calls, want success after 4", err, calls)
 	}

@@ -1,4 +1,4 @@
-package reporter
+package candidates
 
 import (
 	"os"
@@ -8,10 +8,8 @@ import (
 
 // TestReadsStayInTheCheckedDirectory: the search swaps the recommendations directory for a
 // symbolic link to a directory of its choosing (here one holding another 0002.yaml) after the
-// reporter opened and checked it. Reads through the descriptor the reporter holds
-// (readCappedIn) still get the checked directory's file; a fresh open by path is refused as a
-// symbolic link. Before, the reporter checked the directory with lstat and then opened each
-// file by path, so it read the planted file.
+// reader opened and checked it. Reads through the descriptor held (readCappedIn) still get the
+// checked directory's file; a fresh open by path is refused as a symbolic link.
 func TestReadsStayInTheCheckedDirectory(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "result")
 	recs := filepath.Join(out, "recommendations")
@@ -24,8 +22,7 @@ func TestReadsStayInTheCheckedDirectory(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r := &Reporter{OutputDir: out}
-	dir, err := r.openRecommendations()
+	dir, err := openRecommendations(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +43,7 @@ func TestReadsStayInTheCheckedDirectory(t *testing.T) {
 	if _, err := readCapped(filepath.Join(recs, "0002.yaml"), "recommendations/0002.yaml", 1<<20); !IsOutputRejected(err) {
 		t.Errorf("open by path through the swapped directory: err = %v, want it refused as a symbolic link", err)
 	}
-	if _, err := r.openRecommendations(); !IsOutputRejected(err) {
+	if _, err := openRecommendations(out); !IsOutputRejected(err) {
 		t.Errorf("opening the swapped recommendations directory: err = %v, want it refused as a symbolic link", err)
 	}
 }

@@ -1,4 +1,7 @@
-package reporter
+// Package ledger follows a search's events ledger while the search runs: AISimulate's live
+// ledger in the search's tmp, then the copy in the output directory, under the output caps. What
+// the ledger says is tallied by candidates.Tally; the reporter publishes it.
+package ledger
 
 import (
 	"bytes"
@@ -12,8 +15,8 @@ import (
 	"path/filepath"
 	"regexp"
 
-	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
+	"github.com/dgdr-operator/dgdr-operator/internal/candidates"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 )
 
@@ -54,9 +57,9 @@ const (
 // with prefix "aisimulate-monitor-" and a random suffix of 8 characters from [a-z0-9_].
 var monitorName = regexp.MustCompile(`^aisimulate-monitor-[A-Za-z0-9_]{1,64}$`)
 
-// tail follows the ledger incrementally: it remembers how far it has read and keeps an
+// Tail follows the ledger incrementally: it remembers how far it has read and keeps an
 // incomplete last line (a writer still appending) until its newline arrives.
-type tail struct {
+type Tail struct {
 	// path is the output directory's ledger; tmpDir is where the search's tmp is mounted ("":
 	// no monitor is followed).
 	path   string
@@ -76,52 +79,44 @@ type tail struct {
 	applied int64
 	digest  hash.Hash
 
-	state progressState
+	tally candidates.Tally
 	// rejected is the OutputRejectedError that stopped reading, if any.
 	rejected error
 }
 
-// progressState accumulates what the ledger says so far.
-type progressState struct {
-	// budget is requested_config's optimizer.max_trials; settled counts candidate_completed
-	// events, counts them by status (the statuses RunProgress has).
-	budget  int64
-	settled int64
-	counts  map[string]int64
-	// best holds the best feasible candidates settled so far (provisional publishing) and
-	// reasons counts the others by reason category.
-	best    bestSoFar
-	reasons map[string]int64
-	// floor and floorReasons are what an abandoned copy of the ledger showed (see the top of
-	// this file); progress never goes below them.
-	floor        v1beta2.RunProgress
-	floorReasons map[string]int64
+// NewTail follows the ledger of the output directory outputDir, and the live one in the search's
+// tmp mounted at tmpDir ("": none), keeping the best candidates best candidates settled so far.
+func NewTail(outputDir, tmpDir string, best int) *Tail {
+	return &Tail{path: filepath.Join(outputDir, output.EventsFile), tmpDir: tmpDir, digest: sha256.New(),
+		tally: candidates.Tally{Best: candidates.BestSoFar{Limit: best}}}
 }
 
-func newTail(outputDir, tmpDir string) *tail {
-	return &tail{path: filepath.Join(outputDir, output.EventsFile), tmpDir: tmpDir, digest: sha256.New(),
-		state: progressState{counts: map[string]int64{}}}
-}
+// Tally is what the ledger said so far.
+func (t *Tail) Tally() *candidates.Tally { return &t.tally }
 
-// poll reads whatever was appended since the last call into the progress state.
+// Rejected tells whether the ledger broke the output contract (Poll then returns the
+// OutputRejectedError again, and reads nothing more).
+func (t *Tail) Rejected() bool { return t.rejected != nil }
+
+// Poll reads whatever was appended since the last call into the tally.
 // A missing ledger is not an error (the search has not started writing yet); an output copy that
 // shrank (rewritten) is read again from the start. The ledger is read in chunks through the
 // output caps: a symbolic link or a file that is not a regular file, a ledger larger than
 // jobcontract.MaxEventsBytes or a line longer than jobcontract.MaxEventLineBytes is an
 // OutputRejectedError, and memory stays bounded by one line and one chunk.
-func (t *tail) poll() error {
+func (t *Tail) Poll() error {
 	if t.rejected != nil {
 		return t.rejected
 	}
 	err := t.read()
-	if IsOutputRejected(err) {
+	if candidates.IsOutputRejected(err) {
 		t.rejected = err
 		t.partial = nil
 	}
 	return err
 }
 
-func (t *tail) read() error {
+func (t *Tail) read() error {
 	if !t.final {
 		if done, err := t.readMonitor(); done || err != nil {
 			return err
@@ -133,11 +128,11 @@ func (t *tail) read() error {
 // readMonitor reads the monitor's ledger while it exists. It returns false when the output copy
 // is to be read instead: the monitor followed is gone, or there never was one and the output copy
 // exists (aisim, or a reporter that started after the search).
-func (t *tail) readMonitor() (bool, error) {
+func (t *Tail) readMonitor() (bool, error) {
 	if t.tmpDir != "" {
 		f, st, name, err := openMonitor(t.tmpDir, t.monitor)
 		switch {
-		case IsOutputRejected(err):
+		case candidates.IsOutputRejected(err):
 			return false, err
 		case err != nil && t.monitor != "":
 			return true, nil // the monitor followed could not be opened now: next poll
@@ -165,8 +160,8 @@ func (t *tail) readMonitor() (bool, error) {
 }
 
 // readOutput reads the output directory's copy.
-func (t *tail) readOutput() error {
-	f, st, err := openRegular(t.path, output.EventsFile)
+func (t *Tail) readOutput() error {
+	f, st, err := candidates.OpenRegular(t.path, output.EventsFile)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil
@@ -194,7 +189,7 @@ func (t *tail) readOutput() error {
 }
 
 // samePrefix tells whether the output copy starts with the bytes applied from the monitor's.
-func (t *tail) samePrefix(f *os.File, st os.FileInfo) (bool, error) {
+func (t *Tail) samePrefix(f *os.File, st os.FileInfo) (bool, error) {
 	if st.Size() < t.applied {
 		return false, nil
 	}
@@ -209,16 +204,16 @@ func (t *tail) samePrefix(f *os.File, st os.FileInfo) (bool, error) {
 }
 
 // restart reads the output copy again from its start, keeping the progress shown as a floor.
-func (t *tail) restart() {
-	t.state.restart()
+func (t *Tail) restart() {
+	t.tally.Restart()
 	t.offset, t.partial, t.applied, t.digest = 0, nil, 0, sha256.New()
 }
 
 // readFile reads f (the followed copy, named name in messages) from the offset on.
-func (t *tail) readFile(f *os.File, st os.FileInfo, name string) error {
+func (t *Tail) readFile(f *os.File, st os.FileInfo, name string) error {
 	if st.Size() > jobcontract.MaxEventsBytes {
-		return &OutputRejectedError{File: name, Problem: fmt.Sprintf(
-			"is %d bytes, over the reporter's cap of %s", st.Size(), mib(jobcontract.MaxEventsBytes))}
+		return &candidates.OutputRejectedError{File: name, Problem: fmt.Sprintf(
+			"is %d bytes, over the reporter's cap of %s", st.Size(), candidates.FormatCap(jobcontract.MaxEventsBytes))}
 	}
 	if st.Size() < t.offset {
 		return nil // a monitor's ledger only grows; nothing new
@@ -234,8 +229,8 @@ func (t *tail) readFile(f *os.File, st os.FileInfo, name string) error {
 		if n > 0 {
 			t.offset += int64(n)
 			if t.offset > jobcontract.MaxEventsBytes {
-				return &OutputRejectedError{File: name, Problem: fmt.Sprintf(
-					"grew over the reporter's cap of %s", mib(jobcontract.MaxEventsBytes))}
+				return &candidates.OutputRejectedError{File: name, Problem: fmt.Sprintf(
+					"grew over the reporter's cap of %s", candidates.FormatCap(jobcontract.MaxEventsBytes))}
 			}
 			if err := t.consume(buf[:n], name); err != nil {
 				return err
@@ -255,9 +250,9 @@ const eventsChunk = 64 << 10
 
 // consume applies the complete lines of data (after what was left of the previous chunk) and
 // keeps an incomplete last line for the next call.
-func (t *tail) consume(data []byte, name string) error {
-	tooLong := &OutputRejectedError{File: name, Problem: fmt.Sprintf(
-		"has a line longer than the reporter's cap of %s", mib(jobcontract.MaxEventLineBytes))}
+func (t *Tail) consume(data []byte, name string) error {
+	tooLong := &candidates.OutputRejectedError{File: name, Problem: fmt.Sprintf(
+		"has a line longer than the reporter's cap of %s", candidates.FormatCap(jobcontract.MaxEventLineBytes))}
 	data = append(t.partial, data...)
 	cut := bytes.LastIndexByte(data, '\n')
 	if cut < 0 {
@@ -285,7 +280,7 @@ func (t *tail) consume(data []byte, name string) error {
 	t.applied += int64(len(complete))
 	t.digest.Write(complete)
 	for _, e := range events {
-		t.state.apply(e)
+		t.tally.Apply(e)
 	}
 	return nil
 }
@@ -313,7 +308,7 @@ func openMonitor(tmpDir, want string) (*os.File, os.FileInfo, string, error) {
 			return nil, nil, "", err
 		}
 	}
-	f, st, err := openRegularAt(dir, name, monitorLedger, monitorFile(name))
+	f, st, err := candidates.OpenRegularAt(dir, name, monitorLedger, monitorFile(name))
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, nil, "", nil
@@ -348,75 +343,16 @@ func findMonitor(dir *os.File) (string, error) {
 	return "", nil
 }
 
-// progressState methods.
-
-func (s *progressState) apply(e output.Event) {
-	switch e.Event {
-	case output.EventRequestedConfig:
-		if n, ok := e.MaxTrials(); ok {
-			s.budget = n
-		}
-	case output.EventCandidateCompleted:
-		c, err := e.Candidate()
-		if err != nil || c.CandidateID == "" {
-			return // not a record: nothing to count
-		}
-		s.settled++
-		switch c.Status {
-		case output.StatusFeasible, output.StatusInfeasible, output.StatusFailed, output.StatusTimedOut, output.StatusUnsupported:
-			s.counts[c.Status]++
-		}
-		s.settle(c)
+// OpenLive opens the monitor's ledger the tail follows (a search stopped before AISimulate
+// copied its ledger into the output directory has only that one); os.ErrNotExist when it follows
+// none.
+func (t *Tail) OpenLive() (*os.File, os.FileInfo, error) {
+	if t.final || t.monitor == "" {
+		return nil, nil, os.ErrNotExist
 	}
-}
-
-// restart forgets what the copy read so far said, keeping what it showed as the floor (the best
-// candidates stay: offering one again changes nothing).
-func (s *progressState) restart() {
-	s.floor = s.progress()
-	s.floorReasons = s.reasonCounts()
-	s.budget, s.settled, s.counts, s.reasons = 0, 0, map[string]int64{}, nil
-}
-
-// progress is the RunProgress the ledger implies (published is filled in by the publisher).
-func (s *progressState) progress() v1beta2.RunProgress {
-	f := s.floor
-	return v1beta2.RunProgress{
-		Budget:      max(f.Budget, s.budget),
-		Settled:     max(f.Settled, s.settled),
-		Feasible:    max(f.Feasible, s.counts[output.StatusFeasible]),
-		Infeasible:  max(f.Infeasible, s.counts[output.StatusInfeasible]),
-		Failed:      max(f.Failed, s.counts[output.StatusFailed]),
-		TimedOut:    max(f.TimedOut, s.counts[output.StatusTimedOut]),
-		Unsupported: max(f.Unsupported, s.counts[output.StatusUnsupported]),
+	f, st, _, err := openMonitor(t.tmpDir, t.monitor)
+	if err == nil && f == nil {
+		err = os.ErrNotExist
 	}
-}
-
-// reasonCounts is the count of the not-feasible candidates by reason category, never below the
-// floor.
-func (s *progressState) reasonCounts() map[string]int64 {
-	if len(s.floorReasons) == 0 {
-		return s.reasons
-	}
-	out := make(map[string]int64, len(s.floorReasons)+len(s.reasons))
-	for c, n := range s.floorReasons {
-		out[c] = n
-	}
-	for c, n := range s.reasons {
-		out[c] = max(out[c], n)
-	}
-	return out
-}
-
-// withCounts overrides the outcome counts with the authoritative counts of the output.
-func withCounts(p v1beta2.RunProgress, c output.Counts) v1beta2.RunProgress {
-	p.Feasible = int64(c.Feasible)
-	p.Infeasible = int64(c.Infeasible)
-	p.Failed = int64(c.Failed)
-	p.TimedOut = int64(c.TimedOut)
-	p.Unsupported = int64(c.Unsupported)
-	if settled := int64(c.Evaluated + c.Unsupported + c.ResourceLimited); settled > p.Settled {
-		p.Settled = settled
-	}
-	return p
+	return f, st, err
 }

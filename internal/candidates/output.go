@@ -1,4 +1,4 @@
-package reporter
+package candidates
 
 import (
 	"errors"
@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 )
 
@@ -38,17 +39,17 @@ func IsOutputRejected(err error) bool {
 	return errors.As(err, &re)
 }
 
-// mib renders a cap for messages.
-func mib(n int64) string {
+// FormatCap renders a cap for messages ("32 MiB").
+func FormatCap(n int64) string {
 	if n%(1<<20) == 0 {
 		return fmt.Sprintf("%d MiB", n>>20)
 	}
 	return fmt.Sprintf("%d bytes", n)
 }
 
-// rel names path relative to the output directory in messages.
-func (r *Reporter) rel(path string) string {
-	if rel, err := filepath.Rel(r.OutputDir, path); err == nil && filepath.IsLocal(rel) {
+// rel names path relative to the output directory dir in messages.
+func rel(dir, path string) string {
+	if rel, err := filepath.Rel(dir, path); err == nil && filepath.IsLocal(rel) {
 		return rel
 	}
 	return path
@@ -85,7 +86,7 @@ func openDirAt(dirfd int, sub, name string) (*os.File, error) {
 }
 
 // openRegularIn opens the file named file directly in dir (no path: file must be one name) as
-// openRegular opens one: O_NOFOLLOW, O_NONBLOCK, and only a regular file. name is the file in
+// OpenRegular opens one: O_NOFOLLOW, O_NONBLOCK, and only a regular file. name is the file in
 // messages; a missing file is reported as os.ErrNotExist.
 func openRegularIn(dir *os.File, file, name string) (*os.File, os.FileInfo, error) {
 	fd, err := unix.Openat(int(dir.Fd()), file, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
@@ -95,7 +96,7 @@ func openRegularIn(dir *os.File, file, name string) (*os.File, os.FileInfo, erro
 	return checkRegular(os.NewFile(uintptr(fd), name), name)
 }
 
-// openRegular opens the file at p (the directory named in p, then the file in it) without
+// OpenRegular opens the file at p (the directory named in p, then the file in it) without
 // following a symbolic link in either (O_NOFOLLOW on both, O_DIRECTORY on the directory) and
 // without blocking on a FIFO (O_NONBLOCK), and refuses anything the open file's fstat does not
 // show as a regular file (devices such as /dev/zero, FIFOs, sockets, directories). The file is
@@ -103,7 +104,7 @@ func openRegularIn(dir *os.File, file, name string) (*os.File, os.FileInfo, erro
 // directory for a symbolic link between the check and the open. The directories above p's own
 // (the output volume's mount) are the operator's. A missing directory or file is reported as
 // os.ErrNotExist; name is the file in messages.
-func openRegular(p, name string) (*os.File, os.FileInfo, error) {
+func OpenRegular(p, name string) (*os.File, os.FileInfo, error) {
 	dirName := path.Dir(name)
 	if dirName == "." {
 		dirName = filepath.Base(filepath.Dir(p))
@@ -116,12 +117,12 @@ func openRegular(p, name string) (*os.File, os.FileInfo, error) {
 	return openRegularIn(dir, filepath.Base(p), name)
 }
 
-// openRegularAt opens dir/sub/file as openRegular opens a file, where sub must be a real
+// OpenRegularAt opens dir/sub/file as OpenRegular opens a file, where sub must be a real
 // directory: sub is opened relative to dir and file relative to sub, each with O_NOFOLLOW (and
 // sub with O_DIRECTORY), so neither can be a symbolic link, nor be swapped for one between a check
 // and the open. name is the file in messages; a missing sub or file is reported as
 // os.ErrNotExist.
-func openRegularAt(dir *os.File, sub, file, name string) (*os.File, os.FileInfo, error) {
+func OpenRegularAt(dir *os.File, sub, file, name string) (*os.File, os.FileInfo, error) {
 	d, err := openDirIn(dir, sub, path.Dir(name))
 	if err != nil {
 		return nil, nil, err
@@ -166,7 +167,7 @@ func readCappedIn(dir *os.File, file, name string, limit int64) ([]byte, error) 
 	}
 	defer f.Close()
 	tooLarge := func(size int64) error {
-		return &OutputRejectedError{File: name, Problem: fmt.Sprintf("is %d bytes, over the reporter's cap of %s", size, mib(limit))}
+		return &OutputRejectedError{File: name, Problem: fmt.Sprintf("is %d bytes, over the reporter's cap of %s", size, FormatCap(limit))}
 	}
 	if st.Size() > limit {
 		return nil, tooLarge(st.Size())
@@ -176,7 +177,7 @@ func readCappedIn(dir *os.File, file, name string, limit int64) ([]byte, error) 
 		return nil, err
 	}
 	if int64(len(data)) > limit {
-		return nil, &OutputRejectedError{File: name, Problem: fmt.Sprintf("grew over the reporter's cap of %s while it was read", mib(limit))}
+		return nil, &OutputRejectedError{File: name, Problem: fmt.Sprintf("grew over the reporter's cap of %s while it was read", FormatCap(limit))}
 	}
 	return data, nil
 }
@@ -193,4 +194,31 @@ func readCapped(p, name string, limit int64) ([]byte, error) {
 	}
 	defer dir.Close()
 	return readCappedIn(dir, filepath.Base(p), name, limit)
+}
+
+// ReadResult reads recommendation.json of the output directory dir through the output caps: dir
+// must be a real directory and the file a regular file (no symbolic links) of at most
+// jobcontract.MaxRecommendationBytes.
+func ReadResult(dir string) (*output.SweepResult, error) {
+	data, err := readCapped(filepath.Join(dir, output.RecommendationFile), output.RecommendationFile, jobcontract.MaxRecommendationBytes)
+	if err != nil {
+		return nil, err
+	}
+	sweep, err := output.ParseSweepResult(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", output.RecommendationFile, err)
+	}
+	return sweep, nil
+}
+
+// openRecommendations opens the recommendations directory of the output directory dir by
+// descriptor: dir, then the recommendations directory in it, neither a symbolic link (openDir),
+// so every configuration is read from the directories that were checked.
+func openRecommendations(dir string) (*os.File, error) {
+	out, err := openDir(dir, filepath.Base(dir))
+	if err != nil {
+		return nil, err
+	}
+	defer out.Close()
+	return openDirIn(out, output.RecommendationsDir, output.RecommendationsDir)
 }

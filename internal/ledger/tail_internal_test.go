@@ -1,13 +1,9 @@
-package reporter
+package ledger
 
 import (
-	"bytes"
-	"compress/gzip"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,6 +12,7 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
+	"github.com/dgdr-operator/dgdr-operator/internal/candidates"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 )
 
@@ -58,16 +55,16 @@ func appendTo(t *testing.T, path, data string) {
 // monotone polls the tail and fails when an error occurs or a progress field went down.
 type monotone struct {
 	t    *testing.T
-	tl   *tail
+	tl   *Tail
 	last v1beta2.RunProgress
 }
 
 func (m *monotone) poll() v1beta2.RunProgress {
 	m.t.Helper()
-	if err := m.tl.poll(); err != nil {
+	if err := m.tl.Poll(); err != nil {
 		m.t.Fatal(err)
 	}
-	p := m.tl.state.progress()
+	p := m.tl.tally.Progress()
 	if p.Budget < m.last.Budget || p.Settled < m.last.Settled || p.Feasible < m.last.Feasible || p.Infeasible < m.last.Infeasible ||
 		p.Failed < m.last.Failed || p.TimedOut < m.last.TimedOut || p.Unsupported < m.last.Unsupported {
 		m.t.Fatalf("progress went backwards: %+v after %+v", p, m.last)
@@ -76,10 +73,10 @@ func (m *monotone) poll() v1beta2.RunProgress {
 	return p
 }
 
-func bestIDs(tl *tail) []string {
+func bestIDs(tl *Tail) []string {
 	var ids []string
-	for _, c := range tl.state.best.list {
-		ids = append(ids, c.id)
+	for _, c := range tl.tally.Best.List() {
+		ids = append(ids, c.ID)
 	}
 	return ids
 }
@@ -92,8 +89,7 @@ func TestTailReadsTheRealLedger(t *testing.T) {
 	lines := realLedger(t)
 	dir := t.TempDir()
 	ledger := filepath.Join(dir, output.EventsFile)
-	tl := newTail(dir, "")
-	tl.state.best.limit = 3
+	tl := NewTail(dir, "", 3)
 	m := &monotone{t: t, tl: tl}
 	if p := m.poll(); p != (v1beta2.RunProgress{}) {
 		t.Errorf("before the ledger exists: %+v", p)
@@ -122,13 +118,13 @@ func TestTailReadsTheRealLedger(t *testing.T) {
 	if diff := cmp.Diff([]string{"candidate-000004", "candidate-000003", "candidate-000001"}, bestIDs(tl)); diff != "" {
 		t.Errorf("best so far (-want +got):\n%s", diff)
 	}
-	best := tl.state.best.list[0]
-	if best.score != 3260.8098732350354 || best.usedGPUs != 4 || best.rec.Metrics["output_throughput_tok_s"] != best.score ||
-		!strings.Contains(best.key, `"mode":"aggregated"`) || best.rec.Status != output.StatusFeasible {
+	best := tl.tally.Best.List()[0]
+	if best.Score != 3260.8098732350354 || best.UsedGPUs != 4 || best.Record.Metrics["output_throughput_tok_s"] != best.Score ||
+		!strings.Contains(best.Config, `"mode":"aggregated"`) || best.Record.Status != output.StatusFeasible {
 		t.Errorf("best candidate %+v", best)
 	}
-	if len(tl.state.reasonCounts()) != 0 {
-		t.Errorf("not-feasible reasons %v of an all-feasible ledger", tl.state.reasonCounts())
+	if len(tl.tally.ReasonCounts()) != 0 {
+		t.Errorf("not-feasible reasons %v of an all-feasible ledger", tl.tally.ReasonCounts())
 	}
 }
 
@@ -150,8 +146,7 @@ func TestTailFollowsTheLiveMonitor(t *testing.T) {
 	monitorDir := filepath.Join(tmp, "aisimulate-monitor-3h_9zk0p")
 	monitor := filepath.Join(monitorDir, "events.jsonl")
 	copyPath := filepath.Join(out, output.EventsFile)
-	tl := newTail(out, tmp)
-	tl.state.best.limit = 3
+	tl := NewTail(out, tmp, 3)
 	m := &monotone{t: t, tl: tl}
 
 	// The monitor directory exists before its ledger.
@@ -208,7 +203,7 @@ func TestTailSearchKilledMidLine(t *testing.T) {
 	lines := realLedger(t)
 	out, tmp := t.TempDir(), t.TempDir()
 	monitorDir := filepath.Join(tmp, "aisimulate-monitor-abcdefgh")
-	tl := newTail(out, tmp)
+	tl := NewTail(out, tmp, 0)
 	m := &monotone{t: t, tl: tl}
 	appendTo(t, filepath.Join(monitorDir, "events.jsonl"), strings.Join(lines[:6], "")+lines[6][:50])
 	if p := m.poll(); p.Settled != 2 {
@@ -230,8 +225,7 @@ func TestTailOutputCopyThatDiffers(t *testing.T) {
 	lines := realLedger(t)
 	out, tmp := t.TempDir(), t.TempDir()
 	monitorDir := filepath.Join(tmp, "aisimulate-monitor-abcdefgh")
-	tl := newTail(out, tmp)
-	tl.state.best.limit = 5
+	tl := NewTail(out, tmp, 5)
 	m := &monotone{t: t, tl: tl}
 	appendTo(t, filepath.Join(monitorDir, "events.jsonl"), strings.Join(lines[:7], ""))
 	if p := m.poll(); p.Settled != 3 {
@@ -268,7 +262,7 @@ func TestTailOutputCopyThatDiffers(t *testing.T) {
 func TestTailAisimHasNoMonitor(t *testing.T) {
 	lines := realLedger(t)
 	out, tmp := t.TempDir(), t.TempDir()
-	tl := newTail(out, tmp)
+	tl := NewTail(out, tmp, 0)
 	m := &monotone{t: t, tl: tl}
 	m.poll()
 	appendTo(t, filepath.Join(out, output.EventsFile), strings.Join(lines[:5], ""))
@@ -280,9 +274,9 @@ func TestTailAisimHasNoMonitor(t *testing.T) {
 		t.Fatalf("%+v", p)
 	}
 	// A search tmp that is not mounted is no error either.
-	tl = newTail(out, filepath.Join(tmp, "absent"))
-	if err := tl.poll(); err != nil || tl.state.progress().Settled != 5 {
-		t.Errorf("without the search tmp: %v, %+v", err, tl.state.progress())
+	tl = NewTail(out, filepath.Join(tmp, "absent"), 0)
+	if err := tl.Poll(); err != nil || tl.tally.Progress().Settled != 5 {
+		t.Errorf("without the search tmp: %v, %+v", err, tl.tally.Progress())
 	}
 }
 
@@ -362,62 +356,21 @@ func TestTailHostileMonitor(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			out, tmp := t.TempDir(), t.TempDir()
 			tc.setup(t, tmp)
-			tl := newTail(out, tmp)
-			err := tl.poll()
+			tl := NewTail(out, tmp, 0)
+			err := tl.Poll()
 			if tc.want == "" {
-				if err != nil || tl.state.progress().Settled != 0 || tl.monitor != "" {
-					t.Errorf("err %v, progress %+v, monitor %q: want nothing followed", err, tl.state.progress(), tl.monitor)
+				if err != nil || tl.tally.Progress().Settled != 0 || tl.monitor != "" {
+					t.Errorf("err %v, progress %+v, monitor %q: want nothing followed", err, tl.tally.Progress(), tl.monitor)
 				}
 				return
 			}
-			var rejected *OutputRejectedError
+			var rejected *candidates.OutputRejectedError
 			if !errors.As(err, &rejected) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want an output rejection containing %q", err, tc.want)
 			}
-			if err := tl.poll(); !errors.Is(err, rejected) {
+			if err := tl.Poll(); !errors.Is(err, rejected) {
 				t.Errorf("the rejection does not stick: %v", err)
 			}
 		})
-	}
-}
-
-// TestArtifactsKeepTheLiveLedger: a search stopped before AISimulate copied its ledger into the
-// output directory keeps the monitor's ledger as the Run's artifacts.
-func TestArtifactsKeepTheLiveLedger(t *testing.T) {
-	lines := realLedger(t)
-	out, tmp := t.TempDir(), t.TempDir()
-	live := strings.Join(lines[:7], "") + lines[7][:40]
-	appendTo(t, filepath.Join(tmp, "aisimulate-monitor-abcdefgh", "events.jsonl"), live)
-	r := &Reporter{OutputDir: out}
-	run := &v1beta2.DynamoGraphDeploymentRun{}
-	run.Name, run.Namespace, run.UID = "r", "ns", "uid"
-	if cm, _, err := r.buildArtifacts(run); err != nil || cm != nil {
-		t.Fatalf("without a tail: %v, %v", cm, err)
-	}
-	r.tail = newTail(out, tmp)
-	if err := r.tail.poll(); err != nil {
-		t.Fatal(err)
-	}
-	cm, truncated, err := r.buildArtifacts(run)
-	if err != nil || cm == nil || truncated {
-		t.Fatalf("%v, truncated %v, err %v", cm, truncated, err)
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(cm.BinaryData[jobcontract.ArtifactEventsKey]))
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, _ := io.ReadAll(zr)
-	if string(got) != live {
-		t.Errorf("kept %d bytes, want the live ledger's %d", len(got), len(live))
-	}
-	if _, ok := cm.BinaryData[jobcontract.ArtifactRecommendationKey]; ok {
-		t.Error("a recommendation.json was kept although there is none")
-	}
-	// Once the output copy exists, it is what is kept.
-	appendTo(t, filepath.Join(out, output.EventsFile), lines[0])
-	cm, _, _ = r.buildArtifacts(run)
-	zr, _ = gzip.NewReader(bytes.NewReader(cm.BinaryData[jobcontract.ArtifactEventsKey]))
-	if got, _ := io.ReadAll(zr); !slices.Equal(got, []byte(lines[0])) {
-		t.Errorf("with the output copy: kept %q", got)
 	}
 }

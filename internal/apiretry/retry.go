@@ -1,4 +1,7 @@
-package reporter
+// Package apiretry retries Kubernetes API calls that failed for a transient reason, for the
+// processes of a search Job (the reporter and the input init container), which must ride out an
+// API server restart without failing the search.
+package apiretry
 
 import (
 	"context"
@@ -18,14 +21,14 @@ import (
 	"k8s.io/client-go/discovery"
 )
 
-// DefaultAPIRetryTimeout bounds how long the reporter keeps retrying API calls that failed for a
+// DefaultTimeout bounds how long Do keeps retrying API calls that failed for a
 // transient reason (the API server restarting, a network blip, throttling) before giving up.
-const DefaultAPIRetryTimeout = 3 * time.Minute
+const DefaultTimeout = 3 * time.Minute
 
-// transient tells whether an error may go away by itself: the API server could not be reached or
+// Transient tells whether an error may go away by itself: the API server could not be reached or
 // answered that it is busy or unavailable. Everything else (not found, forbidden, invalid, a
 // foreign Candidate, an unreadable result) is final.
-func transient(err error) bool {
+func Transient(err error) bool {
 	if err == nil || errors.Is(err, context.Canceled) {
 		return false
 	}
@@ -51,14 +54,14 @@ func transient(err error) bool {
 		strings.Contains(err.Error(), "connection refused") || errors.As(err, &discoveryErr) || meta.IsNoMatchError(err)
 }
 
-// apiBackoff spaces the attempts of retry: 200 ms, doubling up to 5 s, then every 5 s. Steps
+// apiBackoff spaces the attempts of Do: 200 ms, doubling up to 5 s, then every 5 s. Steps
 // is unbounded because the overall bound is a timeout, not a number of attempts.
 var apiBackoff = wait.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Cap: 5 * time.Second, Steps: math.MaxInt32}
 
-// retry runs f until it succeeds, fails for a reason that is not transient, timeout passes or
+// Do runs f until it succeeds, fails for a reason that is not transient, timeout passes or
 // ctx is done, waiting apiBackoff between attempts, and returns f's last error. f must be
 // idempotent. log, if set, is told of every transient error that is retried.
-func retry(ctx context.Context, timeout time.Duration, log func(err error), f func() error) error {
+func Do(ctx context.Context, timeout time.Duration, log func(err error), f func() error) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var last error
@@ -69,11 +72,11 @@ func retry(ctx context.Context, timeout time.Duration, log func(err error), f fu
 		// An API server that was just unreachable or unavailable answers Forbidden until its
 		// authorizer has loaded the RBAC objects again (the chaos suite's API server restart
 		// hit this in the search pod); after such an outage Forbidden is retried as well.
-		retryable := transient(last) || (restarting && apierrors.IsForbidden(last))
+		retryable := Transient(last) || (restarting && apierrors.IsForbidden(last))
 		if last == nil || !retryable {
 			return true, nil
 		}
-		if transient(last) && !apierrors.IsConflict(last) && !apierrors.IsTooManyRequests(last) {
+		if Transient(last) && !apierrors.IsConflict(last) && !apierrors.IsTooManyRequests(last) {
 			restarting = true
 		}
 		if log != nil {

@@ -1,0 +1,100 @@
+package candidates
+
+import (
+	"encoding/json"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
+)
+
+// Settled is a feasible candidate of the ledger, with what rendering it needs.
+type Settled struct {
+	ID       string
+	Score    float64
+	UsedGPUs int
+	// Config is the record's prediction_config as JSON: the configuration rendered, and what
+	// tells identical configurations apart.
+	Config string
+	// Record is the record's id, status, score, GPUs, metrics and error band.
+	Record *output.Candidate
+	// order is when it settled (BestSoFar's tie-break).
+	order int
+}
+
+// BestSoFar keeps the best Limit feasible candidates settled so far, best first: score
+// descending, then fewer GPUs, then earlier settled. Memory stays bounded by Limit; a Limit of 0
+// keeps none.
+type BestSoFar struct {
+	Limit int
+	seq   int
+	list  []Settled
+}
+
+func better(a, b Settled) bool {
+	if a.Score != b.Score {
+		return a.Score > b.Score
+	}
+	if a.UsedGPUs != b.UsedGPUs {
+		return a.UsedGPUs < b.UsedGPUs
+	}
+	return a.order < b.order
+}
+
+// Offer ranks c among the best so far (c settled after every candidate offered before).
+func (b *BestSoFar) Offer(c Settled) {
+	b.seq++
+	c.order = b.seq
+	if b.Limit <= 0 {
+		return
+	}
+	for _, x := range b.list {
+		if x.ID == c.ID || x.Config == c.Config {
+			return // the recommender keeps the first of identical configurations
+		}
+	}
+	// The first entry c is better than (ties go after: c settled last).
+	i := len(b.list)
+	for j := range b.list {
+		if better(c, b.list[j]) {
+			i = j
+			break
+		}
+	}
+	if i >= b.Limit {
+		return
+	}
+	b.list = slices.Insert(b.list, i, c)
+	if len(b.list) > b.Limit {
+		b.list = b.list[:b.Limit]
+	}
+}
+
+// List is the best so far, best first (not to be modified).
+func (b *BestSoFar) List() []Settled { return b.list }
+
+// Signature identifies the ranking (ids in order).
+func (b *BestSoFar) Signature() string {
+	ids := make([]string, len(b.list))
+	for i, c := range b.list {
+		ids[i] = c.ID
+	}
+	return strings.Join(ids, ",")
+}
+
+// offerRecord offers a feasible candidate_completed record with a finite score and its concrete
+// configuration; any other is ignored.
+func (b *BestSoFar) offerRecord(c *output.Candidate) {
+	if c.Score == nil || math.IsNaN(*c.Score) || math.IsInf(*c.Score, 0) || len(c.PredictionConfig) == 0 {
+		return
+	}
+	key, err := json.Marshal(c.PredictionConfig)
+	if err != nil {
+		return
+	}
+	// Only what rendering needs is kept: AISimulate's sample config and provenance are large.
+	rec := &output.Candidate{CandidateID: c.CandidateID, Status: c.Status, UsedGPUs: c.UsedGPUs, Score: c.Score,
+		Metrics: c.Metrics, ErrorBand: c.ErrorBand}
+	b.Offer(Settled{ID: c.CandidateID, Score: *c.Score, UsedGPUs: c.UsedGPUs, Config: string(key), Record: rec})
+}

@@ -1,0 +1,215 @@
+package candidates
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/yaml"
+
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
+	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
+	"github.com/dgdr-operator/dgdr-operator/internal/naming"
+	"github.com/dgdr-operator/dgdr-operator/internal/render"
+	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
+)
+
+// DefaultMaxCandidates applies when the Run's spec.recommendation.maxCandidates is unset.
+const DefaultMaxCandidates = 5
+
+// View names of recommendation.json.
+const (
+	ViewTopN        = "top_n"
+	ViewParetoFront = "pareto_front"
+)
+
+// Options are what rendering a Candidate needs besides the Run and the record.
+type Options struct {
+	// RuntimeImages maps backends to Dynamo runtime images.
+	RuntimeImages map[string]string
+	// GPUsPerNode is the node size used to render multinode workers.
+	GPUsPerNode int
+	// PlannerImage is the image of the rendered Planner component (planner.enabled).
+	PlannerImage string
+	// Now stamps the Evaluated condition (default time.Now).
+	Now func() time.Time
+}
+
+func (o Options) now() time.Time {
+	if o.Now == nil {
+		return time.Now()
+	}
+	return o.Now()
+}
+
+// MaxCandidates is the Run's spec.recommendation.maxCandidates, or DefaultMaxCandidates.
+func MaxCandidates(run *v1beta2.DynamoGraphDeploymentRun) int {
+	if rs := run.Spec.Recommendation; rs != nil && rs.MaxCandidates != nil && *rs.MaxCandidates > 0 {
+		return int(*rs.MaxCandidates)
+	}
+	return DefaultMaxCandidates
+}
+
+// ViewName is the view recommendation.json ranks its candidates in.
+func ViewName(s *output.SweepResult) string {
+	if len(s.Views.ParetoFront) > 0 {
+		return ViewParetoFront
+	}
+	return ViewTopN
+}
+
+// FromOutput returns the Candidates the reporter publishes for run from the search output in
+// dir, best first.
+func FromOutput(run *v1beta2.DynamoGraphDeploymentRun, dir string, o Options) ([]v1beta2.DynamoGraphDeploymentCandidate, error) {
+	sweep, err := ReadResult(dir)
+	if err != nil {
+		return nil, err
+	}
+	return FromResult(run, dir, sweep, o)
+}
+
+// FromResult builds the Candidates of sweep (recommendation.json of the output directory dir) in
+// view order, at most MaxCandidates(run). Each configuration is read through the output caps; a
+// file that breaks them is an OutputRejectedError.
+func FromResult(run *v1beta2.DynamoGraphDeploymentRun, dir string, sweep *output.SweepResult, o Options) ([]v1beta2.DynamoGraphDeploymentCandidate, error) {
+	ids := sweep.Views.Selected()
+	if limit := MaxCandidates(run); len(ids) > limit {
+		ids = ids[:limit]
+	}
+	out := make([]v1beta2.DynamoGraphDeploymentCandidate, 0, len(ids))
+	var recs *os.File // the recommendations directory, opened once and read by descriptor
+	for i, id := range ids {
+		rec, ok := sweep.Candidate(id)
+		if !ok {
+			return nil, fmt.Errorf("recommendation.json: view entry %s has no candidate record", id)
+		}
+		path := output.RecommendationPath(dir, i)
+		if i == 0 {
+			var err error
+			if recs, err = openRecommendations(dir); err != nil {
+				if IsOutputRejected(err) {
+					return nil, err
+				}
+				return nil, fmt.Errorf("reading the configuration of %s: %w", id, err)
+			}
+			defer recs.Close()
+		}
+		data, err := readCappedIn(recs, filepath.Base(path), rel(dir, path), jobcontract.MaxConfigurationBytes)
+		if err != nil {
+			if IsOutputRejected(err) {
+				return nil, err
+			}
+			return nil, fmt.Errorf("reading the configuration of %s: %w", id, err)
+		}
+		var doc map[string]any
+		if err := yaml.Unmarshal(data, &doc); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		c, err := Render(run, sweep.Provenance, ViewName(sweep), rec, doc, i+1, o)
+		if err != nil {
+			return nil, fmt.Errorf("%s (%s): %w", id, path, err)
+		}
+		out = append(out, *c)
+	}
+	return out, nil
+}
+
+// Provisional renders the best candidates so far, of settled candidates in all, as provisional
+// Candidates: no rank label, since ranks move between rounds and a round cut short must not leave
+// two Candidates labelled with the same rank. A candidate that cannot be rendered is left out and
+// handed to skipped.
+func Provisional(run *v1beta2.DynamoGraphDeploymentRun, best []Settled, settled int64, o Options, skipped func(id string, err error)) []v1beta2.DynamoGraphDeploymentCandidate {
+	prov := output.Provenance{Implementation: "the search"}
+	out := make([]v1beta2.DynamoGraphDeploymentCandidate, 0, len(best))
+	for _, sc := range best {
+		var doc map[string]any
+		if err := json.Unmarshal([]byte(sc.Config), &doc); err != nil {
+			continue
+		}
+		rank := len(out) + 1
+		c, err := Render(run, prov, ViewTopN, sc.Record, doc, rank, o)
+		if err != nil {
+			skipped(sc.ID, err)
+			continue
+		}
+		c.Status.Provisional = true
+		delete(c.Labels, v1beta2.LabelCandidateRank)
+		c.Status.Conditions[0].Message = fmt.Sprintf("provisional: rank %d of the best candidates among %d settled so far; the final ranking replaces it when the search ends", rank, settled)
+		out = append(out, *c)
+	}
+	return out
+}
+
+// Render builds the Candidate of rank of the record rec whose configuration is doc, predicted by
+// prov and ranked in view.
+func Render(run *v1beta2.DynamoGraphDeploymentRun, prov output.Provenance, view string, rec *output.Candidate, doc map[string]any, rank int, o Options) (*v1beta2.DynamoGraphDeploymentCandidate, error) {
+	name := naming.CandidateName(run.Name, rec.CandidateID)
+	dgd, sum, err := render.Render(doc, render.RunOptions(run, name, o.RuntimeImages, o.GPUsPerNode, o.PlannerImage))
+	if err != nil {
+		return nil, fmt.Errorf("rendering: %w", err)
+	}
+	gd, err := json.Marshal(dgd)
+	if err != nil {
+		return nil, err
+	}
+	params, err := json.Marshal(doc)
+	if err != nil {
+		return nil, err
+	}
+	gpus := rec.UsedGPUs
+	if gpus <= 0 {
+		gpus = sum.GPUs
+	}
+	mode := v1beta2.ModeAggregated
+	if sum.Mode == render.ModeDisaggregated {
+		mode = v1beta2.ModeDisaggregated
+	}
+	labels := map[string]string{
+		v1beta2.LabelRunName:       run.Name,
+		v1beta2.LabelRunUID:        string(run.UID),
+		v1beta2.LabelCandidateRank: strconv.Itoa(rank),
+	}
+	for _, k := range []string{v1beta2.LabelRequestName, v1beta2.LabelRequestUID, v1beta2.LabelRequestGeneration} {
+		if v, ok := run.Labels[k]; ok {
+			labels[k] = v
+		}
+	}
+	c := &v1beta2.DynamoGraphDeploymentCandidate{
+		TypeMeta: metav1.TypeMeta{APIVersion: v1beta2.GroupVersion.String(), Kind: "DynamoGraphDeploymentCandidate"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      name,
+			Namespace: run.Namespace,
+			Labels:    labels,
+		},
+		Spec: v1beta2.DynamoGraphDeploymentCandidateSpec{
+			Backend:         v1beta2.Backend(sum.Backend),
+			Mode:            mode,
+			GPUs:            int32(gpus),
+			GraphDeployment: runtime.RawExtension{Raw: gd},
+			Parameters:      runtime.RawExtension{Raw: params},
+		},
+		Status: v1beta2.DynamoGraphDeploymentCandidateStatus{
+			Rank:        int32(rank),
+			CandidateID: rec.CandidateID,
+			Metrics:     Metrics(rec),
+			Conditions: []metav1.Condition{{
+				Type:               v1beta2.ConditionEvaluated,
+				Status:             metav1.ConditionTrue,
+				Reason:             v1beta2.ReasonFeasible,
+				Message:            fmt.Sprintf("predicted by %s %s; rank %d of view %s", prov.Implementation, prov.ImplementationVersion, rank, view),
+				LastTransitionTime: metav1.NewTime(o.now().Truncate(time.Second)),
+			}},
+		},
+	}
+	if err := controllerutil.SetControllerReference(run, c, scheme.Scheme); err != nil {
+		return nil, err
+	}
+	return c, nil
+}

@@ -1,0 +1,70 @@
+package candidates
+
+import (
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
+)
+
+// Metrics maps a candidate record's metrics to the API's CandidateMetrics.
+func Metrics(rec *output.Candidate) *v1beta2.CandidateMetrics {
+	get := func(keys ...string) *float64 {
+		for _, k := range keys {
+			if v, ok := rec.Metrics[k]; ok {
+				v := v
+				return &v
+			}
+		}
+		return nil
+	}
+	m := &v1beta2.CandidateMetrics{
+		Score:             copyFloat(rec.Score),
+		TTFTMs:            get("mean_ttft_ms"),
+		ITLMs:             get("mean_itl_ms", "mean_tpot_ms"),
+		E2EMs:             get("mean_e2e_latency_ms"),
+		Throughput:        get("output_throughput_tok_s"),
+		ThroughputPerGPU:  get("output_throughput_tok_s_per_gpu"),
+		ThroughputPerUser: get("mean_output_token_throughput_per_user"),
+		RequestsPerSecond: get("request_throughput_rps"),
+		GPUs:              int32(rec.UsedGPUs),
+	}
+	if m.ThroughputPerGPU == nil && m.Throughput != nil && rec.UsedGPUs > 0 {
+		v := *m.Throughput / float64(rec.UsedGPUs)
+		m.ThroughputPerGPU = &v
+	}
+	m.ErrorBand = errorBand(rec.ErrorBand)
+	return m
+}
+
+// errorBand maps the recommender's error band (keyed by metric: ttft_ms, tpot_ms or itl_ms) to
+// the API's; nil when the recommender wrote none.
+func errorBand(b *output.ErrorBand) *v1beta2.MetricsErrorBand {
+	if b == nil {
+		return nil
+	}
+	out := &v1beta2.MetricsErrorBand{Basis: b.Basis, Extrapolated: b.Extrapolated}
+	pick := func(keys ...string) (*float64, *float64) {
+		for _, k := range keys {
+			if r, ok := b.Metrics[k]; ok {
+				return &r.MedianAbsPct, &r.P80AbsPct
+			}
+		}
+		return nil, nil
+	}
+	out.TTFTPct, out.TTFTP80Pct = pick("ttft_ms")
+	out.ITLPct, out.ITLP80Pct = pick("itl_ms", "tpot_ms")
+	if out.TTFTPct == nil && out.ITLPct == nil {
+		return nil
+	}
+	if len(out.Basis) > 512 {
+		out.Basis = out.Basis[:512]
+	}
+	return out
+}
+
+func copyFloat(p *float64) *float64 {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}
