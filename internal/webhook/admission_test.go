@@ -291,7 +291,7 @@ func mustJSON(t *testing.T, v any) []byte {
 // CRDs' CEL rules alone: no webhook serves these kinds); status can.
 func TestRunAndCandidateSpecsAreImmutable(t *testing.T) {
 	ctx := context.Background()
-	run := builders.Run("default", "immutable-run").WithSpec(builders.Request("", "").Model("m").GPUSKU("h200_sxm").Obj().Spec).Obj()
+	run := builders.Run("default", "immutable-run").WithSpec(builders.Request("", "").Model("m").GPUSKU("h200_sxm").Spec).Obj()
 	if err := k8s.Create(ctx, run); err != nil {
 		t.Fatal(err)
 	}

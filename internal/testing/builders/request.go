@@ -40,6 +40,12 @@ func (w *RequestWrapper) Model(name string) *RequestWrapper {
 	return w
 }
 
+// Revision sets spec.model.revision.
+func (w *RequestWrapper) Revision(rev string) *RequestWrapper {
+	w.Spec.Model.Revision = rev
+	return w
+}
+
 // UID sets metadata.uid (objects that never reach an API server).
 func (w *RequestWrapper) UID(uid types.UID) *RequestWrapper {
 	w.ObjectMeta.UID = uid
