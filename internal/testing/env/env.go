@@ -6,6 +6,9 @@
 // webhook, so every environment serves /convert over TLS: the manager's webhook server when
 // Options.Webhooks is set (NewManager registers it), otherwise a conversion-only server that
 // Start runs, so that even a bare environment converts as a cluster does.
+//
+// Namespace and UserClient serve the sandbox suites as well: a fresh namespace per test, and a
+// client of a user who holds only the RBAC rules a test grants.
 package env
 
 import (

@@ -27,15 +27,21 @@ func Namespace(t testing.TB, c client.Client, prefix string) string {
 func LabelledNamespace(t testing.TB, c client.Client, prefix string, labels map[string]string) string {
 	t.Helper()
 	if prefix == "" {
-		prefix = notInName.ReplaceAllString(strings.ToLower(t.Name()), "-")
-		if len(prefix) > 40 {
-			prefix = prefix[:40]
-		}
-		prefix = strings.Trim(prefix, "-")
+		prefix = namePrefix(t.Name())
 	}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-", Labels: labels}}
 	if err := c.Create(context.Background(), ns); err != nil {
 		t.Fatalf("creating a namespace %s-...: %v", prefix, err)
 	}
 	return ns.Name
+}
+
+// namePrefix derives a namespace name's prefix from a test's name: lower case, each run of other
+// characters than letters, digits and '-' made one '-', at most 40 characters.
+func namePrefix(testName string) string {
+	p := notInName.ReplaceAllString(strings.ToLower(testName), "-")
+	if len(p) > 40 {
+		p = p[:40]
+	}
+	return strings.Trim(p, "-")
 }
