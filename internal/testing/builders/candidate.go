@@ -37,10 +37,7 @@ func (w *CandidateWrapper) OwnedBy(run *v1beta2.DynamoGraphDeploymentRun) *Candi
 
 // Label sets a label.
 func (w *CandidateWrapper) Label(k, v string) *CandidateWrapper {
-	if w.Labels == nil {
-		w.Labels = map[string]string{}
-	}
-	w.Labels[k] = v
+	w.Labels = with(w.Labels, k, v)
 	return w
 }
 

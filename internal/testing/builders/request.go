@@ -60,20 +60,23 @@ func (w *RequestWrapper) Generation(g int64) *RequestWrapper {
 
 // Label sets a label.
 func (w *RequestWrapper) Label(k, v string) *RequestWrapper {
-	if w.Labels == nil {
-		w.Labels = map[string]string{}
-	}
-	w.Labels[k] = v
+	w.Labels = with(w.Labels, k, v)
 	return w
 }
 
 // Annotation sets an annotation.
 func (w *RequestWrapper) Annotation(k, v string) *RequestWrapper {
-	if w.Annotations == nil {
-		w.Annotations = map[string]string{}
-	}
-	w.Annotations[k] = v
+	w.Annotations = with(w.Annotations, k, v)
 	return w
+}
+
+// with sets k to v in m, making m when it is nil.
+func with(m map[string]string, k, v string) map[string]string {
+	if m == nil {
+		m = map[string]string{}
+	}
+	m[k] = v
+	return m
 }
 
 func (w *RequestWrapper) gpu() *v1beta2.GPUSpec {

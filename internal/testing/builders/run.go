@@ -46,19 +46,13 @@ func (w *RunWrapper) WithSpec(spec v1beta2.DynamoGraphDeploymentRequestSpec) *Ru
 
 // Label sets a label.
 func (w *RunWrapper) Label(k, v string) *RunWrapper {
-	if w.Labels == nil {
-		w.Labels = map[string]string{}
-	}
-	w.Labels[k] = v
+	w.Labels = with(w.Labels, k, v)
 	return w
 }
 
 // Annotation sets an annotation.
 func (w *RunWrapper) Annotation(k, v string) *RunWrapper {
-	if w.Annotations == nil {
-		w.Annotations = map[string]string{}
-	}
-	w.Annotations[k] = v
+	w.Annotations = with(w.Annotations, k, v)
 	return w
 }
 
