@@ -395,7 +395,7 @@ func TestOperatorTokenIsFenced(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	r := &v1beta2.DynamoGraphDeploymentRun{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "x", UID: "00000000-0000-0000-0000-000000000000"}}
+	r := builders.Run("kube-system", "x").UID("00000000-0000-0000-0000-000000000000").Obj()
 	sysJob := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "dgdr-attack"},
 		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
 			ServiceAccountName: jobcontract.SearchIdentity(r.UID),
