@@ -1,7 +1,10 @@
 package main
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -28,6 +31,36 @@ func TestOperatorLinksNoTools(t *testing.T) {
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		if strings.Contains(line, module+"/internal/reporter") {
 			t.Errorf("a controller imports the reporter: %s", line)
+		}
+	}
+}
+
+// TestControllersUseTheKit: both controllers reconcile with the controller kit
+// (internal/controller/status) and write their object's status only through its Writer, so a
+// fix to the stale-cache guard, the no-op skip or the event queue is made once.
+func TestControllersUseTheKit(t *testing.T) {
+	kit := module + "/internal/controller/status"
+	for _, dir := range []string{"../../internal/controller/request", "../../internal/controller/run"} {
+		out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}\n{{.Dir}}\n{{join .GoFiles \" \"}}\n{{join .Imports \" \"}}", dir).Output()
+		if err != nil {
+			t.Fatalf("go list %s: %v", dir, err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		if len(lines) != 4 {
+			t.Fatalf("go list %s: unexpected output %q", dir, out)
+		}
+		pkg, pkgDir, files, imports := lines[0], lines[1], strings.Fields(lines[2]), strings.Fields(lines[3])
+		if !slices.Contains(imports, kit) {
+			t.Errorf("%s does not import the controller kit %s", pkg, kit)
+		}
+		for _, f := range files {
+			src, err := os.ReadFile(filepath.Join(pkgDir, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(src), ".Status().Patch(") || strings.Contains(string(src), ".Status().Update(") {
+				t.Errorf("%s/%s writes a status itself; use status.Writer", pkg, f)
+			}
 		}
 	}
 }

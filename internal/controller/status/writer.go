@@ -1,7 +1,8 @@
 // Package status is the kit both controllers reconcile with. A reconcile fetches its object,
-// asks the Expectations whether the cache still shows a version older than its own last status
-// write, computes the new status on the object, writes it once through a Writer, and emits the
-// Events it queued only after the write succeeded.
+// asks the Expectations whether the cache still shows the version its own last status write was
+// computed from, computes the new status on the object, writes it once through a Writer, and
+// emits the Events it queued only after the write succeeded. Sightings time conditions that
+// must last a while before they count; Workers sizes a controller's concurrency.
 package status
 
 import (
