@@ -38,7 +38,6 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/crdinstall"
 	"github.com/dgdr-operator/dgdr-operator/internal/features"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
-	"github.com/dgdr-operator/dgdr-operator/internal/reporter"
 	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
 	dgdrwebhook "github.com/dgdr-operator/dgdr-operator/internal/webhook"
 )
@@ -91,7 +90,7 @@ config.dgdr.nvidia.com/v1alpha1); see docs/operator.md.`,
 // subcommands are the other entry points of the binary: `report`, the reporter of every search
 // Job (version-locked to the operator because it is the same image).
 func subcommands() []*cobra.Command {
-	return []*cobra.Command{reporter.NewCommand()}
+	return []*cobra.Command{newReportCommand(&reportOptions{})}
 }
 
 // runManager loads the configuration and runs the manager until ctx ends.

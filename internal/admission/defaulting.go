@@ -12,14 +12,14 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 )
 
 // Defaults materialized by admission (SPEC §4.1).
 const (
-	DefaultInputTokens   int32 = 1024
-	DefaultOutputTokens  int32 = 128
-	DefaultConcurrency   int32 = 10
-	DefaultMaxCandidates int32 = 5
+	DefaultInputTokens  int32 = 1024
+	DefaultOutputTokens int32 = 128
+	DefaultConcurrency  int32 = 10
 )
 
 // DefaultingOptions carries what defaulting needs from the operator configuration and the
@@ -117,7 +117,7 @@ func Default(dgdr *v1beta2.DynamoGraphDeploymentRequest, opts DefaultingOptions)
 		spec.Recommendation = &v1beta2.RecommendationSpec{}
 	}
 	if spec.Recommendation.MaxCandidates == nil {
-		spec.Recommendation.MaxCandidates = ptr.To(DefaultMaxCandidates)
+		spec.Recommendation.MaxCandidates = ptr.To(int32(output.DefaultMaxCandidates))
 	}
 	return errs
 }

@@ -1,6 +1,7 @@
 package candidates
 
 import (
+	"cmp"
 	"encoding/json"
 	"math"
 	"slices"
@@ -11,21 +12,19 @@ import (
 
 // Settled is a feasible candidate of the ledger, with what rendering it needs.
 type Settled struct {
-	ID       string
-	Score    float64
-	UsedGPUs int
+	ID string
 	// Config is the record's prediction_config as JSON: the configuration rendered, and what
 	// tells identical configurations apart.
 	Config string
-	// Record is the record's id, status, score, GPUs, metrics and error band.
+	// Record is the record's id, status, score (set and finite), GPUs, metrics and error band.
 	Record *output.Candidate
 	// order is when it settled (BestSoFar's tie-break).
 	order int
 }
 
-// BestSoFar keeps the best Limit feasible candidates settled so far, best first: score
-// descending, then fewer GPUs, then earlier settled. Memory stays bounded by Limit; a Limit of 0
-// keeps none.
+// BestSoFar keeps the best Limit feasible candidates settled so far, best first by the
+// recommender's ranking rule (output.CompareRank), ties to the earlier settled. Memory stays
+// bounded by Limit; a Limit of 0 keeps none.
 type BestSoFar struct {
 	Limit int
 	seq   int
@@ -33,17 +32,12 @@ type BestSoFar struct {
 }
 
 func better(a, b Settled) bool {
-	if a.Score != b.Score {
-		return a.Score > b.Score
-	}
-	if a.UsedGPUs != b.UsedGPUs {
-		return a.UsedGPUs < b.UsedGPUs
-	}
-	return a.order < b.order
+	settledFirst := func(*output.Candidate, *output.Candidate) int { return cmp.Compare(a.order, b.order) }
+	return output.CompareRank(a.Record, b.Record, settledFirst) < 0
 }
 
-// Offer ranks c among the best so far (c settled after every candidate offered before).
-func (b *BestSoFar) Offer(c Settled) {
+// offer ranks c among the best so far (c settled after every candidate offered before).
+func (b *BestSoFar) offer(c Settled) {
 	b.seq++
 	c.order = b.seq
 	if b.Limit <= 0 {
@@ -86,7 +80,7 @@ func (b *BestSoFar) Signature() string {
 // offerRecord offers a feasible candidate_completed record with a finite score and its concrete
 // configuration; any other is ignored.
 func (b *BestSoFar) offerRecord(c *output.Candidate) {
-	if c.Score == nil || math.IsNaN(*c.Score) || math.IsInf(*c.Score, 0) || len(c.PredictionConfig) == 0 {
+	if c.Score == nil || math.IsNaN(*c.Score) || math.IsInf(*c.Score, 0) || c.PredictionConfig == nil {
 		return
 	}
 	key, err := json.Marshal(c.PredictionConfig)
@@ -96,5 +90,5 @@ func (b *BestSoFar) offerRecord(c *output.Candidate) {
 	// Only what rendering needs is kept: AISimulate's sample config and provenance are large.
 	rec := &output.Candidate{CandidateID: c.CandidateID, Status: c.Status, UsedGPUs: c.UsedGPUs, Score: c.Score,
 		Metrics: c.Metrics, ErrorBand: c.ErrorBand}
-	b.Offer(Settled{ID: c.CandidateID, Score: *c.Score, UsedGPUs: c.UsedGPUs, Config: string(key), Record: rec})
+	b.offer(Settled{ID: c.CandidateID, Config: string(key), Record: rec})
 }

@@ -21,9 +21,6 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
 )
 
-// DefaultMaxCandidates applies when the Run's spec.recommendation.maxCandidates is unset.
-const DefaultMaxCandidates = 5
-
 // View names of recommendation.json.
 const (
 	ViewTopN        = "top_n"
@@ -49,12 +46,12 @@ func (o Options) now() time.Time {
 	return o.Now()
 }
 
-// MaxCandidates is the Run's spec.recommendation.maxCandidates, or DefaultMaxCandidates.
+// MaxCandidates is the Run's spec.recommendation.maxCandidates, or output.DefaultMaxCandidates.
 func MaxCandidates(run *v1beta2.DynamoGraphDeploymentRun) int {
 	if rs := run.Spec.Recommendation; rs != nil && rs.MaxCandidates != nil && *rs.MaxCandidates > 0 {
 		return int(*rs.MaxCandidates)
 	}
-	return DefaultMaxCandidates
+	return output.DefaultMaxCandidates
 }
 
 // ViewName is the view recommendation.json ranks its candidates in.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 )
 
 // Default values of the configuration.
@@ -209,8 +210,6 @@ func SetDefaults(cfg *v1alpha1.OperatorConfiguration) {
 	}
 }
 
-var knownBackends = map[string]bool{"vllm": true, "sglang": true, "trtllm": true}
-
 // Validate checks a defaulted configuration; errors carry field paths.
 func Validate(cfg *v1alpha1.OperatorConfiguration) field.ErrorList {
 	var errs field.ErrorList
@@ -278,8 +277,8 @@ func Validate(cfg *v1alpha1.OperatorConfiguration) field.ErrorList {
 		}
 	}
 	for backend := range cfg.RuntimeImages {
-		if !knownBackends[backend] {
-			errs = append(errs, field.NotSupported(field.NewPath("runtimeImages").Key(backend), backend, []string{"vllm", "sglang", "trtllm"}))
+		if _, known := output.LookupBackend(backend); !known {
+			errs = append(errs, field.NotSupported(field.NewPath("runtimeImages").Key(backend), backend, output.BackendNames()))
 		}
 	}
 	if ss := cfg.Webhook.SelfSignedCertificates; ss != nil {

@@ -1,9 +1,8 @@
 package dgdrctl
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -14,13 +13,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/candidates"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/resultsview"
 )
-
-// maxRawBytes bounds what --raw decompresses (the kept files are at most 32 MiB and 64 MiB
-// before compression; see jobcontract.MaxRecommendationBytes and MaxEventsBytes).
-const maxRawBytes = 96 << 20
 
 func newResultsCommand() *cobra.Command {
 	var kf kubeFlags
@@ -34,7 +30,7 @@ the search ran, and kept as such when the Run was cancelled or hit its deadline)
 a request: its newest Run is shown.
 
 --raw prints the search's recommendation.json as the Run keeps it (status.artifacts: a ConfigMap
-owned by the Run, gzip-compressed, cut with a "` + "#dgdr-operator:truncated" + `" line when it did
+owned by the Run, gzip-compressed, cut with a "` + candidates.TruncatedMarker + `" line when it did
 not fit); --raw --events prints the kept events ledger (execution-events.jsonl) instead.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -100,43 +96,25 @@ func writeRaw(ctx context.Context, c *clients, run *v1beta2.DynamoGraphDeploymen
 	if err := c.ctrl.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: a.ConfigMapName}, &cm); err != nil {
 		return fmt.Errorf("getting the artifacts ConfigMap %s of run %s: %w", a.ConfigMapName, run.Name, err)
 	}
-	owned := false
-	for _, o := range cm.OwnerReferences {
-		owned = owned || (o.UID == run.UID && o.Controller != nil && *o.Controller)
+	art, err := candidates.ReadArtifacts(run, &cm)
+	if err != nil {
+		return err
 	}
-	if !owned || cm.Labels[v1beta2.LabelRunUID] != string(run.UID) {
-		return fmt.Errorf("ConfigMap %s is not the artifacts of run %s (not controlled by it)", a.ConfigMapName, run.Name)
+	file := strings.TrimSuffix(key, ".gz")
+	data, err := art.File(key)
+	if errors.Is(err, candidates.ErrNotKept) {
+		return fmt.Errorf("run %s kept no %s (the search did not write it)", run.Name, file)
 	}
-	z, ok := cm.BinaryData[key]
-	if !ok {
-		return fmt.Errorf("run %s kept no %s (the search did not write it)", run.Name, strings.TrimSuffix(key, ".gz"))
-	}
-	data, err := gunzipCapped(z)
 	if err != nil {
 		return fmt.Errorf("%s of ConfigMap %s: %w", key, a.ConfigMapName, err)
 	}
 	if _, err := out.Write(data); err != nil {
 		return err
 	}
-	if t := cm.Annotations[jobcontract.AnnotationArtifactsTruncated]; strings.Contains(t, strings.TrimSuffix(key, ".gz")) {
-		fmt.Fprintf(errOut, "note: %s was cut to fit the Run's artifacts ConfigMap; its last line says how much was kept\n", strings.TrimSuffix(key, ".gz"))
+	if art.Truncated(file) {
+		fmt.Fprintf(errOut, "note: %s was cut to fit the Run's artifacts ConfigMap; its last line says how much was kept\n", file)
 	}
 	return nil
-}
-
-func gunzipCapped(z []byte) ([]byte, error) {
-	zr, err := gzip.NewReader(bytes.NewReader(z))
-	if err != nil {
-		return nil, err
-	}
-	data, err := io.ReadAll(io.LimitReader(zr, maxRawBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > maxRawBytes {
-		return nil, fmt.Errorf("decompresses to more than %d bytes", maxRawBytes)
-	}
-	return data, nil
 }
 
 // writeResults prints the Run's summary, reasons and candidates.

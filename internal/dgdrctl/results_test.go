@@ -40,7 +40,7 @@ type fixture struct {
 	ns  string
 	req *v1beta2.DynamoGraphDeploymentRequest
 	run *v1beta2.DynamoGraphDeploymentRun
-	out *reporter.Outcome
+	out *reporter.Publication
 	dir string // the search's output directory
 }
 

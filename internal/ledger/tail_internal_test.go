@@ -119,7 +119,7 @@ func TestTailReadsTheRealLedger(t *testing.T) {
 		t.Errorf("best so far (-want +got):\n%s", diff)
 	}
 	best := tl.tally.Best.List()[0]
-	if best.Score != 3260.8098732350354 || best.UsedGPUs != 4 || best.Record.Metrics["output_throughput_tok_s"] != best.Score ||
+	if *best.Record.Score != 3260.8098732350354 || best.Record.UsedGPUs != 4 || best.Record.Metrics["output_throughput_tok_s"] != *best.Record.Score ||
 		!strings.Contains(best.Config, `"mode":"aggregated"`) || best.Record.Status != output.StatusFeasible {
 		t.Errorf("best candidate %+v", best)
 	}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/internal/podpatch"
 	"github.com/dgdr-operator/dgdr-operator/internal/render/dgdv1beta1"
 )
@@ -142,7 +143,7 @@ func plannerSLA(s *v1beta2.SLASpec) bool {
 //
 // hack/upstream/planner_config_judge.py validates every variant with the real PlannerConfig
 // (planner_upstream_test.go): accepted, no warning, no ignored key, no deprecated alias.
-func plannerConfig(p *Prediction, backend, mode string, opts Options, roles []role, engineGPUs map[string]int, totalGPUs int) (string, error) {
+func plannerConfig(p *output.PredictionConfig, backend, mode string, opts Options, roles []role, engineGPUs map[string]int, totalGPUs int) (string, error) {
 	e := &p.Engine
 	cfg := map[string]any{
 		"environment":                            "kubernetes",
@@ -197,13 +198,17 @@ func plannerConfig(p *Prediction, backend, mode string, opts Options, roles []ro
 //   - prefill_pick/decode_pick (PickedParallelConfig): the per-role parallelism of the
 //     candidate. An aggregated candidate has one engine; the Planner's aggregated mode sweeps it
 //     through decode_pick, and prefill_pick (required by the schema) is the same engine.
-func plannerAIC(p *Prediction, backend string, roles []role) (map[string]any, error) {
+func plannerAIC(p *output.PredictionConfig, backend string, roles []role) (map[string]any, error) {
 	e := &p.Engine
 	if e.Hardware == "" {
 		return nil, fmt.Errorf("engine.hardware is empty: the Planner's SLA scaling needs the candidate's GPU SKU (aic_interpolation.system)")
 	}
-	isl, osl, known := plannerRequestLengths(p.Traffic.Source)
-	var prefill, decode Parallelism
+	var source output.Source
+	if p.Traffic != nil {
+		source = p.Traffic.Source
+	}
+	isl, osl, known := plannerRequestLengths(source)
+	var prefill, decode output.Parallelism
 	for _, r := range roles {
 		switch r.key {
 		case "prefill":
@@ -231,7 +236,7 @@ func plannerAIC(p *Prediction, backend string, roles []role) (map[string]any, er
 // pickedParallelConfig is the Planner's PickedParallelConfig of a role: AISimulate's tensor,
 // pipeline, attention_data, moe_tensor and moe_expert are AI Configurator's tp, pp, dp (attention
 // DP), moe_tp and moe_ep; an unset degree is 1.
-func pickedParallelConfig(par Parallelism) map[string]int {
+func pickedParallelConfig(par output.Parallelism) map[string]int {
 	return map[string]int{
 		"tp":     max(par.Tensor, 1),
 		"pp":     max(par.Pipeline, 1),
@@ -246,14 +251,17 @@ func pickedParallelConfig(par Parallelism) map[string]int {
 // absent); a session's mean prompt per turn (each turn's prompt carries the conversation so far:
 // new + (turns-1)/2 × (new + output)) and its output per turn; for a trace, whose requests the
 // renderer never reads, or any other source, the Planner's own defaults.
-func plannerRequestLengths(s TrafficSource) (isl, osl int, known bool) {
+func plannerRequestLengths(s output.Source) (isl, osl int, known bool) {
 	switch s.Type {
 	case "", "synthetic":
 		return positiveInt(s.InputTokens, aisimInputTokensDefault), positiveInt(s.OutputTokens, aisimOutputTokensDefault), true
 	case "synthetic-session":
 		in := positiveInt(s.NewInputTokensPerTurn, aisimInputTokensDefault)
 		out := positiveInt(s.OutputTokensPerTurn, aisimOutputTokensDefault)
-		turns := positiveInt(s.Session["turns"], aisimSessionTurnsDefault)
+		turns := aisimSessionTurnsDefault
+		if s.Session != nil {
+			turns = positiveInt(s.Session.Turns, aisimSessionTurnsDefault)
+		}
 		return in + (turns-1)*(in+out)/2, out, true
 	}
 	return plannerDefaultISL, plannerDefaultOSL, false
@@ -264,7 +272,7 @@ func plannerRequestLengths(s TrafficSource) (isl, osl int, known bool) {
 // when the candidate sets one; otherwise, as the profiler does without the model's context
 // length, twice the ISL (at least ISL + OSL, the longest context a request of the traffic
 // reaches), or 8192 when the lengths are unknown (a trace); never below plannerMinSweepContext.
-func plannerSweepContext(e *Engine, roles []role, isl, osl int, known bool) int {
+func plannerSweepContext(e *output.Engine, roles []role, isl, osl int, known bool) int {
 	n := 0
 	for _, r := range roles {
 		if cl := contextLength(e, r.w); cl > 0 && (n == 0 || cl < n) {
@@ -281,21 +289,10 @@ func plannerSweepContext(e *Engine, roles []role, isl, osl int, known bool) int 
 	return max(n, plannerMinSweepContext)
 }
 
-// positiveInt reads a decoded JSON number that is a positive integer, else def.
-func positiveInt(v any, def int) int {
-	switch x := v.(type) {
-	case float64:
-		if x >= 1 && x == math.Trunc(x) && x <= math.MaxInt32 {
-			return int(x)
-		}
-	case int:
-		if x >= 1 {
-			return x
-		}
-	case int64:
-		if x >= 1 && x <= math.MaxInt32 {
-			return int(x)
-		}
+// positiveInt is v when it is a positive integer the Planner takes (an int32), else def.
+func positiveInt(v, def int) int {
+	if v >= 1 && v <= math.MaxInt32 {
+		return v
 	}
 	return def
 }

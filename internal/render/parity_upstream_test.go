@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/internal/render"
 	"github.com/dgdr-operator/dgdr-operator/internal/upstreamtest"
 )
@@ -238,7 +239,7 @@ func parityInput(t *testing.T, c parityCandidate) (upstreamInput, render.Options
 	if err != nil {
 		t.Fatal(err)
 	}
-	var p render.Prediction
+	var p output.PredictionConfig
 	if err := json.Unmarshal(raw, &p); err != nil {
 		t.Fatalf("%s: %v", c.Name, err)
 	}
@@ -252,10 +253,10 @@ func parityInput(t *testing.T, c parityCandidate) (upstreamInput, render.Options
 		System: e.Hardware, GPUsPerNode: c.GPUsPerNode, TrustRemoteCode: c.TrustRemoteCode, KVRouter: c.KVRouter,
 		Workers: map[string]map[string]int{},
 	}
-	if s := p.Traffic.Source; s.Type == "synthetic" {
-		in.ISL, in.OSL = toInt(s.InputTokens), toInt(s.OutputTokens)
+	if p.Traffic != nil && p.Traffic.Source.Type == output.SourceSynthetic {
+		in.ISL, in.OSL = p.Traffic.Source.InputTokens, p.Traffic.Source.OutputTokens
 	}
-	for role, w := range e.Workers {
+	for role, w := range e.Workers.All() {
 		key := role
 		if role == "aggregated" {
 			key = "agg"
@@ -275,13 +276,6 @@ func parityInput(t *testing.T, c parityCandidate) (upstreamInput, render.Options
 		opts.Deployment = &v1beta2.DeploymentSpec{Router: &v1beta2.RouterSpec{Mode: v1beta2.RouterKV}}
 	}
 	return in, opts
-}
-
-func toInt(v any) int {
-	if f, ok := v.(float64); ok {
-		return int(f)
-	}
-	return 0
 }
 
 // checkParityCoverage: every backend aggregated and disaggregated, an engine wider than a node,

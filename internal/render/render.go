@@ -20,14 +20,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"math"
 	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/internal/modelaccess"
 	"github.com/dgdr-operator/dgdr-operator/internal/render/dgdv1beta1"
 )
@@ -94,87 +95,14 @@ type Summary struct {
 	GPUs int
 }
 
-// Prediction is the subset of a concrete prediction document the renderer reads. Unknown
-// fields are ignored (the document carries evaluation and adapter sections too).
-type Prediction struct {
-	Engine Engine `json:"engine"`
-	// Traffic is read only for the Planner's SLA scaling (the request lengths of its
-	// aic_interpolation).
-	Traffic Traffic `json:"traffic"`
-}
-
-// Traffic is prediction.traffic; the renderer reads only its source.
-type Traffic struct {
-	Source TrafficSource `json:"source"`
-}
-
-// TrafficSource is prediction.traffic.source: synthetic (input_tokens, output_tokens),
-// synthetic-session (new_input_tokens_per_turn, output_tokens_per_turn, session.turns) or trace
-// (paths, which the renderer never reads). Numbers are kept as decoded (any) and read leniently.
-type TrafficSource struct {
-	Type                  string         `json:"type,omitempty"`
-	InputTokens           any            `json:"input_tokens,omitempty"`
-	OutputTokens          any            `json:"output_tokens,omitempty"`
-	NewInputTokensPerTurn any            `json:"new_input_tokens_per_turn,omitempty"`
-	OutputTokensPerTurn   any            `json:"output_tokens_per_turn,omitempty"`
-	Session               map[string]any `json:"session,omitempty"`
-}
-
-// Engine is prediction.engine.
-type Engine struct {
-	Backend        string            `json:"backend"`
-	BackendVersion string            `json:"backend_version,omitempty"`
-	Mode           string            `json:"mode"`
-	Model          string            `json:"model"`
-	Hardware       string            `json:"hardware,omitempty"`
-	ContextLength  any               `json:"context_length,omitempty"`
-	Workers        map[string]Worker `json:"workers"`
-}
-
-// Worker is one role of engine.workers.
-type Worker struct {
-	Parallelism   Parallelism `json:"parallelism"`
-	Scheduler     Scheduler   `json:"scheduler"`
-	KVCache       KVCache     `json:"kv_cache"`
-	ContextLength any         `json:"context_length,omitempty"`
-}
-
-// Parallelism of a role.
-type Parallelism struct {
-	Replicas      int `json:"replicas"`
-	Tensor        int `json:"tensor"`
-	Pipeline      int `json:"pipeline"`
-	AttentionData int `json:"attention_data"`
-	MoETensor     int `json:"moe_tensor"`
-	MoEExpert     int `json:"moe_expert"`
-}
-
-// Scheduler limits of a role (per attention-DP rank).
-type Scheduler struct {
-	MaxBatchedTokens int `json:"max_batched_tokens"`
-	MaxSequences     int `json:"max_sequences"`
-}
-
-// KVCache settings of a role.
-type KVCache struct {
-	BlockSize     int      `json:"block_size"`
-	PrefixCaching *bool    `json:"prefix_caching"`
-	Capacity      Capacity `json:"capacity"`
-}
-
-// Capacity of the KV cache.
-type Capacity struct {
-	Type           string   `json:"type"`
-	MemoryFraction *float64 `json:"memory_fraction"`
-}
-
 // Render renders doc (a decoded recommendations/NNNN.yaml) with opts.
 func Render(doc map[string]any, opts Options) (*dgdv1beta1.DynamoGraphDeployment, Summary, error) {
 	raw, err := json.Marshal(doc)
 	if err != nil {
 		return nil, Summary{}, err
 	}
-	var p Prediction
+	// Lenient: fields the renderer does not read may be anything.
+	var p output.PredictionConfig
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return nil, Summary{}, fmt.Errorf("decoding the prediction configuration: %w", err)
 	}
@@ -186,11 +114,11 @@ type role struct {
 	key       string // aggregated, prefill, decode
 	component string // component type
 	name      string // component name
-	w         Worker
+	w         *output.Worker
 }
 
 // RenderPrediction renders a decoded prediction.
-func RenderPrediction(p *Prediction, opts Options) (*dgdv1beta1.DynamoGraphDeployment, Summary, error) {
+func RenderPrediction(p *output.PredictionConfig, opts Options) (*dgdv1beta1.DynamoGraphDeployment, Summary, error) {
 	if opts.Model.Name != "" && p.Engine.Model != opts.Model.Name {
 		typed := *p
 		typed.Engine.Model = opts.Model.Name
@@ -220,15 +148,14 @@ func RenderPrediction(p *Prediction, opts Options) (*dgdv1beta1.DynamoGraphDeplo
 	var roles []role
 	switch mode {
 	case ModeAggregated:
-		w, ok := e.Workers["aggregated"]
-		if !ok {
+		w := e.Workers.Aggregated
+		if w == nil {
 			return nil, Summary{}, fmt.Errorf("aggregated configuration has no engine.workers.aggregated")
 		}
 		roles = []role{{key: "aggregated", component: dgdv1beta1.ComponentWorker, name: workerName(backend, ""), w: w}}
 	case ModeDisaggregated:
-		pw, okP := e.Workers["prefill"]
-		dw, okD := e.Workers["decode"]
-		if !okP || !okD {
+		pw, dw := e.Workers.Prefill, e.Workers.Decode
+		if pw == nil || dw == nil {
 			return nil, Summary{}, fmt.Errorf("disaggregated configuration needs engine.workers.prefill and engine.workers.decode")
 		}
 		roles = []role{
@@ -330,15 +257,14 @@ func frontend(image, routerMode string) dgdv1beta1.Component {
 
 // contextLength returns the explicit context length of a role (role override first), or 0 for
 // "max"/unset.
-func contextLength(e *Engine, w Worker) int {
-	for _, v := range []any{w.ContextLength, e.ContextLength} {
-		switch x := v.(type) {
-		case float64:
-			if x > 0 && x == math.Trunc(x) {
-				return int(x)
-			}
-		case string:
-			if n, err := strconv.Atoi(x); err == nil && n > 0 {
+func contextLength(e *output.Engine, w *output.Worker) int {
+	for _, v := range []*intstr.IntOrString{w.ContextLength, e.ContextLength} {
+		switch {
+		case v == nil:
+		case v.Type == intstr.Int && v.IntVal > 0:
+			return int(v.IntVal)
+		case v.Type == intstr.String:
+			if n, err := strconv.Atoi(v.StrVal); err == nil && n > 0 {
 				return n
 			}
 		}
@@ -346,7 +272,7 @@ func contextLength(e *Engine, w Worker) int {
 	return 0
 }
 
-func renderWorker(backend, mode string, e *Engine, r role, image string, opts Options, gpusPerNode int) (dgdv1beta1.Component, int, error) {
+func renderWorker(backend, mode string, e *output.Engine, r role, image string, opts Options, gpusPerNode int) (dgdv1beta1.Component, int, error) {
 	revision := opts.ModelRevision
 	trust := modelaccess.TrustsRemoteCode(&opts.Model)
 	kvEvents := kvRouting(opts.Deployment)
@@ -420,11 +346,11 @@ func (f *flags) frac(name string, v *float64) {
 	}
 }
 
-func prefixCachingOff(w Worker) bool {
+func prefixCachingOff(w *output.Worker) bool {
 	return w.KVCache.PrefixCaching != nil && !*w.KVCache.PrefixCaching
 }
 
-func vllmArgs(e *Engine, r role, tp, pp, dp, ep int, revision string, trust, kvEvents bool) []string {
+func vllmArgs(e *output.Engine, r role, tp, pp, dp, ep int, revision string, trust, kvEvents bool) []string {
 	var f flags
 	f.add("--model", e.Model)
 	if revision != "" {
@@ -462,7 +388,7 @@ func vllmArgs(e *Engine, r role, tp, pp, dp, ep int, revision string, trust, kvE
 	return f
 }
 
-func sglangArgs(e *Engine, r role, tp, pp, dp, ep int, revision string, trust, kvEvents bool) []string {
+func sglangArgs(e *output.Engine, r role, tp, pp, dp, ep int, revision string, trust, kvEvents bool) []string {
 	var f flags
 	f.add("--model-path", e.Model)
 	f.add("--served-model-name", e.Model)
@@ -509,7 +435,7 @@ func sglangArgs(e *Engine, r role, tp, pp, dp, ep int, revision string, trust, k
 	return f
 }
 
-func trtllmArgs(e *Engine, r role, tp, pp, dp, ep int, trust, kvEvents bool) ([]string, error) {
+func trtllmArgs(e *output.Engine, r role, tp, pp, dp, ep int, trust, kvEvents bool) ([]string, error) {
 	var f flags
 	f.add("--model-path", e.Model)
 	f.add("--served-model-name", e.Model)

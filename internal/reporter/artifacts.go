@@ -26,11 +26,6 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
 )
 
-// TruncatedMarker starts the line that ends a file of the artifacts that was cut to fit
-// jobcontract.MaxArtifactsBytes. It is not JSON, so nobody parses a cut recommendation.json as
-// whole, and readers of the events ledger skip it.
-const TruncatedMarker = "#dgdr-operator:truncated"
-
 // artifactsCheckpoint is how much input is compressed between two checkpoints of gzipCapped.
 const artifactsCheckpoint = 32 << 10
 
@@ -41,10 +36,10 @@ const artifactsReserve = 8 << 10
 // keepArtifacts writes the Run's artifacts ConfigMap (jobcontract.ArtifactsName) from the output
 // directory: recommendation.json gets up to three quarters of jobcontract.MaxArtifactsBytes, the
 // events ledger (the live one when the output directory has none yet) the rest, each
-// gzip-compressed whole or cut at a line break with a TruncatedMarker line. It returns nil when
-// there is nothing to keep. An error is returned only when it is transient (the caller retries
-// the idempotent publication); any other failure is logged and the Run goes on without
-// artifacts.
+// gzip-compressed whole or cut at a line break with a candidates.TruncatedMarker line. It
+// returns nil when there is nothing to keep. An error is returned only when it is transient (the
+// caller retries the idempotent publication); any other failure is logged and the Run goes on
+// without artifacts.
 func (r *Reporter) keepArtifacts(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun) (*v1beta2.RunArtifacts, error) {
 	cm, truncated, err := r.buildArtifacts(run)
 	if err != nil || cm == nil {
@@ -108,7 +103,7 @@ func (r *Reporter) buildArtifacts(run *v1beta2.DynamoGraphDeploymentRun) (*corev
 		}
 		z, truncated, err := gzipCapped(open, share, func(kept, total int64) []byte {
 			return fmt.Appendf(nil, "\n%s %s: kept the first %d of %d bytes, cut at a line break: the Run's artifacts ConfigMap holds at most %d bytes of compressed data (the API server refuses ConfigMaps over 1 MiB)\n",
-				TruncatedMarker, f.name, kept, total, jobcontract.MaxArtifactsBytes)
+				candidates.TruncatedMarker, f.name, kept, total, jobcontract.MaxArtifactsBytes)
 		})
 		if errors.Is(err, os.ErrNotExist) {
 			continue

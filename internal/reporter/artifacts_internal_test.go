@@ -14,6 +14,7 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
+	"github.com/dgdr-operator/dgdr-operator/internal/candidates"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/ledger"
 )
@@ -31,7 +32,7 @@ func TestGzipCapped(t *testing.T) {
 		return io.NopCloser(bytes.NewReader(data)), int64(len(data)), nil
 	}
 	marker := func(kept, total int64) []byte {
-		return fmt.Appendf(nil, "\n%s test: kept the first %d of %d bytes\n", TruncatedMarker, kept, total)
+		return fmt.Appendf(nil, "\n%s test: kept the first %d of %d bytes\n", candidates.TruncatedMarker, kept, total)
 	}
 	unzip := func(z []byte) []byte {
 		zr, err := gzip.NewReader(bytes.NewReader(z))
@@ -59,7 +60,7 @@ func TestGzipCapped(t *testing.T) {
 			t.Errorf("budget %d: %d compressed bytes", budget, len(z))
 		}
 		got := unzip(z)
-		i := bytes.LastIndex(got, []byte("\n"+TruncatedMarker))
+		i := bytes.LastIndex(got, []byte("\n"+candidates.TruncatedMarker))
 		if i < 0 || !bytes.HasSuffix(got, []byte("\n")) {
 			t.Fatalf("budget %d: no marker line at the end", budget)
 		}

@@ -19,14 +19,14 @@ import (
 // Provisional publishing (docs/results.md, "Provisional candidates"): while the search runs, the
 // reporter publishes the best candidates settled so far, read from the candidate_completed events
 // of the ledger, each of which carries the candidate's whole record (AISimulate and aisim write
-// it; the ledger package follows the live ledger). A round creates the Candidates that entered the top
-// maxCandidates (status.provisional true, no rank label), updates the status rank
-// of those that moved, deletes those that dropped out, and writes the Run's candidateRefs,
-// progress and summary (recommendation.provisional true) in one status patch. Rounds are at least PublishInterval
-// apart, the first one PublishInterval after the reporter started (a search that ends sooner
-// costs no write more than before), and a round runs only when the top changed. The final
-// publication replaces the provisional ranking: same names for the same candidates, so no
-// duplicates, provisional cleared, stale ones deleted.
+// it; internal/ledger follows the live ledger, internal/candidates ranks and renders them). A
+// round creates the Candidates that entered the top maxCandidates (status.provisional true, no
+// rank label), updates the status rank of those that moved, deletes those that dropped out, and
+// writes the Run's candidateRefs, progress and summary (recommendation.provisional true) in one
+// status patch. Rounds are at least PublishInterval apart, the first one PublishInterval after
+// the reporter started (a search that ends sooner costs no write more than before), and a round
+// runs only when the top changed. The final publication replaces the provisional ranking: same
+// names for the same candidates, so no duplicates, provisional cleared, stale ones deleted.
 
 // Defaults of provisional publishing.
 const (

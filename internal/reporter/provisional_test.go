@@ -491,7 +491,7 @@ func TestOversizedArtifactsTruncated(t *testing.T) {
 	got := gunzip(t, cm.BinaryData[jobcontract.ArtifactRecommendationKey])
 	lines := strings.Split(strings.TrimRight(string(got), "\n"), "\n")
 	marker := lines[len(lines)-1]
-	if !strings.HasPrefix(marker, reporter.TruncatedMarker+" recommendation.json: kept the first ") {
+	if !strings.HasPrefix(marker, candidates.TruncatedMarker+" recommendation.json: kept the first ") {
 		t.Errorf("last line %q is not the truncation marker", marker)
 	}
 	kept := strings.TrimSuffix(string(got), "\n"+marker+"\n")

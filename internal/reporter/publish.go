@@ -21,9 +21,9 @@ import (
 
 // Publish publishes the final result of a search that ended with exitCode: the Candidates, then
 // the Run's progress, candidateRefs and recommendation summary (refs last). It is idempotent.
-func (r *Reporter) Publish(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun, exitCode int, progress v1beta2.RunProgress) (*Outcome, error) {
+func (r *Reporter) Publish(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun, exitCode int, progress v1beta2.RunProgress) (*Publication, error) {
 	r.defaults()
-	out := &Outcome{SearchExitCode: exitCode, Progress: progress}
+	out := &Publication{SearchExitCode: exitCode, Progress: progress}
 	// Everything is read and checked (caps, no symbolic links, regular files only, every
 	// Candidate rendered) before the first write, so rejected output publishes nothing.
 	sweep, err := candidates.ReadResult(r.OutputDir)
@@ -101,7 +101,7 @@ func (r *Reporter) renderOptions() candidates.Options {
 }
 
 // patchFinal writes the final status slice, retrying transient failures.
-func (r *Reporter) patchFinal(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun, sp statusPatch, out *Outcome) error {
+func (r *Reporter) patchFinal(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun, sp statusPatch, out *Publication) error {
 	now := metav1.NewTime(r.Now().Truncate(time.Second))
 	sp.LastProgressTime = &now
 	var err error

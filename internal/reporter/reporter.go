@@ -1,7 +1,9 @@
-// Package reporter is the second container of every search Job (`dgdr-operator report`). While
-// the search runs it follows AISimulate's ledger (internal/ledger) and publishes Run.status.progress;
-// when the search ends it publishes the result: ranked DynamoGraphDeploymentCandidates with
-// rendered DynamoGraphDeployments, Run.status.candidateRefs and Run.status.recommendation.
+// Package reporter is the second container of every search Job (`dgdr-operator report`): the
+// loop that publishes a search. While the search runs it follows the ledger (internal/ledger)
+// and publishes Run.status.progress and the best candidates so far; when the search ends it
+// publishes the result: the ranked DynamoGraphDeploymentCandidates internal/candidates builds
+// from the output, Run.status.candidateRefs and Run.status.recommendation, and keeps the output
+// as the Run's artifacts ConfigMap.
 //
 // The reporter writes only status.progress, status.lastProgressTime, status.candidateRefs and
 // status.recommendation of its Run, with JSON merge patches on the status subresource, so it
@@ -18,7 +20,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -95,8 +96,8 @@ type Reporter struct {
 	provisionalCount int32
 }
 
-// Outcome is what a completed Run of the reporter did.
-type Outcome struct {
+// Publication is what the reporter published for a search that ended.
+type Publication struct {
 	SearchExitCode int
 	Published      []string
 	Progress       v1beta2.RunProgress
@@ -138,7 +139,7 @@ func (r *Reporter) defaults() {
 // Run follows the search until the watcher reports its end, then publishes the output. It
 // returns nil once the result is published (or there was nothing to publish because the search
 // failed before writing one), and an error when publication failed.
-func (r *Reporter) Run(ctx context.Context) (*Outcome, error) {
+func (r *Reporter) Run(ctx context.Context) (*Publication, error) {
 	r.defaults()
 	if r.Watcher == nil {
 		return nil, errors.New("no search watcher configured")
@@ -203,7 +204,7 @@ func (r *Reporter) Run(ctx context.Context) (*Outcome, error) {
 				if candidates.IsOutputRejected(err) {
 					// Nothing is published from output that broke the contract.
 					r.withdraw(ctx, run)
-					return &Outcome{SearchExitCode: e.code}, err
+					return &Publication{SearchExitCode: e.code}, err
 				}
 				return nil, fmt.Errorf("reading %s: %w", output.EventsFile, err)
 			}
@@ -212,7 +213,7 @@ func (r *Reporter) Run(ctx context.Context) (*Outcome, error) {
 			// StopTimeout to finish.
 			pctx, pcancel := graceful(ctx, r.StopTimeout)
 			defer pcancel()
-			var out *Outcome
+			var out *Publication
 			err := apiretry.Do(pctx, r.APIRetryTimeout, r.logRetry("publishing the result"), func() error {
 				var perr error
 				p := tl.Tally().Progress()
@@ -323,16 +324,4 @@ func (r *Reporter) patchProgress(ctx context.Context, run *v1beta2.DynamoGraphDe
 	r.lastWrite = r.Now()
 	r.Log.V(1).Info("progress", "settled", p.Settled, "budget", p.Budget, "feasible", p.Feasible)
 	return nil
-}
-
-// WriteTerminationMessage writes msg to path (the container's terminationMessagePath) when that
-// is writable; errors are ignored because the message is also printed to stderr.
-func WriteTerminationMessage(path, msg string) {
-	if path == "" {
-		return
-	}
-	if len(msg) > 4000 {
-		msg = msg[:4000]
-	}
-	_ = os.WriteFile(path, []byte(msg), 0o644)
 }

@@ -73,7 +73,7 @@ func TestProgressThenPublication(t *testing.T) {
 	done := make(chan int, 1)
 	r := newReporter(ns, run.Name, dir, reporter.ChanWatcher(done))
 	type res struct {
-		out *reporter.Outcome
+		out *reporter.Publication
 		err error
 	}
 	resCh := make(chan res, 1)
@@ -427,5 +427,18 @@ func TestPodWatcher(t *testing.T) {
 	code, err := w.Wait(ctx)
 	if err != nil || code != 3 {
 		t.Errorf("Wait on a terminated pod = %d, %v", code, err)
+	}
+}
+
+func TestResolveOutputDir(t *testing.T) {
+	for in, want := range map[string]string{
+		"/var/run/dgdr/output":        "/var/run/dgdr/output/result",
+		"/var/run/dgdr/output/":       "/var/run/dgdr/output/result",
+		"/var/run/dgdr/output/result": "/var/run/dgdr/output/result",
+		"/tmp/x":                      "/tmp/x",
+	} {
+		if got := reporter.ResolveOutputDir(in); got != want {
+			t.Errorf("ResolveOutputDir(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

@@ -3,11 +3,9 @@ package ui
 import (
 	"bytes"
 	"cmp"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"time"
@@ -23,10 +21,6 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/candidates"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 )
-
-// maxArtifactBytes bounds what one decompressed artifact of a Run (jobcontract.ArtifactsName)
-// may expand to.
-const maxArtifactBytes = 64 << 20
 
 // RequestRow is one line of the requests page.
 type RequestRow struct {
@@ -134,74 +128,43 @@ type Points struct {
 	Infeasible map[string]int `json:"infeasible,omitempty"`
 }
 
-// loadArtifacts reads the Run's artifacts ConfigMap; nil when there is none.
-func loadArtifacts(ctx context.Context, c client.Reader, run *v1beta2.DynamoGraphDeploymentRun) (*corev1.ConfigMap, error) {
+// loadArtifacts reads the Run's artifacts ConfigMap; nil when there is none, or when the one
+// of that name is not the Run's own (never trusted).
+func loadArtifacts(ctx context.Context, c client.Reader, run *v1beta2.DynamoGraphDeploymentRun) (*candidates.Artifacts, error) {
 	var cm corev1.ConfigMap
-	err := c.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: artifactsName(run)}, &cm)
+	err := c.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: candidates.ArtifactsName(run)}, &cm)
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	if ref := controllerUID(&cm); ref != string(run.UID) {
-		return nil, nil // not the Run's own: never trusted
-	}
-	return &cm, nil
-}
-
-// artifactsName is the Run's artifacts ConfigMap: the one its status names, else the name the
-// reporter gives it (jobcontract.ArtifactsName).
-func artifactsName(run *v1beta2.DynamoGraphDeploymentRun) string {
-	if a := run.Status.Artifacts; a != nil && a.ConfigMapName != "" {
-		return a.ConfigMapName
-	}
-	return jobcontract.ArtifactsName(run.UID)
-}
-
-func controllerUID(cm *corev1.ConfigMap) string {
-	for _, r := range cm.OwnerReferences {
-		if r.Controller != nil && *r.Controller && r.Kind == "DynamoGraphDeploymentRun" {
-			return string(r.UID)
-		}
-	}
-	return ""
-}
-
-func gunzip(data []byte) ([]byte, error) {
-	zr, err := gzip.NewReader(bytes.NewReader(data))
+	art, err := candidates.ReadArtifacts(run, &cm)
 	if err != nil {
-		return nil, err
+		return nil, nil
 	}
-	defer zr.Close()
-	out, err := io.ReadAll(io.LimitReader(zr, maxArtifactBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(out) > maxArtifactBytes {
-		return nil, fmt.Errorf("more than %d bytes", maxArtifactBytes)
-	}
-	return out, nil
+	return art, nil
 }
 
 // runPoints builds the plot's points: every feasible evaluated candidate of the kept
 // recommendation.json, or of the kept events ledger when recommendation.json was cut, or the
 // published Candidates when the Run kept no artifacts.
 func runPoints(ctx context.Context, c client.Reader, run *v1beta2.DynamoGraphDeploymentRun, cands []v1beta2.DynamoGraphDeploymentCandidate) (*Points, error) {
-	cm, err := loadArtifacts(ctx, c, run)
+	art, err := loadArtifacts(ctx, c, run)
 	if err != nil && !apierrors.IsForbidden(err) {
 		return nil, err
 	}
 	p := &Points{Points: []Point{}, Front: []string{}}
 	switch {
 	case err != nil:
-		p.Note = "You may not read the Run's kept search artifacts (ConfigMap " + artifactsName(run) + "): the plot shows only the published candidates."
-	case cm == nil:
+		p.Note = "You may not read the Run's kept search artifacts (ConfigMap " + candidates.ArtifactsName(run) + "): the plot shows only the published candidates."
+	case art == nil:
 		p.Note = "This Run kept no search artifacts: the plot shows only the published candidates."
 	default:
-		p.Truncated = cm.Annotations[jobcontract.AnnotationArtifactsTruncated] != "" || (run.Status.Artifacts != nil && run.Status.Artifacts.Truncated)
-		if ok := p.fromRecommendation(cm); !ok {
-			if ok := p.fromEvents(cm); !ok {
+		p.Truncated = art.Truncated("") || (run.Status.Artifacts != nil && run.Status.Artifacts.Truncated)
+		rec, rerr := art.File(jobcontract.ArtifactRecommendationKey)
+		if rerr != nil || !p.fromRecommendation(rec) {
+			if events, err := art.File(jobcontract.ArtifactEventsKey); err != nil || !p.fromEvents(events) {
 				p.Note = "The Run's kept search artifacts could not be read: the plot shows only the published candidates."
 			}
 		}
@@ -247,15 +210,9 @@ func runPoints(ctx context.Context, c client.Reader, run *v1beta2.DynamoGraphDep
 	return p, nil
 }
 
-func (p *Points) fromRecommendation(cm *corev1.ConfigMap) bool {
-	z, ok := cm.BinaryData[jobcontract.ArtifactRecommendationKey]
-	if !ok {
-		return false
-	}
-	data, err := gunzip(z)
-	if err != nil {
-		return false
-	}
+// fromRecommendation takes the points of the kept recommendation.json, data; false when it does
+// not parse.
+func (p *Points) fromRecommendation(data []byte) bool {
 	res, err := output.ParseSweepResult(data)
 	if err != nil {
 		// Cut to fit the ConfigMap: the events ledger names every candidate instead.
@@ -271,7 +228,7 @@ func (p *Points) fromRecommendation(cm *corev1.ConfigMap) bool {
 			p.Infeasible[cmp.Or(rec.ReasonCategory, rec.Status)]++
 			continue
 		}
-		pt, ok := pointOf(rec, rec.Config)
+		pt, ok := pointOf(rec)
 		if ok {
 			p.Points = append(p.Points, pt)
 		}
@@ -279,15 +236,8 @@ func (p *Points) fromRecommendation(cm *corev1.ConfigMap) bool {
 	return true
 }
 
-func (p *Points) fromEvents(cm *corev1.ConfigMap) bool {
-	z, ok := cm.BinaryData[jobcontract.ArtifactEventsKey]
-	if !ok {
-		return false
-	}
-	data, err := gunzip(z)
-	if err != nil {
-		return false
-	}
+// fromEvents takes the points of the kept events ledger, data; false when it does not parse.
+func (p *Points) fromEvents(data []byte) bool {
 	events, err := output.ReadEvents(bytes.NewReader(data))
 	if err != nil {
 		return false
@@ -312,7 +262,7 @@ func (p *Points) fromEvents(cm *corev1.ConfigMap) bool {
 			p.Infeasible[cmp.Or(rec.ReasonCategory, rec.Status)]++
 			continue
 		}
-		if pt, ok := pointOf(rec, rec.Config); ok {
+		if pt, ok := pointOf(rec); ok {
 			p.Points = append(p.Points, pt)
 		}
 	}
@@ -320,99 +270,62 @@ func (p *Points) fromEvents(cm *corev1.ConfigMap) bool {
 }
 
 // pointOf maps a candidate record to a point with the published Candidates' metric mapping
-// (candidates.Metrics).
-func pointOf(rec *output.Candidate, cfg map[string]any) (Point, bool) {
+// (candidates.Metrics); backend, mode and shape come from its prediction configuration.
+func pointOf(rec *output.Candidate) (Point, bool) {
 	m := candidates.Metrics(rec)
 	if m.ThroughputPerGPU == nil || m.ThroughputPerUser == nil {
 		return Point{}, false
 	}
-	backend, _ := cfg["backend"].(string)
-	mode, _ := cfg["mode"].(string) // aisim's sample; AISimulate's says deployment_mode
-	if mode == "" {
-		mode, _ = cfg["deployment_mode"].(string)
-	}
-	switch mode {
-	case "agg":
-		mode = string(v1beta2.ModeAggregated)
-	case "disagg":
-		mode = string(v1beta2.ModeDisaggregated)
-	}
-	return Point{ID: rec.CandidateID, Backend: backend, Mode: mode, GPUs: rec.UsedGPUs,
+	pt := Point{ID: rec.CandidateID, GPUs: rec.UsedGPUs,
 		ThroughputPerGPU: *m.ThroughputPerGPU, ThroughputPerUser: *m.ThroughputPerUser,
-		TTFTMs: m.TTFTMs, ITLMs: m.ITLMs, E2EMs: m.E2EMs, Shape: shapeOf(cfg)}, true
+		TTFTMs: m.TTFTMs, ITLMs: m.ITLMs, E2EMs: m.E2EMs}
+	if pc := rec.PredictionConfig; pc != nil {
+		pt.Backend, pt.Mode, pt.Shape = pc.Engine.Backend, pc.Engine.Mode, shapeOf(pc)
+	}
+	return pt, true
 }
 
-// shapeOf describes the parallelism of a sample: "agg tp2 x2" or "prefill tp1 x1, decode tp4 x1".
-func shapeOf(cfg map[string]any) string {
-	num := func(k string) (int, bool) {
-		switch v := cfg[k].(type) {
-		case int64: // the output readers keep integers (sigs.k8s.io/json PreserveInts)
-			return int(v), true
-		case float64:
-			return int(v), true
-		}
-		return 0, false
-	}
+// roleAbbrev names a role in a shape.
+var roleAbbrev = map[string]string{output.RoleAggregated: "agg", output.RolePrefill: "prefill", output.RoleDecode: "decode"}
+
+// shapeOf describes the parallelism of a deployment: "agg tp2 ×2" or "prefill tp1 ×1, decode
+// tp4 ×1", and its concurrency.
+func shapeOf(pc *output.PredictionConfig) string {
 	var parts []string
-	for _, role := range []string{"agg", "prefill", "decode"} {
-		key := role + "_"
-		tp, ok := num(key + "tp")
-		if !ok && role == "agg" && cfg["deployment_mode"] == "agg" {
-			// AISimulate's aggregated sample names its knobs without a role: tp, pp, replicas.
-			key = ""
-			tp, ok = num("tp")
-		}
+	for role, w := range pc.Engine.Workers.All() {
+		name, ok := roleAbbrev[role]
 		if !ok {
 			continue
 		}
-		s := fmt.Sprintf("%s tp%d", role, tp)
-		if pp, ok := num(key + "pp"); ok && pp > 1 {
-			s += fmt.Sprintf(" pp%d", pp)
+		par := w.Parallelism
+		s := fmt.Sprintf("%s tp%d", name, par.Tensor)
+		if par.Pipeline > 1 {
+			s += fmt.Sprintf(" pp%d", par.Pipeline)
 		}
-		if dp, ok := num(key + "attention_dp"); ok && dp > 1 {
-			s += fmt.Sprintf(" dp%d", dp)
+		if par.AttentionData > 1 {
+			s += fmt.Sprintf(" dp%d", par.AttentionData)
 		}
-		if ep, ok := num(key + "moe_ep"); ok && ep > 1 {
-			s += fmt.Sprintf(" ep%d", ep)
+		if par.MoEExpert > 1 {
+			s += fmt.Sprintf(" ep%d", par.MoEExpert)
 		}
-		if r, ok := num(key + "replicas"); ok {
-			s += fmt.Sprintf(" ×%d", r)
+		if par.Replicas > 0 {
+			s += fmt.Sprintf(" ×%d", par.Replicas)
 		}
 		parts = append(parts, s)
 	}
-	if c, ok := num("concurrency"); ok {
-		parts = append(parts, fmt.Sprintf("concurrency %d", c))
+	if t := pc.Traffic; t != nil && t.Load.Concurrency > 0 {
+		parts = append(parts, fmt.Sprintf("concurrency %d", t.Load.Concurrency))
 	}
 	return strings.Join(parts, ", ")
 }
 
-// paretoFront returns the IDs of the points no other point dominates (at least as much
-// throughput per GPU and per user, more of one), by increasing throughput per user.
+// paretoFront returns the IDs of the points no other point dominates, by increasing throughput
+// per user, then ID.
 func paretoFront(pts []Point) []string {
-	idx := make([]int, len(pts))
-	for i := range idx {
-		idx[i] = i
-	}
-	// Decreasing throughput per user; ties by decreasing throughput per GPU, then decreasing ID
-	// (reversed below: the front reads by increasing throughput per user, then ID).
-	slices.SortFunc(idx, func(a, b int) int {
-		pa, pb := pts[a], pts[b]
-		return cmp.Or(cmp.Compare(pb.ThroughputPerUser, pa.ThroughputPerUser),
-			cmp.Compare(pb.ThroughputPerGPU, pa.ThroughputPerGPU), strings.Compare(pb.ID, pa.ID))
-	})
-	var front []string
-	bestGPU, bestUser := -1.0, -1.0
-	for _, i := range idx {
-		p := pts[i]
-		// A point equal to the one that set the best throughput per GPU is not dominated either.
-		if p.ThroughputPerGPU > bestGPU || (p.ThroughputPerGPU == bestGPU && p.ThroughputPerUser == bestUser) {
-			front = append(front, p.ID)
-			bestGPU, bestUser = p.ThroughputPerGPU, p.ThroughputPerUser
-		}
-	}
-	slices.Reverse(front)
-	if front == nil {
-		front = []string{}
+	objectives := func(p Point) (float64, float64) { return p.ThroughputPerGPU, p.ThroughputPerUser }
+	front := []string{}
+	for _, p := range output.ParetoFront(pts, objectives, func(a, b Point) int { return strings.Compare(a.ID, b.ID) }) {
+		front = append(front, p.ID)
 	}
 	return front
 }

@@ -1,17 +1,13 @@
 package ui
 
 import (
-	"bytes"
-	"compress/gzip"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	corev1 "k8s.io/api/core/v1"
 
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
-	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 )
 
 // TestPointsFromTheRealLedger: the kept ledger of the real AISimulate (its candidate_completed
@@ -22,12 +18,8 @@ func TestPointsFromTheRealLedger(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var z bytes.Buffer
-	zw := gzip.NewWriter(&z)
-	_, _ = zw.Write(data)
-	_ = zw.Close()
 	p := &Points{Points: []Point{}}
-	if !p.fromEvents(&corev1.ConfigMap{BinaryData: map[string][]byte{jobcontract.ArtifactEventsKey: z.Bytes()}}) {
+	if !p.fromEvents(data) {
 		t.Fatal("the real ledger was not read")
 	}
 	type pt struct{ ID, Backend, Mode, Shape string }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 )
 
 // The scatter plot is drawn on the server as SVG: the page needs no script and no charting
@@ -21,21 +22,7 @@ const (
 	minRadius, radiusPerSqrtGPU, publishedWidth = 3.0, 1.6, 2.5
 )
 
-// backendColors colour the points by backend (colour-blind safe palette).
-var backendColors = map[string]string{
-	"vllm":   "#0072b2",
-	"sglang": "#d55e00",
-	"trtllm": "#009e73",
-}
-
-const otherColor = "#7f7f7f"
-
-func colorOf(backend string) string {
-	if c, ok := backendColors[backend]; ok {
-		return c
-	}
-	return otherColor
-}
+func colorOf(backend string) string { return output.BackendColor(backend) }
 
 func radiusOf(gpus int) float64 { return minRadius + radiusPerSqrtGPU*math.Sqrt(float64(max(gpus, 1))) }
 
@@ -273,14 +260,14 @@ func writeLegend(b *strings.Builder, p *Points) {
 	for _, pt := range p.Points {
 		backends[pt.Backend], modes[pt.Mode] = true, true
 	}
-	for _, be := range []string{"vllm", "sglang", "trtllm"} {
+	for _, be := range output.Backends {
 		yy := row()
-		fmt.Fprintf(b, `<circle cx="%d" cy="%d" r="5" fill="%s"/><text x="%d" y="%d">%s</text>`, legendX+6, yy-4, colorOf(be), legendX+18, yy, be)
+		fmt.Fprintf(b, `<circle cx="%d" cy="%d" r="5" fill="%s"/><text x="%d" y="%d">%s</text>`, legendX+6, yy-4, be.Color, legendX+18, yy, be.Name)
 	}
 	for be := range backends {
-		if _, known := backendColors[be]; !known {
+		if _, known := output.LookupBackend(be); !known {
 			yy := row()
-			fmt.Fprintf(b, `<circle cx="%d" cy="%d" r="5" fill="%s"/><text x="%d" y="%d">other</text>`, legendX+6, yy-4, otherColor, legendX+18, yy)
+			fmt.Fprintf(b, `<circle cx="%d" cy="%d" r="5" fill="%s"/><text x="%d" y="%d">other</text>`, legendX+6, yy-4, output.OtherBackendColor, legendX+18, yy)
 			break
 		}
 	}

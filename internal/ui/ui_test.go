@@ -35,8 +35,8 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
+	"github.com/dgdr-operator/dgdr-operator/internal/candidates"
 	"github.com/dgdr-operator/dgdr-operator/internal/promote"
-	"github.com/dgdr-operator/dgdr-operator/internal/reporter"
 	"github.com/dgdr-operator/dgdr-operator/internal/reporter/reportertest"
 	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
 	"github.com/dgdr-operator/dgdr-operator/internal/testing/builders"
@@ -159,7 +159,7 @@ func (f *fixture) keepArtifacts(t *testing.T, recommendation []byte) {
 		t.Fatal(err)
 	}
 	cm = corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: name, OwnerReferences: []metav1.OwnerReference{{
+		ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: name, Labels: map[string]string{v1beta2.LabelRunUID: string(f.run.UID)}, OwnerReferences: []metav1.OwnerReference{{
 			APIVersion: v1beta2.GroupVersion.String(), Kind: "DynamoGraphDeploymentRun", Name: f.run.Name, UID: f.run.UID, Controller: ptr.To(true),
 		}}},
 		BinaryData: map[string][]byte{"recommendation.json.gz": gz(t, recommendation), "execution-events.jsonl.gz": gz(t, events)},
@@ -376,7 +376,7 @@ func TestCandidatesPlotFromArtifacts(t *testing.T) {
 
 	// A cut recommendation.json: the points come from the events ledger, whose
 	// candidate_completed lines carry the same feasible records (a cache hit has no line).
-	f.keepArtifacts(t, []byte("{\"candidates\": [\n"+reporter.TruncatedMarker+" cut\n"))
+	f.keepArtifacts(t, []byte("{\"candidates\": [\n"+candidates.TruncatedMarker+" cut\n"))
 	getJSON(t, ts, "/api/ns/"+f.ns+"/runs/"+f.run.Name+"/candidates", &v)
 	got = got[:0]
 	for _, p := range v.Points.Points {

@@ -149,9 +149,11 @@ func topCandidate(dir string) (string, error) {
 		return "", fmt.Errorf("no selected candidate")
 	}
 	c := sel[0]
-	pc := c.PredictionConfig
-	engine, _ := pc["engine"].(map[string]any)
-	return fmt.Sprintf("%v/%v/%dgpu", engine["backend"], engine["mode"], c.UsedGPUs), nil
+	if c.PredictionConfig == nil {
+		return "", fmt.Errorf("%s has no prediction_config", c.CandidateID)
+	}
+	e := c.PredictionConfig.Engine
+	return fmt.Sprintf("%s/%s/%dgpu", e.Backend, e.Mode, c.UsedGPUs), nil
 }
 
 func tail(s string, n int) string {

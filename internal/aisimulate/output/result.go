@@ -1,4 +1,4 @@
-// Package result defines the files aisim (and AISimulate) write for a
+// Package output defines the files aisim (and AISimulate) write for a
 // recommendation or prediction, with readers and writers. It has no
 // dependency on the rest of aisim so other components (e.g. the operator's
 // reporter) can import it to read a search's output directory.
@@ -90,7 +90,7 @@ type Candidate struct {
 	// moe_tp/moe_ep/replicas, scheduler fields, load).
 	Config map[string]any `json:"config"`
 	// PredictionConfig is the concrete, replayable `predict` input document.
-	PredictionConfig map[string]any     `json:"prediction_config,omitempty"`
+	PredictionConfig *PredictionConfig  `json:"prediction_config,omitempty"`
 	UsedGPUs         int                `json:"used_gpus"`
 	Score            *float64           `json:"score"`
 	Metrics          map[string]float64 `json:"metrics,omitempty"`
@@ -286,10 +286,10 @@ func (e Event) MaxTrials() (int64, bool) {
 
 // Prediction is prediction.json.
 type Prediction struct {
-	Summary    Summary        `json:"summary"`
-	Memory     map[string]any `json:"memory"`
-	Config     map[string]any `json:"config"`
-	Provenance Provenance     `json:"provenance"`
+	Summary    Summary           `json:"summary"`
+	Memory     map[string]any    `json:"memory"`
+	Config     *PredictionConfig `json:"config"`
+	Provenance Provenance        `json:"provenance"`
 }
 
 // Distribution is a latency distribution in milliseconds.
@@ -559,11 +559,11 @@ func MarshalLine(v any) ([]byte, error) {
 func (w *EventWriter) Close() error { return w.f.Close() }
 
 // WriteRecommendation writes one numbered YAML (0-based index i).
-func WriteRecommendation(dir string, i int, doc map[string]any) error {
+func WriteRecommendation(dir string, i int, doc *PredictionConfig) error {
 	if err := os.MkdirAll(filepath.Join(dir, RecommendationsDir), 0o755); err != nil {
 		return err
 	}
-	data, err := yaml.Marshal(doc)
+	data, err := doc.YAML()
 	if err != nil {
 		return err
 	}

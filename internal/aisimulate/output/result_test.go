@@ -23,7 +23,7 @@ func TestEventsAppendAndTolerateATruncatedTail(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := Candidate{CandidateID: "candidate-000001", Status: StatusFeasible, Score: &score, UsedGPUs: 2,
-		Config: map[string]any{"backend": "vllm"}, PredictionConfig: map[string]any{"engine": map[string]any{"backend": "vllm"}},
+		Config: map[string]any{"backend": "vllm"}, PredictionConfig: &PredictionConfig{Engine: Engine{Backend: "vllm"}},
 		Metrics: map[string]float64{"mean_ttft_ms": 12.5}}
 	if err := w.Checkpoint(EventCandidateCompleted, rec); err != nil {
 		t.Fatal(err)
@@ -138,7 +138,7 @@ func TestRealLedger(t *testing.T) {
 				t.Fatal(err)
 			}
 			ids = append(ids, c.CandidateID)
-			if c.Status != StatusFeasible || c.Score == nil || c.UsedGPUs == 0 || len(c.PredictionConfig) == 0 ||
+			if c.Status != StatusFeasible || c.Score == nil || c.UsedGPUs == 0 || c.PredictionConfig == nil ||
 				c.Metrics["output_throughput_tok_s"] != *c.Score || c.ReasonCategory != "" || c.ErrorBand != nil {
 				t.Errorf("%s: %s score %v gpus %d", c.CandidateID, c.Status, c.Score, c.UsedGPUs)
 			}

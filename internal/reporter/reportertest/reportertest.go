@@ -48,7 +48,7 @@ func BuildAISim(dir string) (string, error) {
 // Publish runs `aisim recommend` on the input document (YAML) in workDir and lets the reporter
 // publish its result for the Run ns/runName, as the search pod would after a successful search.
 // It returns the reporter's outcome and aisim's output directory.
-func Publish(ctx context.Context, cfg *rest.Config, aisimBin, workDir, ns, runName, input string) (*reporter.Outcome, string, error) {
+func Publish(ctx context.Context, cfg *rest.Config, aisimBin, workDir, ns, runName, input string) (*reporter.Publication, string, error) {
 	dir, in := filepath.Join(workDir, "out"), filepath.Join(workDir, "input.yaml")
 	if err := os.WriteFile(in, []byte(input), 0o644); err != nil {
 		return nil, "", err

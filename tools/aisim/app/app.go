@@ -456,7 +456,7 @@ func Predict(ctx context.Context, opts Options) int {
 }
 
 func summary(pr *search.Prepared, r *perf.Report) output.Summary {
-	o := &search.Outcome{Prepared: pr, Report: r}
+	o := &search.Trial{Prepared: pr, Report: r}
 	m := search.Metrics(o)
 	dist := func(name string) output.Distribution {
 		return output.Distribution{Mean: m["mean_"+name], P50: m["p50_"+name], P90: m["p90_"+name], P99: m["p99_"+name]}

@@ -3,7 +3,6 @@ package app
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -88,9 +87,9 @@ engine:
 	if p8.Summary.TPOT.Mean >= p16.Summary.TPOT.Mean {
 		t.Errorf("FP8 decode (%.2f ms) must be faster than BF16 (%.2f ms)", p8.Summary.TPOT.Mean, p16.Summary.TPOT.Mean)
 	}
-	eng, _ := p8.Config["engine"].(map[string]any)
-	if eng["gemm_quant_mode"] != "fp8" || eng["kvcache_quant_mode"] != "fp8" || eng["backend_version"] != "0.12.0" {
-		t.Errorf("replayable config lost precision or version: %v", eng)
+	eng := p8.Config.Engine
+	if eng.GEMMQuantMode != "fp8" || eng.KVCacheQuantMode != "fp8" || eng.BackendVersion != "0.12.0" {
+		t.Errorf("replayable config lost precision or version: %+v", eng)
 	}
 	// An unsupported quantization stays an explicit exit 2 naming the field.
 	if _, code, _, stderr := runPredict(t, base+"  gemm_quant_mode: nvfp4\n"); code != aisimulate.ExitInvalidInput ||
@@ -182,9 +181,8 @@ engine: {model: Qwen/Qwen3-8B, hardware: h100_sxm, backend: vllm, mode: disaggre
 	if d := slow.Summary.TTFT.Mean - none.Summary.TTFT.Mean; d < 500 || d > 700 {
 		t.Errorf("TTFT with 1 GB/s − without transfer = %.1f ms, want ≈ 600", d)
 	}
-	eng, _ := slow.Config["engine"].(map[string]any)
-	if kt, _ := eng["kv_transfer"].(map[string]any); fmt.Sprint(kt["bandwidth_gb_per_second"]) != "1" || kt["timing_mode"] != "full_prompt" {
-		t.Errorf("replay config kv_transfer = %v", eng["kv_transfer"])
+	if kt := slow.Config.Engine.KVTransfer; kt == nil || kt.BandwidthGBps == nil || *kt.BandwidthGBps != 1 || kt.TimingMode != "full_prompt" {
+		t.Errorf("replay config kv_transfer = %+v", kt)
 	}
 }
 

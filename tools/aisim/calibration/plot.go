@@ -5,10 +5,9 @@ import (
 	"io"
 	"math"
 	"strings"
-)
 
-// backendColors are the plot's per-backend colours.
-var backendColors = map[string]string{"vllm": "#1f77b4", "sglang": "#2ca02c", "trtllm": "#d62728"}
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
+)
 
 // WriteSVG draws predicted against measured mean TTFT and mean TPOT, one log-log panel each,
 // one point per row: colour by backend, filled for the fit rows and hollow for the validation
@@ -59,7 +58,7 @@ func WriteSVG(w io.Writer, results []Result, caption string) error {
 				continue
 			}
 			p, m := get(r)
-			col := backendColors[r.Backend]
+			col := output.BackendColor(r.Backend)
 			fill := col
 			if r.Validation {
 				fill = "none"
@@ -72,8 +71,8 @@ func WriteSVG(w io.Writer, results []Result, caption string) error {
 	// Legend and caption.
 	x := margin
 	y := height - 22
-	for _, be := range []string{"vllm", "sglang", "trtllm"} {
-		fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="4" fill="%s"/><text x="%.1f" y="%.1f">%s</text>`+"\n", x, y, backendColors[be], x+8, y+4, be)
+	for _, be := range output.Backends {
+		fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="4" fill="%s"/><text x="%.1f" y="%.1f">%s</text>`+"\n", x, y, be.Color, x+8, y+4, be.Name)
 		x += 80
 	}
 	fmt.Fprintf(&b, `<text x="%.1f" y="%.1f">filled: fit rows, hollow: validation rows; grey: ±20%% / ±10%%</text>`+"\n", x, y+4)

@@ -3,9 +3,7 @@ package perf
 import (
 	"context"
 	"errors"
-	"math"
 	"math/rand/v2"
-	"sync"
 	"time"
 
 	"github.com/dgdr-operator/dgdr-operator/tools/aisim/internal/eventq"
@@ -154,7 +152,7 @@ type sim struct {
 	rng      *rand.Rand
 	kicked   []*worker
 
-	ttft, tpot, itl, e2e     hist
+	ttft, tpot, itl, e2e     LogHist
 	sumTTFT, sumTPOT, sumE2E float64
 	sumITL, nITL             float64
 	sumPerUser               float64
@@ -234,8 +232,8 @@ func Simulate(ctx context.Context, d Deployment, w Workload, sla SLA, deadline t
 		}
 	}
 	r := s.report()
-	for _, h := range []*hist{&s.ttft, &s.tpot, &s.itl, &s.e2e} {
-		h.release()
+	for _, h := range []*LogHist{&s.ttft, &s.tpot, &s.itl, &s.e2e} {
+		h.Release()
 	}
 	return r, nil
 }
@@ -534,14 +532,14 @@ func (s *sim) flushGap(gap, w float64) {
 	if w == 0 {
 		return
 	}
-	s.itl.add(gap*1e3, w)
+	s.itl.Add(gap*1e3, w)
 	s.sumITL += gap * w
 	s.nITL += w
 }
 
 func (s *sim) recordFirstToken(c *cohort) {
 	n := float64(c.n)
-	s.ttft.add(c.ttft*1e3, n)
+	s.ttft.Add(c.ttft*1e3, n)
 	s.sumTTFT += c.ttft * n
 }
 
@@ -549,12 +547,12 @@ func (s *sim) complete(c *cohort) {
 	n := float64(c.n)
 	t := s.now
 	e2e := t - c.arrival
-	s.e2e.add(e2e*1e3, n)
+	s.e2e.Add(e2e*1e3, n)
 	s.sumE2E += e2e * n
 	tpot := 0.0
 	if s.w.OSL > 1 {
 		tpot = (t - c.firstTok) / float64(s.w.OSL-1)
-		s.tpot.add(tpot*1e3, n)
+		s.tpot.Add(tpot*1e3, n)
 		s.sumTPOT += tpot * n
 		s.nTPOT += c.n
 		if tpot > 0 {
@@ -588,111 +586,14 @@ func (s *sim) report() Report {
 		r.GoodputRequests = float64(s.good) / dur
 		r.GoodputOutput = float64(s.good*s.w.OSL) / dur
 	}
-	r.TTFT = s.ttft.stats(s.sumTTFT * 1e3 / n)
-	r.E2E = s.e2e.stats(s.sumE2E * 1e3 / n)
+	r.TTFT = s.ttft.Stats(s.sumTTFT * 1e3 / n)
+	r.E2E = s.e2e.Stats(s.sumE2E * 1e3 / n)
 	if s.nTPOT > 0 {
-		r.TPOT = s.tpot.stats(s.sumTPOT * 1e3 / float64(s.nTPOT))
+		r.TPOT = s.tpot.Stats(s.sumTPOT * 1e3 / float64(s.nTPOT))
 		r.PerUserThroughput = s.sumPerUser / float64(s.nTPOT)
 	}
 	if s.nITL > 0 {
-		r.ITL = s.itl.stats(s.sumITL * 1e3 / s.nITL)
+		r.ITL = s.itl.Stats(s.sumITL * 1e3 / s.nITL)
 	}
 	return r
-}
-
-// hist is a weighted log-bucket histogram (0.2% relative resolution), so
-// percentiles cost O(buckets) instead of sorting every token gap. Buckets
-// live in a slice that grows around the first value seen.
-type hist struct {
-	off   int // bucket index of b[0]
-	b     []float64
-	zero  float64 // weight of values <= 0
-	total float64
-	// lastK is the bucket of the last positive value; values in [lastLo, lastHi) are certainly
-	// in it (the bounds sit a relative 1e-12 inside the bucket's edges, far more than the
-	// logarithm's rounding), so the logarithm is taken only when a value leaves the bucket.
-	lastK          int
-	lastLo, lastHi float64
-}
-
-// HistBase is the width of the latency histograms' log buckets: ln(1.002), 0.2% relative.
-const HistBase = 0.002
-
-func (h *hist) add(v, w float64) {
-	h.total += w
-	if v <= 0 {
-		h.zero += w
-		return
-	}
-	// A value in the last value's bucket (cohorts finishing together, decode steps of nearly
-	// equal length) reuses its index: the logarithm was a tenth of a search.
-	k := h.lastK
-	if v < h.lastLo || v >= h.lastHi {
-		k = int(math.Floor(math.Log(v) / HistBase))
-		h.lastK = k
-		h.lastLo = math.Exp(float64(k)*HistBase) * (1 + 1e-12)
-		h.lastHi = math.Exp(float64(k+1)*HistBase) * (1 - 1e-12)
-	}
-	// The window grows by at least its own size (a factor of about 2 in value per 350
-	// buckets), so a distribution that drifts costs few reallocations; where the window sits
-	// does not change any bucket's weight.
-	switch {
-	case h.b == nil:
-		h.b = buckets.Get().([]float64)
-		h.b = h.b[:cap(h.b)]
-		clear(h.b)
-		h.off = k - len(h.b)/2
-	case k < h.off:
-		grow := h.off - k + max(64, len(h.b))
-		h.b = append(make([]float64, grow, grow+len(h.b)), h.b...)
-		h.off -= grow
-	case k-h.off >= len(h.b):
-		h.b = append(h.b, make([]float64, k-h.off-len(h.b)+max(64, len(h.b)))...)
-	}
-	h.b[k-h.off] += w
-}
-
-// buckets recycles histogram windows between simulations: a search runs hundreds, each with
-// four histograms whose windows span thousands of buckets, and allocating them afresh was the
-// largest source of garbage of a search. A window's size and position do not change any
-// bucket's weight, so reuse cannot change a result.
-var buckets = sync.Pool{New: func() any { return make([]float64, 512) }}
-
-// release hands the window back to the pool; the histogram must not be used afterwards.
-func (h *hist) release() {
-	if h.b != nil {
-		buckets.Put(h.b[:0]) //nolint:staticcheck // SA6002: a slice header is small; boxing it is one tiny allocation per histogram
-		h.b = nil
-	}
-}
-
-func (h *hist) stats(mean float64) Stats { return LogHistStats(h.b, h.off, h.zero, h.total, mean) }
-
-// LogHistStats reads the percentiles of a histogram in log buckets of width HistBase: b[i] is the
-// weight of bucket off+i (values in [e^((off+i)·HistBase), e^((off+i+1)·HistBase))), zero the
-// weight of values <= 0, total the whole weight. A percentile is its bucket's midpoint in log
-// space. Both simulators' histograms (this package's and replay's) read through it.
-func LogHistStats(b []float64, off int, zero, total, mean float64) Stats {
-	if total == 0 {
-		return Stats{}
-	}
-	q := func(p float64) float64 {
-		target, acc := p*total, zero
-		if acc >= target-1e-9 {
-			return 0
-		}
-		last := 0
-		for i, w := range b {
-			if w == 0 {
-				continue
-			}
-			last = i
-			acc += w
-			if acc >= target-1e-9 {
-				break
-			}
-		}
-		return math.Exp((float64(last+off) + 0.5) * HistBase)
-	}
-	return Stats{Mean: mean, P50: q(0.5), P90: q(0.9), P99: q(0.99)}
 }

@@ -134,7 +134,7 @@ type sim struct {
 	blockSize               int
 	promptTokens, hitTokens float64
 
-	ttft, tpot, e2e, itl logHist
+	ttft, tpot, e2e, itl perf.LogHist
 	sumTTFT, sumTPOT     float64
 	sumE2E               float64
 	sumITL, nITL         float64
@@ -147,6 +147,9 @@ type sim struct {
 // Simulate replays t on d.
 func Simulate(ctx context.Context, d perf.Deployment, t *trace.Trace, o Options, sla perf.SLA, deadline time.Time) (Result, error) {
 	s := &sim{d: d, o: o, sla: sla, blockSize: t.BlockSize, reqs: make([]req, len(t.Requests))}
+	for _, h := range []*perf.LogHist{&s.ttft, &s.tpot, &s.e2e, &s.itl} {
+		h.FastLog = true
+	}
 	for i := range t.Requests {
 		r := &t.Requests[i]
 		s.reqs[i] = req{src: r, idx: int32(i), isl: r.Input, osl: r.Output}
@@ -584,7 +587,7 @@ func (s *sim) flushGap(gap, w float64) {
 	if w == 0 {
 		return
 	}
-	s.itl.add(gap*1e3, w)
+	s.itl.Add(gap*1e3, w)
 	s.sumITL += gap * w
 	s.nITL += w
 }
@@ -592,12 +595,12 @@ func (s *sim) flushGap(gap, w float64) {
 func (s *sim) complete(r *req) {
 	t := s.now
 	e2e := t - r.arrival
-	s.e2e.add(e2e*1e3, 1)
+	s.e2e.Add(e2e*1e3, 1)
 	s.sumE2E += e2e
 	tpot := 0.0
 	if r.osl > 1 {
 		tpot = (t - r.firstTok) / float64(r.osl-1)
-		s.tpot.add(tpot*1e3, 1)
+		s.tpot.Add(tpot*1e3, 1)
 		s.sumTPOT += tpot
 		if tpot > 0 {
 			s.sumPerUser += 1 / tpot
@@ -634,7 +637,7 @@ func (s *sim) report() perf.Report {
 	dur := s.lastDone
 	r := perf.Report{
 		Requests: s.started, Completed: s.done, OutputTokens: s.outTok,
-		DurationMs: dur * 1e3, TTFTSamples: int(s.ttft.total), TPOTSamples: int(s.tpot.total), GoodCompleted: s.good,
+		DurationMs: dur * 1e3, TTFTSamples: int(s.ttft.Total()), TPOTSamples: int(s.tpot.Total()), GoodCompleted: s.good,
 		ForwardSteps: s.steps,
 	}
 	if dur > 0 {
@@ -643,24 +646,24 @@ func (s *sim) report() perf.Report {
 		r.GoodputRequests = float64(s.good) / dur
 		r.GoodputOutput = float64(s.goodOT) / dur
 	}
-	if n := s.ttft.total; n > 0 {
-		r.TTFT = s.ttft.stats(s.sumTTFT * 1e3 / n)
+	if n := s.ttft.Total(); n > 0 {
+		r.TTFT = s.ttft.Stats(s.sumTTFT * 1e3 / n)
 	}
-	if n := s.e2e.total; n > 0 {
-		r.E2E = s.e2e.stats(s.sumE2E * 1e3 / n)
+	if n := s.e2e.Total(); n > 0 {
+		r.E2E = s.e2e.Stats(s.sumE2E * 1e3 / n)
 	}
-	if n := s.tpot.total; n > 0 {
-		r.TPOT = s.tpot.stats(s.sumTPOT * 1e3 / n)
+	if n := s.tpot.Total(); n > 0 {
+		r.TPOT = s.tpot.Stats(s.sumTPOT * 1e3 / n)
 		r.PerUserThroughput = s.sumPerUser / n
 	}
 	if s.nITL > 0 {
-		r.ITL = s.itl.stats(s.sumITL * 1e3 / s.nITL)
+		r.ITL = s.itl.Stats(s.sumITL * 1e3 / s.nITL)
 	}
 	return r
 }
 
 // firstToken records a request's TTFT.
 func (s *sim) firstToken(r *req) {
-	s.ttft.add(r.ttft*1e3, 1)
+	s.ttft.Add(r.ttft*1e3, 1)
 	s.sumTTFT += r.ttft
 }

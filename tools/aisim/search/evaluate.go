@@ -61,8 +61,8 @@ type Prepared struct {
 	Status, ReasonCategory, Reason string
 }
 
-// Outcome is an evaluated candidate.
-type Outcome struct {
+// Trial is one evaluated candidate of a search; a cache hit is a copy of the trial it repeats.
+type Trial struct {
 	*Prepared
 	Report     *perf.Report
 	Score      *float64
@@ -230,9 +230,9 @@ func (e *Env) handoffLink(pre, dec input.Shape) (bandwidth, latency float64) {
 	return min(pg.InterNodeBW, dg.InterNodeBW), pg.P2PLatency
 }
 
-// Finish turns a simulation result into an outcome: strict-SLA gate and score.
-func (e *Env) Finish(pr *Prepared, rep *perf.Report, err error) *Outcome {
-	o := &Outcome{Prepared: pr, Report: rep}
+// Finish turns a simulation result into a trial: strict-SLA gate and score.
+func (e *Env) Finish(pr *Prepared, rep *perf.Report, err error) *Trial {
+	o := &Trial{Prepared: pr, Report: rep}
 	switch {
 	case errors.Is(err, perf.ErrDeadline):
 		pr.Status, pr.ReasonCategory, pr.Reason = output.StatusTimedOut, output.ReasonRuntimeTimeout,
@@ -282,7 +282,7 @@ func slaViolation(sla input.SLA, r *perf.Report) string {
 // score implements AISimulate's target table: higher is better, latency
 // targets and min_gpus negated; pareto scores by its first objective.
 // avg_gpu equals the static GPU count because aisim pools never scale.
-func (e *Env) score(o *Outcome) (float64, map[string]float64) {
+func (e *Env) score(o *Trial) (float64, map[string]float64) {
 	r := o.Report
 	gpus := float64(o.Point.UsedGPUs())
 	perGPU := 0.0
@@ -313,7 +313,7 @@ func (e *Env) score(o *Outcome) (float64, map[string]float64) {
 }
 
 // Metrics flattens a report into recommendation.json metric keys.
-func Metrics(o *Outcome) map[string]float64 {
+func Metrics(o *Trial) map[string]float64 {
 	r := o.Report
 	if r == nil {
 		return nil

@@ -11,6 +11,9 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/tools/aisim/input"
 )
@@ -28,10 +31,10 @@ type Options struct {
 	Space map[string][]Point
 }
 
-// Run is a finished (or interrupted) search.
-type Run struct {
+// Result is what a finished (or interrupted) search found.
+type Result struct {
 	Candidates []output.Candidate
-	Outcomes   []*Outcome
+	Trials     []*Trial
 	Counts     output.Counts
 	// Selected lists indexes into Candidates, best first (or Pareto order).
 	Selected   []int
@@ -42,7 +45,7 @@ type Run struct {
 }
 
 // Recommend enumerates, selects, evaluates and ranks.
-func (e *Env) Recommend(ctx context.Context, opts Options) (*Run, error) {
+func (e *Env) Recommend(ctx context.Context, opts Options) (*Result, error) {
 	space := opts.Space
 	if space == nil {
 		var err error
@@ -55,7 +58,7 @@ func (e *Env) Recommend(ctx context.Context, opts Options) (*Run, error) {
 	// dropping opts' reference keeps the collector from scanning it during the simulations
 	// (the local space is dead after Select, so it no longer keeps the space reachable).
 	opts.Space = nil
-	run := &Run{Exhaustive: exhaustive}
+	res := &Result{Exhaustive: exhaustive}
 
 	// Resolve every point first (cheap) so duplicates are known before any
 	// simulation; a duplicate is served from the first occurrence's result
@@ -79,7 +82,7 @@ func (e *Env) Recommend(ctx context.Context, opts Options) (*Run, error) {
 		workers = min(workers, opts.Parallelism)
 	}
 	timeout := time.Duration(e.Doc.Optimizer.CandidateTimeoutSeconds * float64(time.Second))
-	outcomes := make([]*Outcome, len(points))
+	trials := make([]*Trial, len(points))
 	ready := make([]chan struct{}, len(points))
 	for i := range ready {
 		ready[i] = make(chan struct{})
@@ -93,14 +96,14 @@ func (e *Env) Recommend(ctx context.Context, opts Options) (*Run, error) {
 			for i := range jobs {
 				pr := prepared[i]
 				if pr.Status != "" {
-					outcomes[i] = &Outcome{Prepared: pr}
+					trials[i] = &Trial{Prepared: pr}
 				} else {
 					rep, err := e.Simulate(ctx, pr, time.Now().Add(timeout))
 					if ctx.Err() != nil {
 						close(ready[i])
 						continue // interrupted: leave unsettled
 					}
-					outcomes[i] = e.Finish(pr, rep, err)
+					trials[i] = e.Finish(pr, rep, err)
 				}
 				close(ready[i])
 			}
@@ -133,33 +136,33 @@ settle:
 			select {
 			case <-ready[src]:
 			default:
-				break settle // a worker may still be writing outcomes[src]
+				break settle // a worker may still be writing trials[src]
 			}
 		}
-		if outcomes[src] == nil {
+		if trials[src] == nil {
 			break
 		}
-		o := outcomes[src]
+		o := trials[src]
 		if src != i {
 			cp := *o
 			cp.CacheHit = true
 			o = &cp
 		}
-		outcomes[i] = o
+		trials[i] = o
 		c := e.record(i, o)
-		run.Candidates = append(run.Candidates, c)
-		run.Outcomes = append(run.Outcomes, o)
-		count(&run.Counts, c.Status, o.CacheHit)
+		res.Candidates = append(res.Candidates, c)
+		res.Trials = append(res.Trials, o)
+		count(&res.Counts, c.Status, o.CacheHit)
 		if opts.OnSettled != nil {
 			opts.OnSettled(c, i+1, len(points))
 		}
 	}
 	wg.Wait()
-	if ctx.Err() != nil && len(run.Candidates) < len(points) {
-		run.Interrupted = true
+	if ctx.Err() != nil && len(res.Candidates) < len(points) {
+		res.Interrupted = true
 	}
-	run.Selected = e.selectView(run)
-	return run, nil
+	res.Selected = e.selectView(res)
+	return res, nil
 }
 
 func count(c *output.Counts, status string, hit bool) {
@@ -185,8 +188,8 @@ func count(c *output.Counts, status string, hit bool) {
 	}
 }
 
-// record builds the CandidateRecord for outcome i.
-func (e *Env) record(i int, o *Outcome) output.Candidate {
+// record builds the CandidateRecord of trial i.
+func (e *Env) record(i int, o *Trial) output.Candidate {
 	c := output.Candidate{
 		CandidateID:      fmt.Sprintf("candidate-%06d", i+1),
 		Status:           o.Status,
@@ -217,36 +220,32 @@ func (e *Env) record(i int, o *Outcome) output.Candidate {
 	return c
 }
 
-// compare orders feasible candidates best first (negative when a is better): score desc, then
-// fewer GPUs, then (for min_gpus) higher goodput and lower mean E2E, then canonical config.
-// Feasible candidates' scores and metrics are finite (Finish checks), so no NaN reaches it.
+// compare orders feasible candidates best first (output.CompareRank): ties of score and GPUs go
+// (for min_gpus) to higher goodput and lower mean E2E, then to the canonical config. Feasible
+// candidates' scores and metrics are finite (Finish checks), so no NaN reaches it.
 func (e *Env) compare(a, b output.Candidate) int {
-	if c := cmp.Compare(*b.Score, *a.Score); c != 0 {
-		return c
-	}
-	if c := cmp.Compare(a.UsedGPUs, b.UsedGPUs); c != 0 {
-		return c
-	}
-	if e.Doc.Optimization.Target == input.TargetMinGPUs {
-		const goodput, e2e = "goodput_output_throughput_tok_s", "mean_e2e_latency_ms"
-		if c := cmp.Compare(b.Metrics[goodput], a.Metrics[goodput]); c != 0 {
-			return c
+	return output.CompareRank(&a, &b, func(a, b *output.Candidate) int {
+		if e.Doc.Optimization.Target == input.TargetMinGPUs {
+			const goodput, e2e = "goodput_output_throughput_tok_s", "mean_e2e_latency_ms"
+			if c := cmp.Compare(b.Metrics[goodput], a.Metrics[goodput]); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(a.Metrics[e2e], b.Metrics[e2e]); c != 0 {
+				return c
+			}
 		}
-		if c := cmp.Compare(a.Metrics[e2e], b.Metrics[e2e]); c != 0 {
-			return c
-		}
-	}
-	return bytes.Compare(mustJSON(a.Config), mustJSON(b.Config))
+		return bytes.Compare(mustJSON(a.Config), mustJSON(b.Config))
+	})
 }
 
 // selectView returns all distinct feasible candidates best first, or the
 // Pareto front (throughput_per_gpu, throughput_per_user both maximized)
 // sorted by throughput_per_user ascending.
-func (e *Env) selectView(run *Run) []int {
+func (e *Env) selectView(res *Result) []int {
 	var feas []int
 	seen := map[string]bool{}
-	for i, c := range run.Candidates {
-		if c.Status != output.StatusFeasible || run.Outcomes[i].CacheHit {
+	for i, c := range res.Candidates {
+		if c.Status != output.StatusFeasible || res.Trials[i].CacheHit {
 			continue
 		}
 		key := string(mustJSON(c.PredictionConfig))
@@ -256,37 +255,15 @@ func (e *Env) selectView(run *Run) []int {
 		seen[key] = true
 		feas = append(feas, i)
 	}
-	cs := run.Candidates
+	cs := res.Candidates
 	if e.Doc.Optimization.Target != input.TargetPareto {
 		slices.SortStableFunc(feas, func(i, j int) int { return e.compare(cs[i], cs[j]) })
 		return feas
 	}
-	var front []int
-	for _, i := range feas {
-		dominated := false
-		for _, j := range feas {
-			if i != j && dominates(cs[j].Objectives, cs[i].Objectives) {
-				dominated = true
-				break
-			}
-		}
-		if !dominated {
-			front = append(front, i)
-		}
+	objectives := func(i int) (float64, float64) {
+		return cs[i].Objectives["throughput_per_gpu"], cs[i].Objectives["throughput_per_user"]
 	}
-	slices.SortStableFunc(front, func(i, j int) int {
-		if c := cmp.Compare(cs[i].Objectives["throughput_per_user"], cs[j].Objectives["throughput_per_user"]); c != 0 {
-			return c
-		}
-		return e.compare(cs[i], cs[j])
-	})
-	return front
-}
-
-func dominates(a, b map[string]float64) bool {
-	ge := a["throughput_per_gpu"] >= b["throughput_per_gpu"] && a["throughput_per_user"] >= b["throughput_per_user"]
-	gt := a["throughput_per_gpu"] > b["throughput_per_gpu"] || a["throughput_per_user"] > b["throughput_per_user"]
-	return ge && gt
+	return output.ParetoFront(feas, objectives, func(i, j int) int { return e.compare(cs[i], cs[j]) })
 }
 
 func mustJSON(v any) []byte {
@@ -360,110 +337,91 @@ func (e *Env) SampleConfig(pr *Prepared) map[string]any {
 // PredictionConfig is the concrete predict document for a point: no
 // domains, presets or optimization sections; kv_capacity_fraction becomes
 // the resolved concurrency; backend defaults are pinned.
-func (e *Env) PredictionConfig(pr *Prepared) map[string]any {
+func (e *Env) PredictionConfig(pr *Prepared) *output.PredictionConfig {
 	p := pr.Point
 	t := e.Doc.Traffic
-	load := map[string]any{}
+	var load output.Load
 	switch t.Load.Type {
 	case input.LoadConcurrency:
-		load["type"], load["concurrency"] = input.LoadConcurrency, int(p.Load)
+		load = output.Load{Type: input.LoadConcurrency, Concurrency: int(p.Load)}
 	case input.LoadKVCapacityFraction:
 		// An unresolved fraction (KV infeasible) keeps a placeholder of 1.
-		load["type"], load["concurrency"] = input.LoadConcurrency, max(1, pr.Concurrency)
+		load = output.Load{Type: input.LoadConcurrency, Concurrency: max(1, pr.Concurrency)}
 	case input.LoadPoisson:
-		load["type"], load["requests_per_second"], load["seed"] = input.LoadPoisson, p.Load, t.Load.Seed
+		load = output.Load{Type: input.LoadPoisson, RequestsPerSecond: ptr.To(p.Load), Seed: ptr.To(t.Load.Seed)}
 	default:
-		load["type"], load["requests_per_second"] = t.Load.Type, p.Load
+		load = output.Load{Type: t.Load.Type, RequestsPerSecond: ptr.To(p.Load)}
 	}
-	stop := map[string]any{}
+	var stop output.Stop
 	if t.Stop.Requests > 0 {
-		stop["requests"] = t.Stop.Requests
+		stop.Requests = t.Stop.Requests
 	} else {
-		stop["requests_per_load_unit"] = t.Stop.RequestsPerLoadUnit
+		stop.RequestsPerLoadUnit = ptr.To(t.Stop.RequestsPerLoadUnit)
 	}
-	workers := map[string]any{}
+	engine := output.Engine{Mode: p.Mode, Model: e.Doc.Engine.Model, Hardware: e.GPU.ID, Backend: p.Backend}
 	for _, r := range p.Roles {
 		s := r.Worker.Shape
-		capacity := map[string]any{"type": "default", "memory_fraction": r.Worker.MemoryFraction}
+		capacity := output.Capacity{Type: output.CapacityDefault, MemoryFraction: ptr.To(r.Worker.MemoryFraction)}
 		if r.Worker.FixedBlocks > 0 {
-			capacity = map[string]any{"type": "fixed", "blocks": r.Worker.FixedBlocks}
+			capacity = output.Capacity{Type: output.CapacityFixed, Blocks: ptr.To(r.Worker.FixedBlocks)}
 		}
-		role := map[string]any{
-			"parallelism": map[string]any{
-				"replicas": s.Replicas, "tensor": s.Tensor, "pipeline": s.Pipeline,
-				"attention_data": s.AttentionData, "moe_tensor": s.MoETensor, "moe_expert": s.MoEExpert,
-			},
-			"scheduler": map[string]any{"max_batched_tokens": r.Worker.MaxBatchedTokens, "max_sequences": r.Worker.MaxSequences},
-			"kv_cache": map[string]any{
-				"block_size":     r.Worker.BlockSize,
-				"prefix_caching": e.Doc.Engine.Workers[r.Role].PrefixCaching,
-				"capacity":       capacity,
-			},
+		w := &output.Worker{
+			Parallelism: output.Parallelism{Replicas: s.Replicas, Tensor: s.Tensor, Pipeline: s.Pipeline,
+				AttentionData: s.AttentionData, MoETensor: s.MoETensor, MoEExpert: s.MoEExpert},
+			Scheduler: output.Scheduler{MaxBatchedTokens: r.Worker.MaxBatchedTokens, MaxSequences: r.Worker.MaxSequences},
+			KVCache: output.KVCache{BlockSize: r.Worker.BlockSize, PrefixCaching: ptr.To(e.Doc.Engine.Workers[r.Role].PrefixCaching),
+				Capacity: capacity},
 		}
 		if ft := e.Doc.Engine.Workers[r.Role].FixedTiming; ft != nil {
-			role["timing"] = map[string]any{"type": "fixed", "prefill_ms": ft.PrefillMs, "decode_ms": ft.DecodeMs}
+			w.Timing = &output.Timing{Type: output.TimingFixed, PrefillMs: ptr.To(ft.PrefillMs), DecodeMs: ptr.To(ft.DecodeMs)}
 		}
 		if g, ok := e.RoleGPU[r.Role]; ok {
-			role["hardware"] = g.ID
+			w.Hardware = g.ID
 		}
-		workers[r.Role] = role
-	}
-	engine := map[string]any{
-		"mode": p.Mode, "model": e.Doc.Engine.Model, "hardware": e.GPU.ID, "backend": p.Backend, "workers": workers,
+		engine.Workers.SetRole(r.Role, w)
 	}
 	if kt := e.Doc.Engine.KVTransfer; kt != nil && p.Mode == input.ModeDisaggregated {
-		m := map[string]any{"bytes_per_token": "auto", "timing_mode": kt.TimingMode}
+		m := &output.KVTransfer{BytesPerToken: ptr.To(intstr.FromString("auto")), TimingMode: kt.TimingMode}
 		if kt.BytesPerToken > 0 {
-			m["bytes_per_token"] = kt.BytesPerToken
+			m.BytesPerToken = ptr.To(intstr.FromInt32(int32(kt.BytesPerToken)))
 		}
 		if kt.BandwidthGBps > 0 {
-			m["bandwidth_gb_per_second"] = kt.BandwidthGBps
+			m.BandwidthGBps = ptr.To(kt.BandwidthGBps)
 		}
-		engine["kv_transfer"] = m
+		engine.KVTransfer = m
 	}
 	if e.Doc.Engine.BackendVersion != "" {
-		engine["backend_version"] = e.BackendVersion(p.Backend)
+		engine.BackendVersion = e.BackendVersion(p.Backend)
 	}
 	prec := e.Doc.Engine.Precision
-	for k, v := range map[string]string{"gemm_quant_mode": prec.GEMM, "moe_quant_mode": prec.MoE, "fmha_quant_mode": prec.FMHA,
-		"kvcache_quant_mode": prec.KVCache, "comm_quant_mode": prec.Comm} {
-		if v != "" {
-			engine[k] = v
-		}
-	}
+	engine.GEMMQuantMode, engine.MoEQuantMode, engine.FMHAQuantMode = prec.GEMM, prec.MoE, prec.FMHA
+	engine.KVCacheQuantMode, engine.CommQuantMode = prec.KVCache, prec.Comm
 	if cl := e.Doc.Engine.ContextLength; cl > 0 {
-		engine["context_length"] = cl
+		engine.ContextLength = ptr.To(intstr.FromInt32(int32(cl)))
 	}
-	source := map[string]any{"type": "synthetic", "input_tokens": t.InputTokens, "output_tokens": t.OutputTokens}
+	source := output.Source{Type: output.SourceSynthetic, InputTokens: t.InputTokens, OutputTokens: t.OutputTokens}
 	if t.CachedPrefixTokens > 0 {
-		source["cached_prefix_tokens"] = t.CachedPrefixTokens
+		source.CachedPrefixTokens = ptr.To(t.CachedPrefixTokens)
 	}
-	doc := map[string]any{
-		"traffic": map[string]any{
-			"source": source,
-			"load":   load,
-			"stop":   stop,
-		},
-		"engine": engine,
-	}
+	doc := &output.PredictionConfig{Engine: engine, Traffic: &output.Traffic{Source: source, Load: load, Stop: stop}}
 	if t.Trace != nil {
-		doc["traffic"] = e.traceTraffic(p)
+		doc.Traffic = e.traceTraffic(p)
 	}
 	if t.Session != nil {
-		doc["traffic"] = e.sessionTraffic(p)
+		doc.Traffic = e.sessionTraffic(p)
 	}
 	if sla := e.Doc.Evaluation.SLA; sla.Any() {
-		m := map[string]any{}
+		m := &output.SLA{}
 		if sla.TTFTms > 0 {
-			m["ttft_ms"] = sla.TTFTms
+			m.TTFTMs = ptr.To(sla.TTFTms)
 		}
 		if sla.ITLms > 0 {
-			m["itl_ms"] = sla.ITLms
+			m.ITLMs = ptr.To(sla.ITLms)
 		}
 		if sla.E2Ems > 0 {
-			m["e2e_ms"] = sla.E2Ems
+			m.E2EMs = ptr.To(sla.E2Ems)
 		}
-		doc["evaluation"] = map[string]any{"sla": m}
+		doc.Evaluation = &output.Evaluation{SLA: m}
 	}
 	return doc
 }

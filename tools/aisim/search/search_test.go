@@ -28,7 +28,7 @@ traffic:
 %s`, model, hw, target, budget, extra)
 }
 
-func recommend(t *testing.T, doc string, sets ...string) (*Env, *Run) {
+func recommend(t *testing.T, doc string, sets ...string) (*Env, *Result) {
 	t.Helper()
 	env := mustEnv(t, doc, sets...)
 	run, err := env.Recommend(context.Background(), Options{})
@@ -38,7 +38,7 @@ func recommend(t *testing.T, doc string, sets ...string) (*Env, *Run) {
 	return env, run
 }
 
-func best(run *Run) float64 {
+func best(run *Result) float64 {
 	if len(run.Selected) == 0 {
 		return math.Inf(-1)
 	}
@@ -146,8 +146,8 @@ func TestKVCapacityFractionResolution(t *testing.T) {
 			t.Errorf("%s: concurrency %v, want max(1, floor(%v × %v)) = %v", c.CandidateID, c.Metrics["concurrency"], f, capConc, want)
 		}
 		// The saved config materializes the load as concurrency.
-		load := c.PredictionConfig["traffic"].(map[string]any)["load"]
-		if diff := cmp.Diff(map[string]any{"type": "concurrency", "concurrency": int(want)}, load); diff != "" {
+		load := c.PredictionConfig.Traffic.Load
+		if diff := cmp.Diff(output.Load{Type: "concurrency", Concurrency: int(want)}, load); diff != "" {
 			t.Errorf("%s: saved load (-want +got):\n%s", c.CandidateID, diff)
 		}
 		checked++
@@ -216,7 +216,7 @@ func TestParetoFront(t *testing.T) {
 		if front[i] && dominated {
 			t.Errorf("%s is on the front but dominated", c.CandidateID)
 		}
-		if !front[i] && !dominated && !run.Outcomes[i].CacheHit {
+		if !front[i] && !dominated && !run.Trials[i].CacheHit {
 			t.Errorf("%s is neither on the front nor dominated by it", c.CandidateID)
 		}
 	}
@@ -304,7 +304,7 @@ func TestPredictionConfigsReplay(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := Metrics(&Outcome{Prepared: pr, Report: rep})
+		got := Metrics(&Trial{Prepared: pr, Report: rep})
 		for _, k := range []string{"output_throughput_tok_s", "mean_ttft_ms", "mean_tpot_ms", "concurrency", "num_requests"} {
 			if got[k] != c.Metrics[k] {
 				t.Errorf("%s: replayed %s = %v, recommend had %v", c.CandidateID, k, got[k], c.Metrics[k])
@@ -314,3 +314,11 @@ func TestPredictionConfigsReplay(t *testing.T) {
 }
 
 var noDeadline time.Time
+
+// dominates is the definition the front is checked against: at least as much of both
+// objectives, more of one.
+func dominates(a, b map[string]float64) bool {
+	ge := a["throughput_per_gpu"] >= b["throughput_per_gpu"] && a["throughput_per_user"] >= b["throughput_per_user"]
+	gt := a["throughput_per_gpu"] > b["throughput_per_gpu"] || a["throughput_per_user"] > b["throughput_per_user"]
+	return ge && gt
+}

@@ -7,6 +7,9 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"k8s.io/utils/ptr"
+
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/tools/aisim/input"
 	"github.com/dgdr-operator/dgdr-operator/tools/aisim/perf"
 	"github.com/dgdr-operator/dgdr-operator/tools/aisim/replay"
@@ -119,19 +122,19 @@ func (e *Env) transferRate(pre, dec input.Shape) (perToken, latency float64) {
 }
 
 // traceTraffic is the traffic section of a trace point's prediction document.
-func (e *Env) traceTraffic(p Point) map[string]any {
+func (e *Env) traceTraffic(p Point) *output.Traffic {
 	t := e.Doc.Traffic
-	src := map[string]any{"type": "trace", "paths": []any{t.Trace.Path}, "format": t.Trace.Format}
+	src := output.Source{Type: output.SourceTrace, Paths: []string{t.Trace.Path}, Format: t.Trace.Format}
 	if t.Trace.BlockSizeSet {
-		src["block_size"] = t.Trace.BlockSize
+		src.BlockSize = t.Trace.BlockSize
 	}
-	load := map[string]any{"type": input.LoadConcurrency, "concurrency": int(p.Load)}
+	load := output.Load{Type: input.LoadConcurrency, Concurrency: int(p.Load)}
 	if t.Load.Type == input.LoadTraceTimestamps {
-		load = map[string]any{"type": input.LoadTraceTimestamps, "speedup": p.Load}
+		load = output.Load{Type: input.LoadTraceTimestamps, Speedup: ptr.To(p.Load)}
 	}
-	traffic := map[string]any{"source": src, "load": load}
+	traffic := &output.Traffic{Source: src, Load: load}
 	if v := t.Stop.MaxVirtualSeconds; v > 0 {
-		traffic["stop"] = map[string]any{"max_virtual_time_seconds": v}
+		traffic.Stop.MaxVirtualTimeSeconds = ptr.To(v)
 	}
 	return traffic
 }
@@ -214,26 +217,26 @@ func (e *Env) prepareSessions(pr *Prepared) error {
 }
 
 // sessionTraffic is the traffic section of a synthetic-session point's prediction document.
-func (e *Env) sessionTraffic(p Point) map[string]any {
+func (e *Env) sessionTraffic(p Point) *output.Traffic {
 	t := e.Doc.Traffic
 	s := t.Session
-	source := map[string]any{"type": "synthetic-session", "new_input_tokens_per_turn": t.InputTokens,
-		"output_tokens_per_turn": t.OutputTokens, "session": map[string]any{"turns": s.Turns,
-			"shared_prefix_ratio": s.SharedPrefixRatio, "prefix_groups": s.PrefixGroups, "inter_turn_delay_ms": s.InterTurnDelayMs}}
-	load := map[string]any{"type": t.Load.Type}
+	source := output.Source{Type: output.SourceSyntheticSession, NewInputTokensPerTurn: t.InputTokens,
+		OutputTokensPerTurn: t.OutputTokens, Session: &output.Session{Turns: s.Turns,
+			SharedPrefixRatio: ptr.To(s.SharedPrefixRatio), PrefixGroups: ptr.To(s.PrefixGroups), InterTurnDelayMs: ptr.To(s.InterTurnDelayMs)}}
+	load := output.Load{Type: t.Load.Type}
 	switch t.Load.Type {
 	case input.LoadConcurrency:
-		load["concurrency"] = int(p.Load)
+		load.Concurrency = int(p.Load)
 	case input.LoadPoisson:
-		load["sessions_per_second"], load["seed"] = p.Load, t.Load.Seed
+		load.SessionsPerSecond, load.Seed = ptr.To(p.Load), ptr.To(t.Load.Seed)
 	default:
-		load["sessions_per_second"] = p.Load
+		load.SessionsPerSecond = ptr.To(p.Load)
 	}
-	stop := map[string]any{}
+	var stop output.Stop
 	if t.Stop.Requests > 0 {
-		stop["sessions"] = t.Stop.Requests
+		stop.Sessions = t.Stop.Requests
 	} else {
-		stop["sessions_per_load_unit"] = t.Stop.RequestsPerLoadUnit
+		stop.SessionsPerLoadUnit = ptr.To(t.Stop.RequestsPerLoadUnit)
 	}
-	return map[string]any{"source": source, "load": load, "stop": stop}
+	return &output.Traffic{Source: source, Load: load, Stop: stop}
 }

@@ -45,12 +45,12 @@ traffic:
 		if c.Status != output.StatusFeasible {
 			continue
 		}
-		o := run.Outcomes[i]
+		o := run.Trials[i]
 		if c.Metrics["num_requests"] != 120 || c.Metrics["completed_requests"] != 120 {
 			t.Errorf("%s: %v of %v requests", c.CandidateID, c.Metrics["completed_requests"], c.Metrics["num_requests"])
 		}
 		rate[o.Point.Load] = c.Metrics["request_rate"]
-		if got := c.PredictionConfig["traffic"].(map[string]any)["load"].(map[string]any)["speedup"]; got != o.Point.Load {
+		if got := c.PredictionConfig.Traffic.Load.Speedup; got == nil || *got != o.Point.Load {
 			t.Errorf("%s: prediction_config speedup %v, point %v", c.CandidateID, got, o.Point.Load)
 		}
 	}

@@ -55,8 +55,8 @@ func TestRecommendAndPredictReplayATrace(t *testing.T) {
 		t.Errorf("metrics of the best candidate: requests %v/%v, hit ratio %v, rate %v", m["completed_requests"], m["num_requests"],
 			m["prefix_cache_hit_ratio"], m["request_rate"])
 	}
-	traffic, _ := json.Marshal(best.PredictionConfig["traffic"])
-	if want := `{"load":{"speedup":2,"type":"trace_timestamps"},"source":{"format":"mooncake","paths":["trace.jsonl"],"type":"trace"},"stop":{"max_virtual_time_seconds":600}}`; string(traffic) != want {
+	traffic, _ := output.MarshalLine(best.PredictionConfig.Traffic)
+	if want := `{"load":{"speedup":2,"type":"trace_timestamps"},"source":{"format":"mooncake","paths":["trace.jsonl"],"type":"trace"},"stop":{"max_virtual_time_seconds":600}}` + "\n"; string(traffic) != want {
 		t.Errorf("prediction_config.traffic = %s, want %s", traffic, want)
 	}
 	p := aisim(t, dir, "predict", "-c", rows[0].ConfigPath, "--output-dir", "pred", "--format", "json")

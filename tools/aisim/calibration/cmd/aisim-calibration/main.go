@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/tools/aisim/calibration"
 )
 
@@ -30,7 +31,7 @@ func main() {
 		return
 	}
 	fmt.Printf("%-8s %-10s %5s %8s %10s %10s %10s %10s %9s\n", "backend", "part", "rows", "coverage", "ttft_med%", "ttft_p80%", "tpot_med%", "tpot_p80%", "ttft_bias%")
-	for _, be := range []string{"", "vllm", "sglang", "trtllm"} {
+	for _, be := range append([]string{""}, output.BackendNames()...) {
 		for _, v := range []bool{false, true} {
 			s := calibration.Summarize(res, func(r calibration.Result) bool { return (be == "" || r.Backend == be) && r.Validation == v })
 			part := "fit"

@@ -1,4 +1,4 @@
-package reporter
+package main
 
 import (
 	"context"
@@ -19,14 +19,16 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/render"
+	"github.com/dgdr-operator/dgdr-operator/internal/reporter"
 	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
+	"github.com/dgdr-operator/dgdr-operator/internal/searchinput"
 )
 
-// DefaultTerminationLog is the container termination message path.
-const DefaultTerminationLog = "/dev/termination-log"
+// defaultTerminationLog is the container termination message path.
+const defaultTerminationLog = "/dev/termination-log"
 
-// Options are the flags of `report`; each defaults to its environment variable.
-type Options struct {
+// reportOptions are the flags of `report`; each defaults to its environment variable.
+type reportOptions struct {
 	RunName          string
 	Namespace        string
 	PodName          string
@@ -58,16 +60,9 @@ type Options struct {
 	RESTConfig *rest.Config
 }
 
-// NewCommand returns the `report` subcommand of dgdr-operator.
-func NewCommand() *cobra.Command {
-	o := &Options{}
-	return newCommand(o)
-}
-
-// NewCommandWithOptions is NewCommand with preset options (tests inject a REST config).
-func NewCommandWithOptions(o *Options) *cobra.Command { return newCommand(o) }
-
-func newCommand(o *Options) *cobra.Command {
+// newReportCommand returns the `report` subcommand: the reporter of every search Job, and with
+// --write-input its input init container. o holds preset options (tests inject a REST config).
+func newReportCommand(o *reportOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "report",
 		Short: "Publish a search's progress and result (the reporter container of a search Job)",
@@ -85,16 +80,16 @@ reason on stderr and in the termination message, when the result cannot be publi
 			if o.WriteInput {
 				return writeInput(ctx, cmd, o)
 			}
-			out, err := Execute(ctx, o, newLogger(cmd, o.Verbose))
+			out, err := executeReport(ctx, o, newLogger(cmd, o.Verbose))
 			if err != nil {
 				msg := "report: " + err.Error()
 				fmt.Fprintln(cmd.ErrOrStderr(), msg)
-				WriteTerminationMessage(o.TerminationLog, msg)
+				writeTerminationMessage(o.TerminationLog, msg)
 				return err
 			}
 			msg := fmt.Sprintf("published %d candidate(s); search exit code %d", len(out.Published), out.SearchExitCode)
 			fmt.Fprintln(cmd.OutOrStdout(), msg)
-			WriteTerminationMessage(o.TerminationLog, msg)
+			writeTerminationMessage(o.TerminationLog, msg)
 			return nil
 		},
 	}
@@ -109,12 +104,12 @@ reason on stderr and in the termination message, when the result cannot be publi
 	f.StringVar(&o.PlannerImage, "planner-image", os.Getenv(jobcontract.EnvPlannerImage), "the Planner image, for rendering the Planner component ($"+jobcontract.EnvPlannerImage+")")
 	f.StringVar(&o.SearchContainer, "search-container", jobcontract.SearchContainer, "name of the search container in this pod")
 	f.StringVar(&o.SearchExitFile, "search-exit-file", "", "instead of watching the pod, wait for this file to hold the search's exit code (local runs and tests)")
-	f.DurationVar(&o.ProgressInterval, "progress-interval", DefaultProgressInterval, "minimum time between two progress writes")
-	f.DurationVar(&o.PollInterval, "poll-interval", DefaultPollInterval, "how often the output directory is read")
-	f.DurationVar(&o.PublishInterval, "publish-interval", DefaultPublishInterval, "minimum time between two rounds publishing the best candidates so far while the search runs, and before the first (0: publish only when the search ends)")
-	f.DurationVar(&o.StopTimeout, "stop-timeout", DefaultStopTimeout, "how long the reporter still publishes after SIGTERM (keep under the pod's termination grace period)")
+	f.DurationVar(&o.ProgressInterval, "progress-interval", reporter.DefaultProgressInterval, "minimum time between two progress writes")
+	f.DurationVar(&o.PollInterval, "poll-interval", reporter.DefaultPollInterval, "how often the output directory is read")
+	f.DurationVar(&o.PublishInterval, "publish-interval", reporter.DefaultPublishInterval, "minimum time between two rounds publishing the best candidates so far while the search runs, and before the first (0: publish only when the search ends)")
+	f.DurationVar(&o.StopTimeout, "stop-timeout", reporter.DefaultStopTimeout, "how long the reporter still publishes after SIGTERM (keep under the pod's termination grace period)")
 	f.StringVar(&o.Kubeconfig, "kubeconfig", "", "kubeconfig file (default: in-cluster credentials or $KUBECONFIG)")
-	f.StringVar(&o.TerminationLog, "termination-log", DefaultTerminationLog, "file receiving the termination message (ignored when not writable)")
+	f.StringVar(&o.TerminationLog, "termination-log", defaultTerminationLog, "file receiving the termination message (ignored when not writable)")
 	f.BoolVarP(&o.Verbose, "verbose", "v", false, "log every progress write")
 	f.BoolVar(&o.WriteInput, "write-input", false, "write the Run's recorded input (status.aisimulate.input, checked against its hash) to --input-dir and exit (the search Job's input init container)")
 	f.StringVar(&o.InputHash, "input-hash", os.Getenv(jobcontract.EnvInputHash), "the input hash the operator recorded on the search Job, which --write-input checks the input against ($"+jobcontract.EnvInputHash+")")
@@ -139,22 +134,22 @@ func newLogger(cmd *cobra.Command, verbose bool) logr.Logger {
 }
 
 // writeInput runs the --write-input mode and reports like the reporter does.
-func writeInput(ctx context.Context, cmd *cobra.Command, o *Options) error {
-	hash, err := ExecuteWriteInput(ctx, o, newLogger(cmd, o.Verbose))
+func writeInput(ctx context.Context, cmd *cobra.Command, o *reportOptions) error {
+	hash, err := executeWriteInput(ctx, o, newLogger(cmd, o.Verbose))
 	if err != nil {
 		msg := "report --write-input: " + err.Error()
 		fmt.Fprintln(cmd.ErrOrStderr(), msg)
-		WriteTerminationMessage(o.TerminationLog, msg)
+		writeTerminationMessage(o.TerminationLog, msg)
 		return err
 	}
 	msg := fmt.Sprintf("wrote the Run's input (%s) to %s", hash, o.InputDir)
 	fmt.Fprintln(cmd.OutOrStdout(), msg)
-	WriteTerminationMessage(o.TerminationLog, msg)
+	writeTerminationMessage(o.TerminationLog, msg)
 	return nil
 }
 
-// ExecuteWriteInput validates the options, builds the client and writes the Run's input.
-func ExecuteWriteInput(ctx context.Context, o *Options, log logr.Logger) (string, error) {
+// executeWriteInput validates the options, builds the client and writes the Run's input.
+func executeWriteInput(ctx context.Context, o *reportOptions, log logr.Logger) (string, error) {
 	if err := requireRun(o); err != nil {
 		return "", err
 	}
@@ -165,11 +160,11 @@ func ExecuteWriteInput(ctx context.Context, o *Options, log logr.Logger) (string
 	if err != nil {
 		return "", err
 	}
-	w := &InputWriter{Client: c, Namespace: o.Namespace, RunName: o.RunName, Dir: o.InputDir, ExpectedHash: o.InputHash, PollInterval: o.PollInterval, Log: log}
+	w := &searchinput.Writer{Client: c, Namespace: o.Namespace, RunName: o.RunName, Dir: o.InputDir, ExpectedHash: o.InputHash, PollInterval: o.PollInterval, Log: log}
 	return w.Write(ctx)
 }
 
-func requireRun(o *Options) error {
+func requireRun(o *reportOptions) error {
 	if o.RunName == "" || o.Namespace == "" {
 		return errors.New("the Run name and namespace are required (--run-name/--namespace or $" + jobcontract.EnvRunName + "/$" + jobcontract.EnvRunNamespace + ")")
 	}
@@ -178,7 +173,7 @@ func requireRun(o *Options) error {
 
 // newClient builds a direct client from the options' REST config, --kubeconfig or in-cluster
 // credentials.
-func newClient(o *Options) (client.WithWatch, error) {
+func newClient(o *reportOptions) (client.WithWatch, error) {
 	cfg := o.RESTConfig
 	if cfg == nil {
 		var err error
@@ -194,8 +189,8 @@ func newClient(o *Options) (client.WithWatch, error) {
 	return client.NewWithWatch(cfg, client.Options{Scheme: scheme.Scheme})
 }
 
-// Execute validates the options, builds the client and the watcher, and runs the reporter.
-func Execute(ctx context.Context, o *Options, log logr.Logger) (*Outcome, error) {
+// executeReport validates the options, builds the client and the watcher, and runs the reporter.
+func executeReport(ctx context.Context, o *reportOptions, log logr.Logger) (*reporter.Publication, error) {
 	if err := requireRun(o); err != nil {
 		return nil, err
 	}
@@ -210,17 +205,17 @@ func Execute(ctx context.Context, o *Options, log logr.Logger) (*Outcome, error)
 	if err != nil {
 		return nil, err
 	}
-	var w SearchWatcher
+	var w reporter.SearchWatcher
 	if o.SearchExitFile != "" {
-		w = &FileWatcher{Path: o.SearchExitFile, Interval: o.PollInterval}
+		w = &reporter.FileWatcher{Path: o.SearchExitFile, Interval: o.PollInterval}
 	} else {
-		w = &PodWatcher{Client: c, Namespace: o.Namespace, PodName: o.PodName, Container: o.SearchContainer}
+		w = &reporter.PodWatcher{Client: c, Namespace: o.Namespace, PodName: o.PodName, Container: o.SearchContainer}
 	}
-	r := &Reporter{
+	r := &reporter.Reporter{
 		Client:           c,
 		Namespace:        o.Namespace,
 		RunName:          o.RunName,
-		OutputDir:        ResolveOutputDir(o.OutputDir),
+		OutputDir:        reporter.ResolveOutputDir(o.OutputDir),
 		SearchTmpDir:     o.SearchTmpDir,
 		RuntimeImages:    images,
 		GPUsPerNode:      o.GPUsPerNode,
@@ -236,4 +231,16 @@ func Execute(ctx context.Context, o *Options, log logr.Logger) (*Outcome, error)
 		r.PublishInterval = -1 // no provisional publishing
 	}
 	return r.Run(ctx)
+}
+
+// writeTerminationMessage writes msg to path (the container's terminationMessagePath) when that
+// is writable; errors are ignored because the message is also printed to stderr.
+func writeTerminationMessage(path, msg string) {
+	if path == "" {
+		return
+	}
+	if len(msg) > 4000 {
+		msg = msg[:4000]
+	}
+	_ = os.WriteFile(path, []byte(msg), 0o644)
 }

@@ -1,4 +1,7 @@
-package reporter
+// Package searchinput is the input init container of a search Job (`dgdr-operator report
+// --write-input`): it writes the effective input the Run recorded, checked against the hash the
+// operator put on the Job, for the search to read.
+package searchinput
 
 import (
 	"context"
@@ -18,17 +21,20 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 )
 
-// DefaultInputWaitTimeout bounds how long the input init container waits for the Run to record
+// DefaultWaitTimeout bounds how long the input init container waits for the Run to record
 // its input. The Run controller creates the Job in the reconcile that lowers the input and writes
 // status.aisimulate right after, so a pod that starts quickly may read the Run before that write.
-const DefaultInputWaitTimeout = 3 * time.Minute
+const DefaultWaitTimeout = 3 * time.Minute
+
+// DefaultPollInterval spaces the reads of the Run while its input is not recorded yet.
+const DefaultPollInterval = time.Second
 
 // errNoInputYet marks a Run whose status.aisimulate.input is not recorded yet.
 var errNoInputYet = errors.New("status.aisimulate.input is not recorded yet")
 
-// InputWriter writes a Run's recorded effective input for the search (the input init container
+// Writer writes a Run's recorded effective input for the search (the input init container
 // of the search Job, `dgdr-operator report --write-input`).
-type InputWriter struct {
+type Writer struct {
 	// Client is a direct (uncached) client with the v1beta2 types in its scheme.
 	Client    client.Client
 	Namespace string
@@ -38,7 +44,7 @@ type InputWriter struct {
 	// ExpectedHash is the input hash the operator recorded on the Job when it created it
 	// (jobcontract.EnvInputHash). Required: the recorded input must hash to it.
 	ExpectedHash string
-	// WaitTimeout bounds the wait for the input to be recorded (default DefaultInputWaitTimeout);
+	// WaitTimeout bounds the wait for the input to be recorded (default DefaultWaitTimeout);
 	// PollInterval spaces the reads meanwhile (default DefaultPollInterval).
 	WaitTimeout  time.Duration
 	PollInterval time.Duration
@@ -50,9 +56,9 @@ type InputWriter struct {
 // Write reads the Run until its input is recorded, checks the input against
 // status.aisimulate.inputHash and writes it as YAML to Dir/jobcontract.InputFile. It returns the
 // hash written.
-func (w *InputWriter) Write(ctx context.Context) (string, error) {
+func (w *Writer) Write(ctx context.Context) (string, error) {
 	if w.WaitTimeout <= 0 {
-		w.WaitTimeout = DefaultInputWaitTimeout
+		w.WaitTimeout = DefaultWaitTimeout
 	}
 	if w.PollInterval <= 0 {
 		w.PollInterval = DefaultPollInterval
@@ -87,7 +93,7 @@ func (w *InputWriter) Write(ctx context.Context) (string, error) {
 }
 
 // read returns the Run's recorded input once it is there and matches its hash.
-func (w *InputWriter) read(ctx context.Context) (*aisimulate.Input, error) {
+func (w *Writer) read(ctx context.Context) (*aisimulate.Input, error) {
 	var run v1beta2.DynamoGraphDeploymentRun
 	err := apiretry.Do(ctx, w.APIRetryTimeout, func(err error) {
 		w.Log.Info("transient API error; retrying", "what", "getting the Run", "error", err.Error())
@@ -121,7 +127,7 @@ func (w *InputWriter) read(ctx context.Context) (*aisimulate.Input, error) {
 }
 
 // writeFile writes the YAML atomically (rename), so the search never sees a partial file.
-func (w *InputWriter) writeFile(in *aisimulate.Input) error {
+func (w *Writer) writeFile(in *aisimulate.Input) error {
 	doc, err := in.YAML()
 	if err != nil {
 		return fmt.Errorf("rendering the input as YAML: %w", err)

@@ -1,0 +1,282 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
+	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
+	"github.com/dgdr-operator/dgdr-operator/internal/testenv"
+	"github.com/dgdr-operator/dgdr-operator/tools/aisim/app"
+)
+
+// The report command's tests share one real API server, started by the first of them.
+var reportServer struct {
+	once sync.Once
+	env  *testenv.Env
+	err  error
+}
+
+func reportEnv(t *testing.T) *testenv.Env {
+	t.Helper()
+	reportServer.once.Do(func() { reportServer.env, reportServer.err = testenv.Start(testenv.Options{}) })
+	if reportServer.err != nil {
+		t.Fatalf("starting the control plane: %v", reportServer.err)
+	}
+	return reportServer.env
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if reportServer.env != nil {
+		reportServer.env.Stop()
+	}
+	os.Exit(code)
+}
+
+var nsCounter atomic.Int32
+
+func newNamespace(t *testing.T) string {
+	t.Helper()
+	name := fmt.Sprintf("report-%d-%d", time.Now().Unix()%100000, nsCounter.Add(1))
+	if err := reportEnv(t).Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+// newRun creates a Run the way the operator would, with an operator-owned status.
+func newRun(t *testing.T, ns, name string, maxCandidates int32) *v1beta2.DynamoGraphDeploymentRun {
+	t.Helper()
+	ctx, c := context.Background(), reportEnv(t).Client
+	run := &v1beta2.DynamoGraphDeploymentRun{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{v1beta2.LabelRequestName: "llm"}},
+		Spec: v1beta2.DynamoGraphDeploymentRequestSpec{
+			Model:          v1beta2.ModelSpec{Name: "meta-llama/Llama-3.1-8B-Instruct", Revision: "main"},
+			Recommendation: &v1beta2.RecommendationSpec{MaxCandidates: &maxCandidates},
+		},
+	}
+	if err := c.Create(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	run.Status.Phase = v1beta2.RunPhaseRunning
+	meta.SetStatusCondition(&run.Status.Conditions, metav1.Condition{
+		Type: v1beta2.ConditionCompleted, Status: metav1.ConditionFalse, Reason: v1beta2.ReasonEvaluatingCandidates, Message: "running",
+	})
+	if err := c.Status().Update(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+func getRun(t *testing.T, ns, name string) *v1beta2.DynamoGraphDeploymentRun {
+	t.Helper()
+	var run v1beta2.DynamoGraphDeploymentRun
+	if err := reportEnv(t).Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &run); err != nil {
+		t.Fatal(err)
+	}
+	return &run
+}
+
+func listCandidates(t *testing.T, ns string) []v1beta2.DynamoGraphDeploymentCandidate {
+	t.Helper()
+	var list v1beta2.DynamoGraphDeploymentCandidateList
+	if err := reportEnv(t).Client.List(context.Background(), &list, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	return list.Items
+}
+
+const searchInput = `engine: {model: meta-llama/Llama-3.1-8B-Instruct, hardware: h200_sxm, workers: {aggregated: {}, prefill: {}, decode: {}}}
+traffic: {source: {type: synthetic, input_tokens: 1024, output_tokens: 128}, load: {type: concurrency, concurrency: 10}, stop: {requests: 300}}
+optimization: {}
+optimizer: {max_trials: 40}
+`
+
+// recommend runs the local recommender (aisim) on input, writing its output to outDir.
+func recommend(t *testing.T, input, outDir string) {
+	t.Helper()
+	in := filepath.Join(t.TempDir(), "input.yaml")
+	if err := os.WriteFile(in, []byte(input), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	if code := app.Recommend(context.Background(), app.Options{ConfigPath: in, OutputDir: outDir, Format: "json",
+		Stdout: &bytes.Buffer{}, Stderr: &stderr}); code != 0 {
+		t.Fatalf("aisim exit %d: %s", code, stderr.String())
+	}
+}
+
+// TestReportCommand runs the `report` command with --search-exit-file against the real API
+// server: success prints a summary and writes the termination message; a failure exits non-zero
+// with the reason on stderr and in the termination message.
+func TestReportCommand(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	recommend(t, searchInput, dir)
+	ns := newNamespace(t)
+	run := newRun(t, ns, "llm-run-8", 2)
+	exitFile := filepath.Join(t.TempDir(), "search-exit")
+	if err := os.WriteFile(exitFile, []byte("0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	term := filepath.Join(t.TempDir(), "termination-log")
+
+	execute := func(images string) (string, string, error) {
+		cmd := newReportCommand(&reportOptions{RESTConfig: reportEnv(t).Config})
+		var stdout, stderr bytes.Buffer
+		cmd.SetOut(&stdout)
+		cmd.SetErr(&stderr)
+		cmd.SetArgs([]string{"--run-name", run.Name, "--namespace", ns, "--output-dir", dir, "--runtime-images", images,
+			"--search-exit-file", exitFile, "--termination-log", term, "--poll-interval", "10ms", "--progress-interval", "10ms"})
+		err := cmd.ExecuteContext(context.Background())
+		return stdout.String(), stderr.String(), err
+	}
+
+	// No image for the chosen backends: publication fails visibly.
+	_, stderr, err := execute("trtllm=img:1")
+	if err == nil || !strings.Contains(stderr, "no runtime image") {
+		t.Fatalf("err = %v, stderr = %q", err, stderr)
+	}
+	msg, _ := os.ReadFile(term)
+	if !strings.Contains(string(msg), "no runtime image") {
+		t.Errorf("termination message %q", msg)
+	}
+
+	stdout, stderr, err := execute("vllm=v:1.3.1,sglang=s:1.3.1")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if !strings.Contains(stdout, "published 2 candidate(s)") {
+		t.Errorf("stdout %q", stdout)
+	}
+	if n := len(listCandidates(t, ns)); n != 2 {
+		t.Errorf("%d Candidates, want 2", n)
+	}
+	msg, _ = os.ReadFile(term)
+	if !strings.Contains(string(msg), "published 2") {
+		t.Errorf("termination message %q", msg)
+	}
+}
+
+// runWriteInput runs `report --write-input` against the real API server.
+func runWriteInput(t *testing.T, ns, run, dir, expected string) (string, error) {
+	t.Helper()
+	cmd := newReportCommand(&reportOptions{RESTConfig: reportEnv(t).Config})
+	var stdout, stderr bytes.Buffer
+	cmd.SetOut(&stdout)
+	cmd.SetErr(&stderr)
+	cmd.SetArgs([]string{"--write-input", "--run-name", run, "--namespace", ns, "--input-dir", dir,
+		"--input-hash", expected,
+		"--poll-interval", "20ms", "--termination-log", filepath.Join(t.TempDir(), "term")})
+	err := cmd.ExecuteContext(context.Background())
+	return stdout.String() + stderr.String(), err
+}
+
+func recordInput(t *testing.T, run *v1beta2.DynamoGraphDeploymentRun, raw []byte, hash string) {
+	t.Helper()
+	run = getRun(t, run.Namespace, run.Name)
+	run.Status.AISimulate = &v1beta2.AISimulateStatus{Input: &runtime.RawExtension{Raw: raw}, InputHash: hash}
+	if err := reportEnv(t).Client.Status().Update(context.Background(), run); err != nil {
+		t.Error(err)
+	}
+}
+
+// recordedInput is an effective input as the Run controller records it.
+func recordedInput(t *testing.T) *aisimulate.Input {
+	t.Helper()
+	in, err := aisimulate.Canonicalize([]byte(`{"engine":{"model":"meta-llama/Llama-3.1-8B-Instruct","hardware":"h200_sxm"},
+		"traffic":{"load":{"type":"concurrency","concurrency":10}},"optimizer":{"max_trials":40}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
+// TestWriteInput: the input init container waits for the Run to record its input (the Job is
+// created before that status write lands), then writes exactly the recorded input as YAML.
+func TestWriteInput(t *testing.T) {
+	ns := newNamespace(t)
+	run := newRun(t, ns, "llm-run-in", 2)
+	in := recordedInput(t)
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		recordInput(t, run, in.JSON, in.Hash)
+	}()
+	dir := t.TempDir()
+	out, err := runWriteInput(t, ns, run.Name, dir, in.Hash)
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, jobcontract.InputFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := in.YAML()
+	if string(got) != string(want) {
+		t.Errorf("input file:\n%s\nwant:\n%s", got, want)
+	}
+	if !strings.Contains(out, in.Hash) {
+		t.Errorf("output %q does not name the hash", out)
+	}
+}
+
+// TestWriteInputRejectsAlteredInput: a recorded input that does not hash to inputHash is never
+// handed to the search.
+func TestWriteInputRejectsAlteredInput(t *testing.T) {
+	ns := newNamespace(t)
+	run := newRun(t, ns, "llm-run-bad", 2)
+	in := recordedInput(t)
+	altered := bytes.Replace(in.JSON, []byte("Llama-3.1-8B"), []byte("Llama-3.1-70B"), 1)
+	recordInput(t, run, altered, in.Hash)
+	dir := t.TempDir()
+	out, err := runWriteInput(t, ns, run.Name, dir, in.Hash)
+	if err == nil || !strings.Contains(out, "hashes to") {
+		t.Fatalf("err = %v, output %q", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, jobcontract.InputFile)); !os.IsNotExist(err) {
+		t.Errorf("input file written for an altered input: %v", err)
+	}
+}
+
+// TestWriteInputRejectsForgedInputAndHash: whoever could write the Run's status (a search
+// identity before the search-identity policy kept it off status.aisimulate) records another input
+// together with its matching inputHash. The input init container checks the input against the
+// hash the operator wrote on the search Job (--input-hash, from the pod's annotation), not
+// against the status, so the forged input never reaches the search. Reverted (checking only
+// status.aisimulate.inputHash), the forged input is written.
+func TestWriteInputRejectsForgedInputAndHash(t *testing.T) {
+	ns := newNamespace(t)
+	run := newRun(t, ns, "llm-run-forged", 2)
+	in := recordedInput(t)
+	forged, err := aisimulate.Canonicalize(bytes.Replace(in.JSON, []byte(`"max_trials":40`), []byte(`"max_trials":100000`), 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recordInput(t, run, forged.JSON, forged.Hash)
+	dir := t.TempDir()
+	out, err := runWriteInput(t, ns, run.Name, dir, in.Hash)
+	if err == nil || !strings.Contains(out, "the operator recorded") || !strings.Contains(out, in.Hash) {
+		t.Fatalf("err = %v, output %q", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, jobcontract.InputFile)); !os.IsNotExist(err) {
+		t.Errorf("input file written for a forged input: %v", err)
+	}
+	if _, err := runWriteInput(t, ns, run.Name, dir, ""); err == nil {
+		t.Error("--write-input without the operator's hash succeeded")
+	}
+}
