@@ -17,7 +17,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -43,8 +42,6 @@ import (
 	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
 	"github.com/dgdr-operator/dgdr-operator/internal/ui"
 )
-
-var nsCounter atomic.Int32
 
 // The fixture's search: an ITL bound the aisim search can miss, so some candidates are
 // infeasible (sla_constraint) and the plot draws the bound.

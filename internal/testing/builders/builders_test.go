@@ -77,7 +77,7 @@ func TestRun(t *testing.T) {
 		Input(`{"engine":{}}`).InputHash("sha256:in").Obj()
 	want := &v1beta2.DynamoGraphDeploymentRun{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "llm-run-2", UID: "run-uid", CreationTimestamp: metav1.NewTime(created),
-			Labels: map[string]string{v1beta2.LabelRequestName: "llm", v1beta2.LabelRequestUID: "req-uid", v1beta2.LabelRequestGeneration: "2"},
+			Labels:      map[string]string{v1beta2.LabelRequestName: "llm", v1beta2.LabelRequestUID: "req-uid", v1beta2.LabelRequestGeneration: "2"},
 			Annotations: map[string]string{"a": "b"}},
 		Spec: req.Spec,
 		Status: v1beta2.DynamoGraphDeploymentRunStatus{Phase: v1beta2.RunPhaseRunning,
