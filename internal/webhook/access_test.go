@@ -24,9 +24,9 @@ import (
 // accessNamespace creates a namespace with two users bound by RBAC: "tenant" may only edit
 // requests; "deployer" may also create and update DynamoGraphDeployments, create pods and get
 // Secrets. It returns the namespace and clients impersonating each.
-func accessNamespace(t *testing.T, prefix string) (ns string, tenant, deployer client.Client) {
+func accessNamespace(t *testing.T) (ns string, tenant, deployer client.Client) {
 	t.Helper()
-	ns = testenv.Namespace(t, k8s, prefix)
+	ns = testenv.Namespace(t, k8s, "access-review")
 	dgdr := rbacv1.PolicyRule{APIGroups: []string{"nvidia.com"}, Resources: []string{"dynamographdeploymentrequests"},
 		Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}}
 	tenant = testenv.UserClient(t, k8s, env.Config, ns, "tenant", []rbacv1.PolicyRule{dgdr})
@@ -61,7 +61,7 @@ func withAutoApply(d *v1beta2.DynamoGraphDeploymentRequest) {
 // user with the rights gets all of it.
 func TestAccessReview(t *testing.T) {
 	ctx := context.Background()
-	ns, tenant, deployer := accessNamespace(t, "access-review")
+	ns, tenant, deployer := accessNamespace(t)
 	const (
 		createPods = "create pods"
 		createDGD  = "create dynamographdeployments.nvidia.com"
