@@ -117,7 +117,7 @@ func ledgerCounts(ledger []byte) (settled, feasible int) {
 		}
 		if c, err := e.Candidate(); err == nil {
 			settled++
-			if c.Status == output.StatusFeasible && len(c.PredictionConfig) > 0 {
+			if c.Status == output.StatusFeasible && c.PredictionConfig != nil {
 				feasible++
 			}
 		}
