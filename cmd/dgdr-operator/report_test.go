@@ -52,12 +52,13 @@ func newNamespace(t *testing.T) string {
 	return testenv.Namespace(t, reportEnv(t).Client, "report")
 }
 
-// newRun creates a Run the way the operator would, with an operator-owned status.
-func newRun(t *testing.T, ns, name string, maxCandidates int32) *v1beta2.DynamoGraphDeploymentRun {
+// newRun creates a Run the way the operator would (at most two candidates), with an
+// operator-owned status.
+func newRun(t *testing.T, ns, name string) *v1beta2.DynamoGraphDeploymentRun {
 	t.Helper()
 	ctx, c := context.Background(), reportEnv(t).Client
 	run := builders.Run(ns, name).Label(v1beta2.LabelRequestName, "llm").
-		WithSpec(builders.Request("", "").Revision("main").MaxCandidates(maxCandidates).Spec).Obj()
+		WithSpec(builders.Request("", "").Revision("main").MaxCandidates(2).Spec).Obj()
 	if err := c.Create(ctx, run); err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +117,7 @@ func TestReportCommand(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "out")
 	recommend(t, searchInput, dir)
 	ns := newNamespace(t)
-	run := newRun(t, ns, "llm-run-8", 2)
+	run := newRun(t, ns, "llm-run-8")
 	exitFile := filepath.Join(t.TempDir(), "search-exit")
 	if err := os.WriteFile(exitFile, []byte("0\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -198,7 +199,7 @@ func recordedInput(t *testing.T) *aisimulate.Input {
 // created before that status write lands), then writes exactly the recorded input as YAML.
 func TestWriteInput(t *testing.T) {
 	ns := newNamespace(t)
-	run := newRun(t, ns, "llm-run-in", 2)
+	run := newRun(t, ns, "llm-run-in")
 	in := recordedInput(t)
 	go func() {
 		time.Sleep(300 * time.Millisecond)
@@ -226,7 +227,7 @@ func TestWriteInput(t *testing.T) {
 // handed to the search.
 func TestWriteInputRejectsAlteredInput(t *testing.T) {
 	ns := newNamespace(t)
-	run := newRun(t, ns, "llm-run-bad", 2)
+	run := newRun(t, ns, "llm-run-bad")
 	in := recordedInput(t)
 	altered := bytes.Replace(in.JSON, []byte("Llama-3.1-8B"), []byte("Llama-3.1-70B"), 1)
 	recordInput(t, run, altered, in.Hash)
@@ -248,7 +249,7 @@ func TestWriteInputRejectsAlteredInput(t *testing.T) {
 // status.aisimulate.inputHash), the forged input is written.
 func TestWriteInputRejectsForgedInputAndHash(t *testing.T) {
 	ns := newNamespace(t)
-	run := newRun(t, ns, "llm-run-forged", 2)
+	run := newRun(t, ns, "llm-run-forged")
 	in := recordedInput(t)
 	forged, err := aisimulate.Canonicalize(bytes.Replace(in.JSON, []byte(`"max_trials":40`), []byte(`"max_trials":100000`), 1))
 	if err != nil {
