@@ -23,7 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/dgdr-operator/dgdr-operator/internal/testenv"
+	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
 )
 
 func freePort(t *testing.T) int {

@@ -3,27 +3,24 @@ package main
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
 	"github.com/dgdr-operator/dgdr-operator/internal/candidates/outputtest"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
-	"github.com/dgdr-operator/dgdr-operator/internal/testenv"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/builders"
+	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
 )
 
 // The report command's tests share one real API server, started by the first of them.
@@ -50,29 +47,18 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-var nsCounter atomic.Int32
-
 func newNamespace(t *testing.T) string {
 	t.Helper()
-	name := fmt.Sprintf("report-%d-%d", time.Now().Unix()%100000, nsCounter.Add(1))
-	if err := reportEnv(t).Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
-		t.Fatal(err)
-	}
-	return name
+	return testenv.Namespace(t, reportEnv(t).Client, "report")
 }
 
-// newRun creates a Run the way the operator would, with an operator-owned status, publishing
-// at most two Candidates.
+// newRun creates a Run the way the operator would (at most two candidates), with an
+// operator-owned status.
 func newRun(t *testing.T, ns, name string) *v1beta2.DynamoGraphDeploymentRun {
 	t.Helper()
 	ctx, c := context.Background(), reportEnv(t).Client
-	run := &v1beta2.DynamoGraphDeploymentRun{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{v1beta2.LabelRequestName: "llm"}},
-		Spec: v1beta2.DynamoGraphDeploymentRequestSpec{
-			Model:          v1beta2.ModelSpec{Name: "meta-llama/Llama-3.1-8B-Instruct", Revision: "main"},
-			Recommendation: &v1beta2.RecommendationSpec{MaxCandidates: ptr.To[int32](2)},
-		},
-	}
+	run := builders.Run(ns, name).Label(v1beta2.LabelRequestName, "llm").
+		WithSpec(builders.Request("", "").Revision("main").MaxCandidates(2).Spec).Obj()
 	if err := c.Create(ctx, run); err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,8 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/admission"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
-	"github.com/dgdr-operator/dgdr-operator/internal/testutil/golden"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/builders"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/golden"
 )
 
 // admit defaults a request the way admission does with the shipped configuration.
@@ -80,15 +81,11 @@ func f64(v float64) *float64             { return &v }
 func raw(s string) *runtime.RawExtension { return &runtime.RawExtension{Raw: []byte(s)} }
 
 func modelOnly() *v1beta2.DynamoGraphDeploymentRequest {
-	return &v1beta2.DynamoGraphDeploymentRequest{Spec: v1beta2.DynamoGraphDeploymentRequestSpec{
-		Model: v1beta2.ModelSpec{Name: "meta-llama/Llama-3.1-8B-Instruct"},
-	}}
+	return builders.Request("", "").Obj()
 }
 
 func withLoad(load v1beta2.LoadSpec) *v1beta2.DynamoGraphDeploymentRequest {
-	d := modelOnly()
-	d.Spec.Workload = &v1beta2.WorkloadSpec{Static: &v1beta2.StaticWorkload{Load: &load}}
-	return d
+	return builders.Request("", "").Load(load).Obj()
 }
 
 func withRange() *v1beta2.DynamoGraphDeploymentRequest {
@@ -342,14 +339,11 @@ func TestTraceLowering(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			d := &v1beta2.DynamoGraphDeploymentRequest{Spec: v1beta2.DynamoGraphDeploymentRequestSpec{
-				Model:    v1beta2.ModelSpec{Name: "meta-llama/Llama-3.1-8B-Instruct"},
-				Workload: &v1beta2.WorkloadSpec{Trace: tc.trace.DeepCopy()},
-			}}
+			b := builders.Request("", "").Trace(tc.trace)
 			if tc.overrides != "" {
-				d.Spec.AISimulate = &v1beta2.AISimulateSpec{InputOverrides: &runtime.RawExtension{Raw: []byte(tc.overrides)}}
+				b.Overrides(tc.overrides)
 			}
-			in := lower(t, admit(t, d))
+			in := lower(t, admit(t, b.Obj()))
 			var doc map[string]any
 			if err := json.Unmarshal(in.JSON, &doc); err != nil {
 				t.Fatal(err)

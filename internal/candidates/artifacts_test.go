@@ -14,6 +14,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/candidates"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/builders"
 )
 
 func gz(t *testing.T, data []byte) []byte {
@@ -42,7 +43,7 @@ func keptBy(run *v1beta2.DynamoGraphDeploymentRun) *corev1.ConfigMap {
 // TestReadArtifactsTrustsOnlyTheRunsOwn: a ConfigMap is read as a Run's artifacts only when the
 // Run controls it and it carries the Run's UID label; anyone could create one of that name.
 func TestReadArtifactsTrustsOnlyTheRunsOwn(t *testing.T) {
-	run := &v1beta2.DynamoGraphDeploymentRun{ObjectMeta: metav1.ObjectMeta{Name: "llm-run-1", UID: "run-uid"}}
+	run := builders.Run("", "llm-run-1").UID("run-uid").Obj()
 	cases := []struct {
 		name  string
 		edit  func(cm *corev1.ConfigMap)
@@ -72,7 +73,7 @@ func TestReadArtifactsTrustsOnlyTheRunsOwn(t *testing.T) {
 // one that decompresses past the cap or is not gzip is an error; Truncated follows the
 // reporter's annotation.
 func TestArtifactsFiles(t *testing.T) {
-	run := &v1beta2.DynamoGraphDeploymentRun{ObjectMeta: metav1.ObjectMeta{Name: "llm-run-1", UID: "run-uid"}}
+	run := builders.Run("", "llm-run-1").UID("run-uid").Obj()
 	cm := keptBy(run)
 	cm.Annotations = map[string]string{jobcontract.AnnotationArtifactsTruncated: "execution-events.jsonl"}
 	cm.BinaryData = map[string][]byte{

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/builders"
 )
 
 // The cache transforms drop only what the controllers never read: a request's spec is kept
@@ -18,25 +19,25 @@ import (
 func TestCacheTransforms(t *testing.T) {
 	spec := v1beta2.DynamoGraphDeploymentRequestSpec{Model: v1beta2.ModelSpec{Name: "m"}}
 
-	pending := &v1beta2.DynamoGraphDeploymentRequest{ObjectMeta: metav1.ObjectMeta{Generation: 2}, Spec: spec}
+	pending := builders.Request("", "").Model("m").Generation(2).Obj()
 	pending.Status.ObservedGeneration = 1
 	if _, _ = stripAcceptedRequest(pending); pending.Spec.Model.Name != "m" {
 		t.Error("the spec of a generation not yet accepted was dropped")
 	}
-	accepted := &v1beta2.DynamoGraphDeploymentRequest{ObjectMeta: metav1.ObjectMeta{Generation: 2,
-		Annotations: map[string]string{"kubectl.kubernetes.io/last-applied-configuration": "{}", "keep": "1"}}, Spec: spec}
+	accepted := builders.Request("", "").Model("m").Generation(2).
+		Annotation("kubectl.kubernetes.io/last-applied-configuration", "{}").Annotation("keep", "1").Obj()
 	accepted.Status.ObservedGeneration = 2
 	if _, _ = stripAcceptedRequest(accepted); accepted.Spec.Model.Name != "" || len(accepted.Annotations) != 1 {
 		t.Errorf("accepted request kept spec %v, annotations %v", accepted.Spec, accepted.Annotations)
 	}
 
-	running := &v1beta2.DynamoGraphDeploymentRun{Spec: spec}
+	running := builders.Run("", "").WithSpec(spec).Obj()
 	running.Status.Phase = v1beta2.RunPhaseRunning
 	running.Status.Progress = &v1beta2.RunProgress{Settled: 3}
 	if _, _ = stripTerminalRun(running); running.Spec.Model.Name != "m" || running.Status.Progress == nil {
 		t.Error("a running Run was trimmed")
 	}
-	done := &v1beta2.DynamoGraphDeploymentRun{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{"a": "b"}}, Spec: spec}
+	done := builders.Run("", "").WithSpec(spec).Annotation("a", "b").Obj()
 	done.Status.Phase = v1beta2.RunPhaseSucceeded
 	done.Status.Recommendation = &v1beta2.RecommendationSummary{BestCandidate: "c1"}
 	meta.SetStatusCondition(&done.Status.Conditions, metav1.Condition{Type: v1beta2.ConditionQueued, Status: metav1.ConditionFalse, Reason: "R"})

@@ -18,7 +18,7 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/config/crd"
 	"github.com/dgdr-operator/dgdr-operator/internal/crdinstall"
-	"github.com/dgdr-operator/dgdr-operator/internal/testenv"
+	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
 )
 
 var conversion = &apiextensionsv1.WebhookClientConfig{Service: &apiextensionsv1.ServiceReference{

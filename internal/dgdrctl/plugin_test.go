@@ -9,12 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/dgdrctl"
-	"github.com/dgdr-operator/dgdr-operator/internal/testenv"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/builders"
+	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
 )
 
 // TestKubectlPlugin installs the built dgdrctl as kubectl-dgdr on PATH and drives it through the
@@ -48,17 +45,8 @@ func TestKubectlPlugin(t *testing.T) {
 	}
 
 	ctx := context.Background()
-	ns := "plugin-ns"
-	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		t.Fatal(err)
-	}
-	req := &v1beta2.DynamoGraphDeploymentRequest{
-		ObjectMeta: metav1.ObjectMeta{Name: "plugin-request", Namespace: ns},
-		Spec: v1beta2.DynamoGraphDeploymentRequestSpec{
-			Model:    v1beta2.ModelSpec{Name: "meta-llama/Llama-3.1-8B-Instruct"},
-			Hardware: &v1beta2.HardwareSpec{GPU: &v1beta2.GPUSpec{SKU: "h200_sxm"}},
-		},
-	}
+	ns := testenv.Namespace(t, env.Client, "plugin-ns")
+	req := builders.Request(ns, "plugin-request").GPUSKU("h200_sxm").Obj()
 	if err := env.Client.Create(ctx, req); err != nil {
 		t.Fatal(err)
 	}

@@ -3,17 +3,13 @@ package dgdrctl_test
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync/atomic"
 	"testing"
-	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -25,9 +21,9 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/promote"
 	"github.com/dgdr-operator/dgdr-operator/internal/reporter"
 	"github.com/dgdr-operator/dgdr-operator/internal/reporter/reportertest"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/builders"
+	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
 )
-
-var nsCounter atomic.Int32
 
 func dgdrctlRun(t *testing.T, args ...string) (string, error) {
 	t.Helper()
@@ -52,24 +48,12 @@ func newFixture(t *testing.T, maxCandidates int32) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	c := env.Client
-	ns := fmt.Sprintf("ctl-%d-%d", time.Now().Unix()%100000, nsCounter.Add(1))
-	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		t.Fatal(err)
-	}
-	spec := v1beta2.DynamoGraphDeploymentRequestSpec{
-		Model:          v1beta2.ModelSpec{Name: "meta-llama/Llama-3.1-8B-Instruct"},
-		Recommendation: &v1beta2.RecommendationSpec{MaxCandidates: &maxCandidates},
-	}
-	req := &v1beta2.DynamoGraphDeploymentRequest{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "llm"}, Spec: spec}
+	ns := testenv.Namespace(t, c, "ctl")
+	req := builders.Request(ns, "llm").MaxCandidates(maxCandidates).Obj()
 	if err := c.Create(ctx, req); err != nil {
 		t.Fatal(err)
 	}
-	run := &v1beta2.DynamoGraphDeploymentRun{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "llm-run-1", Labels: map[string]string{
-			v1beta2.LabelRequestName: "llm", v1beta2.LabelRequestUID: string(req.UID), v1beta2.LabelRequestGeneration: "1",
-		}},
-		Spec: spec,
-	}
+	run := builders.Run(ns, "llm-run-1").From(req, 1).Obj()
 	if err := c.Create(ctx, run); err != nil {
 		t.Fatal(err)
 	}

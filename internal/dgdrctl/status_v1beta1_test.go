@@ -2,16 +2,14 @@ package dgdrctl_test
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
-	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta1"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/builders"
+	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
 )
 
 // TestStatusV1Beta1Request: dgdrctl status of a request created through nvidia.com/v1beta1 (read
@@ -19,14 +17,8 @@ import (
 // backend, phase and deployment from the envelopes, and no runs.
 func TestStatusV1Beta1Request(t *testing.T) {
 	ctx := context.Background()
-	ns := fmt.Sprintf("ctl-v1-%d-%d", time.Now().Unix()%100000, nsCounter.Add(1))
-	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		t.Fatal(err)
-	}
-	req := &v1beta1.DynamoGraphDeploymentRequest{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "qwen"},
-		Spec:       v1beta1.DynamoGraphDeploymentRequestSpec{Model: "Qwen/Qwen3-0.6B", Backend: v1beta1.BackendSGLang},
-	}
+	ns := testenv.Namespace(t, env.Client, "ctl-v1")
+	req := builders.V1Beta1Request(ns, "qwen", "Qwen/Qwen3-0.6B", v1beta1.BackendSGLang)
 	if err := env.Client.Create(ctx, req); err != nil {
 		t.Fatal(err)
 	}

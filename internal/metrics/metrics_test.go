@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -14,15 +13,15 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/metrics"
 	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/builders"
 )
 
 func run(name string, phase v1beta2.RunPhase, reason string) *v1beta2.DynamoGraphDeploymentRun {
-	r := &v1beta2.DynamoGraphDeploymentRun{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}}
-	r.Status.Phase = phase
+	r := builders.Run("ns", name).Phase(phase)
 	if reason != "" {
-		meta.SetStatusCondition(&r.Status.Conditions, metav1.Condition{Type: v1beta2.ConditionCompleted, Status: metav1.ConditionTrue, Reason: reason})
+		r.Completed(metav1.ConditionTrue, reason, "")
 	}
-	return r
+	return r.Obj()
 }
 
 func TestMetrics(t *testing.T) {

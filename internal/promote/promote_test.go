@@ -8,18 +8,16 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/promote"
-	"github.com/dgdr-operator/dgdr-operator/internal/testenv"
-	"github.com/dgdr-operator/dgdr-operator/internal/testenv/upstreamcrd"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/builders"
+	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/upstreamcrd"
 )
 
 var (
@@ -53,24 +51,16 @@ func run(m *testing.M) int {
 // candidate is a published Candidate whose graphDeployment has one component of the given
 // replicas, so each test can tell which result a deployment carries.
 func candidate(ns, name string, replicas int) *v1beta2.DynamoGraphDeploymentCandidate {
-	return &v1beta2.DynamoGraphDeploymentCandidate{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
-			Labels: map[string]string{v1beta2.LabelRequestName: "llama", v1beta2.LabelRunName: "llama-run-1"}},
-		Spec: v1beta2.DynamoGraphDeploymentCandidateSpec{Backend: v1beta2.BackendVLLM, Mode: v1beta2.ModeAggregated, GPUs: 1,
-			GraphDeployment: runtime.RawExtension{Raw: fmt.Appendf(nil, `{"apiVersion":"nvidia.com/v1beta1","kind":"DynamoGraphDeployment",
+	return builders.Candidate(ns, name).Label(v1beta2.LabelRequestName, "llama").Label(v1beta2.LabelRunName, "llama-run-1").
+		GraphDeployment(fmt.Appendf(nil, `{"apiVersion":"nvidia.com/v1beta1","kind":"DynamoGraphDeployment",
 				"metadata":{"labels":{"app":"llama"}},
-				"spec":{"backendFramework":"vllm","components":[{"name":"Frontend","type":"frontend","replicas":%d,"podTemplate":{"spec":{"containers":[{"name":"main","image":"f"}]}}}]}}`, replicas)},
-			Parameters: runtime.RawExtension{Raw: []byte(`{}`)}},
-	}
+				"spec":{"backendFramework":"vllm","components":[{"name":"Frontend","type":"frontend","replicas":%d,"podTemplate":{"spec":{"containers":[{"name":"main","image":"f"}]}}}]}}`, replicas)).
+		Obj()
 }
 
 func namespace(t *testing.T) string {
 	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "promote-"}}
-	if err := k8s.Create(context.Background(), ns); err != nil {
-		t.Fatal(err)
-	}
-	return ns.Name
+	return testenv.Namespace(t, k8s, "promote")
 }
 
 func replicasOf(t *testing.T, ns, name string) int64 {

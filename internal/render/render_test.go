@@ -17,7 +17,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/internal/render"
 	"github.com/dgdr-operator/dgdr-operator/internal/render/dgdv1beta1"
-	"github.com/dgdr-operator/dgdr-operator/internal/testutil/golden"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/golden"
 )
 
 var testImages = map[string]string{

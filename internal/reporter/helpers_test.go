@@ -4,23 +4,20 @@ import (
 	"bufio"
 	"cmp"
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
-	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/builders"
+	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
 )
 
 var testImages = map[string]string{
@@ -29,31 +26,17 @@ var testImages = map[string]string{
 	"trtllm": "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.3.1",
 }
 
-var nsCounter atomic.Int32
-
 func newNamespace(t *testing.T) string {
 	t.Helper()
-	name := fmt.Sprintf("rep-%d-%d", time.Now().Unix()%100000, nsCounter.Add(1))
-	if err := k8s.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
-		t.Fatal(err)
-	}
-	return name
+	return testenv.Namespace(t, k8s, "rep")
 }
 
 // newRun creates a Run the way the operator would, with an operator-owned status.
 func newRun(t *testing.T, ns, name string, maxCandidates int32) *v1beta2.DynamoGraphDeploymentRun {
 	t.Helper()
 	ctx := context.Background()
-	run := &v1beta2.DynamoGraphDeploymentRun{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{
-			v1beta2.LabelRequestName:       "llm",
-			v1beta2.LabelRequestGeneration: "3",
-		}},
-		Spec: v1beta2.DynamoGraphDeploymentRequestSpec{
-			Model:          v1beta2.ModelSpec{Name: "meta-llama/Llama-3.1-8B-Instruct", Revision: "main"},
-			Recommendation: &v1beta2.RecommendationSpec{MaxCandidates: &maxCandidates},
-		},
-	}
+	run := builders.Run(ns, name).Label(v1beta2.LabelRequestName, "llm").Label(v1beta2.LabelRequestGeneration, "3").
+		WithSpec(builders.Request("", "").Revision("main").MaxCandidates(maxCandidates).Spec).Obj()
 	if err := k8s.Create(ctx, run); err != nil {
 		t.Fatal(err)
 	}
@@ -155,5 +138,3 @@ func copyResult(t *testing.T, src, dst string) {
 		t.Fatal(err)
 	}
 }
-
-func runtimeRaw(s string) runtime.RawExtension { return runtime.RawExtension{Raw: []byte(s)} }

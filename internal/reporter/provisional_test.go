@@ -30,7 +30,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 	"github.com/dgdr-operator/dgdr-operator/internal/reporter"
-	"github.com/dgdr-operator/dgdr-operator/internal/testutil/poll"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/poll"
 )
 
 // liveSearch replays a real aisim search's ledger into dir line by line, as the search would

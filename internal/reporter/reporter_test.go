@@ -23,7 +23,8 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/candidates/outputtest"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 	"github.com/dgdr-operator/dgdr-operator/internal/reporter"
-	"github.com/dgdr-operator/dgdr-operator/internal/testutil/poll"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/builders"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/poll"
 )
 
 func newReporter(ns, run, dir string, w reporter.SearchWatcher) *reporter.Reporter {
@@ -356,11 +357,7 @@ func TestForeignCandidateFailsPublication(t *testing.T) {
 	other := newRun(t, ns, "other-run", 1)
 	run := newRun(t, ns, "llm-run-7", 2)
 	names, _ := expectedNames(t, run.Name, dir, 2)
-	foreign := &v1beta2.DynamoGraphDeploymentCandidate{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: names[1], Labels: map[string]string{v1beta2.LabelRunUID: string(other.UID)}},
-		Spec: v1beta2.DynamoGraphDeploymentCandidateSpec{Backend: "vllm", Mode: v1beta2.ModeAggregated, GPUs: 1,
-			GraphDeployment: runtimeRaw(`{"kind":"DynamoGraphDeployment"}`), Parameters: runtimeRaw(`{}`)},
-	}
+	foreign := builders.Candidate(ns, names[1]).Label(v1beta2.LabelRunUID, string(other.UID)).Obj()
 	if err := k8s.Create(context.Background(), foreign); err != nil {
 		t.Fatal(err)
 	}

@@ -17,17 +17,14 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -41,10 +38,10 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/promote"
 	"github.com/dgdr-operator/dgdr-operator/internal/reporter/reportertest"
 	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/builders"
+	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
 	"github.com/dgdr-operator/dgdr-operator/internal/ui"
 )
-
-var nsCounter atomic.Int32
 
 // The fixture's search: an ITL bound the aisim search can miss, so some candidates are
 // infeasible (sla_constraint) and the plot draws the bound.
@@ -70,22 +67,12 @@ type fixture struct {
 
 func newNamespace(t *testing.T) string {
 	t.Helper()
-	ns := fmt.Sprintf("ui-%d-%d", time.Now().Unix()%100000, nsCounter.Add(1))
-	if err := env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		t.Fatal(err)
-	}
-	return ns
+	return testenv.Namespace(t, env.Client, "ui")
 }
 
 func newRequest(t *testing.T, ns, name string) *v1beta2.DynamoGraphDeploymentRequest {
 	t.Helper()
-	maxCandidates := int32(3)
-	itl := fixtureITLMs
-	req := &v1beta2.DynamoGraphDeploymentRequest{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: v1beta2.DynamoGraphDeploymentRequestSpec{
-		Model:          v1beta2.ModelSpec{Name: "meta-llama/Llama-3.1-8B-Instruct"},
-		Recommendation: &v1beta2.RecommendationSpec{MaxCandidates: &maxCandidates},
-		SLA:            &v1beta2.SLASpec{ITLMs: &itl},
-	}}
+	req := builders.Request(ns, name).MaxCandidates(3).ITL(fixtureITLMs).Obj()
 	if err := env.Client.Create(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}
@@ -96,18 +83,13 @@ func newRequest(t *testing.T, ns, name string) *v1beta2.DynamoGraphDeploymentReq
 func newRun(t *testing.T, req *v1beta2.DynamoGraphDeploymentRequest, n int, input string) *v1beta2.DynamoGraphDeploymentRun {
 	t.Helper()
 	ctx := context.Background()
-	run := &v1beta2.DynamoGraphDeploymentRun{
-		ObjectMeta: metav1.ObjectMeta{Namespace: req.Namespace, Name: fmt.Sprintf("%s-run-%d", req.Name, n), Labels: map[string]string{
-			v1beta2.LabelRequestName: req.Name, v1beta2.LabelRequestUID: string(req.UID), v1beta2.LabelRequestGeneration: fmt.Sprint(n),
-		}},
-		Spec: req.Spec,
-	}
+	b := builders.Run(req.Namespace, fmt.Sprintf("%s-run-%d", req.Name, n)).From(req, int64(n))
+	run := b.Obj()
 	if err := env.Client.Create(ctx, run); err != nil {
 		t.Fatal(err)
 	}
-	run.Status.Phase = v1beta2.RunPhaseRunning
-	run.Status.AISimulate = &v1beta2.AISimulateStatus{Input: &runtime.RawExtension{Raw: []byte(input)}, InputHash: fmt.Sprintf("sha256:%064d", n)}
-	meta.SetStatusCondition(&run.Status.Conditions, metav1.Condition{Type: v1beta2.ConditionCompleted, Status: metav1.ConditionFalse, Reason: v1beta2.ReasonEvaluatingCandidates, Message: "test"})
+	run.Status = b.Phase(v1beta2.RunPhaseRunning).Input(input).InputHash(fmt.Sprintf("sha256:%064d", n)).
+		Completed(metav1.ConditionFalse, v1beta2.ReasonEvaluatingCandidates, "test").Status
 	if err := env.Client.Status().Update(ctx, run); err != nil {
 		t.Fatal(err)
 	}

@@ -8,65 +8,37 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/config"
-	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/builders"
+	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
 	"github.com/dgdr-operator/dgdr-operator/internal/webhook"
 )
 
 // accessNamespace creates a namespace with two users bound by RBAC: "tenant" may only edit
 // requests; "deployer" may also create and update DynamoGraphDeployments, create pods and get
-// Secrets. It returns clients impersonating each.
-func accessNamespace(t *testing.T, name string) (tenant, deployer client.Client) {
+// Secrets. It returns the namespace and clients impersonating each.
+func accessNamespace(t *testing.T) (ns string, tenant, deployer client.Client) {
 	t.Helper()
-	ctx := context.Background()
-	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
-		t.Fatal(err)
-	}
+	ns = testenv.Namespace(t, k8s, "access-review")
 	dgdr := rbacv1.PolicyRule{APIGroups: []string{"nvidia.com"}, Resources: []string{"dynamographdeploymentrequests"},
 		Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}}
-	roles := map[string][]rbacv1.PolicyRule{
-		"tenant": {dgdr},
-		"deployer": {dgdr,
-			{APIGroups: []string{"nvidia.com"}, Resources: []string{"dynamographdeployments"}, Verbs: []string{"create", "update"}},
-			{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"create"}},
-			{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}}},
-	}
-	clients := map[string]client.Client{}
-	for user, rules := range roles {
-		if err := k8s.Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: name, Name: user}, Rules: rules}); err != nil {
-			t.Fatal(err)
-		}
-		if err := k8s.Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: name, Name: user},
-			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: user},
-			Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}}}); err != nil {
-			t.Fatal(err)
-		}
-		cfg := rest.CopyConfig(env.Config)
-		cfg.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: []string{"system:authenticated"}}
-		c, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
-		if err != nil {
-			t.Fatal(err)
-		}
-		clients[user] = c
-	}
-	return clients["tenant"], clients["deployer"]
+	tenant = testenv.UserClient(t, k8s, env.Config, ns, "tenant", []rbacv1.PolicyRule{dgdr})
+	deployer = testenv.UserClient(t, k8s, env.Config, ns, "deployer", []rbacv1.PolicyRule{dgdr,
+		{APIGroups: []string{"nvidia.com"}, Resources: []string{"dynamographdeployments"}, Verbs: []string{"create", "update"}},
+		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"create"}},
+		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}}})
+	return ns, tenant, deployer
 }
 
 func accessRequest(ns, name string, mut func(*v1beta2.DynamoGraphDeploymentRequest)) *v1beta2.DynamoGraphDeploymentRequest {
-	d := &v1beta2.DynamoGraphDeploymentRequest{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec:       v1beta2.DynamoGraphDeploymentRequestSpec{Model: v1beta2.ModelSpec{Name: "meta-llama/Llama-3.1-8B-Instruct"}},
-	}
+	d := builders.Request(ns, name).Obj()
 	mut(d)
 	return d
 }
@@ -89,8 +61,7 @@ func withAutoApply(d *v1beta2.DynamoGraphDeploymentRequest) {
 // user with the rights gets all of it.
 func TestAccessReview(t *testing.T) {
 	ctx := context.Background()
-	ns := "access-review"
-	tenant, deployer := accessNamespace(t, ns)
+	ns, tenant, deployer := accessNamespace(t)
 	const (
 		createPods = "create pods"
 		createDGD  = "create dynamographdeployments.nvidia.com"

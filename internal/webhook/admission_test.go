@@ -10,12 +10,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/builders"
 )
 
 func i32(v int32) *int32     { return &v }
@@ -291,13 +291,7 @@ func mustJSON(t *testing.T, v any) []byte {
 // CRDs' CEL rules alone: no webhook serves these kinds); status can.
 func TestRunAndCandidateSpecsAreImmutable(t *testing.T) {
 	ctx := context.Background()
-	run := &v1beta2.DynamoGraphDeploymentRun{
-		ObjectMeta: metav1.ObjectMeta{Name: "immutable-run", Namespace: "default"},
-		Spec: v1beta2.DynamoGraphDeploymentRequestSpec{
-			Model:    v1beta2.ModelSpec{Name: "m"},
-			Hardware: &v1beta2.HardwareSpec{GPU: &v1beta2.GPUSpec{SKU: "h200_sxm"}},
-		},
-	}
+	run := builders.Run("default", "immutable-run").WithSpec(builders.Request("", "").Model("m").GPUSKU("h200_sxm").Spec).Obj()
 	if err := k8s.Create(ctx, run); err != nil {
 		t.Fatal(err)
 	}
@@ -317,14 +311,8 @@ func TestRunAndCandidateSpecsAreImmutable(t *testing.T) {
 		t.Fatalf("status must stay writable: %v", err)
 	}
 
-	cand := &v1beta2.DynamoGraphDeploymentCandidate{
-		ObjectMeta: metav1.ObjectMeta{Name: "immutable-candidate", Namespace: "default"},
-		Spec: v1beta2.DynamoGraphDeploymentCandidateSpec{
-			Backend: v1beta2.BackendVLLM, Mode: v1beta2.ModeAggregated, GPUs: 1,
-			GraphDeployment: runtime.RawExtension{Raw: []byte(`{"services":{}}`)},
-			Parameters:      runtime.RawExtension{Raw: []byte(`{"engine":{}}`)},
-		},
-	}
+	cand := builders.Candidate("default", "immutable-candidate").
+		GraphDeployment([]byte(`{"services":{}}`)).Parameters(`{"engine":{}}`).Obj()
 	if err := k8s.Create(ctx, cand); err != nil {
 		t.Fatal(err)
 	}

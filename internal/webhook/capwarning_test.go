@@ -5,12 +5,11 @@ import (
 	"strings"
 	"testing"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	dgdradmission "github.com/dgdr-operator/dgdr-operator/internal/admission"
 	"github.com/dgdr-operator/dgdr-operator/internal/config"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/builders"
 	"github.com/dgdr-operator/dgdr-operator/internal/webhook"
 )
 
@@ -20,10 +19,7 @@ func TestCapClampingIsWarned(t *testing.T) {
 	cfg := config.Default()
 	cfg.Limits.MaxParallelism = ptr.To[int32](8)
 	wh := &webhook.RequestWebhook{Config: cfg}
-	dgdr := &v1beta2.DynamoGraphDeploymentRequest{
-		ObjectMeta: metav1.ObjectMeta{Name: "model-only", Namespace: "default"},
-		Spec:       v1beta2.DynamoGraphDeploymentRequestSpec{Model: v1beta2.ModelSpec{Name: "Qwen/Qwen3-8B"}},
-	}
+	dgdr := builders.Request("default", "model-only").Model("Qwen/Qwen3-8B").Obj()
 	if errs := dgdradmission.Default(dgdr, dgdradmission.DefaultingOptions{DefaultGPUSKU: "h200_sxm"}); len(errs) > 0 {
 		t.Fatal(errs)
 	}

@@ -9,9 +9,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/config"
-	"github.com/dgdr-operator/dgdr-operator/internal/testutil/poll"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/builders"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/poll"
 	"github.com/dgdr-operator/dgdr-operator/internal/webhook"
 )
 
@@ -26,8 +26,7 @@ func TestGPUDiscoveryFollowsNodeLabels(t *testing.T) {
 	cfg.Defaults.GPUDiscovery = true
 	w := &webhook.RequestWebhook{Config: cfg, Nodes: env.Manager.GetClient()}
 	skuOf := func() string {
-		dgdr := &v1beta2.DynamoGraphDeploymentRequest{ObjectMeta: metav1.ObjectMeta{Name: "discover", Namespace: "default"},
-			Spec: v1beta2.DynamoGraphDeploymentRequestSpec{Model: v1beta2.ModelSpec{Name: "Qwen/Qwen3-0.6B"}}}
+		dgdr := builders.Request("default", "discover").Model("Qwen/Qwen3-0.6B").Obj()
 		if err := w.Default(ctx, dgdr); err != nil {
 			return "error: " + err.Error()
 		}

@@ -9,7 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/dgdr-operator/dgdr-operator/internal/config"
-	"github.com/dgdr-operator/dgdr-operator/internal/testenv"
+	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
 	"github.com/dgdr-operator/dgdr-operator/internal/webhook"
 )
 

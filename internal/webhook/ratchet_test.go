@@ -8,7 +8,6 @@ import (
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -18,7 +17,9 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
-	"github.com/dgdr-operator/dgdr-operator/internal/testutil/poll"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/builders"
+	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/poll"
 )
 
 type warnings struct {
@@ -71,23 +72,14 @@ func setLegacyExemption(t *testing.T, exempt bool) {
 }
 
 func legacyRequest(ns, name, overrides string) *v1beta2.DynamoGraphDeploymentRequest {
-	return &v1beta2.DynamoGraphDeploymentRequest{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec: v1beta2.DynamoGraphDeploymentRequestSpec{
-			Model:      v1beta2.ModelSpec{Name: "meta-llama/Llama-3.1-8B-Instruct"},
-			AISimulate: &v1beta2.AISimulateSpec{InputOverrides: &runtime.RawExtension{Raw: []byte(overrides)}},
-		},
-	}
+	return builders.Request(ns, name).Overrides(overrides).Obj()
 }
 
 // TestRatcheting: an update is not rejected for a problem of the effective input that the stored
 // object already had (it comes back as a warning); a new problem is rejected.
 func TestRatcheting(t *testing.T) {
 	ctx := context.Background()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "legacy", Labels: map[string]string{legacyLabel: "true"}}}
-	if err := k8s.Create(ctx, ns); err != nil {
-		t.Fatal(err)
-	}
+	legacy := testenv.LabelledNamespace(t, k8s, "legacy", map[string]string{legacyLabel: "true"})
 	// A problem the bundled schema reports: two stop counts.
 	bad := `{"traffic":{"stop":{"requests_per_load_unit":10}}}`
 
@@ -99,7 +91,7 @@ func TestRatcheting(t *testing.T) {
 
 	setLegacyExemption(t, true)
 	t.Cleanup(func() { setLegacyExemption(t, false) })
-	old := legacyRequest("legacy", "stored-before", bad)
+	old := legacyRequest(legacy, "stored-before", bad)
 	poll.WaitFor(t, 20*time.Second, 200*time.Millisecond, "the API server to pick up the webhook exemption", func(ctx context.Context) (bool, string, error) {
 		return true, "", k8s.Create(ctx, old)
 	})
@@ -114,9 +106,9 @@ func TestRatcheting(t *testing.T) {
 	}
 	// Wait until validation applies to the namespace again: a new bad object is rejected there.
 	poll.WaitFor(t, 20*time.Second, 200*time.Millisecond, "validation to come back", func(ctx context.Context) (bool, string, error) {
-		err := wc.Create(ctx, legacyRequest("legacy", "probe", bad))
+		err := wc.Create(ctx, legacyRequest(legacy, "probe", bad))
 		if err == nil {
-			_ = wc.Delete(ctx, legacyRequest("legacy", "probe", bad))
+			_ = wc.Delete(ctx, legacyRequest(legacy, "probe", bad))
 			return false, "a bad request was admitted", nil
 		}
 		return apierrors.IsInvalid(err), err.Error(), nil

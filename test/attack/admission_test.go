@@ -19,13 +19,12 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/promote"
-	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
+	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
 	"github.com/dgdr-operator/dgdr-operator/test/sandboxtest"
 )
 
@@ -45,21 +44,7 @@ var deployerRules = append(append([]rbacv1.PolicyRule(nil), requestRules...),
 // see a user authenticated by a token.
 func asUser(t *testing.T, ns, user string, rules []rbacv1.PolicyRule) client.Client {
 	t.Helper()
-	ctx := context.Background()
-	if err := k8s.Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: user}, Rules: rules}); err != nil {
-		t.Fatal(err)
-	}
-	if err := k8s.Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: user},
-		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: user},
-		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}}}); err != nil {
-		t.Fatal(err)
-	}
-	cfg := rest.CopyConfig(env.Config)
-	cfg.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: []string{"system:authenticated"}}
-	c, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := testenv.UserClient(t, k8s, env.Config, ns, user, rules)
 	// RBAC is read from an informer: wait until the binding is in force.
 	sandboxtest.WaitFor(t, 30*time.Second, poll, user+"'s RoleBinding to be in force", func(ctx context.Context) (bool, string, error) {
 		var list v1beta2.DynamoGraphDeploymentRequestList
@@ -79,8 +64,7 @@ const hostileOverrides = `{"spec":{"serviceAccountName":"default","volumes":[{"n
 
 // attackRequest is a small search of model in ns (four trials, a second or two on the sandbox).
 func attackRequest(ns, name string, mut func(*v1beta2.DynamoGraphDeploymentRequest)) *v1beta2.DynamoGraphDeploymentRequest {
-	d := smallRequest(ns, name)
-	d.Spec.Hardware = &v1beta2.HardwareSpec{GPU: &v1beta2.GPUSpec{Budget: ptr.To[int32](8)}}
+	d := smallRequest(ns, name).GPUBudget(8).Obj()
 	if mut != nil {
 		mut(d)
 	}

@@ -23,26 +23,20 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/builders"
 	"github.com/dgdr-operator/dgdr-operator/test/sandboxtest"
 )
 
 // smallRequest is a search of a second or two on the sandbox.
-func smallRequest(ns, name string) *v1beta2.DynamoGraphDeploymentRequest {
-	return &v1beta2.DynamoGraphDeploymentRequest{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: v1beta2.DynamoGraphDeploymentRequestSpec{
-			Model: v1beta2.ModelSpec{Name: "meta-llama/Llama-3.1-8B-Instruct"},
-			AISimulate: &v1beta2.AISimulateSpec{InputOverrides: &runtime.RawExtension{Raw: []byte(
-				`{"optimizer":{"max_trials":4},"traffic":{"stop":{"requests":50}}}`)}},
-		},
-	}
+func smallRequest(ns, name string) *builders.RequestWrapper {
+	return builders.Request(ns, name).Overrides(`{"optimizer":{"max_trials":4},"traffic":{"stop":{"requests":50}}}`)
 }
 
 // succeededRun creates a small request and waits until its Run succeeded with candidates.
 func succeededRun(t *testing.T, ns, name string) *v1beta2.DynamoGraphDeploymentRun {
 	t.Helper()
 	ctx := context.Background()
-	if err := k8s.Create(ctx, smallRequest(ns, name)); err != nil {
+	if err := k8s.Create(ctx, smallRequest(ns, name).Obj()); err != nil {
 		t.Fatal(err)
 	}
 	var run v1beta2.DynamoGraphDeploymentRun

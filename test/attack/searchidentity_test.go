@@ -35,6 +35,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 	"github.com/dgdr-operator/dgdr-operator/internal/promote"
 	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/builders"
 	"github.com/dgdr-operator/dgdr-operator/test/sandboxtest"
 	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/manager"
 )
@@ -86,13 +87,8 @@ func TestFinishedSearchIdentityIsGone(t *testing.T) {
 		}
 	}
 
-	forged := &v1beta2.DynamoGraphDeploymentCandidate{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: target.Name + "-forged",
-			Labels:          map[string]string{v1beta2.LabelRunUID: string(target.UID), v1beta2.LabelRunName: target.Name},
-			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(target, v1beta2.GroupVersion.WithKind("DynamoGraphDeploymentRun"))}},
-		Spec: v1beta2.DynamoGraphDeploymentCandidateSpec{Backend: v1beta2.BackendVLLM, Mode: v1beta2.ModeAggregated, GPUs: 1,
-			GraphDeployment: runtime.RawExtension{Raw: []byte(`{"spec":{"services":{"evil":{}}}}`)}, Parameters: runtime.RawExtension{Raw: []byte(`{}`)}},
-	}
+	forged := builders.Candidate(ns, target.Name+"-forged").OwnedBy(target).
+		GraphDeployment([]byte(`{"spec":{"services":{"evil":{}}}}`)).Obj()
 	if err := attacker.Create(ctx, forged); !unauthenticatedOrForbidden(err) {
 		t.Errorf("the finished search's token creating a Candidate: err = %v, want 401 or 403", err)
 	}
@@ -121,7 +117,7 @@ func TestFinishedSearchIdentityIsGone(t *testing.T) {
 func TestForgedBestCandidateIsNotDeployed(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t)
-	req := smallRequest(ns, "forge")
+	req := smallRequest(ns, "forge").Obj()
 	req.Spec.Deployment = &v1beta2.DeploymentSpec{AutoApply: ptr.To(true), Name: "forge-prod"}
 	if err := k8s.Create(ctx, req); err != nil {
 		t.Fatal(err)
@@ -399,7 +395,7 @@ func TestOperatorTokenIsFenced(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	r := &v1beta2.DynamoGraphDeploymentRun{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "x", UID: "00000000-0000-0000-0000-000000000000"}}
+	r := builders.Run("kube-system", "x").UID("00000000-0000-0000-0000-000000000000").Obj()
 	sysJob := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "dgdr-attack"},
 		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
 			ServiceAccountName: jobcontract.SearchIdentity(r.UID),

@@ -12,7 +12,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/admission"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
-	"github.com/dgdr-operator/dgdr-operator/internal/testenv"
+	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
 )
 
 // corpus returns every example request, admitted (defaulted) as the webhook would.

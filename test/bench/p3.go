@@ -17,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -33,7 +32,8 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/run"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
-	"github.com/dgdr-operator/dgdr-operator/internal/testenv"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/builders"
+	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
 	"github.com/dgdr-operator/dgdr-operator/internal/webhook"
 )
 
@@ -252,13 +252,7 @@ func watchJobs(ctx context.Context, cfg *rest.Config) (*sync.Map, error) {
 }
 
 func benchRequest(ns, name string) *v1beta2.DynamoGraphDeploymentRequest {
-	return &v1beta2.DynamoGraphDeploymentRequest{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: v1beta2.DynamoGraphDeploymentRequestSpec{
-			Model: v1beta2.ModelSpec{Name: "meta-llama/Llama-3.1-8B-Instruct"},
-			SLA:   &v1beta2.SLASpec{TTFTMs: ptr.To(500.0), ITLMs: ptr.To(30.0)},
-		},
-	}
+	return builders.Request(ns, name).TTFT(500).ITL(30).Obj()
 }
 
 // viaOperator creates n requests (a burst, from `workers` clients) and returns, per request, the

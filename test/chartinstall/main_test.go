@@ -31,7 +31,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta1"
-	"github.com/dgdr-operator/dgdr-operator/internal/testenv/upstreamcrd"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/builders"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/upstreamcrd"
 	"github.com/dgdr-operator/dgdr-operator/test/sandboxtest"
 	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/manager"
 )
@@ -127,10 +128,7 @@ func preinstallDynamoPlatformCRD() error {
 	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: dynamoNamespace}}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
 	}
-	req := &v1beta1.DynamoGraphDeploymentRequest{
-		ObjectMeta: metav1.ObjectMeta{Namespace: dynamoNamespace, Name: dynamoRequest},
-		Spec:       v1beta1.DynamoGraphDeploymentRequestSpec{Model: "Qwen/Qwen3-0.6B", Backend: v1beta1.BackendVLLM},
-	}
+	req := builders.V1Beta1Request(dynamoNamespace, dynamoRequest, "Qwen/Qwen3-0.6B", v1beta1.BackendVLLM)
 	// The client's discovery may predate the CRD: retry until it knows the kind.
 	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		err := k8s.Create(ctx, req.DeepCopy())

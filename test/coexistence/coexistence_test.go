@@ -32,8 +32,10 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller"
 	ct "github.com/dgdr-operator/dgdr-operator/internal/controller/controllertest"
-	"github.com/dgdr-operator/dgdr-operator/internal/testenv"
-	"github.com/dgdr-operator/dgdr-operator/internal/testenv/upstreamcrd"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/builders"
+	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/poll"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/upstreamcrd"
 	"github.com/dgdr-operator/dgdr-operator/internal/webhook"
 )
 
@@ -201,11 +203,11 @@ func TestPreExistingRequestsUnchanged(t *testing.T) {
 // creates a Run for a v1beta1 request, and it never writes one.
 func TestNoRunForV1Beta1Requests(t *testing.T) {
 	ctx := context.Background()
-	d := ct.Request(ns, "probe").Obj()
+	d := builders.Request(ns, "probe").Obj()
 	if err := k8s.Create(ctx, d); err != nil {
 		t.Fatal(err)
 	}
-	ct.Eventually(t, wait, "a Run for the v1beta2 request", func() (bool, error) {
+	poll.Eventually(t, wait, "a Run for the v1beta2 request", func() (bool, error) {
 		return len(runs(t, d.Name)) == 1, nil
 	})
 	for _, o := range before {
@@ -240,12 +242,12 @@ func runs(t *testing.T, request string) []string {
 // status.v1beta2, which hold the v1beta2 spec and status verbatim.
 func TestV1Beta2RequestReadsThroughV1Beta1(t *testing.T) {
 	ctx := context.Background()
-	d := ct.Request(ns, "native").SLA(500, 30).Obj()
+	d := builders.Request(ns, "native").TTFT(500).ITL(30).Obj()
 	if err := k8s.Create(ctx, d); err != nil {
 		t.Fatal(err)
 	}
 	var v2 *v1beta2.DynamoGraphDeploymentRequest
-	ct.Eventually(t, wait, "the request accepted", func() (bool, error) {
+	poll.Eventually(t, wait, "the request accepted", func() (bool, error) {
 		v2 = &v1beta2.DynamoGraphDeploymentRequest{}
 		err := k8s.Get(ctx, client.ObjectKeyFromObject(d), v2)
 		return err == nil && v2.Status.ActiveRunRef != nil, err
@@ -368,7 +370,7 @@ func TestKubectlGetShowsBothKinds(t *testing.T) {
 		t.Fatal("bin/kubectl missing: run `make tools` (make test builds it)")
 	}
 	ctx := context.Background()
-	d := ct.Request(ns, "listed").Obj()
+	d := builders.Request(ns, "listed").Obj()
 	if err := k8s.Create(ctx, d); err != nil {
 		t.Fatal(err)
 	}

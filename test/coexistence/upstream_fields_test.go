@@ -18,7 +18,8 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta1"
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
-	ct "github.com/dgdr-operator/dgdr-operator/internal/controller/controllertest"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/builders"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/poll"
 )
 
 // fbfa59ffShape is a v1beta1 request using every field where the Dynamo platform's CRD at
@@ -170,11 +171,11 @@ func TestUpstreamOnlyFieldsAndVersionsSurvive(t *testing.T) {
 	}
 
 	// The operator (its informers list every request) still reconciles a v1beta2 request.
-	d := ct.Request(ns, "after-upstream-shapes").Obj()
+	d := builders.Request(ns, "after-upstream-shapes").Obj()
 	if err := k8s.Create(ctx, d); err != nil {
 		t.Fatal(err)
 	}
-	ct.Eventually(t, wait, "a Run for the v1beta2 request created after the upstream-shaped ones", func() (bool, error) {
+	poll.Eventually(t, wait, "a Run for the v1beta2 request created after the upstream-shaped ones", func() (bool, error) {
 		return len(runs(t, d.Name)) == 1, nil
 	})
 

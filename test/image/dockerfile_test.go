@@ -19,7 +19,7 @@ import (
 	"github.com/moby/buildkit/frontend/dockerfile/instructions"
 	"github.com/moby/buildkit/frontend/dockerfile/parser"
 
-	"github.com/dgdr-operator/dgdr-operator/internal/testenv"
+	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
 )
 
 func parseDockerfile(t *testing.T) []instructions.Stage {

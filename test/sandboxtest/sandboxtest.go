@@ -16,7 +16,6 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -26,7 +25,8 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
-	"github.com/dgdr-operator/dgdr-operator/internal/testutil/poll"
+	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/poll"
 	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/manager"
 )
 
@@ -187,7 +187,7 @@ func (e *Env) WaitSearchRunning(t *testing.T, ns, run string) {
 	})
 }
 
-// Condition, Poll and WaitFor are the tests' one poll helper (internal/testutil/poll), named
+// Condition, Poll and WaitFor are the tests' one poll helper (internal/testing/poll), named
 // here for the sandbox suites.
 type Condition = poll.Condition
 
@@ -215,20 +215,9 @@ func PrintTail(path string, n int) {
 	fmt.Printf("----- last lines of %s -----\n%s\n", path, strings.Join(lines, "\n"))
 }
 
-// Namespace creates a namespace for one test and returns its name: prefix followed by a
-// generated suffix, or, with an empty prefix, one derived from the test's name.
+// Namespace is the tests' one namespace helper (internal/testing/env), named here for the
+// sandbox suites.
 func Namespace(t testing.TB, c client.Client, prefix string) string {
 	t.Helper()
-	if prefix == "" {
-		prefix = strings.NewReplacer("_", "-", "/", "-").Replace(strings.ToLower(t.Name()))
-		if len(prefix) > 40 {
-			prefix = prefix[:40]
-		}
-		prefix = strings.Trim(prefix, "-")
-	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"}}
-	if err := c.Create(context.Background(), ns); err != nil {
-		t.Fatalf("creating a namespace %s-...: %v", prefix, err)
-	}
-	return ns.Name
+	return testenv.Namespace(t, c, prefix)
 }

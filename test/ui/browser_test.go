@@ -30,7 +30,6 @@ import (
 	"golang.org/x/net/html"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -188,11 +187,7 @@ func byID(n *html.Node, id string) *html.Node {
 
 func newNamespace(t *testing.T) string {
 	t.Helper()
-	name := fmt.Sprintf("ui-demo-%d", time.Now().UnixNano()%100000)
-	if err := env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
-		t.Fatal(err)
-	}
-	return name
+	return sandboxtest.Namespace(t, env.Client, "ui-demo")
 }
 
 // runDemo applies examples/demo (as make demo does) and waits for every search: the Runs.

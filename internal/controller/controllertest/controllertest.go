@@ -1,19 +1,17 @@
-// Package controllertest holds builders and helpers shared by the controllers' integration
-// tests: a manager configured like the operator's, object builders, and helpers that play the
-// part of the Job controller and the kubelet (envtest runs neither).
+// Package controllertest holds what the controllers' integration tests share beyond
+// internal/testing: a manager configured like the operator's, and helpers that play the part of
+// the Job controller and the kubelet (envtest runs neither).
 package controllertest
 
 import (
 	"context"
 	"fmt"
 	"strings"
-	"testing"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -22,14 +20,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
-	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/config"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/run"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
-	"github.com/dgdr-operator/dgdr-operator/internal/testenv"
-	"github.com/dgdr-operator/dgdr-operator/internal/testutil/poll"
+	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
 )
 
 // Images of the test configuration.
@@ -95,78 +91,6 @@ func Start(env *testenv.Env, mgr ctrl.Manager) (stop func(), err error) {
 	}
 	stop()
 	return func() {}, fmt.Errorf("manager did not start")
-}
-
-// Namespace creates a fresh namespace for one test.
-func Namespace(t *testing.T, c client.Client) string {
-	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "t-" + strings.ToLower(rand.String(8))}}
-	if err := c.Create(context.Background(), ns); err != nil {
-		t.Fatal(err)
-	}
-	return ns.Name
-}
-
-// RequestBuilder builds DynamoGraphDeploymentRequests.
-type RequestBuilder struct {
-	obj *v1beta2.DynamoGraphDeploymentRequest
-}
-
-// Request starts a request with a model.
-func Request(namespace, name string) *RequestBuilder {
-	return &RequestBuilder{obj: &v1beta2.DynamoGraphDeploymentRequest{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
-		Spec:       v1beta2.DynamoGraphDeploymentRequestSpec{Model: v1beta2.ModelSpec{Name: "meta-llama/Llama-3.1-8B-Instruct"}},
-	}}
-}
-
-// Overrides sets spec.aisimulate.inputOverrides.
-func (b *RequestBuilder) Overrides(jsonDoc string) *RequestBuilder {
-	b.obj.Spec.AISimulate = &v1beta2.AISimulateSpec{InputOverrides: &runtime.RawExtension{Raw: []byte(jsonDoc)}}
-	return b
-}
-
-// Label sets a label.
-func (b *RequestBuilder) Label(k, v string) *RequestBuilder {
-	if b.obj.Labels == nil {
-		b.obj.Labels = map[string]string{}
-	}
-	b.obj.Labels[k] = v
-	return b
-}
-
-// SLA sets an SLA.
-func (b *RequestBuilder) SLA(ttftMs, itlMs float64) *RequestBuilder {
-	b.obj.Spec.SLA = &v1beta2.SLASpec{TTFTMs: &ttftMs, ITLMs: &itlMs}
-	return b
-}
-
-// AutoApply turns on spec.deployment.autoApply with the given deployment name.
-func (b *RequestBuilder) AutoApply(name string) *RequestBuilder {
-	on := true
-	b.obj.Spec.Deployment = &v1beta2.DeploymentSpec{AutoApply: &on, Name: name}
-	return b
-}
-
-// Obj returns the request.
-func (b *RequestBuilder) Obj() *v1beta2.DynamoGraphDeploymentRequest { return b.obj.DeepCopy() }
-
-// Run returns a Run as the request controller would create it, without an owner.
-func Run(namespace, name string, spec v1beta2.DynamoGraphDeploymentRequestSpec) *v1beta2.DynamoGraphDeploymentRun {
-	return &v1beta2.DynamoGraphDeploymentRun{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name,
-			Labels: map[string]string{v1beta2.LabelRequestName: "req"}},
-		Spec: spec,
-	}
-}
-
-// Eventually polls cond (poll.WaitFor) until it returns true or the timeout passes.
-func Eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, error)) {
-	t.Helper()
-	poll.WaitFor(t, timeout, 100*time.Millisecond, what, func(context.Context) (bool, string, error) {
-		ok, err := cond()
-		return ok, "not yet", err
-	})
 }
 
 // Terminated describes how a container ended.

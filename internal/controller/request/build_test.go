@@ -10,15 +10,12 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/builders"
 )
 
 func request(name string, generation int64) *v1beta2.DynamoGraphDeploymentRequest {
-	return &v1beta2.DynamoGraphDeploymentRequest{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: "uid-1", Generation: generation,
-			Labels: map[string]string{v1beta2.LabelKueueQueueName: "q", "team": "a"}},
-		Spec: v1beta2.DynamoGraphDeploymentRequestSpec{Model: v1beta2.ModelSpec{Name: "m"},
-			Hardware: &v1beta2.HardwareSpec{GPU: &v1beta2.GPUSpec{SKU: "h200_sxm", Budget: ptr.To[int32](8)}}},
-	}
+	return builders.Request("ns", name).Model("m").UID("uid-1").Generation(generation).
+		Label(v1beta2.LabelKueueQueueName, "q").Label("team", "a").GPUSKU("h200_sxm").GPUBudget(8).Obj()
 }
 
 func TestBuildRun(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/controllertest"
-	"github.com/dgdr-operator/dgdr-operator/internal/testenv"
+	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
 	"github.com/dgdr-operator/dgdr-operator/internal/webhook"
 )
 

@@ -16,7 +16,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
@@ -26,6 +25,9 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 	"github.com/dgdr-operator/dgdr-operator/internal/render"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/builders"
+	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/poll"
 )
 
 const wait = 20 * time.Second
@@ -51,7 +53,7 @@ func runsOf(t *testing.T, d *v1beta2.DynamoGraphDeploymentRequest) []v1beta2.Dyn
 func waitForRun(t *testing.T, d *v1beta2.DynamoGraphDeploymentRequest, generation int64) *v1beta2.DynamoGraphDeploymentRun {
 	t.Helper()
 	r := &v1beta2.DynamoGraphDeploymentRun{ObjectMeta: metav1.ObjectMeta{Namespace: d.Namespace, Name: naming.RunName(d.Name, generation)}}
-	ct.Eventually(t, wait, "Run "+r.Name, func() (bool, error) {
+	poll.Eventually(t, wait, "Run "+r.Name, func() (bool, error) {
 		err := k8s.Get(context.Background(), client.ObjectKeyFromObject(r), r)
 		return err == nil && r.Status.AISimulate != nil, client.IgnoreNotFound(err)
 	})
@@ -61,7 +63,7 @@ func waitForRun(t *testing.T, d *v1beta2.DynamoGraphDeploymentRequest, generatio
 func waitForStatus(t *testing.T, d *v1beta2.DynamoGraphDeploymentRequest, what string, cond func(*v1beta2.DynamoGraphDeploymentRequest) bool) *v1beta2.DynamoGraphDeploymentRequest {
 	t.Helper()
 	cur := &v1beta2.DynamoGraphDeploymentRequest{}
-	ct.Eventually(t, wait, what, func() (bool, error) {
+	poll.Eventually(t, wait, what, func() (bool, error) {
 		err := k8s.Get(context.Background(), client.ObjectKeyFromObject(d), cur)
 		return err == nil && cond(cur), err
 	})
@@ -77,7 +79,7 @@ func completedReason(r *v1beta2.DynamoGraphDeploymentRun) string {
 
 func waitForRunReason(t *testing.T, r *v1beta2.DynamoGraphDeploymentRun, reason string) {
 	t.Helper()
-	ct.Eventually(t, wait, r.Name+" "+reason, func() (bool, error) {
+	poll.Eventually(t, wait, r.Name+" "+reason, func() (bool, error) {
 		err := k8s.Get(context.Background(), client.ObjectKeyFromObject(r), r)
 		return err == nil && completedReason(r) == reason, err
 	})
@@ -96,8 +98,8 @@ func editSpec(t *testing.T, d *v1beta2.DynamoGraphDeploymentRequest, ttft float6
 
 func TestOneRunPerAcceptedGenerationAndSupersession(t *testing.T) {
 	ctx := context.Background()
-	ns := ct.Namespace(t, k8s)
-	d := ct.Request(ns, "llama").Obj()
+	ns := testenv.Namespace(t, k8s, "t")
+	d := builders.Request(ns, "llama").Obj()
 	if err := k8s.Create(ctx, d); err != nil {
 		t.Fatal(err)
 	}
@@ -174,8 +176,8 @@ func TestOneRunPerAcceptedGenerationAndSupersession(t *testing.T) {
 }
 
 func TestRunSpecCannotBeEdited(t *testing.T) {
-	ns := ct.Namespace(t, k8s)
-	d := ct.Request(ns, "immutable").Obj()
+	ns := testenv.Namespace(t, k8s, "t")
+	d := builders.Request(ns, "immutable").Obj()
 	if err := k8s.Create(context.Background(), d); err != nil {
 		t.Fatal(err)
 	}
@@ -188,33 +190,33 @@ func TestRunSpecCannotBeEdited(t *testing.T) {
 }
 
 func TestNoRequestFieldChangesThePlannerImage(t *testing.T) {
-	ns := ct.Namespace(t, k8s)
+	ns := testenv.Namespace(t, k8s, "t")
 	const evil = "evil.example/aisimulate:latest"
 	// There is no image field anywhere in the effective input: admission rejects the attempt.
-	rejected := ct.Request(ns, "image-field").Overrides(`{"image":"` + evil + `"}`).Obj()
+	rejected := builders.Request(ns, "image-field").Overrides(`{"image":"` + evil + `"}`).Obj()
 	if err := k8s.Create(context.Background(), rejected); err == nil {
 		t.Error("an image key in inputOverrides must be rejected")
 	}
 	// Neither an image reference as the model name nor engine.model in inputOverrides is admitted.
-	asName := ct.Request(ns, "image-name").Obj()
+	asName := builders.Request(ns, "image-name").Obj()
 	asName.Spec.Model.Name = evil
 	if err := k8s.Create(context.Background(), asName); err == nil || !strings.Contains(err.Error(), "spec.model.name") {
 		t.Errorf("an image reference as model.name: %v, want it refused at spec.model.name", err)
 	}
-	engineModel := ct.Request(ns, "image-engine").Overrides(`{"engine":{"model":"evil.example/aisimulate"}}`).Obj()
+	engineModel := builders.Request(ns, "image-engine").Overrides(`{"engine":{"model":"evil.example/aisimulate"}}`).Obj()
 	if err := k8s.Create(context.Background(), engineModel); err == nil || !strings.Contains(err.Error(), "spec.aisimulate.inputOverrides.engine.model") {
 		t.Errorf("engine.model in inputOverrides: %v, want it refused at its path", err)
 	}
 	// Image-like strings in fields that do exist end up in the input, never in the Job's image.
 	const imageLike = "evil.example/aisimulate"
-	d := ct.Request(ns, "image").Obj()
+	d := builders.Request(ns, "image").Obj()
 	d.Spec.Model.Name = imageLike
 	if err := k8s.Create(context.Background(), d); err != nil {
 		t.Fatal(err)
 	}
 	r := waitForRun(t, d, 1)
 	job := &batchv1.Job{}
-	ct.Eventually(t, wait, "the search Job", func() (bool, error) {
+	poll.Eventually(t, wait, "the search Job", func() (bool, error) {
 		err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: naming.JobName(r.Name)}, job)
 		return err == nil, client.IgnoreNotFound(err)
 	})
@@ -231,8 +233,8 @@ func TestNoRequestFieldChangesThePlannerImage(t *testing.T) {
 
 func TestCancelAnnotationOnTheRequest(t *testing.T) {
 	ctx := context.Background()
-	ns := ct.Namespace(t, k8s)
-	d := ct.Request(ns, "cancel").Obj()
+	ns := testenv.Namespace(t, k8s, "t")
+	d := builders.Request(ns, "cancel").Obj()
 	if err := k8s.Create(ctx, d); err != nil {
 		t.Fatal(err)
 	}
@@ -252,8 +254,8 @@ func TestCancelAnnotationOnTheRequest(t *testing.T) {
 
 func TestRetentionDeletesTheOldestRuns(t *testing.T) {
 	ctx := context.Background()
-	ns := ct.Namespace(t, k8s)
-	d := ct.Request(ns, "retain").Obj()
+	ns := testenv.Namespace(t, k8s, "t")
+	d := builders.Request(ns, "retain").Obj()
 	if err := k8s.Create(ctx, d); err != nil {
 		t.Fatal(err)
 	}
@@ -277,8 +279,8 @@ func TestRetentionDeletesTheOldestRuns(t *testing.T) {
 
 func TestLatestRunSummaryFollowsTheRun(t *testing.T) {
 	ctx := context.Background()
-	ns := ct.Namespace(t, k8s)
-	d := ct.Request(ns, "summary").Obj()
+	ns := testenv.Namespace(t, k8s, "t")
+	d := builders.Request(ns, "summary").Obj()
 	if err := k8s.Create(ctx, d); err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +292,7 @@ func TestLatestRunSummaryFollowsTheRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	job := &batchv1.Job{}
-	ct.Eventually(t, wait, "the search Job", func() (bool, error) {
+	poll.Eventually(t, wait, "the search Job", func() (bool, error) {
 		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: naming.JobName(r.Name)}, job)
 		return err == nil, client.IgnoreNotFound(err)
 	})
@@ -313,13 +315,13 @@ func TestLatestRunSummaryFollowsTheRun(t *testing.T) {
 // re-reconciles everything and must create no second Run, Job or ConfigMap.
 func TestRestartCreatesNoDuplicates(t *testing.T) {
 	ctx := context.Background()
-	ns := ct.Namespace(t, k8s)
-	d := ct.Request(ns, "restart").Obj()
+	ns := testenv.Namespace(t, k8s, "t")
+	d := builders.Request(ns, "restart").Obj()
 	if err := k8s.Create(ctx, d); err != nil {
 		t.Fatal(err)
 	}
 	r := waitForRun(t, d, 1)
-	ct.Eventually(t, wait, "the search Job", func() (bool, error) {
+	poll.Eventually(t, wait, "the search Job", func() (bool, error) {
 		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: naming.JobName(r.Name)}, &batchv1.Job{})
 		return err == nil, client.IgnoreNotFound(err)
 	})
@@ -381,13 +383,7 @@ func succeedWith(t *testing.T, r *v1beta2.DynamoGraphDeploymentRun, alter func(*
 	if err != nil {
 		t.Fatal(err)
 	}
-	cand := &v1beta2.DynamoGraphDeploymentCandidate{
-		ObjectMeta: metav1.ObjectMeta{Namespace: r.Namespace, Name: best,
-			Labels:          map[string]string{v1beta2.LabelRunName: r.Name, v1beta2.LabelRunUID: string(r.UID)},
-			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(r, v1beta2.GroupVersion.WithKind("DynamoGraphDeploymentRun"))}},
-		Spec: v1beta2.DynamoGraphDeploymentCandidateSpec{Backend: v1beta2.BackendVLLM, Mode: v1beta2.ModeAggregated, GPUs: 1,
-			GraphDeployment: runtime.RawExtension{Raw: rendered}, Parameters: runtime.RawExtension{Raw: []byte(candidateParameters)}},
-	}
+	cand := builders.Candidate(r.Namespace, best).OwnedBy(r).GraphDeployment(rendered).Parameters(candidateParameters).Obj()
 	alter(cand)
 	if err := k8s.Create(ctx, cand); err != nil {
 		t.Fatal(err)
@@ -398,7 +394,7 @@ func succeedWith(t *testing.T, r *v1beta2.DynamoGraphDeploymentRun, alter func(*
 		t.Fatal(err)
 	}
 	job := &batchv1.Job{}
-	ct.Eventually(t, wait, "the search Job", func() (bool, error) {
+	poll.Eventually(t, wait, "the search Job", func() (bool, error) {
 		err := k8s.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: naming.JobName(r.Name)}, job)
 		return err == nil, client.IgnoreNotFound(err)
 	})
@@ -416,9 +412,9 @@ func succeedWith(t *testing.T, r *v1beta2.DynamoGraphDeploymentRun, alter func(*
 // Deployed condition at all. (test/e2e covers create, update and conflict with the CRD.)
 func TestAutoApplyWithoutTheDeploymentCRD(t *testing.T) {
 	ctx := context.Background()
-	ns := ct.Namespace(t, k8s)
-	d := ct.Request(ns, "auto").AutoApply("llama-prod").Obj()
-	plain := ct.Request(ns, "plain").Obj()
+	ns := testenv.Namespace(t, k8s, "t")
+	d := builders.Request(ns, "auto").AutoApply("llama-prod").Obj()
+	plain := builders.Request(ns, "plain").Obj()
 	for _, obj := range []*v1beta2.DynamoGraphDeploymentRequest{d, plain} {
 		if err := k8s.Create(ctx, obj); err != nil {
 			t.Fatal(err)
@@ -445,7 +441,7 @@ func TestAutoApplyWithoutTheDeploymentCRD(t *testing.T) {
 	if got.Status.Deployment != nil {
 		t.Errorf("status.deployment without a deployment: %+v", got.Status.Deployment)
 	}
-	ct.Eventually(t, wait, "a DeployCRDMissing warning event", func() (bool, error) {
+	poll.Eventually(t, wait, "a DeployCRDMissing warning event", func() (bool, error) {
 		var evs eventsv1.EventList
 		if err := k8s.List(ctx, &evs, client.InNamespace(ns)); err != nil {
 			return false, err
@@ -473,9 +469,9 @@ func TestAutoApplyWithoutTheDeploymentCRD(t *testing.T) {
 // goes on to the deployment step.
 func TestAutoApplyRefusesAnAlteredCandidate(t *testing.T) {
 	ctx := context.Background()
-	ns := ct.Namespace(t, k8s)
-	forged := ct.Request(ns, "forged").AutoApply("llama-forged").Obj()
-	honest := ct.Request(ns, "honest").AutoApply("llama-honest").Obj()
+	ns := testenv.Namespace(t, k8s, "t")
+	forged := builders.Request(ns, "forged").AutoApply("llama-forged").Obj()
+	honest := builders.Request(ns, "honest").AutoApply("llama-honest").Obj()
 	for _, obj := range []*v1beta2.DynamoGraphDeploymentRequest{forged, honest} {
 		if err := k8s.Create(ctx, obj); err != nil {
 			t.Fatal(err)
@@ -506,8 +502,8 @@ func TestAutoApplyRefusesAnAlteredCandidate(t *testing.T) {
 // says AutoApplyDisabled (admission refuses new autoApply requests; internal/webhook).
 func TestAutoApplyDisabledDeploysNothing(t *testing.T) {
 	ctx := context.Background()
-	ns := ct.Namespace(t, k8s)
-	d := ct.Request(ns, "auto-off").AutoApply("llama-off").Obj()
+	ns := testenv.Namespace(t, k8s, "t")
+	d := builders.Request(ns, "auto-off").AutoApply("llama-off").Obj()
 	if err := k8s.Create(ctx, d); err != nil {
 		t.Fatal(err)
 	}

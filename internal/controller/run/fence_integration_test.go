@@ -19,10 +19,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/dgdr-operator/dgdr-operator/internal/controller/controllertest"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/run"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
-	"github.com/dgdr-operator/dgdr-operator/internal/testenv"
+	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/poll"
 )
 
 // generatedRules are the rules of the generated ClusterRole (config/rbac/role.yaml), which the
@@ -51,7 +51,7 @@ func generatedRules(t *testing.T) []rbacv1.PolicyRule {
 func TestOperatorIsFenced(t *testing.T) {
 	ctx := context.Background()
 	admin := mustClient(t)
-	ns := controllertest.Namespace(t, k8s)
+	ns := testenv.Namespace(t, k8s, "t")
 	operator := asOperator(t, ns, "fenced-operator", generatedRules(t))
 	s := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(s); err != nil {
@@ -81,7 +81,7 @@ func TestOperatorIsFenced(t *testing.T) {
 	job := run.BuildJob(r, cfg)
 	job.Name = "probe-job"
 	// The API server loads policies asynchronously: wait until a forbidden write is refused.
-	controllertest.Eventually(t, 30*time.Second, "the fence refusing a Job in kube-system", func() (bool, error) {
+	poll.Eventually(t, 30*time.Second, "the fence refusing a Job in kube-system", func() (bool, error) {
 		j := job.DeepCopy()
 		j.Namespace, j.OwnerReferences = "kube-system", nil
 		err := operator.Create(ctx, j, client.DryRunAll)

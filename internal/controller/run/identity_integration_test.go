@@ -9,16 +9,17 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
-	"github.com/dgdr-operator/dgdr-operator/internal/controller/controllertest"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/builders"
+	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/poll"
 )
 
 // asSearchIdentity is a client authenticated as the search identity of run, as its reporter is:
@@ -39,15 +40,7 @@ func asSearchIdentity(t *testing.T, run *v1beta2.DynamoGraphDeploymentRun) clien
 
 // candidateOf is a Candidate as a reporter publishes it for owner, labelled with labelRun's UID.
 func candidateOf(owner *v1beta2.DynamoGraphDeploymentRun, labelRun types.UID, name string) *v1beta2.DynamoGraphDeploymentCandidate {
-	return &v1beta2.DynamoGraphDeploymentCandidate{
-		ObjectMeta: metav1.ObjectMeta{Namespace: owner.Namespace, Name: name,
-			Labels: map[string]string{v1beta2.LabelRunUID: string(labelRun), v1beta2.LabelRunName: owner.Name},
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: v1beta2.GroupVersion.String(), Kind: "DynamoGraphDeploymentRun",
-				Name: owner.Name, UID: owner.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}},
-		Spec: v1beta2.DynamoGraphDeploymentCandidateSpec{Backend: "vllm", Mode: v1beta2.ModeAggregated, GPUs: 1,
-			GraphDeployment: runtime.RawExtension{Raw: []byte(`{"kind":"DynamoGraphDeployment"}`)},
-			Parameters:      runtime.RawExtension{Raw: []byte(`{}`)}},
-	}
+	return builders.Candidate(owner.Namespace, name).OwnedBy(owner).Label(v1beta2.LabelRunUID, string(labelRun)).Obj()
 }
 
 // artifactsOf is a Run's artifacts ConfigMap as its reporter writes it (jobcontract.ArtifactsName),
@@ -76,7 +69,7 @@ func patchProgress(c client.Client, target *v1beta2.DynamoGraphDeploymentRun, se
 // B, and the same checks fail.
 func TestSearchIdentityIsConfinedToItsRun(t *testing.T) {
 	ctx := context.Background()
-	ns := controllertest.Namespace(t, k8s)
+	ns := testenv.Namespace(t, k8s, "t")
 	runA := createRun(t, ns, "tenant-a", nil)
 	runB := createRun(t, ns, "tenant-b", nil)
 	waitForJob(t, runA)
@@ -91,7 +84,7 @@ func TestSearchIdentityIsConfinedToItsRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The API server loads policies asynchronously.
-	controllertest.Eventually(t, 30*time.Second, "the policy denies A's identity writing B's status", func() (bool, error) {
+	poll.Eventually(t, 30*time.Second, "the policy denies A's identity writing B's status", func() (bool, error) {
 		err := patchProgress(attacker, runB, 2)
 		return apierrors.IsForbidden(err), nil
 	})

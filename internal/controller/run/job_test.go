@@ -16,6 +16,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/config"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/builders"
 )
 
 func testConfig() *v1alpha1.OperatorConfiguration {
@@ -32,11 +33,7 @@ func testConfig() *v1alpha1.OperatorConfiguration {
 }
 
 func testRun() *v1beta2.DynamoGraphDeploymentRun {
-	return &v1beta2.DynamoGraphDeploymentRun{
-		ObjectMeta: metav1.ObjectMeta{Name: "llama-run-3", Namespace: "inference", UID: "run-uid",
-			Labels: map[string]string{v1beta2.LabelRequestName: "llama"}},
-		Status: v1beta2.DynamoGraphDeploymentRunStatus{AISimulate: &v1beta2.AISimulateStatus{InputHash: "sha256:in"}},
-	}
+	return builders.Run("inference", "llama-run-3").UID("run-uid").Label(v1beta2.LabelRequestName, "llama").InputHash("sha256:in").Obj()
 }
 
 func TestBuildJob(t *testing.T) {

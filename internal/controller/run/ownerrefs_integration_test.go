@@ -16,10 +16,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/dgdr-operator/dgdr-operator/internal/controller/controllertest"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/run"
 	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
-	"github.com/dgdr-operator/dgdr-operator/internal/testenv"
+	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/poll"
 )
 
 // asOperator binds rules to a fresh ServiceAccount and returns a client authenticated as it.
@@ -46,7 +46,7 @@ func asOperator(t *testing.T, ns, name string, rules []rbacv1.PolicyRule) client
 // TestGeneratedRBACPassesOwnerReferencesPermissionEnforcement creates what the Run controller
 // creates for a Run (search identity, Job: each with blockOwnerDeletion to the Run) as a
 // ServiceAccount holding exactly the generated ClusterRole (config/rbac/role.yaml), on an API
-// server with OwnerReferencesPermissionEnforcement (internal/testenv). Without the finalizers rule
+// server with OwnerReferencesPermissionEnforcement (internal/testing/env). Without the finalizers rule
 // every create is Forbidden, which the test shows first, so it fails if the rule is dropped or
 // the admission plugin is switched off.
 func TestGeneratedRBACPassesOwnerReferencesPermissionEnforcement(t *testing.T) {
@@ -59,7 +59,7 @@ func TestGeneratedRBACPassesOwnerReferencesPermissionEnforcement(t *testing.T) {
 	if err := yaml.UnmarshalStrict(data, &generated); err != nil {
 		t.Fatal(err)
 	}
-	ns := controllertest.Namespace(t, k8s)
+	ns := testenv.Namespace(t, k8s, "t")
 	r := createRun(t, ns, "owned", nil)
 	waitForJob(t, r) // the controller has made the namespace's reporter Role, which the binding names
 	r = getRun(t, r)
@@ -104,7 +104,7 @@ func operatorConfig(ns, name string) *rest.Config {
 // reference to the Run was taken as proof that the operator had created the Job.
 func TestPlantedJobIsReplaced(t *testing.T) {
 	ctx := context.Background()
-	ns := controllertest.Namespace(t, k8s)
+	ns := testenv.Namespace(t, k8s, "t")
 	active := slotTakers(t, ns)
 	target := createRun(t, ns, "planted-job", nil)
 	waitQueued(t, target)
@@ -115,7 +115,7 @@ func TestPlantedJobIsReplaced(t *testing.T) {
 	if err := k8s.Create(ctx, planted); err != nil {
 		t.Fatal(err)
 	}
-	controllertest.Eventually(t, wait, "the planted Job to be deleted", func() (bool, error) {
+	poll.Eventually(t, wait, "the planted Job to be deleted", func() (bool, error) {
 		var j batchv1.Job
 		err := k8s.Get(ctx, client.ObjectKeyFromObject(planted), &j)
 		if apierrors.IsNotFound(err) {

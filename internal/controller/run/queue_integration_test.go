@@ -17,8 +17,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
-	ct "github.com/dgdr-operator/dgdr-operator/internal/controller/controllertest"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
+	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/poll"
 )
 
 // runReads records the manager's API requests that read Runs (GET and LIST, not WATCH), by
@@ -83,7 +84,7 @@ func queuedCondition(t *testing.T, r *v1beta2.DynamoGraphDeploymentRun) *metav1.
 // waitQueued waits until the Run waits for a slot (Queued=True, WaitingForSlot).
 func waitQueued(t *testing.T, r *v1beta2.DynamoGraphDeploymentRun) {
 	t.Helper()
-	ct.Eventually(t, wait, r.Name+" Queued=True WaitingForSlot", func() (bool, error) {
+	poll.Eventually(t, wait, r.Name+" Queued=True WaitingForSlot", func() (bool, error) {
 		c := queuedCondition(t, r)
 		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == v1beta2.ReasonWaitingForSlot, nil
 	})
@@ -130,7 +131,7 @@ func slotTakers(t *testing.T, ns string) []*v1beta2.DynamoGraphDeploymentRun {
 // starts exactly the oldest waiting Run (creation time first, whatever the names say), and a
 // waiting Run gets the Queued event once.
 func TestQueueStartsWaitingRunsInCreationOrder(t *testing.T) {
-	ns := ct.Namespace(t, k8s)
+	ns := testenv.Namespace(t, k8s, "t")
 	active := slotTakers(t, ns)
 	// Created in this order, named against it: the name is only the tie-breaker.
 	var waiting []*v1beta2.DynamoGraphDeploymentRun
@@ -143,7 +144,7 @@ func TestQueueStartsWaitingRunsInCreationOrder(t *testing.T) {
 	if got := getRun(t, waiting[0]); !strings.Contains(got.Status.Message, fmt.Sprintf("%d of %d searches are active", maxActive, maxActive)) {
 		t.Errorf("waiting message %q", got.Status.Message)
 	}
-	ct.Eventually(t, wait, "the Queued event of "+waiting[0].Name, func() (bool, error) {
+	poll.Eventually(t, wait, "the Queued event of "+waiting[0].Name, func() (bool, error) {
 		var events eventsv1.EventList
 		if err := k8s.List(context.Background(), &events, client.InNamespace(ns)); err != nil {
 			return false, err
@@ -158,7 +159,7 @@ func TestQueueStartsWaitingRunsInCreationOrder(t *testing.T) {
 
 	cancelRun(t, active[0])
 	waitForJob(t, waiting[0])
-	ct.Eventually(t, wait, waiting[0].Name+" records its Job", func() (bool, error) {
+	poll.Eventually(t, wait, waiting[0].Name+" records its Job", func() (bool, error) {
 		return getRun(t, waiting[0]).Status.JobRef != nil, nil
 	})
 	requireNoJob(t, waiting[1])
@@ -168,7 +169,7 @@ func TestQueueStartsWaitingRunsInCreationOrder(t *testing.T) {
 
 	cancelRun(t, active[1])
 	waitForJob(t, waiting[1])
-	ct.Eventually(t, wait, waiting[1].Name+" no longer queued", func() (bool, error) {
+	poll.Eventually(t, wait, waiting[1].Name+" no longer queued", func() (bool, error) {
 		c := queuedCondition(t, waiting[1])
 		return c != nil && c.Status == metav1.ConditionFalse, nil
 	})
@@ -182,7 +183,7 @@ func TestQueueStartsWaitingRunsInCreationOrder(t *testing.T) {
 // the slot decision of commit 94af075 (slotFree, waitingRuns) put back into the current
 // controller, this test failed with 11 LISTs in the first window.
 func TestWaitingRunCausesNoAPIRead(t *testing.T) {
-	ns := ct.Namespace(t, k8s)
+	ns := testenv.Namespace(t, k8s, "t")
 	active := slotTakers(t, ns)
 	w := createRun(t, ns, "w-1", nil)
 	waitQueued(t, w)
@@ -207,7 +208,7 @@ func TestWaitingRunCausesNoAPIRead(t *testing.T) {
 
 	cancelRun(t, active[0])
 	waitForJob(t, w)
-	ct.Eventually(t, wait, w.Name+" records its Job", func() (bool, error) {
+	poll.Eventually(t, wait, w.Name+" records its Job", func() (bool, error) {
 		return getRun(t, w).Status.JobRef != nil, nil
 	})
 	if reads := runReads.reads(ns); len(reads) > 0 {
@@ -220,7 +221,7 @@ func TestWaitingRunCausesNoAPIRead(t *testing.T) {
 // without a Job. Runs already waiting are never refused, and once the queue moves a new Run is
 // queued again.
 func TestPendingCapRefusesRunsBeyondIt(t *testing.T) {
-	ns := ct.Namespace(t, k8s)
+	ns := testenv.Namespace(t, k8s, "t")
 	active := slotTakers(t, ns)
 	var waiting []*v1beta2.DynamoGraphDeploymentRun
 	for i := range maxPending {

@@ -24,6 +24,9 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/run"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/builders"
+	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/poll"
 )
 
 const wait = 20 * time.Second
@@ -40,7 +43,7 @@ func admittedSpec() v1beta2.DynamoGraphDeploymentRequestSpec {
 
 func createRun(t *testing.T, ns, name string, mutate func(*v1beta2.DynamoGraphDeploymentRun)) *v1beta2.DynamoGraphDeploymentRun {
 	t.Helper()
-	r := ct.Run(ns, name, admittedSpec())
+	r := builders.Run(ns, name).WithSpec(admittedSpec()).Label(v1beta2.LabelRequestName, "req").Obj()
 	if mutate != nil {
 		mutate(r)
 	}
@@ -62,7 +65,7 @@ func getRun(t *testing.T, r *v1beta2.DynamoGraphDeploymentRun) *v1beta2.DynamoGr
 func waitForJob(t *testing.T, r *v1beta2.DynamoGraphDeploymentRun) *batchv1.Job {
 	t.Helper()
 	job := &batchv1.Job{}
-	ct.Eventually(t, wait, "the search Job", func() (bool, error) {
+	poll.Eventually(t, wait, "the search Job", func() (bool, error) {
 		err := k8s.Get(context.Background(), client.ObjectKey{Namespace: r.Namespace, Name: naming.JobName(r.Name)}, job)
 		return err == nil, client.IgnoreNotFound(err)
 	})
@@ -72,7 +75,7 @@ func waitForJob(t *testing.T, r *v1beta2.DynamoGraphDeploymentRun) *batchv1.Job 
 func waitForReason(t *testing.T, r *v1beta2.DynamoGraphDeploymentRun, reason string) *v1beta2.DynamoGraphDeploymentRun {
 	t.Helper()
 	var got *v1beta2.DynamoGraphDeploymentRun
-	ct.Eventually(t, wait, "Completed=True reason "+reason, func() (bool, error) {
+	poll.Eventually(t, wait, "Completed=True reason "+reason, func() (bool, error) {
 		got = getRun(t, r)
 		c := meta.FindStatusCondition(got.Status.Conditions, v1beta2.ConditionCompleted)
 		return c != nil && c.Status == metav1.ConditionTrue, nil
@@ -85,7 +88,7 @@ func waitForReason(t *testing.T, r *v1beta2.DynamoGraphDeploymentRun, reason str
 
 func TestInputRecordedOnceAndSearchJobBuilt(t *testing.T) {
 	ctx := context.Background()
-	ns := ct.Namespace(t, k8s)
+	ns := testenv.Namespace(t, k8s, "t")
 	r := createRun(t, ns, "req-run-1", nil)
 	job := waitForJob(t, r)
 
@@ -158,7 +161,7 @@ func TestInputRecordedOnceAndSearchJobBuilt(t *testing.T) {
 	if err := ct.SetJobRunning(ctx, k8s, job); err != nil {
 		t.Fatal(err)
 	}
-	ct.Eventually(t, wait, "phase Running", func() (bool, error) {
+	poll.Eventually(t, wait, "phase Running", func() (bool, error) {
 		return getRun(t, r).Status.Phase == v1beta2.RunPhaseRunning, nil
 	})
 	got = getRun(t, r)
@@ -218,7 +221,7 @@ func TestExitCodeReasons(t *testing.T) {
 		{name: "130 interrupted", search: &term{ExitCode: 130}, reporter: &term{ExitCode: 0}, jobFailedReason: "BackoffLimitExceeded",
 			wantReason: v1beta2.ReasonSearchFailed, wantInMessage: "interrupted", wantPhase: v1beta2.RunPhaseFailed},
 	}
-	ns := ct.Namespace(t, k8s)
+	ns := testenv.Namespace(t, k8s, "t")
 	// Every case is its own Run; raise nothing: cases run one after another within the limit.
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -252,7 +255,7 @@ func TestExitCodeReasons(t *testing.T) {
 
 func TestCancellationKeepsPublishedResults(t *testing.T) {
 	ctx := context.Background()
-	ns := ct.Namespace(t, k8s)
+	ns := testenv.Namespace(t, k8s, "t")
 	r := createRun(t, ns, "cancel-run-1", nil)
 	job := waitForJob(t, r)
 	if err := ct.SetJobRunning(ctx, k8s, job); err != nil {
@@ -281,7 +284,7 @@ func TestCancellationKeepsPublishedResults(t *testing.T) {
 
 func TestSupersededAnnotationStopsTheSearch(t *testing.T) {
 	ctx := context.Background()
-	ns := ct.Namespace(t, k8s)
+	ns := testenv.Namespace(t, k8s, "t")
 	r := createRun(t, ns, "sup-run-1", nil)
 	job := waitForJob(t, r)
 	cur := getRun(t, r)
@@ -301,7 +304,7 @@ func TestSupersededAnnotationStopsTheSearch(t *testing.T) {
 
 func TestConcurrencyLimitQueuesAndStartsWhenASlotFrees(t *testing.T) {
 	ctx := context.Background()
-	ns := ct.Namespace(t, k8s)
+	ns := testenv.Namespace(t, k8s, "t")
 	var runs []*v1beta2.DynamoGraphDeploymentRun
 	for _, name := range []string{"c-run-1", "c-run-2", "c-run-3"} {
 		runs = append(runs, createRun(t, ns, name, nil))
@@ -309,7 +312,7 @@ func TestConcurrencyLimitQueuesAndStartsWhenASlotFrees(t *testing.T) {
 	}
 	first := waitForJob(t, runs[0])
 	waitForJob(t, runs[1])
-	ct.Eventually(t, wait, "the third Run queued", func() (bool, error) {
+	poll.Eventually(t, wait, "the third Run queued", func() (bool, error) {
 		c := meta.FindStatusCondition(getRun(t, runs[2]).Status.Conditions, v1beta2.ConditionQueued)
 		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == v1beta2.ReasonWaitingForSlot, nil
 	})
@@ -328,14 +331,14 @@ func TestConcurrencyLimitQueuesAndStartsWhenASlotFrees(t *testing.T) {
 	}
 	waitForReason(t, runs[0], v1beta2.ReasonSucceeded)
 	waitForJob(t, runs[2])
-	ct.Eventually(t, wait, "the third Run no longer queued", func() (bool, error) {
+	poll.Eventually(t, wait, "the third Run no longer queued", func() (bool, error) {
 		c := meta.FindStatusCondition(getRun(t, runs[2]).Status.Conditions, v1beta2.ConditionQueued)
 		return c != nil && c.Status == metav1.ConditionFalse, nil
 	})
 }
 
 func TestKueueQueueLabelCreatesASuspendedJob(t *testing.T) {
-	ns := ct.Namespace(t, k8s)
+	ns := testenv.Namespace(t, k8s, "t")
 	r := createRun(t, ns, "kueue-run-1", func(r *v1beta2.DynamoGraphDeploymentRun) {
 		r.Labels[v1beta2.LabelKueueQueueName] = "search-queue"
 	})
@@ -343,7 +346,7 @@ func TestKueueQueueLabelCreatesASuspendedJob(t *testing.T) {
 	if job.Spec.Suspend == nil || !*job.Spec.Suspend || job.Labels[v1beta2.LabelKueueQueueName] != "search-queue" {
 		t.Fatalf("Job suspend=%v labels=%v", job.Spec.Suspend, job.Labels)
 	}
-	ct.Eventually(t, wait, "Queued=True WaitingForAdmission", func() (bool, error) {
+	poll.Eventually(t, wait, "Queued=True WaitingForAdmission", func() (bool, error) {
 		c := meta.FindStatusCondition(getRun(t, r).Status.Conditions, v1beta2.ConditionQueued)
 		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == v1beta2.ReasonWaitingForAdmission, nil
 	})
@@ -360,7 +363,7 @@ func TestInvalidInputCreatesNoJob(t *testing.T) {
 		{name: "schema: two stop counts", overrides: `{"traffic":{"stop":{"requests_per_load_unit":2}}}`, wantInMessage: "traffic.stop: exactly one stop count", wantRecorded: true},
 		{name: "schema: unknown field", overrides: `{"optimizer":{"seeed":1}}`, wantInMessage: "optimizer.seeed: unknown field", wantRecorded: true},
 	}
-	ns := ct.Namespace(t, k8s)
+	ns := testenv.Namespace(t, k8s, "t")
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			r := createRun(t, ns, "invalid-"+string(rune('a'+i)), func(r *v1beta2.DynamoGraphDeploymentRun) {
@@ -385,7 +388,7 @@ func TestInvalidInputCreatesNoJob(t *testing.T) {
 }
 
 func TestRunSpecIsImmutable(t *testing.T) {
-	ns := ct.Namespace(t, k8s)
+	ns := testenv.Namespace(t, k8s, "t")
 	r := createRun(t, ns, "immutable-run-1", nil)
 	// The controller's status writes race with the update (a conflict says nothing about the
 	// spec): retry with the current version until the API server judges the spec change.
@@ -406,7 +409,7 @@ func TestRunSpecIsImmutable(t *testing.T) {
 // before the Job exists. An operator restarted with lower caps reconciles a Run whose Job runs,
 // and the Run keeps searching (it used to end InvalidInput while its Job kept running).
 func TestLowerCapsNeverFailARunningSearch(t *testing.T) {
-	ns := ct.Namespace(t, k8s)
+	ns := testenv.Namespace(t, k8s, "t")
 	r := createRun(t, ns, "req-run-1", nil)
 	job := waitForJob(t, r)
 	if err := ct.SetJobRunning(context.Background(), k8s, job); err != nil {
@@ -433,7 +436,7 @@ func TestLowerCapsNeverFailARunningSearch(t *testing.T) {
 // comes only from the Run's recorded status, which the init container checks against its hash.
 func TestPlantedInputConfigMapIsNeverUsed(t *testing.T) {
 	ctx := context.Background()
-	ns := ct.Namespace(t, k8s)
+	ns := testenv.Namespace(t, k8s, "t")
 	planted := &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: "req-run-1-input", Namespace: ns},
 		Data:       map[string]string{"input.yaml": "optimizer: {max_trials: 100000, parallelism: 1000}\n"},

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/slotqueue"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/builders"
 )
 
 // TestSlotRun: what the slot queue learns of a Run. Terminal Runs, Runs being deleted and Kueue
@@ -18,8 +19,7 @@ import (
 func TestSlotRun(t *testing.T) {
 	created := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	base := func(mutate func(*v1beta2.DynamoGraphDeploymentRun)) *v1beta2.DynamoGraphDeploymentRun {
-		r := &v1beta2.DynamoGraphDeploymentRun{ObjectMeta: metav1.ObjectMeta{
-			Namespace: "ns", Name: "r", UID: "uid-r", CreationTimestamp: metav1.NewTime(created)}}
+		r := builders.Run("ns", "r").UID("uid-r").Created(created).Obj()
 		mutate(r)
 		return r
 	}

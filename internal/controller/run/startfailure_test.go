@@ -16,6 +16,8 @@ import (
 	ct "github.com/dgdr-operator/dgdr-operator/internal/controller/controllertest"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/run"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
+	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/poll"
 )
 
 // createStuckPod creates the Job's pod (as the Job controller would) with the given init and
@@ -71,7 +73,7 @@ func TestPodThatCannotStartEndsTheRun(t *testing.T) {
 			containers: []corev1.ContainerStatus{waiting(jobcontract.SearchContainer, "PodInitializing", ""), waiting(jobcontract.ReporterContainer, "PodInitializing", "")},
 			want:       []string{`init container "input"`, "exit code 1", "does not match its hash"}},
 	}
-	ns := ct.Namespace(t, k8s)
+	ns := testenv.Namespace(t, k8s, "t")
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			r := createRun(t, ns, "nostart-"+string(rune('a'+i)), nil)
@@ -91,7 +93,7 @@ func TestPodThatCannotStartEndsTheRun(t *testing.T) {
 					t.Errorf("message %q does not contain %q", got.Status.Message, w)
 				}
 			}
-			ct.Eventually(t, wait, "the Job to be deleted", func() (bool, error) {
+			poll.Eventually(t, wait, "the Job to be deleted", func() (bool, error) {
 				err := k8s.Get(context.Background(), client.ObjectKeyFromObject(job), &batchv1.Job{})
 				return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 			})
@@ -103,7 +105,7 @@ func TestPodThatCannotStartEndsTheRun(t *testing.T) {
 // end the Run.
 func TestPodThatRecoversKeepsRunning(t *testing.T) {
 	ctx := context.Background()
-	ns := ct.Namespace(t, k8s)
+	ns := testenv.Namespace(t, k8s, "t")
 	r := createRun(t, ns, "recovers", nil)
 	job := waitForJob(t, r)
 	createStuckPod(t, job, nil, []corev1.ContainerStatus{waiting(jobcontract.SearchContainer, "ErrImagePull", "timeout")})

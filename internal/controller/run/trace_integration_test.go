@@ -17,8 +17,8 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
-	ct "github.com/dgdr-operator/dgdr-operator/internal/controller/controllertest"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
+	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
 )
 
 // withTrace replaces the static workload by a trace from src.
@@ -35,7 +35,7 @@ func withTrace(src *v1beta2.TraceSource) func(*v1beta2.DynamoGraphDeploymentRun)
 // resourceVersion and content hash.
 func TestTraceFromAConfigMapIsMountedAndRecorded(t *testing.T) {
 	ctx := context.Background()
-	ns := ct.Namespace(t, k8s)
+	ns := testenv.Namespace(t, k8s, "t")
 	content := `{"timestamp":0,"input_length":512,"output_length":16,"hash_ids":[1]}` + "\n"
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "traffic"}, Data: map[string]string{"t.jsonl": content}}
 	if err := k8s.Create(ctx, cm); err != nil {
@@ -85,7 +85,7 @@ func TestTraceFromAConfigMapIsMountedAndRecorded(t *testing.T) {
 // TraceSourceMissing naming it, and no Job is created.
 func TestMissingTraceSourceEndsTheRun(t *testing.T) {
 	ctx := context.Background()
-	ns := ct.Namespace(t, k8s)
+	ns := testenv.Namespace(t, k8s, "t")
 	if err := k8s.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "present"}, Data: map[string]string{"other": "x"}}); err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
-	"github.com/dgdr-operator/dgdr-operator/internal/testenv"
+	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
 )
 
 func TestStatusPatch(t *testing.T) {

@@ -15,8 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/dgdr-operator/dgdr-operator/internal/testenv"
-	"github.com/dgdr-operator/dgdr-operator/internal/testenv/upstreamcrd"
+	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/upstreamcrd"
 )
 
 // TestRenderedDeploymentsPassTheStrictSchema: the Dynamo platform's own DynamoGraphDeployment

@@ -21,8 +21,8 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/reporter"
 	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
-	"github.com/dgdr-operator/dgdr-operator/internal/testenv"
-	"github.com/dgdr-operator/dgdr-operator/internal/testenv/upstreamcrd"
+	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/upstreamcrd"
 )
 
 // RuntimeImages are the backends' runtime images the published Candidates render with (the

@@ -13,7 +13,7 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
-	"github.com/dgdr-operator/dgdr-operator/internal/testutil/golden"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/golden"
 )
 
 const goldenInput = `

@@ -1,4 +1,4 @@
-// Package testenv starts a real etcd + kube-apiserver (built by hack/setup-k8s.sh into bin/) with
+// Package env starts a real etcd + kube-apiserver (built by hack/setup-k8s.sh into bin/) with
 // the generated CRDs installed, and optionally the admission webhooks served over TLS by a
 // controller-runtime manager in the test process. One environment per test package (TestMain).
 //
@@ -6,7 +6,10 @@
 // webhook, so every environment serves /convert over TLS: the manager's webhook server when
 // Options.Webhooks is set (NewManager registers it), otherwise a conversion-only server that
 // Start runs, so that even a bare environment converts as a cluster does.
-package testenv
+//
+// Namespace and UserClient serve the sandbox suites as well: a fresh namespace per test, and a
+// client of a user who holds only the RBAC rules a test grants.
+package env
 
 import (
 	"context"
@@ -37,7 +40,7 @@ import (
 // Root is the repository root.
 func Root() string {
 	_, file, _, _ := goruntime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..", ".."))
 }
 
 // Options select what the environment provides.

@@ -11,7 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
-	"github.com/dgdr-operator/dgdr-operator/internal/testenv/upstreamcrd"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/upstreamcrd"
 )
 
 // TestUpstreamCRDsUnchanged: the copies in test/crds/upstream/dynamo are byte for byte the

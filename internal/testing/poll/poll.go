@@ -42,3 +42,12 @@ func WaitFor(t testing.TB, timeout, period time.Duration, what string, cond Cond
 		t.Fatalf("waiting for %s: %v", what, err)
 	}
 }
+
+// Eventually is WaitFor, every 100 ms, for a condition that has no state to describe.
+func Eventually(t testing.TB, timeout time.Duration, what string, cond func() (bool, error)) {
+	t.Helper()
+	WaitFor(t, timeout, 100*time.Millisecond, what, func(context.Context) (bool, string, error) {
+		ok, err := cond()
+		return ok, "not yet", err
+	})
+}
