@@ -64,3 +64,29 @@ func TestControllersUseTheKit(t *testing.T) {
 		}
 	}
 }
+
+// TestConsumersReadTheTypedDocument: the renderer and the web view read a prediction through the
+// typed document of internal/aisimulate/output, never through the local recommender's packages,
+// so a prediction field is declared in one place.
+func TestConsumersReadTheTypedDocument(t *testing.T) {
+	doc := module + "/internal/aisimulate/output"
+	for _, dir := range []string{"../../internal/render", "../../internal/ui"} {
+		out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}\n{{join .Deps \" \"}}\n{{join .Imports \" \"}}", dir).Output()
+		if err != nil {
+			t.Fatalf("go list %s: %v", dir, err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		if len(lines) != 3 {
+			t.Fatalf("go list %s: unexpected output %q", dir, out)
+		}
+		pkg, deps, imports := lines[0], strings.Fields(lines[1]), strings.Fields(lines[2])
+		if !slices.Contains(imports, doc) {
+			t.Errorf("%s does not import the typed prediction document %s", pkg, doc)
+		}
+		for _, d := range deps {
+			if strings.HasPrefix(d, module+"/tools/aisim") {
+				t.Errorf("%s depends on the local recommender: %s", pkg, d)
+			}
+		}
+	}
+}
