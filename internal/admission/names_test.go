@@ -105,7 +105,7 @@ func TestRevisions(t *testing.T) {
 }
 
 // TestAddedRulesRatchet: autoApply disabled in the configuration refuses autoApply at its
-// path; the rules of issue 26 apply on update only to fields the update changes.
+// path; the ratcheting rules apply on update only to fields the update changes.
 func TestAddedRulesRatchet(t *testing.T) {
 	opts := admission.Options{Caps: aisimulate.Caps{MaxTrials: 1000, MaxParallelism: 32}, MaxPodTemplateOverrideBytes: 32 << 10}
 	req := func(mut func(*v1beta2.DynamoGraphDeploymentRequest)) *v1beta2.DynamoGraphDeploymentRequest {

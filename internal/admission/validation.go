@@ -89,7 +89,7 @@ func validate(old, dgdr *v1beta2.DynamoGraphDeploymentRequest, opts Options) (*a
 	return input, errs, keys
 }
 
-// validateAddedRules checks the rules of issue 26 (names, the engine fields of inputOverrides,
+// validateAddedRules checks the admission rules that ratchet (names, the engine fields of inputOverrides,
 // autoApply enabled). On an update each applies only when its field changed, so a request
 // stored before a rule existed (or before the operator's configuration changed) stays editable.
 func validateAddedRules(old, dgdr *v1beta2.DynamoGraphDeploymentRequest, opts Options) field.ErrorList {

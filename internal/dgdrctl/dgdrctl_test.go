@@ -107,7 +107,7 @@ func TestValidateRejects(t *testing.T) {
 		"goodput-without-sla":  "spec.objective.target: ",
 		"input-tokens-zero":    "spec.workload.static.inputTokens: ",
 		"unknown-field":        "spec.modle: ",
-		// issue 26: names, engine fields, autoApply with the shipped configuration (disabled)
+		// the ratcheting rules: names, engine fields, autoApply with the shipped configuration (disabled)
 		"model-name-url":         "spec.model.name: ",
 		"model-name-escape":      "spec.model.name: ",
 		"model-name-traversal":   "spec.model.name: ",

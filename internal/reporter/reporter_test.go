@@ -179,7 +179,7 @@ func checkPublished(t *testing.T, ns string, run *v1beta2.DynamoGraphDeploymentR
 			*m.TTFTMs != rec.Metrics["mean_ttft_ms"] || m.Throughput == nil || m.ThroughputPerGPU == nil || m.ThroughputPerUser == nil || m.ITLMs == nil {
 			t.Errorf("%s: metrics %+v do not match the record", c.Name, m)
 		}
-		// The recommender's error band reaches every Candidate (issue 20).
+		// The recommender's error band reaches every Candidate.
 		if b := m.ErrorBand; rec.ErrorBand == nil || b == nil || b.TTFTPct == nil || *b.TTFTPct != rec.ErrorBand.Metrics["ttft_ms"].MedianAbsPct ||
 			b.ITLPct == nil || b.Basis != rec.ErrorBand.Basis {
 			t.Errorf("%s: error band %+v, want the record's %+v", c.Name, m.ErrorBand, rec.ErrorBand)

@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -164,9 +164,11 @@ func TestAccessReview(t *testing.T) {
 	}
 }
 
-// TestOverrideCapIsFast: a 2 MB pod template override is refused (422 at its path) by the real
-// API server and webhook within a second, before any strategic merge validation.
-func TestOverrideCapIsFast(t *testing.T) {
+// TestOverrideCapRefusesAHugeOverride: a 2 MB pod template override is refused by the real API
+// server and webhook with 422 at its path, naming the size cap. That the refusal is fast (before
+// any strategic merge validation) is a timing, proven by the attack suite's
+// TestHugeOverrideIsRefusedFast rather than asserted here.
+func TestOverrideCapRefusesAHugeOverride(t *testing.T) {
 	ctx := context.Background()
 	var env strings.Builder
 	env.WriteString(`{"spec":{"containers":[{"name":"main","env":[`)
@@ -178,16 +180,13 @@ func TestOverrideCapIsFast(t *testing.T) {
 	}
 	env.WriteString(`]}]}}`)
 	d := accessRequest("default", "override-2mb", overrideWorkers(env.String()))
-	t0 := time.Now()
 	err := k8s.Create(ctx, d)
-	took := time.Since(t0)
 	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.deployment.podTemplateOverrides.workers") {
 		t.Fatalf("a 2 MB override: %v, want 422 at spec.deployment.podTemplateOverrides.workers", err)
 	}
-	if took > time.Second {
-		t.Errorf("the 2 MB override took %s to refuse, want under 1 s", took)
+	if want := strconv.Itoa(int(config.DefaultMaxPodTemplateOverrideBytes)); !strings.Contains(err.Error(), want) {
+		t.Errorf("a 2 MB override: %v, want the size cap (%s bytes) named", err, want)
 	}
-	t.Logf("2 MB override refused in %s", took)
 }
 
 // TestAutoApplyDisabled: with autoApply.enabled false (the default), autoApply is refused at

@@ -130,7 +130,7 @@ func deploymentsOf(t *testing.T, ns string) []unstructured.Unstructured {
 // each right T lacks. T's edit of another user's autoApply request is refused the same way. A
 // user D who holds the rights (DynamoGraphDeployments, pods, the Secret) still gets autoApply:
 // the request is admitted and deployed. Nothing of T's ever reaches a DynamoGraphDeployment.
-// Before issue 26 the operator deployed T's overrides and Secret with its own client.
+// Without the check, the operator deploys T's overrides and Secret with its own client.
 func TestAutoApplyFollowsTheUsersRights(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t)
@@ -228,8 +228,8 @@ func TestAutoApplyFollowsTheUsersRights(t *testing.T) {
 // TestOverridesOfAUserWithoutPods: T may still search, but its pod template overrides are
 // limited to the allowlist. A service account, a hostPath volume, a privileged securityContext,
 // a sidecar and a secretKeyRef are each refused (422) at their field path; a token Secret T may
-// not read is refused with 403 naming it. The allowlisted override is admitted. Before issue 26
-// every one of them was admitted and rendered into each Candidate's deployment.
+// not read is refused with 403 naming it. The allowlisted override is admitted. Without the
+// allowlist every one of them is admitted and rendered into each Candidate's deployment.
 func TestOverridesOfAUserWithoutPods(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t)
@@ -273,7 +273,7 @@ func TestOverridesOfAUserWithoutPods(t *testing.T) {
 
 // TestHugeOverrideIsRefusedFast: a 2 MB pod template override (100,000 env entries: strategic
 // merge validation is quadratic in list length) is refused by the real webhook with 422 at its
-// field path within one second, as a dry run (which admission still runs). Before issue 26 it was
+// field path within one second, as a dry run (which admission still runs). Without the cap it is
 // decoded and patched in full, for tens of seconds per request (beyond the API server's 10 s
 // webhook timeout), on both replicas. Most of the second is the API server's own decoding and
 // encoding of 100,000 objects; on a machine other jobs load (2 cores, load average above 10),
@@ -315,7 +315,7 @@ func TestHugeOverrideIsRefusedFast(t *testing.T) {
 
 // TestBadNamesAreRefused: model names, revisions and deployment names that would reach
 // terminals, engine command lines, file systems or URLs are refused at their field path by the
-// real API server and webhook. Before issue 26 each was stored (and printed unescaped by
+// real API server and webhook. Without the rules each is stored (and printed unescaped by
 // dgdrctl status and the UI).
 func TestBadNamesAreRefused(t *testing.T) {
 	ctx := context.Background()

@@ -172,7 +172,7 @@ func TestSearchTokenTouchesOnlyItsOwnRun(t *testing.T) {
 // name the search input used to have (<run>-input), with an input beyond the operator's caps,
 // before the request exists. The search must run the Run's own recorded input: the search pod
 // mounts no ConfigMap and the search evaluates at most the request's 4 trials, not the planted
-// 100,000. (Before issue 21 the operator mounted an existing ConfigMap of that name unchecked.)
+// 100,000. (Without the check the operator would mount an existing ConfigMap of that name.)
 func TestPlantedInputConfigMapIsIgnored(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t)

@@ -198,7 +198,7 @@ func (s *snapshot) violations() (out []string, reasons map[string]int) {
 		for _, c := range cs {
 			rank, labelled := c.Labels[v1beta2.LabelCandidateRank]
 			if !labelled {
-				// Provisional Candidates carry no rank label (issue 16); one that was never
+				// Provisional Candidates carry no rank label; one that was never
 				// evaluated is the create of a round cut short.
 				if meta.IsStatusConditionTrue(c.Status.Conditions, v1beta2.ConditionEvaluated) && !c.Status.Provisional {
 					bad("Candidate %s: evaluated and final without a rank label", c.Name)
