@@ -201,16 +201,6 @@ func TestLinksResolve(t *testing.T) {
 	}
 }
 
-// pinnedDocPaths are files that cite a page by its path before docs/ had folders, kept because
-// the bytes are output that goldens pin: aisim writes BandBasis into every recommendation, the
-// chart renders these comments (and the configuration's into the checksum that rolls the
-// operator's pods).
-var pinnedDocPaths = map[string]bool{
-	filepath.Join("tools", "aisim", "search", "errorband.go"):               true,
-	filepath.Join("charts", "dgdr-operator", "templates", "configmap.yaml"): true,
-	filepath.Join("charts", "dgdr-operator", "templates", "rbac.yaml"):      true,
-}
-
 // ownDocPath tells a path of this repository's docs/ (a page at its top or in one of its
 // folders) from a page of another project's docs/ that a comment or a copied upstream file cites.
 func ownDocPath(root, path string) bool {
@@ -247,9 +237,6 @@ func TestCitedDocPathsExist(t *testing.T) {
 			if d.Name() != "Makefile" && d.Name() != "Dockerfile" && d.Name() != "run" {
 				return nil
 			}
-		}
-		if pinnedDocPaths[rel] {
-			return nil
 		}
 		data, err := os.ReadFile(path)
 		if err != nil {

@@ -9,7 +9,7 @@ import (
 )
 
 // BandBasis describes where the error bands come from.
-const BandBasis = "validation residuals vs measured h100_sxm runs (docs/aisim.md)"
+const BandBasis = "validation residuals vs measured h100_sxm runs (docs/design/aisim.md)"
 
 // CalibratedGPU is the only system the bands were measured on.
 const CalibratedGPU = "h100_sxm"
