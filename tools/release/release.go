@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -42,6 +43,17 @@ func (s Stamp) LDFlags() string {
 		"-X", VersionPackage + ".commit=" + s.Commit,
 		"-X", VersionPackage + ".buildDate=" + s.DateString(),
 	}, " ")
+}
+
+var releaseVersion = regexp.MustCompile(`^v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?$`)
+
+// CheckVersion accepts a release version: v and a SemVer version without build metadata
+// (v0.1.0, v1.2.0-rc.1), so that the chart's version is valid SemVer and the image tag valid.
+func CheckVersion(v string) error {
+	if !releaseVersion.MatchString(v) {
+		return fmt.Errorf("version %q: want vMAJOR.MINOR.PATCH[-PRERELEASE], e.g. v0.1.0 (VERSION file, or make release VERSION=...)", v)
+	}
+	return nil
 }
 
 // StampFromGit is the stamp of the work tree's HEAD.

@@ -143,3 +143,12 @@ func TestLDFlags(t *testing.T) {
 		t.Errorf("LDFlags = %q, want %q", got, want)
 	}
 }
+
+func TestCheckVersion(t *testing.T) {
+	for v, ok := range map[string]bool{"v0.1.0": true, "v1.12.3": true, "v1.2.0-rc.1": true,
+		"0.1.0": false, "v0.1": false, "v01.1.0": false, "v0.1.0+build": false, "": false, "latest": false} {
+		if err := CheckVersion(v); (err == nil) != ok {
+			t.Errorf("CheckVersion(%q) = %v, want ok=%v", v, err, ok)
+		}
+	}
+}

@@ -43,8 +43,8 @@ func (f *flags) layoutDir() string { return filepath.Join(f.dist, "oci", "dgdr-o
 func (f *flags) buildDir() string  { return filepath.Join(f.dist, "build") }
 
 func (f *flags) stamp(ctx context.Context) (release.Stamp, error) {
-	if f.version == "" {
-		return release.Stamp{}, fmt.Errorf("--version is required")
+	if err := release.CheckVersion(f.version); err != nil {
+		return release.Stamp{}, err
 	}
 	return release.StampFromGit(ctx, f.root, f.version)
 }
@@ -181,8 +181,8 @@ func writeSBOMs(ctx context.Context, f *flags) error {
 }
 
 func packageChart(ctx context.Context, f *flags) error {
-	if f.version == "" {
-		return fmt.Errorf("--version is required")
+	if err := release.CheckVersion(f.version); err != nil {
+		return err
 	}
 	l, err := ociimage.ReadLayout(f.layoutDir())
 	if err != nil {
@@ -200,8 +200,8 @@ func packageChart(ctx context.Context, f *flags) error {
 }
 
 func writeKrew(f *flags) error {
-	if f.version == "" {
-		return fmt.Errorf("--version is required")
+	if err := release.CheckVersion(f.version); err != nil {
+		return err
 	}
 	ps, err := platforms(f.cliPlatforms)
 	if err != nil {
