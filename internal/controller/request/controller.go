@@ -34,6 +34,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/run"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
+	"github.com/dgdr-operator/dgdr-operator/internal/version"
 )
 
 // ControllerName names the controller in logs, metrics and events.
@@ -234,8 +235,9 @@ func BuildRun(dgdr *v1beta2.DynamoGraphDeploymentRequest, inputHash string) (*v1
 			Namespace: dgdr.Namespace,
 			Labels:    labels,
 			Annotations: map[string]string{
-				v1beta2.AnnotationSpecHash:  specHash,
-				v1beta2.AnnotationInputHash: inputHash,
+				v1beta2.AnnotationSpecHash:        specHash,
+				v1beta2.AnnotationInputHash:       inputHash,
+				v1beta2.AnnotationOperatorVersion: version.Get().Version,
 			},
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(dgdr, v1beta2.GroupVersion.WithKind("DynamoGraphDeploymentRequest"))},
 		},

@@ -26,6 +26,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 	"github.com/dgdr-operator/dgdr-operator/internal/render"
+	"github.com/dgdr-operator/dgdr-operator/internal/version"
 )
 
 const wait = 20 * time.Second
@@ -120,7 +121,8 @@ func TestOneRunPerAcceptedGenerationAndSupersession(t *testing.T) {
 		t.Fatal(errs)
 	}
 	specHash, _ := request.SpecHash(&admitted.Spec)
-	if run1.Annotations[v1beta2.AnnotationInputHash] != lowered.Hash || run1.Annotations[v1beta2.AnnotationSpecHash] != specHash {
+	if run1.Annotations[v1beta2.AnnotationInputHash] != lowered.Hash || run1.Annotations[v1beta2.AnnotationSpecHash] != specHash ||
+		run1.Annotations[v1beta2.AnnotationOperatorVersion] != version.Get().Version {
 		t.Errorf("Run annotations %v", run1.Annotations)
 	}
 	// status.aisimulate.input is what dgdrctl lower prints for the same request: aisimulate.Lower
