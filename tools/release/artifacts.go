@@ -9,7 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -96,7 +96,7 @@ func WriteChecksums(dir string) error {
 			names = append(names, e.Name())
 		}
 	}
-	sort.Strings(names)
+	slices.Sort(names)
 	var b strings.Builder
 	for _, n := range names {
 		sum, err := SHA256File(filepath.Join(dir, n))

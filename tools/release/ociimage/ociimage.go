@@ -12,7 +12,7 @@ import (
 	"fmt"
 	"io"
 	"path"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -112,7 +112,7 @@ func LayerTar(files []File, mtime time.Time) ([]byte, error) {
 	for p := range entries {
 		paths = append(paths, p)
 	}
-	sort.Strings(paths)
+	slices.Sort(paths)
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	for _, p := range paths {
@@ -179,7 +179,7 @@ func Index(o Options) (v1.ImageIndex, error) {
 	for p := range o.Binaries {
 		platforms = append(platforms, p)
 	}
-	sort.Slice(platforms, func(i, j int) bool { return platforms[i].String() < platforms[j].String() })
+	slices.SortFunc(platforms, func(a, b Platform) int { return strings.Compare(a.String(), b.String()) })
 	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
 	for _, p := range platforms {
 		bin, err := layer([]File{{Path: Entrypoint, Mode: 0o755, Data: o.Binaries[p]}}, created)
