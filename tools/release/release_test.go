@@ -152,3 +152,18 @@ func TestCheckVersion(t *testing.T) {
 		}
 	}
 }
+
+func TestStampSBOM(t *testing.T) {
+	s := Stamp{Date: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)}
+	got, err := stampSBOM([]byte(`{"bomFormat":"CycloneDX","metadata":{"component":{"name":"x"}}}`), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "{\n  \"bomFormat\": \"CycloneDX\",\n  \"metadata\": {\n    \"component\": {\n      \"name\": \"x\"\n    },\n    \"timestamp\": \"2026-12-01T10:00:00Z\"\n  }\n}\n"
+	if diff := cmp.Diff(want, string(got)); diff != "" {
+		t.Errorf("stamped SBOM (-want +got):\n%s", diff)
+	}
+	if _, err := stampSBOM([]byte(`{"spdxVersion":"SPDX-2.3"}`), s); err == nil {
+		t.Error("a document that is not CycloneDX was stamped")
+	}
+}
