@@ -147,6 +147,19 @@ func TestBuiltImageRunsAsNonRoot(t *testing.T) {
 	if out := runInImage(t, rootfs, cf.Config.Entrypoint, "report", "--help"); !strings.Contains(out, "report") || !strings.Contains(out, "Usage:") {
 		t.Errorf("report --help printed %q", out)
 	}
+
+	// The process really is not root: a configuration file only root may read is refused.
+	if os.Geteuid() == 0 {
+		if err := os.WriteFile(filepath.Join(rootfs, "root-only.yaml"), []byte("{}"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		out, err := inImage(ctx, rootfs, cf.Config.Entrypoint, "--config", "/root-only.yaml").CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "permission denied") {
+			t.Errorf("--config with a root-only file: %v, %q; want permission denied (the binary ran as root?)", err, out)
+		}
+	}
 }
 
 // runInImage runs the image's entrypoint with args chrooted into rootfs as uid/gid 65532 and
@@ -157,8 +170,16 @@ func runInImage(t *testing.T, rootfs string, entrypoint []string, args ...string
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	b, err := inImage(ctx, rootfs, entrypoint, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v %v in the image as 65532: %v\n%s", entrypoint, args, err, b)
+	}
+	return string(b)
+}
+
+// inImage is the command of runInImage.
+func inImage(ctx context.Context, rootfs string, entrypoint []string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, entrypoint[0], append(entrypoint[1:], args...)...)
-	cmd.Path = entrypoint[0] // resolved inside the chroot, not on the host's PATH
 	cmd.Dir = ociimage.Home
 	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + ociimage.Home}
 	attr := &syscall.SysProcAttr{Chroot: rootfs}
@@ -170,11 +191,7 @@ func runInImage(t *testing.T, rootfs string, entrypoint []string, args ...string
 		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: ociimage.GID, HostID: os.Getgid(), Size: 1}}
 	}
 	cmd.SysProcAttr = attr
-	b, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("%v %v in the image as 65532: %v\n%s", entrypoint, args, err, b)
-	}
-	return string(b)
+	return cmd
 }
 
 // TestBuiltImageIsReproducible rebuilds the image from this work tree with the build identity its
