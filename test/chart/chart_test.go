@@ -227,6 +227,7 @@ func TestImagePinnedByDigest(t *testing.T) {
 			images = append(images, "reporter "+cfg.Reporter.Image)
 		}
 	}
+	slices.Sort(images)
 	if diff := cmp.Diff([]string{"container manager " + want, "reporter " + want}, images); diff != "" {
 		t.Errorf("images (-want +got):\n%s", diff)
 	}
