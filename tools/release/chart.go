@@ -77,6 +77,17 @@ func ChartVersion(version string) string { return strings.TrimPrefix(version, "v
 // PackageChart packages the chart at dir with helm into out: version and appVersion from the
 // release version, image.digest pinned to digest. It returns the package's path.
 func PackageChart(ctx context.Context, helm, dir, version, digest, out string) (string, error) {
+	// helm runs in a temporary directory: relative paths would not resolve there.
+	if strings.ContainsRune(helm, filepath.Separator) {
+		var err error
+		if helm, err = filepath.Abs(helm); err != nil {
+			return "", err
+		}
+	}
+	out, err := filepath.Abs(out)
+	if err != nil {
+		return "", err
+	}
 	tmp, err := os.MkdirTemp("", "dgdr-chart-")
 	if err != nil {
 		return "", err
