@@ -5,6 +5,14 @@ BIN := $(ROOT)/bin
 CONTROLLER_GEN := $(BIN)/controller-gen
 export KUBEBUILDER_ASSETS := $(BIN)
 GO_TEST_FLAGS ?= -count=1 -timeout 30m
+# The release version (VERSION file; `make release VERSION=v0.2.0` overrides it), the commit and
+# its time, linked into every binary (internal/version). The build date is the commit's, not the
+# clock's, so that the same commit builds the same bytes.
+VERSION ?= $(shell cat $(ROOT)/VERSION)
+COMMIT := $(shell git rev-parse HEAD 2>/dev/null)
+BUILD_DATE := $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
+VERSION_PKG := github.com/dgdr-operator/dgdr-operator/internal/version
+LDFLAGS := -X $(VERSION_PKG).version=$(VERSION) -X $(VERSION_PKG).commit=$(COMMIT) -X $(VERSION_PKG).buildDate=$(BUILD_DATE)
 
 .PHONY: all
 all: build
@@ -71,8 +79,8 @@ verify: generate manifests schema api-docs chart-docs layout ## Regenerate every
 ##@ Build
 
 .PHONY: build
-build: ## Build all binaries into bin/.
-	go build -o $(BIN)/ ./cmd/... ./tools/aisim/cmd/... ./tools/sandbox/cmd/...
+build: ## Build all binaries into bin/ (stamped with VERSION, the commit and its date).
+	go build -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/... ./tools/aisim/cmd/... ./tools/sandbox/cmd/...
 
 .PHONY: fmt
 fmt:
@@ -109,8 +117,54 @@ IMG ?= dgdr-operator:dev
 CONTAINER_TOOL ?= docker
 
 .PHONY: image
-image: ## Build the operator image (needs a container engine; none runs on the build machines).
+image: ## Build the operator image from the Dockerfile (needs a container engine; `make images` needs none).
 	$(CONTAINER_TOOL) build -t $(IMG) .
+
+##@ Release
+
+DIST := $(ROOT)/dist
+# dgdr-release (tools/release) builds every artifact; its flags name the inputs.
+RELEASE_TOOL = nice go run ./tools/release/cmd/dgdr-release --dist $(DIST) --version $(VERSION) \
+	--helm $(BIN)/helm --cyclonedx-gomod $(CYCLONEDX_GOMOD)
+CYCLONEDX_GOMOD := $(BIN)/cyclonedx-gomod
+CHART_PACKAGE = $(DIST)/dgdr-operator-$(patsubst v%,%,$(VERSION)).tgz
+CYCLONEDX_GOMOD_VERSION := v1.10.0
+
+.PHONY: cyclonedx-gomod
+cyclonedx-gomod: ## Build (or reuse) the pinned SBOM generator cyclonedx-gomod into bin/ from the Go module proxy.
+	@$(CYCLONEDX_GOMOD) version 2>/dev/null | grep -F "$(CYCLONEDX_GOMOD_VERSION)" >/dev/null || \
+		GOBIN=$(BIN) nice go install -trimpath -ldflags='-s -w' github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod@$(CYCLONEDX_GOMOD_VERSION)
+
+.PHONY: images
+images: ## The operator image (linux/amd64, linux/arm64) as an OCI layout in dist/oci/dgdr-operator, without a container engine; reproducible.
+	$(RELEASE_TOOL) image
+
+.PHONY: test-image
+test-image: images ## Check the built image: entrypoint, user, labels, platforms; run its amd64 binary as uid 65532; rebuild and compare digests.
+	DGDR_IMAGE_LAYOUT=$(DIST)/oci/dgdr-operator go test -count=1 -timeout 20m -v -run '^TestBuiltImage' ./test/image/
+
+.PHONY: cli
+cli: ## dgdrctl archives for linux and darwin, amd64 and arm64, in dist/.
+	$(RELEASE_TOOL) cli
+
+.PHONY: sbom
+sbom: cyclonedx-gomod ## A CycloneDX SBOM per image platform and per dgdrctl binary (after images and cli).
+	$(RELEASE_TOOL) sbom
+
+.PHONY: chart-package
+chart-package: ## The Helm chart packaged into dist/ with version/appVersion from VERSION and the image pinned by digest (after images).
+	WITH_HELM=1 hack/setup-k8s.sh
+	$(RELEASE_TOOL) chart
+
+.PHONY: release
+release: ## Every release artifact into a clean dist/: image layout and archive, dgdrctl archives, SBOMs, chart, krew manifest, SHA256SUMS.
+	rm -rf $(DIST)
+	$(MAKE) images cli
+	$(MAKE) sbom chart-package
+	$(RELEASE_TOOL) krew
+	rm -rf $(DIST)/build
+	$(RELEASE_TOOL) sums
+	@cat $(DIST)/SHA256SUMS
 
 ##@ kubectl plugin
 
@@ -145,9 +199,10 @@ test-attack: ## The attack suite on the sandbox: each hole of docs/operate/secur
 	DGDR_ATTACK=1 go test $(GO_TEST_FLAGS) -v -tags attack ./test/attack/...
 
 .PHONY: test-chart-install
-test-chart-install: tools ## Install the Helm chart into a sandbox without its own operator; check admission and reconciliation.
+test-chart-install: tools images chart-package ## Install the packaged chart into a sandbox without its own operator, its pinned image run from the built layout; check admission and reconciliation.
 	go build -o $(BIN)/ ./tools/sandbox/cmd/dgdr-sandbox
-	DGDR_CHART_INSTALL=1 go test $(GO_TEST_FLAGS) -v -tags chartinstall ./test/chartinstall/...
+	DGDR_CHART_INSTALL=1 DGDR_CHART_PACKAGE=$(CHART_PACKAGE) DGDR_IMAGE_LAYOUT=$(DIST)/oci/dgdr-operator \
+		go test $(GO_TEST_FLAGS) -v -tags chartinstall ./test/chartinstall/...
 
 .PHONY: test-ui
 test-ui: ## Browser test of dgdrctl ui on the sandbox after the demo searches (headless Chromium, installed when missing); screenshots in .test-output/ui.

@@ -126,6 +126,10 @@ const (
 	AnnotationSpecHash = "nvidia.com/dgdr-spec-hash"
 	// AnnotationInputHash is the sha256 of the effective AISimulate input (on Runs).
 	AnnotationInputHash = "nvidia.com/dgdr-input-hash"
+	// AnnotationOperatorVersion is set by the operator on each Run it creates: the version of
+	// that operator (`dgdr-operator --version`), so a Run says which release accepted its request
+	// generation. The operator never changes it afterwards.
+	AnnotationOperatorVersion = "nvidia.com/dgdr-operator-version"
 	// AnnotationCancel, set to "true" on a request or a Run, stops the active search and keeps
 	// what was already published.
 	AnnotationCancel = "nvidia.com/dgdr-cancel"

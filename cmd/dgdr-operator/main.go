@@ -39,6 +39,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/features"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
+	"github.com/dgdr-operator/dgdr-operator/internal/version"
 	dgdrwebhook "github.com/dgdr-operator/dgdr-operator/internal/webhook"
 )
 
@@ -70,6 +71,7 @@ func newRootCommand() *cobra.Command {
 generation into an immutable DynamoGraphDeploymentRun and runs its search Job. Everything except
 the configuration file path and logging is set in the configuration file (OperatorConfiguration,
 config.dgdr.nvidia.com/v1alpha1); see docs/operate/operator.md.`,
+		Version:       version.Get().Version,
 		Args:          cobra.NoArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -78,6 +80,7 @@ config.dgdr.nvidia.com/v1alpha1); see docs/operate/operator.md.`,
 			return runManager(ctrl.SetupSignalHandler(), configFile)
 		},
 	}
+	cmd.SetVersionTemplate("dgdr-operator " + version.Get().String() + "\n")
 	cmd.Flags().StringVar(&configFile, "config", "", "operator configuration file (OperatorConfiguration, required)")
 	_ = cmd.MarkFlagRequired("config")
 	goFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
@@ -96,6 +99,7 @@ func subcommands() []*cobra.Command {
 // runManager loads the configuration and runs the manager until ctx ends.
 func runManager(ctx context.Context, configFile string) error {
 	log := ctrl.Log.WithName("setup")
+	log.Info("starting dgdr-operator", version.Get().KeysAndValues()...)
 	cfg, err := config.Load(configFile)
 	if err != nil {
 		return err

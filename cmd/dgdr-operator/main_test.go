@@ -11,6 +11,7 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/internal/config"
 	"github.com/dgdr-operator/dgdr-operator/internal/features"
+	"github.com/dgdr-operator/dgdr-operator/internal/version"
 )
 
 func TestSetupV1Beta2FollowsTheGate(t *testing.T) {
@@ -108,3 +109,18 @@ func (s *lineSink) Info(_ int, msg string, _ ...any)    { s.b.WriteString(msg + 
 func (s *lineSink) Error(_ error, msg string, _ ...any) { s.b.WriteString(msg + "\n") }
 func (s *lineSink) WithValues(...any) logr.LogSink      { return s }
 func (s *lineSink) WithName(string) logr.LogSink        { return s }
+
+// TestVersionFlag: --version prints the build identity and exits without asking for --config.
+func TestVersionFlag(t *testing.T) {
+	cmd := newRootCommand()
+	cmd.SetArgs([]string{"--version"})
+	var out strings.Builder
+	cmd.SetOut(&out)
+	cmd.SetErr(&strings.Builder{})
+	if err := cmd.Execute(); err != nil {
+		t.Fatalf("--version: %v", err)
+	}
+	if want := "dgdr-operator " + version.Get().String() + "\n"; out.String() != want {
+		t.Errorf("--version printed %q, want %q", out.String(), want)
+	}
+}

@@ -5,19 +5,24 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
 
+	"github.com/spf13/cobra"
+
 	"github.com/dgdr-operator/dgdr-operator/internal/dgdrctl"
+	"github.com/dgdr-operator/dgdr-operator/internal/version"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	err := dgdrctl.NewRootCommandAs(filepath.Base(os.Args[0]), os.Stdout, os.Stderr).ExecuteContext(ctx)
+	err := newRootCommand(filepath.Base(os.Args[0]), os.Stdout, os.Stderr).ExecuteContext(ctx)
 	var exit dgdrctl.ExitError
 	switch {
 	case errors.As(err, &exit):
@@ -26,4 +31,36 @@ func main() {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
 	}
+}
+
+// newRootCommand is dgdrctl's command tree with `version`.
+func newRootCommand(executable string, stdout, stderr io.Writer) *cobra.Command {
+	root := dgdrctl.NewRootCommandAs(executable, stdout, stderr)
+	root.AddCommand(newVersionCommand(stdout, version.Get()))
+	return root
+}
+
+// newVersionCommand prints the build identity: one line, or JSON with -o json.
+func newVersionCommand(stdout io.Writer, info version.Info) *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "version",
+		Short: "Print dgdrctl's version, commit and build date",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			switch output {
+			case "":
+				_, err := fmt.Fprintln(stdout, "dgdrctl "+info.String())
+				return err
+			case "json":
+				enc := json.NewEncoder(stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(info)
+			default:
+				return fmt.Errorf("--output %q: want json or nothing", output)
+			}
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: json (default: one line)")
+	return cmd
 }

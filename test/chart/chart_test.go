@@ -92,7 +92,11 @@ var variants = map[string][]string{
 	"networkpolicy": {"--set", "featureGates.DGDRV1Beta2=true", "--set", "webhook.networkPolicy.enabled=true",
 		"--set", "webhook.networkPolicy.apiServerCIDRs={10.0.0.0/24,192.168.10.5/32}",
 		"--set", "webhook.maxRequestBodySize=4Mi", "--set", "webhook.requestReadTimeout=5s"},
+	// What the released chart sets: the image pinned by digest.
+	"pinned": {"--set", "featureGates.DGDRV1Beta2=true", "--set", "image.digest=" + pinnedDigest},
 }
+
+var pinnedDigest = "sha256:" + strings.Repeat("0123456789abcdef", 4)
 
 func template(t *testing.T, variant string) []byte {
 	t.Helper()
@@ -180,6 +184,56 @@ func TestGate(t *testing.T) {
 				t.Errorf("%s: the operator configuration does not install the CRDs with the conversion Service:\n%s", name, cfg)
 			}
 		}
+	}
+}
+
+// TestImagePinnedByDigest: with image.digest set (the released chart), the operator container and
+// the reporter of every search Job run repository:tag@digest; a value that is not a digest is
+// refused by the values schema.
+func TestImagePinnedByDigest(t *testing.T) {
+	var meta struct {
+		AppVersion string `json:"appVersion"`
+	}
+	chartYAML, err := os.ReadFile(filepath.Join(chart, "Chart.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(chartYAML, &meta); err != nil {
+		t.Fatal(err)
+	}
+	want := "ghcr.io/dgdr-operator/dgdr-operator:" + meta.AppVersion + "@" + pinnedDigest
+	var images []string
+	for _, o := range objects(t, template(t, "pinned")) {
+		switch o["kind"] {
+		case "Deployment":
+			var d appsv1.Deployment
+			data, _ := yaml.Marshal(o)
+			if err := yaml.Unmarshal(data, &d); err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range d.Spec.Template.Spec.Containers {
+				images = append(images, "container "+c.Name+" "+c.Image)
+			}
+		case "ConfigMap":
+			data, _ := o["data"].(map[string]any)
+			var cfg struct {
+				Reporter struct {
+					Image string `json:"image"`
+				} `json:"reporter"`
+			}
+			if err := yaml.Unmarshal([]byte(data["config.yaml"].(string)), &cfg); err != nil {
+				t.Fatal(err)
+			}
+			images = append(images, "reporter "+cfg.Reporter.Image)
+		}
+	}
+	slices.Sort(images)
+	if diff := cmp.Diff([]string{"container manager " + want, "reporter " + want}, images); diff != "" {
+		t.Errorf("images (-want +got):\n%s", diff)
+	}
+	cmd := exec.Command(filepath.Join(root, "bin", "helm"), "template", "dgdr-operator", chart, "--set", "image.digest=latest")
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "digest") {
+		t.Errorf("image.digest=latest rendered (%v):\n%s", err, out)
 	}
 }
 

@@ -291,7 +291,7 @@ func TestRequestReconciled(t *testing.T) {
 	for _, c := range jobs.Items[0].Spec.Template.Spec.Containers {
 		images[c.Name] = c.Image
 	}
-	wantImages := map[string]string{jobcontract.SearchContainer: manager.PlannerImage, jobcontract.ReporterContainer: manager.OperatorImage}
+	wantImages := map[string]string{jobcontract.SearchContainer: manager.PlannerImage, jobcontract.ReporterContainer: operatorImage}
 	for c, img := range wantImages {
 		if images[c] != img {
 			t.Errorf("container %s of the search Job runs %q, want %q (from the chart's values)", c, images[c], img)
@@ -393,7 +393,7 @@ func TestUpgradeGateOffKeepsCRDsAndRequests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := helm("upgrade", release, filepath.Join(root, "charts", "dgdr-operator"), "--namespace", namespace, "--reuse-values",
+	out, err := helm("upgrade", release, chartPackage, "--namespace", namespace, "--reuse-values",
 		"--set", "featureGates.DGDRV1Beta2=false",
 		"--set", "metrics.port="+strconv.Itoa(ports[0]), "--set", "health.port="+strconv.Itoa(ports[1]), "--set", "webhook.port="+strconv.Itoa(ports[2]),
 		"--wait", "--timeout", "3m")

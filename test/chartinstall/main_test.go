@@ -1,19 +1,26 @@
 //go:build chartinstall
 
-// The chartinstall suite installs the operator the way a platform team does, with the Helm chart
-// (the real helm, built into bin/), into a sandbox started without its own operator
-// (dgdr-sandbox up --no-operator), and checks that the installed chart serves admission over
+// The chartinstall suite installs the operator the way a platform team does, with the packaged
+// Helm chart of the release (the real helm, built into bin/), into a sandbox started without its
+// own operator (dgdr-sandbox up --no-operator), and checks that the installed chart serves admission over
 // its webhook Service (self-signed certificates issued and injected by the operator) and
-// reconciles requests into Runs, search Jobs and Candidates. Run with `make test-chart-install`
-// (DGDR_CHART_INSTALL=1, -tags chartinstall). A running --no-operator sandbox is reused (and
+// reconciles requests into Runs, search Jobs and Candidates. The package (DGDR_CHART_PACKAGE)
+// pins the operator image by digest; the sandbox's node agent runs that reference from the OCI
+// image layout it was built into (DGDR_IMAGE_LAYOUT), so the operator and every reporter run the
+// binary the image ships. Run with `make test-chart-install` (DGDR_CHART_INSTALL=1, -tags
+// chartinstall), which builds both. A running --no-operator sandbox is reused (and
 // left running); otherwise TestMain starts one and stops it at the end unless
 // DGDR_CHART_INSTALL_KEEP=1.
 package chartinstall
 
 import (
+	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -29,6 +36,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta1"
 	"github.com/dgdr-operator/dgdr-operator/internal/testing/builders"
@@ -48,6 +56,10 @@ var (
 	env  *sandboxtest.Env
 	k8s  client.Client
 	root string
+	// chartPackage is the packaged chart under test.
+	chartPackage string
+	// operatorImage is the image reference the package pins (repository:tag@digest).
+	operatorImage string
 )
 
 func TestMain(m *testing.M) {
@@ -59,8 +71,20 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
+	chartPackage = os.Getenv("DGDR_CHART_PACKAGE")
+	layout := os.Getenv("DGDR_IMAGE_LAYOUT")
+	if chartPackage == "" || layout == "" {
+		fmt.Fprintln(os.Stderr, "chartinstall: DGDR_CHART_PACKAGE and DGDR_IMAGE_LAYOUT name the packaged chart and the image layout (make test-chart-install builds and sets both)")
+		return 1
+	}
 	var err error
-	env, err = sandboxtest.Setup(sandboxtest.Options{Suite: "chartinstall", QPS: 50, Burst: 100, NoOperator: true})
+	if operatorImage, err = pinnedImage(chartPackage); err != nil {
+		fmt.Fprintln(os.Stderr, "chartinstall:", err)
+		return 1
+	}
+	fmt.Printf("chartinstall: installing %s; the node agent runs its image %s from %s\n", chartPackage, operatorImage, layout)
+	env, err = sandboxtest.Setup(sandboxtest.Options{Suite: "chartinstall", QPS: 50, Burst: 100, NoOperator: true,
+		ImageLayouts: []manager.ImageLayout{{Ref: operatorImage, Dir: layout}}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "chartinstall:", err)
 		return 1
@@ -136,19 +160,92 @@ func preinstallDynamoPlatformCRD() error {
 	})
 }
 
-// install runs `helm install` (or `helm upgrade --install` on a reused sandbox) with the
-// sandbox's images and free ports: every pod of the sandbox shares the host's network.
+// pinnedImage is the operator image a packaged chart installs by default:
+// image.repository:(image.tag or appVersion)@image.digest, digest required.
+func pinnedImage(pkg string) (string, error) {
+	files, err := readChartPackage(pkg, "Chart.yaml", "values.yaml")
+	if err != nil {
+		return "", err
+	}
+	var chart struct {
+		AppVersion string `json:"appVersion"`
+	}
+	var values struct {
+		Image struct {
+			Repository string `json:"repository"`
+			Tag        string `json:"tag"`
+			Digest     string `json:"digest"`
+		} `json:"image"`
+	}
+	if err := yaml.Unmarshal(files["Chart.yaml"], &chart); err != nil {
+		return "", fmt.Errorf("%s: Chart.yaml: %w", pkg, err)
+	}
+	if err := yaml.Unmarshal(files["values.yaml"], &values); err != nil {
+		return "", fmt.Errorf("%s: values.yaml: %w", pkg, err)
+	}
+	img := values.Image
+	if img.Digest == "" {
+		return "", fmt.Errorf("%s: image.digest is empty: the packaged chart must pin the image it was built with", pkg)
+	}
+	tag := img.Tag
+	if tag == "" {
+		tag = chart.AppVersion
+	}
+	return img.Repository + ":" + tag + "@" + img.Digest, nil
+}
+
+// readChartPackage reads files of the chart's top directory from a packaged chart (.tgz).
+func readChartPackage(pkg string, names ...string) (map[string][]byte, error) {
+	f, err := os.Open(pkg)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", pkg, err)
+	}
+	want := map[string]bool{}
+	for _, n := range names {
+		want[n] = true
+	}
+	out := map[string][]byte{}
+	tr := tar.NewReader(gz)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", pkg, err)
+		}
+		_, rest, _ := strings.Cut(h.Name, "/")
+		if want[rest] {
+			if out[rest], err = io.ReadAll(tr); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, n := range names {
+		if out[n] == nil {
+			return nil, fmt.Errorf("%s has no %s", pkg, n)
+		}
+	}
+	return out, nil
+}
+
+// install runs `helm install` (or `helm upgrade --install` on a reused sandbox) of the packaged
+// chart with its own operator image, the sandbox's Planner image and free ports: every pod of the
+// sandbox shares the host's network.
 func install() error {
 	ports, err := freePorts(3)
 	if err != nil {
 		return err
 	}
 	t0 := time.Now()
-	out, err := helm("upgrade", "--install", release, filepath.Join(root, "charts", "dgdr-operator"),
+	out, err := helm("upgrade", "--install", release, chartPackage,
 		"--namespace", namespace, "--create-namespace",
 		"--values", filepath.Join(root, "test", "chartinstall", "testdata", "sandbox-values.yaml"),
-		"--set", "image.repository="+repository(manager.OperatorImage),
-		"--set", "image.tag="+tag(manager.OperatorImage),
 		"--set", "planner.image="+manager.PlannerImage,
 		"--set", "metrics.port="+strconv.Itoa(ports[0]),
 		"--set", "health.port="+strconv.Itoa(ports[1]),
@@ -161,9 +258,6 @@ func install() error {
 		time.Since(t0).Round(100*time.Millisecond), ports[0], ports[1], ports[2])
 	return nil
 }
-
-func repository(image string) string { return image[:strings.LastIndex(image, ":")] }
-func tag(image string) string        { return image[strings.LastIndex(image, ":")+1:] }
 
 // freePorts returns n ports that are free on every interface (the operator binds ":port").
 func freePorts(n int) ([]int, error) {

@@ -1,8 +1,9 @@
-// Package image_test checks the operator image's Dockerfile without a container engine (none
-// runs on the build machines): it parses the Dockerfile with BuildKit's own parser, checks the
-// final stage (distroless static base, non-root user, the operator as entrypoint), and runs the
-// build stage's `go build` commands on the host to prove they produce the static binaries the
-// final stage copies.
+// Package image_test checks the operator image: the OCI layout `make images` builds
+// (layout_test.go), and the Dockerfile for container engines, without one (none runs on the
+// build machines): it parses the Dockerfile with BuildKit's own parser, checks the final stage
+// (distroless static base, non-root user, the operator as entrypoint), and runs the build stage's
+// `go build` commands on the host to prove they produce the static binaries the final stage
+// copies.
 package image_test
 
 import (

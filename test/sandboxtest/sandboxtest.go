@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -57,6 +58,8 @@ type Options struct {
 	NoOperator bool
 	// Recommender is what the sandbox's Planner image runs (default aisim).
 	Recommender manager.Recommender
+	// ImageLayouts are images the node agent runs from OCI image layouts (make images).
+	ImageLayouts []manager.ImageLayout
 }
 
 // Main is the body of a suite's TestMain: it skips the suite unless $enableEnv is "1", sets up
@@ -94,10 +97,13 @@ func Setup(opts Options) (*Env, error) {
 		if st.Recommender != opts.Recommender && (st.Recommender == manager.RecommenderAISimulate || opts.Recommender == manager.RecommenderAISimulate) {
 			return nil, fmt.Errorf("the running sandbox's Planner image runs %q; the %s suite needs %q: stop it (bin/dgdr-sandbox down)", st.Recommender, opts.Suite, opts.Recommender)
 		}
+		if !slices.Equal(st.ImageLayouts, opts.ImageLayouts) {
+			return nil, fmt.Errorf("the running sandbox runs images from layouts %v; the %s suite needs %v: stop it (bin/dgdr-sandbox down)", st.ImageLayouts, opts.Suite, opts.ImageLayouts)
+		}
 	}
 	if !isRunning(root) {
 		t0 := time.Now()
-		if _, err := manager.Up(ctx, manager.Options{Root: root, Out: os.Stdout, NoOperator: opts.NoOperator, Recommender: opts.Recommender}); err != nil {
+		if _, err := manager.Up(ctx, manager.Options{Root: root, Out: os.Stdout, NoOperator: opts.NoOperator, Recommender: opts.Recommender, ImageLayouts: opts.ImageLayouts}); err != nil {
 			e.DumpLogs()
 			_ = manager.Down(root, os.Stdout)
 			return nil, fmt.Errorf("starting the sandbox: %w", err)

@@ -33,6 +33,7 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 
 {{- define "dgdr-operator.image" -}}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- with .Values.image.digest }}@{{ . }}{{ end }}
 {{- end }}
 
 {{- define "dgdr-operator.webhookServiceName" -}}

@@ -11,6 +11,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 	"github.com/dgdr-operator/dgdr-operator/internal/testing/builders"
+	"github.com/dgdr-operator/dgdr-operator/internal/version"
 )
 
 func request(name string, generation int64) *v1beta2.DynamoGraphDeploymentRequest {
@@ -30,7 +31,8 @@ func TestBuildRun(t *testing.T) {
 			Name: "llama-run-4", Namespace: "ns",
 			Labels: map[string]string{v1beta2.LabelRequestName: "llama", v1beta2.LabelRequestUID: "uid-1",
 				v1beta2.LabelRequestGeneration: "4", v1beta2.LabelKueueQueueName: "q"},
-			Annotations: map[string]string{v1beta2.AnnotationSpecHash: specHash, v1beta2.AnnotationInputHash: "sha256:input"},
+			Annotations: map[string]string{v1beta2.AnnotationSpecHash: specHash, v1beta2.AnnotationInputHash: "sha256:input",
+				v1beta2.AnnotationOperatorVersion: version.Get().Version},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "nvidia.com/v1beta2", Kind: "DynamoGraphDeploymentRequest",
 				Name: "llama", UID: "uid-1", Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}},
 		},

@@ -32,6 +32,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/run"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/status"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
+	"github.com/dgdr-operator/dgdr-operator/internal/version"
 )
 
 // ControllerName names the controller in logs, metrics and events.
@@ -219,8 +220,9 @@ func BuildRun(dgdr *v1beta2.DynamoGraphDeploymentRequest, inputHash string) (*v1
 			Namespace: dgdr.Namespace,
 			Labels:    labels,
 			Annotations: map[string]string{
-				v1beta2.AnnotationSpecHash:  specHash,
-				v1beta2.AnnotationInputHash: inputHash,
+				v1beta2.AnnotationSpecHash:        specHash,
+				v1beta2.AnnotationInputHash:       inputHash,
+				v1beta2.AnnotationOperatorVersion: version.Get().Version,
 			},
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(dgdr, v1beta2.GroupVersion.WithKind("DynamoGraphDeploymentRequest"))},
 		},

@@ -28,6 +28,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/testing/builders"
 	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
 	"github.com/dgdr-operator/dgdr-operator/internal/testing/poll"
+	"github.com/dgdr-operator/dgdr-operator/internal/version"
 )
 
 const wait = 20 * time.Second
@@ -122,7 +123,8 @@ func TestOneRunPerAcceptedGenerationAndSupersession(t *testing.T) {
 		t.Fatal(errs)
 	}
 	specHash, _ := request.SpecHash(&admitted.Spec)
-	if run1.Annotations[v1beta2.AnnotationInputHash] != lowered.Hash || run1.Annotations[v1beta2.AnnotationSpecHash] != specHash {
+	if run1.Annotations[v1beta2.AnnotationInputHash] != lowered.Hash || run1.Annotations[v1beta2.AnnotationSpecHash] != specHash ||
+		run1.Annotations[v1beta2.AnnotationOperatorVersion] != version.Get().Version {
 		t.Errorf("Run annotations %v", run1.Annotations)
 	}
 	// status.aisimulate.input is what dgdrctl lower prints for the same request: aisimulate.Lower

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -249,9 +250,10 @@ func (k *kube) waitWebhooks(ctx context.Context) error {
 func httpClient() *http.Client { return &http.Client{Timeout: 5 * time.Second} }
 
 // nodeAgentConfig is the node agent's configuration: images map to local programs, the Planner
-// image to recommender (bin/aisim, or the real aisimulate of the upstream venv).
-func nodeAgentConfig(bin, dir string, cl *controlplane.Cluster, recommender string) *nodeagent.Config {
-	return &nodeagent.Config{
+// image to recommender (bin/aisim, or the real aisimulate of the upstream venv), and the images
+// of fromLayouts to binaries extracted from OCI image layouts.
+func nodeAgentConfig(bin, dir string, cl *controlplane.Cluster, recommender string, fromLayouts map[string]nodeagent.Image) *nodeagent.Config {
+	cfg := &nodeagent.Config{
 		NodeName:      NodeName,
 		Kubeconfig:    cl.Kubeconfig(),
 		APIServerHost: "127.0.0.1",
@@ -269,6 +271,8 @@ func nodeAgentConfig(bin, dir string, cl *controlplane.Cluster, recommender stri
 			HostileSearchImage: {Binary: filepath.Join(bin, "dgdr-sandbox"), Entrypoint: []string{HostileSearchCommand, "hostile-search"}},
 		},
 	}
+	maps.Copy(cfg.Images, fromLayouts)
+	return cfg
 }
 
 // operatorConfig is the development configuration of the operator in the sandbox.

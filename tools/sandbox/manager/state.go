@@ -50,6 +50,8 @@ type State struct {
 	NoOperator bool `json:"noOperator,omitempty"`
 	// Recommender is what the Planner image runs (Options.Recommender; empty: aisim).
 	Recommender Recommender `json:"recommender,omitempty"`
+	// ImageLayouts are the images run from OCI layouts (Options.ImageLayouts).
+	ImageLayouts []ImageLayout `json:"imageLayouts,omitempty"`
 }
 
 // Recommender is the program the sandbox's Planner image runs as `aisimulate recommend`.

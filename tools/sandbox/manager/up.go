@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -30,6 +31,9 @@ type Options struct {
 	NoOperator bool
 	// Recommender is what the Planner image runs (default aisim).
 	Recommender Recommender
+	// ImageLayouts are images the node agent runs from OCI image layouts (make images) rather
+	// than from bin/: the chart-install test maps the packaged chart's pinned image this way.
+	ImageLayouts []ImageLayout
 }
 
 func (o *Options) printf(format string, args ...any) {
@@ -53,6 +57,9 @@ func Up(ctx context.Context, o Options) (*State, error) {
 			}
 			if st.Recommender.orDefault() != o.Recommender.orDefault() {
 				return nil, fmt.Errorf("a sandbox whose Planner image runs %s is running; stop it first (dgdr-sandbox down)", st.Recommender.orDefault())
+			}
+			if !slices.Equal(st.ImageLayouts, o.ImageLayouts) {
+				return nil, fmt.Errorf("a sandbox with other image layouts (%v) is running; stop it first (dgdr-sandbox down)", st.ImageLayouts)
 			}
 			o.printf("sandbox already running (kubeconfig: %s)", KubeconfigPath(o.Root))
 			return st, nil
@@ -106,7 +113,7 @@ func Up(ctx context.Context, o Options) (*State, error) {
 	if err := cl.WriteKubeconfig(); err != nil {
 		return nil, err
 	}
-	st := &State{Root: o.Root, Ports: ports, StartedAt: time.Now(), NoOperator: o.NoOperator, Recommender: o.Recommender.orDefault()}
+	st := &State{Root: o.Root, Ports: ports, StartedAt: time.Now(), NoOperator: o.NoOperator, Recommender: o.Recommender.orDefault(), ImageLayouts: o.ImageLayouts}
 	if err := st.save(); err != nil {
 		return nil, err
 	}
@@ -162,8 +169,12 @@ func Up(ctx context.Context, o Options) (*State, error) {
 		o.printf("kube-controller-manager and kube-scheduler ready; CRDs and webhook configurations installed")
 	}
 
+	fromLayouts, err := extractImageLayouts(dir, o.ImageLayouts)
+	if err != nil {
+		return nil, fail(err)
+	}
 	agentCfg := filepath.Join(dir, "node-agent.yaml")
-	if err := writeConfig(agentCfg, nodeAgentConfig(bin, dir, cl, recommender)); err != nil {
+	if err := writeConfig(agentCfg, nodeAgentConfig(bin, dir, cl, recommender, fromLayouts)); err != nil {
 		return nil, fail(err)
 	}
 	self, err := sandboxBinary(bin)
@@ -180,6 +191,9 @@ func Up(ctx context.Context, o Options) (*State, error) {
 	if o.NoOperator {
 		o.printf("sandbox up without the operator in %s; kubeconfig: %s", time.Since(t0).Round(100*time.Millisecond), cl.Kubeconfig())
 		o.printf("install it with its chart; the node agent runs image %s as bin/dgdr-operator and %s as %s", OperatorImage, PlannerImage, recommender)
+		for _, il := range o.ImageLayouts {
+			o.printf("the node agent runs image %s from the layout %s", il.Ref, il.Dir)
+		}
 		return st, nil
 	}
 

@@ -41,6 +41,7 @@ func upCommand() *cobra.Command {
 	var foreground, skipBuild, noOperator bool
 	var timeout time.Duration
 	var recommender string
+	var imageLayouts []string
 	cmd := &cobra.Command{
 		Use:   "up",
 		Short: "Build or reuse the binaries and start the sandbox in the background",
@@ -56,10 +57,18 @@ starts the cluster only, for installing the operator with its Helm chart (docs/d
 			if err != nil {
 				return err
 			}
+			var layouts []manager.ImageLayout
+			for _, s := range imageLayouts {
+				il, err := manager.ParseImageLayout(s)
+				if err != nil {
+					return fmt.Errorf("--image-layout: %w", err)
+				}
+				layouts = append(layouts, il)
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			if _, err := manager.Up(ctx, manager.Options{Root: root, SkipBuild: skipBuild, Out: cmd.OutOrStdout(), Timeout: timeout, NoOperator: noOperator,
-				Recommender: manager.Recommender(recommender)}); err != nil {
+				Recommender: manager.Recommender(recommender), ImageLayouts: layouts}); err != nil {
 				return err
 			}
 			if !foreground {
@@ -75,6 +84,8 @@ starts the cluster only, for installing the operator with its Helm chart (docs/d
 	cmd.Flags().BoolVar(&skipBuild, "skip-build", false, "use bin/ as is (no hack/setup-k8s.sh, no go build)")
 	cmd.Flags().BoolVar(&noOperator, "no-operator", false, "start the cluster only (no operator, CRDs or webhooks), to install the operator with its Helm chart")
 	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "how long to wait for the components to become ready (builds excluded)")
+	cmd.Flags().StringArrayVar(&imageLayouts, "image-layout", nil,
+		"IMAGE@sha256:...=DIR: run that image from the OCI image layout DIR (make images), its linux root filesystem extracted, instead of from bin/ (repeatable)")
 	cmd.Flags().StringVar(&recommender, "recommender", string(manager.RecommenderAISim),
 		"what the Planner image runs as aisimulate recommend: aisim (the Go stand-in, seconds per search) or aisimulate (the real AISimulate of the upstream venv, make upstream; minutes per search)")
 	return cmd
