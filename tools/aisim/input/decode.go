@@ -499,7 +499,7 @@ var engineUnsupported = []string{"speculation", "afd",
 	"nextn", "nextn_accepted", "enable_eplb", "wideep_num_slots", "attention_backend", "moe_backend",
 	"moe_kernel_source", "database_mode", "transfer_policy",
 	"systems_paths", "estimator_config", "fpm_profile", "decoder_replay", "enable_shared_layer",
-	"strict_provenance", "forward_model", "systems_path"}
+	"strict_provenance", "forward_model", "systems_path", "placement"}
 
 func decodeEngine(cmd Command, root *object, optHardware string) (Engine, error) {
 	var e Engine
@@ -965,7 +965,7 @@ func decodeStartup(wo *object) (float64, error) {
 // (prefill_ms for a step that computes prompt tokens, decode_ms for a decode-only step).
 func decodeTiming(path string, x *document.Value) (*FixedTiming, error) {
 	to, err := newObject(path, x, []string{"type", "prefill_ms", "decode_ms", "forward_model", "estimation_mode", "fallback_policy"},
-		[]string{"fpm_parquet_path", "estimator_config", "systems_paths", "database_mode", "transfer_policy"})
+		append([]string{"fpm_parquet_path", "estimator_config", "systems_paths", "database_mode", "transfer_policy", "attention_backend"}, quantFields...))
 	if err != nil {
 		return nil, err
 	}
