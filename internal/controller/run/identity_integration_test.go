@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -76,10 +77,16 @@ func TestSearchIdentityIsConfinedToItsRun(t *testing.T) {
 	waitForJob(t, runB)
 	attacker := asSearchIdentity(t, runA)
 
-	// Without the policy, RBAC alone would let A's identity write B: the hole the policy closes.
-	if err := patchProgress(attacker, runB, 1); err != nil {
-		t.Fatalf("before the policy, RBAC should allow A's identity to patch B's status (the test's premise): %v", err)
+	// The package's tests share one API server, and another of them installs the policy: start
+	// without its binding (the API server drops it asynchronously).
+	unbound := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: jobcontract.SearchIdentityPolicyName}}
+	if err := mustClient(t).Delete(ctx, unbound); client.IgnoreNotFound(err) != nil {
+		t.Fatal(err)
 	}
+	// Without the policy, RBAC alone would let A's identity write B: the hole the policy closes.
+	poll.Eventually(t, 30*time.Second, "before the policy, RBAC allows A's identity to patch B's status (the test's premise)", func() (bool, error) {
+		return patchProgress(attacker, runB, 1) == nil, nil
+	})
 	if err := jobcontract.ApplySearchIdentityPolicy(ctx, mustClient(t)); err != nil {
 		t.Fatal(err)
 	}
