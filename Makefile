@@ -141,7 +141,7 @@ images: ## The operator image (linux/amd64, linux/arm64) as an OCI layout in dis
 
 .PHONY: test-image
 test-image: images ## Check the built image: entrypoint, user, labels, platforms; run its amd64 binary as uid 65532; rebuild and compare digests.
-	DGDR_IMAGE_LAYOUT=$(DIST)/oci/dgdr-operator go test -count=1 -timeout 20m -v -run '^TestBuiltImage' ./test/image/
+	DGDR_IMAGE_LAYOUT=$(DIST)/oci/dgdr-operator go test -count=1 -timeout 20m -v -tags image -run '^TestBuiltImage' ./test/image/
 
 .PHONY: cli
 cli: ## dgdrctl archives for linux and darwin, amd64 and arm64, in dist/.
