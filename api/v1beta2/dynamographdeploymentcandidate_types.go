@@ -15,6 +15,23 @@ const (
 	ModeDisaggregated DeploymentMode = "disaggregated"
 )
 
+// ParetoRole is why a candidate of a Pareto front was published (docs/design/results.md, "A
+// spread Pareto set").
+// +kubebuilder:validation:Enum=max-throughput-per-gpu;knee;max-throughput-per-user;spread
+type ParetoRole string
+
+// Pareto roles.
+const (
+	// ParetoRoleMaxThroughputPerGPU is the end of the front with the most throughput per GPU.
+	ParetoRoleMaxThroughputPerGPU ParetoRole = "max-throughput-per-gpu"
+	// ParetoRoleKnee is the point farthest from the line between the two ends, on normalized axes.
+	ParetoRoleKnee ParetoRole = "knee"
+	// ParetoRoleMaxThroughputPerUser is the end of the front with the most throughput per user.
+	ParetoRoleMaxThroughputPerUser ParetoRole = "max-throughput-per-user"
+	// ParetoRoleSpread is a point chosen to close the widest gap left between the others.
+	ParetoRoleSpread ParetoRole = "spread"
+)
+
 // DynamoGraphDeploymentCandidateSpec is one ranked, deployable result of a Run. Immutable.
 type DynamoGraphDeploymentCandidateSpec struct {
 	// backend of the candidate.
@@ -78,6 +95,14 @@ type DynamoGraphDeploymentCandidateStatus struct {
 	// candidates with provisional true.
 	// +optional
 	Provisional bool `json:"provisional,omitempty"`
+
+	// paretoRole says why this candidate was published when the Run's target is pareto:
+	// max-throughput-per-gpu and max-throughput-per-user are the two ends of the front, knee the
+	// point farthest from the line between them (on axes normalized to the front's range), spread
+	// a point that closes the widest gap left between the others. Ranks then follow the front,
+	// from the most throughput per GPU to the most throughput per user. Empty for other targets.
+	// +optional
+	ParetoRole ParetoRole `json:"paretoRole,omitempty"`
 }
 
 // DynamoGraphDeploymentCandidate is a ranked, deployable result of a Run, published by the

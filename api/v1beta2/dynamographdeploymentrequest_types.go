@@ -485,7 +485,9 @@ type ObjectiveSpec struct {
 // RecommendationSpec controls how results are published.
 type RecommendationSpec struct {
 	// maxCandidates is the number of candidates published per Run, best first. It does not
-	// limit the search itself. Defaults to 5. Minimum 1, maximum 20.
+	// limit the search itself. Defaults to 5; for objective.target pareto, to 10: the whole
+	// front when it has at most 10 points, else a spread of 10 across it (both ends, the knee,
+	// then the points that close the widest gaps). Minimum 1, maximum 20.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=20

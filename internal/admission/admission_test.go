@@ -79,6 +79,10 @@ func (r *request) maxCandidates(n int32) *request {
 	r.Spec.Recommendation = &v1beta2.RecommendationSpec{MaxCandidates: i32(n)}
 	return r
 }
+func (r *request) pareto() *request {
+	r.Spec.Objective = &v1beta2.ObjectiveSpec{Target: v1beta2.TargetPareto}
+	return r
+}
 func (r *request) obj() *v1beta2.DynamoGraphDeploymentRequest { return r.DeepCopy() }
 
 func defaultStatic() *v1beta2.StaticWorkload {
@@ -126,6 +130,10 @@ func TestDefault(t *testing.T) {
 				Replay: &v1beta2.TraceReplay{ArrivalSpeedupRatio: ptr.To(1.0)}}}
 			return r
 		}()},
+		{"a Pareto target publishes up to 10: the whole front or a spread of it", newRequest().pareto().obj(), opts,
+			newRequest().pareto().static(defaultStatic()).sku("h200_sxm").perNode(8).maxCandidates(10).remoteCode(v1beta2.RemoteCodeNever).router(v1beta2.RouterRoundRobin).deployDefaults().obj()},
+		{"a Pareto target keeps the user's maxCandidates", newRequest().pareto().maxCandidates(3).obj(), opts,
+			newRequest().pareto().static(defaultStatic()).sku("h200_sxm").perNode(8).maxCandidates(3).remoteCode(v1beta2.RemoteCodeNever).router(v1beta2.RouterRoundRobin).deployDefaults().obj()},
 		{"user's deployment name and autoApply are kept", newRequest().deployNamed("llama-prod", true).obj(), opts,
 			newRequest().static(defaultStatic()).sku("h200_sxm").perNode(8).maxCandidates(5).remoteCode(v1beta2.RemoteCodeNever).router(v1beta2.RouterRoundRobin).deployNamed("llama-prod", true).obj()},
 		{"router mode is kept, overrides untouched", func() *v1beta2.DynamoGraphDeploymentRequest {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
-	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
+	"github.com/dgdr-operator/dgdr-operator/internal/candidates"
 )
 
 // Defaults materialized by admission (SPEC §4.1).
@@ -117,7 +117,7 @@ func Default(dgdr *v1beta2.DynamoGraphDeploymentRequest, opts DefaultingOptions)
 		spec.Recommendation = &v1beta2.RecommendationSpec{}
 	}
 	if spec.Recommendation.MaxCandidates == nil {
-		spec.Recommendation.MaxCandidates = ptr.To(int32(output.DefaultMaxCandidates))
+		spec.Recommendation.MaxCandidates = ptr.To(int32(candidates.DefaultMaxCandidates(spec)))
 	}
 	return errs
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 )
 
@@ -18,17 +19,25 @@ type Settled struct {
 	Config string
 	// Record is the record's id, status, score (set and finite), GPUs, metrics and error band.
 	Record *output.Candidate
+	// Role is why it was chosen from the Pareto front of those settled so far (Pareto only).
+	Role v1beta2.ParetoRole
 	// order is when it settled (BestSoFar's tie-break).
 	order int
 }
 
 // BestSoFar keeps the best Limit feasible candidates settled so far, best first by the
-// recommender's ranking rule (output.CompareRank), ties to the earlier settled. Memory stays
-// bounded by Limit; a Limit of 0 keeps none.
+// recommender's ranking rule (output.CompareRank), ties to the earlier settled; memory stays
+// bounded by Limit. With Pareto, it keeps the Pareto front of those settled so far instead, and
+// lists the spread of at most Limit of its points the final publication would choose
+// (output.SpreadFront), in front order; memory is then bounded by the front. A Limit of 0 keeps
+// none.
 type BestSoFar struct {
-	Limit int
-	seq   int
-	list  []Settled
+	Limit  int
+	Pareto bool
+	seq    int
+	list   []Settled
+	// front is the Pareto front so far, by increasing throughput per user (Pareto only).
+	front []Settled
 }
 
 func better(a, b Settled) bool {
@@ -41,6 +50,10 @@ func (b *BestSoFar) offer(c Settled) {
 	b.seq++
 	c.order = b.seq
 	if b.Limit <= 0 {
+		return
+	}
+	if b.Pareto {
+		b.offerToFront(c)
 		return
 	}
 	for _, x := range b.list {
@@ -65,14 +78,36 @@ func (b *BestSoFar) offer(c Settled) {
 	}
 }
 
+// offerToFront adds c to the Pareto front so far when no point of it dominates c, and chooses
+// the spread of the new front.
+func (b *BestSoFar) offerToFront(c Settled) {
+	for _, x := range b.front {
+		if x.ID == c.ID || x.Config == c.Config {
+			return // the recommender keeps the first of identical configurations
+		}
+	}
+	objectives := func(s Settled) (float64, float64) { return FrontObjectives(s.Record) }
+	settledFirst := func(a, b Settled) int { return cmp.Compare(a.order, b.order) }
+	b.front = output.ParetoFront(append(b.front, c), objectives, settledFirst)
+	picks := output.SpreadFront(b.front, b.Limit, objectives)
+	b.list = make([]Settled, len(picks))
+	for i, p := range picks {
+		b.list[i] = b.front[p.Index]
+		b.list[i].Role = v1beta2.ParetoRole(p.Role)
+	}
+}
+
 // List is the best so far, best first (not to be modified).
 func (b *BestSoFar) List() []Settled { return b.list }
 
-// Signature identifies the ranking (ids in order).
+// Signature identifies the ranking (ids in order, with their Pareto roles).
 func (b *BestSoFar) Signature() string {
 	ids := make([]string, len(b.list))
 	for i, c := range b.list {
 		ids[i] = c.ID
+		if c.Role != "" {
+			ids[i] += "=" + string(c.Role)
+		}
 	}
 	return strings.Join(ids, ",")
 }

@@ -46,12 +46,26 @@ func (o Options) now() time.Time {
 	return o.Now()
 }
 
-// MaxCandidates is the Run's spec.recommendation.maxCandidates, or output.DefaultMaxCandidates.
+// Pareto tells whether spec asks for the Pareto front (objective.target pareto).
+func Pareto(spec *v1beta2.DynamoGraphDeploymentRequestSpec) bool {
+	return spec.Objective != nil && spec.Objective.Target == v1beta2.TargetPareto
+}
+
+// DefaultMaxCandidates is spec.recommendation.maxCandidates when unset: the whole Pareto front up
+// to output.DefaultParetoMaxCandidates for a Pareto target, else output.DefaultMaxCandidates.
+func DefaultMaxCandidates(spec *v1beta2.DynamoGraphDeploymentRequestSpec) int {
+	if Pareto(spec) {
+		return output.DefaultParetoMaxCandidates
+	}
+	return output.DefaultMaxCandidates
+}
+
+// MaxCandidates is the Run's spec.recommendation.maxCandidates, or DefaultMaxCandidates.
 func MaxCandidates(run *v1beta2.DynamoGraphDeploymentRun) int {
 	if rs := run.Spec.Recommendation; rs != nil && rs.MaxCandidates != nil && *rs.MaxCandidates > 0 {
 		return int(*rs.MaxCandidates)
 	}
-	return output.DefaultMaxCandidates
+	return DefaultMaxCandidates(&run.Spec)
 }
 
 // ViewName is the view recommendation.json ranks its candidates in.
@@ -72,22 +86,73 @@ func FromOutput(run *v1beta2.DynamoGraphDeploymentRun, dir string, o Options) ([
 	return FromResult(run, dir, sweep, o)
 }
 
-// FromResult builds the Candidates of sweep (recommendation.json of the output directory dir) in
-// view order, at most MaxCandidates(run). Each configuration is read through the output caps; a
-// file that breaks them is an OutputRejectedError.
-func FromResult(run *v1beta2.DynamoGraphDeploymentRun, dir string, sweep *output.SweepResult, o Options) ([]v1beta2.DynamoGraphDeploymentCandidate, error) {
+// selection is a view entry chosen for publication: its position in the view (which names its
+// recommendations/NNNN.yaml) and, on a Pareto front, why it was chosen.
+type selection struct {
+	id    string
+	index int
+	role  v1beta2.ParetoRole
+}
+
+// selectFromView chooses what is published of sweep's view: the first limit entries of a top_n
+// view; of a Pareto front, the spread of output.SpreadFront, in front order.
+func selectFromView(sweep *output.SweepResult, limit int) ([]selection, error) {
 	ids := sweep.Views.Selected()
-	if limit := MaxCandidates(run); len(ids) > limit {
-		ids = ids[:limit]
+	if ViewName(sweep) != ViewParetoFront {
+		ids = ids[:min(len(ids), limit)]
+		out := make([]selection, len(ids))
+		for i, id := range ids {
+			out[i] = selection{id: id, index: i}
+		}
+		return out, nil
 	}
-	out := make([]v1beta2.DynamoGraphDeploymentCandidate, 0, len(ids))
-	var recs *os.File // the recommendations directory, opened once and read by descriptor
+	recs := make([]*output.Candidate, len(ids))
 	for i, id := range ids {
 		rec, ok := sweep.Candidate(id)
 		if !ok {
 			return nil, fmt.Errorf("recommendation.json: view entry %s has no candidate record", id)
 		}
-		path := output.RecommendationPath(dir, i)
+		recs[i] = rec
+	}
+	picks := output.SpreadFront(recs, limit, FrontObjectives)
+	out := make([]selection, len(picks))
+	for i, p := range picks {
+		out[i] = selection{id: ids[p.Index], index: p.Index, role: v1beta2.ParetoRole(p.Role)}
+	}
+	return out, nil
+}
+
+// FrontObjectives reads a record's throughput per GPU and per user as its published metrics do
+// (Metrics); a missing one reads as 0.
+func FrontObjectives(rec *output.Candidate) (perGPU, perUser float64) {
+	m := Metrics(rec)
+	if m.ThroughputPerGPU != nil {
+		perGPU = *m.ThroughputPerGPU
+	}
+	if m.ThroughputPerUser != nil {
+		perUser = *m.ThroughputPerUser
+	}
+	return perGPU, perUser
+}
+
+// FromResult builds the Candidates of sweep (recommendation.json of the output directory dir) in
+// view order, at most MaxCandidates(run): the first ones of a top_n view, a spread of a Pareto
+// front (selectFromView). Each configuration is read through the output caps; a file that breaks
+// them is an OutputRejectedError.
+func FromResult(run *v1beta2.DynamoGraphDeploymentRun, dir string, sweep *output.SweepResult, o Options) ([]v1beta2.DynamoGraphDeploymentCandidate, error) {
+	sel, err := selectFromView(sweep, MaxCandidates(run))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]v1beta2.DynamoGraphDeploymentCandidate, 0, len(sel))
+	var recs *os.File // the recommendations directory, opened once and read by descriptor
+	for i, s := range sel {
+		id := s.id
+		rec, ok := sweep.Candidate(id)
+		if !ok {
+			return nil, fmt.Errorf("recommendation.json: view entry %s has no candidate record", id)
+		}
+		path := output.RecommendationPath(dir, s.index)
 		if i == 0 {
 			var err error
 			if recs, err = openRecommendations(dir); err != nil {
@@ -113,6 +178,7 @@ func FromResult(run *v1beta2.DynamoGraphDeploymentRun, dir string, sweep *output
 		if err != nil {
 			return nil, fmt.Errorf("%s (%s): %w", id, path, err)
 		}
+		setParetoRole(c, s.role)
 		out = append(out, *c)
 	}
 	return out, nil
@@ -139,9 +205,20 @@ func Provisional(run *v1beta2.DynamoGraphDeploymentRun, best []Settled, settled 
 		c.Status.Provisional = true
 		delete(c.Labels, v1beta2.LabelCandidateRank)
 		c.Status.Conditions[0].Message = fmt.Sprintf("provisional: rank %d of the best candidates among %d settled so far; the final ranking replaces it when the search ends", rank, settled)
+		setParetoRole(c, sc.Role)
 		out = append(out, *c)
 	}
 	return out
+}
+
+// setParetoRole records why c was chosen from a Pareto front, in its status and in the Evaluated
+// condition's message; nothing for a candidate of another view.
+func setParetoRole(c *v1beta2.DynamoGraphDeploymentCandidate, role v1beta2.ParetoRole) {
+	if role == "" {
+		return
+	}
+	c.Status.ParetoRole = role
+	c.Status.Conditions[0].Message += ", chosen as " + string(role)
 }
 
 // Render builds the Candidate of rank of the record rec whose configuration is doc, predicted by

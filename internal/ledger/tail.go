@@ -85,10 +85,10 @@ type Tail struct {
 }
 
 // NewTail follows the ledger of the output directory outputDir, and the live one in the search's
-// tmp mounted at tmpDir ("": none), keeping the best candidates best candidates settled so far.
-func NewTail(outputDir, tmpDir string, best int) *Tail {
+// tmp mounted at tmpDir ("": none), keeping the best candidates settled so far as best says.
+func NewTail(outputDir, tmpDir string, best candidates.BestSoFar) *Tail {
 	return &Tail{path: filepath.Join(outputDir, output.EventsFile), tmpDir: tmpDir, digest: sha256.New(),
-		tally: candidates.Tally{Best: candidates.BestSoFar{Limit: best}}}
+		tally: candidates.Tally{Best: best}}
 }
 
 // Tally is what the ledger said so far.

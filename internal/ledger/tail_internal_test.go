@@ -54,7 +54,7 @@ func TestTailReadsTheRealLedger(t *testing.T) {
 	lines := outputtest.RealLedger(t)
 	dir := t.TempDir()
 	ledger := filepath.Join(dir, output.EventsFile)
-	tl := NewTail(dir, "", 3)
+	tl := NewTail(dir, "", candidates.BestSoFar{Limit: 3})
 	m := &monotone{t: t, tl: tl}
 	if p := m.poll(); p != (v1beta2.RunProgress{}) {
 		t.Errorf("before the ledger exists: %+v", p)
@@ -111,7 +111,7 @@ func TestTailFollowsTheLiveMonitor(t *testing.T) {
 	monitorDir := filepath.Join(tmp, "aisimulate-monitor-3h_9zk0p")
 	monitor := filepath.Join(monitorDir, "events.jsonl")
 	copyPath := filepath.Join(out, output.EventsFile)
-	tl := NewTail(out, tmp, 3)
+	tl := NewTail(out, tmp, candidates.BestSoFar{Limit: 3})
 	m := &monotone{t: t, tl: tl}
 
 	// The monitor directory exists before its ledger.
@@ -168,7 +168,7 @@ func TestTailSearchKilledMidLine(t *testing.T) {
 	lines := outputtest.RealLedger(t)
 	out, tmp := t.TempDir(), t.TempDir()
 	monitorDir := filepath.Join(tmp, "aisimulate-monitor-abcdefgh")
-	tl := NewTail(out, tmp, 0)
+	tl := NewTail(out, tmp, candidates.BestSoFar{})
 	m := &monotone{t: t, tl: tl}
 	outputtest.Append(t, filepath.Join(monitorDir, "events.jsonl"), strings.Join(lines[:6], "")+lines[6][:50])
 	if p := m.poll(); p.Settled != 2 {
@@ -190,7 +190,7 @@ func TestTailOutputCopyThatDiffers(t *testing.T) {
 	lines := outputtest.RealLedger(t)
 	out, tmp := t.TempDir(), t.TempDir()
 	monitorDir := filepath.Join(tmp, "aisimulate-monitor-abcdefgh")
-	tl := NewTail(out, tmp, 5)
+	tl := NewTail(out, tmp, candidates.BestSoFar{Limit: 5})
 	m := &monotone{t: t, tl: tl}
 	outputtest.Append(t, filepath.Join(monitorDir, "events.jsonl"), strings.Join(lines[:7], ""))
 	if p := m.poll(); p.Settled != 3 {
@@ -227,7 +227,7 @@ func TestTailOutputCopyThatDiffers(t *testing.T) {
 func TestTailAisimHasNoMonitor(t *testing.T) {
 	lines := outputtest.RealLedger(t)
 	out, tmp := t.TempDir(), t.TempDir()
-	tl := NewTail(out, tmp, 0)
+	tl := NewTail(out, tmp, candidates.BestSoFar{})
 	m := &monotone{t: t, tl: tl}
 	m.poll()
 	outputtest.Append(t, filepath.Join(out, output.EventsFile), strings.Join(lines[:5], ""))
@@ -239,7 +239,7 @@ func TestTailAisimHasNoMonitor(t *testing.T) {
 		t.Fatalf("%+v", p)
 	}
 	// A search tmp that is not mounted is no error either.
-	tl = NewTail(out, filepath.Join(tmp, "absent"), 0)
+	tl = NewTail(out, filepath.Join(tmp, "absent"), candidates.BestSoFar{})
 	if err := tl.Poll(); err != nil || tl.tally.Progress().Settled != 5 {
 		t.Errorf("without the search tmp: %v, %+v", err, tl.tally.Progress())
 	}
@@ -321,7 +321,7 @@ func TestTailHostileMonitor(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			out, tmp := t.TempDir(), t.TempDir()
 			tc.setup(t, tmp)
-			tl := NewTail(out, tmp, 0)
+			tl := NewTail(out, tmp, candidates.BestSoFar{})
 			err := tl.Poll()
 			if tc.want == "" {
 				if err != nil || tl.tally.Progress().Settled != 0 || tl.monitor != "" {

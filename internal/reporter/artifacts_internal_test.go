@@ -91,7 +91,7 @@ func TestArtifactsKeepTheLiveLedger(t *testing.T) {
 	if cm, _, err := r.buildArtifacts(run); err != nil || cm != nil {
 		t.Fatalf("without a tail: %v, %v", cm, err)
 	}
-	r.tail = ledger.NewTail(out, tmp, 0)
+	r.tail = ledger.NewTail(out, tmp, candidates.BestSoFar{})
 	if err := r.tail.Poll(); err != nil {
 		t.Fatal(err)
 	}

@@ -34,9 +34,15 @@ func newNamespace(t *testing.T) string {
 // newRun creates a Run the way the operator would, with an operator-owned status.
 func newRun(t *testing.T, ns, name string, maxCandidates int32) *v1beta2.DynamoGraphDeploymentRun {
 	t.Helper()
+	return newRunOf(t, ns, name, builders.Request("", "").Revision("main").MaxCandidates(maxCandidates).Spec)
+}
+
+// newRunOf creates the running Run ns/name of spec.
+func newRunOf(t *testing.T, ns, name string, spec v1beta2.DynamoGraphDeploymentRequestSpec) *v1beta2.DynamoGraphDeploymentRun {
+	t.Helper()
 	ctx := context.Background()
 	run := builders.Run(ns, name).Label(v1beta2.LabelRequestName, "llm").Label(v1beta2.LabelRequestGeneration, "3").
-		WithSpec(builders.Request("", "").Revision("main").MaxCandidates(maxCandidates).Spec).Obj()
+		WithSpec(spec).Obj()
 	if err := k8s.Create(ctx, run); err != nil {
 		t.Fatal(err)
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 	"github.com/dgdr-operator/dgdr-operator/internal/reporter"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/builders"
 	"github.com/dgdr-operator/dgdr-operator/internal/testing/poll"
 )
 
@@ -59,12 +60,19 @@ func startLiveSearch(t *testing.T, name string, maxCandidates int32, interval ti
 // in the search's tmp (ls.tmp, which the reporter reads), instead of the output directory.
 func startSearch(t *testing.T, name string, maxCandidates int32, interval time.Duration, monitor string) *liveSearch {
 	t.Helper()
+	spec := builders.Request("", "").Revision("main").MaxCandidates(maxCandidates).Spec
+	return startSearchOf(t, name, outputtest.SearchInput, spec, interval, monitor)
+}
+
+// startSearchOf is startSearch of the search input (YAML) for a Run of spec.
+func startSearchOf(t *testing.T, name, input string, spec v1beta2.DynamoGraphDeploymentRequestSpec, interval time.Duration, monitor string) *liveSearch {
+	t.Helper()
 	src := filepath.Join(t.TempDir(), "src")
-	if code := recommend(t, outputtest.SearchInput, src); code != 0 {
+	if code := recommend(t, input, src); code != 0 {
 		t.Fatalf("aisim exit %d", code)
 	}
 	ls := &liveSearch{t: t, ns: newNamespace(t), src: src, dir: t.TempDir(), tmp: t.TempDir(), exit: make(chan int, 1), result: make(chan error, 1)}
-	ls.run = newRun(t, ls.ns, name, maxCandidates)
+	ls.run = newRunOf(t, ls.ns, name, spec)
 	ls.lines = readLines(t, filepath.Join(src, output.EventsFile))
 	path := filepath.Join(ls.dir, output.EventsFile)
 	if monitor != "" {

@@ -164,7 +164,7 @@ func (r *Reporter) ensureCandidate(ctx context.Context, run *v1beta2.DynamoGraph
 	}
 	old := meta.FindStatusCondition(obj.Status.Conditions, v1beta2.ConditionEvaluated)
 	if old != nil && old.Status == metav1.ConditionTrue && obj.Status.CandidateID == want.Status.CandidateID &&
-		obj.Status.Rank == want.Status.Rank && obj.Status.Provisional == want.Status.Provisional {
+		obj.Status.Rank == want.Status.Rank && obj.Status.Provisional == want.Status.Provisional && obj.Status.ParetoRole == want.Status.ParetoRole {
 		return nil
 	}
 	status := *want.Status.DeepCopy()

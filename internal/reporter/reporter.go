@@ -148,9 +148,9 @@ func (r *Reporter) Run(ctx context.Context) (*Publication, error) {
 	if err != nil {
 		return nil, err
 	}
-	best := 0
+	best := candidates.BestSoFar{Pareto: candidates.Pareto(&run.Spec)}
 	if r.provisionalEnabled() {
-		best = candidates.MaxCandidates(run)
+		best.Limit = candidates.MaxCandidates(run)
 	}
 	tl := ledger.NewTail(r.OutputDir, r.SearchTmpDir, best)
 	r.tail = tl
