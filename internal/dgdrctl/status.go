@@ -199,12 +199,8 @@ func writeCandidateTable(out io.Writer, cands []v1beta2.DynamoGraphDeploymentCan
 		if m == nil {
 			m = &v1beta2.CandidateMetrics{}
 		}
-		var ttftBand, itlBand *float64
-		if b := m.ErrorBand; b != nil {
-			ttftBand, itlBand = b.TTFTPct, b.ITLPct
-		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cd.Status.Rank, cd.Name, cd.Spec.Backend, cd.Spec.Mode, cd.Spec.GPUs,
-			num(m.Score), withBand(m.TTFTMs, ttftBand), withBand(m.ITLMs, itlBand), num(m.E2EMs), num(m.Throughput), num(m.ThroughputPerGPU), num(m.ThroughputPerUser))
+			num(m.Score), withBand(m.TTFTMs, resultsview.TTFTBand(m)), withBand(m.ITLMs, resultsview.ITLBand(m)), num(m.E2EMs), num(m.Throughput), num(m.ThroughputPerGPU), num(m.ThroughputPerUser))
 	}
 	_ = tw.Flush()
 	for _, cd := range cands {
@@ -218,14 +214,29 @@ func writeCandidateTable(out io.Writer, cands []v1beta2.DynamoGraphDeploymentCan
 			break
 		}
 	}
+	writeParetoRoles(out, cands)
+}
+
+// writeParetoRoles says why each candidate of a Pareto front was published, by rank; nothing for
+// other targets.
+func writeParetoRoles(out io.Writer, cands []v1beta2.DynamoGraphDeploymentCandidate) {
+	var roles []string
+	for _, cd := range cands {
+		if r := cd.Status.ParetoRole; r != "" {
+			roles = append(roles, fmt.Sprintf("#%d %s", cd.Status.Rank, r))
+		}
+	}
+	if len(roles) > 0 {
+		fmt.Fprintln(out, "Chosen along the Pareto front: "+strings.Join(roles, ", "))
+	}
 }
 
 // withBand prints a metric with its expected error, e.g. "154 ±22%" (no band: the metric alone).
-func withBand(v, pct *float64) string {
-	if v == nil || pct == nil {
+func withBand(v *float64, b *resultsview.Band) string {
+	if v == nil || b == nil {
 		return num(v)
 	}
-	return fmt.Sprintf("%s ±%.0f%%", num(v), *pct)
+	return fmt.Sprintf("%s ±%.0f%%", num(v), b.MedianPct)
 }
 
 func completedReason(r *v1beta2.DynamoGraphDeploymentRun) string {
