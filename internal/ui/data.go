@@ -102,7 +102,15 @@ type Point struct {
 	// Published names the Candidate object this point was published as ("" when it was not).
 	Published string `json:"published,omitempty"`
 	Rank      int32  `json:"rank,omitempty"`
-	Front     bool   `json:"front"`
+	// ParetoRole is why the published candidate was chosen from the Pareto front.
+	ParetoRole string `json:"paretoRole,omitempty"`
+	// Deployed names the DynamoGraphDeployment the request deployed this point as (autoApply).
+	Deployed string `json:"deployed,omitempty"`
+	Front    bool   `json:"front"`
+	// ErrorBand is the recommender's expected error on the point's latencies.
+	ErrorBand *v1beta2.MetricsErrorBand `json:"errorBand,omitempty"`
+	// metrics are all the point's predicted metrics (the hover text shows them).
+	metrics *v1beta2.CandidateMetrics
 }
 
 // Sources of the points.
@@ -186,7 +194,8 @@ func runPoints(ctx context.Context, c client.Reader, run *v1beta2.DynamoGraphDep
 			}
 			p.Points = append(p.Points, Point{ID: cmp.Or(cand.Status.CandidateID, cand.Name), Backend: string(cand.Spec.Backend),
 				Mode: string(cand.Spec.Mode), GPUs: int(cand.Spec.GPUs), ThroughputPerGPU: *m.ThroughputPerGPU,
-				ThroughputPerUser: *m.ThroughputPerUser, TTFTMs: m.TTFTMs, ITLMs: m.ITLMs, E2EMs: m.E2EMs})
+				ThroughputPerUser: *m.ThroughputPerUser, TTFTMs: m.TTFTMs, ITLMs: m.ITLMs, E2EMs: m.E2EMs,
+				ErrorBand: m.ErrorBand, metrics: m})
 		}
 		p.Evaluated = len(p.Points)
 	}
@@ -197,6 +206,7 @@ func runPoints(ctx context.Context, c client.Reader, run *v1beta2.DynamoGraphDep
 	for i := range p.Points {
 		if cand, ok := byID[p.Points[i].ID]; ok {
 			p.Points[i].Published, p.Points[i].Rank = cand.Name, cand.Status.Rank
+			p.Points[i].ParetoRole = string(cand.Status.ParetoRole)
 		}
 	}
 	p.Front = paretoFront(p.Points)
@@ -208,6 +218,19 @@ func runPoints(ctx context.Context, c client.Reader, run *v1beta2.DynamoGraphDep
 		p.Points[i].Front = front[p.Points[i].ID]
 	}
 	return p, nil
+}
+
+// markDeployed marks the point the request deployed from run (status.deployment), if any.
+func (p *Points) markDeployed(req *v1beta2.DynamoGraphDeploymentRequest, run string) {
+	d := req.Status.Deployment
+	if d == nil || d.Run != run {
+		return
+	}
+	for i := range p.Points {
+		if p.Points[i].Published == d.Candidate {
+			p.Points[i].Deployed = d.Name
+		}
+	}
 }
 
 // fromRecommendation takes the points of the kept recommendation.json, data; false when it does
@@ -278,7 +301,7 @@ func pointOf(rec *output.Candidate) (Point, bool) {
 	}
 	pt := Point{ID: rec.CandidateID, GPUs: rec.UsedGPUs,
 		ThroughputPerGPU: *m.ThroughputPerGPU, ThroughputPerUser: *m.ThroughputPerUser,
-		TTFTMs: m.TTFTMs, ITLMs: m.ITLMs, E2EMs: m.E2EMs}
+		TTFTMs: m.TTFTMs, ITLMs: m.ITLMs, E2EMs: m.E2EMs, ErrorBand: m.ErrorBand, metrics: m}
 	if pc := rec.PredictionConfig; pc != nil {
 		pt.Backend, pt.Mode, pt.Shape = pc.Engine.Backend, pc.Engine.Mode, shapeOf(pc)
 	}

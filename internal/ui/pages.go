@@ -1,6 +1,10 @@
 package ui
 
-import "html/template"
+import (
+	"html/template"
+
+	"github.com/dgdr-operator/dgdr-operator/internal/resultsview"
+)
 
 // pageNames are the page templates under assets/, each rendered inside layout.html.
 var pageNames = []string{"requests", "request", "candidates", "candidate", "error"}
@@ -12,6 +16,16 @@ var funcs = template.FuncMap{
 			return "–"
 		}
 		return fmtNum(*v)
+	},
+	// metrics lists a candidate's predicted metrics, each with its error band.
+	"metrics": resultsview.Metrics,
+	// value formats a metric's value with its unit, band says its expected error.
+	"value": func(m resultsview.Metric) string { return metricText(resultsview.Metric{Value: m.Value, Unit: m.Unit}) },
+	"band": func(b *resultsview.Band) string {
+		if b == nil {
+			return "not measured"
+		}
+		return bandText(b)
 	},
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
+	"github.com/dgdr-operator/dgdr-operator/internal/resultsview"
 )
 
 // The scatter plot is drawn on the server as SVG: the page needs no script and no charting
@@ -20,6 +21,8 @@ const (
 	innerW, innerH                              = plotW - marginL - marginR, plotH - marginT - marginB
 	legendX                                     = plotW - marginR + 18
 	minRadius, radiusPerSqrtGPU, publishedWidth = 3.0, 1.6, 2.5
+	// deployedGap is how far the deployed candidate's ring lies outside its marker.
+	deployedGap = 5.0
 )
 
 func colorOf(backend string) string { return output.BackendColor(backend) }
@@ -84,13 +87,6 @@ func fmtNum(v float64) string {
 	default:
 		return fmt.Sprintf("%.3g", v)
 	}
-}
-
-func fmtOpt(v *float64, unit string) string {
-	if v == nil {
-		return "–"
-	}
-	return fmtNum(*v) + " " + unit
 }
 
 // slaITLThroughput is the throughput per user an ITL bound implies (1000 / itlMs tokens/s).
@@ -180,6 +176,10 @@ func renderPlot(p *Points, sla *v1beta2.SLASpec) template.HTML {
 		if pt.Published != "" {
 			labels = append(labels, rankLabel{rank: pt.Rank, cx: x, cy: y, r: radiusOf(pt.GPUs)})
 		}
+		if pt.Deployed != "" {
+			fmt.Fprintf(&b, `<circle id="deployed" class="deployed" cx="%.1f" cy="%.1f" r="%.1f" data-candidate="%s" data-deployment="%s"><title>deployed as %s</title></circle>`,
+				x, y, radiusOf(pt.GPUs)+deployedGap, template.HTMLEscapeString(pt.Published), template.HTMLEscapeString(pt.Deployed), template.HTMLEscapeString(pt.Deployed))
+		}
 	}
 	writeRankLabels(&b, labels)
 	b.WriteString(`</g>`)
@@ -236,12 +236,18 @@ func rankKey(p Point) int32 {
 func hoverText(pt Point) string {
 	lines := []string{pt.ID}
 	if pt.Published != "" {
-		lines[0] += fmt.Sprintf(" — published as %s (rank %d)", pt.Published, pt.Rank)
+		lines[0] += fmt.Sprintf(" — published as %s (rank %d%s)", pt.Published, pt.Rank, prefixed(", ", pt.ParetoRole))
 	}
-	lines = append(lines,
-		fmt.Sprintf("%s, %s, %d GPUs", cmp.Or(pt.Backend, "?"), cmp.Or(pt.Mode, "?"), pt.GPUs),
-		fmt.Sprintf("%s tokens/s per GPU, %s tokens/s per user", fmtNum(pt.ThroughputPerGPU), fmtNum(pt.ThroughputPerUser)),
-		fmt.Sprintf("TTFT %s, ITL %s, E2E %s", fmtOpt(pt.TTFTMs, "ms"), fmtOpt(pt.ITLMs, "ms"), fmtOpt(pt.E2EMs, "ms")))
+	if pt.Deployed != "" {
+		lines = append(lines, "deployed as "+pt.Deployed)
+	}
+	lines = append(lines, fmt.Sprintf("%s, %s, %d GPUs", cmp.Or(pt.Backend, "?"), cmp.Or(pt.Mode, "?"), pt.GPUs))
+	// Every predicted metric the point has, each with its error band.
+	for _, m := range resultsview.Metrics(pt.metrics) {
+		if m.Value != nil {
+			lines = append(lines, m.Name+" "+metricText(m))
+		}
+	}
 	if pt.Shape != "" {
 		lines = append(lines, pt.Shape)
 	}
@@ -249,6 +255,33 @@ func hoverText(pt Point) string {
 		lines = append(lines, "on the Pareto front")
 	}
 	return strings.Join(lines, "\n")
+}
+
+// metricText formats a predicted metric with its unit and error band: "154 ms ±22% (4 in 5
+// within ±41%)", "–" when there is no value.
+func metricText(m resultsview.Metric) string {
+	if m.Value == nil {
+		return "–"
+	}
+	return fmtNum(*m.Value) + " " + m.Unit + prefixed(" ", bandText(m.Band))
+}
+
+// bandText is an error band as people read it: "±22% (4 in 5 within ±41%)"; "" for none.
+func bandText(b *resultsview.Band) string {
+	switch {
+	case b == nil:
+		return ""
+	case b.P80Pct > 0:
+		return fmt.Sprintf("±%.0f%% (4 in 5 within ±%.0f%%)", b.MedianPct, b.P80Pct)
+	}
+	return fmt.Sprintf("±%.0f%%", b.MedianPct)
+}
+
+func prefixed(prefix, s string) string {
+	if s == "" {
+		return ""
+	}
+	return prefix + s
 }
 
 func writeLegend(b *strings.Builder, p *Points) {
@@ -291,6 +324,8 @@ func writeLegend(b *strings.Builder, p *Points) {
 	fmt.Fprintf(b, `<line class="front" x1="%d" y1="%d" x2="%d" y2="%d"/><text x="%d" y="%d">Pareto front</text>`, legendX, yy-4, legendX+14, yy-4, legendX+18, yy)
 	yy = row()
 	fmt.Fprintf(b, `<circle cx="%d" cy="%d" r="5" fill="#fff" stroke="#111" stroke-width="%.1f"/><text x="%d" y="%d">published (#rank)</text>`, legendX+6, yy-4, publishedWidth, legendX+18, yy)
+	yy = row()
+	fmt.Fprintf(b, `<circle class="deployed" cx="%d" cy="%d" r="7"/><text x="%d" y="%d">deployed</text>`, legendX+6, yy-4, legendX+18, yy)
 	yy = row()
 	fmt.Fprintf(b, `<line class="sla-key" x1="%d" y1="%d" x2="%d" y2="%d"/><text x="%d" y="%d">SLA bound</text>`, legendX, yy-4, legendX+14, yy-4, legendX+18, yy)
 	b.WriteString(`</g>`)

@@ -502,6 +502,8 @@ type CandidateRow struct {
 	E2EMs             *float64 `json:"e2eMs,omitempty"`
 	// Provisional marks a candidate published while its search ran (its rank may change).
 	Provisional bool `json:"provisional,omitempty"`
+	// ParetoRole is why the candidate was chosen from the Pareto front.
+	ParetoRole string `json:"paretoRole,omitempty"`
 }
 
 // CandidatesView is the candidates page.
@@ -534,6 +536,11 @@ func (s *Server) candidatesView(r *http.Request) (*CandidatesView, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The deployed candidate is drawn when the user may read the request; the plot stands without.
+	var req v1beta2.DynamoGraphDeploymentRequest
+	if name := run.Labels[v1beta2.LabelRequestName]; name != "" && s.c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &req) == nil {
+		pts.markDeployed(&req, run.Name)
+	}
 	v := &CandidatesView{Namespace: ns, Run: run.Name, Request: run.Labels[v1beta2.LabelRequestName], Phase: string(run.Status.Phase),
 		SLA: run.Spec.SLA, Points: pts, Candidates: []CandidateRow{}}
 	for i := range cands {
@@ -543,6 +550,7 @@ func (s *Server) candidatesView(r *http.Request) (*CandidatesView, error) {
 		if m := c.Status.Metrics; m != nil {
 			row.ThroughputPerGPU, row.ThroughputPerUser, row.TTFTMs, row.ITLMs, row.E2EMs = m.ThroughputPerGPU, m.ThroughputPerUser, m.TTFTMs, m.ITLMs, m.E2EMs
 		}
+		row.ParetoRole = string(c.Status.ParetoRole)
 		v.Candidates = append(v.Candidates, row)
 	}
 	v.plot = renderPlot(pts, run.Spec.SLA)
