@@ -254,6 +254,10 @@ bench: tools upstream ## Measure P1–P10 (docs/develop/performance.md, docs/des
 	go test -run '^$$' -bench . -benchmem ./internal/aisimulate/ ./tools/aisim/search/ 2>&1 | grep -E '^(Benchmark|ok|PASS)'
 	go run ./test/bench
 
+.PHONY: pareto-spread-picture
+pareto-spread-picture: ## docs/images/pareto-spread.svg: the spread Pareto set of docs/design/results.md, drawn by output.SpreadFront's test.
+	go test ./internal/aisimulate/output -run TestSpreadPicture -update-picture
+
 .PHONY: aisim-calibration-plot
 aisim-calibration-plot: ## aisim vs measured H100 runs: error table and docs/images/aisim-vs-silicon.svg (docs/design/aisim.md).
 	mkdir -p docs/images
