@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -124,5 +125,35 @@ func TestRecommendExitCodes(t *testing.T) {
 				t.Errorf("table output: %q", out)
 			}
 		})
+	}
+}
+
+// TestRecommendParetoSpread: for the demo's Pareto request, dgdrctl recommend publishes what the
+// reporter would, a spread of the front: its two ends, the knee, ranked along the front, each
+// labelled; the table lists the labels.
+func TestRecommendParetoSpread(t *testing.T) {
+	const request = "../../examples/demo/kv-range-pareto.yaml"
+	out, errOut, code := run(t, "recommend", "-f", request, "--config", recommendConfig, "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var list candidateList
+	if err := json.Unmarshal([]byte(out), &list); err != nil {
+		t.Fatal(err)
+	}
+	var roles []v1beta2.ParetoRole
+	for i, c := range list.Items {
+		roles = append(roles, c.Status.ParetoRole)
+		if i > 0 && *c.Status.Metrics.ThroughputPerUser < *list.Items[i-1].Status.Metrics.ThroughputPerUser {
+			t.Errorf("rank %d breaks the front's order by throughput per user", c.Status.Rank)
+		}
+	}
+	if len(roles) < 3 || roles[0] != v1beta2.ParetoRoleMaxThroughputPerGPU || roles[len(roles)-1] != v1beta2.ParetoRoleMaxThroughputPerUser ||
+		!slices.Contains(roles, v1beta2.ParetoRoleKnee) {
+		t.Errorf("roles by rank %v: want both ends and the knee", roles)
+	}
+	table, errOut, code := run(t, "recommend", "-f", request, "--config", recommendConfig, "-o", "table")
+	if code != 0 || !strings.Contains(table, "Chosen along the Pareto front: #1 max-throughput-per-gpu, ") {
+		t.Errorf("exit %d (%s), table:\n%s", code, errOut, table)
 	}
 }

@@ -3,11 +3,13 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -84,6 +86,33 @@ func requireSucceededWithCandidates(t *testing.T, run *v1beta2.DynamoGraphDeploy
 	}
 }
 
+// requireParetoSpread: the published candidates of a Pareto Run span the front: rank 1 is its
+// throughput-per-GPU end, the last rank its throughput-per-user end, every one says why it was
+// chosen, and ranks follow the front (throughput per user not decreasing).
+func requireParetoSpread(t *testing.T, run *v1beta2.DynamoGraphDeploymentRun) {
+	t.Helper()
+	cands, err := candidatesOfRun(context.Background(), run.Namespace, run.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(cands, func(a, b v1beta2.DynamoGraphDeploymentCandidate) int { return cmp.Compare(a.Status.Rank, b.Status.Rank) })
+	var roles []string
+	for i, c := range cands {
+		roles = append(roles, string(c.Status.ParetoRole))
+		if c.Status.ParetoRole == "" {
+			t.Errorf("Pareto Run %s: %s has no paretoRole", run.Name, c.Name)
+		}
+		if m, prev := c.Status.Metrics, cands[max(i-1, 0)].Status.Metrics; m == nil || m.ThroughputPerUser == nil || prev.ThroughputPerUser == nil ||
+			*m.ThroughputPerUser < *prev.ThroughputPerUser {
+			t.Errorf("Pareto Run %s: %s breaks the front's order by throughput per user", run.Name, c.Name)
+		}
+	}
+	if roles[0] != string(v1beta2.ParetoRoleMaxThroughputPerGPU) || (len(roles) > 1 && roles[len(roles)-1] != string(v1beta2.ParetoRoleMaxThroughputPerUser)) {
+		t.Errorf("Pareto Run %s: roles by rank %v, want %s first and %s last", run.Name, roles, v1beta2.ParetoRoleMaxThroughputPerGPU, v1beta2.ParetoRoleMaxThroughputPerUser)
+	}
+	t.Logf("%s: Pareto roles by rank %v", run.Name, roles)
+}
+
 // TestDemoExamplesComplete: every example of examples/demo completes with Candidates, its
 // search pod scheduled on the sandbox node by the real scheduler.
 func TestDemoExamplesComplete(t *testing.T) {
@@ -103,6 +132,9 @@ func TestDemoExamplesComplete(t *testing.T) {
 	for _, n := range names {
 		run := waitRequestDone(t, ns, n)
 		requireSucceededWithCandidates(t, run)
+		if run.Spec.Objective != nil && run.Spec.Objective.Target == v1beta2.TargetPareto {
+			requireParetoSpread(t, run)
+		}
 		var pods corev1.PodList
 		if err := k8s.List(context.Background(), &pods, client.InNamespace(ns), client.MatchingLabels{v1beta2.LabelRunName: run.Name}); err != nil {
 			t.Fatal(err)
