@@ -95,7 +95,9 @@ func requireParetoSpread(t *testing.T, run *v1beta2.DynamoGraphDeploymentRun) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	slices.SortFunc(cands, func(a, b v1beta2.DynamoGraphDeploymentCandidate) int { return cmp.Compare(a.Status.Rank, b.Status.Rank) })
+	slices.SortFunc(cands, func(a, b v1beta2.DynamoGraphDeploymentCandidate) int {
+		return cmp.Compare(a.Status.Rank, b.Status.Rank)
+	})
 	var roles []string
 	for i, c := range cands {
 		roles = append(roles, string(c.Status.ParetoRole))
