@@ -393,6 +393,28 @@ func TestDemoInTheBrowser(t *testing.T) {
 			if byID(doc, "preview-form") == nil {
 				t.Error("the candidate page has no promote form")
 			}
+			// Every predicted metric with its error band: the published record's TTFT band, and
+			// "not measured" for the metrics the recommender has no band for.
+			var best v1beta2.DynamoGraphDeploymentCandidate
+			if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: want.ranked[0]}, &best); err != nil {
+				t.Fatal(err)
+			}
+			metrics := byID(doc, "metrics")
+			if metrics == nil || !strings.Contains(textOf(metrics), "not measured") {
+				t.Error("the candidate page does not list every metric with its band")
+			} else if b := best.Status.Metrics.ErrorBand; b != nil && b.TTFTPct != nil && !strings.Contains(textOf(metrics), fmt.Sprintf("±%.0f%%", *b.TTFTPct)) {
+				t.Errorf("the candidate page lacks the TTFT band ±%.0f%%: %s", *b.TTFTPct, textOf(metrics))
+			}
+			// A Pareto Run's candidates span the front, and the table says why each was chosen.
+			if run.Spec.Objective != nil && run.Spec.Objective.Target == v1beta2.TargetPareto {
+				if role := best.Status.ParetoRole; role != v1beta2.ParetoRoleMaxThroughputPerGPU {
+					t.Errorf("rank 1 of the Pareto Run has role %q, want %s", role, v1beta2.ParetoRoleMaxThroughputPerGPU)
+				}
+				roles := find(table, func(n *html.Node) bool { return hasClass(n, "role") })
+				if len(roles) != len(want.ranked) {
+					t.Errorf("the ranked table shows %d Pareto roles, want one per candidate (%d)", len(roles), len(want.ranked))
+				}
+			}
 		})
 	}
 }
