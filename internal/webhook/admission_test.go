@@ -255,7 +255,7 @@ func TestDefaultingIsStored(t *testing.T) {
 				t.Errorf("sku/maxCandidates not materialized: %+v %+v", got.Spec.Hardware.GPU, got.Spec.Recommendation)
 			}
 			if tc.wantLoad != "" {
-				in, errs := aisimulate.Lower(&got.Spec, aisimulate.Caps{})
+				in, errs := aisimulate.Lower(&got.Spec, aisimulate.Options{})
 				if len(errs) > 0 {
 					t.Fatal(errs)
 				}

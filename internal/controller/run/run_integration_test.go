@@ -93,7 +93,7 @@ func TestInputRecordedOnceAndSearchJobBuilt(t *testing.T) {
 	job := waitForJob(t, r)
 
 	got := getRun(t, r)
-	want, errs := aisimulate.Lower(&got.Spec, aisimulate.Caps{})
+	want, errs := aisimulate.Lower(&got.Spec, aisimulate.Options{})
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
