@@ -242,6 +242,9 @@ func hoverText(pt Point) string {
 		fmt.Sprintf("%s, %s, %d GPUs", cmp.Or(pt.Backend, "?"), cmp.Or(pt.Mode, "?"), pt.GPUs),
 		fmt.Sprintf("%s tokens/s per GPU, %s tokens/s per user", fmtNum(pt.ThroughputPerGPU), fmtNum(pt.ThroughputPerUser)),
 		fmt.Sprintf("TTFT %s, ITL %s, E2E %s", fmtOpt(pt.TTFTMs, "ms"), fmtOpt(pt.ITLMs, "ms"), fmtOpt(pt.E2EMs, "ms")))
+	if c := pt.Cost; c != nil {
+		lines = append(lines, costText(c))
+	}
 	if pt.Shape != "" {
 		lines = append(lines, pt.Shape)
 	}
@@ -249,6 +252,15 @@ func hoverText(pt Point) string {
 		lines = append(lines, "on the Pareto front")
 	}
 	return strings.Join(lines, "\n")
+}
+
+// costText is a cost for display: "28.00 USD per hour, 0.7778 USD per million output tokens".
+func costText(c *v1beta2.CandidateCost) string {
+	text := c.PerHour + " " + c.Currency + " per hour"
+	if c.PerMillionOutputTokens != "" {
+		text += ", " + c.PerMillionOutputTokens + " " + c.Currency + " per million output tokens"
+	}
+	return text
 }
 
 func writeLegend(b *strings.Builder, p *Points) {
