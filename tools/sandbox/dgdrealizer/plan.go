@@ -85,6 +85,8 @@ type role struct {
 	maxModelLen    string
 	memoryFraction string
 	noPrefixCache  bool
+	// engineArgs are the backend-specific mocker flags with their values.
+	engineArgs []string
 }
 
 // engineFlags are the flags of one backend's engine that the mocker takes.
@@ -93,6 +95,8 @@ type engineFlags struct {
 	tp, dp                                []string
 	blockSize, maxSeqs, batched, modelLen []string
 	memoryFraction                        string // the backend's flag, which the mocker takes under the same name
+	// renamed maps a backend flag to the mocker flag that models it, in the order passed on.
+	renamed [][2]string
 }
 
 var backends = map[string]engineFlags{
@@ -100,8 +104,12 @@ var backends = map[string]engineFlags{
 		model: []string{"--model-path"}, servedName: []string{"--served-model-name"},
 		tp: []string{"--tp", "--tp-size", "--tensor-parallel-size"}, dp: []string{"--dp", "--dp-size", "--data-parallel-size"},
 		blockSize: []string{"--page-size"}, maxSeqs: []string{"--max-running-requests"},
-		batched: []string{"--chunked-prefill-size"}, modelLen: []string{"--context-length"},
+		modelLen:       []string{"--context-length"},
 		memoryFraction: "--mem-fraction-static",
+		renamed: [][2]string{
+			{"--chunked-prefill-size", "--sglang-chunked-prefill-size"},
+			{"--max-prefill-tokens", "--sglang-max-prefill-tokens"},
+		},
 	},
 	"vllm": {
 		model: []string{"--model"}, servedName: []string{"--served-model-name"},
@@ -169,6 +177,11 @@ func readRole(backend string, args []string, path string) (role, error) {
 	}
 	if r.model == "" {
 		r.model = flagValue(args, f.model...)
+	}
+	for _, rn := range f.renamed {
+		if v := flagValue(args, rn[0]); v != "" {
+			r.engineArgs = append(r.engineArgs, rn[1], v)
+		}
 	}
 	if r.model == "" {
 		return r, fmt.Errorf("%s.args: no model (%s)", path, strings.Join(append(f.servedName, f.model...), ", "))
@@ -380,6 +393,7 @@ func workerPod(dgd *unstructured.Unstructured, spec *dgdv1beta1.DynamoGraphDeplo
 			args = append(args, f.flag, f.value)
 		}
 	}
+	args = append(args, r.engineArgs...)
 	if r.noPrefixCache {
 		args = append(args, "--no-enable-prefix-caching")
 	}

@@ -71,7 +71,7 @@ func TestPlanDeploymentPods(t *testing.T) {
 		spec string
 		want []podView
 	}{{
-		name: "sglang aggregated: replicas, tensor parallelism, page size and memory fraction",
+		name: "sglang aggregated: replicas, tensor parallelism, page size, memory fraction and prefill budgets",
 		spec: `
 backendFramework: sglang
 components:
@@ -81,17 +81,17 @@ components:
   replicas: 2
   podTemplate: {spec: {containers: [{name: main, image: sg:1, command: [python3, -m, dynamo.sglang],
     args: [--model-path, Qwen/Qwen3-0.6B, --served-model-name, Qwen/Qwen3-0.6B, --tp, "2", --chunked-prefill-size, "8192",
-      --max-running-requests, "256", --context-length, "8192", --page-size, "32", --mem-fraction-static, "0.9"],
+      --max-prefill-tokens, "8192", --max-running-requests, "256", --context-length, "8192", --page-size, "32", --mem-fraction-static, "0.9"],
     resources: {limits: {nvidia.com/gpu: "2"}, requests: {nvidia.com/gpu: "2"}}}]}}
 `,
 		want: []podView{
 			frontend("sg:1", false),
 			{Name: "llama-sglangworker-0", Type: "worker", Image: "sg:1", Command: launcher, GPUs: "2", Args: workerArgs("sglang", "Qwen/Qwen3-0.6B", 2,
-				"--data-parallel-size", "1", "--block-size", "32", "--max-num-seqs", "256", "--max-num-batched-tokens", "8192",
-				"--max-model-len", "8192", "--mem-fraction-static", "0.9")},
+				"--data-parallel-size", "1", "--block-size", "32", "--max-num-seqs", "256",
+				"--max-model-len", "8192", "--mem-fraction-static", "0.9", "--sglang-chunked-prefill-size", "8192", "--sglang-max-prefill-tokens", "8192")},
 			{Name: "llama-sglangworker-1", Type: "worker", Image: "sg:1", Command: launcher, GPUs: "2", Args: workerArgs("sglang", "Qwen/Qwen3-0.6B", 2,
-				"--data-parallel-size", "1", "--block-size", "32", "--max-num-seqs", "256", "--max-num-batched-tokens", "8192",
-				"--max-model-len", "8192", "--mem-fraction-static", "0.9")},
+				"--data-parallel-size", "1", "--block-size", "32", "--max-num-seqs", "256",
+				"--max-model-len", "8192", "--mem-fraction-static", "0.9", "--sglang-chunked-prefill-size", "8192", "--sglang-max-prefill-tokens", "8192")},
 		},
 	}, {
 		name: "vllm disaggregated: prefill and decode roles, data parallelism, prefix caching off, router mode from the env",
