@@ -87,6 +87,11 @@ type DynamoGraphDeploymentCandidateStatus struct {
 	// +optional
 	Metrics *CandidateMetrics `json:"metrics,omitempty"`
 
+	// display holds metrics rounded for `kubectl get` columns, written by the publisher with
+	// metrics. Display only: metrics is the authoritative value.
+	// +optional
+	Display *CandidateDisplay `json:"display,omitempty"`
+
 	// provisional is true while the candidate comes from a search that had not ended when it was
 	// published: the reporter publishes the best candidates settled so far while the search runs
 	// (docs/design/results.md). Its rank may still change, and it is deleted if it drops out of the top
@@ -105,6 +110,29 @@ type DynamoGraphDeploymentCandidateStatus struct {
 	ParetoRole ParetoRole `json:"paretoRole,omitempty"`
 }
 
+// CandidateDisplay are a Candidate's metrics rounded for printer columns, which cannot format
+// numbers. Display only: status.metrics is authoritative.
+type CandidateDisplay struct {
+	// throughputPerGpu is metrics.throughputPerGpu rounded to whole tokens per second.
+	// +optional
+	ThroughputPerGPU *int64 `json:"throughputPerGpu,omitempty"`
+	// throughputPerUser is metrics.throughputPerUser rounded to whole tokens per second.
+	// +optional
+	ThroughputPerUser *int64 `json:"throughputPerUser,omitempty"`
+	// ttftMs is metrics.ttftMs with one fraction digit.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	TTFTMs string `json:"ttftMs,omitempty"`
+	// itlMs is metrics.itlMs with one fraction digit.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	ITLMs string `json:"itlMs,omitempty"`
+	// costPerHour is metrics.cost.perHour followed by its currency ("28.00 USD").
+	// +optional
+	// +kubebuilder:validation:MaxLength=40
+	CostPerHour string `json:"costPerHour,omitempty"`
+}
+
 // DynamoGraphDeploymentCandidate is a ranked, deployable result of a Run, published by the
 // Run's reporter and owned by the Run.
 //
@@ -115,7 +143,11 @@ type DynamoGraphDeploymentCandidateStatus struct {
 // +kubebuilder:printcolumn:name="Backend",type=string,JSONPath=`.spec.backend`
 // +kubebuilder:printcolumn:name="Mode",type=string,JSONPath=`.spec.mode`
 // +kubebuilder:printcolumn:name="GPUs",type=integer,JSONPath=`.spec.gpus`
-// +kubebuilder:printcolumn:name="Tok/s/GPU",type=number,JSONPath=`.status.metrics.throughputPerGpu`
+// +kubebuilder:printcolumn:name="Tok/s/GPU",type=integer,JSONPath=`.status.display.throughputPerGpu`
+// +kubebuilder:printcolumn:name="Tok/s/User",type=integer,JSONPath=`.status.display.throughputPerUser`
+// +kubebuilder:printcolumn:name="TTFT ms",type=string,JSONPath=`.status.display.ttftMs`
+// +kubebuilder:printcolumn:name="ITL ms",type=string,JSONPath=`.status.display.itlMs`,priority=1
+// +kubebuilder:printcolumn:name="Cost/h",type=string,JSONPath=`.status.display.costPerHour`
 // +kubebuilder:printcolumn:name="Provisional",type=boolean,JSONPath=`.status.provisional`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.spec) || self.spec == oldSelf.spec",message="spec is immutable"

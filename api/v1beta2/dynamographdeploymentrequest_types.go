@@ -480,6 +480,17 @@ type ObjectiveSpec struct {
 	// per user and publishes the Pareto front. When omitted, AISimulate's default (throughput) applies.
 	// +optional
 	Target ObjectiveTarget `json:"target,omitempty"`
+
+	// maxCostPerHour bounds what a candidate may cost per hour, in the currency of the operator
+	// configuration's pricing: a decimal string ("40", "40.50"). It lowers to the derived default
+	// optimization.constraints.max_candidate_gpus = floor(maxCostPerHour / price per GPU-hour of
+	// hardware.gpu.sku) (the smaller of that and hardware.gpu.budget), which inputOverrides may
+	// replace. Refused when no price is configured for the SKU and when it buys no GPU.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=20
+	// +kubebuilder:validation:Pattern=`^[0-9]{1,12}(\.[0-9]{1,6})?$`
+	MaxCostPerHour string `json:"maxCostPerHour,omitempty"`
 }
 
 // RecommendationSpec controls how results are published.

@@ -149,11 +149,58 @@ type CandidateMetrics struct {
 	// gpus is the number of GPUs the candidate uses.
 	// +optional
 	GPUs int32 `json:"gpus,omitempty"`
+	// cost is what the candidate costs at the price the Run recorded (status.pricing of the
+	// Run); absent when the operator configuration has no price for the Run's GPU system.
+	// +optional
+	Cost *CandidateCost `json:"cost,omitempty"`
 	// errorBand is the recommender's expected error on the latency figures above, measured
 	// out of sample against real serving runs (the local recommender writes one; AISimulate's
 	// output has none).
 	// +optional
 	ErrorBand *MetricsErrorBand `json:"errorBand,omitempty"`
+}
+
+// CandidateCost is what a candidate costs: amounts are decimal strings in currency, computed
+// exactly from the recorded price per GPU-hour.
+type CandidateCost struct {
+	// currency is the ISO 4217 code of the amounts.
+	// +required
+	// +kubebuilder:validation:MinLength=3
+	// +kubebuilder:validation:MaxLength=3
+	Currency string `json:"currency,omitempty"`
+	// perHour is gpus times the price per GPU-hour, rounded to the currency's minor unit
+	// (2 fraction digits for USD).
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=32
+	PerHour string `json:"perHour,omitempty"`
+	// perMillionOutputTokens is perHour divided by the output tokens one hour produces at the
+	// modeled throughput, times one million, with two more fraction digits than perHour. Absent
+	// when no throughput was modeled.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	PerMillionOutputTokens string `json:"perMillionOutputTokens,omitempty"`
+}
+
+// RunPricing is the price of the Run's GPU system in the operator configuration when the Run's
+// effective input was recorded.
+type RunPricing struct {
+	// system is the AISimulate GPU system id the price is for (the spec's hardware.gpu.sku).
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	System string `json:"system,omitempty"`
+	// currency is the ISO 4217 code of the price.
+	// +required
+	// +kubebuilder:validation:MinLength=3
+	// +kubebuilder:validation:MaxLength=3
+	Currency string `json:"currency,omitempty"`
+	// pricePerGPUHour is the price of one GPU for one hour, a decimal string.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:Pattern=`^[0-9]+(\.[0-9]+)?$`
+	PricePerGPUHour string `json:"pricePerGPUHour,omitempty"`
 }
 
 // MetricsErrorBand is an estimator's expected relative error on a candidate's latency metrics:
@@ -286,6 +333,14 @@ type DynamoGraphDeploymentRunStatus struct {
 	// aisimulate records the effective input of the search.
 	// +optional
 	AISimulate *AISimulateStatus `json:"aisimulate,omitempty"`
+
+	// pricing is the price per GPU-hour of the Run's GPU system in the operator configuration,
+	// recorded once together with status.aisimulate.input, before the search Job exists. The
+	// reporter computes every Candidate's status.metrics.cost from it, so a later change of the
+	// price list never changes what this Run's candidates cost. Absent when the configuration
+	// has no price for the system.
+	// +optional
+	Pricing *RunPricing `json:"pricing,omitempty"`
 
 	// jobRef names the search Job.
 	// +optional

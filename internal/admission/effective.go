@@ -15,7 +15,7 @@ import (
 // spec.aisimulate.inputOverrides at the deepest key the override wrote on the way to the
 // problem; otherwise it points at spec. The detail always names the path in the effective
 // document. keys identifies each problem for ratcheting.
-func EffectiveInputProblems(spec *v1beta2.DynamoGraphDeploymentRequestSpec, input *aisimulate.Input, caps aisimulate.Caps) (errs field.ErrorList, keys []string) {
+func EffectiveInputProblems(spec *v1beta2.DynamoGraphDeploymentRequestSpec, input *aisimulate.Input, opts aisimulate.Options) (errs field.ErrorList, keys []string) {
 	problems := aisimulate.CheckInput(input.Document)
 	if len(problems) == 0 {
 		return nil, nil
@@ -23,7 +23,7 @@ func EffectiveInputProblems(spec *v1beta2.DynamoGraphDeploymentRequestSpec, inpu
 	typedOnly := spec.DeepCopy()
 	typedOnly.AISimulate = nil
 	typedKeys := map[string]bool{}
-	if typedInput, lowerErrs := aisimulate.Lower(typedOnly, caps); len(lowerErrs) == 0 {
+	if typedInput, lowerErrs := aisimulate.Lower(typedOnly, opts); len(lowerErrs) == 0 {
 		for _, p := range aisimulate.CheckInput(typedInput.Document) {
 			typedKeys[p.String()] = true
 		}

@@ -3,6 +3,7 @@ package admission
 import (
 	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
+	"github.com/dgdr-operator/dgdr-operator/internal/pricing"
 )
 
 // Options are what the operator configuration decides about validation.
@@ -16,6 +17,13 @@ type Options struct {
 	AllowLocalModelPaths bool
 	// MaxPodTemplateOverrideBytes is limits.maxPodTemplateOverrideBytes (0: no cap).
 	MaxPodTemplateOverrideBytes int
+	// Prices is the price list (pricing) objective.maxCostPerHour is lowered with.
+	Prices pricing.Prices
+}
+
+// Lowering is what lowering a spec needs of the options.
+func (o Options) Lowering() aisimulate.Options {
+	return aisimulate.Options{Caps: o.Caps, Prices: o.Prices}
 }
 
 // OptionsFrom reads the validation options of a (defaulted) operator configuration.
@@ -24,6 +32,7 @@ func OptionsFrom(cfg *v1alpha1.OperatorConfiguration) Options {
 		Caps:                 aisimulate.CapsFrom(cfg.Limits),
 		AutoApplyEnabled:     cfg.AutoApply.Enabled,
 		AllowLocalModelPaths: cfg.Models.AllowLocalPaths,
+		Prices:               pricing.FromConfig(cfg.Pricing),
 	}
 	if m := cfg.Limits.MaxPodTemplateOverrideBytes; m != nil {
 		o.MaxPodTemplateOverrideBytes = int(*m)

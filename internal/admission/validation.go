@@ -44,8 +44,8 @@ func ValidateUpdate(old, dgdr *v1beta2.DynamoGraphDeploymentRequest, opts Option
 		return input, nil, nil
 	}
 	var oldKeys []string
-	if oldInput, oldErrs := aisimulate.Lower(&old.Spec, opts.Caps); len(oldErrs) == 0 {
-		_, oldKeys = EffectiveInputProblems(&old.Spec, oldInput, opts.Caps)
+	if oldInput, oldErrs := aisimulate.Lower(&old.Spec, opts.Lowering()); len(oldErrs) == 0 {
+		_, oldKeys = EffectiveInputProblems(&old.Spec, oldInput, opts.Lowering())
 	}
 	// errs ends with the effective-input problems, in the order of keys.
 	head := errs[:len(errs)-len(keys)]
@@ -79,12 +79,12 @@ func validate(old, dgdr *v1beta2.DynamoGraphDeploymentRequest, opts Options) (*a
 	if len(errs) > 0 {
 		return nil, errs, nil
 	}
-	input, lowerErrs := aisimulate.Lower(spec, opts.Caps)
+	input, lowerErrs := aisimulate.Lower(spec, opts.Lowering())
 	if len(lowerErrs) > 0 {
 		return nil, lowerErrs, nil
 	}
 	errs = append(errs, opts.Caps.Check(input.Document)...)
-	effErrs, keys := EffectiveInputProblems(spec, input, opts.Caps)
+	effErrs, keys := EffectiveInputProblems(spec, input, opts.Lowering())
 	errs = append(errs, effErrs...)
 	return input, errs, keys
 }

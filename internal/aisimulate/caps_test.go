@@ -97,7 +97,7 @@ func TestLowerClampsDerivedDefaultsToCaps(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			in, errs := aisimulate.Lower(tc.spec, tc.caps)
+			in, errs := aisimulate.Lower(tc.spec, aisimulate.Options{Caps: tc.caps})
 			if len(errs) > 0 {
 				t.Fatal(errs)
 			}

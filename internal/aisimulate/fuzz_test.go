@@ -27,7 +27,7 @@ func FuzzMergePatch(f *testing.F) {
 			Hardware:   &v1beta2.HardwareSpec{GPU: &v1beta2.GPUSpec{SKU: "h200_sxm"}},
 			AISimulate: &v1beta2.AISimulateSpec{InputOverrides: &runtime.RawExtension{Raw: patch}},
 		}
-		in, errs := aisimulate.Lower(&spec, aisimulate.Caps{})
+		in, errs := aisimulate.Lower(&spec, aisimulate.Options{})
 		if len(errs) > 0 {
 			for _, e := range errs {
 				if e.Field != aisimulate.OverridesPath.String() {

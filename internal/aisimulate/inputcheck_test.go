@@ -186,7 +186,7 @@ func BenchmarkLowerAndCheck(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		in, errs := aisimulate.Lower(&d.Spec, aisimulate.Caps{})
+		in, errs := aisimulate.Lower(&d.Spec, aisimulate.Options{})
 		if len(errs) > 0 {
 			b.Fatal(errs)
 		}

@@ -20,7 +20,9 @@ import (
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/pricing"
 )
 
 // Derived default values.
@@ -52,16 +54,30 @@ var specPath = field.NewPath("spec")
 // OverridesPath is the field path of inputOverrides.
 var OverridesPath = specPath.Child("aisimulate", "inputOverrides")
 
+// Options are what the operator configuration decides about lowering: the caps, and the price
+// list objective.maxCostPerHour is divided by. They are values, so lowering stays pure.
+type Options struct {
+	Caps
+	// Prices is the operator's price list (OperatorConfiguration pricing).
+	Prices pricing.Prices
+}
+
+// OptionsFrom reads the lowering options of a defaulted operator configuration.
+func OptionsFrom(cfg *v1alpha1.OperatorConfiguration) Options {
+	return Options{Caps: CapsFrom(cfg.Limits), Prices: pricing.FromConfig(cfg.Pricing)}
+}
+
 // Lower computes the effective AISimulate recommendation input of an admitted spec under the
-// operator's caps. Errors name the spec field that cannot be lowered.
+// operator's caps and prices. Errors name the spec field that cannot be lowered.
 //
 // The underlay, the typed layer and the derived defaults are built directly as one document: they
 // contain no nulls and never two variants of a union, so placing each typed value at its path is
 // exactly what merging them would give. inputOverrides, which may contain nulls, is applied with
 // the RFC 7386 implementation of evanphx/json-patch.
-func Lower(spec *v1beta2.DynamoGraphDeploymentRequestSpec, caps Caps) (*Input, field.ErrorList) {
+func Lower(spec *v1beta2.DynamoGraphDeploymentRequestSpec, opts Options) (*Input, field.ErrorList) {
 	typed, errs := typedDocument(spec)
-	if len(errs) > 0 {
+	derived, derivedErrs := derivedDocument(spec, opts.Prices)
+	if errs = append(errs, derivedErrs...); len(errs) > 0 {
 		return nil, errs
 	}
 	doc := Underlay()
@@ -70,8 +86,7 @@ func Lower(spec *v1beta2.DynamoGraphDeploymentRequestSpec, caps Caps) (*Input, f
 		delete(doc["traffic"].(map[string]any), "stop")
 	}
 	mergeInto(doc, typed)
-	derived := derivedDocument(spec)
-	clamps := caps.clamp(derived)
+	clamps := opts.clamp(derived)
 	mergeInto(doc, derived)
 	o := overrides(spec)
 	if o == nil {
@@ -411,17 +426,57 @@ func typedLoad(load *v1beta2.LoadSpec, path *field.Path) (map[string]any, field.
 	return variants[0], nil
 }
 
-func derivedDocument(spec *v1beta2.DynamoGraphDeploymentRequestSpec) map[string]any {
+func derivedDocument(spec *v1beta2.DynamoGraphDeploymentRequestSpec, prices pricing.Prices) (map[string]any, field.ErrorList) {
 	doc := map[string]any{}
+	if spec.Objective != nil && spec.Objective.MaxCostPerHour != "" {
+		gpus, errs := gpusWithin(spec, spec.Objective.MaxCostPerHour, prices)
+		if len(errs) > 0 {
+			return nil, errs
+		}
+		doc["optimization"] = map[string]any{"constraints": map[string]any{"max_candidate_gpus": intNumber(gpus)}}
+	}
 	if spec.Workload != nil && spec.Workload.Static != nil && spec.Workload.Static.Load != nil {
 		if f := spec.Workload.Static.Load.KVCapacityFraction; f != nil && f.Range != nil {
 			doc["optimizer"] = map[string]any{"max_trials": intNumber(RangeMaxTrials)}
 		}
 	}
 	if s := spec.SLA; s != nil && (s.TTFTMs != nil || s.ITLMs != nil || s.E2EMs != nil) {
-		doc["optimization"] = map[string]any{"strict_sla": true}
+		optimization, _ := doc["optimization"].(map[string]any)
+		if optimization == nil {
+			optimization = map[string]any{}
+			doc["optimization"] = optimization
+		}
+		optimization["strict_sla"] = true
 	}
-	return doc
+	return doc, nil
+}
+
+var maxCostPath = specPath.Child("objective", "maxCostPerHour")
+
+// gpusWithin is the GPU budget maxCostPerHour buys at the price of the spec's GPU system:
+// floor(maxCostPerHour / price), or hardware.gpu.budget when that is smaller.
+func gpusWithin(spec *v1beta2.DynamoGraphDeploymentRequestSpec, maxCostPerHour string, prices pricing.Prices) (int64, field.ErrorList) {
+	gpu := gpuSpec(spec)
+	if gpu == nil || gpu.SKU == "" {
+		return 0, nil // the typed layer refuses a spec without a SKU
+	}
+	price := prices.For(gpu.SKU)
+	if price == nil {
+		return 0, field.ErrorList{field.Invalid(maxCostPath, maxCostPerHour, fmt.Sprintf(
+			"the operator configuration has no price per GPU-hour for GPU system %s (pricing.pricePerGPUHour)", gpu.SKU))}
+	}
+	n, err := pricing.MaxGPUs(maxCostPerHour, price.PricePerGPUHour)
+	if err != nil {
+		return 0, field.ErrorList{field.Invalid(maxCostPath, maxCostPerHour, err.Error())}
+	}
+	if n == 0 {
+		return 0, field.ErrorList{field.Invalid(maxCostPath, maxCostPerHour, fmt.Sprintf(
+			"buys no GPU: one GPU-hour of %s costs %s %s", gpu.SKU, price.PricePerGPUHour, price.Currency))}
+	}
+	if gpu.Budget != nil && int64(*gpu.Budget) < n {
+		n = int64(*gpu.Budget)
+	}
+	return n, nil
 }
 
 func gpuSpec(spec *v1beta2.DynamoGraphDeploymentRequestSpec) *v1beta2.GPUSpec {

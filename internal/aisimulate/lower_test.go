@@ -18,6 +18,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/admission"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
+	"github.com/dgdr-operator/dgdr-operator/internal/pricing"
 	"github.com/dgdr-operator/dgdr-operator/internal/testing/builders"
 	"github.com/dgdr-operator/dgdr-operator/internal/testing/golden"
 )
@@ -31,9 +32,12 @@ func admit(t *testing.T, dgdr *v1beta2.DynamoGraphDeploymentRequest) *v1beta2.Dy
 	return dgdr
 }
 
+// goldenPrices is the price list the golden cases are lowered with (objective.maxCostPerHour).
+var goldenPrices = pricing.Prices{Currency: "USD", PerGPUHour: map[string]string{"h200_sxm": "3.50"}}
+
 func lower(t *testing.T, dgdr *v1beta2.DynamoGraphDeploymentRequest) *aisimulate.Input {
 	t.Helper()
-	in, errs := aisimulate.Lower(&dgdr.Spec, aisimulate.Caps{})
+	in, errs := aisimulate.Lower(&dgdr.Spec, aisimulate.Options{Prices: goldenPrices})
 	if len(errs) > 0 {
 		t.Fatalf("lowering: %v", errs)
 	}
@@ -299,11 +303,52 @@ func TestLowerErrorsNameFields(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, errs := aisimulate.Lower(tc.spec(), aisimulate.Caps{})
+			_, errs := aisimulate.Lower(tc.spec(), aisimulate.Options{})
 			if diff := cmp.Diff(tc.want, errs, ignore); diff != "" {
 				t.Errorf("errors (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestMaxCostPerHourRefusals: objective.maxCostPerHour is refused at its path when the price
+// list has no price for the SKU and when it buys no GPU.
+func TestMaxCostPerHourRefusals(t *testing.T) {
+	path := field.NewPath("spec", "objective", "maxCostPerHour")
+	withMax := func(sku, max string) *v1beta2.DynamoGraphDeploymentRequestSpec {
+		d := admit(t, builders.Request("", "").GPUSKU(sku).Obj())
+		d.Spec.Objective = &v1beta2.ObjectiveSpec{MaxCostPerHour: max}
+		return &d.Spec
+	}
+	for _, tc := range []struct {
+		name   string
+		spec   *v1beta2.DynamoGraphDeploymentRequestSpec
+		prices pricing.Prices
+		want   field.ErrorList
+	}{
+		{"no price list", withMax("h200_sxm", "40"), pricing.Prices{},
+			field.ErrorList{field.Invalid(path, "40", "the operator configuration has no price per GPU-hour for GPU system h200_sxm (pricing.pricePerGPUHour)")}},
+		{"no price for the SKU", withMax("a100_sxm", "40"), goldenPrices,
+			field.ErrorList{field.Invalid(path, "40", "the operator configuration has no price per GPU-hour for GPU system a100_sxm (pricing.pricePerGPUHour)")}},
+		{"below one GPU-hour", withMax("h200_sxm", "3.49"), goldenPrices,
+			field.ErrorList{field.Invalid(path, "3.49", "buys no GPU: one GPU-hour of h200_sxm costs 3.50 USD")}},
+		{"zero", withMax("h200_sxm", "0"), goldenPrices,
+			field.ErrorList{field.Invalid(path, "0", "buys no GPU: one GPU-hour of h200_sxm costs 3.50 USD")}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, errs := aisimulate.Lower(tc.spec, aisimulate.Options{Prices: tc.prices})
+			if diff := cmp.Diff(tc.want, errs, cmpopts.IgnoreFields(field.Error{}, "Origin", "CoveredByDeclarative")); diff != "" {
+				t.Errorf("errors (-want +got):\n%s", diff)
+			}
+		})
+	}
+	// Exactly one GPU-hour buys one GPU.
+	in, errs := aisimulate.Lower(withMax("h200_sxm", "3.5"), aisimulate.Options{Prices: goldenPrices})
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if diff := cmp.Diff(parse(t, `{"max_candidate_gpus": 1}`), in.Document["optimization"].(map[string]any)["constraints"]); diff != "" {
+		t.Errorf("constraints (-want +got):\n%s", diff)
 	}
 }
 

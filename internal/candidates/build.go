@@ -17,6 +17,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
+	"github.com/dgdr-operator/dgdr-operator/internal/pricing"
 	"github.com/dgdr-operator/dgdr-operator/internal/render"
 	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
 )
@@ -255,6 +256,9 @@ func Render(run *v1beta2.DynamoGraphDeploymentRun, prov output.Provenance, view 
 			labels[k] = v
 		}
 	}
+	metrics := Metrics(rec)
+	// The cost is computed here, in the search pod, from the price the Run recorded.
+	metrics.Cost = pricing.Cost(run.Status.Pricing, int32(gpus), metrics.Throughput)
 	c := &v1beta2.DynamoGraphDeploymentCandidate{
 		TypeMeta: metav1.TypeMeta{APIVersion: v1beta2.GroupVersion.String(), Kind: "DynamoGraphDeploymentCandidate"},
 		ObjectMeta: metav1.ObjectMeta{
@@ -272,7 +276,8 @@ func Render(run *v1beta2.DynamoGraphDeploymentRun, prov output.Provenance, view 
 		Status: v1beta2.DynamoGraphDeploymentCandidateStatus{
 			Rank:        int32(rank),
 			CandidateID: rec.CandidateID,
-			Metrics:     Metrics(rec),
+			Metrics:     metrics,
+			Display:     Display(metrics),
 			Conditions: []metav1.Condition{{
 				Type:               v1beta2.ConditionEvaluated,
 				Status:             metav1.ConditionTrue,

@@ -1,6 +1,9 @@
 package candidates
 
 import (
+	"math"
+	"strconv"
+
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 )
@@ -33,6 +36,37 @@ func Metrics(rec *output.Candidate) *v1beta2.CandidateMetrics {
 	}
 	m.ErrorBand = errorBand(rec.ErrorBand)
 	return m
+}
+
+// Display rounds metrics for the printer columns of kubectl get dgdc: whole tokens per second,
+// one fraction digit of milliseconds, the cost per hour with its currency. Display only.
+func Display(m *v1beta2.CandidateMetrics) *v1beta2.CandidateDisplay {
+	if m == nil {
+		return nil
+	}
+	whole := func(v *float64) *int64 {
+		if v == nil || math.IsNaN(*v) || math.IsInf(*v, 0) {
+			return nil
+		}
+		r := int64(math.Round(*v))
+		return &r
+	}
+	tenth := func(v *float64) string {
+		if v == nil || math.IsNaN(*v) || math.IsInf(*v, 0) {
+			return ""
+		}
+		return strconv.FormatFloat(*v, 'f', 1, 64)
+	}
+	d := &v1beta2.CandidateDisplay{
+		ThroughputPerGPU:  whole(m.ThroughputPerGPU),
+		ThroughputPerUser: whole(m.ThroughputPerUser),
+		TTFTMs:            tenth(m.TTFTMs),
+		ITLMs:             tenth(m.ITLMs),
+	}
+	if c := m.Cost; c != nil {
+		d.CostPerHour = c.PerHour + " " + c.Currency
+	}
+	return d
 }
 
 // errorBand maps the recommender's error band (keyed by metric: ttft_ms, tpot_ms or itl_ms) to

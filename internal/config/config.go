@@ -5,9 +5,14 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
+	"math/big"
 	"os"
+	"regexp"
+	"slices"
 	"time"
 
+	"golang.org/x/text/currency"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -300,6 +305,7 @@ func Validate(cfg *v1alpha1.OperatorConfiguration) field.ErrorList {
 			errs = append(errs, field.Required(sp.Child("namespace"), "set it, or POD_NAMESPACE"))
 		}
 	}
+	errs = append(errs, validatePricing(cfg.Pricing, field.NewPath("pricing"))...)
 	if p := *cfg.Webhook.Port; p < 1 || p > 65535 {
 		errs = append(errs, field.Invalid(field.NewPath("webhook", "port"), p, "must be a TCP port"))
 	}
@@ -309,6 +315,47 @@ func Validate(cfg *v1alpha1.OperatorConfiguration) field.ErrorList {
 	}
 	if d := cfg.Webhook.RequestReadTimeout.Duration; d < time.Second || d > 30*time.Second {
 		errs = append(errs, field.Invalid(wp.Child("requestReadTimeout"), d.String(), "must be between 1s and 30s"))
+	}
+	return errs
+}
+
+// MaxPricePerGPUHour bounds a price per GPU-hour (in any currency, so generously).
+const MaxPricePerGPUHour = "100000"
+
+var (
+	currencyCode = regexp.MustCompile(`^[A-Z]{3}$`)
+	// plainDecimal is a price as written: digits and an optional fraction, no sign or exponent.
+	plainDecimal = regexp.MustCompile(`^[0-9]{1,12}(\.[0-9]{1,12})?$`)
+)
+
+// validatePricing checks the price list: a recognized ISO 4217 currency, at least one price,
+// each for a known GPU system, greater than 0 and at most MaxPricePerGPUHour.
+func validatePricing(p *v1alpha1.PricingConfig, path *field.Path) field.ErrorList {
+	if p == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	if !currencyCode.MatchString(p.Currency) {
+		errs = append(errs, field.Invalid(path.Child("currency"), p.Currency, "must be an ISO 4217 code: three upper-case letters, e.g. USD"))
+	} else if _, err := currency.ParseISO(p.Currency); err != nil {
+		errs = append(errs, field.Invalid(path.Child("currency"), p.Currency, "is not an ISO 4217 currency code"))
+	}
+	pp := path.Child("pricePerGPUHour")
+	if len(p.PricePerGPUHour) == 0 {
+		errs = append(errs, field.Required(pp, "a price per GPU-hour for at least one GPU system"))
+	}
+	maxPrice, _ := new(big.Rat).SetString(MaxPricePerGPUHour)
+	for _, system := range slices.Sorted(maps.Keys(p.PricePerGPUHour)) {
+		price := string(p.PricePerGPUHour[system])
+		if !aisimulate.KnownSKU(system) {
+			errs = append(errs, field.NotSupported(pp.Key(system), system, aisimulate.KnownSKUs()))
+		}
+		v, ok := new(big.Rat).SetString(price)
+		if !plainDecimal.MatchString(price) || !ok {
+			errs = append(errs, field.Invalid(pp.Key(system), price, "must be a decimal number without sign or exponent, e.g. 2.5"))
+		} else if v.Sign() <= 0 || v.Cmp(maxPrice) > 0 {
+			errs = append(errs, field.Invalid(pp.Key(system), price, "must be greater than 0 and at most "+MaxPricePerGPUHour))
+		}
 	}
 	return errs
 }

@@ -77,7 +77,7 @@ func TestLimitsVerdictsAgree(t *testing.T) {
 				_, whErr := wh.ValidateCreate(context.Background(), req.Request.DeepCopy())
 				webhookOK := whErr == nil
 
-				in, lowerErrs := aisimulate.Lower(&req.Request.Spec, caps)
+				in, lowerErrs := aisimulate.Lower(&req.Request.Spec, aisimulate.Options{Caps: caps})
 				controllerOK := len(lowerErrs) == 0 && runcontroller.Preflight(in.Document, caps) == nil
 
 				if cliOK != webhookOK || cliOK != controllerOK {

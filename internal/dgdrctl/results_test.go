@@ -62,6 +62,11 @@ func newFixture(t *testing.T, maxCandidates int32) *fixture {
 		t.Fatal(err)
 	}
 	reportertest.SetRunState(t, env.Client, run, v1beta2.RunPhaseRunning, metav1.ConditionFalse, v1beta2.ReasonEvaluatingCandidates)
+	// The price the operator records with the input: the reporter computes costs from it.
+	run.Status.Pricing = &v1beta2.RunPricing{System: "h200_sxm", Currency: "USD", PricePerGPUHour: "3.50"}
+	if err := c.Status().Update(ctx, run); err != nil {
+		t.Fatal(err)
+	}
 
 	input := "engine: {model: meta-llama/Llama-3.1-8B-Instruct, hardware: h200_sxm, workers: {aggregated: {}, prefill: {}, decode: {}}}\n" +
 		"traffic: {source: {type: synthetic, input_tokens: 1024, output_tokens: 128}, load: {type: concurrency, concurrency: 10}, stop: {requests: 200}}\n" +
@@ -168,6 +173,10 @@ func TestStatus(t *testing.T) {
 	// Latencies carry the estimator's expected error, and the table says what it means.
 	if !regexp.MustCompile(`\d ±\d+%`).MatchString(stdout) || !strings.Contains(stdout, "median error of the estimate against measured serving runs") {
 		t.Errorf("status output lacks the error band:\n%s", stdout)
+	}
+	// Each candidate's cost per hour and per million output tokens, in the recorded currency.
+	if !strings.Contains(stdout, "COST/H") || !regexp.MustCompile(`\d+\.\d{2} USD\s+\d+\.\d{4} USD`).MatchString(stdout) {
+		t.Errorf("status output lacks the cost columns:\n%s", stdout)
 	}
 	// --watch ends once the newest run is complete and shows the final view.
 	reportertest.SetRunState(t, env.Client, f.run, v1beta2.RunPhaseSucceeded, metav1.ConditionTrue, v1beta2.ReasonSucceeded)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -193,14 +194,27 @@ func writeStatus(ctx context.Context, c *clients, name string, out io.Writer, ba
 // writeCandidateTable prints candidates, best first, one row each.
 func writeCandidateTable(out io.Writer, cands []v1beta2.DynamoGraphDeploymentCandidate) {
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "RANK\tNAME\tBACKEND\tMODE\tGPUS\tSCORE\tTTFT(ms)\tITL(ms)\tE2E(ms)\tTOK/S\tTOK/S/GPU\tTOK/S/USER")
+	// The cost columns appear when the Run recorded a price (the operator configuration's pricing).
+	costed := slices.ContainsFunc(cands, func(cd v1beta2.DynamoGraphDeploymentCandidate) bool {
+		return cd.Status.Metrics != nil && cd.Status.Metrics.Cost != nil
+	})
+	header := "RANK\tNAME\tBACKEND\tMODE\tGPUS\tSCORE\tTTFT(ms)\tITL(ms)\tE2E(ms)\tTOK/S\tTOK/S/GPU\tTOK/S/USER"
+	if costed {
+		header += "\tCOST/H\tCOST/1M OUT TOK"
+	}
+	fmt.Fprintln(tw, header)
 	for _, cd := range cands {
 		m := cd.Status.Metrics
 		if m == nil {
 			m = &v1beta2.CandidateMetrics{}
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cd.Status.Rank, cd.Name, cd.Spec.Backend, cd.Spec.Mode, cd.Spec.GPUs,
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s", cd.Status.Rank, cd.Name, cd.Spec.Backend, cd.Spec.Mode, cd.Spec.GPUs,
 			num(m.Score), withBand(m.TTFTMs, resultsview.TTFTBand(m)), withBand(m.ITLMs, resultsview.ITLBand(m)), num(m.E2EMs), num(m.Throughput), num(m.ThroughputPerGPU), num(m.ThroughputPerUser))
+		if costed {
+			fmt.Fprintf(tw, "\t%s\t%s", money(m.Cost, func(c *v1beta2.CandidateCost) string { return c.PerHour }),
+				money(m.Cost, func(c *v1beta2.CandidateCost) string { return c.PerMillionOutputTokens }))
+		}
+		fmt.Fprintln(tw)
 	}
 	_ = tw.Flush()
 	for _, cd := range cands {
@@ -229,6 +243,14 @@ func writeParetoRoles(out io.Writer, cands []v1beta2.DynamoGraphDeploymentCandid
 	if len(roles) > 0 {
 		fmt.Fprintln(out, "Chosen along the Pareto front: "+strings.Join(roles, ", "))
 	}
+}
+
+// money prints an amount of a cost with its currency, e.g. "28.00 USD" ("-": none).
+func money(c *v1beta2.CandidateCost, amount func(*v1beta2.CandidateCost) string) string {
+	if c == nil || amount(c) == "" {
+		return "-"
+	}
+	return amount(c) + " " + c.Currency
 }
 
 // withBand prints a metric with its expected error, e.g. "154 ±22%" (no band: the metric alone).

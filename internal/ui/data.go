@@ -20,6 +20,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/internal/candidates"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
+	"github.com/dgdr-operator/dgdr-operator/internal/pricing"
 )
 
 // RequestRow is one line of the requests page.
@@ -98,7 +99,9 @@ type Point struct {
 	TTFTMs            *float64 `json:"ttftMs,omitempty"`
 	ITLMs             *float64 `json:"itlMs,omitempty"`
 	E2EMs             *float64 `json:"e2eMs,omitempty"`
-	Shape             string   `json:"shape,omitempty"`
+	// Cost is the point's cost at the price its Run recorded (none without pricing).
+	Cost  *v1beta2.CandidateCost `json:"cost,omitempty"`
+	Shape string                 `json:"shape,omitempty"`
 	// Published names the Candidate object this point was published as ("" when it was not).
 	Published string `json:"published,omitempty"`
 	Rank      int32  `json:"rank,omitempty"`
@@ -134,6 +137,8 @@ type Points struct {
 	Front []string `json:"front"`
 	// Infeasible counts the evaluated candidates that were not feasible, by reason category.
 	Infeasible map[string]int `json:"infeasible,omitempty"`
+	// price is the Run's recorded price, which the points' costs are computed at.
+	price *v1beta2.RunPricing
 }
 
 // loadArtifacts reads the Run's artifacts ConfigMap; nil when there is none, or when the one
@@ -162,7 +167,7 @@ func runPoints(ctx context.Context, c client.Reader, run *v1beta2.DynamoGraphDep
 	if err != nil && !apierrors.IsForbidden(err) {
 		return nil, err
 	}
-	p := &Points{Points: []Point{}, Front: []string{}}
+	p := &Points{Points: []Point{}, Front: []string{}, price: run.Status.Pricing}
 	switch {
 	case err != nil:
 		p.Note = "You may not read the Run's kept search artifacts (ConfigMap " + candidates.ArtifactsName(run) + "): the plot shows only the published candidates."
@@ -194,7 +199,7 @@ func runPoints(ctx context.Context, c client.Reader, run *v1beta2.DynamoGraphDep
 			}
 			p.Points = append(p.Points, Point{ID: cmp.Or(cand.Status.CandidateID, cand.Name), Backend: string(cand.Spec.Backend),
 				Mode: string(cand.Spec.Mode), GPUs: int(cand.Spec.GPUs), ThroughputPerGPU: *m.ThroughputPerGPU,
-				ThroughputPerUser: *m.ThroughputPerUser, TTFTMs: m.TTFTMs, ITLMs: m.ITLMs, E2EMs: m.E2EMs,
+				ThroughputPerUser: *m.ThroughputPerUser, TTFTMs: m.TTFTMs, ITLMs: m.ITLMs, E2EMs: m.E2EMs, Cost: m.Cost,
 				ErrorBand: m.ErrorBand, metrics: m})
 		}
 		p.Evaluated = len(p.Points)
@@ -251,7 +256,7 @@ func (p *Points) fromRecommendation(data []byte) bool {
 			p.Infeasible[cmp.Or(rec.ReasonCategory, rec.Status)]++
 			continue
 		}
-		pt, ok := pointOf(rec)
+		pt, ok := pointOf(rec, p.price)
 		if ok {
 			p.Points = append(p.Points, pt)
 		}
@@ -285,7 +290,7 @@ func (p *Points) fromEvents(data []byte) bool {
 			p.Infeasible[cmp.Or(rec.ReasonCategory, rec.Status)]++
 			continue
 		}
-		if pt, ok := pointOf(rec); ok {
+		if pt, ok := pointOf(rec, p.price); ok {
 			p.Points = append(p.Points, pt)
 		}
 	}
@@ -293,15 +298,17 @@ func (p *Points) fromEvents(data []byte) bool {
 }
 
 // pointOf maps a candidate record to a point with the published Candidates' metric mapping
-// (candidates.Metrics); backend, mode and shape come from its prediction configuration.
-func pointOf(rec *output.Candidate) (Point, bool) {
+// (candidates.Metrics) and cost at price; backend, mode and shape come from its prediction
+// configuration.
+func pointOf(rec *output.Candidate, price *v1beta2.RunPricing) (Point, bool) {
 	m := candidates.Metrics(rec)
 	if m.ThroughputPerGPU == nil || m.ThroughputPerUser == nil {
 		return Point{}, false
 	}
 	pt := Point{ID: rec.CandidateID, GPUs: rec.UsedGPUs,
 		ThroughputPerGPU: *m.ThroughputPerGPU, ThroughputPerUser: *m.ThroughputPerUser,
-		TTFTMs: m.TTFTMs, ITLMs: m.ITLMs, E2EMs: m.E2EMs, ErrorBand: m.ErrorBand, metrics: m}
+		TTFTMs: m.TTFTMs, ITLMs: m.ITLMs, E2EMs: m.E2EMs, ErrorBand: m.ErrorBand, metrics: m,
+		Cost: pricing.Cost(price, int32(rec.UsedGPUs), m.Throughput)}
 	if pc := rec.PredictionConfig; pc != nil {
 		pt.Backend, pt.Mode, pt.Shape = pc.Engine.Backend, pc.Engine.Mode, shapeOf(pc)
 	}

@@ -248,6 +248,9 @@ func hoverText(pt Point) string {
 			lines = append(lines, m.Name+" "+metricText(m))
 		}
 	}
+	if c := pt.Cost; c != nil {
+		lines = append(lines, costText(c))
+	}
 	if pt.Shape != "" {
 		lines = append(lines, pt.Shape)
 	}
@@ -282,6 +285,15 @@ func prefixed(prefix, s string) string {
 		return ""
 	}
 	return prefix + s
+}
+
+// costText is a cost for display: "28.00 USD per hour, 0.7778 USD per million output tokens".
+func costText(c *v1beta2.CandidateCost) string {
+	text := c.PerHour + " " + c.Currency + " per hour"
+	if c.PerMillionOutputTokens != "" {
+		text += ", " + c.PerMillionOutputTokens + " " + c.Currency + " per million output tokens"
+	}
+	return text
 }
 
 func writeLegend(b *strings.Builder, p *Points) {

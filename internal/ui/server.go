@@ -500,6 +500,8 @@ type CandidateRow struct {
 	TTFTMs            *float64 `json:"ttftMs,omitempty"`
 	ITLMs             *float64 `json:"itlMs,omitempty"`
 	E2EMs             *float64 `json:"e2eMs,omitempty"`
+	// Cost is what the candidate costs at the price its Run recorded (none without pricing).
+	Cost *v1beta2.CandidateCost `json:"cost,omitempty"`
 	// Provisional marks a candidate published while its search ran (its rank may change).
 	Provisional bool `json:"provisional,omitempty"`
 	// ParetoRole is why the candidate was chosen from the Pareto front.
@@ -549,6 +551,7 @@ func (s *Server) candidatesView(r *http.Request) (*CandidatesView, error) {
 			Mode: string(c.Spec.Mode), GPUs: c.Spec.GPUs, Provisional: c.Status.Provisional}
 		if m := c.Status.Metrics; m != nil {
 			row.ThroughputPerGPU, row.ThroughputPerUser, row.TTFTMs, row.ITLMs, row.E2EMs = m.ThroughputPerGPU, m.ThroughputPerUser, m.TTFTMs, m.ITLMs, m.E2EMs
+			row.Cost = m.Cost
 		}
 		row.ParetoRole = string(c.Status.ParetoRole)
 		v.Candidates = append(v.Candidates, row)

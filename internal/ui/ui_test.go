@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -90,6 +91,8 @@ func newRun(t *testing.T, req *v1beta2.DynamoGraphDeploymentRequest, n int, inpu
 	}
 	run.Status = b.Phase(v1beta2.RunPhaseRunning).Input(input).InputHash(fmt.Sprintf("sha256:%064d", n)).
 		Completed(metav1.ConditionFalse, v1beta2.ReasonEvaluatingCandidates, "test").Status
+	// The price the operator records with the input: costs are computed from it.
+	run.Status.Pricing = &v1beta2.RunPricing{System: "h200_sxm", Currency: "USD", PricePerGPUHour: "3.50"}
 	if err := env.Client.Status().Update(ctx, run); err != nil {
 		t.Fatal(err)
 	}
@@ -326,9 +329,19 @@ func TestCandidatesPlotFromArtifacts(t *testing.T) {
 	if v.Points.Infeasible["sla_constraint"] == 0 {
 		t.Errorf("infeasible by reason: %v", v.Points.Infeasible)
 	}
+	// Every point and every ranked candidate costs its GPUs at the Run's price of 3.50 USD.
+	perHour := func(gpus int) string { return strconv.FormatFloat(3.5*float64(gpus), 'f', 2, 64) }
+	for _, p := range v.Points.Points {
+		if p.Cost == nil || p.Cost.Currency != "USD" || p.Cost.PerHour != perHour(p.GPUs) || p.Cost.PerMillionOutputTokens == "" {
+			t.Errorf("point %s (%d GPUs): cost %+v, want %s USD per hour and a cost per million tokens", p.ID, p.GPUs, p.Cost, perHour(p.GPUs))
+		}
+	}
 	var ranked []string
 	for _, c := range v.Candidates {
 		ranked = append(ranked, c.Name)
+		if c.Cost == nil || c.Cost.PerHour != perHour(int(c.GPUs)) {
+			t.Errorf("ranked candidate %s (%d GPUs): cost %+v, want %s USD per hour", c.Name, c.GPUs, c.Cost, perHour(int(c.GPUs)))
+		}
 	}
 	if !slices.Equal(ranked, f.published) {
 		t.Errorf("ranked %v, want %v", ranked, f.published)
@@ -358,6 +371,12 @@ func TestCandidatesPlotFromArtifacts(t *testing.T) {
 	}
 	if !strings.Contains(body, "<title>candidate-") {
 		t.Error("points have no hover text")
+	}
+	if !regexp.MustCompile(`<title>candidate-[^<]*\d+\.\d{2} USD per hour, \d+\.\d{4} USD per million output tokens`).MatchString(body) {
+		t.Error("the hover text has no cost")
+	}
+	if n, want := len(regexp.MustCompile(`<td class="cost">\d+\.\d{2} USD</td><td class="cost">\d+\.\d{4} USD</td>`).FindAllString(body, -1)), len(f.published); n != want {
+		t.Errorf("%d ranked rows show their cost, want %d", n, want)
 	}
 	var rows []string
 	for _, m := range rankedRE.FindAllStringSubmatch(body, -1) {

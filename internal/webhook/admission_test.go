@@ -124,6 +124,10 @@ func TestBadInputTable(t *testing.T) {
 		{"revision-escape", "", "spec.model.revision", "branch, tag or commit"},
 		{"revision-flag", "    revision: --trust-remote-code\n", "spec.model.revision", "branch, tag or commit"},
 		{"deployment-name-64", "  deployment: {name: " + strings.Repeat("d", 64) + "}\n", "spec.deployment.name", "63"},
+		{"max-cost-without-price", "  hardware: {gpu: {sku: h200_sxm}}\n  objective: {maxCostPerHour: \"40\"}\n", "spec.objective.maxCostPerHour", "no price per GPU-hour for GPU system h200_sxm"},
+		{"max-cost-buys-no-gpu", "  hardware: {gpu: {sku: a100_sxm}}\n  objective: {maxCostPerHour: \"1.99\"}\n", "spec.objective.maxCostPerHour", "buys no GPU: one GPU-hour of a100_sxm costs 2.00 USD"},
+		{"max-cost-not-a-decimal", "  hardware: {gpu: {sku: a100_sxm}}\n  objective: {maxCostPerHour: \"1e3\"}\n", "spec.objective.maxCostPerHour", "should match"},
+		{"max-cost-a-number", "  hardware: {gpu: {sku: a100_sxm}}\n  objective: {maxCostPerHour: 40}\n", "spec.objective.maxCostPerHour", "must be of type string"},
 		{"pod-override-over-cap", "  deployment:\n    podTemplateOverrides: {workers: {metadata: {annotations: {a: \"" + strings.Repeat("x", 40<<10) + "\"}}}}\n",
 			"spec.deployment.podTemplateOverrides.workers", "32768 bytes"},
 	}
@@ -255,7 +259,7 @@ func TestDefaultingIsStored(t *testing.T) {
 				t.Errorf("sku/maxCandidates not materialized: %+v %+v", got.Spec.Hardware.GPU, got.Spec.Recommendation)
 			}
 			if tc.wantLoad != "" {
-				in, errs := aisimulate.Lower(&got.Spec, aisimulate.Caps{})
+				in, errs := aisimulate.Lower(&got.Spec, aisimulate.Options{})
 				if len(errs) > 0 {
 					t.Fatal(errs)
 				}

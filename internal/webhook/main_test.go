@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
 	"github.com/dgdr-operator/dgdr-operator/internal/config"
 	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
 	"github.com/dgdr-operator/dgdr-operator/internal/webhook"
@@ -16,6 +17,8 @@ import (
 var (
 	env *testenv.Env
 	k8s client.Client
+	// operatorConfig is the configuration the webhooks run with.
+	operatorConfig *v1alpha1.OperatorConfiguration
 )
 
 // TestMain starts one real API server for the package, with the webhooks installed and served
@@ -39,6 +42,9 @@ func run(m *testing.M) int {
 	}
 	cfg := config.Default()
 	cfg.AutoApply.Enabled = true // the access tests deploy (TestAccessReview)
+	// A price for a100_sxm only: the maxCostPerHour tests need a SKU with a price and one without.
+	cfg.Pricing = &v1alpha1.PricingConfig{Currency: "USD", PricePerGPUHour: map[string]v1alpha1.Decimal{"a100_sxm": "2.00"}}
+	operatorConfig = cfg
 	if err := webhook.Setup(mgr, cfg); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

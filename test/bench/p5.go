@@ -145,7 +145,7 @@ func seed(ctx context.Context, c client.Client, cfg *v1alpha1.OperatorConfigurat
 	if err := c.Create(ctx, dgdr); err != nil {
 		return err
 	}
-	in, errs := aisimulate.Lower(&dgdr.Spec, aisimulate.Caps{})
+	in, errs := aisimulate.Lower(&dgdr.Spec, aisimulate.Options{})
 	if len(errs) > 0 {
 		return errs.ToAggregate()
 	}

@@ -112,7 +112,7 @@ func loweredInput(root, path string, trials int) ([]byte, error) {
 	if errs := admission.Default(d, admission.DefaultingOptions{DefaultGPUSKU: "h200_sxm"}); len(errs) > 0 {
 		return nil, errs.ToAggregate()
 	}
-	in, errs := aisimulate.Lower(&d.Spec, aisimulate.Caps{})
+	in, errs := aisimulate.Lower(&d.Spec, aisimulate.Options{})
 	if len(errs) > 0 {
 		return nil, errs.ToAggregate()
 	}

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/yaml"
 
+	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
 	"github.com/dgdr-operator/dgdr-operator/internal/config"
 	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
 	"github.com/dgdr-operator/dgdr-operator/internal/testing/golden"
@@ -92,6 +93,9 @@ var variants = map[string][]string{
 	"networkpolicy": {"--set", "featureGates.DGDRV1Beta2=true", "--set", "webhook.networkPolicy.enabled=true",
 		"--set", "webhook.networkPolicy.apiServerCIDRs={10.0.0.0/24,192.168.10.5/32}",
 		"--set", "webhook.maxRequestBodySize=4Mi", "--set", "webhook.requestReadTimeout=5s"},
+	// An example price list: --set keeps 3.50 a string, which the operator reads as a decimal.
+	"pricing": {"--set", "featureGates.DGDRV1Beta2=true", "--set", "pricing.currency=USD", "--set", "pricing.pricePerGPUHour.h200_sxm=3.50",
+		"--set", "pricing.pricePerGPUHour.a100_sxm=2"},
 	// What the released chart sets: the image pinned by digest.
 	"pinned": {"--set", "featureGates.DGDRV1Beta2=true", "--set", "image.digest=" + pinnedDigest},
 }
@@ -259,6 +263,10 @@ func TestOperatorConfigDecodes(t *testing.T) {
 				selfSigned := cfg.Webhook.SelfSignedCertificates != nil
 				if wantSelf := name != "certmanager"; selfSigned != wantSelf {
 					t.Errorf("self-signed certificates = %v, want %v", selfSigned, wantSelf)
+				}
+				wantPricing := map[string]*v1alpha1.PricingConfig{"pricing": {Currency: "USD", PricePerGPUHour: map[string]v1alpha1.Decimal{"h200_sxm": "3.50", "a100_sxm": "2"}}}[name]
+				if diff := cmp.Diff(wantPricing, cfg.Pricing); diff != "" {
+					t.Errorf("pricing (-want +got):\n%s", diff)
 				}
 				if name == "certmanager" && !cfg.LeaderElection.Enabled {
 					t.Errorf("replicaCount 2 must enable leader election")

@@ -249,6 +249,8 @@ type expectation struct {
 	feasible  []string
 	front     int
 	ranked    []string
+	// costs are the ranked candidates' costs per hour as the table prints them ("28.00 USD").
+	costs []string
 }
 
 func expect(t *testing.T, run *v1beta2.DynamoGraphDeploymentRun) expectation {
@@ -264,6 +266,12 @@ func expect(t *testing.T, run *v1beta2.DynamoGraphDeploymentRun) expectation {
 	})
 	for _, c := range cands.Items {
 		e.ranked = append(e.ranked, c.Name)
+		// The sandbox's example price list covers the demo's GPU system.
+		if c.Status.Metrics == nil || c.Status.Metrics.Cost == nil {
+			t.Errorf("Candidate %s has no status.metrics.cost", c.Name)
+			continue
+		}
+		e.costs = append(e.costs, c.Status.Metrics.Cost.PerHour+" "+c.Status.Metrics.Cost.Currency)
 	}
 	if len(e.ranked) == 0 {
 		t.Fatalf("Run %s published no candidates", run.Name)
@@ -370,6 +378,15 @@ func TestDemoInTheBrowser(t *testing.T) {
 			}
 			if !slices.Equal(ranked, want.ranked) {
 				t.Errorf("table %v, want the published candidates in rank order %v", ranked, want.ranked)
+			}
+			var costs []string
+			for _, tr := range find(table, func(n *html.Node) bool { return n.Data == "tr" && attr(n, "data-candidate") != "" }) {
+				if cells := find(tr, func(n *html.Node) bool { return n.Data == "td" && hasClass(n, "cost") }); len(cells) > 0 {
+					costs = append(costs, textOf(cells[0]))
+				}
+			}
+			if !slices.Equal(costs, want.costs) {
+				t.Errorf("the table's costs per hour %v, want %v", costs, want.costs)
 			}
 			src := byID(doc, "source")
 			if !want.artifacts && (byID(doc, "note") == nil || attr(src, "data-source") != ui.SourceCandidates) {

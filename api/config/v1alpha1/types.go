@@ -10,6 +10,9 @@
 package v1alpha1
 
 import (
+	"encoding/json"
+	"reflect"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -96,6 +99,12 @@ type OperatorConfiguration struct {
 	// +optional
 	Webhook WebhookConfig `json:"webhook,omitempty"`
 
+	// pricing is the price list cost figures are computed from: each Candidate's
+	// status.metrics.cost and the limit of objective.maxCostPerHour. Without it no cost is
+	// computed and requests that set maxCostPerHour are refused.
+	// +optional
+	Pricing *PricingConfig `json:"pricing,omitempty"`
+
 	// crds makes the operator, when set, install and upgrade its CRDs at startup by server-side
 	// apply, merged over a DynamoGraphDeploymentRequest CRD another installer (a Dynamo platform)
 	// created: v1beta1 stays the storage version, v1beta2 and the conversion webhook are added
@@ -104,6 +113,42 @@ type OperatorConfiguration struct {
 	// no CRD is ever deleted (docs/operate/coexistence.md).
 	// +optional
 	CRDs *CRDInstallConfig `json:"crds,omitempty"`
+}
+
+// PricingConfig is a price list of GPU-hours in one currency: one currency for the whole list,
+// so that the costs of candidates on different GPU systems compare directly.
+type PricingConfig struct {
+	// currency is the ISO 4217 code of every price, three upper-case letters (USD, EUR, JPY).
+	// +required
+	Currency string `json:"currency"`
+
+	// pricePerGPUHour maps an AISimulate GPU system id (h200_sxm, h100_sxm, ...) to the price
+	// of one GPU for one hour, in currency: a plain decimal (no exponent) greater than 0 and at
+	// most 100000, written as a number or a string (2.5, "3.10").
+	// +required
+	PricePerGPUHour map[string]Decimal `json:"pricePerGPUHour"`
+}
+
+// Decimal is a decimal number as written in the file, as a JSON number or a JSON string. Its
+// form is checked by validation (with the field's path), not by decoding.
+type Decimal string
+
+// UnmarshalJSON takes the text of a JSON number, or the content of a JSON string.
+func (d *Decimal) UnmarshalJSON(data []byte) error {
+	if len(data) > 0 && data[0] == '"' {
+		var s string
+		if err := json.Unmarshal(data, &s); err != nil {
+			return err
+		}
+		*d = Decimal(s)
+		return nil
+	}
+	var n json.Number
+	if err := json.Unmarshal(data, &n); err != nil || n == "" {
+		return &json.UnmarshalTypeError{Value: string(data), Type: reflect.TypeFor[Decimal]()}
+	}
+	*d = Decimal(n)
+	return nil
 }
 
 // CRDInstallConfig says where the DynamoGraphDeploymentRequest CRD's conversion webhook is.

@@ -153,7 +153,7 @@ func (r *Reconciler) reconcile(ctx context.Context, dgdr *v1beta2.DynamoGraphDep
 // acceptGeneration creates the Run of the current generation. It returns done=false when the
 // generation cannot be accepted (the Accepted condition says why).
 func (r *Reconciler) acceptGeneration(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, events *status.Events) (bool, error) {
-	input, errs := aisimulate.Lower(&dgdr.Spec, aisimulate.CapsFrom(r.Config.Limits))
+	input, errs := aisimulate.Lower(&dgdr.Spec, aisimulate.OptionsFrom(r.Config))
 	if len(errs) > 0 {
 		msg := fmt.Sprintf("generation %d cannot be lowered to an AISimulate input: %v", dgdr.Generation, errs.ToAggregate())
 		if setCondition(dgdr, metav1.ConditionFalse, v1beta2.ReasonInvalidSpec, msg) {

@@ -118,7 +118,7 @@ func TestOneRunPerAcceptedGenerationAndSupersession(t *testing.T) {
 	if diff := cmp.Diff(wantLabels, run1.Labels); diff != "" {
 		t.Errorf("Run labels (-want +got):\n%s", diff)
 	}
-	lowered, errs := aisimulate.Lower(&admitted.Spec, aisimulate.Caps{})
+	lowered, errs := aisimulate.Lower(&admitted.Spec, aisimulate.Options{})
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}

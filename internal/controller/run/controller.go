@@ -237,7 +237,7 @@ func (r *Reconciler) reconcile(ctx context.Context, run *v1beta2.DynamoGraphDepl
 }
 
 // effectiveInput returns the Run's effective input, lowering the spec only the first time and
-// recording it in status.aisimulate; afterwards the recorded document is used as is. Errors are
+// recording it in status.aisimulate (and the price of its GPU system in status.pricing); afterwards the recorded document is used as is. Errors are
 // user-facing (InvalidInput).
 func (r *Reconciler) effectiveInput(run *v1beta2.DynamoGraphDeploymentRun) (*aisimulate.Input, error) {
 	var input *aisimulate.Input
@@ -248,7 +248,8 @@ func (r *Reconciler) effectiveInput(run *v1beta2.DynamoGraphDeploymentRun) (*ais
 		}
 		input = in
 	} else {
-		in, errs := aisimulate.Lower(&run.Spec, aisimulate.CapsFrom(r.Config.Limits))
+		opts := aisimulate.OptionsFrom(r.Config)
+		in, errs := aisimulate.Lower(&run.Spec, opts)
 		if len(errs) > 0 {
 			return nil, fmt.Errorf("the spec cannot be lowered to an AISimulate input: %v; fix the request spec", errs.ToAggregate())
 		}
@@ -256,6 +257,10 @@ func (r *Reconciler) effectiveInput(run *v1beta2.DynamoGraphDeploymentRun) (*ais
 		run.Status.AISimulate = &v1beta2.AISimulateStatus{
 			Input:     &runtime.RawExtension{Raw: append([]byte(nil), in.JSON...)},
 			InputHash: in.Hash,
+		}
+		// The price the lowering used is the one the reporter computes costs with.
+		if h := run.Spec.Hardware; h != nil && h.GPU != nil {
+			run.Status.Pricing = opts.Prices.For(h.GPU.SKU)
 		}
 	}
 	return input, nil

@@ -54,6 +54,7 @@ func runTests(m *testing.M) int {
 	cfg.Job.StartFailureGraceSeconds = &grace
 	pendingCap := int32(maxPending)
 	cfg.Limits.MaxPendingRunsPerNamespace = &pendingCap
+	cfg.Pricing = &v1alpha1.PricingConfig{Currency: "USD", PricePerGPUHour: map[string]v1alpha1.Decimal{"h200_sxm": "3.50"}}
 	// The manager's API requests go through runReads, which counts its reads of Runs.
 	counted := *env
 	counted.Config = rest.CopyConfig(env.Config)

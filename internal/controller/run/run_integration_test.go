@@ -93,9 +93,13 @@ func TestInputRecordedOnceAndSearchJobBuilt(t *testing.T) {
 	job := waitForJob(t, r)
 
 	got := getRun(t, r)
-	want, errs := aisimulate.Lower(&got.Spec, aisimulate.Caps{})
+	want, errs := aisimulate.Lower(&got.Spec, aisimulate.OptionsFrom(cfg))
 	if len(errs) > 0 {
 		t.Fatal(errs)
+	}
+	// The price the reporter computes costs with is recorded with the input.
+	if diff := cmp.Diff(&v1beta2.RunPricing{System: "h200_sxm", Currency: "USD", PricePerGPUHour: "3.50"}, got.Status.Pricing); diff != "" {
+		t.Errorf("status.pricing (-want +got):\n%s", diff)
 	}
 	if got.Status.AISimulate == nil || got.Status.AISimulate.Input == nil {
 		t.Fatal("status.aisimulate.input not recorded")

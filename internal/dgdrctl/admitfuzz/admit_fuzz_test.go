@@ -44,7 +44,7 @@ func FuzzAdmit(f *testing.F) {
 		if ps := aisimulate.CheckInput(admitted.Input.Document); len(ps) > 0 {
 			t.Fatalf("admitted request lowers to an invalid input: %v", ps)
 		}
-		again, lowerErrs := aisimulate.Lower(&admitted.Request.Spec, aisimulate.Caps{})
+		again, lowerErrs := aisimulate.Lower(&admitted.Request.Spec, aisimulate.Options{})
 		if len(lowerErrs) > 0 || again.Hash != admitted.Input.Hash {
 			t.Fatalf("lowering is not deterministic: %v", lowerErrs)
 		}

@@ -1,6 +1,6 @@
-// Package manager starts, stops and inspects a sandbox: the control plane, the node agent and
-// the operator run as background processes whose pids, logs and configuration live in the
-// state directory (.sandbox/ under the repository root).
+// Package manager starts, stops and inspects a sandbox: the control plane, the node agent, the
+// DGD realizer and the operator run as background processes whose pids, logs and
+// configuration live in the state directory (.sandbox/ under the repository root).
 package manager
 
 import (

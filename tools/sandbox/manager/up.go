@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -173,8 +174,16 @@ func Up(ctx context.Context, o Options) (*State, error) {
 	if err != nil {
 		return nil, fail(err)
 	}
+	python, err := dynamoPython(o.Root, dir)
+	if err != nil {
+		return nil, fail(err)
+	}
+	agent := nodeAgentConfig(bin, dir, cl, recommender, fromLayouts)
+	if python != "" {
+		maps.Copy(agent.Images, dynamoRuntimeImages(python))
+	}
 	agentCfg := filepath.Join(dir, "node-agent.yaml")
-	if err := writeConfig(agentCfg, nodeAgentConfig(bin, dir, cl, recommender, fromLayouts)); err != nil {
+	if err := writeConfig(agentCfg, agent); err != nil {
 		return nil, fail(err)
 	}
 	self, err := sandboxBinary(bin)
@@ -188,6 +197,18 @@ func Up(ctx context.Context, o Options) (*State, error) {
 		return nil, fail(err)
 	}
 	o.printf("node agent ready: Node %s (nvidia.com/gpu: 8, %s)", NodeName, GPUProduct)
+	if python == "" {
+		o.printf("no bin/upstream (make upstream): DynamoGraphDeployments are not realized")
+	} else {
+		realizerCfg := filepath.Join(dir, "dgd-realizer.yaml")
+		if err := writeConfig(realizerCfg, realizerConfig(o.Root, dir, cl.Kubeconfig())); err != nil {
+			return nil, fail(err)
+		}
+		if err := start(realizerProcess(self, realizerCfg)); err != nil {
+			return nil, fail(err)
+		}
+		o.printf("DGD realizer started: the runtime images run the real Dynamo frontend and mocker of bin/upstream")
+	}
 	if o.NoOperator {
 		o.printf("sandbox up without the operator in %s; kubeconfig: %s", time.Since(t0).Round(100*time.Millisecond), cl.Kubeconfig())
 		o.printf("install it with its chart; the node agent runs image %s as bin/dgdr-operator and %s as %s", OperatorImage, PlannerImage, recommender)

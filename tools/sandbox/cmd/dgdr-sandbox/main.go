@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/dgdrealizer"
 	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/hostile"
 	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/manager"
 	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/nodeagent"
@@ -33,7 +34,7 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(upCommand(), downCommand(), statusCommand(), kubeconfigCommand(), restartCommand(), nodeAgentCommand(), hostileSearchCommand())
+	root.AddCommand(upCommand(), downCommand(), statusCommand(), kubeconfigCommand(), restartCommand(), nodeAgentCommand(), dgdRealizerCommand(), hostileSearchCommand())
 	return root
 }
 
@@ -161,6 +162,28 @@ func restartCommand() *cobra.Command {
 			return manager.Restart(root, args[0])
 		},
 	}
+}
+
+func dgdRealizerCommand() *cobra.Command {
+	var cfgPath string
+	cmd := &cobra.Command{
+		Use:    "dgd-realizer --config FILE",
+		Short:  "Realize DynamoGraphDeployments with the real Dynamo frontend and mocker (started by up)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := dgdrealizer.LoadConfig(cfgPath)
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return dgdrealizer.Run(ctx, cfg)
+		},
+	}
+	cmd.Flags().StringVar(&cfgPath, "config", "", "realizer configuration file")
+	_ = cmd.MarkFlagRequired("config")
+	return cmd
 }
 
 func nodeAgentCommand() *cobra.Command {
