@@ -39,6 +39,9 @@ func run(m *testing.M) int {
 	}
 	cfg := config.Default()
 	cfg.AutoApply.Enabled = true // the access tests deploy (TestAccessReview)
+	// The API server has no GPU Nodes unless a test creates them: requests that name no SKU
+	// get this one.
+	cfg.Defaults.GPUSKU = "h200_sxm"
 	if err := webhook.Setup(mgr, cfg); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
