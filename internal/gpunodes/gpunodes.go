@@ -119,14 +119,12 @@ func NeedsOf(c *v1beta2.DynamoGraphDeploymentCandidate) (Needs, string, error) {
 	if !ok || sku == "" {
 		return Needs{}, "", fmt.Errorf("spec.parameters.engine.hardware names no single GPU SKU")
 	}
-	var dgd struct {
-		Components []dgdv1beta1.Component `json:"components"`
-	}
+	var dgd dgdv1beta1.DynamoGraphDeployment
 	if err := json.Unmarshal(c.Spec.GraphDeployment.Raw, &dgd); err != nil {
 		return Needs{}, "", fmt.Errorf("spec.graphDeployment: %w", err)
 	}
 	needs := Needs{GPUs: c.Spec.GPUs}
-	for _, comp := range dgd.Components {
+	for _, comp := range dgd.Spec.Components {
 		spec := comp.PodTemplate.Spec
 		for _, ctr := range slices.Concat(spec.InitContainers, spec.Containers) {
 			q := ctr.Resources.Limits[GPUResource]

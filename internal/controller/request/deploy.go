@@ -188,7 +188,11 @@ func (r *Reconciler) bestFitting(ctx context.Context, run *v1beta2.DynamoGraphDe
 	if err != nil {
 		return "", nil, err
 	}
-	for _, ref := range run.Status.CandidateRefs {
+	refs := run.Status.CandidateRefs
+	if len(refs) == 0 {
+		refs = []v1beta2.CandidateReference{{Name: run.Status.Recommendation.BestCandidate}}
+	}
+	for _, ref := range refs {
 		cand := &v1beta2.DynamoGraphDeploymentCandidate{}
 		if err := r.Client.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: ref.Name}, cand); err != nil {
 			if !apierrors.IsNotFound(err) {
