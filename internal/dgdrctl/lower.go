@@ -17,7 +17,8 @@ func newLowerCommand() *cobra.Command {
 		Long: `lower runs exactly the admission (defaulting and validation) and lowering code of the operator
 on a DynamoGraphDeploymentRequest file and prints the admitted request, the effective AISimulate
 recommendation input, or both. Without --config it uses the shipped default operator
-configuration (default GPU SKU h200_sxm). "--show input -o json" prints only the canonical JSON
+configuration, which sets no default GPU SKU: a request that names none needs --gpu-sku (offline
+there are no Nodes to discover it from). "--show input -o json" prints only the canonical JSON
 of the effective input, byte for byte what the operator records and hashes.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
