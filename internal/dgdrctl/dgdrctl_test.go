@@ -99,7 +99,8 @@ func TestLowerSKUSources(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"lower", "-f", "../../examples/model-only.yaml", "--show", "input", "-o", "json"}, tc.args...)
 			out, errOut, code := run(t, args...)
-			if code != tc.want || !strings.Contains(out, tc.wantOut) || !strings.HasPrefix(errOut, tc.wantErr) {
+			// A refusal says how to fix it offline.
+			if code != tc.want || !strings.Contains(out, tc.wantOut) || !strings.HasPrefix(errOut, tc.wantErr) || (code != 0) != strings.Contains(errOut, "--gpu-sku") {
 				t.Fatalf("exit %d (want %d), out %q (want %q), stderr %q (want prefix %q)", code, tc.want, out, tc.wantOut, errOut, tc.wantErr)
 			}
 		})

@@ -67,6 +67,11 @@ func admitFile(cmd *cobra.Command, file, configPath, gpuSKU string, searchOnly b
 	}
 	if len(errs) > 0 {
 		printErrors(cmd.ErrOrStderr(), errs)
+		for _, e := range errs {
+			if e.Type == field.ErrorTypeRequired && e.Field == "spec.hardware.gpu.sku" {
+				fmt.Fprintln(cmd.ErrOrStderr(), "(offline there are no Nodes to discover the GPU from: pass --gpu-sku SKU)")
+			}
+		}
 		return nil, ExitError{Code: 1}
 	}
 	// The webhook returns these as admission warnings (kubectl prints "Warning: ...").
