@@ -94,20 +94,23 @@ type ClusterFit struct {
 	// fits is true when those Nodes have at least gpusNeeded GPUs in all and the largest of them
 	// holds the candidate's largest pod (gpusPerNodeNeeded <= largestNodeGPUs).
 	// +required
-	Fits bool `json:"fits"`
+	Fits *bool `json:"fits,omitempty"`
 
 	// sku is the GPU SKU (AISimulate system id) the Nodes were matched on.
 	// +required
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=64
-	SKU string `json:"sku"`
+	SKU string `json:"sku,omitempty"`
 
 	// gpusNeeded is the candidate's total GPUs (spec.gpus).
 	// +required
-	GPUsNeeded int32 `json:"gpusNeeded"`
+	// +kubebuilder:validation:Minimum=1
+	GPUsNeeded int32 `json:"gpusNeeded,omitempty"`
 
 	// gpusAvailable is the allocatable nvidia.com/gpu summed over the matching Nodes.
 	// +required
-	GPUsAvailable int64 `json:"gpusAvailable"`
+	// +kubebuilder:validation:Minimum=0
+	GPUsAvailable *int64 `json:"gpusAvailable,omitempty"`
 
 	// gpusPerNodeNeeded is the GPUs of the candidate's largest pod: one node's share of a
 	// multinode engine, otherwise one engine. Every pod must land on one node.

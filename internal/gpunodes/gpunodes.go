@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
@@ -77,7 +78,7 @@ type Needs struct {
 
 // Fit compares needs with the pool of sku.
 func Fit(needs Needs, sku string, pool Pool) v1beta2.ClusterFit {
-	fit := v1beta2.ClusterFit{SKU: sku, GPUsNeeded: needs.GPUs, GPUsAvailable: pool.GPUs,
+	fit := v1beta2.ClusterFit{Fits: ptr.To(false), SKU: sku, GPUsNeeded: needs.GPUs, GPUsAvailable: ptr.To(pool.GPUs),
 		GPUsPerNodeNeeded: needs.LargestPod, LargestNodeGPUs: pool.LargestNode, Nodes: pool.Nodes}
 	switch {
 	case pool.Nodes == 0:
@@ -87,7 +88,7 @@ func Fit(needs Needs, sku string, pool Pool) v1beta2.ClusterFit {
 	case int64(needs.LargestPod) > pool.LargestNode:
 		fit.Message = fmt.Sprintf("a pod needs %d GPUs on one node; the largest Node of %s has %d allocatable", needs.LargestPod, sku, pool.LargestNode)
 	default:
-		fit.Fits = true
+		fit.Fits = ptr.To(true)
 		fit.Message = fmt.Sprintf("needs %d of the %d allocatable GPUs of %d Nodes of %s", needs.GPUs, pool.GPUs, pool.Nodes, sku)
 	}
 	return fit

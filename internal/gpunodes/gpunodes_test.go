@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/gpunodes"
@@ -49,13 +50,13 @@ func TestFit(t *testing.T) {
 		pool  gpunodes.Pool
 		want  v1beta2.ClusterFit
 	}{
-		{"fits", gpunodes.Needs{GPUs: 12, LargestPod: 8}, pool, v1beta2.ClusterFit{Fits: true, SKU: "h200_sxm", GPUsNeeded: 12, GPUsAvailable: 12, GPUsPerNodeNeeded: 8, LargestNodeGPUs: 8, Nodes: 2,
+		{"fits", gpunodes.Needs{GPUs: 12, LargestPod: 8}, pool, v1beta2.ClusterFit{Fits: ptr.To(true), SKU: "h200_sxm", GPUsNeeded: 12, GPUsAvailable: ptr.To[int64](12), GPUsPerNodeNeeded: 8, LargestNodeGPUs: 8, Nodes: 2,
 			Message: "needs 12 of the 12 allocatable GPUs of 2 Nodes of h200_sxm"}},
-		{"too many GPUs", gpunodes.Needs{GPUs: 16, LargestPod: 4}, pool, v1beta2.ClusterFit{SKU: "h200_sxm", GPUsNeeded: 16, GPUsAvailable: 12, GPUsPerNodeNeeded: 4, LargestNodeGPUs: 8, Nodes: 2,
+		{"too many GPUs", gpunodes.Needs{GPUs: 16, LargestPod: 4}, pool, v1beta2.ClusterFit{Fits: ptr.To(false), SKU: "h200_sxm", GPUsNeeded: 16, GPUsAvailable: ptr.To[int64](12), GPUsPerNodeNeeded: 4, LargestNodeGPUs: 8, Nodes: 2,
 			Message: "needs 16 GPUs; the 2 Nodes of h200_sxm have 12 allocatable"}},
-		{"a pod larger than any node", gpunodes.Needs{GPUs: 10, LargestPod: 10}, pool, v1beta2.ClusterFit{SKU: "h200_sxm", GPUsNeeded: 10, GPUsAvailable: 12, GPUsPerNodeNeeded: 10, LargestNodeGPUs: 8, Nodes: 2,
+		{"a pod larger than any node", gpunodes.Needs{GPUs: 10, LargestPod: 10}, pool, v1beta2.ClusterFit{Fits: ptr.To(false), SKU: "h200_sxm", GPUsNeeded: 10, GPUsAvailable: ptr.To[int64](12), GPUsPerNodeNeeded: 10, LargestNodeGPUs: 8, Nodes: 2,
 			Message: "a pod needs 10 GPUs on one node; the largest Node of h200_sxm has 8 allocatable"}},
-		{"no node of the SKU", gpunodes.Needs{GPUs: 1, LargestPod: 1}, gpunodes.Pool{}, v1beta2.ClusterFit{SKU: "h200_sxm", GPUsNeeded: 1, GPUsPerNodeNeeded: 1,
+		{"no node of the SKU", gpunodes.Needs{GPUs: 1, LargestPod: 1}, gpunodes.Pool{}, v1beta2.ClusterFit{Fits: ptr.To(false), SKU: "h200_sxm", GPUsNeeded: 1, GPUsAvailable: ptr.To[int64](0), GPUsPerNodeNeeded: 1,
 			Message: "the cluster has no schedulable Node of h200_sxm (label nvidia.com/gpu.product)"}},
 	}
 	for _, tc := range cases {

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
@@ -110,7 +111,7 @@ func TestAutoApplyDeploysAndFollowsReadiness(t *testing.T) {
 			return false, "", err
 		}
 		f := c.Status.FitsCluster
-		return f != nil && f.Fits && f.SKU == "h200_sxm" && f.GPUsAvailable == 8 && f.Nodes == 1 && f.GPUsNeeded <= 8,
+		return f != nil && ptr.Deref(f.Fits, false) && f.SKU == "h200_sxm" && ptr.Deref(f.GPUsAvailable, 0) == 8 && f.Nodes == 1 && f.GPUsNeeded <= 8,
 			fmt.Sprintf("fitsCluster = %+v", f), nil
 	})
 	markReady(t, dgd)

@@ -209,7 +209,7 @@ func (r *Reconciler) bestFitting(ctx context.Context, run *v1beta2.DynamoGraphDe
 			continue
 		}
 		f := gpunodes.Fit(needs, sku, inv.Pool(sku))
-		if f.Fits {
+		if *f.Fits {
 			return ref.Name, nil, nil
 		}
 		unfit = append(unfit, ref.Name+": "+f.Message)

@@ -10,6 +10,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
@@ -125,8 +126,8 @@ func TestFitsClusterWithNodesOfTwoProducts(t *testing.T) {
 	noneRun := waitForRun(t, none, 1)
 	succeedWithCandidates(t, noneRun, tooLarge(noneRun, noneRun.Name+"-c1"), tooLarge(noneRun, noneRun.Name+"-c2"))
 
-	waitFit(t, ns, big.Name, v1beta2.ClusterFit{Fits: false, SKU: "h200_sxm", GPUsNeeded: 32, GPUsAvailable: 8, GPUsPerNodeNeeded: 16, LargestNodeGPUs: 8, Nodes: 1})
-	waitFit(t, ns, small.Name, v1beta2.ClusterFit{Fits: true, SKU: "h200_sxm", GPUsNeeded: 4, GPUsAvailable: 8, GPUsPerNodeNeeded: 2, LargestNodeGPUs: 8, Nodes: 1})
+	waitFit(t, ns, big.Name, v1beta2.ClusterFit{Fits: ptr.To(false), SKU: "h200_sxm", GPUsNeeded: 32, GPUsAvailable: ptr.To[int64](8), GPUsPerNodeNeeded: 16, LargestNodeGPUs: 8, Nodes: 1})
+	waitFit(t, ns, small.Name, v1beta2.ClusterFit{Fits: ptr.To(true), SKU: "h200_sxm", GPUsNeeded: 4, GPUsAvailable: ptr.To[int64](8), GPUsPerNodeNeeded: 2, LargestNodeGPUs: 8, Nodes: 1})
 
 	// The first candidate's graphDeployment is not what its parameters render to: had autoApply
 	// picked it, Deployed would say CandidateNotReproduced. The second reaches the deployment
@@ -152,7 +153,7 @@ func TestFitsClusterWithNodesOfTwoProducts(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = k8s.Delete(ctx, h200b) })
-	waitFit(t, ns, big.Name, v1beta2.ClusterFit{Fits: false, SKU: "h200_sxm", GPUsNeeded: 32, GPUsAvailable: 24, GPUsPerNodeNeeded: 16, LargestNodeGPUs: 16, Nodes: 2})
+	waitFit(t, ns, big.Name, v1beta2.ClusterFit{Fits: ptr.To(false), SKU: "h200_sxm", GPUsNeeded: 32, GPUsAvailable: ptr.To[int64](24), GPUsPerNodeNeeded: 16, LargestNodeGPUs: 16, Nodes: 2})
 	// Cordoning the first H200 Node takes its GPUs out.
 	node := &corev1.Node{}
 	if err := k8s.Get(ctx, client.ObjectKey{Name: clusterNode}, node); err != nil {
@@ -168,5 +169,5 @@ func TestFitsClusterWithNodesOfTwoProducts(t *testing.T) {
 			_ = k8s.Update(ctx, node)
 		}
 	})
-	waitFit(t, ns, small.Name, v1beta2.ClusterFit{Fits: true, SKU: "h200_sxm", GPUsNeeded: 4, GPUsAvailable: 16, GPUsPerNodeNeeded: 2, LargestNodeGPUs: 16, Nodes: 1})
+	waitFit(t, ns, small.Name, v1beta2.ClusterFit{Fits: ptr.To(true), SKU: "h200_sxm", GPUsNeeded: 4, GPUsAvailable: ptr.To[int64](16), GPUsPerNodeNeeded: 2, LargestNodeGPUs: 16, Nodes: 1})
 }
