@@ -33,8 +33,10 @@ func managedSelector() labels.Selector {
 // Pods are label-selected; managed fields are stripped everywhere; Jobs keep only whether they
 // are suspended, their active count and conditions; Pods no spec; accepted requests drop their
 // spec and terminal Runs their spec, recorded input, progress and candidate list (the
-// controllers never read them again; the API server still has them). The configured namespaces
-// bound everything. docs/develop/performance.md (P5) measures the effect.
+// controllers never read them again; the API server still has them); Candidates keep of their
+// parameters only engine.hardware, and Nodes only their labels, cordon and allocatable GPUs
+// (what fitsCluster and GPU discovery read). The configured namespaces bound everything
+// namespaced. docs/develop/performance.md (P5) measures the effect.
 //
 // Nothing writes a cached object back whole (status and metadata are JSON merge patches
 // computed against the cached object itself), so a stripped field is never cleared on the
