@@ -35,6 +35,10 @@ const (
 	// not written by the operator's renderer (or the operator's configuration changed since the
 	// search); autoApply does not deploy it.
 	ReasonCandidateNotReproduced = "CandidateNotReproduced"
+	// ReasonNoCandidateFits: no Candidate of the current generation's Run fits the GPUs of the
+	// cluster's Nodes of its SKU (status.fitsCluster); nothing is deployed until Nodes are
+	// added or a new search finds a smaller one.
+	ReasonNoCandidateFits = "NoCandidateFits"
 	// ReasonDeploymentFailed: creating, updating or reading the DynamoGraphDeployment failed
 	// (the message says why); the controller retries.
 	ReasonDeploymentFailed = "DeploymentFailed"

@@ -108,6 +108,12 @@ type DynamoGraphDeploymentCandidateStatus struct {
 	// from the most throughput per GPU to the most throughput per user. Empty for other targets.
 	// +optional
 	ParetoRole ParetoRole `json:"paretoRole,omitempty"`
+
+	// fitsCluster says whether the cluster's GPU Nodes of the candidate's SKU can hold it. The
+	// operator writes it from its Node informer when the candidate is published and whenever
+	// those Nodes change; absent until then (docs/design/results.md).
+	// +optional
+	FitsCluster *ClusterFit `json:"fitsCluster,omitempty"`
 }
 
 // CandidateDisplay are a Candidate's metrics rounded for printer columns, which cannot format
@@ -131,6 +137,51 @@ type CandidateDisplay struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=40
 	CostPerHour string `json:"costPerHour,omitempty"`
+}
+
+// ClusterFit compares what a candidate needs with the allocatable nvidia.com/gpu of the
+// schedulable Nodes whose nvidia.com/gpu.product label maps to the candidate's GPU SKU. It counts
+// allocatable GPUs, not the ones other workloads leave free: a candidate that fits may still wait
+// for GPUs in use.
+type ClusterFit struct {
+	// fits is true when those Nodes have at least gpusNeeded GPUs in all and the largest of them
+	// holds the candidate's largest pod (gpusPerNodeNeeded <= largestNodeGPUs).
+	// +required
+	Fits *bool `json:"fits,omitempty"`
+
+	// sku is the GPU SKU (AISimulate system id) the Nodes were matched on.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	SKU string `json:"sku,omitempty"`
+
+	// gpusNeeded is the candidate's total GPUs (spec.gpus).
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	GPUsNeeded int32 `json:"gpusNeeded,omitempty"`
+
+	// gpusAvailable is the allocatable nvidia.com/gpu summed over the matching Nodes.
+	// +required
+	// +kubebuilder:validation:Minimum=0
+	GPUsAvailable *int64 `json:"gpusAvailable,omitempty"`
+
+	// gpusPerNodeNeeded is the GPUs of the candidate's largest pod: one node's share of a
+	// multinode engine, otherwise one engine. Every pod must land on one node.
+	// +optional
+	GPUsPerNodeNeeded int32 `json:"gpusPerNodeNeeded,omitempty"`
+
+	// largestNodeGPUs is the allocatable nvidia.com/gpu of the largest matching Node.
+	// +optional
+	LargestNodeGPUs int64 `json:"largestNodeGPUs,omitempty"`
+
+	// nodes is the number of matching Nodes.
+	// +optional
+	Nodes int32 `json:"nodes,omitempty"`
+
+	// message says why the candidate does not fit, or what it takes of the cluster.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Message string `json:"message,omitempty"`
 }
 
 // DynamoGraphDeploymentCandidate is a ranked, deployable result of a Run, published by the

@@ -218,8 +218,9 @@ type HardwareSpec struct {
 // GPUSpec describes the GPU type and how many one candidate may use.
 type GPUSpec struct {
 	// sku is the AISimulate system id of the GPU, for example h200_sxm. Lowers to
-	// engine.hardware. When omitted, admission writes the SKU discovered from the cluster or the
-	// operator configuration's default GPU SKU into the object.
+	// engine.hardware. When omitted, admission writes the one GPU product the cluster's Nodes
+	// carry, or the operator configuration's explicit default, into the object; without either
+	// (no GPU Nodes, or several products) the request is refused here.
 	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63

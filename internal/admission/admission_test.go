@@ -109,7 +109,7 @@ func TestDefault(t *testing.T) {
 			newRequest().static(&v1beta2.StaticWorkload{InputTokens: i32(2048), OutputTokens: i32(128), Load: &v1beta2.LoadSpec{Concurrency: i32(10)}}).sku("h200_sxm").perNode(8).maxCandidates(5).remoteCode(v1beta2.RemoteCodeNever).router(v1beta2.RouterRoundRobin).deployDefaults().obj()},
 		{"user values are kept", newRequest().static(&v1beta2.StaticWorkload{OutputTokens: i32(7), Load: &v1beta2.LoadSpec{RequestsPerSecond: f64(2.5)}}).sku("b200_sxm").maxCandidates(3).obj(), opts,
 			newRequest().static(&v1beta2.StaticWorkload{InputTokens: i32(1024), OutputTokens: i32(7), Load: &v1beta2.LoadSpec{RequestsPerSecond: f64(2.5)}}).sku("b200_sxm").perNode(8).maxCandidates(3).remoteCode(v1beta2.RemoteCodeNever).router(v1beta2.RouterRoundRobin).deployDefaults().obj()},
-		{"discovered sku wins over the default", newRequest().obj(), admission.DefaultingOptions{DefaultGPUSKU: "h200_sxm", DiscoveredGPUSKU: "l40s"},
+		{"discovered sku wins over the default", newRequest().obj(), admission.DefaultingOptions{DefaultGPUSKU: "h200_sxm", GPUDiscovery: true, GPUProducts: []string{"NVIDIA-L40S"}},
 			newRequest().static(defaultStatic()).sku("l40s").perNode(8).maxCandidates(5).remoteCode(v1beta2.RemoteCodeNever).router(v1beta2.RouterRoundRobin).deployDefaults().obj()},
 		{"token key and remote code are kept", func() *v1beta2.DynamoGraphDeploymentRequest {
 			r := newRequest().remoteCode(v1beta2.RemoteCodeAlwaysTrust).obj()
@@ -177,14 +177,52 @@ func TestDefault(t *testing.T) {
 	}
 }
 
-func TestDefaultWithoutSKU(t *testing.T) {
-	errs := admission.Default(newRequest().obj(), admission.DefaultingOptions{})
-	want := field.ErrorList{field.Required(field.NewPath("spec", "hardware", "gpu", "sku"), "")}
-	if diff := cmp.Diff(want, errs, cmpopts.IgnoreFields(field.Error{}, "Detail")); diff != "" {
-		t.Fatalf("(-want +got):\n%s", diff)
+// TestDefaultGPUSKU: a request without a SKU gets the one system the cluster's GPU products map
+// to, else the configured default when no GPU Node was found; anything else is refused at
+// spec.hardware.gpu.sku with a message naming what was found and how to fix it.
+func TestDefaultGPUSKU(t *testing.T) {
+	cases := []struct {
+		name    string
+		opts    admission.DefaultingOptions
+		wantSKU string
+		// wantIn are parts of the refusal's message.
+		wantIn []string
+	}{
+		{"discovery off, no default", admission.DefaultingOptions{}, "", []string{"GPU discovery is off", "defaults.gpuSKU", "set spec.hardware.gpu.sku"}},
+		{"discovery off, explicit default", admission.DefaultingOptions{DefaultGPUSKU: "b200_sxm"}, "b200_sxm", nil},
+		{"no GPU nodes, no default", admission.DefaultingOptions{GPUDiscovery: true}, "", []string{"no GPU nodes found", "set spec.hardware.gpu.sku"}},
+		{"no GPU nodes, explicit default", admission.DefaultingOptions{GPUDiscovery: true, DefaultGPUSKU: "h100_sxm"}, "h100_sxm", nil},
+		{"one product", admission.DefaultingOptions{GPUDiscovery: true, GPUProducts: []string{"NVIDIA-A100-SXM4-80GB"}}, "a100_sxm", nil},
+		{"one product wins over the default", admission.DefaultingOptions{GPUDiscovery: true, DefaultGPUSKU: "h200_sxm", GPUProducts: []string{"NVIDIA-A100-SXM4-80GB"}}, "a100_sxm", nil},
+		{"two labels of one system", admission.DefaultingOptions{GPUDiscovery: true, GPUProducts: []string{"NVIDIA-H200", "NVIDIA-H200-SXM-141GB"}}, "h200_sxm", nil},
+		{"two products", admission.DefaultingOptions{GPUDiscovery: true, DefaultGPUSKU: "h200_sxm", GPUProducts: []string{"NVIDIA-A100-SXM4-80GB", "NVIDIA-H200"}}, "",
+			[]string{"several GPU products: NVIDIA-A100-SXM4-80GB (a100_sxm), NVIDIA-H200 (h200_sxm)"}},
+		{"unsupported product", admission.DefaultingOptions{GPUDiscovery: true, DefaultGPUSKU: "h200_sxm", GPUProducts: []string{"NVIDIA-H100-PCIe"}}, "",
+			[]string{"NVIDIA-H100-PCIe (no AISimulate system)"}},
 	}
-	if !strings.Contains(errs[0].Detail, "set spec.hardware.gpu.sku") {
-		t.Errorf("the message must say how to fix it: %q", errs[0].Detail)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := newRequest().obj()
+			errs := admission.Default(got, tc.opts)
+			if tc.wantIn == nil {
+				if len(errs) > 0 {
+					t.Fatalf("unexpected errors: %v", errs)
+				}
+				if diff := cmp.Diff(tc.wantSKU, got.Spec.Hardware.GPU.SKU); diff != "" {
+					t.Errorf("sku (-want +got):\n%s", diff)
+				}
+				return
+			}
+			want := field.ErrorList{field.Required(field.NewPath("spec", "hardware", "gpu", "sku"), "")}
+			if diff := cmp.Diff(want, errs, cmpopts.IgnoreFields(field.Error{}, "Detail")); diff != "" {
+				t.Fatalf("(-want +got):\n%s", diff)
+			}
+			for _, part := range tc.wantIn {
+				if !strings.Contains(errs[0].Detail, part) {
+					t.Errorf("the message %q lacks %q", errs[0].Detail, part)
+				}
+			}
+		})
 	}
 }
 

@@ -4,7 +4,6 @@
 package admission
 
 import (
-	"fmt"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -25,14 +24,54 @@ const (
 // DefaultingOptions carries what defaulting needs from the operator configuration and the
 // cluster.
 type DefaultingOptions struct {
-	// DefaultGPUSKU is the configured default; empty means none is configured.
+	// DefaultGPUSKU is the configured defaults.gpuSKU; empty means none is configured.
 	DefaultGPUSKU string
-	// DiscoveredGPUSKU is the SKU the cluster's Nodes agree on, when discovery is enabled.
-	DiscoveredGPUSKU string
-	// UnsupportedGPUProduct is a GPU product that discovery found on the cluster's Nodes and
-	// that has no AISimulate system (for example NVIDIA-H100-PCIe). A request without a SKU is
-	// then refused instead of silently searching on the default SKU's hardware.
-	UnsupportedGPUProduct string
+	// GPUDiscovery is true when GPUProducts was read from the cluster's Nodes.
+	GPUDiscovery bool
+	// GPUProducts are the distinct nvidia.com/gpu.product values of the cluster's Nodes
+	// (GPU discovery), sorted.
+	GPUProducts []string
+}
+
+// defaultGPUSKU is the SKU a request that names none gets: the one AISimulate system of the
+// cluster's GPU products, else the configured default when discovery found no GPU Nodes. GPU
+// products that map to several systems, or to none, are refused, naming them: searching on
+// one of them, or on the default, would optimize for GPUs the request may not run on.
+func defaultGPUSKU(opts DefaultingOptions) (string, *field.Error) {
+	path := field.NewPath("spec", "hardware", "gpu", "sku")
+	fix := "set spec.hardware.gpu.sku to the AISimulate system id of the GPUs to search for (" + strings.Join(aisimulate.KnownSKUs(), ", ") + ")"
+	if opts.GPUDiscovery && len(opts.GPUProducts) > 0 {
+		skus := map[string]bool{}
+		named := make([]string, 0, len(opts.GPUProducts))
+		unsupported := false
+		for _, p := range opts.GPUProducts {
+			sku, known := aisimulate.SKUForGPUProduct(p)
+			if !known {
+				unsupported = true
+				named = append(named, p+" (no AISimulate system)")
+				continue
+			}
+			skus[sku] = true
+			named = append(named, p+" ("+sku+")")
+		}
+		if !unsupported && len(skus) == 1 {
+			for sku := range skus {
+				return sku, nil
+			}
+		}
+		what := "the cluster's GPU Nodes have several GPU products: "
+		if len(named) == 1 {
+			what = "the cluster's GPU Nodes are "
+		}
+		return "", field.Required(path, what+strings.Join(named, ", ")+"; "+fix)
+	}
+	if opts.DefaultGPUSKU != "" {
+		return opts.DefaultGPUSKU, nil
+	}
+	if opts.GPUDiscovery {
+		return "", field.Required(path, "no GPU nodes found (no Node has the nvidia.com/gpu.product label) and the operator configuration sets no defaults.gpuSKU; "+fix)
+	}
+	return "", field.Required(path, "GPU discovery is off (or unavailable, as offline) and the operator configuration sets no defaults.gpuSKU; "+fix)
 }
 
 // Default materializes every default into the request, so users see what was assumed. It is
@@ -67,19 +106,11 @@ func Default(dgdr *v1beta2.DynamoGraphDeploymentRequest, opts DefaultingOptions)
 	}
 	var errs field.ErrorList
 	if spec.Hardware.GPU.SKU == "" {
-		switch {
-		case opts.UnsupportedGPUProduct != "":
-			errs = append(errs, field.Required(field.NewPath("spec", "hardware", "gpu", "sku"), fmt.Sprintf(
-				"the cluster's GPUs are %s, which AISimulate has no system for; set spec.hardware.gpu.sku to the closest supported system id (%s) if you accept an estimate on other hardware",
-				opts.UnsupportedGPUProduct, strings.Join(aisimulate.KnownSKUs(), ", "))))
-		case opts.DiscoveredGPUSKU != "":
-			spec.Hardware.GPU.SKU = opts.DiscoveredGPUSKU
-		case opts.DefaultGPUSKU != "":
-			spec.Hardware.GPU.SKU = opts.DefaultGPUSKU
-		default:
-			errs = append(errs, field.Required(field.NewPath("spec", "hardware", "gpu", "sku"),
-				"the operator configuration sets no default GPU SKU; set spec.hardware.gpu.sku to the AISimulate system id of your GPUs (for example h200_sxm)"))
+		sku, err := defaultGPUSKU(opts)
+		if err != nil {
+			errs = append(errs, err)
 		}
+		spec.Hardware.GPU.SKU = sku
 	}
 
 	defaultModel(&spec.Model)

@@ -28,8 +28,6 @@ import (
 
 // Default values of the configuration.
 const (
-	DefaultGPUSKU               = "h200_sxm"
-	NoDefaultGPUSKU             = "none"
 	DefaultRunRetention   int32 = 5
 	DefaultActiveDeadline int64 = 6 * 60 * 60
 	DefaultMaxActiveRuns  int32 = 4
@@ -62,6 +60,14 @@ const (
 	// DefaultPlannerImage is the Planner image of the Dynamo release this operator is tested with.
 	DefaultPlannerImage = "nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.6.1"
 )
+
+// DefaultRuntimeImages are the runtime images of the Dynamo release this operator is tested with
+// (the release of DefaultPlannerImage).
+var DefaultRuntimeImages = map[string]string{
+	"vllm":   "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.6.1",
+	"sglang": "nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.6.1",
+	"trtllm": "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.6.1",
+}
 
 // DefaultSearchCommand runs AISimulate's recommend command.
 var DefaultSearchCommand = []string{"aisimulate", "recommend"}
@@ -115,6 +121,13 @@ func Default() *v1alpha1.OperatorConfiguration {
 	return cfg
 }
 
+// GPUDiscoveryEnabled tells whether the operator reads the cluster's GPU Nodes
+// (defaults.gpuDiscovery, on unless set false): SKU discovery and the budget warning at
+// admission, and Candidates' status.fitsCluster.
+func GPUDiscoveryEnabled(cfg *v1alpha1.OperatorConfiguration) bool {
+	return cfg.Defaults.GPUDiscovery == nil || *cfg.Defaults.GPUDiscovery
+}
+
 // SetDefaults fills every unset field with its default.
 func SetDefaults(cfg *v1alpha1.OperatorConfiguration) {
 	if len(cfg.Planner.Command) == 0 {
@@ -149,8 +162,11 @@ func SetDefaults(cfg *v1alpha1.OperatorConfiguration) {
 	if cfg.Job.StartFailureGraceSeconds == nil {
 		cfg.Job.StartFailureGraceSeconds = ptr.To(DefaultStartFailureGrace)
 	}
-	if cfg.Defaults.GPUSKU == "" {
-		cfg.Defaults.GPUSKU = DefaultGPUSKU
+	if cfg.Defaults.GPUDiscovery == nil {
+		cfg.Defaults.GPUDiscovery = ptr.To(true)
+	}
+	if len(cfg.RuntimeImages) == 0 {
+		cfg.RuntimeImages = maps.Clone(DefaultRuntimeImages)
 	}
 	if cfg.RunRetention == nil {
 		cfg.RunRetention = ptr.To(DefaultRunRetention)
@@ -231,8 +247,8 @@ func Validate(cfg *v1alpha1.OperatorConfiguration) field.ErrorList {
 		errs = append(errs, field.Required(field.NewPath("reporter", "image"),
 			"the reporter image (normally the operator's own image): set it, or set the OPERATOR_IMAGE environment variable of the operator"))
 	}
-	if sku := cfg.Defaults.GPUSKU; sku != NoDefaultGPUSKU && !aisimulate.KnownSKU(sku) {
-		errs = append(errs, field.NotSupported(field.NewPath("defaults", "gpuSKU"), sku, append(aisimulate.KnownSKUs(), NoDefaultGPUSKU)))
+	if sku := cfg.Defaults.GPUSKU; sku != "" && !aisimulate.KnownSKU(sku) {
+		errs = append(errs, field.NotSupported(field.NewPath("defaults", "gpuSKU"), sku, aisimulate.KnownSKUs()))
 	}
 	if r := *cfg.RunRetention; r < 1 || r > 100 {
 		errs = append(errs, field.Invalid(field.NewPath("runRetention"), r, "must be between 1 and 100"))

@@ -20,6 +20,8 @@ func TestDecodeDefaults(t *testing.T) {
 	got := map[string]any{
 		"command":   cfg.Planner.Command,
 		"sku":       cfg.Defaults.GPUSKU,
+		"discovery": *cfg.Defaults.GPUDiscovery,
+		"images":    cfg.RuntimeImages,
 		"retention": *cfg.RunRetention,
 		"maxActive": *cfg.Limits.MaxActiveRunsPerNamespace,
 		"deadline":  *cfg.Job.ActiveDeadlineSeconds,
@@ -33,7 +35,9 @@ func TestDecodeDefaults(t *testing.T) {
 		"override":  *cfg.Limits.MaxPodTemplateOverrideBytes,
 	}
 	want := map[string]any{
-		"command": []string{"aisimulate", "recommend"}, "sku": "h200_sxm", "retention": int32(5),
+		"command": []string{"aisimulate", "recommend"}, "sku": "", "discovery": true, "retention": int32(5),
+		"images": map[string]string{"vllm": "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.6.1",
+			"sglang": "nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.6.1", "trtllm": "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.6.1"},
 		"maxActive": int32(4), "deadline": int64(21600), "port": int32(9443),
 		"jobTTL": int32(3600), "tokenLife": int64(600),
 		"bodyLimit": int64(3 << 20), "readTime": 10 * time.Second,
@@ -83,13 +87,17 @@ func TestDecodeErrorsNamePaths(t *testing.T) {
 	}
 }
 
-func TestNoDefaultSKUIsAllowed(t *testing.T) {
-	cfg, err := config.Decode([]byte(header + "planner: {image: x}\ndefaults: {gpuSKU: none}\n"))
+// TestDefaultsAreNotAssumedOverExplicitValues: an explicit default SKU, discovery off and runtime
+// images of another release stay as written.
+func TestDefaultsAreNotAssumedOverExplicitValues(t *testing.T) {
+	cfg, err := config.Decode([]byte(header + "planner: {image: x}\ndefaults: {gpuSKU: a100_sxm, gpuDiscovery: false}\nruntimeImages: {vllm: v:2}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Defaults.GPUSKU != config.NoDefaultGPUSKU {
-		t.Fatalf("gpuSKU = %q", cfg.Defaults.GPUSKU)
+	got := map[string]any{"sku": cfg.Defaults.GPUSKU, "discovery": config.GPUDiscoveryEnabled(cfg), "images": cfg.RuntimeImages}
+	want := map[string]any{"sku": "a100_sxm", "discovery": false, "images": map[string]string{"vllm": "v:2"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
 

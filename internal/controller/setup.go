@@ -16,6 +16,8 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/config"
+	"github.com/dgdr-operator/dgdr-operator/internal/controller/fit"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/request"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/run"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
@@ -31,8 +33,10 @@ func managedSelector() labels.Selector {
 // Pods are label-selected; managed fields are stripped everywhere; Jobs keep only whether they
 // are suspended, their active count and conditions; Pods no spec; accepted requests drop their
 // spec and terminal Runs their spec, recorded input, progress and candidate list (the
-// controllers never read them again; the API server still has them). The configured namespaces
-// bound everything. docs/develop/performance.md (P5) measures the effect.
+// controllers never read them again; the API server still has them); Candidates keep of their
+// parameters only engine.hardware, and Nodes only their labels, cordon and allocatable GPUs
+// (what fitsCluster and GPU discovery read). The configured namespaces bound everything
+// namespaced. docs/develop/performance.md (P5) measures the effect.
 //
 // Nothing writes a cached object back whole (status and metadata are JSON merge patches
 // computed against the cached object itself), so a stripped field is never cleared on the
@@ -41,13 +45,16 @@ func CacheOptions(cfg *v1alpha1.OperatorConfiguration) cache.Options {
 	opts := cache.Options{
 		DefaultTransform: cache.TransformStripManagedFields(),
 		ByObject: map[client.Object]cache.ByObject{
-			&batchv1.Job{}:                          {Label: managedSelector(), Transform: stripJob},
-			&corev1.Pod{}:                           {Label: managedSelector(), Transform: stripPod},
-			&rbacv1.Role{}:                          {Label: managedSelector()},
-			&v1beta2.DynamoGraphDeploymentRun{}:     {Transform: stripTerminalRun},
-			&v1beta2.DynamoGraphDeploymentRequest{}: {Transform: stripAcceptedRequest},
+			&batchv1.Job{}:                            {Label: managedSelector(), Transform: stripJob},
+			&corev1.Pod{}:                             {Label: managedSelector(), Transform: stripPod},
+			&rbacv1.Role{}:                            {Label: managedSelector()},
+			&v1beta2.DynamoGraphDeploymentRun{}:       {Transform: stripTerminalRun},
+			&v1beta2.DynamoGraphDeploymentRequest{}:   {Transform: stripAcceptedRequest},
+			&v1beta2.DynamoGraphDeploymentCandidate{}: {Transform: fit.StripCandidate},
 		},
 	}
+	// Nodes are cluster-scoped: no namespace bounds them.
+	defer func() { opts.ByObject[&corev1.Node{}] = cache.ByObject{Transform: fit.StripNode} }()
 	if len(cfg.Namespaces) > 0 {
 		opts.DefaultNamespaces = map[string]cache.Config{}
 		for _, ns := range cfg.Namespaces {
@@ -164,10 +171,16 @@ func Setup(mgr ctrl.Manager, cfg *v1alpha1.OperatorConfiguration) error {
 	}).SetupWithManager(mgr); err != nil {
 		return err
 	}
-	return (&run.Reconciler{
+	if err := (&run.Reconciler{
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
 		Config:    cfg,
 		Recorder:  mgr.GetEventRecorder(run.ControllerName),
-	}).SetupWithManager(mgr)
+	}).SetupWithManager(mgr); err != nil {
+		return err
+	}
+	if !config.GPUDiscoveryEnabled(cfg) {
+		return nil // the operator reads no Nodes: Candidates get no fitsCluster
+	}
+	return (&fit.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)
 }

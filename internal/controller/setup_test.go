@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -63,9 +64,17 @@ func TestCacheTransforms(t *testing.T) {
 // TestCacheSkipsSystemNamespaces: watching every namespace, the cache holds none of the kinds
 // the operator manages in kube-system, kube-public or kube-node-lease (so nothing there is
 // reconciled); with watchNamespaces, the namespaces bound the cache and no field selector is set.
+// Nodes, cluster-scoped, are cached whole but trimmed.
 func TestCacheSkipsSystemNamespaces(t *testing.T) {
 	all := CacheOptions(&v1alpha1.OperatorConfiguration{})
 	for obj, by := range all.ByObject {
+		if _, node := obj.(*corev1.Node); node {
+			// Cluster-scoped: GPU discovery and fitsCluster read every GPU Node.
+			if by.Field != nil || by.Transform == nil {
+				t.Errorf("Nodes: field selector %v, transform set %v; want none and a transform", by.Field, by.Transform != nil)
+			}
+			continue
+		}
 		if by.Field == nil {
 			t.Errorf("%T: no field selector", obj)
 			continue

@@ -42,7 +42,7 @@ func TestLowerMatchesGoldens(t *testing.T) {
 	for _, path := range examples {
 		name := strings.TrimSuffix(filepath.Base(path), ".yaml")
 		t.Run(name, func(t *testing.T) {
-			out, errOut, code := run(t, "lower", "-f", path, "--show", "input", "-o", "json")
+			out, errOut, code := run(t, "lower", "-f", path, "--gpu-sku", "h200_sxm", "--show", "input", "-o", "json")
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
@@ -62,7 +62,7 @@ func TestLowerMatchesGoldens(t *testing.T) {
 }
 
 func TestLowerShowsAdmittedRequest(t *testing.T) {
-	out, errOut, code := run(t, "lower", "-f", "../../examples/static-partial.yaml")
+	out, errOut, code := run(t, "lower", "-f", "../../examples/static-partial.yaml", "--gpu-sku", "h200_sxm")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -74,22 +74,36 @@ func TestLowerShowsAdmittedRequest(t *testing.T) {
 	}
 }
 
-func TestLowerWithConfigWithoutDefaultSKU(t *testing.T) {
+// TestLowerSKUSources: offline there is no cluster to discover GPUs from, so a request that
+// names no SKU takes --gpu-sku, else the configuration's defaults.gpuSKU, else is refused at
+// spec.hardware.gpu.sku (the shipped configuration sets no default).
+func TestLowerSKUSources(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "config.yaml")
-	if err := os.WriteFile(cfg, []byte("apiVersion: config.dgdr.nvidia.com/v1alpha1\nkind: OperatorConfiguration\nplanner: {image: p}\nreporter: {image: r}\ndefaults: {gpuSKU: none}\n"), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte("apiVersion: config.dgdr.nvidia.com/v1alpha1\nkind: OperatorConfiguration\nplanner: {image: p}\nreporter: {image: r}\ndefaults: {gpuSKU: b200_sxm}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, errOut, code := run(t, "lower", "-f", "../../examples/model-only.yaml", "--config", cfg)
-	if code != 1 || !strings.HasPrefix(errOut, "spec.hardware.gpu.sku: Required value") {
-		t.Fatalf("exit %d, stderr %q", code, errOut)
+	cases := []struct {
+		name    string
+		args    []string
+		want    int
+		wantOut string
+		wantErr string
+	}{
+		{"the shipped configuration sets no default", nil, 1, "", "spec.hardware.gpu.sku: Required value"},
+		{"--gpu-sku", []string{"--gpu-sku", "a100_sxm"}, 0, `"hardware":"a100_sxm"`, ""},
+		{"the configuration's default", []string{"--config", cfg}, 0, `"hardware":"b200_sxm"`, ""},
+		{"--gpu-sku over the configuration's default", []string{"--config", cfg, "--gpu-sku", "l40s"}, 0, `"hardware":"l40s"`, ""},
+		{"an unknown --gpu-sku", []string{"--gpu-sku", "k80"}, 1, "", `--gpu-sku: "k80" is not an AISimulate system id`},
 	}
-	cfg2 := filepath.Join(t.TempDir(), "config.yaml")
-	if err := os.WriteFile(cfg2, []byte("apiVersion: config.dgdr.nvidia.com/v1alpha1\nkind: OperatorConfiguration\nplanner: {image: p}\nreporter: {image: r}\ndefaults: {gpuSKU: b200_sxm}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, errOut, code := run(t, "lower", "-f", "../../examples/model-only.yaml", "--config", cfg2, "--show", "input", "-o", "json")
-	if code != 0 || !strings.Contains(out, `"hardware":"b200_sxm"`) {
-		t.Fatalf("exit %d, out %q, stderr %q", code, out, errOut)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"lower", "-f", "../../examples/model-only.yaml", "--show", "input", "-o", "json"}, tc.args...)
+			out, errOut, code := run(t, args...)
+			// A refusal says how to fix it offline.
+			if code != tc.want || !strings.Contains(out, tc.wantOut) || !strings.HasPrefix(errOut, tc.wantErr) || (code != 0) != strings.Contains(errOut, "--gpu-sku") {
+				t.Fatalf("exit %d (want %d), out %q (want %q), stderr %q (want prefix %q)", code, tc.want, out, tc.wantOut, errOut, tc.wantErr)
+			}
+		})
 	}
 }
 
@@ -125,7 +139,7 @@ func TestValidateRejects(t *testing.T) {
 	for _, path := range files {
 		name := strings.TrimSuffix(filepath.Base(path), ".yaml")
 		t.Run(name, func(t *testing.T) {
-			_, errOut, code := run(t, "validate", "-f", path)
+			_, errOut, code := run(t, "validate", "-f", path, "--gpu-sku", "h200_sxm")
 			if code != 1 {
 				t.Fatalf("exit %d, want 1", code)
 			}
@@ -146,7 +160,7 @@ func TestValidateAcceptsExamples(t *testing.T) {
 	}
 	examples, _ := filepath.Glob("../../examples/*.yaml")
 	for _, path := range examples {
-		out, errOut, code := run(t, "validate", "-f", path, "--config", cfg)
+		out, errOut, code := run(t, "validate", "-f", path, "--config", cfg, "--gpu-sku", "h200_sxm")
 		if code != 0 || !strings.HasSuffix(strings.TrimSpace(out), ": valid") {
 			t.Errorf("%s: exit %d, out %q, stderr %q", path, code, out, errOut)
 		}

@@ -10,14 +10,15 @@ import (
 )
 
 func newLowerCommand() *cobra.Command {
-	var file, configPath, show, output string
+	var file, configPath, gpuSKU, show, output string
 	cmd := &cobra.Command{
 		Use:   "lower -f FILE",
 		Short: "Print the admitted request and/or its effective AISimulate input, offline",
 		Long: `lower runs exactly the admission (defaulting and validation) and lowering code of the operator
 on a DynamoGraphDeploymentRequest file and prints the admitted request, the effective AISimulate
 recommendation input, or both. Without --config it uses the shipped default operator
-configuration (default GPU SKU h200_sxm). "--show input -o json" prints only the canonical JSON
+configuration, which sets no default GPU SKU: a request that names none needs --gpu-sku (offline
+there are no Nodes to discover it from). "--show input -o json" prints only the canonical JSON
 of the effective input, byte for byte what the operator records and hashes.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -27,7 +28,7 @@ of the effective input, byte for byte what the operator records and hashes.`,
 			if output != "yaml" && output != "json" {
 				return fmt.Errorf("-o must be yaml or json")
 			}
-			admitted, err := admitFile(cmd, file, configPath, true)
+			admitted, err := admitFile(cmd, file, configPath, gpuSKU, true)
 			if err != nil {
 				return err
 			}
@@ -36,6 +37,7 @@ of the effective input, byte for byte what the operator records and hashes.`,
 	}
 	cmd.Flags().StringVarP(&file, "filename", "f", "", "DynamoGraphDeploymentRequest file (YAML or JSON; - for stdin)")
 	cmd.Flags().StringVar(&configPath, "config", "", "operator configuration file (default: the shipped default configuration)")
+	addGPUSKUFlag(cmd, &gpuSKU)
 	cmd.Flags().StringVar(&show, "show", "both", "what to print: request, input or both")
 	cmd.Flags().StringVarP(&output, "output", "o", "yaml", "output format: yaml or json")
 	_ = cmd.MarkFlagRequired("filename")

@@ -23,7 +23,7 @@ import (
 const recommendNamespace = "default"
 
 func newRecommendCommand() *cobra.Command {
-	var file, configPath, output, trace string
+	var file, configPath, gpuSKU, output, trace string
 	cmd := &cobra.Command{
 		Use:   "recommend -f FILE",
 		Short: "Run the whole pipeline offline and print the Candidates the operator would publish",
@@ -44,7 +44,7 @@ Exit codes follow the recommender's: 0 candidates found, 1 no feasible candidate
 			if output != "yaml" && output != "json" && output != "table" {
 				return fmt.Errorf("-o must be yaml, json or table")
 			}
-			admitted, err := admitFile(cmd, file, configPath, true)
+			admitted, err := admitFile(cmd, file, configPath, gpuSKU, true)
 			if err != nil {
 				if _, ok := err.(ExitError); ok {
 					return ExitError{Code: aisimulate.ExitInvalidInput}
@@ -54,11 +54,6 @@ Exit codes follow the recommender's: 0 candidates found, 1 no feasible candidate
 			cfg, err := loadConfig(configPath)
 			if err != nil {
 				return err
-			}
-			if len(cfg.RuntimeImages) == 0 {
-				fmt.Fprintln(cmd.ErrOrStderr(), "the operator configuration names no runtimeImages, so no candidate can be rendered: "+
-					"pass --config with runtimeImages (for example examples/config/operator-config.yaml)")
-				return ExitError{Code: aisimulate.ExitInvalidInput}
 			}
 			if err := localTrace(admitted, trace); err != nil {
 				fmt.Fprintln(cmd.ErrOrStderr(), err)
@@ -76,6 +71,7 @@ Exit codes follow the recommender's: 0 candidates found, 1 no feasible candidate
 	}
 	cmd.Flags().StringVarP(&file, "filename", "f", "", "DynamoGraphDeploymentRequest file (YAML or JSON; - for stdin)")
 	cmd.Flags().StringVar(&configPath, "config", "", "operator configuration file (default: the shipped default configuration)")
+	addGPUSKUFlag(cmd, &gpuSKU)
 	cmd.Flags().StringVarP(&output, "output", "o", "yaml", "output format: yaml, json or table")
 	cmd.Flags().StringVar(&trace, "trace", "", "local copy of the trace of a spec.workload.trace request (mooncake JSONL)")
 	_ = cmd.MarkFlagRequired("filename")

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/config"
 	"github.com/dgdr-operator/dgdr-operator/internal/render/dgdv1beta1"
 )
 
@@ -101,6 +102,29 @@ func TestRecommendRendersTheRequest(t *testing.T) {
 	}
 }
 
+// TestRecommendWithoutConfigRendersTheTestedRelease: without --config, dgdrctl recommend
+// renders every candidate with the runtime image of the Dynamo release the operator is tested
+// with, the operator's own default (config.DefaultRuntimeImages).
+func TestRecommendWithoutConfigRendersTheTestedRelease(t *testing.T) {
+	out, errOut, code := run(t, "recommend", "-f", "../../examples/full.yaml", "-o", "yaml")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var list candidateList
+	if err := yaml.Unmarshal([]byte(out), &list); err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) == 0 {
+		t.Fatal("no candidates")
+	}
+	for _, c := range list.Items {
+		image := config.DefaultRuntimeImages[string(c.Spec.Backend)]
+		if image == "" || !strings.Contains(string(c.Spec.GraphDeployment.Raw), `"image":"`+image+`"`) {
+			t.Errorf("candidate %s (%s) is not rendered with %q:\n%s", c.Name, c.Spec.Backend, image, c.Spec.GraphDeployment.Raw)
+		}
+	}
+}
+
 func TestRecommendExitCodes(t *testing.T) {
 	cases := []struct {
 		name, file, config string
@@ -108,7 +132,8 @@ func TestRecommendExitCodes(t *testing.T) {
 		wantErr            string
 	}{
 		{"invalid request", "testdata/invalid/load-empty.yaml", recommendConfig, 2, "spec.workload.static.load"},
-		{"no runtime images", "../../examples/model-only.yaml", "", 2, "runtimeImages"},
+		// The shipped configuration names the runtime images of the tested Dynamo release.
+		{"without --config", "../../examples/full.yaml", "", 0, ""},
 		{"table", "../../examples/model-only.yaml", recommendConfig, 0, ""},
 	}
 	for _, tc := range cases {

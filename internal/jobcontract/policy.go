@@ -35,7 +35,8 @@ const SearchIdentityPolicyName = "dgdr-search-identity"
 //     operator owns (OperatorOwnedRunStatus: conditions, phase, aisimulate...), compared between
 //     object and oldObject;
 //   - a Candidate may be created, updated or deleted only when both its old and new versions are
-//     controlled by that Run (controller owner reference) and labelled with its UID;
+//     controlled by that Run (controller owner reference) and labelled with its UID, and its
+//     status.fitsCluster (the operator's) is kept as it is;
 //   - a ConfigMap may be created or deleted only when it is the Run's artifacts ConfigMap
 //     (ArtifactsName of the identity's Run) and both its old and new versions are controlled by
 //     that Run and labelled with its UID.
@@ -116,6 +117,15 @@ func SearchIdentityPolicy() (*admissionregistrationv1.ValidatingAdmissionPolicy,
 					Reason:            forbidden,
 				},
 				{
+					// The operator judges whether a Candidate fits the cluster (internal/controller/fit);
+					// autoApply never trusts the field, but people do.
+					Expression: "request.resource.resource != 'dynamographdeploymentcandidates' || object == null || (" +
+						fitsCluster("object") + " == " + fitsCluster("oldObject") + " && (!" + fitsCluster("object") +
+						" || object.status.fitsCluster == oldObject.status.fitsCluster))",
+					MessageExpression: "'the search identity of Run ' + variables.runUID + ' may not write status.fitsCluster of a Candidate (the operator owns it)'",
+					Reason:            forbidden,
+				},
+				{
 					Expression: "request.resource.resource != 'configmaps' || (request.name == '" + ArtifactsPrefix + "' + variables.runUID && (" +
 						owned("object") + ") && (" + owned("oldObject") + "))",
 					MessageExpression: "'the search identity of Run ' + variables.runUID + ' may write only the artifacts ConfigMap of its own Run (" + ArtifactsPrefix + "' + variables.runUID + ', controlled by and labelled with the Run)'",
@@ -125,6 +135,11 @@ func SearchIdentityPolicy() (*admissionregistrationv1.ValidatingAdmissionPolicy,
 		},
 	}
 	return policy, denyBinding(SearchIdentityPolicyName)
+}
+
+// fitsCluster is the CEL expression saying that obj (object or oldObject) has status.fitsCluster.
+func fitsCluster(obj string) string {
+	return fmt.Sprintf("(%[1]s != null && has(%[1]s.status) && has(%[1]s.status.fitsCluster))", obj)
 }
 
 // OperatorOwnedRunStatus are the fields of a Run's status that only the operator writes: the

@@ -168,6 +168,7 @@ func (r *Reporter) ensureCandidate(ctx context.Context, run *v1beta2.DynamoGraph
 		return nil
 	}
 	status := *want.Status.DeepCopy()
+	status.FitsCluster = obj.Status.FitsCluster // the operator's (internal/controller/fit)
 	for i := range status.Conditions {
 		status.Conditions[i].ObservedGeneration = obj.Generation
 		if old != nil && old.Type == status.Conditions[i].Type && old.Status == status.Conditions[i].Status {

@@ -42,6 +42,9 @@ func run(m *testing.M) int {
 	}
 	cfg := config.Default()
 	cfg.AutoApply.Enabled = true // the access tests deploy (TestAccessReview)
+	// The API server has no GPU Nodes unless a test creates them: requests that name no SKU
+	// get this one.
+	cfg.Defaults.GPUSKU = "h200_sxm"
 	// A price for a100_sxm only: the maxCostPerHour tests need a SKU with a price and one without.
 	cfg.Pricing = &v1alpha1.PricingConfig{Currency: "USD", PricePerGPUHour: map[string]v1alpha1.Decimal{"a100_sxm": "2.00"}}
 	operatorConfig = cfg

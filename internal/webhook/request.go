@@ -11,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -19,16 +18,17 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	dgdradmission "github.com/dgdr-operator/dgdr-operator/internal/admission"
-	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
 	"github.com/dgdr-operator/dgdr-operator/internal/config"
+	"github.com/dgdr-operator/dgdr-operator/internal/gpunodes"
 )
 
-// GPU discovery reads Node labels from a metadata-only informer (list and watch once, then no
-// API call per admission):
+// GPU discovery and the budget warning read Nodes from the manager's Node informer (list and
+// watch once, then no API call per admission; the cache keeps of a Node only its labels, whether
+// it is cordoned and its allocatable GPUs):
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=list;watch
 
 // GPUProductLabel is the Node label GPU feature discovery sets.
-const GPUProductLabel = "nvidia.com/gpu.product"
+const GPUProductLabel = gpunodes.ProductLabel
 
 // +kubebuilder:webhook:path=/mutate-nvidia-com-v1beta2-dynamographdeploymentrequest,mutating=true,failurePolicy=fail,sideEffects=None,groups=nvidia.com,resources=dynamographdeploymentrequests,verbs=create;update,versions=v1beta2,name=mdynamographdeploymentrequest.nvidia.com,admissionReviewVersions=v1
 // +kubebuilder:webhook:path=/validate-nvidia-com-v1beta2-dynamographdeploymentrequest,mutating=false,failurePolicy=fail,sideEffects=None,groups=nvidia.com,resources=dynamographdeploymentrequests,verbs=create;update,versions=v1beta2,name=vdynamographdeploymentrequest.nvidia.com,admissionReviewVersions=v1
@@ -36,9 +36,9 @@ const GPUProductLabel = "nvidia.com/gpu.product"
 // RequestWebhook defaults and validates DynamoGraphDeploymentRequests.
 type RequestWebhook struct {
 	Config *v1alpha1.OperatorConfiguration
-	// Nodes reads Node metadata for GPU discovery; required only when discovery is enabled. The
-	// manager's client serves it from a metadata-only informer (started on first use), so an
-	// admission never lists Nodes from the API server.
+	// Nodes reads Nodes for GPU discovery and the budget warning; used only when discovery is
+	// enabled. The manager's client serves it from its Node informer, so an admission never
+	// lists Nodes from the API server.
 	Nodes client.Reader
 	// Access creates the SubjectAccessReviews that check the requesting user's rights
 	// (reviewAccess); the manager's client. Required for requests that need a review.
@@ -87,10 +87,11 @@ func (w *RequestWebhook) ValidateCreate(ctx context.Context, dgdr *v1beta2.Dynam
 	if len(errs) > 0 {
 		return nil, invalid(dgdr, errs)
 	}
+	warnings := append(input.Warnings, w.budgetWarnings(ctx, dgdr)...)
 	if err := w.reviewAccess(ctx, nil, dgdr); err != nil {
-		return input.Warnings, err
+		return warnings, err
 	}
-	return input.Warnings, nil
+	return warnings, nil
 }
 
 // ValidateUpdate validates a changed request with ratcheting: effective-input problems the stored
@@ -108,6 +109,7 @@ func (w *RequestWebhook) ValidateUpdate(ctx context.Context, old, dgdr *v1beta2.
 		return warnings, invalid(dgdr, errs)
 	}
 	warnings = append(warnings, input.Warnings...)
+	warnings = append(warnings, w.budgetWarnings(ctx, dgdr)...)
 	if err := w.reviewAccess(ctx, old, dgdr); err != nil {
 		return warnings, err
 	}
@@ -133,46 +135,48 @@ func (w *RequestWebhook) ValidateDelete(context.Context, *v1beta2.DynamoGraphDep
 
 // DefaultingOptionsFrom derives defaulting options from a configuration (without discovery).
 func DefaultingOptionsFrom(cfg *v1alpha1.OperatorConfiguration) dgdradmission.DefaultingOptions {
-	opts := dgdradmission.DefaultingOptions{}
-	if sku := cfg.Defaults.GPUSKU; sku != config.NoDefaultGPUSKU {
-		opts.DefaultGPUSKU = sku
-	}
-	return opts
+	return dgdradmission.DefaultingOptions{DefaultGPUSKU: cfg.Defaults.GPUSKU}
 }
 
 func (w *RequestWebhook) defaultingOptions(ctx context.Context) (dgdradmission.DefaultingOptions, error) {
 	opts := DefaultingOptionsFrom(w.Config)
-	if !w.Config.Defaults.GPUDiscovery || w.Nodes == nil {
-		return opts, nil
+	inv, ok, err := w.inventory(ctx)
+	if err != nil || !ok {
+		return opts, err
 	}
-	nodes := &metav1.PartialObjectMetadataList{}
-	nodes.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("NodeList"))
-	if err := w.Nodes.List(ctx, nodes, client.HasLabels{GPUProductLabel}); err != nil {
-		return opts, fmt.Errorf("discovering GPU products: %w", err)
-	}
-	opts.DiscoveredGPUSKU, opts.UnsupportedGPUProduct = DiscoverSKU(nodes.Items)
+	opts.GPUDiscovery, opts.GPUProducts = true, inv.Products
 	return opts, nil
 }
 
-// DiscoverSKU returns the AISimulate system id all labelled Nodes agree on ("" when they
-// disagree or none is labelled), or the first product that has no AISimulate system.
-func DiscoverSKU(nodes []metav1.PartialObjectMetadata) (sku, unsupported string) {
-	found := ""
-	for _, n := range nodes {
-		product, ok := n.Labels[GPUProductLabel]
-		if !ok {
-			continue
-		}
-		s, known := aisimulate.SKUForGPUProduct(product)
-		if !known {
-			return "", product
-		}
-		if found != "" && s != found {
-			return "", ""
-		}
-		found = s
+// inventory reads the cluster's GPU Nodes; ok is false when discovery is off.
+func (w *RequestWebhook) inventory(ctx context.Context) (gpunodes.Inventory, bool, error) {
+	if !config.GPUDiscoveryEnabled(w.Config) || w.Nodes == nil {
+		return gpunodes.Inventory{}, false, nil
 	}
-	return found, ""
+	nodes := &corev1.NodeList{}
+	if err := w.Nodes.List(ctx, nodes, client.HasLabels{GPUProductLabel}); err != nil {
+		return gpunodes.Inventory{}, false, fmt.Errorf("discovering GPU products: %w", err)
+	}
+	return gpunodes.FromNodes(nodes.Items), true, nil
+}
+
+// budgetWarnings warns when spec.hardware.gpu.budget exceeds the allocatable GPUs of the
+// cluster's Nodes of the request's SKU: the search may then recommend deployments the cluster
+// cannot hold. A warning, not a refusal: Nodes come and go, and a search may be run for
+// hardware still to be bought.
+func (w *RequestWebhook) budgetWarnings(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest) admission.Warnings {
+	hw := dgdr.Spec.Hardware
+	if hw == nil || hw.GPU == nil || hw.GPU.Budget == nil {
+		return nil
+	}
+	inv, ok, err := w.inventory(ctx)
+	if err != nil || !ok {
+		return nil //nolint:nilerr // discovery unavailable: no warning, the request stands
+	}
+	if msg := gpunodes.BudgetWarning(*hw.GPU.Budget, hw.GPU.SKU, inv.Pool(hw.GPU.SKU)); msg != "" {
+		return admission.Warnings{msg}
+	}
+	return nil
 }
 
 func invalid(dgdr *v1beta2.DynamoGraphDeploymentRequest, errs field.ErrorList) error {

@@ -113,6 +113,7 @@ func benchBurst(n int) ([]figure, error) {
 	zero := int32(0)
 	cfg.Limits.MaxActiveRunsPerNamespace = &zero // a burst, not a queue: measure the operator
 	cfg.Namespaces = []string{operatorNS}        // the bare client's namespace is not reconciled
+	cfg.Defaults.GPUSKU = "h200_sxm"             // the API server has no GPU Nodes to discover it from
 
 	counter := &writeCounter{}
 	opCfg := rest.CopyConfig(env.Config)

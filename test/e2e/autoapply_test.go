@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
@@ -97,6 +98,22 @@ func TestAutoApplyDeploysAndFollowsReadiness(t *testing.T) {
 	if got := dgd.GetAnnotations()[promote.AnnotationPromotedFrom]; got != first.Status.Recommendation.BestCandidate {
 		t.Errorf("deployed candidate %q, want the best of Run %s: %q", got, first.Name, first.Status.Recommendation.BestCandidate)
 	}
+	// The request names no SKU and the sandbox's configuration no default: the SKU is the
+	// sandbox Node's product, and the deployed candidate fits its 8 GPUs.
+	if d, err := getDGDR(ctx, ns, "auto"); err != nil {
+		t.Fatal(err)
+	} else if hw := d.Spec.Hardware; hw == nil || hw.GPU == nil || hw.GPU.SKU != "h200_sxm" {
+		t.Errorf("the request's SKU was not discovered from the sandbox Node (NVIDIA-H200): %+v", hw)
+	}
+	waitFor(t, searchTimeout, "the deployed candidate's status.fitsCluster", func(ctx context.Context) (bool, string, error) {
+		c := &v1beta2.DynamoGraphDeploymentCandidate{}
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: first.Status.Recommendation.BestCandidate}, c); err != nil {
+			return false, "", err
+		}
+		f := c.Status.FitsCluster
+		return f != nil && ptr.Deref(f.Fits, false) && f.SKU == "h200_sxm" && ptr.Deref(f.GPUsAvailable, 0) == 8 && f.Nodes == 1 && f.GPUsNeeded <= 8,
+			fmt.Sprintf("fitsCluster = %+v", f), nil
+	})
 	markReady(t, dgd)
 	cond := waitDeployed(t, ns, "auto", v1beta2.ReasonDeploymentReady)
 	if cond.Status != metav1.ConditionTrue {

@@ -67,7 +67,8 @@ type OperatorConfiguration struct {
 	Models ModelsConfig `json:"models,omitempty"`
 
 	// runtimeImages are the Dynamo runtime images per backend (vllm, sglang, trtllm) used when
-	// rendering candidate DynamoGraphDeployments.
+	// rendering candidate DynamoGraphDeployments. Unset, they are the runtime images of the
+	// Dynamo release this operator is tested with (docs/operate/compatibility.md).
 	// +optional
 	RuntimeImages map[string]string `json:"runtimeImages,omitempty"`
 
@@ -282,16 +283,22 @@ type JobConfig struct {
 }
 
 // DefaultsConfig are admission defaults.
+//
+// A request that names no GPU SKU gets the one GPU product the cluster's Nodes agree on
+// (gpuDiscovery), else gpuSKU; when neither gives a SKU, admission refuses it at
+// spec.hardware.gpu.sku. Nothing else is assumed (docs/operate/operator.md).
 type DefaultsConfig struct {
-	// gpuSKU is written into requests that name no GPU SKU. Defaults to h200_sxm; set it to
-	// "none" to require every request to name its SKU.
+	// gpuSKU is written into requests that name no GPU SKU when discovery is off or finds no
+	// GPU Nodes. Unset (the default) means no default: such a request is refused.
 	// +optional
 	GPUSKU string `json:"gpuSKU,omitempty"`
 
-	// gpuDiscovery takes the SKU from the nvidia.com/gpu.product label of the cluster's Nodes
-	// when true and the Nodes agree on one product; otherwise gpuSKU applies. Defaults to false.
+	// gpuDiscovery reads the nvidia.com/gpu.product label of the cluster's Nodes: a request that
+	// names no SKU gets the product's AISimulate system when all labelled Nodes agree on one,
+	// and is refused, naming the products, when they do not or a product has no AISimulate
+	// system. Defaults to true.
 	// +optional
-	GPUDiscovery bool `json:"gpuDiscovery,omitempty"`
+	GPUDiscovery *bool `json:"gpuDiscovery,omitempty"`
 }
 
 // AutoApplyConfig governs spec.deployment.autoApply.

@@ -11,6 +11,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/utils/ptr"
@@ -23,6 +24,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/config"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/run"
+	"github.com/dgdr-operator/dgdr-operator/internal/gpunodes"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
 	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
@@ -91,6 +93,19 @@ func Start(env *testenv.Env, mgr ctrl.Manager) (stop func(), err error) {
 	}
 	stop()
 	return func() {}, fmt.Errorf("manager did not start")
+}
+
+// GPUNode creates a Node labelled with a GPU product (nvidia.com/gpu.product, as GPU feature
+// discovery labels it) and gpus allocatable nvidia.com/gpu: what GPU discovery and
+// fitsCluster read.
+func GPUNode(ctx context.Context, c client.Client, name, product string, gpus int64) (*corev1.Node, error) {
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{gpunodes.ProductLabel: product}}}
+	if err := c.Create(ctx, n); err != nil {
+		return nil, err
+	}
+	n.Status.Capacity = corev1.ResourceList{gpunodes.GPUResource: *resource.NewQuantity(gpus, resource.DecimalSI)}
+	n.Status.Allocatable = n.Status.Capacity.DeepCopy()
+	return n, c.Status().Update(ctx, n)
 }
 
 // Terminated describes how a container ended.

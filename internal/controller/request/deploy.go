@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -16,8 +17,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/config"
+	"github.com/dgdr-operator/dgdr-operator/internal/controller/fit"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/run"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/status"
+	"github.com/dgdr-operator/dgdr-operator/internal/gpunodes"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 	"github.com/dgdr-operator/dgdr-operator/internal/promote"
 	"github.com/dgdr-operator/dgdr-operator/internal/render"
@@ -25,7 +29,7 @@ import (
 
 // autoApply creates or updates DynamoGraphDeployments and reads their readiness:
 // +kubebuilder:rbac:groups=nvidia.com,resources=dynamographdeployments,verbs=get;create;update
-// +kubebuilder:rbac:groups=nvidia.com,resources=dynamographdeploymentcandidates,verbs=get
+// +kubebuilder:rbac:groups=nvidia.com,resources=dynamographdeploymentcandidates,verbs=get;list;watch
 
 // Event reasons of autoApply.
 const (
@@ -75,8 +79,8 @@ func (r *Reconciler) autoApply(ctx context.Context, dgdr *v1beta2.DynamoGraphDep
 	name := deploymentName(dgdr)
 	src := succeededCurrentRun(dgdr, runs)
 	deployed := dgdr.Status.Deployment
-	if src != nil && (deployed == nil || deployed.Name != name || deployed.Run != src.Name ||
-		deployed.Candidate != src.Status.Recommendation.BestCandidate) {
+	// A Run deploys once: the candidate chosen stays when Nodes change later.
+	if src != nil && (deployed == nil || deployed.Name != name || deployed.Run != src.Name) {
 		return r.deploy(ctx, dgdr, src, name, events)
 	}
 	if deployed == nil || deployed.Name != name {
@@ -104,11 +108,32 @@ func succeededCurrentRun(dgdr *v1beta2.DynamoGraphDeploymentRequest, runs []*v1b
 	return nil
 }
 
-// deploy renders the Run's best candidate and creates or updates the deployment.
+// deploy renders the Run's best candidate that fits the cluster and creates or updates the
+// deployment.
 func (r *Reconciler) deploy(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, src *v1beta2.DynamoGraphDeploymentRun, name string, events *status.Events) (time.Duration, error) {
-	best := src.Status.Recommendation.BestCandidate
+	// The cache keeps no spec or candidate list of a terminal Run (stripTerminalRun): read it
+	// whole, as rarely as the Candidate.
+	full := &v1beta2.DynamoGraphDeploymentRun{}
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(src), full); err != nil || full.UID != src.UID {
+		if err == nil {
+			err = fmt.Errorf("the Run %s was replaced", src.Name)
+		}
+		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonDeploymentFailed, fmt.Sprintf("reading Run %s: %v", src.Name, err), events)
+		return 0, err
+	}
+	best, unfit, err := r.bestFitting(ctx, full)
+	if err != nil {
+		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonDeploymentFailed, fmt.Sprintf("judging the fit of the candidates of Run %s: %v", src.Name, err), events)
+		return 0, err
+	}
+	if best == "" {
+		msg := fmt.Sprintf("no candidate of Run %s fits the cluster's GPU Nodes (%s); nothing is deployed: add Nodes, or search again with a smaller spec.hardware.gpu.budget",
+			src.Name, strings.Join(unfit, "; "))
+		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonNoCandidateFits, msg, events)
+		return deployPollSettled, nil
+	}
 	cand := &v1beta2.DynamoGraphDeploymentCandidate{}
-	// Candidates are not cached (only this rare step reads one).
+	// The cache keeps only the engine's hardware of a Candidate's parameters: read it whole.
 	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: dgdr.Namespace, Name: best}, cand); err != nil {
 		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonDeploymentFailed, fmt.Sprintf("reading the best candidate %s of Run %s: %v", best, src.Name, err), events)
 		return 0, err
@@ -120,16 +145,6 @@ func (r *Reconciler) deploy(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploy
 	}
 	// The Candidate was written by a search identity, whose pod runs the search image: only
 	// what the operator's own renderer makes of its parameters is deployed.
-	// The cache keeps no spec of a terminal Run (stripTerminalRun): read it whole, as rarely as
-	// the Candidate.
-	full := &v1beta2.DynamoGraphDeploymentRun{}
-	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(src), full); err != nil || full.UID != src.UID {
-		if err == nil {
-			err = fmt.Errorf("the Run %s was replaced", src.Name)
-		}
-		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonDeploymentFailed, fmt.Sprintf("reading Run %s: %v", src.Name, err), events)
-		return 0, err
-	}
 	if msg := r.reproduce(full, cand); msg != "" {
 		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonCandidateNotReproduced, msg, events)
 		return deployPollSettled, nil
@@ -158,6 +173,48 @@ func (r *Reconciler) deploy(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploy
 			fmt.Sprintf("%s DynamoGraphDeployment %s from candidate %s of Run %s", result, name, best, src.Name))
 	}
 	return r.followReadiness(ctx, dgdr, events)
+}
+
+// bestFitting returns the best candidate of run (candidateRefs, best first) that fits the GPUs of
+// the cluster's Nodes, judged now from the Node informer with the rule of status.fitsCluster
+// (not read from that status: the search identity can write Candidates' status). With GPU
+// discovery off the operator reads no Nodes and the best candidate is deployed. unfit says
+// why each candidate does not fit.
+func (r *Reconciler) bestFitting(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun) (best string, unfit []string, err error) {
+	if !config.GPUDiscoveryEnabled(r.Config) {
+		return run.Status.Recommendation.BestCandidate, nil, nil
+	}
+	inv, err := fit.Inventory(ctx, r.Client)
+	if err != nil {
+		return "", nil, err
+	}
+	refs := run.Status.CandidateRefs
+	if len(refs) == 0 {
+		refs = []v1beta2.CandidateReference{{Name: run.Status.Recommendation.BestCandidate}}
+	}
+	for _, ref := range refs {
+		cand := &v1beta2.DynamoGraphDeploymentCandidate{}
+		if err := r.Client.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: ref.Name}, cand); err != nil {
+			if !apierrors.IsNotFound(err) {
+				return "", nil, err
+			}
+			// Not in the cache yet: read it from the API server.
+			if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: ref.Name}, cand); err != nil {
+				return "", nil, err
+			}
+		}
+		needs, sku, err := gpunodes.NeedsOf(cand)
+		if err != nil {
+			unfit = append(unfit, ref.Name+": "+err.Error())
+			continue
+		}
+		f := gpunodes.Fit(needs, sku, inv.Pool(sku))
+		if *f.Fits {
+			return ref.Name, nil, nil
+		}
+		unfit = append(unfit, ref.Name+": "+f.Message)
+	}
+	return "", unfit, nil
 }
 
 // followReadiness reads the deployed DynamoGraphDeployment and mirrors its readiness.

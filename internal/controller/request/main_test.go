@@ -1,6 +1,7 @@
 package request_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"testing"
@@ -25,6 +26,9 @@ var (
 
 const retention = 2
 
+// clusterNode is the H200 Node with 8 GPUs that TestMain creates.
+const clusterNode = "gpu-h200-a"
+
 // TestMain starts one real API server with the admission webhooks, and the operator (both
 // controllers and the webhooks) in this process.
 func TestMain(m *testing.M) { os.Exit(runTests(m)) }
@@ -40,6 +44,12 @@ func runTests(m *testing.M) int {
 	cfg = controllertest.Config()
 	r := int32(retention)
 	cfg.RunRetention = &r
+	// The cluster's one GPU Node: requests that name no SKU get h200_sxm from it (discovery),
+	// and candidates of up to 8 GPUs fit it.
+	if _, err := controllertest.GPUNode(context.Background(), env.Client, clusterNode, "NVIDIA-H200", 8); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	if err := startOperator(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -392,6 +392,7 @@ func succeedWith(t *testing.T, r *v1beta2.DynamoGraphDeploymentRun, alter func(*
 	}
 	patch := client.MergeFrom(r.DeepCopy())
 	r.Status.Recommendation = &v1beta2.RecommendationSummary{BestCandidate: best, Evaluated: 10, Feasible: 4}
+	r.Status.CandidateRefs = []v1beta2.CandidateReference{{Name: best}}
 	if err := k8s.Status().Patch(ctx, r, patch); err != nil {
 		t.Fatal(err)
 	}

@@ -146,6 +146,16 @@ func TestSearchIdentityIsConfinedToItsRun(t *testing.T) {
 			return ownStatus(attacker, runA, `{"status":{"aisimulate":{"input":{"optimizer":{"max_trials":100000}},"inputHash":"sha256:forged"}}}`)
 		},
 		"write A's jobRef": func() error { return ownStatus(attacker, runA, `{"status":{"jobRef":{"name":"planted","uid":"x"}}}`) },
+		// Its own Candidate's fitsCluster, which the operator owns.
+		"write fitsCluster of A's Candidate": func() error {
+			c := candidateOf(runA, runA.UID, runA.Name+"-c7")
+			if err := attacker.Create(ctx, c); err != nil {
+				return err
+			}
+			// As the reporter writes a Candidate's status: a whole update.
+			c.Status.FitsCluster = &v1beta2.ClusterFit{Fits: ptr.To(true), SKU: "h200_sxm", GPUsNeeded: 1, GPUsAvailable: ptr.To[int64](64)}
+			return attacker.Status().Update(ctx, c)
+		},
 	}
 	for name, attack := range attacks {
 		if err := attack(); !apierrors.IsForbidden(err) {
@@ -170,6 +180,15 @@ func TestSearchIdentityIsConfinedToItsRun(t *testing.T) {
 	}
 	if err := attacker.Patch(ctx, own, rankLabel); err != nil {
 		t.Errorf("A's identity relabelling A's Candidate: %v", err)
+	}
+	// The reporter rewrites a Candidate's status whole, keeping the operator's fitsCluster.
+	fit := client.RawPatch(types.MergePatchType, []byte(`{"status":{"fitsCluster":{"fits":false,"sku":"h200_sxm","gpusNeeded":1,"gpusAvailable":0}}}`))
+	if err := k8s.Status().Patch(ctx, own, fit); err != nil {
+		t.Fatal(err)
+	}
+	own.Status.Rank = 1
+	if err := attacker.Status().Update(ctx, own); err != nil {
+		t.Errorf("A's identity writing A's Candidate status, fitsCluster kept: %v", err)
 	}
 	if err := attacker.Delete(ctx, own); err != nil {
 		t.Errorf("A's identity deleting A's Candidate: %v", err)

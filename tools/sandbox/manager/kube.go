@@ -307,7 +307,8 @@ func operatorConfigFor(p OperatorPorts, certDir string, le *LeaderElection, r Re
 			ActiveDeadlineSeconds:   ptr.To[int64](600),
 			TTLSecondsAfterFinished: ptr.To[int32](3600),
 		},
-		Defaults:     v1alpha1.DefaultsConfig{GPUSKU: "h200_sxm"},
+		// No defaults.gpuSKU: requests that name no SKU get the sandbox Node's product
+		// (GPUProduct, discovery is on by default).
 		RunRetention: ptr.To[int32](5),
 		Limits: v1alpha1.LimitsConfig{
 			MaxActiveRunsPerNamespace: ptr.To[int32](4),
