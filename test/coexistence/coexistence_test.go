@@ -101,6 +101,8 @@ func setup() error {
 		return fmt.Errorf("installing our CRDs over the Dynamo platform's: %w", err)
 	}
 	cfg := ct.Config()
+	// This API server has no GPU Nodes: requests that name no SKU get this one.
+	cfg.Defaults.GPUSKU = "h200_sxm"
 	mgr, err := ct.NewManager(env, cfg)
 	if err != nil {
 		return err
