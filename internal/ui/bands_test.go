@@ -105,3 +105,38 @@ func TestBandsAndDeployed(t *testing.T) {
 		t.Errorf("deployed points %v, want [%s]", marked, want)
 	}
 }
+
+// TestCandidatePageShowsCostAndFit: the candidate page states the cost the publisher computed and
+// the operator's judgement of whether the cluster's GPU Nodes can hold the candidate.
+func TestCandidatePageShowsCostAndFit(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	ts, _ := serve(t, env.Config, f.ns)
+	name := f.published[0]
+	var cand v1beta2.DynamoGraphDeploymentCandidate
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: name}, &cand); err != nil {
+		t.Fatal(err)
+	}
+	cost := cand.Status.Metrics.Cost
+	if cost == nil || cost.PerHour == "" || cost.PerMillionOutputTokens == "" {
+		t.Fatalf("the published candidate has no cost: %+v", cost)
+	}
+	_, body := get(t, ts, "/ns/"+f.ns+"/candidates/"+name)
+	wantCost := fmt.Sprintf("Cost: <b>%s %s</b> per hour, %s %s per million output tokens", cost.PerHour, cost.Currency, cost.PerMillionOutputTokens, cost.Currency)
+	if !strings.Contains(body, wantCost) {
+		t.Errorf("the candidate page lacks %q", wantCost)
+	}
+	if strings.Contains(body, `id="fits"`) {
+		t.Error("the page states a cluster fit the operator has not judged")
+	}
+
+	msg := "needs 8 GPUs; the 1 Nodes of h200_sxm have 4 allocatable"
+	cand.Status.FitsCluster = &v1beta2.ClusterFit{Fits: new(false), SKU: "h200_sxm", GPUsNeeded: 8, GPUsAvailable: new(int64(4)), Message: msg}
+	if err := env.Client.Status().Update(ctx, &cand); err != nil {
+		t.Fatal(err)
+	}
+	_, body = get(t, ts, "/ns/"+f.ns+"/candidates/"+name)
+	if want := `<p id="fits" class="warning">Does not fit this cluster: ` + msg + `.</p>`; !strings.Contains(body, want) {
+		t.Errorf("the candidate page lacks %q", want)
+	}
+}

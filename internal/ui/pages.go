@@ -3,6 +3,7 @@ package ui
 import (
 	"html/template"
 
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/resultsview"
 )
 
@@ -21,6 +22,8 @@ var funcs = template.FuncMap{
 	"metrics": resultsview.Metrics,
 	// value formats a metric's value with its unit, band says its expected error.
 	"value": func(m resultsview.Metric) string { return metricText(resultsview.Metric{Value: m.Value, Unit: m.Unit}) },
+	// fits says whether the operator judged that the cluster's GPU Nodes can hold a candidate.
+	"fits": func(f *v1beta2.ClusterFit) bool { return f != nil && f.Fits != nil && *f.Fits },
 	"band": func(b *resultsview.Band) string {
 		if b == nil {
 			return "not measured"
