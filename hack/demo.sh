@@ -28,7 +28,9 @@ K="$BIN/kubectl"
 h "2. Requests: examples/demo/ into namespace $NS"
 "$K" create namespace "$NS" --dry-run=client -o yaml | "$K" apply -f - >/dev/null
 "$K" -n "$NS" delete dgdr --all --wait=true >/dev/null 2>&1 || true
-for f in examples/demo/*.yaml examples/demo/trace/*.yaml; do "$BIN/dgdrctl" validate -f "$f"; done
+# Offline, dgdrctl has no Nodes to discover the GPU from: it validates with the sandbox Node's
+# (admission then takes the same SKU from the Node's nvidia.com/gpu.product label).
+for f in examples/demo/*.yaml examples/demo/trace/*.yaml; do "$BIN/dgdrctl" validate --gpu-sku h200_sxm -f "$f"; done
 # examples/demo/trace/ replays the sample mooncake trace from a ConfigMap, created first (a
 # request whose ConfigMap is missing ends TraceSourceMissing). What it replays:
 "$BIN/aisim" trace summary examples/traces/mooncake-sample.jsonl
