@@ -954,17 +954,18 @@ type VerificationStatus struct {
 	// +kubebuilder:validation:MaxLength=253
 	Candidate string `json:"candidate,omitempty"`
 
-	// load is the load the Job offered (spec.deployment.verification resolved).
-	// +required
-	Load VerificationLoad `json:"load,omitzero"`
+	// load is the load the Job offers (spec.deployment.verification resolved); absent when the
+	// verification failed before it was resolved.
+	// +optional
+	Load *VerificationLoad `json:"load,omitempty"`
 
-	// requests and maxDurationSeconds as resolved.
-	// +required
+	// requests is the number of requests the Job sends, as resolved.
+	// +optional
 	// +kubebuilder:validation:Minimum=1
 	Requests int32 `json:"requests,omitempty"`
 
-	// maxDurationSeconds as resolved.
-	// +required
+	// maxDurationSeconds bounds the measurement, as resolved.
+	// +optional
 	// +kubebuilder:validation:Minimum=1
 	MaxDurationSeconds int32 `json:"maxDurationSeconds,omitempty"`
 
