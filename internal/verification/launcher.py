@@ -59,16 +59,32 @@ if "--concurrency" in sys.argv:
     cmd += ["--concurrency", arg("--concurrency")]
 else:
     cmd += ["--request-rate", arg("--request-rate")]
+console = artifacts + "-console.log"
+
+
+def console_tail():
+    # AIPerf's console goes to the pod's log; its end also explains a missing export.
+    try:
+        with open(console, "rb") as f:
+            data = f.read()
+    except OSError:
+        return ""
+    sys.stdout.write(data[-65536:].decode("utf-8", "replace"))
+    return data[-400:].decode("utf-8", "replace")
+
+
 try:
-    proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                          timeout=max(1, deadline - time.monotonic()))
+    with open(console, "wb") as out:
+        proc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT,
+                              timeout=max(1, deadline - time.monotonic()))
 except subprocess.TimeoutExpired:
+    console_tail()
     finish({"timedOut": True, "error": "AIPerf did not finish within %d s" % max_duration}, 4)
+tail = console_tail()
 try:
     with open(os.path.join(artifacts, "profile_export_aiperf.json")) as f:
         export = json.load(f)
 except (OSError, ValueError) as e:
-    tail = proc.stderr.decode("utf-8", "replace")[-512:]
     finish({"exitCode": proc.returncode, "error": "no AIPerf export (%s): %s" % (e, tail)}, 5)
 summary = {k: {s: export[k][s] for s in STATS if s in export[k]}
            for k in KEYS if isinstance(export.get(k), dict)}

@@ -34,8 +34,9 @@ func dynamoPython(root, dir string) (string, error) {
 // aiperfLauncher writes dir/aiperf-python3, which plays the verification image: it runs the
 // python of bin/aiperf (make aiperf) by its own path, with the launcher's frontend URL pointed
 // at the node's address (a pod reaches the frontend pod's port on the node; the sandbox has no
-// Service routing or cluster DNS) and its tokenizer at the realizer's model (the sandbox fetches
-// nothing from a hub). It returns "" when bin/aiperf is absent: the image is then not mapped.
+// Service routing or cluster DNS), its tokenizer at the realizer's model (the sandbox fetches
+// nothing from a hub) and TMPDIR at a short directory of its own. It returns "" when bin/aiperf
+// is absent: the image is then not mapped.
 func aiperfLauncher(root, dir string) (string, error) {
 	python := filepath.Join(root, "bin", "aiperf", "bin", "python3")
 	if _, err := os.Stat(python); err != nil {
@@ -52,7 +53,11 @@ while [ $# -gt 0 ]; do
     *) args+=("$1"); shift ;;
   esac
 done
-exec %q "${args[@]}"
+# AIPerf's ZeroMQ IPC sockets live in TMPDIR, and a pod's /tmp here is a long path: a socket
+# path is at most 107 bytes.
+tmp=$(mktemp -d /tmp/dgdr-aiperf.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+TMPDIR="$tmp" %q "${args[@]}"
 `, model, python)
 	return wrapper, os.WriteFile(wrapper, []byte(script), 0o755) //nolint:gosec // an executable script
 }
