@@ -30,6 +30,10 @@ $(CONTROLLER_GEN):
 
 UPSTREAM := $(BIN)/upstream
 
+.PHONY: aiperf
+aiperf: ## Create (or reuse) the pinned AIPerf venv bin/aiperf: the verification Job's load generator in the sandbox (hack/aiperf/install.sh).
+	hack/aiperf/install.sh
+
 .PHONY: upstream
 upstream: ## Create (or reuse) the pinned upstream venv bin/upstream: the real aisimulate and ai-dynamo (hack/upstream/requirements.txt).
 	hack/upstream/install.sh

@@ -45,6 +45,22 @@ const (
 	// ReasonAutoApplyDisabled: the operator's configuration has autoApply.enabled false (a
 	// request stored before it was turned off); nothing is deployed.
 	ReasonAutoApplyDisabled = "AutoApplyDisabled"
+
+	// ConditionPredictionHeld (with spec.deployment.verification) tells whether the deployed
+	// candidate's measured metrics are within tolerance of its predicted ones
+	// (status.verification).
+	ConditionPredictionHeld = "PredictionHeld"
+
+	// ReasonWithinErrorBand: every compared metric is within its tolerance.
+	ReasonWithinErrorBand = "WithinErrorBand"
+	// ReasonOutsideErrorBand: at least one metric is outside its tolerance; the message names
+	// each.
+	ReasonOutsideErrorBand = "OutsideErrorBand"
+	// ReasonVerifying: the verification Job is measuring (condition Unknown).
+	ReasonVerifying = "Verifying"
+	// ReasonVerificationFailed: nothing usable was measured (condition Unknown);
+	// status.verification.reason says why.
+	ReasonVerificationFailed = "VerificationFailed"
 )
 
 // Condition types and reasons of DynamoGraphDeploymentRun.

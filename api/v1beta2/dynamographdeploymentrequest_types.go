@@ -559,6 +559,108 @@ type DeploymentSpec struct {
 	// +kubebuilder:validation:MaxLength=63
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	Name string `json:"name,omitempty"`
+
+	// verification measures the deployed candidate once its DynamoGraphDeployment is ready: a
+	// Job drives the frontend's OpenAI-compatible endpoint with AIPerf at the modeled load and
+	// status.verification compares what it observed with what the search predicted. Off unless
+	// enabled; it only acts with autoApply.
+	// +optional
+	Verification *VerificationSpec `json:"verification,omitempty"`
+}
+
+// VerificationSpec configures the verification of a deployed candidate
+// (docs/design/verification.md).
+type VerificationSpec struct {
+	// enabled runs one verification Job per deployed DynamoGraphDeployment generation.
+	// Defaults to false.
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+
+	// load is the traffic the Job offers. When omitted, the deployed candidate's modeled
+	// operating point: spec.workload.static's concurrency or requestsPerSecond (a
+	// kvCapacityFraction or trace workload falls back to concurrency 1) and its inputTokens
+	// and outputTokens (1024 and 128 without a static workload).
+	// +optional
+	Load *VerificationLoad `json:"load,omitempty"`
+
+	// requests is how many requests the Job sends. Defaults to 100. Minimum 1, maximum 10000.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000
+	Requests *int32 `json:"requests,omitempty"`
+
+	// maxDurationSeconds bounds the measurement: the Job's activeDeadlineSeconds is this plus a
+	// fixed 120 s for the pod's start, and AIPerf stops sending after it. Defaults to 300.
+	// Minimum 10, maximum 3600.
+	// +optional
+	// +kubebuilder:validation:Minimum=10
+	// +kubebuilder:validation:Maximum=3600
+	MaxDurationSeconds *int32 `json:"maxDurationSeconds,omitempty"`
+
+	// tolerance is the relative error allowed per metric before PredictionHeld turns False.
+	// A metric without one gets the candidate's error band (status.metrics.errorBand: the 80th
+	// percentile error of ttftMs and itlMs), else 25%.
+	// +optional
+	Tolerance *VerificationTolerance `json:"tolerance,omitempty"`
+}
+
+// VerificationLoad is the load of a verification: exactly one of concurrency or
+// requestsPerSecond, and optionally the token lengths.
+// +kubebuilder:validation:XValidation:rule="has(self.concurrency) != has(self.requestsPerSecond)",message="exactly one of concurrency or requestsPerSecond must be set"
+type VerificationLoad struct {
+	// concurrency keeps this many streaming requests in flight. Minimum 1, maximum 10000.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000
+	Concurrency *int32 `json:"concurrency,omitempty"`
+
+	// requestsPerSecond sends requests at this rate. Greater than 0, maximum 10000.
+	// +optional
+	// +kubebuilder:validation:ExclusiveMinimum=true
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=10000
+	RequestsPerSecond *float64 `json:"requestsPerSecond,omitempty"`
+
+	// inputTokens is the prompt length of every request. When omitted, the workload's.
+	// Minimum 1, maximum 2097152.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=2097152
+	InputTokens *int32 `json:"inputTokens,omitempty"`
+
+	// outputTokens is the generated length of every request. When omitted, the workload's.
+	// Minimum 1, maximum 2097152.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=2097152
+	OutputTokens *int32 `json:"outputTokens,omitempty"`
+}
+
+// VerificationTolerance is the allowed relative error per metric, in percent.
+type VerificationTolerance struct {
+	// ttftPct bounds the relative error of the mean time to first token. Greater than 0,
+	// maximum 1000. When omitted, the candidate's errorBand.ttftP80Pct, else 25.
+	// +optional
+	// +kubebuilder:validation:ExclusiveMinimum=true
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
+	TTFTPct *float64 `json:"ttftPct,omitempty"`
+
+	// itlPct bounds the relative error of the mean inter-token latency. Greater than 0,
+	// maximum 1000. When omitted, the candidate's errorBand.itlP80Pct, else 25.
+	// +optional
+	// +kubebuilder:validation:ExclusiveMinimum=true
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
+	ITLPct *float64 `json:"itlPct,omitempty"`
+
+	// throughputPerGpuPct bounds the relative error of the output throughput per GPU. Greater
+	// than 0, maximum 1000. When omitted, 25 (the error band covers latencies only).
+	// +optional
+	// +kubebuilder:validation:ExclusiveMinimum=true
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
+	ThroughputPerGPUPct *float64 `json:"throughputPerGpuPct,omitempty"`
 }
 
 // PlannerSpec configures the rendered Planner component.
@@ -710,6 +812,11 @@ type DynamoGraphDeploymentRequestStatus struct {
 	// +optional
 	Deployment *DeploymentStatus `json:"deployment,omitempty"`
 
+	// verification is the measurement of the deployed candidate (spec.deployment.verification);
+	// the PredictionHeld condition says whether the prediction held.
+	// +optional
+	Verification *VerificationStatus `json:"verification,omitempty"`
+
 	// v1beta1 is the conversion envelope: the complete status the Dynamo operator wrote on a
 	// request created through nvidia.com/v1beta1, kept verbatim while it is read as v1beta2.
 	// +optional
@@ -776,4 +883,172 @@ type DynamoGraphDeploymentRequestList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []DynamoGraphDeploymentRequest `json:"items"`
+}
+
+// VerificationPhase is where a verification is.
+// +kubebuilder:validation:Enum=Running;Succeeded;Failed
+type VerificationPhase string
+
+// Verification phases.
+const (
+	VerificationRunning   VerificationPhase = "Running"
+	VerificationSucceeded VerificationPhase = "Succeeded"
+	VerificationFailed    VerificationPhase = "Failed"
+)
+
+// VerificationMetricName names a compared metric: the keys of calibration observations.
+// +kubebuilder:validation:Enum=ttftMs;itlMs;throughputPerGpu
+type VerificationMetricName string
+
+// Compared metrics.
+const (
+	MetricTTFTMs           VerificationMetricName = "ttftMs"
+	MetricITLMs            VerificationMetricName = "itlMs"
+	MetricThroughputPerGPU VerificationMetricName = "throughputPerGpu"
+)
+
+// VerificationStatus is one verification of a deployed DynamoGraphDeployment generation.
+type VerificationStatus struct {
+	// phase is Running, Succeeded (measured; PredictionHeld says how it compared) or Failed
+	// (nothing usable was measured; reason says why).
+	// +required
+	Phase VerificationPhase `json:"phase,omitempty"`
+
+	// reason is a CamelCase word saying why the phase is Failed (FrontendUnreachable,
+	// TimedOut, ErrorRateExceeded, JobFailed, OutputRejected, NoModeledMetrics).
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	Reason string `json:"reason,omitempty"`
+
+	// message says what happened, for people.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Message string `json:"message,omitempty"`
+
+	// jobName is the verification Job.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	JobName string `json:"jobName,omitempty"`
+
+	// deployment is the DynamoGraphDeployment measured.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Deployment string `json:"deployment,omitempty"`
+
+	// deploymentGeneration is the metadata.generation of the DynamoGraphDeployment measured.
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	DeploymentGeneration int64 `json:"deploymentGeneration,omitempty"`
+
+	// run is the Run whose search found the candidate.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Run string `json:"run,omitempty"`
+
+	// candidate is the deployed DynamoGraphDeploymentCandidate whose prediction is verified.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Candidate string `json:"candidate,omitempty"`
+
+	// load is the load the Job offers (spec.deployment.verification resolved); absent when the
+	// verification failed before it was resolved.
+	// +optional
+	Load *VerificationLoad `json:"load,omitempty"`
+
+	// requests is the number of requests the Job sends, as resolved.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	Requests int32 `json:"requests,omitempty"`
+
+	// maxDurationSeconds bounds the measurement, as resolved.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	MaxDurationSeconds int32 `json:"maxDurationSeconds,omitempty"`
+
+	// measuredAt is when the Job's measurement ended.
+	// +optional
+	MeasuredAt *metav1.Time `json:"measuredAt,omitempty"`
+
+	// observed is what AIPerf measured.
+	// +optional
+	Observed *ObservedMetrics `json:"observed,omitempty"`
+
+	// metrics compare each predicted metric with the observed one.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=3
+	Metrics []VerifiedMetric `json:"metrics,omitempty"`
+}
+
+// ObservedMetrics are AIPerf's measurement. Latencies in milliseconds, throughputs in output
+// tokens per second.
+type ObservedMetrics struct {
+	// ttftMs is the time to first token.
+	// +optional
+	TTFTMs *Percentiles `json:"ttftMs,omitempty"`
+	// itlMs is the inter-token latency.
+	// +optional
+	ITLMs *Percentiles `json:"itlMs,omitempty"`
+	// throughput is the output token throughput of the whole deployment.
+	// +optional
+	Throughput *float64 `json:"throughput,omitempty"`
+	// throughputPerGpu is throughput divided by the candidate's GPUs.
+	// +optional
+	ThroughputPerGPU *float64 `json:"throughputPerGpu,omitempty"`
+	// requests is the number of requests that completed.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	Requests int64 `json:"requests,omitempty"`
+	// errors is the number of requests that failed.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	Errors int64 `json:"errors,omitempty"`
+}
+
+// Percentiles of a latency, in milliseconds.
+type Percentiles struct {
+	// mean is the average.
+	// +required
+	Mean *float64 `json:"mean,omitempty"`
+	// p50 is the median.
+	// +optional
+	P50 *float64 `json:"p50,omitempty"`
+	// p90 is the 90th percentile.
+	// +optional
+	P90 *float64 `json:"p90,omitempty"`
+	// p99 is the 99th percentile.
+	// +optional
+	P99 *float64 `json:"p99,omitempty"`
+}
+
+// VerifiedMetric compares one predicted metric with its observation.
+type VerifiedMetric struct {
+	// name of the metric.
+	// +required
+	Name VerificationMetricName `json:"name,omitempty"`
+	// predicted is the candidate's modeled value (status.metrics of the Candidate; latencies
+	// are means).
+	// +required
+	Predicted *float64 `json:"predicted,omitempty"`
+	// observed is the measured value (the mean for latencies).
+	// +required
+	Observed *float64 `json:"observed,omitempty"`
+	// relativeErrorPct is |observed - predicted| / predicted, in percent.
+	// +required
+	RelativeErrorPct *float64 `json:"relativeErrorPct,omitempty"`
+	// bandPct is the candidate's 80th percentile error band of this metric, in percent, when
+	// it has one.
+	// +optional
+	BandPct *float64 `json:"bandPct,omitempty"`
+	// tolerancePct is the allowed relative error (spec tolerance, else bandPct, else 25).
+	// +required
+	TolerancePct *float64 `json:"tolerancePct,omitempty"`
+	// held is true when relativeErrorPct is at most tolerancePct.
+	// +required
+	Held *bool `json:"held,omitempty"`
 }

@@ -10,7 +10,9 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
+	"unicode"
 
 	"golang.org/x/text/currency"
 	corev1 "k8s.io/api/core/v1"
@@ -139,6 +141,9 @@ func SetDefaults(cfg *v1alpha1.OperatorConfiguration) {
 	if cfg.Reporter.Image == "" {
 		cfg.Reporter.Image = os.Getenv("OPERATOR_IMAGE")
 	}
+	if cfg.Verification.ImagePullPolicy == "" {
+		cfg.Verification.ImagePullPolicy = corev1.PullIfNotPresent
+	}
 	if cfg.Job.ActiveDeadlineSeconds == nil {
 		cfg.Job.ActiveDeadlineSeconds = ptr.To(DefaultActiveDeadline)
 	}
@@ -246,6 +251,15 @@ func Validate(cfg *v1alpha1.OperatorConfiguration) field.ErrorList {
 	if cfg.Reporter.Image == "" {
 		errs = append(errs, field.Required(field.NewPath("reporter", "image"),
 			"the reporter image (normally the operator's own image): set it, or set the OPERATOR_IMAGE environment variable of the operator"))
+	}
+	if img := cfg.Verification.Image; img != "" && (len(img) > 512 || strings.ContainsFunc(img, unicode.IsSpace)) {
+		errs = append(errs, field.Invalid(field.NewPath("verification", "image"), img, "must be a container image reference without whitespace, at most 512 characters"))
+	}
+	switch p := cfg.Verification.ImagePullPolicy; p {
+	case corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
+	default:
+		errs = append(errs, field.NotSupported(field.NewPath("verification", "imagePullPolicy"), p,
+			[]corev1.PullPolicy{corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever}))
 	}
 	if sku := cfg.Defaults.GPUSKU; sku != "" && !aisimulate.KnownSKU(sku) {
 		errs = append(errs, field.NotSupported(field.NewPath("defaults", "gpuSKU"), sku, aisimulate.KnownSKUs()))

@@ -72,6 +72,9 @@ func TestDecodeErrorsNamePaths(t *testing.T) {
 		{"unknown autoApply field", header + "planner: {image: x}\nautoApply: {enable: true}\n", "autoApply.enable"},
 		{"autoApply enabled not a boolean", header + "planner: {image: x}\nautoApply: {enabled: sometimes}\n", "autoApply.enabled"},
 		{"unknown models field", header + "planner: {image: x}\nmodels: {allowLocalModels: true}\n", "models.allowLocalModels"},
+		{"unknown verification field", header + "planner: {image: x}\nverification: {images: y}\n", "verification.images"},
+		{"verification image with whitespace", header + "planner: {image: x}\nverification: {image: \"aiperf latest\"}\n", "verification.image"},
+		{"unknown verification pull policy", header + "planner: {image: x}\nverification: {image: aiperf:1, imagePullPolicy: Sometimes}\n", "verification.imagePullPolicy"},
 		{"crds without a conversion service", header + "planner: {image: x}\ncrds: {conversionService: {namespace: ns}}\n", "crds.conversionService.name"},
 	}
 	for _, tc := range cases {

@@ -145,10 +145,10 @@ func stripAcceptedRequest(obj any) (any, error) {
 		stripManaged(r)
 		delete(r.Annotations, corev1.LastAppliedConfigAnnotation)
 		if r.Generation == r.Status.ObservedGeneration && r.DeletionTimestamp.IsZero() {
-			// autoApply reads spec.deployment.autoApply and name on every reconcile.
+			// autoApply reads spec.deployment.autoApply, name and verification on every reconcile.
 			var deployment *v1beta2.DeploymentSpec
-			if d := r.Spec.Deployment; d != nil && (d.AutoApply != nil || d.Name != "") {
-				deployment = &v1beta2.DeploymentSpec{AutoApply: d.AutoApply, Name: d.Name}
+			if d := r.Spec.Deployment; d != nil && (d.AutoApply != nil || d.Name != "" || d.Verification != nil) {
+				deployment = &v1beta2.DeploymentSpec{AutoApply: d.AutoApply, Name: d.Name, Verification: d.Verification}
 			}
 			r.Spec = v1beta2.DynamoGraphDeploymentRequestSpec{Deployment: deployment}
 		}

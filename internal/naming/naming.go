@@ -24,6 +24,12 @@ func CandidateName(run, candidateID string) string {
 	return shorten(run, "-c"+digitsOf(candidateID))
 }
 
+// VerificationJobName is the verification Job of a request's deployed DynamoGraphDeployment
+// generation: "<request>-verify-<generation>".
+func VerificationJobName(request string, deploymentGeneration int64) string {
+	return shorten(request, "-verify-"+strconv.FormatInt(deploymentGeneration, 10))
+}
+
 // JobName is a Run's search Job.
 func JobName(run string) string { return shorten(run, "-search") }
 

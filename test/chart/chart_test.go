@@ -96,6 +96,9 @@ var variants = map[string][]string{
 	// An example price list: --set keeps 3.50 a string, which the operator reads as a decimal.
 	"pricing": {"--set", "featureGates.DGDRV1Beta2=true", "--set", "pricing.currency=USD", "--set", "pricing.pricePerGPUHour.h200_sxm=3.50",
 		"--set", "pricing.pricePerGPUHour.a100_sxm=2"},
+	// The verification Job's image (spec.deployment.verification).
+	"verification": {"--set", "featureGates.DGDRV1Beta2=true", "--set", "verification.image=registry.example/aiperf:0.13.0",
+		"--set", "verification.resources.limits.cpu=2"},
 	// What the released chart sets: the image pinned by digest.
 	"pinned": {"--set", "featureGates.DGDRV1Beta2=true", "--set", "image.digest=" + pinnedDigest},
 }
@@ -267,6 +270,9 @@ func TestOperatorConfigDecodes(t *testing.T) {
 				wantPricing := map[string]*v1alpha1.PricingConfig{"pricing": {Currency: "USD", PricePerGPUHour: map[string]v1alpha1.Decimal{"h200_sxm": "3.50", "a100_sxm": "2"}}}[name]
 				if diff := cmp.Diff(wantPricing, cfg.Pricing); diff != "" {
 					t.Errorf("pricing (-want +got):\n%s", diff)
+				}
+				if wantImage := map[string]string{"verification": "registry.example/aiperf:0.13.0"}[name]; cfg.Verification.Image != wantImage {
+					t.Errorf("verification.image %q, want %q", cfg.Verification.Image, wantImage)
 				}
 				if name == "certmanager" && !cfg.LeaderElection.Enabled {
 					t.Errorf("replicaCount 2 must enable leader election")

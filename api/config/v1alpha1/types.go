@@ -43,6 +43,11 @@ type OperatorConfiguration struct {
 	// +optional
 	Job JobConfig `json:"job,omitempty"`
 
+	// verification configures the Job that measures a deployed candidate
+	// (spec.deployment.verification of a request).
+	// +optional
+	Verification VerificationConfig `json:"verification,omitempty"`
+
 	// defaults are applied by admission.
 	// +optional
 	Defaults DefaultsConfig `json:"defaults,omitempty"`
@@ -195,6 +200,24 @@ type PlannerConfig struct {
 	ImagePullPolicy corev1.PullPolicy `json:"imagePullPolicy,omitempty"`
 
 	// resources of the search container.
+	// +optional
+	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+}
+
+// VerificationConfig is the container of the verification Job.
+type VerificationConfig struct {
+	// image contains NVIDIA AIPerf (the aiperf command) and python3. Unset (the default), no
+	// verification runs: a request asking for one gets status.verification phase Failed,
+	// reason NotConfigured. When set, a container image reference without whitespace, at
+	// most 512 characters.
+	// +optional
+	Image string `json:"image,omitempty"`
+
+	// imagePullPolicy of the verification container. Defaults to IfNotPresent.
+	// +optional
+	ImagePullPolicy corev1.PullPolicy `json:"imagePullPolicy,omitempty"`
+
+	// resources of the verification container.
 	// +optional
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
 }

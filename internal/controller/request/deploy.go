@@ -69,6 +69,8 @@ func deploymentName(dgdr *v1beta2.DynamoGraphDeploymentRequest) string {
 func (r *Reconciler) autoApply(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, runs []*v1beta2.DynamoGraphDeploymentRun, events *status.Events) (time.Duration, error) {
 	if !autoApplyOn(dgdr) {
 		meta.RemoveStatusCondition(&dgdr.Status.Conditions, v1beta2.ConditionDeployed)
+		meta.RemoveStatusCondition(&dgdr.Status.Conditions, v1beta2.ConditionPredictionHeld)
+		dgdr.Status.Verification = nil
 		return 0, nil
 	}
 	if !r.Config.AutoApply.Enabled {
@@ -246,7 +248,7 @@ func (r *Reconciler) followReadiness(ctx context.Context, dgdr *v1beta2.DynamoGr
 	if ready {
 		r.setDeployed(dgdr, metav1.ConditionTrue, v1beta2.ReasonDeploymentReady,
 			fmt.Sprintf("DynamoGraphDeployment %s (candidate %s of Run %s) is ready: %s", d.Name, d.Candidate, d.Run, why), events)
-		return deployPollSettled, nil
+		return deployPollSettled, r.verify(ctx, dgdr, dgd, events)
 	}
 	r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonDeploymentProgressing,
 		fmt.Sprintf("DynamoGraphDeployment %s (candidate %s of Run %s) is not ready: %s", d.Name, d.Candidate, d.Run, why), events)

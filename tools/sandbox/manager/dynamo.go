@@ -31,6 +31,37 @@ func dynamoPython(root, dir string) (string, error) {
 	return wrapper, os.WriteFile(wrapper, []byte(script), 0o755) //nolint:gosec // an executable script
 }
 
+// aiperfLauncher writes dir/aiperf-python3, which plays the verification image: it runs the
+// python of bin/aiperf (make aiperf) by its own path, with the launcher's frontend URL pointed
+// at the node's address (a pod reaches the frontend pod's port on the node; the sandbox has no
+// Service routing or cluster DNS), its tokenizer at the realizer's model (the sandbox fetches
+// nothing from a hub) and TMPDIR at a short directory of its own. It returns "" when bin/aiperf
+// is absent: the image is then not mapped.
+func aiperfLauncher(root, dir string) (string, error) {
+	python := filepath.Join(root, "bin", "aiperf", "bin", "python3")
+	if _, err := os.Stat(python); err != nil {
+		return "", nil //nolint:nilerr // no venv: verification Jobs cannot start in this sandbox
+	}
+	model := filepath.Join(root, "tools", "sandbox", "dgdrealizer", "testdata", "tiny-llama")
+	wrapper := filepath.Join(dir, "aiperf-python3")
+	script := fmt.Sprintf(`#!/usr/bin/env bash
+args=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --url) args+=("$1" "http://127.0.0.1:${2##*:}"); shift 2 ;;
+    --tokenizer) args+=("$1" %q); shift 2 ;;
+    *) args+=("$1"); shift ;;
+  esac
+done
+# AIPerf's ZeroMQ IPC sockets live in TMPDIR, and a pod's /tmp here is a long path: a socket
+# path is at most 107 bytes.
+tmp=$(mktemp -d /tmp/dgdr-aiperf.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+TMPDIR="$tmp" %q "${args[@]}"
+`, model, python)
+	return wrapper, os.WriteFile(wrapper, []byte(script), 0o755) //nolint:gosec // an executable script
+}
+
 // dynamoRuntimeImages maps the Dynamo runtime images the operator renders deployments with
 // (its configuration's runtimeImages) to the venv's python, as `python3`.
 func dynamoRuntimeImages(python string) map[string]nodeagent.Image {

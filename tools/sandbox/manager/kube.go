@@ -319,6 +319,8 @@ func operatorConfigFor(p OperatorPorts, certDir string, le *LeaderElection, r Re
 		},
 		// The e2e and attack suites deploy with autoApply (off by default; docs/operate/security.md).
 		AutoApply: v1alpha1.AutoApplyConfig{Enabled: true},
+		// The node agent runs it as the AIPerf of bin/aiperf (make aiperf), as config/dev.
+		Verification: v1alpha1.VerificationConfig{Image: VerificationImage},
 		RuntimeImages: map[string]string{
 			"vllm":   "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.6.1",
 			"sglang": "nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.6.1",

@@ -33,6 +33,9 @@ const (
 const (
 	PlannerImage  = "nvcr.io/nvidia/ai-dynamo/dynamo-planner:sandbox"
 	OperatorImage = "localhost/dgdr/dgdr-operator:sandbox"
+	// VerificationImage runs NVIDIA AIPerf from bin/aiperf (make aiperf) for the verification
+	// Job of a deployed candidate.
+	VerificationImage = "localhost/dgdr/aiperf:0.13.0"
 	// HostileSearchImage runs `dgdr-sandbox hostile-search` (tools/sandbox/hostile): a search
 	// that writes output breaking the output contract, for the attack suite.
 	HostileSearchImage = "localhost/dgdr/hostile-search:attack"

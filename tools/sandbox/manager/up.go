@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/controlplane"
+	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/nodeagent"
 )
 
 // Options of Up.
@@ -181,6 +182,13 @@ func Up(ctx context.Context, o Options) (*State, error) {
 	agent := nodeAgentConfig(bin, dir, cl, recommender, fromLayouts)
 	if python != "" {
 		maps.Copy(agent.Images, dynamoRuntimeImages(python))
+	}
+	aiperf, err := aiperfLauncher(o.Root, dir)
+	if err != nil {
+		return nil, fail(err)
+	}
+	if aiperf != "" {
+		agent.Images[VerificationImage] = nodeagent.Image{Binary: aiperf, Entrypoint: []string{"python3"}}
 	}
 	agentCfg := filepath.Join(dir, "node-agent.yaml")
 	if err := writeConfig(agentCfg, agent); err != nil {

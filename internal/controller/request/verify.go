@@ -1,0 +1,269 @@
+package request
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/controller/status"
+	"github.com/dgdr-operator/dgdr-operator/internal/naming"
+	"github.com/dgdr-operator/dgdr-operator/internal/verification"
+)
+
+// The verification Job measures the deployed candidate through its frontend Service:
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=services,verbs=get
+
+// Event reasons of verification.
+const (
+	EventVerificationStarted = "VerificationStarted"
+	EventPredictionHeld      = "PredictionHeld"
+	EventPredictionMissed    = "OutsideErrorBand"
+	EventVerificationFailed  = "VerificationFailed"
+)
+
+// DynamoFrontendPort is the port of a Dynamo frontend Service that names none "http".
+const DynamoFrontendPort = 8000
+
+// frontendServiceName is the Service the Dynamo operator puts in front of a deployment's
+// frontend.
+func frontendServiceName(dgd string) string { return dgd + "-frontend" }
+
+// verify runs one verification Job per ready DynamoGraphDeployment generation and records its
+// result in status.verification and the PredictionHeld condition. It is called only while
+// Deployed is True.
+func (r *Reconciler) verify(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, dgd *unstructured.Unstructured, events *status.Events) error {
+	if !verification.Enabled(dgdr) {
+		dgdr.Status.Verification = nil
+		meta.RemoveStatusCondition(&dgdr.Status.Conditions, v1beta2.ConditionPredictionHeld)
+		return nil
+	}
+	d := dgdr.Status.Deployment
+	gen := dgd.GetGeneration()
+	v := dgdr.Status.Verification
+	if v != nil && v.Deployment == d.Name && v.DeploymentGeneration == gen && v.Candidate == d.Candidate && v.Phase != v1beta2.VerificationRunning {
+		return nil // this generation was measured
+	}
+	base := v1beta2.VerificationStatus{
+		Phase: v1beta2.VerificationRunning, JobName: naming.VerificationJobName(dgdr.Name, gen),
+		Deployment: d.Name, DeploymentGeneration: gen, Run: d.Run, Candidate: d.Candidate,
+	}
+	if r.Config.Verification.Image == "" {
+		r.failVerification(dgdr, base, verification.ReasonNotConfigured,
+			"the operator configuration sets no verification.image; nothing is measured", events)
+		return nil
+	}
+	job := &batchv1.Job{}
+	err := r.Client.Get(ctx, types.NamespacedName{Namespace: dgdr.Namespace, Name: base.JobName}, job)
+	switch {
+	case apierrors.IsNotFound(err):
+		full, plan, err := r.verificationPlan(ctx, dgdr, &base, events)
+		if plan == nil || err != nil {
+			return err
+		}
+		return r.startVerification(ctx, dgdr, full, plan, base, gen, events)
+	case err != nil:
+		return err
+	case !metav1.IsControlledBy(job, dgdr):
+		r.failVerification(dgdr, base, verification.ReasonJobFailed,
+			fmt.Sprintf("a Job named %s exists and this request does not control it", base.JobName), events)
+		return nil
+	}
+	finished, failed := jobFinished(job)
+	if !finished {
+		if v == nil || v.JobName != base.JobName {
+			// The status lost the Job it started (an older write, a restart): resolve it again.
+			if _, plan, err := r.verificationPlan(ctx, dgdr, &base, events); plan == nil || err != nil {
+				return err
+			}
+			dgdr.Status.Verification = &base
+		}
+		r.setPredictionHeld(dgdr, metav1.ConditionUnknown, v1beta2.ReasonVerifying,
+			fmt.Sprintf("Job %s measures DynamoGraphDeployment %s generation %d", base.JobName, d.Name, gen))
+		return nil
+	}
+	_, plan, err := r.verificationPlan(ctx, dgdr, &base, events)
+	if plan == nil || err != nil {
+		return err
+	}
+	msg, finishedAt, err := r.terminationMessage(ctx, job)
+	if err != nil {
+		return err
+	}
+	base.MeasuredAt = finishedAt
+	if msg == nil {
+		reason, why := verification.ReasonJobFailed, "its pod left no result"
+		if failed != nil && failed.Reason == batchv1.JobReasonDeadlineExceeded {
+			reason, why = verification.ReasonTimedOut, fmt.Sprintf("it ran past its deadline (maxDurationSeconds %d + %d s)", plan.MaxDurationSeconds, verification.StartGraceSeconds)
+		}
+		r.failVerification(dgdr, base, reason, fmt.Sprintf("Job %s ended without a measurement: %s", base.JobName, why), events)
+		return nil
+	}
+	out := verification.ParseResult(msg, plan.GPUs)
+	base.Observed = out.Observed
+	if out.FailReason != "" {
+		r.failVerification(dgdr, base, out.FailReason, out.Message, events)
+		return nil
+	}
+	r.recordVerification(dgdr, base, plan, events)
+	return nil
+}
+
+// verificationPlan reads the request whole and the deployed Candidate (the cache keeps neither
+// the workload nor the metrics) and resolves the verification, filling base with it. A nil plan
+// without an error means the verification failed (recorded).
+func (r *Reconciler) verificationPlan(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, base *v1beta2.VerificationStatus, events *status.Events) (*v1beta2.DynamoGraphDeploymentRequest, *verification.Plan, error) {
+	full := &v1beta2.DynamoGraphDeploymentRequest{}
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(dgdr), full); err != nil {
+		return nil, nil, err
+	}
+	cand := &v1beta2.DynamoGraphDeploymentCandidate{}
+	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: dgdr.Namespace, Name: base.Candidate}, cand); err != nil {
+		return nil, nil, err
+	}
+	plan, err := verification.Resolve(full, cand)
+	if err != nil {
+		r.failVerification(dgdr, *base, verification.ReasonNoModeledMetrics, err.Error(), events)
+		return nil, nil, nil
+	}
+	base.Load, base.Requests, base.MaxDurationSeconds = &plan.Load, plan.Requests, plan.MaxDurationSeconds
+	return full, plan, nil
+}
+
+// startVerification creates the Job of a generation.
+func (r *Reconciler) startVerification(ctx context.Context, dgdr, full *v1beta2.DynamoGraphDeploymentRequest, plan *verification.Plan, base v1beta2.VerificationStatus, gen int64, events *status.Events) error {
+	svc := &corev1.Service{}
+	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: dgdr.Namespace, Name: frontendServiceName(base.Deployment)}, svc); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.failVerification(dgdr, base, verification.ReasonFrontendUnreachable,
+				fmt.Sprintf("the frontend Service %s does not exist", frontendServiceName(base.Deployment)), events)
+			return nil
+		}
+		return err
+	}
+	target := verification.Target{URL: frontendURL(svc), Model: full.Spec.Model.Name, Deployment: base.Deployment, Generation: gen}
+	job := verification.BuildJob(dgdr, plan, target, r.Config)
+	if err := r.Client.Create(ctx, job); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating verification Job %s: %w", job.Name, err)
+	}
+	dgdr.Status.Verification = &base
+	msg := fmt.Sprintf("Job %s measures DynamoGraphDeployment %s generation %d (candidate %s) at %s with %d requests, for at most %d s",
+		job.Name, base.Deployment, gen, base.Candidate, loadText(plan.Load), plan.Requests, plan.MaxDurationSeconds)
+	r.setPredictionHeld(dgdr, metav1.ConditionUnknown, v1beta2.ReasonVerifying, msg)
+	events.Normal(EventVerificationStarted, "Verify", msg)
+	return nil
+}
+
+// frontendURL is the Service's in-cluster address, on its port named http or its first port.
+func frontendURL(svc *corev1.Service) string {
+	port := int32(DynamoFrontendPort)
+	for i, p := range svc.Spec.Ports {
+		if i == 0 || p.Name == "http" {
+			port = p.Port
+		}
+	}
+	return "http://" + net.JoinHostPort(svc.Name+"."+svc.Namespace+".svc", strconv.Itoa(int(port)))
+}
+
+func loadText(l v1beta2.VerificationLoad) string {
+	if l.Concurrency != nil {
+		return fmt.Sprintf("concurrency %d (ISL %d, OSL %d)", *l.Concurrency, *l.InputTokens, *l.OutputTokens)
+	}
+	return fmt.Sprintf("%g requests/s (ISL %d, OSL %d)", *l.RequestsPerSecond, *l.InputTokens, *l.OutputTokens)
+}
+
+// jobFinished tells whether a Job ended, and its Failed condition if it failed.
+func jobFinished(job *batchv1.Job) (bool, *batchv1.JobCondition) {
+	for i, c := range job.Status.Conditions {
+		if c.Status != corev1.ConditionTrue {
+			continue
+		}
+		switch c.Type {
+		case batchv1.JobComplete:
+			return true, nil
+		case batchv1.JobFailed:
+			return true, &job.Status.Conditions[i]
+		}
+	}
+	return false, nil
+}
+
+// terminationMessage is the verification container's termination message (capped by the
+// kubelet at 4 KiB; ParseResult refuses anything longer) and when it ended; nil when no pod of
+// the Job has one.
+func (r *Reconciler) terminationMessage(ctx context.Context, job *batchv1.Job) ([]byte, *metav1.Time, error) {
+	var pods corev1.PodList
+	if err := r.Client.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingLabels{batchv1.JobNameLabel: job.Name}); err != nil {
+		return nil, nil, err
+	}
+	for _, p := range pods.Items {
+		if !metav1.IsControlledBy(&p, job) {
+			continue
+		}
+		for _, cs := range p.Status.ContainerStatuses {
+			if t := cs.State.Terminated; cs.Name == verification.ContainerName && t != nil && strings.TrimSpace(t.Message) != "" {
+				at := t.FinishedAt
+				return []byte(t.Message), &at, nil
+			}
+		}
+	}
+	return nil, &metav1.Time{Time: time.Now()}, nil
+}
+
+// recordVerification sets a successful measurement and PredictionHeld.
+func (r *Reconciler) recordVerification(dgdr *v1beta2.DynamoGraphDeploymentRequest, v v1beta2.VerificationStatus, plan *verification.Plan, events *status.Events) {
+	metrics, outside := verification.Judge(plan, v.Observed)
+	v.Phase, v.Metrics = v1beta2.VerificationSucceeded, metrics
+	dgdr.Status.Verification = &v
+	if len(outside) > 0 {
+		msg := fmt.Sprintf("candidate %s of DynamoGraphDeployment %s generation %d is outside its error band: %s",
+			v.Candidate, v.Deployment, v.DeploymentGeneration, strings.Join(outside, "; "))
+		r.setPredictionHeld(dgdr, metav1.ConditionFalse, v1beta2.ReasonOutsideErrorBand, msg)
+		events.Warning(EventPredictionMissed, "Verify", msg)
+		return
+	}
+	names := make([]string, 0, len(metrics))
+	for _, m := range metrics {
+		names = append(names, fmt.Sprintf("%s %.1f%% off (tolerance %g%%)", m.Name, *m.RelativeErrorPct, *m.TolerancePct))
+	}
+	msg := fmt.Sprintf("candidate %s of DynamoGraphDeployment %s generation %d measured within tolerance: %s",
+		v.Candidate, v.Deployment, v.DeploymentGeneration, strings.Join(names, ", "))
+	r.setPredictionHeld(dgdr, metav1.ConditionTrue, v1beta2.ReasonWithinErrorBand, msg)
+	events.Normal(EventPredictionHeld, "Verify", msg)
+}
+
+// failVerification records a verification that measured nothing usable.
+func (r *Reconciler) failVerification(dgdr *v1beta2.DynamoGraphDeploymentRequest, v v1beta2.VerificationStatus, reason, msg string, events *status.Events) {
+	v.Phase, v.Reason, v.Message = v1beta2.VerificationFailed, reason, truncate(msg, 1024)
+	dgdr.Status.Verification = &v
+	full := fmt.Sprintf("verification of DynamoGraphDeployment %s generation %d failed (%s): %s", v.Deployment, v.DeploymentGeneration, reason, msg)
+	r.setPredictionHeld(dgdr, metav1.ConditionUnknown, v1beta2.ReasonVerificationFailed, truncate(full, 1024))
+	events.Warning(EventVerificationFailed, "Verify", truncate(full, 1024))
+}
+
+func (r *Reconciler) setPredictionHeld(dgdr *v1beta2.DynamoGraphDeploymentRequest, s metav1.ConditionStatus, reason, msg string) {
+	meta.SetStatusCondition(&dgdr.Status.Conditions, metav1.Condition{
+		Type: v1beta2.ConditionPredictionHeld, Status: s, Reason: reason, Message: truncate(msg, 32768), ObservedGeneration: dgdr.Generation,
+	})
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-3] + "..."
+}

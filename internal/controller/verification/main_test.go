@@ -1,0 +1,72 @@
+package verification_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
+	"github.com/dgdr-operator/dgdr-operator/internal/controller"
+	"github.com/dgdr-operator/dgdr-operator/internal/controller/controllertest"
+	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/upstreamcrd"
+	"github.com/dgdr-operator/dgdr-operator/internal/webhook"
+)
+
+var (
+	env *testenv.Env
+	k8s client.Client
+	cfg *v1alpha1.OperatorConfiguration
+)
+
+// verificationImage is the configured verification image.
+const verificationImage = "registry.example/aiperf:0.13.0"
+
+// TestMain starts one real API server serving DynamoGraphDeployments, with the admission
+// webhooks, and the operator in this process with a verification image configured.
+func TestMain(m *testing.M) { os.Exit(runTests(m)) }
+
+func runTests(m *testing.M) int {
+	dgd, err := upstreamcrd.DGD()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	env, err = testenv.Start(testenv.Options{Webhooks: true, CRDs: []*apiextensionsv1.CustomResourceDefinition{dgd}})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "starting the control plane:", err)
+		return 1
+	}
+	defer env.Stop()
+	cfg = controllertest.Config()
+	cfg.Verification.Image = verificationImage
+	if _, err := controllertest.GPUNode(context.Background(), env.Client, "gpu-h200-a", "NVIDIA-H200", 8); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	mgr, err := controllertest.NewManager(env, cfg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := webhook.Setup(mgr, cfg); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := controller.Setup(mgr, cfg); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	stop, err := controllertest.Start(env, mgr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer stop()
+	k8s = env.Client
+	return m.Run()
+}

@@ -1,0 +1,318 @@
+package verification_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	ct "github.com/dgdr-operator/dgdr-operator/internal/controller/controllertest"
+	"github.com/dgdr-operator/dgdr-operator/internal/controller/run"
+	"github.com/dgdr-operator/dgdr-operator/internal/naming"
+	"github.com/dgdr-operator/dgdr-operator/internal/promote"
+	"github.com/dgdr-operator/dgdr-operator/internal/render"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/builders"
+	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/poll"
+	"github.com/dgdr-operator/dgdr-operator/internal/verification"
+)
+
+const wait = 20 * time.Second
+
+// candidateParameters is a recommendation of 4 GPUs of h200_sxm (2 replicas of TP2).
+const candidateParameters = `{"engine":{"backend":"vllm","hardware":"h200_sxm","mode":"aggregated","model":"Qwen/Qwen3-0.6B","context_length":8192,
+	"workers":{"aggregated":{"kv_cache":{"block_size":32,"capacity":{"memory_fraction":0.9,"type":"default"},"prefix_caching":true},
+	"parallelism":{"attention_data":1,"moe_expert":1,"moe_tensor":1,"pipeline":1,"replicas":2,"tensor":2},
+	"scheduler":{"max_batched_tokens":8192,"max_sequences":256}}}},
+	"traffic":{"load":{"concurrency":10,"type":"concurrency"},"source":{"input_tokens":1024,"output_tokens":128,"type":"synthetic"}}}`
+
+// realResult is the launcher's termination message of a real AIPerf 0.13.0 run (30 streaming
+// requests at concurrency 3): TTFT mean 24.48 ms, ITL mean 5.70 ms, 390.27 tokens/s.
+func realResult(t *testing.T, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(testenv.Root(), "internal", "verification", "testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// deployed creates an autoApply request with verification, ends its search with one Candidate
+// predicting metrics, and makes the DynamoGraphDeployment it deploys ready behind its frontend
+// Service, as the Dynamo operator would.
+func deployed(t *testing.T, ns, name string, v *v1beta2.VerificationSpec, metrics *v1beta2.CandidateMetrics) *v1beta2.DynamoGraphDeploymentRequest {
+	t.Helper()
+	ctx := context.Background()
+	d := builders.Request(ns, name).GPUSKU("h200_sxm").AutoApply(name + "-dgd").Obj()
+	d.Spec.Deployment.Verification = v
+	if err := k8s.Create(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	r := &v1beta2.DynamoGraphDeploymentRun{}
+	poll.Eventually(t, wait, "the Run", func() (bool, error) {
+		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: naming.RunName(name, 1)}, r)
+		return err == nil && r.Status.AISimulate != nil, client.IgnoreNotFound(err)
+	})
+	var params map[string]any
+	if err := json.Unmarshal([]byte(candidateParameters), &params); err != nil {
+		t.Fatal(err)
+	}
+	candName := r.Name + "-c1"
+	dgd, _, err := render.Render(params, render.RunOptions(r, candName, cfg.RuntimeImages, render.DefaultGPUsPerNode, cfg.Planner.Image))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := json.Marshal(dgd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cand := builders.Candidate(ns, candName).OwnedBy(r).GPUs(4).GraphDeployment(raw).Parameters(candidateParameters).Obj()
+	if err := k8s.Create(ctx, cand); err != nil {
+		t.Fatal(err)
+	}
+	candPatch := client.MergeFrom(cand.DeepCopy())
+	cand.Status.Metrics = metrics
+	if err := k8s.Status().Patch(ctx, cand, candPatch); err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(r.DeepCopy())
+	r.Status.CandidateRefs = []v1beta2.CandidateReference{{Name: candName}}
+	r.Status.Recommendation = &v1beta2.RecommendationSummary{BestCandidate: candName, Evaluated: 1, Feasible: 1}
+	if err := k8s.Status().Patch(ctx, r, patch); err != nil {
+		t.Fatal(err)
+	}
+	job := &batchv1.Job{}
+	poll.Eventually(t, wait, "the search Job", func() (bool, error) {
+		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: naming.JobName(r.Name)}, job)
+		return err == nil, client.IgnoreNotFound(err)
+	})
+	if _, err := ct.CreatePod(ctx, k8s, job, &ct.Terminated{}, &ct.Terminated{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ct.FinishJob(ctx, k8s, job, ""); err != nil {
+		t.Fatal(err)
+	}
+
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(promote.GVK)
+	poll.Eventually(t, 2*wait, "the DynamoGraphDeployment", func() (bool, error) {
+		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name + "-dgd"}, obj)
+		return err == nil, client.IgnoreNotFound(err)
+	})
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-dgd-frontend"},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 8000}}}}
+	if err := k8s.Create(ctx, svc); err != nil {
+		t.Fatal(err)
+	}
+	ready := obj.DeepCopy()
+	_ = unstructured.SetNestedField(ready.Object, "successful", "status", "state")
+	_ = unstructured.SetNestedSlice(ready.Object, []any{map[string]any{"type": "Ready", "status": "True", "reason": "AllReady",
+		"message": "all components ready", "lastTransitionTime": time.Now().UTC().Format(time.RFC3339)}}, "status", "conditions")
+	if err := k8s.Status().Update(ctx, ready); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func waitForStatus(t *testing.T, d *v1beta2.DynamoGraphDeploymentRequest, what string, cond func(*v1beta2.DynamoGraphDeploymentRequest) bool) *v1beta2.DynamoGraphDeploymentRequest {
+	t.Helper()
+	cur := &v1beta2.DynamoGraphDeploymentRequest{}
+	poll.Eventually(t, 2*wait, what, func() (bool, error) {
+		err := k8s.Get(context.Background(), client.ObjectKeyFromObject(d), cur)
+		return err == nil && cond(cur), err
+	})
+	return cur
+}
+
+// verificationJob waits for the request's verification Job of deployment generation 1.
+func verificationJob(t *testing.T, d *v1beta2.DynamoGraphDeploymentRequest) *batchv1.Job {
+	t.Helper()
+	job := &batchv1.Job{}
+	poll.Eventually(t, 2*wait, "the verification Job", func() (bool, error) {
+		err := k8s.Get(context.Background(), client.ObjectKey{Namespace: d.Namespace, Name: naming.VerificationJobName(d.Name, 1)}, job)
+		return err == nil, client.IgnoreNotFound(err)
+	})
+	return job
+}
+
+// finishVerification gives the Job the pod a kubelet would report, its aiperf container ended
+// with msg as its termination message (nil: no pod), and ends the Job.
+func finishVerification(t *testing.T, job *batchv1.Job, msg *string, failedReason string) {
+	t.Helper()
+	ctx := context.Background()
+	if msg != nil {
+		labels := map[string]string{run.LabelJobName: job.Name}
+		for k, v := range job.Spec.Template.Labels {
+			labels[k] = v
+		}
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: job.Namespace, Name: job.Name + "-x1", Labels: labels,
+				OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, batchv1.SchemeGroupVersion.WithKind("Job"))}},
+			Spec: *job.Spec.Template.Spec.DeepCopy(),
+		}
+		if err := k8s.Create(ctx, pod); err != nil {
+			t.Fatal(err)
+		}
+		pod.Status.Phase = corev1.PodSucceeded
+		pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: verification.ContainerName, Image: "img", ImageID: "img",
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Message: *msg, StartedAt: metav1.Now(), FinishedAt: metav1.Now()}}}}
+		if err := k8s.Status().Update(ctx, pod); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ct.FinishJob(ctx, k8s, job, failedReason); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// predicted are metrics close to what the real AIPerf run measured: TTFT 24.48 ms against 24,
+// ITL 5.70 ms against 5.5 (the candidate's band: 10%), throughput per GPU 97.57 (390.27 over 4
+// GPUs) against 100.
+func predicted() *v1beta2.CandidateMetrics {
+	return &v1beta2.CandidateMetrics{TTFTMs: ptr.To(24.0), ITLMs: ptr.To(5.5), ThroughputPerGPU: ptr.To(100.0),
+		ErrorBand: &v1beta2.MetricsErrorBand{ITLP80Pct: ptr.To(10.0)}}
+}
+
+// TestVerificationHeld: once the deployment is Ready, one verification Job runs for its
+// generation, controlled by the request, with the configured image and the modeled load
+// (the admission default static workload: concurrency 10, 1024/128 tokens). Its real AIPerf
+// result lands in status.verification with every metric within tolerance: PredictionHeld True
+// with an event, and no second Job.
+func TestVerificationHeld(t *testing.T) {
+	ns := testenv.Namespace(t, k8s, "v")
+	d := deployed(t, ns, "held", &v1beta2.VerificationSpec{Enabled: ptr.To(true), Requests: ptr.To[int32](30)}, predicted())
+	job := verificationJob(t, d)
+	if !metav1.IsControlledBy(job, d) {
+		t.Errorf("Job owners %+v", job.OwnerReferences)
+	}
+	c := job.Spec.Template.Spec.Containers[0]
+	args := strings.Join(c.Args[2:], " ")
+	if c.Image != verificationImage || !strings.Contains(args, "--url http://held-dgd-frontend."+ns+".svc:8000") ||
+		!strings.Contains(args, "--isl 1024 --osl 128 --requests 30 --max-duration 300 --concurrency 10") {
+		t.Errorf("verification container %s %s", c.Image, args)
+	}
+	running := waitForStatus(t, d, "PredictionHeld Unknown Verifying", func(d *v1beta2.DynamoGraphDeploymentRequest) bool {
+		c := meta.FindStatusCondition(d.Status.Conditions, v1beta2.ConditionPredictionHeld)
+		return c != nil && c.Reason == v1beta2.ReasonVerifying && d.Status.Verification != nil
+	})
+	if v := running.Status.Verification; v.Phase != v1beta2.VerificationRunning || v.JobName != job.Name || v.DeploymentGeneration != 1 {
+		t.Errorf("running verification %+v", v)
+	}
+
+	msg := realResult(t, "termination-ok.json")
+	finishVerification(t, job, &msg, "")
+	got := waitForStatus(t, d, "verification Succeeded", func(d *v1beta2.DynamoGraphDeploymentRequest) bool {
+		return d.Status.Verification != nil && d.Status.Verification.Phase == v1beta2.VerificationSucceeded
+	})
+	v := got.Status.Verification
+	if v.Candidate != naming.RunName("held", 1)+"-c1" || v.Run != naming.RunName("held", 1) || v.MeasuredAt == nil || v.Deployment != "held-dgd" {
+		t.Errorf("verification identity %+v", v)
+	}
+	if o := v.Observed; o == nil || o.TTFTMs == nil || *o.TTFTMs.Mean <= 0 || *o.TTFTMs.P99 <= 0 || *o.ThroughputPerGPU <= 0 || o.Requests != 30 {
+		t.Errorf("observed %+v", v.Observed)
+	}
+	byName := map[v1beta2.VerificationMetricName]v1beta2.VerifiedMetric{}
+	for _, m := range v.Metrics {
+		byName[m.Name] = m
+	}
+	if m := byName[v1beta2.MetricITLMs]; m.TolerancePct == nil || *m.TolerancePct != 10 || !*m.Held || *m.BandPct != 10 {
+		t.Errorf("itlMs %+v: want the band (10%%) as tolerance, held", m)
+	}
+	if len(byName) != 3 {
+		t.Errorf("metrics %+v, want ttftMs, itlMs and throughputPerGpu", v.Metrics)
+	}
+	cond := meta.FindStatusCondition(got.Status.Conditions, v1beta2.ConditionPredictionHeld)
+	if cond.Status != metav1.ConditionTrue || cond.Reason != v1beta2.ReasonWithinErrorBand {
+		t.Errorf("PredictionHeld %+v", cond)
+	}
+	waitForEvent(t, ns, d.Name, "PredictionHeld")
+	var jobs batchv1.JobList
+	if err := k8s.List(context.Background(), &jobs, client.InNamespace(ns), client.MatchingLabels{v1beta2.LabelRequestName: d.Name, "app.kubernetes.io/component": verification.ComponentValue}); err != nil {
+		t.Fatal(err)
+	}
+	if len(jobs.Items) != 1 {
+		t.Errorf("%d verification Jobs, want 1", len(jobs.Items))
+	}
+}
+
+// TestVerificationOutsideErrorBand: a prediction of ITL 3 ms against 5.70 measured is outside
+// the explicit 20% tolerance: PredictionHeld False, reason OutsideErrorBand naming itlMs.
+func TestVerificationOutsideErrorBand(t *testing.T) {
+	ns := testenv.Namespace(t, k8s, "v")
+	m := predicted()
+	m.ITLMs = ptr.To(3.0)
+	d := deployed(t, ns, "missed", &v1beta2.VerificationSpec{Enabled: ptr.To(true), Tolerance: &v1beta2.VerificationTolerance{ITLPct: ptr.To(20.0)}}, m)
+	msg := realResult(t, "termination-ok.json")
+	finishVerification(t, verificationJob(t, d), &msg, "")
+	got := waitForStatus(t, d, "PredictionHeld False", func(d *v1beta2.DynamoGraphDeploymentRequest) bool {
+		c := meta.FindStatusCondition(d.Status.Conditions, v1beta2.ConditionPredictionHeld)
+		return c != nil && c.Status == metav1.ConditionFalse
+	})
+	cond := meta.FindStatusCondition(got.Status.Conditions, v1beta2.ConditionPredictionHeld)
+	if cond.Reason != v1beta2.ReasonOutsideErrorBand || !strings.Contains(cond.Message, "itlMs (observed 5.699") || strings.Contains(cond.Message, "ttftMs (") {
+		t.Errorf("PredictionHeld %+v", cond)
+	}
+	waitForEvent(t, ns, d.Name, "OutsideErrorBand")
+}
+
+// TestVerificationFailures: a frontend that refuses connections (the launcher's real result),
+// a Job past its deadline without a result, and a frontend Service that does not exist end the
+// verification Failed with a reason, PredictionHeld Unknown, and no metrics compared.
+func TestVerificationFailures(t *testing.T) {
+	ns := testenv.Namespace(t, k8s, "v")
+	on := &v1beta2.VerificationSpec{Enabled: ptr.To(true)}
+
+	down := deployed(t, ns, "down", on, predicted())
+	msg := realResult(t, "termination-unreachable.json")
+	finishVerification(t, verificationJob(t, down), &msg, "BackoffLimitExceeded")
+	assertFailed(t, down, verification.ReasonFrontendUnreachable, "Connection refused")
+
+	slow := deployed(t, ns, "slow", on, predicted())
+	finishVerification(t, verificationJob(t, slow), nil, batchv1.JobReasonDeadlineExceeded)
+	assertFailed(t, slow, verification.ReasonTimedOut, "maxDurationSeconds 300")
+	waitForEvent(t, ns, slow.Name, "VerificationFailed")
+}
+
+func assertFailed(t *testing.T, d *v1beta2.DynamoGraphDeploymentRequest, reason, inMessage string) {
+	t.Helper()
+	got := waitForStatus(t, d, "verification Failed "+reason, func(d *v1beta2.DynamoGraphDeploymentRequest) bool {
+		return d.Status.Verification != nil && d.Status.Verification.Phase == v1beta2.VerificationFailed
+	})
+	v := got.Status.Verification
+	if v.Reason != reason || !strings.Contains(v.Message, inMessage) || len(v.Metrics) != 0 {
+		t.Errorf("verification %+v, want reason %s and a message with %q", v, reason, inMessage)
+	}
+	c := meta.FindStatusCondition(got.Status.Conditions, v1beta2.ConditionPredictionHeld)
+	if c == nil || c.Status != metav1.ConditionUnknown || c.Reason != v1beta2.ReasonVerificationFailed {
+		t.Errorf("PredictionHeld %+v", c)
+	}
+}
+
+func waitForEvent(t *testing.T, ns, request, reason string) {
+	t.Helper()
+	poll.Eventually(t, wait, "event "+reason, func() (bool, error) {
+		var list eventsv1.EventList
+		if err := k8s.List(context.Background(), &list, client.InNamespace(ns)); err != nil {
+			return false, err
+		}
+		for _, e := range list.Items {
+			if e.Regarding.Name == request && e.Reason == reason {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+}

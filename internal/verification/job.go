@@ -1,0 +1,127 @@
+package verification
+
+import (
+	_ "embed"
+	"strconv"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/naming"
+)
+
+// launcher is the verification container's program, run with python3 -c.
+//
+//go:embed launcher.py
+var launcher string
+
+// Names and labels of the verification Job.
+const (
+	// ContainerName is the verification container; the operator reads its termination message.
+	ContainerName = "aiperf"
+	// ComponentValue is the app.kubernetes.io/component of verification Jobs and pods.
+	ComponentValue = "verification"
+	// LabelDeploymentGeneration is the DynamoGraphDeployment generation a Job measures.
+	LabelDeploymentGeneration = "nvidia.com/dgdr-deployment-generation"
+	labelManagedBy            = "app.kubernetes.io/managed-by"
+	managedByValue            = "dgdr-operator"
+	labelComponent            = "app.kubernetes.io/component"
+	tmpVolume                 = "tmp"
+	tmpDir                    = "/tmp"
+	tmpSizeLimit              = "256Mi"
+)
+
+// Target is the deployment a Job measures.
+type Target struct {
+	// URL of the frontend's OpenAI-compatible endpoint (scheme, host and port).
+	URL string
+	// Model is the served model name.
+	Model string
+	// Deployment is the DynamoGraphDeployment's name and Generation its metadata.generation.
+	Deployment string
+	Generation int64
+}
+
+// BuildJob returns the verification Job of a request's deployed generation. It is pure. The pod
+// runs only the configured verification image, without a ServiceAccount token, as the search
+// pod's non-root identity, with a read-only root and a bounded /tmp; it talks to the frontend
+// and reports through its termination message, which the operator reads (docs/design/verification.md).
+func BuildJob(dgdr *v1beta2.DynamoGraphDeploymentRequest, p *Plan, t Target, cfg *v1alpha1.OperatorConfiguration) *batchv1.Job {
+	labels := map[string]string{
+		labelManagedBy:            managedByValue,
+		labelComponent:            ComponentValue,
+		v1beta2.LabelRequestName:  dgdr.Name,
+		v1beta2.LabelRequestUID:   string(dgdr.UID),
+		LabelDeploymentGeneration: strconv.FormatInt(t.Generation, 10),
+	}
+	args := []string{"-c", launcher,
+		"--url", t.URL, "--model", t.Model, "--tokenizer", t.Model,
+		"--isl", strconv.Itoa(int(*p.Load.InputTokens)), "--osl", strconv.Itoa(int(*p.Load.OutputTokens)),
+		"--requests", strconv.Itoa(int(p.Requests)), "--max-duration", strconv.Itoa(int(p.MaxDurationSeconds)),
+	}
+	if p.Load.Concurrency != nil {
+		args = append(args, "--concurrency", strconv.Itoa(int(*p.Load.Concurrency)))
+	} else {
+		args = append(args, "--request-rate", strconv.FormatFloat(*p.Load.RequestsPerSecond, 'g', -1, 64))
+	}
+	pod := corev1.PodSpec{
+		RestartPolicy:                corev1.RestartPolicyNever,
+		AutomountServiceAccountToken: ptr.To(false),
+		NodeSelector:                 cfg.Job.NodeSelector,
+		Tolerations:                  cfg.Job.Tolerations,
+		PriorityClassName:            cfg.Job.PriorityClassName,
+		SecurityContext: &corev1.PodSecurityContext{
+			RunAsNonRoot:   ptr.To(true),
+			RunAsUser:      ptr.To(*cfg.Job.RunAsUser),
+			RunAsGroup:     ptr.To(*cfg.Job.RunAsGroup),
+			FSGroup:        ptr.To(*cfg.Job.FSGroup),
+			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+		},
+		Containers: []corev1.Container{{
+			Name:            ContainerName,
+			Image:           cfg.Verification.Image,
+			ImagePullPolicy: cfg.Verification.ImagePullPolicy,
+			Command:         []string{"python3"},
+			Args:            args,
+			Resources:       *cfg.Verification.Resources.DeepCopy(),
+			// AIPerf's console goes to the log; only the launcher's result is the message.
+			TerminationMessagePolicy: corev1.TerminationMessageReadFile,
+			Env: []corev1.EnvVar{
+				{Name: "TMPDIR", Value: tmpDir},
+				{Name: "HOME", Value: tmpDir},
+			},
+			VolumeMounts: []corev1.VolumeMount{{Name: tmpVolume, MountPath: tmpDir}},
+			SecurityContext: &corev1.SecurityContext{
+				RunAsNonRoot:             ptr.To(true),
+				ReadOnlyRootFilesystem:   ptr.To(true),
+				AllowPrivilegeEscalation: ptr.To(false),
+				Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+				SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+			},
+		}},
+		Volumes: []corev1.Volume{{Name: tmpVolume, VolumeSource: corev1.VolumeSource{
+			EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(resource.MustParse(tmpSizeLimit))}}}},
+	}
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            naming.VerificationJobName(dgdr.Name, t.Generation),
+			Namespace:       dgdr.Namespace,
+			Labels:          labels,
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(dgdr, v1beta2.GroupVersion.WithKind("DynamoGraphDeploymentRequest"))},
+		},
+		Spec: batchv1.JobSpec{
+			BackoffLimit:            ptr.To[int32](0),
+			ActiveDeadlineSeconds:   ptr.To(int64(p.MaxDurationSeconds) + StartGraceSeconds),
+			TTLSecondsAfterFinished: cfg.Job.TTLSecondsAfterFinished,
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       pod,
+			},
+		},
+	}
+}

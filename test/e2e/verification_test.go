@@ -1,0 +1,236 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"slices"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/naming"
+	"github.com/dgdr-operator/dgdr-operator/internal/verification"
+)
+
+// verifiedRequest is an autoApply request with verification at the modeled load (the static
+// workload's defaults: concurrency 10, 1024 input and 128 output tokens), 30 requests.
+const verifiedRequest = `
+apiVersion: nvidia.com/v1beta2
+kind: DynamoGraphDeploymentRequest
+metadata:
+  name: %s
+spec:
+  model:
+    name: meta-llama/Llama-3.1-8B-Instruct
+  hardware:
+    gpu:
+      budget: 8
+  deployment:
+    autoApply: true
+    name: %s
+    verification:
+      enabled: true
+      requests: 30
+      maxDurationSeconds: 120
+  aisimulate:
+    inputOverrides:
+      optimizer:
+        max_trials: 32
+`
+
+// verifyTimeout bounds the verification once the deployment is ready: the pod's start, AIPerf's
+// own start (a few seconds) and 30 requests against the mocker.
+const verifyTimeout = 4 * time.Minute
+
+// TestVerificationOnRealizedDeployment: the verification Job of an autoApply request runs the
+// real AIPerf (bin/aiperf) against the real Dynamo frontend and mocker workers the sandbox
+// realizes, with streaming requests; status.verification then holds non-zero observed TTFT,
+// ITL and throughput, the three compared metrics, and PredictionHeld is True or False (the
+// mocker is timed by AISimulate's estimator, so either may be the truth), with its event.
+func TestVerificationOnRealizedDeployment(t *testing.T) {
+	ctx := context.Background()
+	ns := realizedNamespace(t)
+	env.CreateRequest(t, ns, fmt.Sprintf(verifiedRequest, "verified", "llama-verified"))
+	requireSucceededWithCandidates(t, waitRequestDone(t, ns, "verified"))
+	waitDeployed(t, ns, "verified", v1beta2.ReasonDeploymentReady)
+
+	var got *v1beta2.DynamoGraphDeploymentRequest
+	waitFor(t, realizeTimeout+verifyTimeout, "the verification to end", func(ctx context.Context) (bool, string, error) {
+		d := &v1beta2.DynamoGraphDeploymentRequest{}
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "verified"}, d); err != nil {
+			return false, "", err
+		}
+		got = d
+		v := d.Status.Verification
+		if v == nil {
+			return false, "no status.verification", nil
+		}
+		return v.Phase != v1beta2.VerificationRunning, fmt.Sprintf("phase %s %s %s", v.Phase, v.Reason, v.Message), nil
+	})
+	v := got.Status.Verification
+	if v.Phase != v1beta2.VerificationSucceeded {
+		t.Fatalf("verification %s %s: %s", v.Phase, v.Reason, v.Message)
+	}
+	o := v.Observed
+	if o == nil || o.TTFTMs == nil || *o.TTFTMs.Mean <= 0 || o.ITLMs == nil || *o.ITLMs.Mean <= 0 || o.Throughput == nil || *o.Throughput <= 0 || o.Requests == 0 {
+		t.Errorf("observed %+v", o)
+	}
+	if len(v.Metrics) != 3 || v.MeasuredAt == nil || v.Candidate == "" || v.DeploymentGeneration < 1 {
+		t.Errorf("verification %+v", v)
+	}
+	cond := meta.FindStatusCondition(got.Status.Conditions, v1beta2.ConditionPredictionHeld)
+	if cond == nil || cond.Status == metav1.ConditionUnknown {
+		t.Errorf("PredictionHeld %+v", cond)
+	}
+	t.Logf("observed TTFT %.2f ms, ITL %.2f ms, %.1f tokens/s; %s", *o.TTFTMs.Mean, *o.ITLMs.Mean, *o.Throughput, cond.Message)
+
+	job := &batchv1.Job{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: naming.VerificationJobName("verified", v.DeploymentGeneration)}, job); err != nil {
+		t.Fatal(err)
+	}
+	if job.Status.Succeeded != 1 {
+		t.Errorf("verification Job status %+v", job.Status)
+	}
+}
+
+// faultRequest is an autoApply request with a short verification: 10 requests at concurrency 2
+// of 64 input and 16 output tokens, for at most 20 seconds.
+const faultRequest = `
+apiVersion: nvidia.com/v1beta2
+kind: DynamoGraphDeploymentRequest
+metadata:
+  name: %s
+spec:
+  model:
+    name: meta-llama/Llama-3.1-8B-Instruct
+  hardware:
+    gpu:
+      budget: 8
+  deployment:
+    autoApply: true
+    name: %s
+    verification:
+      enabled: true
+      requests: 10
+      maxDurationSeconds: 20
+      load: {concurrency: 2, inputTokens: 64, outputTokens: 16}
+  aisimulate:
+    inputOverrides:
+      optimizer:
+        max_trials: 32
+`
+
+// stalledFrontend lists the model and then never answers a chat completion: a frontend that
+// accepts requests and hangs.
+func stalledFrontend(t *testing.T) int {
+	t.Helper()
+	mux := http.NewServeMux()
+	mux.HandleFunc("/v1/models", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte(`{"object":"list","data":[{"id":"meta-llama/Llama-3.1-8B-Instruct","object":"model"}]}`))
+	})
+	mux.HandleFunc("/v1/chat/completions", func(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: time.Minute}
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// closedPort is a port of the node where nothing listens.
+func closedPort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	_ = l.Close()
+	return port
+}
+
+// readyBehind makes a deployment Ready, as the Dynamo operator would, behind a frontend Service
+// on port (this namespace is not realized: nothing else serves it).
+func readyBehind(t *testing.T, ns, dgdName string, port int) {
+	t.Helper()
+	ctx := context.Background()
+	var dgd *unstructured.Unstructured
+	waitFor(t, searchTimeout, dgdName+" created", func(ctx context.Context) (bool, string, error) {
+		d, err := deployment(ctx, ns, dgdName)
+		dgd = d
+		return d != nil, "absent", err
+	})
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: dgdName + "-frontend"},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: int32(port)}}}}
+	if err := k8s.Create(ctx, svc); err != nil {
+		t.Fatal(err)
+	}
+	_ = unstructured.SetNestedField(dgd.Object, "successful", "status", "state")
+	_ = unstructured.SetNestedSlice(dgd.Object, []any{map[string]any{"type": "Ready", "status": "True", "reason": "Test",
+		"message": "ready behind a test frontend", "lastTransitionTime": time.Now().UTC().Format(time.RFC3339)}}, "status", "conditions")
+	if err := k8s.Status().Update(ctx, dgd); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestVerificationFaults: the real verification Job against a frontend that is down ends
+// Failed, reason FrontendUnreachable; against one that accepts requests and never answers it
+// ends Failed within maxDurationSeconds (20 s) plus the Job's start grace, with no metrics
+// compared and PredictionHeld Unknown.
+func TestVerificationFaults(t *testing.T) {
+	ns := newNamespace(t)
+	env.CreateRequest(t, ns, fmt.Sprintf(faultRequest, "down", "llama-down"))
+	env.CreateRequest(t, ns, fmt.Sprintf(faultRequest, "stalled", "llama-stalled"))
+	requireSucceededWithCandidates(t, waitRequestDone(t, ns, "down"))
+	requireSucceededWithCandidates(t, waitRequestDone(t, ns, "stalled"))
+	readyBehind(t, ns, "llama-down", closedPort(t))
+	readyBehind(t, ns, "llama-stalled", stalledFrontend(t))
+
+	for name, reasons := range map[string][]string{
+		"down":    {verification.ReasonFrontendUnreachable},
+		"stalled": {verification.ReasonTimedOut, verification.ReasonNoRequestsCompleted, verification.ReasonErrorRateExceeded},
+	} {
+		var got *v1beta2.DynamoGraphDeploymentRequest
+		waitFor(t, verifyTimeout, name+" verification ended", func(ctx context.Context) (bool, string, error) {
+			d := &v1beta2.DynamoGraphDeploymentRequest{}
+			if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, d); err != nil {
+				return false, "", err
+			}
+			got = d
+			v := d.Status.Verification
+			if v == nil {
+				return false, "no status.verification", nil
+			}
+			return v.Phase != v1beta2.VerificationRunning, string(v.Phase), nil
+		})
+		v := got.Status.Verification
+		if v.Phase != v1beta2.VerificationFailed || !slices.Contains(reasons, v.Reason) || len(v.Metrics) != 0 {
+			t.Errorf("%s: verification %s %s (%s), want Failed with one of %v", name, v.Phase, v.Reason, v.Message, reasons)
+		}
+		c := meta.FindStatusCondition(got.Status.Conditions, v1beta2.ConditionPredictionHeld)
+		if c == nil || c.Status != metav1.ConditionUnknown || c.Reason != v1beta2.ReasonVerificationFailed {
+			t.Errorf("%s: PredictionHeld %+v", name, c)
+		}
+		job := &batchv1.Job{}
+		if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: v.JobName}, job); err != nil {
+			t.Fatal(err)
+		}
+		if took := v.MeasuredAt.Sub(job.CreationTimestamp.Time); took > time.Duration(20+verification.StartGraceSeconds)*time.Second {
+			t.Errorf("%s: the verification took %s, beyond maxDurationSeconds and the start grace", name, took)
+		}
+		t.Logf("%s: %s %s after %s", name, v.Reason, v.Message, v.MeasuredAt.Sub(job.CreationTimestamp.Time))
+	}
+}
