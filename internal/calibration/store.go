@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -62,7 +64,7 @@ func Record(ctx context.Context, c client.Client, namespace string, obs Observat
 	if errs := obs.Validate(); len(errs) > 0 {
 		return fmt.Errorf("calibration observation from %q: %w", obs.Source, errs.ToAggregate())
 	}
-	return retry.OnError(retry.DefaultRetry, func(err error) bool {
+	return retry.OnError(recordBackoff, func(err error) bool {
 		return apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err)
 	}, func() error {
 		cm := &corev1.ConfigMap{}
@@ -94,3 +96,6 @@ func Reset(ctx context.Context, c client.Client, namespace string) error {
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: ConfigMapName}}
 	return client.IgnoreNotFound(c.Delete(ctx, cm))
 }
+
+// recordBackoff bounds Record's attempts: enough for a few writers racing on the profile.
+var recordBackoff = wait.Backoff{Steps: 12, Duration: 10 * time.Millisecond, Factor: 1.5, Jitter: 1}
