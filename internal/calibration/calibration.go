@@ -8,6 +8,7 @@ package calibration
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"math"
@@ -268,4 +269,22 @@ func Parallelism(p *output.PredictionConfig) (string, error) {
 		return "", fmt.Errorf("engine.workers has no aggregated, prefill or decode worker")
 	}
 	return strings.Join(parts, ","), nil
+}
+
+// CandidateKey is the key of a Candidate of a request with spec: the one its verification records
+// observations under and the reporter looks corrections up by.
+func CandidateKey(spec *v1beta2.DynamoGraphDeploymentRequestSpec, c *v1beta2.DynamoGraphDeploymentCandidate) (Key, error) {
+	var p output.PredictionConfig
+	if err := json.Unmarshal(c.Spec.Parameters.Raw, &p); err != nil {
+		return Key{}, fmt.Errorf("spec.parameters of Candidate %s: %w", c.Name, err)
+	}
+	par, err := Parallelism(&p)
+	if err != nil {
+		return Key{}, fmt.Errorf("spec.parameters of Candidate %s: %w", c.Name, err)
+	}
+	k := Key{Backend: string(c.Spec.Backend), Model: spec.Model.Name, Mode: string(c.Spec.Mode), Parallelism: par}
+	if h := spec.Hardware; h != nil && h.GPU != nil {
+		k.System = h.GPU.SKU
+	}
+	return k, nil
 }

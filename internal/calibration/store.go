@@ -3,6 +3,7 @@ package calibration
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -22,6 +23,9 @@ const ConfigMapName = "dgdr-operator-calibration"
 const DataKey = "profile.json"
 
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;create;update;delete
+
+// ErrInvalidProfile is the error of a profile ConfigMap whose data is not a profile.
+var ErrInvalidProfile = errors.New("the calibration profile is not valid JSON")
 
 // Load reads the profile of namespace; a missing ConfigMap is an empty profile.
 func Load(ctx context.Context, r client.Reader, namespace string) (Profile, error) {
@@ -43,7 +47,7 @@ func decode(cm *corev1.ConfigMap) (Profile, error) {
 		return p, nil
 	}
 	if err := json.Unmarshal([]byte(raw), &p); err != nil {
-		return Profile{}, fmt.Errorf("ConfigMap %s/%s data[%s]: %w", cm.Namespace, cm.Name, DataKey, err)
+		return Profile{}, fmt.Errorf("%w: ConfigMap %s/%s data[%s]: %v", ErrInvalidProfile, cm.Namespace, cm.Name, DataKey, err)
 	}
 	return p, nil
 }
