@@ -13,6 +13,10 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/config"
 )
 
+// DefaultOperatorNamespace is the namespace the installation guide installs the operator in: the
+// default of the UI's --calibration-namespace.
+const DefaultOperatorNamespace = "dgdr-system"
+
 func newCalibrationCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "calibration",
