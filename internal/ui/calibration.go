@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -41,7 +40,7 @@ func calibrationRows(p calibration.Profile, minCount int32) []calibrationRow {
 
 func (s *Server) calibrationPage(w http.ResponseWriter, r *http.Request) {
 	if s.calibrationNS == "" {
-		s.htmlError(w, fmt.Errorf("no calibration namespace: start dgdrctl ui with --calibration-namespace (the operator's namespace)"))
+		s.render(w, http.StatusOK, "calibration", map[string]any{"Title": "Calibration", "V": calibrationView{}})
 		return
 	}
 	p, err := calibration.Load(r.Context(), s.c, s.calibrationNS)

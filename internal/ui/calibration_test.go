@@ -104,6 +104,15 @@ func TestCalibrationPage(t *testing.T) {
 	}
 }
 
+// TestCalibrationPageUnconfigured: without the operator's namespace the page says how to give it.
+func TestCalibrationPageUnconfigured(t *testing.T) {
+	ts := serveCalibration(t, "")
+	code, body := get(t, ts, "/calibration")
+	if code != http.StatusOK || !strings.Contains(body, `id="calibration-unconfigured"`) || !strings.Contains(body, "--calibration-namespace") {
+		t.Errorf("no calibration namespace: %d\n%s", code, body)
+	}
+}
+
 // TestCalibrationPageUnreadable: a damaged profile is an error page naming the ConfigMap.
 func TestCalibrationPageUnreadable(t *testing.T) {
 	ns := testenv.Namespace(t, env.Client, "ui-calib-bad")
