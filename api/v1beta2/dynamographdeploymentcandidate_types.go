@@ -249,16 +249,23 @@ type CalibratedMetric struct {
 	Metric CalibrationMetric `json:"metric,omitempty"`
 	// predicted is the uncalibrated prediction, as in status.metrics.
 	// +required
-	Predicted float64 `json:"predicted"`
+	// +kubebuilder:validation:Minimum=0.000001
+	// +kubebuilder:validation:Maximum=1000000000
+	Predicted *float64 `json:"predicted,omitempty"`
 	// calibrated is predicted times ratio.
 	// +required
-	Calibrated float64 `json:"calibrated"`
+	// +kubebuilder:validation:Minimum=0.000001
+	// +kubebuilder:validation:Maximum=1000000000
+	Calibrated *float64 `json:"calibrated,omitempty"`
 	// ratio is the median of observed / predicted over the profile's observations.
 	// +required
-	Ratio float64 `json:"ratio"`
+	// +kubebuilder:validation:Minimum=0.000001
+	// +kubebuilder:validation:Maximum=1000000
+	Ratio *float64 `json:"ratio,omitempty"`
 	// spread is the median absolute deviation of those ratios from ratio.
 	// +required
-	Spread float64 `json:"spread"`
+	// +kubebuilder:validation:Minimum=0
+	Spread *float64 `json:"spread,omitempty"`
 	// observations is the number of observations behind the correction.
 	// +required
 	// +kubebuilder:validation:Minimum=1

@@ -233,10 +233,13 @@ type CalibrationCorrection struct {
 	Metric CalibrationMetric `json:"metric,omitempty"`
 	// ratio is the median of observed / predicted over the observations.
 	// +required
-	Ratio float64 `json:"ratio"`
+	// +kubebuilder:validation:Minimum=0.000001
+	// +kubebuilder:validation:Maximum=1000000
+	Ratio *float64 `json:"ratio,omitempty"`
 	// spread is the median absolute deviation of those ratios from ratio.
 	// +required
-	Spread float64 `json:"spread"`
+	// +kubebuilder:validation:Minimum=0
+	Spread *float64 `json:"spread,omitempty"`
 	// observations is the number of observations behind ratio.
 	// +required
 	// +kubebuilder:validation:Minimum=1

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
@@ -176,6 +177,15 @@ func median(xs []float64) float64 {
 	return (s[n/2-1] + s[n/2]) / 2
 }
 
+// The bounds of the API's calibration figures: a value or ratio outside them is not recorded.
+const (
+	MinValue = 1e-6
+	MaxValue = 1e9
+	MaxRatio = 1e6
+)
+
+func inRange(v, limit float64) bool { return v >= MinValue && v <= limit }
+
 // MaxRunCorrections is the number of corrections a Run records (its status.calibration is
 // bounded); when a system and model have more, those with the most observations are kept.
 const MaxRunCorrections = 64
@@ -185,7 +195,7 @@ const MaxRunCorrections = 64
 func (p Profile) For(system, model string, minCount int32) *v1beta2.RunCalibration {
 	var used []Correction
 	for _, c := range p.Corrections() {
-		if c.Key.System == system && c.Key.Model == model && c.Count >= int(minCount) {
+		if c.Key.System == system && c.Key.Model == model && c.Count >= int(minCount) && inRange(c.Ratio, MaxRatio) {
 			used = append(used, c)
 		}
 	}
@@ -200,7 +210,7 @@ func (p Profile) For(system, model string, minCount int32) *v1beta2.RunCalibrati
 	for _, c := range used {
 		rc.Corrections = append(rc.Corrections, v1beta2.CalibrationCorrection{
 			Backend: c.Key.Backend, Mode: c.Key.Mode, Parallelism: c.Key.Parallelism,
-			Metric: v1beta2.CalibrationMetric(c.Metric), Ratio: c.Ratio, Spread: c.Spread, Observations: int32(c.Count),
+			Metric: v1beta2.CalibrationMetric(c.Metric), Ratio: ptr.To(c.Ratio), Spread: ptr.To(c.Spread), Observations: int32(c.Count),
 		})
 	}
 	return rc
@@ -223,10 +233,14 @@ func Apply(rc *v1beta2.RunCalibration, backend, mode, parallelism string, predic
 			continue
 		}
 		v := values[c.Metric]
-		if v == nil || slices.ContainsFunc(out, func(m v1beta2.CalibratedMetric) bool { return m.Metric == c.Metric }) {
+		if v == nil || c.Ratio == nil || slices.ContainsFunc(out, func(m v1beta2.CalibratedMetric) bool { return m.Metric == c.Metric }) {
 			continue
 		}
-		out = append(out, v1beta2.CalibratedMetric{Metric: c.Metric, Predicted: *v, Calibrated: *v * c.Ratio,
+		calibrated := *v * *c.Ratio
+		if !inRange(*v, MaxValue) || !inRange(calibrated, MaxValue) {
+			continue
+		}
+		out = append(out, v1beta2.CalibratedMetric{Metric: c.Metric, Predicted: ptr.To(*v), Calibrated: ptr.To(calibrated),
 			Ratio: c.Ratio, Spread: c.Spread, Observations: c.Observations})
 	}
 	if len(out) == 0 {

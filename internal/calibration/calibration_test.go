@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"k8s.io/utils/ptr"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
@@ -86,7 +87,7 @@ func TestForMinimumCount(t *testing.T) {
 	other.Model = "other/model"
 	p = p.Add(obs(other, 9, calibration.Pair{Predicted: 1, Observed: 2}), calibration.MaxObservations)
 	want := &v1beta2.RunCalibration{MinObservations: 3, Corrections: []v1beta2.CalibrationCorrection{{
-		Backend: "vllm", Mode: "aggregated", Parallelism: "agg:tp4", Metric: "ttftMs", Ratio: 1.5, Observations: 3}}}
+		Backend: "vllm", Mode: "aggregated", Parallelism: "agg:tp4", Metric: "ttftMs", Ratio: ptr.To(1.5), Spread: ptr.To(0.0), Observations: 3}}}
 	for _, tc := range []struct {
 		name          string
 		system, model string
@@ -109,9 +110,9 @@ func TestForMinimumCount(t *testing.T) {
 func TestApply(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
 	rc := &v1beta2.RunCalibration{MinObservations: 3, Corrections: []v1beta2.CalibrationCorrection{
-		{Backend: "vllm", Mode: "aggregated", Parallelism: "agg:tp4", Metric: "throughputPerGpu", Ratio: 0.5, Spread: 0.1, Observations: 4},
-		{Backend: "vllm", Mode: "aggregated", Parallelism: "agg:tp4", Metric: "ttftMs", Ratio: 2, Observations: 3},
-		{Backend: "vllm", Mode: "aggregated", Parallelism: "agg:tp8", Metric: "itlMs", Ratio: 3, Observations: 9},
+		{Backend: "vllm", Mode: "aggregated", Parallelism: "agg:tp4", Metric: "throughputPerGpu", Ratio: ptr.To(0.5), Spread: ptr.To(0.1), Observations: 4},
+		{Backend: "vllm", Mode: "aggregated", Parallelism: "agg:tp4", Metric: "ttftMs", Ratio: ptr.To(2.0), Observations: 3},
+		{Backend: "vllm", Mode: "aggregated", Parallelism: "agg:tp8", Metric: "itlMs", Ratio: ptr.To(3.0), Observations: 9},
 	}}
 	predicted := &v1beta2.CandidateMetrics{TTFTMs: f(40), ITLMs: f(5), ThroughputPerGPU: f(1000)}
 	for _, tc := range []struct {
@@ -121,10 +122,11 @@ func TestApply(t *testing.T) {
 		want        *v1beta2.CandidateCalibration
 	}{
 		{"matching key, metrics in order", "agg:tp4", predicted, &v1beta2.CandidateCalibration{Metrics: []v1beta2.CalibratedMetric{
-			{Metric: "ttftMs", Predicted: 40, Calibrated: 80, Ratio: 2, Observations: 3},
-			{Metric: "throughputPerGpu", Predicted: 1000, Calibrated: 500, Ratio: 0.5, Spread: 0.1, Observations: 4},
+			{Metric: "ttftMs", Predicted: ptr.To(40.0), Calibrated: ptr.To(80.0), Ratio: ptr.To(2.0), Observations: 3},
+			{Metric: "throughputPerGpu", Predicted: ptr.To(1000.0), Calibrated: ptr.To(500.0), Ratio: ptr.To(0.5), Spread: ptr.To(0.1), Observations: 4},
 		}}},
 		{"another parallelism", "agg:tp2", predicted, nil},
+		{"a calibrated value beyond the API's bound is left out", "agg:tp4", &v1beta2.CandidateMetrics{TTFTMs: f(6e8)}, nil},
 		{"no predicted value for the corrected metric", "agg:tp8", &v1beta2.CandidateMetrics{TTFTMs: f(1)}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/utils/ptr"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/calibration"
@@ -60,8 +61,8 @@ func TestPublishedCalibration(t *testing.T) {
 		t.Fatalf("every Candidate has the key %s: the test needs one of another key", best)
 	}
 	rc := &v1beta2.RunCalibration{MinObservations: 3, Corrections: []v1beta2.CalibrationCorrection{
-		{Backend: best.Backend, Mode: best.Mode, Parallelism: best.Parallelism, Metric: "ttftMs", Ratio: 1.5, Spread: 0.25, Observations: 4},
-		{Backend: best.Backend, Mode: best.Mode, Parallelism: best.Parallelism, Metric: "throughputPerGpu", Ratio: 0.8, Spread: 0.05, Observations: 3},
+		{Backend: best.Backend, Mode: best.Mode, Parallelism: best.Parallelism, Metric: "ttftMs", Ratio: ptr.To(1.5), Spread: ptr.To(0.25), Observations: 4},
+		{Backend: best.Backend, Mode: best.Mode, Parallelism: best.Parallelism, Metric: "throughputPerGpu", Ratio: ptr.To(0.8), Spread: ptr.To(0.05), Observations: 3},
 	}}
 	_, calibrated := publish(rc)
 	if len(calibrated) != len(plain) {
@@ -75,8 +76,8 @@ func TestPublishedCalibration(t *testing.T) {
 		if keys[c.Status.CandidateID] == best {
 			m := c.Status.Metrics
 			want = &v1beta2.CandidateCalibration{Metrics: []v1beta2.CalibratedMetric{
-				{Metric: "ttftMs", Predicted: *m.TTFTMs, Calibrated: *m.TTFTMs * 1.5, Ratio: 1.5, Spread: 0.25, Observations: 4},
-				{Metric: "throughputPerGpu", Predicted: *m.ThroughputPerGPU, Calibrated: *m.ThroughputPerGPU * 0.8, Ratio: 0.8, Spread: 0.05, Observations: 3},
+				{Metric: "ttftMs", Predicted: ptr.To(*m.TTFTMs), Calibrated: ptr.To(*m.TTFTMs * 1.5), Ratio: ptr.To(1.5), Spread: ptr.To(0.25), Observations: 4},
+				{Metric: "throughputPerGpu", Predicted: ptr.To(*m.ThroughputPerGPU), Calibrated: ptr.To(*m.ThroughputPerGPU * 0.8), Ratio: ptr.To(0.8), Spread: ptr.To(0.05), Observations: 3},
 			}}
 		}
 		if diff := cmp.Diff(want, c.Status.Calibration); diff != "" {

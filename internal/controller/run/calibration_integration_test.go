@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/utils/ptr"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/calibration"
@@ -62,8 +63,8 @@ func TestCalibrationRecordedWithTheInput(t *testing.T) {
 	}
 
 	want := &v1beta2.RunCalibration{MinObservations: 3, Corrections: []v1beta2.CalibrationCorrection{
-		{Backend: "vllm", Mode: "aggregated", Parallelism: "agg:tp2", Metric: "ttftMs", Ratio: 1.5, Spread: 0.3, Observations: 3},
-		{Backend: "vllm", Mode: "aggregated", Parallelism: "agg:tp2", Metric: "itlMs", Ratio: 1.2, Spread: 0, Observations: 3},
+		{Backend: "vllm", Mode: "aggregated", Parallelism: "agg:tp2", Metric: "ttftMs", Ratio: ptr.To(1.5), Spread: ptr.To(0.3), Observations: 3},
+		{Backend: "vllm", Mode: "aggregated", Parallelism: "agg:tp2", Metric: "itlMs", Ratio: ptr.To(1.2), Spread: ptr.To(0.0), Observations: 3},
 	}}
 	if diff := cmp.Diff(want, getRun(t, calibrated).Status.Calibration, approx); diff != "" {
 		t.Errorf("status.calibration (-want +got):\n%s", diff)
