@@ -22,7 +22,10 @@ const ConfigMapName = "dgdr-operator-calibration"
 // DataKey is the ConfigMap data key holding the profile as JSON.
 const DataKey = "profile.json"
 
-// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;create;update;delete
+// The operator records observations: get and create (which RBAC cannot confine by name), and
+// update of the profile only.
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;create
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=update,resourceNames=dgdr-operator-calibration
 
 // ErrInvalidProfile is the error of a profile ConfigMap whose data is not a profile.
 var ErrInvalidProfile = errors.New("the calibration profile is not valid JSON")
