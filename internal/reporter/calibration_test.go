@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/utils/ptr"
@@ -15,9 +16,10 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/reporter"
 )
 
-// TestPublishedCalibration: the reporter applies the corrections the Run recorded in
-// status.calibration to the Candidates of their backend, mode and parallelism, next to the
-// uncalibrated metrics it publishes unchanged; a Run without corrections publishes none.
+// TestPublishedCalibration: from a profile on the API server, the corrections a Run records
+// (calibration.Profile.For, as the Run controller does) reach the Candidates of their backend,
+// mode and parallelism with enough observations, next to the uncalibrated metrics published
+// unchanged; a key below the minimum count, and a Run without corrections, publish none.
 func TestPublishedCalibration(t *testing.T) {
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "out")
@@ -60,10 +62,44 @@ func TestPublishedCalibration(t *testing.T) {
 	if !slices.ContainsFunc(plain, func(c v1beta2.DynamoGraphDeploymentCandidate) bool { return keys[c.Status.CandidateID] != best }) {
 		t.Fatalf("every Candidate has the key %s: the test needs one of another key", best)
 	}
-	rc := &v1beta2.RunCalibration{MinObservations: 3, Corrections: []v1beta2.CalibrationCorrection{
-		{Backend: best.Backend, Mode: best.Mode, Parallelism: best.Parallelism, Metric: "ttftMs", Ratio: ptr.To(1.5), Spread: ptr.To(0.25), Observations: 4},
-		{Backend: best.Backend, Mode: best.Mode, Parallelism: best.Parallelism, Metric: "throughputPerGpu", Ratio: ptr.To(0.8), Spread: ptr.To(0.05), Observations: 3},
-	}}
+	// The profile as verifications leave it: the best candidate's key observed 4 times (TTFT
+	// ratios 1.25, 1.5, 1.5, 2: median 1.5, MAD 0.125) and 3 times for throughput per GPU
+	// (0.8 each); another candidate's key only twice, below the minimum count of 3.
+	profileNS := newNamespace(t)
+	var other calibration.Key
+	for _, c := range plain {
+		if k := keys[c.Status.CandidateID]; k != best {
+			other = k
+			break
+		}
+	}
+	// The Run's spec names no GPU system: the profile's observations name the one they ran on.
+	observedBest, observedOther := best, other
+	observedBest.System, observedOther.System = "h200_sxm", "h200_sxm"
+	at := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
+	for i, o := range []struct {
+		key        calibration.Key
+		ttft       float64
+		throughput float64
+	}{{observedBest, 125, 80}, {observedBest, 150, 80}, {observedBest, 150, 80}, {observedBest, 200, 0}, {observedOther, 300, 0}, {observedOther, 300, 0}} {
+		m := map[string]calibration.Pair{calibration.MetricTTFTMs: {Predicted: 100, Observed: o.ttft}}
+		if o.throughput > 0 {
+			m[calibration.MetricThroughputPerGPU] = calibration.Pair{Predicted: 100, Observed: o.throughput}
+		}
+		if err := calibration.Record(ctx, k8s, profileNS, calibration.Observation{Key: o.key, Metrics: m,
+			MeasuredAt: at.Add(time.Duration(i) * time.Minute), Source: "team/llm@gen1"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	profile, err := calibration.Load(ctx, k8s, profileNS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What the Run controller records for the Run's system and model.
+	rc := profile.For(observedBest.System, observedBest.Model, 3)
+	if rc == nil || len(rc.Corrections) != 2 {
+		t.Fatalf("recorded corrections %+v, want the best key's two", rc)
+	}
 	_, calibrated := publish(rc)
 	if len(calibrated) != len(plain) {
 		t.Fatalf("%d Candidates published with corrections, %d without", len(calibrated), len(plain))
@@ -76,8 +112,8 @@ func TestPublishedCalibration(t *testing.T) {
 		if keys[c.Status.CandidateID] == best {
 			m := c.Status.Metrics
 			want = &v1beta2.CandidateCalibration{Metrics: []v1beta2.CalibratedMetric{
-				{Metric: "ttftMs", Predicted: ptr.To(*m.TTFTMs), Calibrated: ptr.To(*m.TTFTMs * 1.5), Ratio: ptr.To(1.5), Spread: ptr.To(0.25), Observations: 4},
-				{Metric: "throughputPerGpu", Predicted: ptr.To(*m.ThroughputPerGPU), Calibrated: ptr.To(*m.ThroughputPerGPU * 0.8), Ratio: ptr.To(0.8), Spread: ptr.To(0.05), Observations: 3},
+				{Metric: "ttftMs", Predicted: ptr.To(*m.TTFTMs), Calibrated: ptr.To(*m.TTFTMs * 1.5), Ratio: ptr.To(1.5), Spread: ptr.To(0.125), Observations: 4},
+				{Metric: "throughputPerGpu", Predicted: ptr.To(*m.ThroughputPerGPU), Calibrated: ptr.To(*m.ThroughputPerGPU * 0.8), Ratio: ptr.To(0.8), Spread: ptr.To(0.0), Observations: 3},
 			}}
 		}
 		if diff := cmp.Diff(want, c.Status.Calibration); diff != "" {
