@@ -87,6 +87,12 @@ type DynamoGraphDeploymentCandidateStatus struct {
 	// +optional
 	Metrics *CandidateMetrics `json:"metrics,omitempty"`
 
+	// calibration is the prediction corrected by the calibration profile, per metric, next to
+	// the uncalibrated one of metrics (which ranking and the views use). Absent when the Run
+	// recorded no correction for the candidate's backend, mode and parallelism.
+	// +optional
+	Calibration *CandidateCalibration `json:"calibration,omitempty"`
+
 	// display holds metrics rounded for `kubectl get` columns, written by the publisher with
 	// metrics. Display only: metrics is the authoritative value.
 	// +optional
@@ -223,4 +229,45 @@ type DynamoGraphDeploymentCandidateList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []DynamoGraphDeploymentCandidate `json:"items"`
+}
+
+// CandidateCalibration is a candidate's calibrated prediction.
+type CandidateCalibration struct {
+	// metrics are the calibrated metrics, one per corrected metric.
+	// +required
+	// +listType=map
+	// +listMapKey=metric
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=3
+	Metrics []CalibratedMetric `json:"metrics,omitempty"`
+}
+
+// CalibratedMetric is one predicted metric with its correction applied.
+type CalibratedMetric struct {
+	// metric is the corrected metric.
+	// +required
+	Metric CalibrationMetric `json:"metric,omitempty"`
+	// predicted is the uncalibrated prediction, as in status.metrics.
+	// +required
+	// +kubebuilder:validation:Minimum=0.000001
+	// +kubebuilder:validation:Maximum=1000000000
+	Predicted *float64 `json:"predicted,omitempty"`
+	// calibrated is predicted times ratio.
+	// +required
+	// +kubebuilder:validation:Minimum=0.000001
+	// +kubebuilder:validation:Maximum=1000000000
+	Calibrated *float64 `json:"calibrated,omitempty"`
+	// ratio is the median of observed / predicted over the profile's observations.
+	// +required
+	// +kubebuilder:validation:Minimum=0.000001
+	// +kubebuilder:validation:Maximum=1000000
+	Ratio *float64 `json:"ratio,omitempty"`
+	// spread is the median absolute deviation of those ratios from ratio.
+	// +required
+	// +kubebuilder:validation:Minimum=0
+	Spread *float64 `json:"spread,omitempty"`
+	// observations is the number of observations behind the correction.
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	Observations int32 `json:"observations,omitempty"`
 }

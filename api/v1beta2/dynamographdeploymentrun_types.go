@@ -182,6 +182,70 @@ type CandidateCost struct {
 	PerMillionOutputTokens string `json:"perMillionOutputTokens,omitempty"`
 }
 
+// CalibrationMetric names a predicted metric the calibration profile corrects.
+// +kubebuilder:validation:Enum=ttftMs;itlMs;throughputPerGpu
+type CalibrationMetric string
+
+// The metrics the calibration profile corrects, named as in CandidateMetrics.
+const (
+	CalibrationMetricTTFTMs           CalibrationMetric = "ttftMs"
+	CalibrationMetricITLMs            CalibrationMetric = "itlMs"
+	CalibrationMetricThroughputPerGPU CalibrationMetric = "throughputPerGpu"
+)
+
+// RunCalibration is what the calibration profile said about the Run's GPU system and model when
+// the Run's effective input was recorded.
+type RunCalibration struct {
+	// minObservations is the number of observations a correction needed to be recorded (the
+	// operator configuration's calibration.minObservations).
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	MinObservations int32 `json:"minObservations,omitempty"`
+	// corrections are the profile's corrections for the Run's system and model, one per backend,
+	// mode, parallelism and metric; at most 64, those with the most observations.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	Corrections []CalibrationCorrection `json:"corrections,omitempty"`
+}
+
+// CalibrationCorrection is the correction of one metric for one backend, mode and parallelism:
+// the observed value is expected to be the predicted one times ratio.
+type CalibrationCorrection struct {
+	// backend is the inference engine (vllm, sglang, trtllm).
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=32
+	Backend string `json:"backend,omitempty"`
+	// mode is the serving mode (aggregated, disaggregated).
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=32
+	Mode string `json:"mode,omitempty"`
+	// parallelism is the canonical per-role parallelism, e.g. "prefill:tp2,decode:tp4" or
+	// "agg:tp4".
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=128
+	Parallelism string `json:"parallelism,omitempty"`
+	// metric is the corrected metric.
+	// +required
+	Metric CalibrationMetric `json:"metric,omitempty"`
+	// ratio is the median of observed / predicted over the observations.
+	// +required
+	// +kubebuilder:validation:Minimum=0.000001
+	// +kubebuilder:validation:Maximum=1000000
+	Ratio *float64 `json:"ratio,omitempty"`
+	// spread is the median absolute deviation of those ratios from ratio.
+	// +required
+	// +kubebuilder:validation:Minimum=0
+	Spread *float64 `json:"spread,omitempty"`
+	// observations is the number of observations behind ratio.
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	Observations int32 `json:"observations,omitempty"`
+}
+
 // RunPricing is the price of the Run's GPU system in the operator configuration when the Run's
 // effective input was recorded.
 type RunPricing struct {
@@ -341,6 +405,14 @@ type DynamoGraphDeploymentRunStatus struct {
 	// has no price for the system.
 	// +optional
 	Pricing *RunPricing `json:"pricing,omitempty"`
+
+	// calibration is the calibration profile's corrections in effect for the Run's GPU system
+	// and model (docs/design/results.md, "Calibration"): those with at least minObservations
+	// observations, recorded once together with status.aisimulate.input. The reporter applies
+	// them to every Candidate's status.calibration, so a later change of the profile never
+	// changes what this Run's candidates predict. Absent when no correction is in effect.
+	// +optional
+	Calibration *RunCalibration `json:"calibration,omitempty"`
 
 	// jobRef names the search Job.
 	// +optional

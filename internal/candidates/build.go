@@ -15,6 +15,7 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
+	"github.com/dgdr-operator/dgdr-operator/internal/calibration"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 	"github.com/dgdr-operator/dgdr-operator/internal/pricing"
@@ -286,6 +287,14 @@ func Render(run *v1beta2.DynamoGraphDeploymentRun, prov output.Provenance, view 
 				LastTransitionTime: metav1.NewTime(o.now().Truncate(time.Second)),
 			}},
 		},
+	}
+	// So is the calibrated prediction, from the corrections the Run recorded.
+	if run.Status.Calibration != nil {
+		key, err := calibration.CandidateKey(&run.Spec, c)
+		if err != nil {
+			return nil, err
+		}
+		c.Status.Calibration = calibration.Apply(run.Status.Calibration, key.Backend, key.Mode, key.Parallelism, metrics)
 	}
 	if err := controllerutil.SetControllerReference(run, c, scheme.Scheme); err != nil {
 		return nil, err

@@ -34,8 +34,10 @@ const (
 	DefaultActiveDeadline int64 = 6 * 60 * 60
 	DefaultMaxActiveRuns  int32 = 4
 	DefaultMaxPendingRuns int32 = 1000
-	DefaultMaxTrials      int32 = 2000
-	DefaultMaxParallelism int32 = 64
+	// DefaultMinObservations is calibration.minObservations when unset.
+	DefaultMinObservations int32 = 3
+	DefaultMaxTrials       int32 = 2000
+	DefaultMaxParallelism  int32 = 64
 	// DefaultMaxPodTemplateOverrideBytes caps each pod template override (32 KiB).
 	DefaultMaxPodTemplateOverrideBytes int32 = 32 << 10
 	DefaultWorkers                     int32 = 4
@@ -231,6 +233,12 @@ func SetDefaults(cfg *v1alpha1.OperatorConfiguration) {
 	if ss := cfg.Webhook.SelfSignedCertificates; ss != nil && ss.Namespace == "" {
 		ss.Namespace = os.Getenv("POD_NAMESPACE")
 	}
+	if cfg.Calibration.Namespace == "" {
+		cfg.Calibration.Namespace = os.Getenv("POD_NAMESPACE")
+	}
+	if cfg.Calibration.MinObservations == nil {
+		cfg.Calibration.MinObservations = ptr.To(DefaultMinObservations)
+	}
 	if c := cfg.CRDs; c != nil && c.ConversionService.Namespace == "" {
 		c.ConversionService.Namespace = os.Getenv("POD_NAMESPACE")
 	}
@@ -336,6 +344,9 @@ func Validate(cfg *v1alpha1.OperatorConfiguration) field.ErrorList {
 		}
 	}
 	errs = append(errs, validatePricing(cfg.Pricing, field.NewPath("pricing"))...)
+	if n := *cfg.Calibration.MinObservations; n < 1 || n > 100 {
+		errs = append(errs, field.Invalid(field.NewPath("calibration", "minObservations"), n, "must be between 1 and 100"))
+	}
 	if p := *cfg.Webhook.Port; p < 1 || p > 65535 {
 		errs = append(errs, field.Invalid(field.NewPath("webhook", "port"), p, "must be a TCP port"))
 	}

@@ -41,7 +41,7 @@ func NewRootCommandAs(executable string, stdout, stderr io.Writer) *cobra.Comman
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newLowerCommand(), newValidateCommand(), newCheckInputCommand(), newStatusCommand(), newPromoteCommand(), newCancelCommand(), newRecommendCommand(), newUICommand(), newResultsCommand())
+	root.AddCommand(newLowerCommand(), newValidateCommand(), newCheckInputCommand(), newStatusCommand(), newPromoteCommand(), newCancelCommand(), newRecommendCommand(), newUICommand(), newResultsCommand(), newCalibrationCommand())
 	return root
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/dgdr-operator/dgdr-operator/internal/config"
 	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
 	"github.com/dgdr-operator/dgdr-operator/internal/ui"
 )
@@ -25,6 +26,9 @@ type uiOptions struct {
 	address       string
 	allNamespaces bool
 	open          bool
+	// calibrationNamespace and minObservations locate and read the calibration profile.
+	calibrationNamespace string
+	minObservations      int32
 }
 
 func newUICommand() *cobra.Command {
@@ -38,7 +42,8 @@ shows and does exactly what you may. Pages: the requests (live), a request's Run
 the effective AISimulate input, a diff between two Runs), a Run's candidates (every feasible
 evaluated point against the Pareto front, the ranked table) and a candidate (its rendered
 DynamoGraphDeployment, promote with a dry-run preview, as dgdrctl promote). It prints its URL
-and serves until interrupted. See docs/guide/ui.md.
+and serves until interrupted. The Calibration page shows the cluster's calibration profile
+(--calibration-namespace). See docs/guide/ui.md.
 
 The URL carries a one-time secret: the first browser that opens it gets the session cookie, and
 every other request (another browser, another local user, a page of another site) gets 401. To
@@ -59,6 +64,8 @@ It listens on a loopback address only, unless --address names another one explic
 	cmd.Flags().StringVar(&o.address, "address", "127.0.0.1", "address to listen on; a non-loopback address must be given explicitly")
 	cmd.Flags().BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "show the requests of every namespace you may list")
 	cmd.Flags().BoolVar(&o.open, "open", false, "open the URL in a browser")
+	cmd.Flags().StringVar(&o.calibrationNamespace, "calibration-namespace", DefaultOperatorNamespace, "the operator's namespace, where the calibration profile is (calibration.namespace)")
+	cmd.Flags().Int32Var(&o.minObservations, "min-observations", config.DefaultMinObservations, "the operator configuration's calibration.minObservations")
 	return cmd
 }
 
@@ -81,7 +88,7 @@ func runUI(ctx context.Context, kf *kubeFlags, o *uiOptions, explicit bool, out 
 	if err := ui.CheckBind(addr, explicit); err != nil {
 		return err
 	}
-	srv, err := ui.New(ui.Options{Client: c, Namespace: ns})
+	srv, err := ui.New(ui.Options{Client: c, Namespace: ns, CalibrationNamespace: o.calibrationNamespace, MinObservations: o.minObservations})
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,7 @@ import (
 )
 
 // pageNames are the page templates under assets/, each rendered inside layout.html.
-var pageNames = []string{"requests", "request", "candidates", "candidate", "error"}
+var pageNames = []string{"requests", "request", "candidates", "candidate", "calibration", "error"}
 
 var funcs = template.FuncMap{
 	// num formats an optional metric.

@@ -54,13 +54,22 @@ type Options struct {
 	Client client.WithWatch
 	// Namespace is the one namespace served; "" serves all namespaces.
 	Namespace string
+	// CalibrationNamespace is the operator's namespace, where the calibration profile is
+	// (the operator configuration's calibration.namespace).
+	CalibrationNamespace string
+	// MinObservations is the operator configuration's calibration.minObservations: the
+	// calibration page marks the corrections searches use.
+	MinObservations int32
 }
 
 // Server serves the pages, the JSON API and the event stream.
 type Server struct {
-	c     client.WithWatch
-	ns    string
-	pages map[string]*template.Template
+	c  client.WithWatch
+	ns string
+	// calibrationNS and minObservations locate and read the calibration profile.
+	calibrationNS   string
+	minObservations int32
+	pages           map[string]*template.Template
 	// hosts are the Host header values accepted (set by Allow).
 	hosts map[string]bool
 
@@ -77,7 +86,7 @@ type Server struct {
 
 // New builds a Server. Call Allow with the listening address before serving.
 func New(o Options) (*Server, error) {
-	s := &Server{c: o.Client, ns: o.Namespace, hosts: map[string]bool{}}
+	s := &Server{c: o.Client, ns: o.Namespace, calibrationNS: o.CalibrationNamespace, minObservations: o.MinObservations, hosts: map[string]bool{}}
 	var id string
 	for _, v := range []*string{&s.secret, &s.session, &id} {
 		b := make([]byte, 32)
@@ -166,6 +175,7 @@ func (s *Server) buildHandler() http.Handler {
 	handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
 	handle("GET /{$}", http.HandlerFunc(s.requestsPage))
 	handle("GET /events", http.HandlerFunc(s.events))
+	handle("GET /calibration", http.HandlerFunc(s.calibrationPage))
 	handle("GET /ns/{ns}/requests/{name}", http.HandlerFunc(s.requestPage))
 	handle("GET /ns/{ns}/runs/{run}/candidates", http.HandlerFunc(s.candidatesPage))
 	handle("GET /ns/{ns}/runs/{run}/plot.svg", http.HandlerFunc(s.plotSVG))

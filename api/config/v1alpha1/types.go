@@ -111,6 +111,12 @@ type OperatorConfiguration struct {
 	// +optional
 	Pricing *PricingConfig `json:"pricing,omitempty"`
 
+	// calibration configures the calibration profile, the per-cluster corrections learned from
+	// verified deployments that every new search applies to its Candidates' predictions
+	// (docs/design/results.md, "Calibration").
+	// +optional
+	Calibration CalibrationConfig `json:"calibration,omitzero"`
+
 	// crds makes the operator, when set, install and upgrade its CRDs at startup by server-side
 	// apply, merged over a DynamoGraphDeploymentRequest CRD another installer (a Dynamo platform)
 	// created: v1beta1 stays the storage version, v1beta2 and the conversion webhook are added
@@ -119,6 +125,19 @@ type OperatorConfiguration struct {
 	// no CRD is ever deleted (docs/operate/coexistence.md).
 	// +optional
 	CRDs *CRDInstallConfig `json:"crds,omitempty"`
+}
+
+// CalibrationConfig says where the calibration profile is and when its corrections are used.
+type CalibrationConfig struct {
+	// namespace holds the profile, the ConfigMap dgdr-operator-calibration. Defaults to the
+	// operator's namespace (POD_NAMESPACE); when both are empty no profile is read.
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+
+	// minObservations is the number of observations a correction needs before searches use it.
+	// Defaults to 3. Minimum 1, maximum 100.
+	// +optional
+	MinObservations *int32 `json:"minObservations,omitempty"`
 }
 
 // PricingConfig is a price list of GPU-hours in one currency: one currency for the whole list,

@@ -33,6 +33,8 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
+	"github.com/dgdr-operator/dgdr-operator/internal/calibration"
+	"github.com/dgdr-operator/dgdr-operator/internal/config"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/slotqueue"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/status"
 	"github.com/dgdr-operator/dgdr-operator/internal/metrics"
@@ -182,7 +184,24 @@ func (r *Reconciler) reconcile(ctx context.Context, run *v1beta2.DynamoGraphDepl
 		return ctrl.Result{}, nil
 	}
 
-	input, err := r.effectiveInput(run)
+	var profile *calibration.Profile
+	if a := run.Status.AISimulate; a == nil || a.Input == nil || len(a.Input.Raw) == 0 {
+		// Read before the effective input is recorded, with it in the same status write; a failed
+		// read is retried rather than recorded as "no corrections".
+		if ns := r.Config.Calibration.Namespace; ns != "" {
+			p, err := calibration.Load(ctx, r.APIReader, ns)
+			switch {
+			case errors.Is(err, calibration.ErrInvalidProfile):
+				// A damaged profile must not stop searches: they run uncalibrated.
+				log.FromContext(ctx).Error(err, "the calibration profile is not used")
+			case err != nil:
+				return ctrl.Result{}, err
+			default:
+				profile = &p
+			}
+		}
+	}
+	input, err := r.effectiveInput(run, profile)
 	if err != nil {
 		r.setTerminal(run, &Completion{Reason: v1beta2.ReasonInvalidInput, Message: err.Error()}, events)
 		return ctrl.Result{}, nil
@@ -237,9 +256,10 @@ func (r *Reconciler) reconcile(ctx context.Context, run *v1beta2.DynamoGraphDepl
 }
 
 // effectiveInput returns the Run's effective input, lowering the spec only the first time and
-// recording it in status.aisimulate (and the price of its GPU system in status.pricing); afterwards the recorded document is used as is. Errors are
-// user-facing (InvalidInput).
-func (r *Reconciler) effectiveInput(run *v1beta2.DynamoGraphDeploymentRun) (*aisimulate.Input, error) {
+// recording it in status.aisimulate (and the price of its GPU system in status.pricing, and the
+// corrections of profile, when read, for its GPU system and model in status.calibration);
+// afterwards the recorded document is used as is. Errors are user-facing (InvalidInput).
+func (r *Reconciler) effectiveInput(run *v1beta2.DynamoGraphDeploymentRun, profile *calibration.Profile) (*aisimulate.Input, error) {
 	var input *aisimulate.Input
 	if a := run.Status.AISimulate; a != nil && a.Input != nil && len(a.Input.Raw) > 0 {
 		in, err := aisimulate.Canonicalize(a.Input.Raw)
@@ -261,6 +281,9 @@ func (r *Reconciler) effectiveInput(run *v1beta2.DynamoGraphDeploymentRun) (*ais
 		// The price the lowering used is the one the reporter computes costs with.
 		if h := run.Spec.Hardware; h != nil && h.GPU != nil {
 			run.Status.Pricing = opts.Prices.For(h.GPU.SKU)
+			if profile != nil {
+				run.Status.Calibration = profile.For(h.GPU.SKU, run.Spec.Model.Name, ptr.Deref(r.Config.Calibration.MinObservations, config.DefaultMinObservations))
+			}
 		}
 	}
 	return input, nil

@@ -146,6 +146,11 @@ func TestSearchIdentityIsConfinedToItsRun(t *testing.T) {
 			return ownStatus(attacker, runA, `{"status":{"aisimulate":{"input":{"optimizer":{"max_trials":100000}},"inputHash":"sha256:forged"}}}`)
 		},
 		"write A's jobRef": func() error { return ownStatus(attacker, runA, `{"status":{"jobRef":{"name":"planted","uid":"x"}}}`) },
+		// The corrections the reporter applies: a forged one would publish made-up calibrated figures.
+		"write A's calibration": func() error {
+			return ownStatus(attacker, runA, `{"status":{"calibration":{"minObservations":1,"corrections":[`+
+				`{"backend":"vllm","mode":"aggregated","parallelism":"agg:tp1","metric":"ttftMs","ratio":0.01,"spread":0,"observations":99}]}}}`)
+		},
 		// Its own Candidate's fitsCluster, which the operator owns.
 		"write fitsCluster of A's Candidate": func() error {
 			c := candidateOf(runA, runA.UID, runA.Name+"-c7")

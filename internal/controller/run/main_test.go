@@ -1,11 +1,14 @@
 package run_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
@@ -54,6 +57,9 @@ func runTests(m *testing.M) int {
 	cfg.Job.StartFailureGraceSeconds = &grace
 	pendingCap := int32(maxPending)
 	cfg.Limits.MaxPendingRunsPerNamespace = &pendingCap
+	// The profile of calibration_integration_test.go; its observations are for a system no other
+	// test of this package searches on.
+	cfg.Calibration.Namespace = calibrationNamespace
 	cfg.Pricing = &v1alpha1.PricingConfig{Currency: "USD", PricePerGPUHour: map[string]v1alpha1.Decimal{"h200_sxm": "3.50"}}
 	// The manager's API requests go through runReads, which counts its reads of Runs.
 	counted := *env
@@ -67,6 +73,10 @@ func runTests(m *testing.M) int {
 	recorders = mgr
 	if err := (&run.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Config: cfg,
 		Recorder: mgr.GetEventRecorder(run.ControllerName)}).SetupWithManager(mgr); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: calibrationNamespace}}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
