@@ -114,9 +114,10 @@ type Profile struct {
 }
 
 // Add returns the profile with obs added, keeping at most limit observations: the oldest are
-// dropped first. Observations stay ordered by MeasuredAt (ties in the order they were added).
+// dropped first. An observation of the same Source is replaced. Observations stay ordered by MeasuredAt (ties in the order they were added).
 func (p Profile) Add(obs Observation, limit int) Profile {
-	all := append(slices.Clone(p.Observations), obs)
+	all := slices.DeleteFunc(slices.Clone(p.Observations), func(o Observation) bool { return o.Source == obs.Source })
+	all = append(all, obs)
 	slices.SortStableFunc(all, func(a, b Observation) int { return a.MeasuredAt.Compare(b.MeasuredAt) })
 	if len(all) > limit {
 		all = all[len(all)-limit:]

@@ -1,6 +1,7 @@
 package calibration_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -20,7 +21,25 @@ var (
 
 func obs(key calibration.Key, minute int, ttft calibration.Pair) calibration.Observation {
 	return calibration.Observation{Key: key, Metrics: map[string]calibration.Pair{calibration.MetricTTFTMs: ttft},
-		MeasuredAt: t0.Add(time.Duration(minute) * time.Minute), Source: "ns/r@gen1"}
+		MeasuredAt: t0.Add(time.Duration(minute) * time.Minute), Source: fmt.Sprintf("ns/r@gen%d", minute)}
+}
+
+// TestAddReplacesTheSameSource: a verification recorded twice (a retried status write) counts
+// once, with its latest values.
+func TestAddReplacesTheSameSource(t *testing.T) {
+	var p calibration.Profile
+	first := obs(agg4, 1, calibration.Pair{Predicted: 100, Observed: 150})
+	again := first
+	again.Metrics = map[string]calibration.Pair{calibration.MetricTTFTMs: {Predicted: 100, Observed: 160}}
+	other := obs(agg4, 2, calibration.Pair{Predicted: 100, Observed: 90})
+	p = p.Add(first, 10).Add(other, 10).Add(again, 10)
+	var got []string
+	for _, o := range p.Observations {
+		got = append(got, fmt.Sprintf("%s %g", o.Source, o.Metrics[calibration.MetricTTFTMs].Observed))
+	}
+	if diff := cmp.Diff([]string{"ns/r@gen1 160", "ns/r@gen2 90"}, got); diff != "" {
+		t.Errorf("observations (-want +got):\n%s", diff)
+	}
 }
 
 func TestAddCapsOldestFirst(t *testing.T) {

@@ -15,9 +15,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/calibration"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/status"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 	"github.com/dgdr-operator/dgdr-operator/internal/verification"
@@ -71,7 +73,7 @@ func (r *Reconciler) verify(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploy
 	err := r.Client.Get(ctx, types.NamespacedName{Namespace: dgdr.Namespace, Name: base.JobName}, job)
 	switch {
 	case apierrors.IsNotFound(err):
-		full, plan, err := r.verificationPlan(ctx, dgdr, &base, events)
+		full, _, plan, err := r.verificationPlan(ctx, dgdr, &base, events)
 		if plan == nil || err != nil {
 			return err
 		}
@@ -87,7 +89,7 @@ func (r *Reconciler) verify(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploy
 	if !finished {
 		if v == nil || v.JobName != base.JobName {
 			// The status lost the Job it started (an older write, a restart): resolve it again.
-			if _, plan, err := r.verificationPlan(ctx, dgdr, &base, events); plan == nil || err != nil {
+			if _, _, plan, err := r.verificationPlan(ctx, dgdr, &base, events); plan == nil || err != nil {
 				return err
 			}
 			dgdr.Status.Verification = &base
@@ -96,7 +98,7 @@ func (r *Reconciler) verify(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploy
 			fmt.Sprintf("Job %s measures DynamoGraphDeployment %s generation %d", base.JobName, d.Name, gen))
 		return nil
 	}
-	_, plan, err := r.verificationPlan(ctx, dgdr, &base, events)
+	full, cand, plan, err := r.verificationPlan(ctx, dgdr, &base, events)
 	if plan == nil || err != nil {
 		return err
 	}
@@ -119,29 +121,66 @@ func (r *Reconciler) verify(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploy
 		r.failVerification(dgdr, base, out.FailReason, out.Message, events)
 		return nil
 	}
+	// The profile first: when Record fails the status still says Running, and the next reconcile
+	// reads the finished Job again (Record replaces an earlier observation of the same source).
+	measured, _ := verification.Judge(plan, base.Observed)
+	if err := r.recordCalibration(ctx, full, cand, &base, measured); err != nil {
+		return err
+	}
 	r.recordVerification(dgdr, base, plan, events)
+	return nil
+}
+
+// recordCalibration adds a successful verification to the cluster's calibration profile, where
+// the next searches find it (docs/design/results.md, "Calibration").
+func (r *Reconciler) recordCalibration(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, cand *v1beta2.DynamoGraphDeploymentCandidate, v *v1beta2.VerificationStatus, metrics []v1beta2.VerifiedMetric) error {
+	ns := r.Config.Calibration.Namespace
+	if ns == "" || v.MeasuredAt == nil {
+		return nil
+	}
+	key, err := calibration.CandidateKey(&dgdr.Spec, cand)
+	if err != nil {
+		// A Candidate without a key has no place in the profile; the verification stands.
+		ctrl.LoggerFrom(ctx).Info("verification not added to the calibration profile", "candidate", cand.Name, "reason", err.Error())
+		return nil
+	}
+	obs := calibration.Observation{
+		Key: key, Metrics: map[string]calibration.Pair{}, MeasuredAt: v.MeasuredAt.UTC(),
+		Source: fmt.Sprintf("%s/%s@gen%d", dgdr.Namespace, dgdr.Name, v.DeploymentGeneration),
+	}
+	for _, m := range metrics {
+		if m.Predicted != nil && m.Observed != nil && *m.Predicted > 0 && *m.Observed > 0 {
+			obs.Metrics[string(m.Name)] = calibration.Pair{Predicted: *m.Predicted, Observed: *m.Observed}
+		}
+	}
+	if len(obs.Metrics) == 0 {
+		return nil
+	}
+	if err := calibration.Record(ctx, r.Client, ns, obs); err != nil {
+		return fmt.Errorf("recording the verification in the calibration profile: %w", err)
+	}
 	return nil
 }
 
 // verificationPlan reads the request whole and the deployed Candidate (the cache keeps neither
 // the workload nor the metrics) and resolves the verification, filling base with it. A nil plan
 // without an error means the verification failed (recorded).
-func (r *Reconciler) verificationPlan(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, base *v1beta2.VerificationStatus, events *status.Events) (*v1beta2.DynamoGraphDeploymentRequest, *verification.Plan, error) {
+func (r *Reconciler) verificationPlan(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, base *v1beta2.VerificationStatus, events *status.Events) (*v1beta2.DynamoGraphDeploymentRequest, *v1beta2.DynamoGraphDeploymentCandidate, *verification.Plan, error) {
 	full := &v1beta2.DynamoGraphDeploymentRequest{}
 	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(dgdr), full); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	cand := &v1beta2.DynamoGraphDeploymentCandidate{}
 	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: dgdr.Namespace, Name: base.Candidate}, cand); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	plan, err := verification.Resolve(full, cand)
 	if err != nil {
 		r.failVerification(dgdr, *base, verification.ReasonNoModeledMetrics, err.Error(), events)
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
 	base.Load, base.Requests, base.MaxDurationSeconds = &plan.Load, plan.Requests, plan.MaxDurationSeconds
-	return full, plan, nil
+	return full, cand, plan, nil
 }
 
 // startVerification creates the Job of a generation.

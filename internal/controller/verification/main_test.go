@@ -6,7 +6,9 @@ import (
 	"os"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
@@ -26,6 +28,9 @@ var (
 // verificationImage is the configured verification image.
 const verificationImage = "registry.example/aiperf:0.13.0"
 
+// calibrationNamespace holds the calibration profile successful verifications are added to.
+const calibrationNamespace = "dgdr-calibration"
+
 // TestMain starts one real API server serving DynamoGraphDeployments, with the admission
 // webhooks, and the operator in this process with a verification image configured.
 func TestMain(m *testing.M) { os.Exit(runTests(m)) }
@@ -44,6 +49,11 @@ func runTests(m *testing.M) int {
 	defer env.Stop()
 	cfg = controllertest.Config()
 	cfg.Verification.Image = verificationImage
+	cfg.Calibration.Namespace = calibrationNamespace
+	if err := env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: calibrationNamespace}}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	if _, err := controllertest.GPUNode(context.Background(), env.Client, "gpu-h200-a", "NVIDIA-H200", 8); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/calibration"
 	ct "github.com/dgdr-operator/dgdr-operator/internal/controller/controllertest"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/run"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
@@ -239,6 +240,19 @@ func TestVerificationHeld(t *testing.T) {
 		t.Errorf("PredictionHeld %+v", cond)
 	}
 	waitForEvent(t, ns, d.Name, "PredictionHeld")
+	obs := observationOf(t, ns+"/held@gen1")
+	if obs == nil {
+		t.Fatal("the successful verification is not in the calibration profile")
+	}
+	want := calibration.Key{Backend: "vllm", System: "h200_sxm", Model: d.Spec.Model.Name, Mode: "aggregated"}
+	if obs.Key.Backend != want.Backend || obs.Key.System != want.System || obs.Key.Model != want.Model || obs.Key.Mode != want.Mode || obs.Key.Parallelism == "" {
+		t.Errorf("observation key %+v, want %+v with a parallelism", obs.Key, want)
+	}
+	for _, m := range v.Metrics {
+		if pair, ok := obs.Metrics[string(m.Name)]; !ok || pair.Predicted != *m.Predicted || pair.Observed != *m.Observed {
+			t.Errorf("observation of %s: %+v, want predicted %g observed %g", m.Name, pair, *m.Predicted, *m.Observed)
+		}
+	}
 	var jobs batchv1.JobList
 	if err := k8s.List(context.Background(), &jobs, client.InNamespace(ns), client.MatchingLabels{v1beta2.LabelRequestName: d.Name, "app.kubernetes.io/component": verification.ComponentValue}); err != nil {
 		t.Fatal(err)
@@ -284,6 +298,11 @@ func TestVerificationFailures(t *testing.T) {
 	finishVerification(t, verificationJob(t, slow), nil, batchv1.JobReasonDeadlineExceeded)
 	assertFailed(t, slow, verification.ReasonTimedOut, "maxDurationSeconds 300")
 	waitForEvent(t, ns, slow.Name, "VerificationFailed")
+	for _, name := range []string{"down", "slow"} {
+		if obs := observationOf(t, ns+"/"+name+"@gen1"); obs != nil {
+			t.Errorf("a failed verification entered the calibration profile: %+v", obs)
+		}
+	}
 }
 
 func assertFailed(t *testing.T, d *v1beta2.DynamoGraphDeploymentRequest, reason, inMessage string) {
@@ -315,4 +334,19 @@ func waitForEvent(t *testing.T, ns, request, reason string) {
 		}
 		return false, nil
 	})
+}
+
+// observationOf is the calibration profile's observation from source, or nil.
+func observationOf(t *testing.T, source string) *calibration.Observation {
+	t.Helper()
+	p, err := calibration.Load(context.Background(), k8s, calibrationNamespace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range p.Observations {
+		if p.Observations[i].Source == source {
+			return &p.Observations[i]
+		}
+	}
+	return nil
 }

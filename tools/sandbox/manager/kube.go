@@ -44,6 +44,19 @@ const (
 	GPUProduct = "NVIDIA-H200"
 )
 
+// OperatorNamespace stands for the namespace an installed operator runs in (its POD_NAMESPACE):
+// it holds the calibration profile.
+const OperatorNamespace = "dgdr-system"
+
+// ensureNamespace creates namespace name unless it exists.
+func (k *kube) ensureNamespace(ctx context.Context, name string) error {
+	_, err := k.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	return err
+}
+
 type kube struct {
 	rc  *rest.Config
 	cs  kubernetes.Interface
@@ -321,6 +334,7 @@ func operatorConfigFor(p OperatorPorts, certDir string, le *LeaderElection, r Re
 		AutoApply: v1alpha1.AutoApplyConfig{Enabled: true},
 		// The node agent runs it as the AIPerf of bin/aiperf (make aiperf), as config/dev.
 		Verification: v1alpha1.VerificationConfig{Image: VerificationImage},
+		Calibration:  v1alpha1.CalibrationConfig{Namespace: OperatorNamespace},
 		RuntimeImages: map[string]string{
 			"vllm":   "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.6.1",
 			"sglang": "nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.6.1",

@@ -161,6 +161,9 @@ func Up(ctx context.Context, o Options) (*State, error) {
 		if err := k.installWebhooks(ctx, filepath.Join(o.Root, "config", "webhook", "manifests.yaml"), ports.Webhook, cl.PKI.WebhookCACert()); err != nil {
 			return nil, fail(err)
 		}
+		if err := k.ensureNamespace(ctx, OperatorNamespace); err != nil {
+			return nil, fail(err)
+		}
 	}
 	if err := cl.WaitControllers(ctx); err != nil {
 		return nil, fail(err)
