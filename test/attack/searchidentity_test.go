@@ -110,7 +110,7 @@ func TestFinishedSearchIdentityIsGone(t *testing.T) {
 // Candidate is deployed. Then someone who may write Candidates and the Run's status (the search
 // identity used to; here the sandbox's admin plays them) creates a Candidate controlled by the
 // Run whose graphDeployment adds a privileged container, keeping the real Candidate's parameters,
-// and points recommendation.bestCandidate at it. autoApply renders the Candidate again from its
+// and points recommendation.bestCandidate and the head of candidateRefs at it. autoApply renders the Candidate again from its
 // parameters, finds the stored graphDeployment different and refuses it with Deployed=False
 // CandidateNotReproduced naming it; the deployment keeps the honest spec. Reverted, autoApply
 // deploys the forged container.
@@ -157,8 +157,10 @@ func TestForgedBestCandidateIsNotDeployed(t *testing.T) {
 	if err := k8s.Create(ctx, forged); err != nil {
 		t.Fatal(err)
 	}
+	// autoApply walks candidateRefs, best first, for the best candidate that fits the cluster:
+	// the forgery leads both.
 	if err := k8s.Status().Patch(ctx, &target, client.RawPatch(types.MergePatchType,
-		[]byte(`{"status":{"recommendation":{"bestCandidate":"`+forged.Name+`"}}}`))); err != nil {
+		[]byte(`{"status":{"recommendation":{"bestCandidate":"`+forged.Name+`"},"candidateRefs":[{"name":"`+forged.Name+`"},{"name":"`+honest.Name+`"}]}}`))); err != nil {
 		t.Fatal(err)
 	}
 
