@@ -151,6 +151,11 @@ func TestSearchIdentityIsConfinedToItsRun(t *testing.T) {
 			return ownStatus(attacker, runA, `{"status":{"calibration":{"minObservations":1,"corrections":[`+
 				`{"backend":"vllm","mode":"aggregated","parallelism":"agg:tp1","metric":"ttftMs","ratio":0.01,"spread":0,"observations":99}]}}}`)
 		},
+		// The price the operator recorded, which the reporter costs candidates at: a forged one
+		// would publish made-up costs (and hide the price maxCostPerHour was lowered with).
+		"write A's pricing": func() error {
+			return ownStatus(attacker, runA, `{"status":{"pricing":{"system":"h200_sxm","currency":"USD","pricePerGPUHour":"0.01"}}}`)
+		},
 		// Its own Candidate's fitsCluster, which the operator owns.
 		"write fitsCluster of A's Candidate": func() error {
 			c := candidateOf(runA, runA.UID, runA.Name+"-c7")
