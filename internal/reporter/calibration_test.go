@@ -2,6 +2,7 @@ package reporter_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -87,7 +88,7 @@ func TestPublishedCalibration(t *testing.T) {
 			m[calibration.MetricThroughputPerGPU] = calibration.Pair{Predicted: 100, Observed: o.throughput}
 		}
 		if err := calibration.Record(ctx, k8s, profileNS, calibration.Observation{Key: o.key, Metrics: m,
-			MeasuredAt: at.Add(time.Duration(i) * time.Minute), Source: "team/llm@gen1"}); err != nil {
+			MeasuredAt: at.Add(time.Duration(i) * time.Minute), Source: fmt.Sprintf("team/llm@gen%d", i+1)}); err != nil {
 			t.Fatal(err)
 		}
 	}

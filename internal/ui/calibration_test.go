@@ -2,6 +2,7 @@ package ui_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -76,7 +77,7 @@ func TestCalibrationPage(t *testing.T) {
 	}{{key, 90}, {key, 110}, {agg, 300}} {
 		if err := calibration.Record(ctx, env.Client, ns, calibration.Observation{Key: o.key,
 			Metrics:    map[string]calibration.Pair{calibration.MetricThroughputPerGPU: {Predicted: 100, Observed: o.observed}},
-			MeasuredAt: at.Add(time.Duration(i) * time.Hour), Source: "team/r@gen1"}); err != nil {
+			MeasuredAt: at.Add(time.Duration(i) * time.Hour), Source: fmt.Sprintf("team/r@gen%d", i+1)}); err != nil {
 			t.Fatal(err)
 		}
 	}

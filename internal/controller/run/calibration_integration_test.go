@@ -2,6 +2,7 @@ package run_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -34,7 +35,7 @@ func TestCalibrationRecordedWithTheInput(t *testing.T) {
 				calibration.MetricTTFTMs: {Predicted: 100, Observed: ttftObserved},
 				calibration.MetricITLMs:  {Predicted: 10, Observed: 12},
 			},
-			MeasuredAt: at.Add(time.Duration(minute) * time.Minute), Source: "team/req@gen1"}); err != nil {
+			MeasuredAt: at.Add(time.Duration(minute) * time.Minute), Source: fmt.Sprintf("team/req@gen%d", minute)}); err != nil {
 			t.Fatal(err)
 		}
 	}
