@@ -110,10 +110,11 @@ func TestFinishedSearchIdentityIsGone(t *testing.T) {
 // Candidate is deployed. Then someone who may write Candidates and the Run's status (the search
 // identity used to; here the sandbox's admin plays them) creates a Candidate controlled by the
 // Run whose graphDeployment adds a privileged container, keeping the real Candidate's parameters,
-// and points recommendation.bestCandidate and the head of candidateRefs at it. autoApply renders the Candidate again from its
-// parameters, finds the stored graphDeployment different and refuses it with Deployed=False
-// CandidateNotReproduced naming it; the deployment keeps the honest spec. Reverted, autoApply
-// deploys the forged container.
+// points recommendation.bestCandidate and the head of candidateRefs at it, and deletes the
+// deployment so that autoApply deploys the Run again. autoApply renders the Candidate again from
+// its parameters, finds the stored graphDeployment different and refuses it with Deployed=False
+// CandidateNotReproduced naming it; nothing carrying the forged container is deployed. Reverted,
+// autoApply deploys the forged container.
 func TestForgedBestCandidateIsNotDeployed(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t)
@@ -163,6 +164,14 @@ func TestForgedBestCandidateIsNotDeployed(t *testing.T) {
 		[]byte(`{"status":{"recommendation":{"bestCandidate":"`+forged.Name+`"},"candidateRefs":[{"name":"`+forged.Name+`"},{"name":"`+honest.Name+`"}]}}`))); err != nil {
 		t.Fatal(err)
 	}
+	// A Run deploys once; a deleted deployment is deployed again from the same Run.
+	dgd := &unstructured.Unstructured{}
+	dgd.SetGroupVersionKind(promote.GVK)
+	dgd.SetNamespace(ns)
+	dgd.SetName("forge-prod")
+	if err := k8s.Delete(ctx, dgd); err != nil {
+		t.Fatal(err)
+	}
 
 	got := deployedCond(v1beta2.ReasonCandidateNotReproduced)
 	c := meta.FindStatusCondition(got.Status.Conditions, v1beta2.ConditionDeployed)
@@ -170,14 +179,18 @@ func TestForgedBestCandidateIsNotDeployed(t *testing.T) {
 	if c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, forged.Name) {
 		t.Errorf("Deployed = %+v, want False naming %s", c, forged.Name)
 	}
-	dgd := &unstructured.Unstructured{}
-	dgd.SetGroupVersionKind(promote.GVK)
-	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "forge-prod"}, dgd); err != nil {
+	after := &unstructured.Unstructured{}
+	after.SetGroupVersionKind(promote.GVK)
+	err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "forge-prod"}, after)
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
 		t.Fatal(err)
-	}
-	data, _ := dgd.MarshalJSON()
-	if strings.Contains(string(data), "attacker/miner") || dgd.GetAnnotations()[promote.AnnotationPromotedFrom] != honest.Name {
-		t.Errorf("the deployment carries the forged candidate: promoted-from %q, %s", dgd.GetAnnotations()[promote.AnnotationPromotedFrom], data)
+	default:
+		data, _ := after.MarshalJSON()
+		if strings.Contains(string(data), "attacker/miner") || after.GetAnnotations()[promote.AnnotationPromotedFrom] != honest.Name {
+			t.Errorf("the deployment carries the forged candidate: promoted-from %q, %s", after.GetAnnotations()[promote.AnnotationPromotedFrom], data)
+		}
 	}
 }
 
