@@ -49,12 +49,15 @@ while True:
     time.sleep(1)
 
 artifacts = os.path.join(os.environ.get("TMPDIR", "/tmp"), "aiperf")
+# A request that cannot finish within the measurement fails as a timeout, recorded by AIPerf,
+# rather than being cancelled uncounted at the end of the grace period.
+duration = max(1, int(deadline - time.monotonic()) - 10)
 cmd = [sys.executable, "-m", "aiperf", "profile", "--model", model, "--url", url,
        "--endpoint-type", "chat", "--streaming", "--ui-type", "none",
        "--tokenizer", arg("--tokenizer"), "--isl", arg("--isl"), "--osl", arg("--osl"),
        "--request-count", arg("--requests"), "--artifact-dir", artifacts,
-       "--benchmark-duration", str(max(1, int(deadline - time.monotonic()) - 10)),
-       "--benchmark-grace-period", "5", "--request-timeout-seconds", str(max_duration)]
+       "--benchmark-duration", str(duration),
+       "--benchmark-grace-period", "5", "--request-timeout-seconds", str(duration)]
 if "--concurrency" in sys.argv:
     cmd += ["--concurrency", arg("--concurrency")]
 else:
@@ -80,12 +83,41 @@ try:
 except subprocess.TimeoutExpired:
     console_tail()
     finish({"timedOut": True, "error": "AIPerf did not finish within %d s" % max_duration}, 4)
+
+
+def record_counts():
+    # AIPerf writes no summary when no request succeeded; its per-request records still say
+    # how many were sent and how they failed (read at most 16 MiB of them).
+    succeeded, failed, first = 0, 0, ""
+    try:
+        with open(os.path.join(artifacts, "profile_export.jsonl"), "rb") as f:
+            lines = f.read(16 << 20).splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        err = rec.get("error") if isinstance(rec, dict) else None
+        if err:
+            failed += 1
+            if not first and isinstance(err, dict):
+                first = "%s: %s" % (err.get("type", ""), err.get("message", ""))
+        elif isinstance(rec, dict):
+            succeeded += 1
+    if succeeded + failed == 0:
+        return None
+    return {"succeeded": succeeded, "failed": failed, "firstError": first[:256]}
+
+
 tail = console_tail()
 try:
     with open(os.path.join(artifacts, "profile_export_aiperf.json")) as f:
         export = json.load(f)
 except (OSError, ValueError) as e:
-    finish({"exitCode": proc.returncode, "error": "no AIPerf export (%s): %s" % (e, tail)}, 5)
+    finish({"exitCode": proc.returncode, "records": record_counts(),
+            "error": "no AIPerf export (%s): %s" % (e, tail)}, 5)
 summary = {k: {s: export[k][s] for s in STATS if s in export[k]}
            for k in KEYS if isinstance(export.get(k), dict)}
 errors = sum(e.get("count", 0) for e in export.get("error_summary") or [] if isinstance(e, dict))

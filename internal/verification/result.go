@@ -64,6 +64,15 @@ type termination struct {
 	TimedOut            bool                       `json:"timedOut"`
 	Error               string                     `json:"error"`
 	AIPerf              map[string]json.RawMessage `json:"aiperf"`
+	Records             *recordCounts              `json:"records"`
+}
+
+// recordCounts are AIPerf's per-request records counted by the launcher when AIPerf wrote no
+// summary (it writes none when no request succeeded).
+type recordCounts struct {
+	Succeeded  int64  `json:"succeeded"`
+	Failed     int64  `json:"failed"`
+	FirstError string `json:"firstError"`
 }
 
 // Outcome is what a finished verification Job measured, or why it measured nothing usable.
@@ -91,6 +100,15 @@ func ParseResult(msg []byte, gpus int32) Outcome {
 		return Outcome{FailReason: ReasonFrontendUnreachable, Message: "the frontend did not answer GET /v1/models with the model: " + detail}
 	case t.TimedOut:
 		return Outcome{FailReason: ReasonTimedOut, Message: detail}
+	case t.AIPerf == nil && t.Records != nil && t.Records.Succeeded >= 0 && t.Records.Failed >= 0:
+		out := judgeErrors(&v1beta2.ObservedMetrics{Requests: t.Records.Succeeded, Errors: t.Records.Failed})
+		if out.FailReason == "" {
+			out = Outcome{FailReason: ReasonJobFailed}
+		}
+		out.Observed = nil
+		out.Message = fmt.Sprintf("AIPerf wrote no summary (exit code %s): %d requests succeeded, %d failed; first error: %s",
+			exitCode(t.ExitCode), t.Records.Succeeded, t.Records.Failed, clip(t.Records.FirstError, 256))
+		return out
 	case t.AIPerf == nil:
 		return Outcome{FailReason: ReasonJobFailed, Message: fmt.Sprintf("AIPerf wrote no result (exit code %s): %s", exitCode(t.ExitCode), detail)}
 	}
