@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"slices"
@@ -19,8 +20,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/calibration"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 	"github.com/dgdr-operator/dgdr-operator/internal/verification"
+	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/manager"
 )
 
 // verifiedRequest is an autoApply request with verification at the modeled load (the static
@@ -101,6 +104,104 @@ func TestVerificationOnRealizedDeployment(t *testing.T) {
 	}
 	if job.Status.Succeeded != 1 {
 		t.Errorf("verification Job status %+v", job.Status)
+	}
+
+	requireCalibratedNextSearch(t, ns, got)
+}
+
+// calibratedRequest searches as verifiedRequest does, without deploying: the same candidates,
+// so its best one has the key of the verified deployment.
+const calibratedRequest = `
+apiVersion: nvidia.com/v1beta2
+kind: DynamoGraphDeploymentRequest
+metadata:
+  name: %s
+spec:
+  model:
+    name: meta-llama/Llama-3.1-8B-Instruct
+  hardware:
+    gpu:
+      budget: 8
+  aisimulate:
+    inputOverrides:
+      optimizer:
+        max_trials: 32
+`
+
+// requireCalibratedNextSearch: the verification of verified is an observation of the cluster's
+// calibration profile, and the next search of the same model in the cluster carries it (the
+// sandbox uses a correction from one observation): its Run records the correction, and its
+// Candidate of the verified candidate's key carries the calibrated prediction next to the
+// uncalibrated one, predicted × ratio, with the observations behind it.
+func requireCalibratedNextSearch(t *testing.T, ns string, verified *v1beta2.DynamoGraphDeploymentRequest) {
+	t.Helper()
+	ctx := context.Background()
+	v := verified.Status.Verification
+	source := fmt.Sprintf("%s/%s@gen%d", ns, verified.Name, v.DeploymentGeneration)
+	profile, err := calibration.Load(ctx, k8s, manager.OperatorNamespace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var obs *calibration.Observation
+	for i := range profile.Observations {
+		if profile.Observations[i].Source == source {
+			obs = &profile.Observations[i]
+		}
+	}
+	if obs == nil || len(obs.Metrics) != len(v.Metrics) {
+		t.Fatalf("the calibration profile has no observation from %s with %d metrics: %+v", source, len(v.Metrics), profile.Observations)
+	}
+	for _, m := range v.Metrics {
+		pair, ok := obs.Metrics[string(m.Name)]
+		if !ok || m.Observed == nil || pair.Observed != *m.Observed {
+			t.Errorf("observation %s: %+v, want %s observed %v as in status.verification", source, obs.Metrics, m.Name, m.Observed)
+		}
+	}
+	t.Logf("calibration observation %s: key %s", source, obs.Key)
+
+	env.CreateRequest(t, ns, fmt.Sprintf(calibratedRequest, "calibrated"))
+	run := waitRequestDone(t, ns, "calibrated")
+	requireSucceededWithCandidates(t, run)
+	if run.Status.Calibration == nil || len(run.Status.Calibration.Corrections) == 0 {
+		t.Fatalf("Run %s records no calibration: %+v", run.Name, run.Status.Calibration)
+	}
+	var deployed v1beta2.DynamoGraphDeploymentCandidate
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: v.Candidate}, &deployed); err != nil {
+		t.Fatal(err)
+	}
+	key, err := calibration.CandidateKey(&verified.Spec, &deployed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cands v1beta2.DynamoGraphDeploymentCandidateList
+	if err := k8s.List(ctx, &cands, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	calibrated := 0
+	for i := range cands.Items {
+		c := &cands.Items[i]
+		if !metav1.IsControlledBy(c, run) {
+			continue
+		}
+		k, err := calibration.CandidateKey(&verified.Spec, c)
+		if err != nil || k != key {
+			continue
+		}
+		if c.Status.Calibration == nil || len(c.Status.Calibration.Metrics) == 0 {
+			t.Errorf("candidate %s has the verified key %s and no calibrated prediction", c.Name, key)
+			continue
+		}
+		for _, m := range c.Status.Calibration.Metrics {
+			if m.Predicted == nil || m.Calibrated == nil || m.Ratio == nil || m.Observations < 1 ||
+				math.Abs(*m.Calibrated-*m.Predicted**m.Ratio) > 1e-6*math.Max(1, *m.Calibrated) {
+				t.Errorf("candidate %s: calibrated %s %+v, want predicted × ratio from at least one observation", c.Name, m.Metric, m)
+			}
+		}
+		calibrated++
+		t.Logf("candidate %s (key %s) calibrated: %+v", c.Name, key, c.Status.Calibration.Metrics)
+	}
+	if calibrated == 0 {
+		t.Errorf("no candidate of Run %s has the verified key %s", run.Name, key)
 	}
 }
 

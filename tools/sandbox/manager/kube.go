@@ -334,7 +334,9 @@ func operatorConfigFor(p OperatorPorts, certDir string, le *LeaderElection, r Re
 		AutoApply: v1alpha1.AutoApplyConfig{Enabled: true},
 		// The node agent runs it as the AIPerf of bin/aiperf (make aiperf), as config/dev.
 		Verification: v1alpha1.VerificationConfig{Image: VerificationImage},
-		Calibration:  v1alpha1.CalibrationConfig{Namespace: OperatorNamespace},
+		// One verification is enough here: the e2e suite proves that a verified deployment
+		// calibrates the next search (an installed operator waits for 3 by default).
+		Calibration: v1alpha1.CalibrationConfig{Namespace: OperatorNamespace, MinObservations: ptr.To[int32](1)},
 		RuntimeImages: map[string]string{
 			"vllm":   "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.6.1",
 			"sglang": "nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.6.1",
