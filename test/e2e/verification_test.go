@@ -198,7 +198,10 @@ func requireCalibratedNextSearch(t *testing.T, ns string, verified *v1beta2.Dyna
 			}
 		}
 		calibrated++
-		t.Logf("candidate %s (key %s) calibrated: %+v", c.Name, key, c.Status.Calibration.Metrics)
+		for _, m := range c.Status.Calibration.Metrics {
+			t.Logf("candidate %s (key %s): %s predicted %.4g, calibrated %.4g (ratio %.3f, %d observations)",
+				c.Name, key, m.Metric, *m.Predicted, *m.Calibrated, *m.Ratio, m.Observations)
+		}
 	}
 	if calibrated == 0 {
 		t.Errorf("no candidate of Run %s has the verified key %s", run.Name, key)
