@@ -195,13 +195,12 @@ func requireCalibratedNextSearch(t *testing.T, ns string, verified *v1beta2.Dyna
 			if m.Predicted == nil || m.Calibrated == nil || m.Ratio == nil || m.Observations < 1 ||
 				math.Abs(*m.Calibrated-*m.Predicted**m.Ratio) > 1e-6*math.Max(1, *m.Calibrated) {
 				t.Errorf("candidate %s: calibrated %s %+v, want predicted × ratio from at least one observation", c.Name, m.Metric, m)
+				continue
 			}
-		}
-		calibrated++
-		for _, m := range c.Status.Calibration.Metrics {
 			t.Logf("candidate %s (key %s): %s predicted %.4g, calibrated %.4g (ratio %.3f, %d observations)",
 				c.Name, key, m.Metric, *m.Predicted, *m.Calibrated, *m.Ratio, m.Observations)
 		}
+		calibrated++
 	}
 	if calibrated == 0 {
 		t.Errorf("no candidate of Run %s has the verified key %s", run.Name, key)
