@@ -109,7 +109,7 @@ func TestFinishedSearchIdentityIsGone(t *testing.T) {
 // TestForgedBestCandidateIsNotDeployed: an autoApply request's search succeeds and its best
 // Candidate is deployed. Then someone who may write Candidates and the Run's status (the search
 // identity used to; here the sandbox's admin plays them) creates a Candidate controlled by the
-// Run whose graphDeployment adds a privileged container, keeping the real Candidate's parameters,
+// Run whose graphDeployment adds a privileged container, keeping the deployed Candidate's parameters,
 // points recommendation.bestCandidate and the head of candidateRefs at it, and deletes the
 // deployment so that autoApply deploys the Run again. autoApply renders the Candidate again from
 // its parameters, finds the stored graphDeployment different and refuses it with Deployed=False
@@ -137,14 +137,18 @@ func TestForgedBestCandidateIsNotDeployed(t *testing.T) {
 		})
 		return &got
 	}
-	deployedCond(v1beta2.ReasonDeploymentProgressing) // created; the sandbox runs no Dynamo operator
+	// Created (the sandbox runs no Dynamo operator): the best candidate that fits the Node.
+	deployed := deployedCond(v1beta2.ReasonDeploymentProgressing).Status.Deployment
 	runName := naming.RunName("forge", 1)
 	var target v1beta2.DynamoGraphDeploymentRun
 	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: runName}, &target); err != nil {
 		t.Fatal(err)
 	}
+	if deployed == nil || deployed.Run != runName {
+		t.Fatalf("status.deployment %+v, want a candidate of %s", deployed, runName)
+	}
 	var honest v1beta2.DynamoGraphDeploymentCandidate
-	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: target.Status.Recommendation.BestCandidate}, &honest); err != nil {
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: deployed.Candidate}, &honest); err != nil {
 		t.Fatal(err)
 	}
 	forged := honest.DeepCopy()
