@@ -32,8 +32,10 @@ func newStatusCommand() *cobra.Command {
 		Use:   "status DGDR",
 		Short: "Show a request's runs, search progress and ranked candidates",
 		Long: `status prints the runs of a DynamoGraphDeploymentRequest (newest first) with their state and
-progress, then the ranked candidates of the newest run with their predicted metrics. --watch
-refreshes the view, with a progress bar, until the newest run is complete.`,
+progress, then the ranked candidates of the newest run with their predicted metrics and, when
+the request verifies its deployed candidate, the measurement beside the prediction: each metric
+predicted, observed, and whether it held within its band. --watch refreshes the view, with a
+progress bar, until the newest run is complete.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := kf.connect()
@@ -143,7 +145,18 @@ func writeStatus(ctx context.Context, c *clients, name string, out io.Writer, ba
 	if req.IsV1Beta1Native() {
 		return true, writeV1Beta1Status(out, &req)
 	}
-	runs, err := resultsview.RequestRuns(ctx, c.ctrl, &req)
+	done, err := writeSearch(ctx, c, &req, out, bar)
+	if err != nil {
+		return done, err
+	}
+	writeVerification(out, &req, time.Now())
+	return done, nil
+}
+
+// writeSearch prints the request's runs and the candidates of the newest, and reports whether
+// the newest run is complete.
+func writeSearch(ctx context.Context, c *clients, req *v1beta2.DynamoGraphDeploymentRequest, out io.Writer, bar bool) (bool, error) {
+	runs, err := resultsview.RequestRuns(ctx, c.ctrl, req)
 	if err != nil {
 		return false, err
 	}

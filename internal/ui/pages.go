@@ -7,7 +7,8 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/resultsview"
 )
 
-// pageNames are the page templates under assets/, each rendered inside layout.html.
+// pageNames are the page templates under assets/, each rendered inside layout.html; any of them
+// may use the blocks of verification.html.
 var pageNames = []string{"requests", "request", "candidates", "candidate", "calibration", "error"}
 
 var funcs = template.FuncMap{
@@ -35,7 +36,7 @@ var funcs = template.FuncMap{
 func parsePages() (map[string]*template.Template, error) {
 	pages := map[string]*template.Template{}
 	for _, name := range pageNames {
-		t, err := template.New(name).Funcs(funcs).ParseFS(assets, "assets/layout.html", "assets/"+name+".html")
+		t, err := template.New(name).Funcs(funcs).ParseFS(assets, "assets/layout.html", "assets/verification.html", "assets/"+name+".html")
 		if err != nil {
 			return nil, err
 		}

@@ -395,9 +395,11 @@ type RequestView struct {
 	Request  RequestRow `json:"request"`
 	Runs     []RunView  `json:"runs"`
 	Selected *RunView   `json:"selected,omitempty"`
-	DiffA    string     `json:"diffA,omitempty"`
-	DiffB    string     `json:"diffB,omitempty"`
-	Diff     []DiffLine `json:"diff,omitempty"`
+	// Verification is the measurement of the deployed candidate against its prediction.
+	Verification *VerificationView `json:"verification,omitempty"`
+	DiffA        string            `json:"diffA,omitempty"`
+	DiffB        string            `json:"diffB,omitempty"`
+	Diff         []DiffLine        `json:"diff,omitempty"`
 }
 
 func runView(run *v1beta2.DynamoGraphDeploymentRun) RunView {
@@ -441,7 +443,8 @@ func (s *Server) requestView(r *http.Request) (*RequestView, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := &RequestView{Request: requestRow(&req, time.Now()), Runs: []RunView{}}
+	now := time.Now()
+	v := &RequestView{Request: requestRow(&req, now), Runs: []RunView{}, Verification: verificationView(&req, now)}
 	byName := map[string]*v1beta2.DynamoGraphDeploymentRun{}
 	for i := range runs {
 		v.Runs = append(v.Runs, runView(&runs[i]))
@@ -583,6 +586,8 @@ type CandidateView struct {
 	Error     string
 	Preview   bool
 	Force     bool
+	// Verification is set when the candidate is the one its request deployed and verified.
+	Verification *VerificationView
 }
 
 func (s *Server) candidate(r *http.Request) (*v1beta2.DynamoGraphDeploymentCandidate, error) {
@@ -617,7 +622,26 @@ func (s *Server) candidateView(r *http.Request, cand *v1beta2.DynamoGraphDeploym
 	if err := promote.CheckRunSucceeded(r.Context(), s.c, cand); err != nil {
 		v.RunError = err.Error()
 	}
+	v.Verification = s.candidateVerification(r.Context(), cand)
 	return v
+}
+
+// candidateVerification is the verification of cand when its request deployed it; nil otherwise,
+// and when the user may not read the request (the page stands without).
+func (s *Server) candidateVerification(ctx context.Context, cand *v1beta2.DynamoGraphDeploymentCandidate) *VerificationView {
+	name := cand.Labels[v1beta2.LabelRequestName]
+	if name == "" {
+		return nil
+	}
+	var req v1beta2.DynamoGraphDeploymentRequest
+	if s.c.Get(ctx, types.NamespacedName{Namespace: cand.Namespace, Name: name}, &req) != nil {
+		return nil
+	}
+	st := req.Status.Verification
+	if st == nil || st.Candidate != cand.Name || (st.Run != "" && st.Run != cand.Labels[v1beta2.LabelRunName]) {
+		return nil
+	}
+	return verificationView(&req, time.Now())
 }
 
 // ---- HTML ----
