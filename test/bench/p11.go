@@ -44,6 +44,11 @@ type p11Result struct {
 	search, toJob, wall time.Duration
 	metrics             map[v1beta2.VerificationMetricName]v1beta2.VerifiedMetric
 	held                string
+	// load is the load the Job offered; modeled says it is the operating point the prediction
+	// is for (a static concurrency or request rate). A kvCapacityFraction or trace workload is
+	// verified at concurrency 1, so its error mixes the model's with the change of load.
+	load    string
+	modeled bool
 }
 
 func (r p11Result) errPct(m v1beta2.VerificationMetricName) (float64, bool) {
@@ -56,7 +61,11 @@ func (r p11Result) errPct(m v1beta2.VerificationMetricName) (float64, bool) {
 
 func (r p11Result) detail() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %s, search %.0fs, job after %.0fs, verification %.0fs", r.name, r.candidate, r.search.Seconds(), r.toJob.Seconds(), r.wall.Seconds())
+	fmt.Fprintf(&b, "%s: %s, %s", r.name, r.candidate, r.load)
+	if !r.modeled {
+		b.WriteString(" (not the modeled load)")
+	}
+	fmt.Fprintf(&b, ", search %.0fs, job after %.0fs, verification %.0fs", r.search.Seconds(), r.toJob.Seconds(), r.wall.Seconds())
 	for _, m := range p11Metrics {
 		if v, ok := r.metrics[m]; ok && v.Predicted != nil && v.Observed != nil && v.RelativeErrorPct != nil {
 			fmt.Fprintf(&b, ", %s %.4g→%.4g (%.1f%%)", m, *v.Predicted, *v.Observed, *v.RelativeErrorPct)
@@ -75,7 +84,8 @@ var p11Metrics = []v1beta2.VerificationMetricName{v1beta2.MetricTTFTMs, v1beta2.
 // Dynamo frontend and mocker workers timed by AISimulate's estimator) and runs its verification
 // Job (the real AIPerf of bin/aiperf). The value is the median wall time of a verification, from
 // its Job's creation to status.verification.measuredAt; the extra gives the worst, and per metric
-// the median relative error of the prediction against the mocker. Requests that cannot be
+// the median relative error of the prediction against the mocker over the requests verified at
+// their modeled load (the others are in the note). Requests that cannot be
 // verified are skipped with the reason printed. It reuses a running sandbox of this checkout or
 // starts one and stops it (DGDR_BENCH_KEEP=1 keeps it). A measurement with no goal.
 func benchVerification(root string, requests, maxDuration int32) (figure, error) {
@@ -133,10 +143,16 @@ func benchVerification(root string, requests, maxDuration int32) (figure, error)
 		per = append(per, r.detail())
 	}
 	extra := fmt.Sprintf("worst_s=%.0f", slices.Max(walls))
+	modeled := 0
+	for _, r := range results {
+		if r.modeled {
+			modeled++
+		}
+	}
 	for _, m := range p11Metrics {
 		var errs []float64
 		for _, r := range results {
-			if e, ok := r.errPct(m); ok {
+			if e, ok := r.errPct(m); ok && r.modeled {
 				errs = append(errs, e)
 			}
 		}
@@ -144,10 +160,10 @@ func benchVerification(root string, requests, maxDuration int32) (figure, error)
 			extra += fmt.Sprintf(" %s_err_pct=%.1f", m, median(errs))
 		}
 	}
-	extra += fmt.Sprintf(" held=%d/%d verified=%d/%d", held, len(results), len(results), len(results)+len(skipped))
+	extra += fmt.Sprintf(" modeled_load=%d held=%d/%d verified=%d/%d", modeled, held, len(results), len(results), len(results)+len(skipped))
 	return figure{
 		id: "P11", name: "verification_on_mocker", value: median(walls), extra: extra, measurement: true,
-		note: fmt.Sprintf("the demo's requests with autoApply and verification (%d requests, maxDurationSeconds %d) on the sandbox's Dynamo frontend and mocker, one at a time; wall = verification Job created → measuredAt; errors |observed − predicted| / predicted, medians (upper median of an even count): %s",
+		note: fmt.Sprintf("the demo's requests with autoApply and verification (%d requests, maxDurationSeconds %d) on the sandbox's Dynamo frontend and mocker, one at a time; wall = verification Job created → measuredAt; errors |observed − predicted| / predicted, their medians over the requests verified at the modeled load (upper median of an even count): %s",
 			requests, maxDuration, strings.Join(append(per, skipped...), "; ")),
 	}, nil
 }
@@ -261,6 +277,7 @@ func verifyDemoRequest(env *sandboxtest.Env, root, file string, requests, maxDur
 	if c := meta.FindStatusCondition(got.Status.Conditions, v1beta2.ConditionPredictionHeld); c != nil {
 		res.held = string(c.Status)
 	}
+	res.load, res.modeled = describeLoad(v.Load), modeledLoad(got)
 	cand := &v1beta2.DynamoGraphDeploymentCandidate{}
 	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: v.Candidate}, cand); err == nil {
 		res.candidate = fmt.Sprintf("%s/%s/%dgpu", cand.Spec.Backend, cand.Spec.Mode, cand.Spec.GPUs)
@@ -268,6 +285,34 @@ func verifyDemoRequest(env *sandboxtest.Env, root, file string, requests, maxDur
 		res.candidate = v.Candidate
 	}
 	return res, nil
+}
+
+// modeledLoad tells whether the verification's default load is the operating point the search
+// predicted for (verification.Resolve: a static concurrency or request rate; otherwise
+// concurrency 1).
+func modeledLoad(d *v1beta2.DynamoGraphDeploymentRequest) bool {
+	w := d.Spec.Workload
+	if w == nil || w.Static == nil || w.Static.Load == nil {
+		return false
+	}
+	return w.Static.Load.Concurrency != nil || w.Static.Load.RequestsPerSecond != nil
+}
+
+func describeLoad(l *v1beta2.VerificationLoad) string {
+	if l == nil {
+		return "load unknown"
+	}
+	s := "load"
+	if l.Concurrency != nil {
+		s += fmt.Sprintf(" concurrency %d", *l.Concurrency)
+	}
+	if l.RequestsPerSecond != nil {
+		s += fmt.Sprintf(" %g req/s", *l.RequestsPerSecond)
+	}
+	if l.InputTokens != nil && l.OutputTokens != nil {
+		s += fmt.Sprintf(" %d/%d tokens", *l.InputTokens, *l.OutputTokens)
+	}
+	return s
 }
 
 // deploymentState describes where a request is on its way to a verification, with the
