@@ -66,7 +66,7 @@ func main() {
 	duration := flag.Duration("duration", 6*time.Second, "duration of the P2 load")
 	aisimRuns := flag.Int("aisim-runs", 5, "timed aisim recommend runs for P6 (the median is reported)")
 	budgetRounds := flag.Int("budget-rounds", 3, "timed searches of each request at each budget for P10 (the medians are compared)")
-	p11Requests := flag.Int("p11-requests", 30, "requests of each P11 verification")
+	p11Requests := flag.Int("p11-requests", 30, "requests of each P11 verification (at least four per slot of the request's static concurrency)")
 	p11MaxDuration := flag.Int("p11-max-duration", 120, "maxDurationSeconds of each P11 verification")
 	flag.StringVar(&p3CPUProfile, "p3-cpuprofile", "", "write a pprof CPU profile of this process (the operator's controllers and webhooks, the clients) during the first of P3's operator bursts")
 	flag.Parse()
