@@ -86,9 +86,9 @@ var p11Metrics = []v1beta2.VerificationMetricName{v1beta2.MetricTTFTMs, v1beta2.
 // Job (the real AIPerf of bin/aiperf). The value is the median wall time of a verification, from
 // its Job's creation to status.verification.measuredAt; the extra gives the worst, and per metric
 // the median relative error of the prediction against the mocker over the requests verified at
-// their modeled load (the others are in the note). Requests that cannot be
-// verified are skipped with the reason printed. It reuses a running sandbox of this checkout or
-// starts one and stops it (DGDR_BENCH_KEEP=1 keeps it). A measurement with no goal.
+// their modeled load (the others are in the note). Requests that cannot be verified are skipped
+// with the reason printed. It reuses a running sandbox of this checkout or starts one and stops
+// it (DGDR_BENCH_KEEP=1 keeps it). A measurement with no goal.
 func benchVerification(root string, requests, maxDuration int32) (figure, error) {
 	for _, need := range []string{filepath.Join("bin", "aiperf", "bin", "python3"), filepath.Join("bin", "upstream", "bin", "python3")} {
 		if _, err := os.Stat(filepath.Join(root, need)); err != nil {
