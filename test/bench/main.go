@@ -4,7 +4,8 @@
 //
 //	P1 lowering_vs_json_roundtrip ratio=3.2 goal<=5 ok
 //
-// Run it with `make bench` (it needs bin/etcd, bin/kube-apiserver and bin/dgdr-operator).
+// Run it with `make bench` (it needs bin/etcd, bin/kube-apiserver and bin/dgdr-operator; P11 also
+// the sandbox's binaries, bin/upstream and bin/aiperf).
 package main
 
 import (
@@ -29,7 +30,7 @@ type figure struct {
 	goal         float64
 	ok           bool
 	note         string
-	// measurement: the figure is reported with no goal (P7b, P9).
+	// measurement: the figure is reported with no goal (P7b, P9, P11).
 	measurement bool
 }
 
@@ -57,7 +58,7 @@ func (f figure) line() string {
 }
 
 func main() {
-	only := flag.String("only", "P1,P2,P3,P4,P5,P6,P7,P7b,P8,P9,P10", "comma-separated figures to measure (P7b and P9 run the real AISimulate of make upstream)")
+	only := flag.String("only", "P1,P2,P3,P4,P5,P6,P7,P7b,P8,P9,P10,P11", "comma-separated figures to measure (P7b and P9 run the real AISimulate of make upstream; P11 runs the sandbox with the Dynamo mocker and AIPerf)")
 	p9Trials := flag.Int("p9-trials", 0, "optimizer.max_trials of P9's searches (0: the demo requests' own)")
 	burst := flag.Int("burst", 500, "requests in the P3/P4 burst")
 	objects := flag.Int("objects", 5000, "objects of each kind for P5")
@@ -65,6 +66,8 @@ func main() {
 	duration := flag.Duration("duration", 6*time.Second, "duration of the P2 load")
 	aisimRuns := flag.Int("aisim-runs", 5, "timed aisim recommend runs for P6 (the median is reported)")
 	budgetRounds := flag.Int("budget-rounds", 3, "timed searches of each request at each budget for P10 (the medians are compared)")
+	p11Requests := flag.Int("p11-requests", 30, "requests of each P11 verification (at least four per slot of the request's static concurrency)")
+	p11MaxDuration := flag.Int("p11-max-duration", 120, "maxDurationSeconds of each P11 verification")
 	flag.StringVar(&p3CPUProfile, "p3-cpuprofile", "", "write a pprof CPU profile of this process (the operator's controllers and webhooks, the clients) during the first of P3's operator bursts")
 	flag.Parse()
 	// The components under test log through controller-runtime; keep the output to the figures.
@@ -150,6 +153,13 @@ func main() {
 		f, err := benchBudgetScaling(".", *budgetRounds)
 		if err != nil {
 			fail("P10", err)
+		}
+		figures = append(figures, f)
+	}
+	if want["P11"] {
+		f, err := benchVerification(".", int32(*p11Requests), int32(*p11MaxDuration))
+		if err != nil {
+			fail("P11", err)
 		}
 		figures = append(figures, f)
 	}

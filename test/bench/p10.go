@@ -124,8 +124,13 @@ func benchBudgetScaling(root string, rounds int) (figure, error) {
 	}, nil
 }
 
+// median of xs; of an even count, the mean of the two middle values.
 func median(xs []float64) float64 {
 	s := slices.Clone(xs)
 	slices.Sort(s)
-	return s[len(s)/2]
+	n := len(s)
+	if n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return s[n/2]
 }

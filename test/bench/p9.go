@@ -32,9 +32,7 @@ func benchSideBySide(root string, trials int) (figure, error) {
 	if _, err := os.Stat(aisimulateBin); err != nil {
 		return figure{}, fmt.Errorf("P9 runs the real AISimulate of the upstream venv, and %s is missing: run make upstream", aisimulateBin)
 	}
-	files, _ := filepath.Glob(filepath.Join(root, "examples", "demo", "*.yaml"))
-	traces, _ := filepath.Glob(filepath.Join(root, "examples", "demo", "trace", "*.yaml"))
-	files = append(files, traces...)
+	files := demoRequests(root)
 	dir, err := os.MkdirTemp("", "bench-p9-")
 	if err != nil {
 		return figure{}, err
@@ -88,6 +86,13 @@ func benchSideBySide(root string, trials int) (figure, error) {
 		extra: fmt.Sprintf("aisim_s=%.1f aisimulate_s=%.0f top_agrees=%d/%d", aisimTotal.Seconds(), realTotal.Seconds(), agree, len(files)),
 		note:  "the demo's requests, lowered, searched by aisim in process and by the real aisimulate recommend (one process each)" + trialsNote(trials) + ": " + strings.Join(per, "; "),
 	}, nil
+}
+
+// demoRequests lists the requests make demo applies (examples/demo, then examples/demo/trace).
+func demoRequests(root string) []string {
+	files, _ := filepath.Glob(filepath.Join(root, "examples", "demo", "*.yaml"))
+	traces, _ := filepath.Glob(filepath.Join(root, "examples", "demo", "trace", "*.yaml"))
+	return append(files, traces...)
 }
 
 func trialsNote(trials int) string {
