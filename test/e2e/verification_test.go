@@ -23,6 +23,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/calibration"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 	"github.com/dgdr-operator/dgdr-operator/internal/verification"
+	"github.com/dgdr-operator/dgdr-operator/test/sandboxtest"
 	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/manager"
 )
 
@@ -109,25 +110,6 @@ func TestVerificationOnRealizedDeployment(t *testing.T) {
 	requireCalibratedNextSearch(t, ns, got)
 }
 
-// calibratedRequest searches as verifiedRequest does, without deploying: the same candidates,
-// so its best one has the key of the verified deployment.
-const calibratedRequest = `
-apiVersion: nvidia.com/v1beta2
-kind: DynamoGraphDeploymentRequest
-metadata:
-  name: %s
-spec:
-  model:
-    name: meta-llama/Llama-3.1-8B-Instruct
-  hardware:
-    gpu:
-      budget: 8
-  aisimulate:
-    inputOverrides:
-      optimizer:
-        max_trials: 32
-`
-
 // requireCalibratedNextSearch: the verification of verified is an observation of the cluster's
 // calibration profile, and the next search of the same model in the cluster carries it (the
 // sandbox uses a correction from one observation): its Run records the correction, and its
@@ -159,7 +141,16 @@ func requireCalibratedNextSearch(t *testing.T, ns string, verified *v1beta2.Dyna
 	}
 	t.Logf("calibration observation %s: key %s", source, obs.Key)
 
-	env.CreateRequest(t, ns, fmt.Sprintf(calibratedRequest, "calibrated"))
+	// The same search without a deployment: the same candidates, so its best one has the key
+	// of the verified deployment.
+	next, err := sandboxtest.ParseRequest(fmt.Sprintf(verifiedRequest, "calibrated", "unused"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	next.Namespace, next.Spec.Deployment = ns, nil
+	if err := k8s.Create(ctx, next); err != nil {
+		t.Fatal(err)
+	}
 	run := waitRequestDone(t, ns, "calibrated")
 	requireSucceededWithCandidates(t, run)
 	if run.Status.Calibration == nil || len(run.Status.Calibration.Corrections) == 0 {
