@@ -6,11 +6,11 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/document"
 )
 
-// traceFormats are the contract's trace formats; aisim reads mooncake only.
+// traceFormats are the contract's trace formats; aisim reads mooncake and dynamo.
 var traceFormats = []string{"mooncake", "mooncake-delta", "agentic_mooncake", "applied_compute_agentic", "dynamo", "weka"}
 
 // decodeTraceTraffic decodes traffic with a trace source: the file (one path), its format and
-// hash-block size; a trace_timestamps (speedup) or concurrency load; and a stop that is absent
+// hash-block size (a dynamo trace names its own; a given one must match it); a trace_timestamps (speedup) or concurrency load; and a stop that is absent
 // (replay the whole trace) or a max_virtual_time_seconds limit.
 func decodeTraceTraffic(cmd Command, to *object) (Traffic, error) {
 	t := Traffic{}
@@ -28,8 +28,8 @@ func decodeTraceTraffic(cmd Command, to *object) (Traffic, error) {
 	if src.Format, err = so.enum("format", "mooncake", traceFormats...); err != nil {
 		return t, err
 	}
-	if src.Format != "mooncake" {
-		return t, errf(so.p("format"), "%s: %s (aisim replays mooncake traces)", src.Format, notSupported)
+	if src.Format != "mooncake" && src.Format != "dynamo" {
+		return t, errf(so.p("format"), "%s: %s (aisim replays mooncake and dynamo traces)", src.Format, notSupported)
 	}
 	px := so.get("paths")
 	if px == nil {
@@ -37,6 +37,10 @@ func decodeTraceTraffic(cmd Command, to *object) (Traffic, error) {
 	}
 	if px.Kind != document.KindSeq || len(px.Seq) == 0 {
 		return t, errf(so.p("paths"), "must be a non-empty list of file paths")
+	}
+	if len(px.Seq) != 1 && src.Format == "dynamo" {
+		// AISimulate reads a dynamo trace's shards together; aisim reads one file.
+		return t, errf(so.p("paths"), "%d dynamo shards: %s (aisim reads one file)", len(px.Seq), notSupported)
 	}
 	if len(px.Seq) != 1 {
 		return t, errf(so.p("paths"), "exactly one path is allowed with format mooncake, got %d", len(px.Seq))

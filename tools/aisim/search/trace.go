@@ -24,7 +24,7 @@ func (e *Env) LoadTrace() error {
 	if src == nil {
 		return nil
 	}
-	t, err := trace.ReadFile(src.Path, src.BlockSize)
+	t, err := trace.Read(src.Path, src.Format, src.BlockSize)
 	if err != nil {
 		return err
 	}

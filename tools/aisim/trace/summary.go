@@ -21,6 +21,7 @@ type Dist struct {
 // Summary is what a user wants to know about a trace before replaying it.
 type Summary struct {
 	Path      string  `json:"path,omitempty"`
+	Format    string  `json:"format,omitempty"`
 	Requests  int     `json:"requests"`
 	Sessions  int     `json:"sessions,omitempty"`
 	DurationS float64 `json:"duration_s"`
@@ -37,7 +38,7 @@ type Summary struct {
 
 // Summarize computes a trace's summary.
 func Summarize(t *Trace) Summary {
-	s := Summary{Path: t.Path, Requests: len(t.Requests), BlockSize: t.BlockSize}
+	s := Summary{Path: t.Path, Format: t.Format, Requests: len(t.Requests), BlockSize: t.BlockSize}
 	isl := make([]int, len(t.Requests))
 	osl := make([]int, len(t.Requests))
 	seen := map[int64]struct{}{}
@@ -83,7 +84,7 @@ func dist(v []int) Dist {
 // Print writes the summary as a table.
 func (s Summary) Print(w io.Writer) {
 	if s.Path != "" {
-		fmt.Fprintf(w, "trace: %s (mooncake, block_size %d)\n", s.Path, s.BlockSize)
+		fmt.Fprintf(w, "trace: %s (%s, block_size %d)\n", s.Path, s.Format, s.BlockSize)
 	}
 	fmt.Fprintf(w, "requests: %d", s.Requests)
 	if s.Sessions > 0 {

@@ -1,4 +1,4 @@
-// Package trace reads mooncake request traces (JSONL, one request per line), summarizes them,
+// Package trace reads mooncake and Dynamo request traces (JSONL, one request per line), summarizes them,
 // generates seeded synthetic ones, and models a worker's prefix cache over their hash blocks.
 //
 // A mooncake row (AISimulate contract §3.4) carries the request's arrival `timestamp` (or
@@ -26,7 +26,7 @@ import (
 // DefaultBlockSize is the mooncake format's hash-block size in tokens.
 const DefaultBlockSize = 512
 
-// FormatMooncake is the only trace format aisim reads.
+// FormatMooncake is the mooncake trace format (the default).
 const FormatMooncake = "mooncake"
 
 // Request is one row of a trace.
@@ -45,7 +45,9 @@ type Request struct {
 
 // Trace is a parsed trace file.
 type Trace struct {
-	Path      string
+	Path string
+	// Format is the file's format (FormatMooncake or FormatDynamo).
+	Format    string
 	BlockSize int
 	Requests  []Request
 }
@@ -87,7 +89,7 @@ func Parse(r io.Reader, blockSize int) (*Trace, error) {
 	if blockSize <= 0 {
 		blockSize = DefaultBlockSize
 	}
-	t := &Trace{BlockSize: blockSize}
+	t := &Trace{Format: FormatMooncake, BlockSize: blockSize}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
 	line := 0

@@ -14,20 +14,30 @@ import (
 
 // traceCommand is `aisim trace`: what a user replays (summary) and synthetic traces (generate).
 func traceCommand(code *int, stdout, stderr io.Writer) *cobra.Command {
-	root := &cobra.Command{Use: "trace", Short: "inspect and generate mooncake request traces"}
+	root := &cobra.Command{Use: "trace", Short: "inspect mooncake and Dynamo request traces, generate mooncake ones"}
 	var blockSize int
-	var format string
+	var format, traceFormat string
 	summary := &cobra.Command{
 		Use:   "summary FILE",
 		Short: "print a trace's requests, duration, ISL/OSL percentiles, offered rate and prefix reuse",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			if format != "table" && format != "json" {
 				fmt.Fprintf(stderr, "--format: must be table or json, got %q\n", format)
 				*code = aisimulate.ExitInvalidInput
 				return nil
 			}
-			t, err := trace.ReadFile(args[0], blockSize)
+			if traceFormat != trace.FormatMooncake && traceFormat != trace.FormatDynamo {
+				fmt.Fprintf(stderr, "--trace-format: must be mooncake or dynamo, got %q\n", traceFormat)
+				*code = aisimulate.ExitInvalidInput
+				return nil
+			}
+			// A Dynamo trace names its own block size; --block-size then only checks it.
+			bs := blockSize
+			if traceFormat == trace.FormatDynamo && !cmd.Flags().Changed("block-size") {
+				bs = 0
+			}
+			t, err := trace.Read(args[0], traceFormat, bs)
 			if err != nil {
 				fmt.Fprintf(stderr, "%s: %v\n", args[0], err)
 				*code = aisimulate.ExitInvalidInput
@@ -45,6 +55,7 @@ func traceCommand(code *int, stdout, stderr io.Writer) *cobra.Command {
 	}
 	summary.Flags().IntVar(&blockSize, "block-size", trace.DefaultBlockSize, "tokens per hash block (traffic.source.block_size)")
 	summary.Flags().StringVar(&format, "format", "table", "stdout format: table or json")
+	summary.Flags().StringVar(&traceFormat, "trace-format", trace.FormatMooncake, "the file's format: mooncake or dynamo (traffic.source.format; a .gz dynamo file is read through gzip)")
 
 	o := trace.DefaultGenerateOptions
 	var out string

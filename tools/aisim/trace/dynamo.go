@@ -1,0 +1,250 @@
+package trace
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// FormatDynamo is Dynamo's request trace (dynamo.request.trace.v1), as the frontend writes it
+// with DYN_REQUEST_TRACE.
+const FormatDynamo = "dynamo"
+
+// DynamoSchema is the schema every record of a Dynamo request trace names.
+const DynamoSchema = "dynamo.request.trace.v1"
+
+// A Dynamo request trace has one JSON record per line, either bare or, as the frontend's jsonl
+// and jsonl_gz sinks write it, wrapped as {"timestamp": <ms since the sink started>, "event":
+// <record>}. Only request_end records are requests; tool and payload events are skipped. A
+// request_end record holds, under request: output_tokens, request_received_ms (the arrival,
+// Unix ms; the record's event_time_unix_ms stands in when it is absent) and replay:
+// {trace_block_size, input_length, input_sequence_hashes}. The hashes are Dynamo's chained
+// sequence hashes of the prompt's blocks (the last one covers a partial block), unsigned 64-bit.
+
+// Read parses a trace file of format (mooncake or dynamo). A dynamo file whose name ends in .gz
+// is read through gzip, as the frontend's default sink writes it.
+func Read(path, format string, blockSize int) (*Trace, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var r io.Reader = f
+	var t *Trace
+	switch format {
+	case "", FormatMooncake:
+		t, err = Parse(r, blockSize)
+	case FormatDynamo:
+		if strings.HasSuffix(path, ".gz") {
+			zr, zerr := gzip.NewReader(f)
+			if zerr != nil {
+				return nil, zerr
+			}
+			defer zr.Close()
+			r = zr
+		}
+		t, err = ParseDynamo(r, blockSize)
+	default:
+		return nil, fmt.Errorf("trace format %q is not supported", format)
+	}
+	if t != nil {
+		t.Path = path
+	}
+	return t, err
+}
+
+// ParseDynamo reads a Dynamo request trace. blockSize, when positive, must equal the records'
+// trace_block_size. Requests are ordered by arrival: the frontend writes a record when its
+// request ends, so file order is completion order. Hashes are renumbered densely in order of
+// first appearance (equal hashes stay equal), which the prefix cache needs and keeps the ids
+// within int64.
+func ParseDynamo(r io.Reader, blockSize int) (*Trace, error) {
+	t := &Trace{Format: FormatDynamo}
+	ids := map[uint64]int64{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
+	line, firstBlockLine := 0, 0
+	for sc.Scan() {
+		line++
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		rec, err := parseDynamoRecord(b, line)
+		if err != nil {
+			return nil, err
+		}
+		if rec == nil {
+			continue
+		}
+		switch {
+		case t.BlockSize == 0 && blockSize > 0 && rec.blockSize != blockSize:
+			return nil, &ParseError{Line: line, Field: rec.prefix + "request.replay.trace_block_size",
+				Reason: fmt.Sprintf("%d does not match traffic.source.block_size %d", rec.blockSize, blockSize)}
+		case t.BlockSize == 0:
+			t.BlockSize, firstBlockLine = rec.blockSize, line
+		case rec.blockSize != t.BlockSize:
+			return nil, &ParseError{Line: line, Field: rec.prefix + "request.replay.trace_block_size",
+				Reason: fmt.Sprintf("%d differs from %d on line %d (one trace has one block size)", rec.blockSize, t.BlockSize, firstBlockLine)}
+		}
+		req := rec.req
+		req.HashIDs = make([]int64, len(rec.hashes))
+		for i, h := range rec.hashes {
+			id, ok := ids[h]
+			if !ok {
+				id = int64(len(ids))
+				ids[h] = id
+			}
+			req.HashIDs[i] = id
+		}
+		t.Requests = append(t.Requests, req)
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, &ParseError{Line: line + 1, Reason: fmt.Sprintf("longer than %d bytes", maxLine)}
+		}
+		return nil, err
+	}
+	if len(t.Requests) == 0 {
+		return nil, &ParseError{Line: line, Reason: "the trace has no request_end records"}
+	}
+	sort.SliceStable(t.Requests, func(i, j int) bool { return t.Requests[i].TimestampMs < t.Requests[j].TimestampMs })
+	return t, nil
+}
+
+// dynamoRecord is one request_end record: the request, its block size and raw hashes, and the
+// path prefix of its fields on the line ("event." when wrapped).
+type dynamoRecord struct {
+	req       Request
+	blockSize int
+	hashes    []uint64
+	prefix    string
+}
+
+// object decodes raw as a JSON object with numbers kept textual; nil when raw is not one.
+func object(raw json.RawMessage) map[string]json.RawMessage {
+	var m map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&m); err != nil {
+		return nil
+	}
+	return m
+}
+
+func present(m map[string]json.RawMessage, k string) (json.RawMessage, bool) {
+	v, ok := m[k]
+	return v, ok && string(v) != "null"
+}
+
+// parseDynamoRecord returns nil for a record that is not a request (a tool or payload event).
+func parseDynamoRecord(b []byte, line int) (*dynamoRecord, error) {
+	top := object(b)
+	if top == nil {
+		var v any
+		reason := "not a JSON object"
+		if err := json.Unmarshal(b, &v); err != nil {
+			reason += ": " + err.Error()
+		}
+		return nil, &ParseError{Line: line, Reason: reason}
+	}
+	rec := &dynamoRecord{req: Request{Line: line}}
+	fail := func(field, format string, args ...any) (*dynamoRecord, error) {
+		return nil, &ParseError{Line: line, Field: rec.prefix + field, Reason: fmt.Sprintf(format, args...)}
+	}
+	ev := top
+	if raw, ok := top["event"]; ok {
+		if ev = object(raw); ev == nil {
+			return fail("event", "expected an object (the wrapped record)")
+		}
+		rec.prefix = "event."
+	}
+	var schema, eventType string
+	if raw, ok := present(ev, "schema"); !ok || json.Unmarshal(raw, &schema) != nil || schema != DynamoSchema {
+		return fail("schema", "expected %q, got %s", DynamoSchema, orMissing(raw, ok))
+	}
+	if raw, ok := present(ev, "event_type"); !ok || json.Unmarshal(raw, &eventType) != nil {
+		return fail("event_type", "expected a string, got %s", orMissing(raw, ok))
+	}
+	if eventType != "request_end" {
+		return nil, nil
+	}
+	if _, ok := present(ev, "agent_context"); ok {
+		return fail("agent_context", "agentic Dynamo traces (session dependencies and tool waits) are not supported by aisim")
+	}
+	reqRaw, ok := present(ev, "request")
+	req := object(reqRaw)
+	if !ok || req == nil {
+		return fail("request", "required on a request_end record (an object)")
+	}
+	var err error
+	out, ok := present(req, "output_tokens")
+	if !ok {
+		return fail("request.output_tokens", "required")
+	}
+	if rec.req.Output, err = count(out, 0); err != nil {
+		return fail("request.output_tokens", "%v", err)
+	}
+	// A request cancelled before its first token still ran its prefill; it replays as one token.
+	rec.req.Output = max(1, rec.req.Output)
+	if v, ok := present(req, "request_received_ms"); ok {
+		if rec.req.TimestampMs, err = number(v); err != nil {
+			return fail("request.request_received_ms", "%v", err)
+		}
+	} else if v, ok := present(ev, "event_time_unix_ms"); ok {
+		if rec.req.TimestampMs, err = number(v); err != nil {
+			return fail("event_time_unix_ms", "%v", err)
+		}
+	} else {
+		return fail("request.request_received_ms", "required (or event_time_unix_ms)")
+	}
+	rec.req.HasTimestamp = true
+	replayRaw, ok := present(req, "replay")
+	replay := object(replayRaw)
+	if !ok || replay == nil {
+		return fail("request.replay", "required (an object: trace_block_size, input_length, input_sequence_hashes)")
+	}
+	v, ok := present(replay, "trace_block_size")
+	if !ok {
+		return fail("request.replay.trace_block_size", "required")
+	}
+	if rec.blockSize, err = count(v, 1); err != nil {
+		return fail("request.replay.trace_block_size", "%v", err)
+	}
+	if v, ok = present(replay, "input_length"); !ok {
+		return fail("request.replay.input_length", "required")
+	}
+	if rec.req.Input, err = count(v, 1); err != nil {
+		return fail("request.replay.input_length", "%v", err)
+	}
+	hv, ok := present(replay, "input_sequence_hashes")
+	var hashes []json.Number
+	if !ok || json.Unmarshal(hv, &hashes) != nil {
+		return fail("request.replay.input_sequence_hashes", "required (a list of unsigned 64-bit integers)")
+	}
+	if need := (rec.req.Input + rec.blockSize - 1) / rec.blockSize; len(hashes) > need {
+		return fail("request.replay.input_sequence_hashes", "%d blocks for %d input tokens (at most %d of %d tokens)", len(hashes), rec.req.Input, need, rec.blockSize)
+	}
+	rec.hashes = make([]uint64, len(hashes))
+	for i, n := range hashes {
+		if rec.hashes[i], err = strconv.ParseUint(string(n), 10, 64); err != nil {
+			return fail(fmt.Sprintf("request.replay.input_sequence_hashes[%d]", i), "expected an unsigned 64-bit integer, got %s", n)
+		}
+	}
+	return rec, nil
+}
+
+func orMissing(raw json.RawMessage, ok bool) string {
+	if !ok {
+		return "nothing"
+	}
+	return string(raw)
+}
