@@ -136,3 +136,62 @@ func TestTraceSummaryAndGenerate(t *testing.T) {
 		t.Errorf("generate --requests 0: exit %d", r.code)
 	}
 }
+
+// dynamoTraceDoc is traceDoc on the frontend's capture (tools/aisim/trace/testdata/dynamo).
+var dynamoTraceDoc = strings.Replace(traceDoc, "format: mooncake", "format: dynamo", 1)
+
+func dynamoCapture(t *testing.T) string {
+	t.Helper()
+	data, err := os.ReadFile("../../trace/testdata/dynamo/frontend-capture.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// recommend replays the real frontend's request trace with the prefix cache of mooncake replay.
+func TestRecommendReplaysADynamoTrace(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "trace.jsonl", dynamoCapture(t))
+	writeFile(t, dir, "in.yaml", dynamoTraceDoc)
+	r := aisim(t, dir, "recommend", "-c", "in.yaml", "--output-dir", "out", "--format", "json")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	sweep, err := output.ReadSweepResult(filepath.Join(dir, "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	best := sweep.Candidates[0]
+	for _, c := range sweep.Candidates {
+		if c.CandidateID == sweep.Views.TopN[0] {
+			best = c
+		}
+	}
+	if m := best.Metrics; m["completed_requests"] != 36 || m["prefix_cache_hit_ratio"] <= 0 {
+		t.Errorf("best candidate: %v completed requests, hit ratio %v; want 36 and a hit", m["completed_requests"], m["prefix_cache_hit_ratio"])
+	}
+	traffic, _ := output.MarshalLine(best.PredictionConfig.Traffic)
+	if want := `{"load":{"speedup":2,"type":"trace_timestamps"},"source":{"format":"dynamo","paths":["trace.jsonl"],"type":"trace"},"stop":{"max_virtual_time_seconds":600}}` + "\n"; string(traffic) != want {
+		t.Errorf("prediction_config.traffic = %s, want %s", traffic, want)
+	}
+}
+
+// A malformed Dynamo record exits 2 naming its line and the field's path on the line.
+func TestMalformedDynamoTraceLineExits2(t *testing.T) {
+	dir := t.TempDir()
+	lines := strings.SplitAfter(dynamoCapture(t), "\n")
+	lines[4] = strings.Replace(lines[4], `"input_length":61`, `"input_length":"long"`, 1)
+	writeFile(t, dir, "trace.jsonl", strings.Join(lines, ""))
+	writeFile(t, dir, "in.yaml", dynamoTraceDoc)
+	const want = "line 5: event.request.replay.input_length: expected an integer"
+	for _, args := range [][]string{
+		{"recommend", "-c", "in.yaml", "--output-dir", "out"},
+		{"trace", "summary", "--trace-format", "dynamo", "trace.jsonl"},
+	} {
+		r := aisim(t, dir, args...)
+		if r.code != 2 || !strings.Contains(r.stderr, want) {
+			t.Errorf("aisim %s: exit %d, stderr %q; want exit 2 and %q", args[0], r.code, r.stderr, want)
+		}
+	}
+}
