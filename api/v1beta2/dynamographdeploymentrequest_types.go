@@ -264,7 +264,7 @@ type WorkloadSpec struct {
 }
 
 // TraceFormat is the format of a traffic trace.
-// +kubebuilder:validation:Enum=mooncake
+// +kubebuilder:validation:Enum=mooncake;dynamo
 type TraceFormat string
 
 // Trace formats.
@@ -272,13 +272,19 @@ const (
 	// TraceFormatMooncake is JSONL, one request per line: timestamp (ms), input_length,
 	// output_length and hash_ids (the prompt's prefix blocks).
 	TraceFormatMooncake TraceFormat = "mooncake"
+	// TraceFormatDynamo is Dynamo's request trace (dynamo.request.trace.v1), as a Dynamo
+	// frontend writes it with DYN_REQUEST_TRACE: one record per line, of which the request_end
+	// records are the requests (arrival, output_tokens, and the prompt's length and chained
+	// block hashes). It holds no prompt or response text. A file on a claim whose path ends in
+	// .gz is read through gzip.
+	TraceFormatDynamo TraceFormat = "dynamo"
 )
 
 // TraceWorkload is a recorded trace to replay. Lowers to traffic.source {type: trace, paths,
 // format}, traffic.load and traffic.stop (docs/design/lowering.md).
 type TraceWorkload struct {
-	// format of the trace file. Only mooncake is supported end to end (the local recommender
-	// replays it; docs/design/aisim.md). Admission materializes mooncake.
+	// format of the trace file: mooncake or dynamo. Both are supported end to end (AISimulate and
+	// the local recommender replay them; docs/design/aisim.md). Admission materializes mooncake.
 	// +optional
 	Format TraceFormat `json:"format,omitempty"`
 
