@@ -377,6 +377,10 @@ func TestTraceLowering(t *testing.T) {
 		{"closed loop", v1beta2.TraceWorkload{Source: cm, Replay: &v1beta2.TraceReplay{Concurrency: &conc}}, "", map[string]any{
 			"source": map[string]any{"type": "trace", "format": "mooncake", "paths": []any{"/var/run/dgdr/trace/trace.jsonl"}},
 			"load":   map[string]any{"type": "concurrency", "concurrency": 16.0}}},
+		{"Dynamo's request trace, gzipped on a claim", v1beta2.TraceWorkload{Format: v1beta2.TraceFormatDynamo,
+			Source: &v1beta2.TraceSource{PVC: &v1beta2.TracePVCSource{ClaimName: "archive", Path: "frontend/request-trace.000000.jsonl.gz"}}}, "", map[string]any{
+			"source": map[string]any{"type": "trace", "format": "dynamo", "paths": []any{"/var/run/dgdr/trace/frontend/request-trace.000000.jsonl.gz"}},
+			"load":   map[string]any{"type": "trace_timestamps", "speedup": 1.0}}},
 		{"inputOverrides last", v1beta2.TraceWorkload{Source: cm}, `{"traffic":{"source":{"block_size":64},"stop":{"max_virtual_time_seconds":5}}}`, map[string]any{
 			"source": map[string]any{"type": "trace", "format": "mooncake", "paths": []any{"/var/run/dgdr/trace/trace.jsonl"}, "block_size": 64.0},
 			"load":   map[string]any{"type": "trace_timestamps", "speedup": 1.0},
