@@ -73,7 +73,7 @@ Exit codes follow the recommender's: 0 candidates found, 1 no feasible candidate
 	cmd.Flags().StringVar(&configPath, "config", "", "operator configuration file (default: the shipped default configuration)")
 	addGPUSKUFlag(cmd, &gpuSKU)
 	cmd.Flags().StringVarP(&output, "output", "o", "yaml", "output format: yaml, json or table")
-	cmd.Flags().StringVar(&trace, "trace", "", "local copy of the trace of a spec.workload.trace request (mooncake JSONL)")
+	cmd.Flags().StringVar(&trace, "trace", "", "local copy of the trace of a spec.workload.trace request (its spec.workload.trace.format: mooncake JSONL or a Dynamo request trace)")
 	_ = cmd.MarkFlagRequired("filename")
 	return cmd
 }
