@@ -3,13 +3,14 @@ package trace
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -116,7 +117,7 @@ func ParseDynamo(r io.Reader, blockSize int) (*Trace, error) {
 	if len(t.Requests) == 0 {
 		return nil, &ParseError{Line: line, Reason: "the trace has no request_end records"}
 	}
-	sort.SliceStable(t.Requests, func(i, j int) bool { return t.Requests[i].TimestampMs < t.Requests[j].TimestampMs })
+	slices.SortStableFunc(t.Requests, func(a, b Request) int { return cmp.Compare(a.TimestampMs, b.TimestampMs) })
 	return t, nil
 }
 
