@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
@@ -21,12 +23,54 @@ import (
 	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
 )
 
-// withTrace replaces the static workload by a trace from src.
+// withTrace replaces the static workload by a mooncake trace from src.
 func withTrace(src *v1beta2.TraceSource) func(*v1beta2.DynamoGraphDeploymentRun) {
+	return withTraceOf(v1beta2.TraceFormatMooncake, src)
+}
+
+// withTraceOf replaces the static workload by a trace of format from src.
+func withTraceOf(format v1beta2.TraceFormat, src *v1beta2.TraceSource) func(*v1beta2.DynamoGraphDeploymentRun) {
 	return func(r *v1beta2.DynamoGraphDeploymentRun) {
 		speed := 1.0
-		r.Spec.Workload = &v1beta2.WorkloadSpec{Trace: &v1beta2.TraceWorkload{Format: v1beta2.TraceFormatMooncake,
+		r.Spec.Workload = &v1beta2.WorkloadSpec{Trace: &v1beta2.TraceWorkload{Format: format,
 			Source: src, Replay: &v1beta2.TraceReplay{ArrivalSpeedupRatio: &speed}}}
+	}
+}
+
+// TestDynamoTraceIsSearchedInItsFormat: the API server accepts a Run replaying Dynamo's request
+// trace (a record captured from the real frontend), and its effective input reads the mounted
+// file in the dynamo format.
+func TestDynamoTraceIsSearchedInItsFormat(t *testing.T) {
+	ctx := context.Background()
+	ns := testenv.Namespace(t, k8s, "t")
+	captured, err := os.ReadFile("../../../tools/aisim/trace/testdata/dynamo/frontend-capture.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _, _ := strings.Cut(string(captured), "\n")
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "captured"}, Data: map[string]string{"requests.jsonl": first + "\n"}}
+	if err := k8s.Create(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	r := createRun(t, ns, "dynamo-run-1", withTraceOf(v1beta2.TraceFormatDynamo,
+		&v1beta2.TraceSource{ConfigMap: &v1beta2.TraceConfigMapSource{Name: "captured", Key: "requests.jsonl"}}))
+	waitForJob(t, r)
+	got := getRun(t, r)
+	var input struct {
+		Traffic struct {
+			Source struct {
+				Type   string   `json:"type"`
+				Format string   `json:"format"`
+				Paths  []string `json:"paths"`
+			} `json:"source"`
+		} `json:"traffic"`
+	}
+	if err := json.Unmarshal(got.Status.AISimulate.Input.Raw, &input); err != nil {
+		t.Fatal(err)
+	}
+	src := input.Traffic.Source
+	if src.Type != "trace" || src.Format != string(v1beta2.TraceFormatDynamo) || len(src.Paths) != 1 || src.Paths[0] != aisimulate.TraceMountDir+"/"+aisimulate.TraceConfigMapFile {
+		t.Errorf("traffic.source = %+v, want the mounted file in the dynamo format", src)
 	}
 }
 
