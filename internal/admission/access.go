@@ -93,7 +93,7 @@ func RequiredAccess(spec *v1beta2.DynamoGraphDeploymentRequestSpec) []Access {
 	}
 	if d := spec.Deployment; d != nil && CaptureEnabled(d.Capture) && d.Capture.ClaimName != "" {
 		out = append(out, Access{Verb: "get", Resource: "persistentvolumeclaims", Name: d.Capture.ClaimName,
-			Path: field.NewPath("spec", "deployment", "capture", "claimName"),
+			Path:   field.NewPath("spec", "deployment", "capture", "claimName"),
 			Reason: "the claim is mounted read-write into the rendered Frontend, which writes its request trace to it"})
 	}
 	if w := spec.Workload; w != nil && w.Trace != nil && w.Trace.Source != nil {
