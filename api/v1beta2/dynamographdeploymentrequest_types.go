@@ -572,6 +572,59 @@ type DeploymentSpec struct {
 	// enabled; it only acts with autoApply.
 	// +optional
 	Verification *VerificationSpec `json:"verification,omitempty"`
+
+	// capture makes the rendered deployment's Frontend record Dynamo's request trace of the
+	// traffic it serves onto a PersistentVolumeClaim of the request's namespace: one JSON record
+	// per finished request with token counts, timings and prefix hashes, never prompt or
+	// completion text (docs/design/results.md, "Request capture"). Off unless enabled.
+	// +optional
+	Capture *CaptureSpec `json:"capture,omitempty"`
+}
+
+// CaptureSpec configures the request trace that the rendered Frontend writes.
+// +kubebuilder:validation:XValidation:rule="!has(self.enabled) || !self.enabled || has(self.claimName)",message="claimName is required when capture is enabled",fieldPath=".claimName",reason="FieldValueRequired"
+type CaptureSpec struct {
+	// enabled makes the Frontend write its request trace to the claim. Defaults to false.
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+
+	// claimName is the PersistentVolumeClaim, in the request's namespace, that the Frontend
+	// mounts read-write and writes the trace to: a DNS-1123 subdomain of at most 253
+	// characters. Required when enabled. The claim must exist when the deployment starts and
+	// be writable by every Frontend pod (ReadWriteMany when they may run on different nodes);
+	// each Frontend pod writes its own directory on it, named after the pod.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	ClaimName string `json:"claimName,omitempty"`
+
+	// rotation bounds the trace by size and age. Admission materializes its defaults when
+	// capture is set.
+	// +optional
+	Rotation *CaptureRotation `json:"rotation,omitempty"`
+}
+
+// CaptureRotation bounds the captured trace. The Frontend closes a gzip segment and starts the
+// next one when the segment's records reach maxSegmentMiB; records older than maxAgeHours are
+// outside every window read from the claim (the Frontend itself keeps segments until the claim
+// is full: it has no age-based rotation).
+type CaptureRotation struct {
+	// maxSegmentMiB is the uncompressed size at which the Frontend rolls over to a new gzip
+	// segment (the Frontend's DYN_REQUEST_TRACE_JSONL_GZ_ROLL_BYTES). Defaults to 64. Minimum
+	// 1, maximum 4096.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=4096
+	MaxSegmentMiB *int32 `json:"maxSegmentMiB,omitempty"`
+
+	// maxAgeHours is how long captured records count: a reader of the claim ignores records
+	// whose event time is older and may delete segments last written before then. Defaults
+	// to 24. Minimum 1, maximum 720 (30 days).
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=720
+	MaxAgeHours *int32 `json:"maxAgeHours,omitempty"`
 }
 
 // VerificationSpec configures the verification of a deployed candidate

@@ -66,6 +66,7 @@ func NeedsAccessReview(old, dgdr *v1beta2.DynamoGraphDeploymentRequest) bool {
 //     pods. autoApply is equivalent to creating pods;
 //   - model.tokenSecretRef: get on that Secret (its value reaches the search and every worker);
 //   - model.cache.pvc: get on that PersistentVolumeClaim;
+//   - deployment.capture, when enabled: get on its PersistentVolumeClaim;
 //   - the trace source: get on that ConfigMap or PersistentVolumeClaim.
 func RequiredAccess(spec *v1beta2.DynamoGraphDeploymentRequestSpec) []Access {
 	var out []Access
@@ -89,6 +90,11 @@ func RequiredAccess(spec *v1beta2.DynamoGraphDeploymentRequestSpec) []Access {
 	if c := spec.Model.Cache; c != nil && c.PVC != nil && c.PVC.ClaimName != "" {
 		out = append(out, Access{Verb: "get", Resource: "persistentvolumeclaims", Name: c.PVC.ClaimName, Path: model.Child("cache", "pvc", "claimName"),
 			Reason: "the claim is mounted into the search and every rendered worker"})
+	}
+	if d := spec.Deployment; d != nil && CaptureEnabled(d.Capture) && d.Capture.ClaimName != "" {
+		out = append(out, Access{Verb: "get", Resource: "persistentvolumeclaims", Name: d.Capture.ClaimName,
+			Path:   field.NewPath("spec", "deployment", "capture", "claimName"),
+			Reason: "the claim is mounted read-write into the rendered Frontend, which writes its request trace to it"})
 	}
 	if w := spec.Workload; w != nil && w.Trace != nil && w.Trace.Source != nil {
 		src := field.NewPath("spec", "workload", "trace", "source")

@@ -149,6 +149,27 @@ func TestDefault(t *testing.T) {
 			newRequest().static(defaultStatic()).sku("gb200").perNode(4).maxCandidates(5).remoteCode(v1beta2.RemoteCodeNever).router(v1beta2.RouterRoundRobin).deployDefaults().obj()},
 		{"perNode is kept", newRequest().sku("h200_sxm").perNode(2).obj(), opts,
 			newRequest().static(defaultStatic()).sku("h200_sxm").perNode(2).maxCandidates(5).remoteCode(v1beta2.RemoteCodeNever).router(v1beta2.RouterRoundRobin).deployDefaults().obj()},
+		{"capture gets enabled false and its rotation bounds", func() *v1beta2.DynamoGraphDeploymentRequest {
+			r := newRequest().obj()
+			r.Spec.Deployment = &v1beta2.DeploymentSpec{Capture: &v1beta2.CaptureSpec{ClaimName: "traces"}}
+			return r
+		}(), opts, func() *v1beta2.DynamoGraphDeploymentRequest {
+			r := newRequest().static(defaultStatic()).sku("h200_sxm").perNode(8).maxCandidates(5).remoteCode(v1beta2.RemoteCodeNever).router(v1beta2.RouterRoundRobin).deployDefaults().obj()
+			r.Spec.Deployment.Capture = &v1beta2.CaptureSpec{Enabled: ptr.To(false), ClaimName: "traces",
+				Rotation: &v1beta2.CaptureRotation{MaxSegmentMiB: i32(64), MaxAgeHours: i32(24)}}
+			return r
+		}()},
+		{"capture's rotation values are kept", func() *v1beta2.DynamoGraphDeploymentRequest {
+			r := newRequest().obj()
+			r.Spec.Deployment = &v1beta2.DeploymentSpec{Capture: &v1beta2.CaptureSpec{Enabled: ptr.To(true), ClaimName: "traces",
+				Rotation: &v1beta2.CaptureRotation{MaxSegmentMiB: i32(8)}}}
+			return r
+		}(), opts, func() *v1beta2.DynamoGraphDeploymentRequest {
+			r := newRequest().static(defaultStatic()).sku("h200_sxm").perNode(8).maxCandidates(5).remoteCode(v1beta2.RemoteCodeNever).router(v1beta2.RouterRoundRobin).deployDefaults().obj()
+			r.Spec.Deployment.Capture = &v1beta2.CaptureSpec{Enabled: ptr.To(true), ClaimName: "traces",
+				Rotation: &v1beta2.CaptureRotation{MaxSegmentMiB: i32(8), MaxAgeHours: i32(24)}}
+			return r
+		}()},
 		{"token key defaults to HF_TOKEN", func() *v1beta2.DynamoGraphDeploymentRequest {
 			r := newRequest().obj()
 			r.Spec.Model.TokenSecretRef = &v1beta2.TokenSecretReference{Name: "hf"}
@@ -289,6 +310,18 @@ func TestValidate(t *testing.T) {
 		}), field.ErrorList{field.Invalid(field.NewPath("spec", "model", "cache", "pvc", "path"), nil, "")}},
 		{"cache path nested is fine", admitted(func(d *v1beta2.DynamoGraphDeploymentRequest) {
 			d.Spec.Model.Cache = &v1beta2.ModelCacheSpec{PVC: &v1beta2.ModelCachePVC{ClaimName: "models", Path: "caches/hf..old"}}
+		}), nil},
+		{"capture claim not a name", admitted(func(d *v1beta2.DynamoGraphDeploymentRequest) {
+			d.Spec.Deployment = &v1beta2.DeploymentSpec{Capture: &v1beta2.CaptureSpec{Enabled: ptr.To(true), ClaimName: "Traces_1"}}
+		}), field.ErrorList{field.Invalid(field.NewPath("spec", "deployment", "capture", "claimName"), nil, "")}},
+		{"capture enabled without a claim", admitted(func(d *v1beta2.DynamoGraphDeploymentRequest) {
+			d.Spec.Deployment = &v1beta2.DeploymentSpec{Capture: &v1beta2.CaptureSpec{Enabled: ptr.To(true)}}
+		}), field.ErrorList{field.Required(field.NewPath("spec", "deployment", "capture", "claimName"), "")}},
+		{"capture off needs no claim", admitted(func(d *v1beta2.DynamoGraphDeploymentRequest) {
+			d.Spec.Deployment = &v1beta2.DeploymentSpec{Capture: &v1beta2.CaptureSpec{Enabled: ptr.To(false)}}
+		}), nil},
+		{"capture on a claim", admitted(func(d *v1beta2.DynamoGraphDeploymentRequest) {
+			d.Spec.Deployment = &v1beta2.DeploymentSpec{Capture: &v1beta2.CaptureSpec{Enabled: ptr.To(true), ClaimName: "request-traces.a"}}
 		}), nil},
 		{"token secret not a name", admitted(func(d *v1beta2.DynamoGraphDeploymentRequest) {
 			d.Spec.Model.TokenSecretRef = &v1beta2.TokenSecretReference{Name: "HF_Token"}

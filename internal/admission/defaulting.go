@@ -132,6 +132,7 @@ func Default(dgdr *v1beta2.DynamoGraphDeploymentRequest, opts DefaultingOptions)
 	if spec.Deployment.AutoApply == nil {
 		spec.Deployment.AutoApply = ptr.To(false)
 	}
+	defaultCapture(spec.Deployment.Capture)
 	// A request name too long for a deployment is itself invalid (validateName reports it at
 	// metadata.name); it is not copied, so the schema does not report it at deployment.name.
 	if spec.Deployment.Name == "" && len(dgdr.Name) <= MaxDeploymentNameLength {
@@ -151,6 +152,32 @@ func Default(dgdr *v1beta2.DynamoGraphDeploymentRequest, opts DefaultingOptions)
 		spec.Recommendation.MaxCandidates = ptr.To(int32(candidates.DefaultMaxCandidates(spec)))
 	}
 	return errs
+}
+
+// Capture defaults (spec.deployment.capture.rotation).
+const (
+	DefaultCaptureMaxSegmentMiB int32 = 64
+	DefaultCaptureMaxAgeHours   int32 = 24
+)
+
+// defaultCapture materializes capture.enabled (false) and the rotation bounds of a request that
+// sets capture; a request without capture stays without it.
+func defaultCapture(c *v1beta2.CaptureSpec) {
+	if c == nil {
+		return
+	}
+	if c.Enabled == nil {
+		c.Enabled = ptr.To(false)
+	}
+	if c.Rotation == nil {
+		c.Rotation = &v1beta2.CaptureRotation{}
+	}
+	if c.Rotation.MaxSegmentMiB == nil {
+		c.Rotation.MaxSegmentMiB = ptr.To(DefaultCaptureMaxSegmentMiB)
+	}
+	if c.Rotation.MaxAgeHours == nil {
+		c.Rotation.MaxAgeHours = ptr.To(DefaultCaptureMaxAgeHours)
+	}
 }
 
 // defaultModel materializes model.remoteCode (Never) and model.tokenSecretRef.key (HF_TOKEN).

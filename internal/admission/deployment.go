@@ -1,6 +1,7 @@
 package admission
 
 import (
+	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -11,9 +12,12 @@ import (
 // ValidateDeployment checks that every pod template override is at most maxOverrideBytes long
 // (0: no cap; checked first, before anything decodes or patches it: strategic merge validation
 // is quadratic in list lengths) and decodes as a strategic merge patch of a core/v1
-// PodTemplateSpec.
+// PodTemplateSpec, and that capture names a claim when enabled.
 func ValidateDeployment(d *v1beta2.DeploymentSpec, maxOverrideBytes int, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
+	if d != nil {
+		errs = append(errs, ValidateCapture(d.Capture, fldPath.Child("capture"))...)
+	}
 	for _, ov := range Overrides(d, fldPath) {
 		if maxOverrideBytes > 0 && len(ov.Raw) > maxOverrideBytes {
 			errs = append(errs, field.TooLong(ov.Path, "", maxOverrideBytes))
@@ -47,4 +51,29 @@ func Overrides(d *v1beta2.DeploymentSpec, fldPath *field.Path) []Override {
 type Override struct {
 	Path *field.Path
 	Raw  []byte
+}
+
+// ValidateCapture checks what the schema checks too, for callers without it (dgdrctl validate):
+// an enabled capture names its claim, and the claim's name is an object name. The schema bounds
+// the rotation.
+func ValidateCapture(c *v1beta2.CaptureSpec, fldPath *field.Path) field.ErrorList {
+	if c == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	claim := fldPath.Child("claimName")
+	switch {
+	case c.ClaimName != "":
+		for _, msg := range apimachineryvalidation.NameIsDNSSubdomain(c.ClaimName, false) {
+			errs = append(errs, field.Invalid(claim, c.ClaimName, msg))
+		}
+	case CaptureEnabled(c):
+		errs = append(errs, field.Required(claim, "the PersistentVolumeClaim the Frontend writes its request trace to; required when capture is enabled"))
+	}
+	return errs
+}
+
+// CaptureEnabled reports whether c turns capture on.
+func CaptureEnabled(c *v1beta2.CaptureSpec) bool {
+	return c != nil && c.Enabled != nil && *c.Enabled
 }

@@ -177,6 +177,12 @@ func TestRequiredAccess(t *testing.T) {
 		{"trace claim", func(d *v1beta2.DynamoGraphDeploymentRequest) {
 			d.Spec.Workload = &v1beta2.WorkloadSpec{Trace: &v1beta2.TraceWorkload{Source: &v1beta2.TraceSource{PVC: &v1beta2.TracePVCSource{ClaimName: "archive", Path: "t"}}}}
 		}, []string{"get persistentvolumeclaims/archive @spec.workload.trace.source.pvc.claimName"}},
+		{"capture claim", func(d *v1beta2.DynamoGraphDeploymentRequest) {
+			d.Spec.Deployment = &v1beta2.DeploymentSpec{Capture: &v1beta2.CaptureSpec{Enabled: ptr.To(true), ClaimName: "traces"}}
+		}, []string{"get persistentvolumeclaims/traces @spec.deployment.capture.claimName"}},
+		{"capture off mounts nothing", func(d *v1beta2.DynamoGraphDeploymentRequest) {
+			d.Spec.Deployment = &v1beta2.DeploymentSpec{Capture: &v1beta2.CaptureSpec{Enabled: ptr.To(false), ClaimName: "traces"}}
+		}, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -13,7 +13,9 @@
 //   - replicas come from parallelism.replicas of each role;
 //   - model access (Options.Model): the engine's trust flag exactly when remoteCode allows it,
 //     the cache claim mounted read-only with HF_HOME on it, HF_TOKEN from the token Secret —
-//     in every worker (internal/modelaccess).
+//     in every worker (internal/modelaccess);
+//   - capture (spec.deployment.capture): the Frontend alone mounts the capture claim and
+//     writes its request trace there (capture.go).
 package render
 
 import (
@@ -75,8 +77,9 @@ type Options struct {
 	// set engine.model). Its revision is not read (see ModelRevision).
 	Model v1beta2.ModelSpec
 	// Deployment is the request's spec.deployment: the Frontend's router mode (DYN_ROUTER_MODE;
-	// KV also makes every worker publish KV events), the Planner and the pod template overrides
-	// per role. nil renders the Frontend's defaults, no Planner and no overrides.
+	// KV also makes every worker publish KV events), the Planner, the pod template overrides
+	// per role and the Frontend's request capture. nil renders the Frontend's defaults, no
+	// Planner, no overrides and no capture.
 	Deployment *v1beta2.DeploymentSpec
 	// PlannerImage is the image of the Planner component (the operator configuration's
 	// planner.image); required when Deployment enables the Planner.
@@ -208,6 +211,9 @@ func RenderPrediction(p *output.PredictionConfig, opts Options) (*dgdv1beta1.Dyn
 		c := &dgd.Spec.Components[i]
 		if err := applyOverrides(c, opts.Deployment); err != nil {
 			return nil, Summary{}, fmt.Errorf("spec.deployment.podTemplateOverrides of %s: %w", c.Name, err)
+		}
+		if c.Type == dgdv1beta1.ComponentFrontend && captureEnabled(opts.Deployment) {
+			applyCapture(c, opts.Deployment.Capture)
 		}
 	}
 	return dgd, Summary{Backend: backend, Mode: mode, GPUs: total}, nil

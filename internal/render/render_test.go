@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -14,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/admission"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/internal/render"
 	"github.com/dgdr-operator/dgdr-operator/internal/render/dgdv1beta1"
@@ -494,6 +496,175 @@ func TestTypedModelNameWins(t *testing.T) {
 		i := slices.Index(args, "--model")
 		if i < 0 || args[i+1] != "org/typed-model" {
 			t.Errorf("%s: args %q, want --model org/typed-model", c.Name, args)
+		}
+	}
+}
+
+// captureDeployment turns capture on with 16 MiB segments, next to the KV router and a
+// Frontend override that tries to record request bodies and sets an unrelated variable.
+func captureDeployment() *v1beta2.DeploymentSpec {
+	return &v1beta2.DeploymentSpec{
+		Router: &v1beta2.RouterSpec{Mode: v1beta2.RouterKV},
+		Capture: &v1beta2.CaptureSpec{Enabled: ptrTo(true), ClaimName: "request-traces",
+			Rotation: &v1beta2.CaptureRotation{MaxSegmentMiB: ptrTo(int32(16)), MaxAgeHours: ptrTo(int32(24))}},
+		PodTemplateOverrides: &v1beta2.PodTemplateOverrides{
+			Frontend: &runtime.RawExtension{Raw: []byte(`{"spec":{"containers":[{"name":"main","env":[{"name":"DYN_REQUEST_TRACE_RECORDS","value":"request_payload"},{"name":"DYN_LOG","value":"info"}]}]}}`)},
+		},
+	}
+}
+
+// TestGoldenCapture renders every input with capture on into testdata/golden/capture: the
+// Frontend alone mounts the claim (read-write, its pod's own directory as subPathExpr) and
+// gets the request-trace variables; the override's request-trace variable is replaced, its
+// other variable kept.
+func TestGoldenCapture(t *testing.T) {
+	assertGoldens(t, "capture", func(name string) render.Options {
+		return render.Options{Name: "llm-" + name, RuntimeImages: testImages, Deployment: captureDeployment()}
+	})
+}
+
+// frontendOf returns the Frontend component of dgd.
+func frontendOf(t *testing.T, dgd *dgdv1beta1.DynamoGraphDeployment) dgdv1beta1.Component {
+	t.Helper()
+	for _, c := range dgd.Spec.Components {
+		if c.Type == dgdv1beta1.ComponentFrontend {
+			return c
+		}
+	}
+	t.Fatal("no Frontend component")
+	return dgdv1beta1.Component{}
+}
+
+// mentionsCapture reports whether a component carries any part of the capture: the volume,
+// a mount at the capture path, or a request-trace variable.
+func mentionsCapture(c dgdv1beta1.Component) bool {
+	for _, v := range c.PodTemplate.Spec.Volumes {
+		if v.Name == render.CaptureVolume || (v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == "request-traces") {
+			return true
+		}
+	}
+	for _, ct := range c.PodTemplate.Spec.Containers {
+		for _, m := range ct.VolumeMounts {
+			if m.Name == render.CaptureVolume || m.MountPath == render.CaptureMountPath {
+				return true
+			}
+		}
+		for _, e := range ct.Env {
+			if strings.HasPrefix(e.Name, "DYN_REQUEST_TRACE") || e.Name == render.EnvCapturePod {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// TestCaptureIsConfinedToTheFrontend: with capture on only the Frontend mounts the claim and
+// records; the workers and the Planner never see it. Capture off, or on without a claim,
+// renders nothing of it.
+func TestCaptureIsConfinedToTheFrontend(t *testing.T) {
+	for _, input := range []string{"vllm-agg", "sglang-disagg", "vllm-disagg-moe-multinode"} {
+		doc := readDoc(t, filepath.Join("testdata", "input", input+".yaml"))
+		d := captureDeployment()
+		d.Planner = &v1beta2.PlannerSpec{Enabled: ptrTo(true)}
+		dgd, _, err := render.Render(doc, render.Options{RuntimeImages: testImages, PlannerImage: "planner:1", Deployment: d})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range dgd.Spec.Components {
+			if got, want := mentionsCapture(c), c.Type == dgdv1beta1.ComponentFrontend; got != want {
+				t.Errorf("%s/%s: capture rendered = %v, want %v", input, c.Name, got, want)
+			}
+		}
+		for name, off := range map[string]*v1beta2.CaptureSpec{
+			"disabled":        {Enabled: ptrTo(false), ClaimName: "request-traces"},
+			"enabled unset":   {ClaimName: "request-traces"},
+			"without a claim": {Enabled: ptrTo(true)},
+		} {
+			dgd, _, err := render.Render(doc, render.Options{RuntimeImages: testImages, Deployment: &v1beta2.DeploymentSpec{Capture: off}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range dgd.Spec.Components {
+				if mentionsCapture(c) {
+					t.Errorf("%s, capture %s: %s carries capture", input, name, c.Name)
+				}
+			}
+		}
+	}
+}
+
+// TestCaptureOwnsTheFrontendsRequestTrace: whatever a Frontend override sets, the Frontend
+// records request_end records only (no request bodies), to the claim, in rotating gzip
+// segments of maxSegmentMiB: an override's request-trace and audit variables, and a volume or
+// mount that takes the capture's name or path, are replaced; its other settings stay.
+func TestCaptureOwnsTheFrontendsRequestTrace(t *testing.T) {
+	d := captureDeployment()
+	d.PodTemplateOverrides.Frontend = &runtime.RawExtension{Raw: []byte(`{"spec":{
+		"volumes":[{"name":"request-trace","hostPath":{"path":"/var/log"}},{"name":"scratch","emptyDir":{}}],
+		"containers":[{"name":"main",
+			"env":[{"name":"DYN_REQUEST_TRACE_FILE_PATH","value":"/tmp/elsewhere"},{"name":"DYN_REQUEST_TRACE_RECORDS","value":"request_payload"},
+				{"name":"DYN_AUDIT_FORCE_LOGGING","value":"1"},{"name":"DYN_LOG","value":"debug"}],
+			"volumeMounts":[{"name":"scratch","mountPath":"/opt/dgdr/request-trace"},{"name":"scratch","mountPath":"/scratch"}]}]}}`)}
+	dgd, _, err := render.Render(readDoc(t, filepath.Join("testdata", "input", "vllm-agg.yaml")), render.Options{RuntimeImages: testImages, Deployment: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fe := frontendOf(t, dgd)
+	main := fe.PodTemplate.Spec.Containers[0]
+	wantEnv := []corev1.EnvVar{
+		{Name: "DYN_LOG", Value: "debug"},
+		{Name: "DYN_ROUTER_MODE", Value: "kv"},
+		{Name: "DGDR_CAPTURE_POD", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
+		{Name: "DYN_REQUEST_TRACE", Value: "1"},
+		{Name: "DYN_REQUEST_TRACE_RECORDS", Value: "request_end"},
+		{Name: "DYN_REQUEST_TRACE_SINKS", Value: "jsonl_gz"},
+		{Name: "DYN_REQUEST_TRACE_OUTPUT_PATH", Value: "/opt/dgdr/request-trace/request-trace"},
+		{Name: "DYN_REQUEST_TRACE_JSONL_GZ_ROLL_BYTES", Value: "16777216"},
+	}
+	if diff := cmp.Diff(wantEnv, main.Env); diff != "" {
+		t.Errorf("Frontend env (-want +got):\n%s", diff)
+	}
+	wantMounts := []corev1.VolumeMount{
+		{Name: "scratch", MountPath: "/scratch"},
+		{Name: "request-trace", MountPath: "/opt/dgdr/request-trace", SubPathExpr: "$(DGDR_CAPTURE_POD)"},
+	}
+	if diff := cmp.Diff(wantMounts, main.VolumeMounts); diff != "" {
+		t.Errorf("Frontend volume mounts (-want +got):\n%s", diff)
+	}
+	wantVolumes := []corev1.Volume{
+		{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		{Name: "request-trace", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "request-traces"}}},
+	}
+	if diff := cmp.Diff(wantVolumes, fe.PodTemplate.Spec.Volumes); diff != "" {
+		t.Errorf("Frontend volumes (-want +got):\n%s", diff)
+	}
+}
+
+// TestCaptureSegmentSize: the roll size is maxSegmentMiB in bytes; a capture without rotation
+// (a Run admitted before the field existed) gets admission's default.
+func TestCaptureSegmentSize(t *testing.T) {
+	doc := readDoc(t, filepath.Join("testdata", "input", "vllm-agg.yaml"))
+	for _, tc := range []struct {
+		rotation *v1beta2.CaptureRotation
+		want     string
+	}{
+		{&v1beta2.CaptureRotation{MaxSegmentMiB: ptrTo(int32(1))}, "1048576"},
+		{&v1beta2.CaptureRotation{MaxSegmentMiB: ptrTo(int32(4096))}, "4294967296"},
+		{nil, strconv.Itoa(int(admission.DefaultCaptureMaxSegmentMiB) << 20)},
+	} {
+		d := &v1beta2.DeploymentSpec{Capture: &v1beta2.CaptureSpec{Enabled: ptrTo(true), ClaimName: "c", Rotation: tc.rotation}}
+		dgd, _, err := render.Render(doc, render.Options{RuntimeImages: testImages, Deployment: d})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		for _, e := range frontendOf(t, dgd).PodTemplate.Spec.Containers[0].Env {
+			if e.Name == render.EnvRequestTraceRollBytes {
+				got = e.Value
+			}
+		}
+		if got != tc.want {
+			t.Errorf("rotation %+v: %s = %q, want %q", tc.rotation, render.EnvRequestTraceRollBytes, got, tc.want)
 		}
 	}
 }

@@ -22,7 +22,7 @@ import (
 // TestRenderedDeploymentsPassTheStrictSchema: the Dynamo platform's own DynamoGraphDeployment
 // CRD (test/crds/upstream/dynamo, copied unchanged from ai-dynamo/dynamo) judges what the
 // renderer writes. Every rendered golden DGD (internal/render/testdata/golden: all backends,
-// aggregated, disaggregated, multinode, Planner, router, model access, overrides) is created on
+// aggregated, disaggregated, multinode, Planner, router, model access, overrides, capture) is created on
 // a real API server with that CRD installed, as a server-side dry run with strict field
 // validation: the upstream v1beta1 schema and its CEL rules validate it, and a field the schema
 // does not know is an error, never pruned.
@@ -55,7 +55,7 @@ func TestRenderedDeploymentsPassTheStrictSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(goldens) < 40 {
+	if len(goldens) < 48 {
 		t.Fatalf("found only %d rendered goldens under %s", len(goldens), root)
 	}
 	ctx := context.Background()
