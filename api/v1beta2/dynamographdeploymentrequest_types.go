@@ -599,16 +599,15 @@ type CaptureSpec struct {
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	ClaimName string `json:"claimName,omitempty"`
 
-	// rotation bounds the trace by size and age. Admission materializes its defaults when
+	// rotation bounds the trace's segments by size. Admission materializes its defaults when
 	// capture is set.
 	// +optional
 	Rotation *CaptureRotation `json:"rotation,omitempty"`
 }
 
-// CaptureRotation bounds the captured trace. The Frontend closes a gzip segment and starts the
-// next one when the segment's records reach maxSegmentMiB; records older than maxAgeHours are
-// outside every window read from the claim (the Frontend itself keeps segments until the claim
-// is full: it has no age-based rotation).
+// CaptureRotation bounds the captured trace's segments. The Frontend closes a gzip segment and
+// starts the next one when the segment's records reach maxSegmentMiB; it keeps every segment
+// until the claim is full (it has no age-based retention).
 type CaptureRotation struct {
 	// maxSegmentMiB is the uncompressed size at which the Frontend rolls over to a new gzip
 	// segment (the Frontend's DYN_REQUEST_TRACE_JSONL_GZ_ROLL_BYTES). Defaults to 64. Minimum
@@ -617,14 +616,6 @@ type CaptureRotation struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=4096
 	MaxSegmentMiB *int32 `json:"maxSegmentMiB,omitempty"`
-
-	// maxAgeHours is how long captured records count: a reader of the claim ignores records
-	// whose event time is older and may delete segments last written before then. Defaults
-	// to 24. Minimum 1, maximum 720 (30 days).
-	// +optional
-	// +kubebuilder:validation:Minimum=1
-	// +kubebuilder:validation:Maximum=720
-	MaxAgeHours *int32 `json:"maxAgeHours,omitempty"`
 }
 
 // VerificationSpec configures the verification of a deployed candidate

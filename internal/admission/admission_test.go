@@ -156,7 +156,7 @@ func TestDefault(t *testing.T) {
 		}(), opts, func() *v1beta2.DynamoGraphDeploymentRequest {
 			r := newRequest().static(defaultStatic()).sku("h200_sxm").perNode(8).maxCandidates(5).remoteCode(v1beta2.RemoteCodeNever).router(v1beta2.RouterRoundRobin).deployDefaults().obj()
 			r.Spec.Deployment.Capture = &v1beta2.CaptureSpec{Enabled: ptr.To(false), ClaimName: "traces",
-				Rotation: &v1beta2.CaptureRotation{MaxSegmentMiB: i32(64), MaxAgeHours: i32(24)}}
+				Rotation: &v1beta2.CaptureRotation{MaxSegmentMiB: i32(64)}}
 			return r
 		}()},
 		{"capture's rotation values are kept", func() *v1beta2.DynamoGraphDeploymentRequest {
@@ -167,7 +167,7 @@ func TestDefault(t *testing.T) {
 		}(), opts, func() *v1beta2.DynamoGraphDeploymentRequest {
 			r := newRequest().static(defaultStatic()).sku("h200_sxm").perNode(8).maxCandidates(5).remoteCode(v1beta2.RemoteCodeNever).router(v1beta2.RouterRoundRobin).deployDefaults().obj()
 			r.Spec.Deployment.Capture = &v1beta2.CaptureSpec{Enabled: ptr.To(true), ClaimName: "traces",
-				Rotation: &v1beta2.CaptureRotation{MaxSegmentMiB: i32(8), MaxAgeHours: i32(24)}}
+				Rotation: &v1beta2.CaptureRotation{MaxSegmentMiB: i32(8)}}
 			return r
 		}()},
 		{"token key defaults to HF_TOKEN", func() *v1beta2.DynamoGraphDeploymentRequest {

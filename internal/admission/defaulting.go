@@ -157,10 +157,9 @@ func Default(dgdr *v1beta2.DynamoGraphDeploymentRequest, opts DefaultingOptions)
 // Capture defaults (spec.deployment.capture.rotation).
 const (
 	DefaultCaptureMaxSegmentMiB int32 = 64
-	DefaultCaptureMaxAgeHours   int32 = 24
 )
 
-// defaultCapture materializes capture.enabled (false) and the rotation bounds of a request that
+// defaultCapture materializes capture.enabled (false) and the rotation bound of a request that
 // sets capture; a request without capture stays without it.
 func defaultCapture(c *v1beta2.CaptureSpec) {
 	if c == nil {
@@ -174,9 +173,6 @@ func defaultCapture(c *v1beta2.CaptureSpec) {
 	}
 	if c.Rotation.MaxSegmentMiB == nil {
 		c.Rotation.MaxSegmentMiB = ptr.To(DefaultCaptureMaxSegmentMiB)
-	}
-	if c.Rotation.MaxAgeHours == nil {
-		c.Rotation.MaxAgeHours = ptr.To(DefaultCaptureMaxAgeHours)
 	}
 }
 

@@ -506,7 +506,7 @@ func captureDeployment() *v1beta2.DeploymentSpec {
 	return &v1beta2.DeploymentSpec{
 		Router: &v1beta2.RouterSpec{Mode: v1beta2.RouterKV},
 		Capture: &v1beta2.CaptureSpec{Enabled: ptrTo(true), ClaimName: "request-traces",
-			Rotation: &v1beta2.CaptureRotation{MaxSegmentMiB: ptrTo(int32(16)), MaxAgeHours: ptrTo(int32(24))}},
+			Rotation: &v1beta2.CaptureRotation{MaxSegmentMiB: ptrTo(int32(16))}},
 		PodTemplateOverrides: &v1beta2.PodTemplateOverrides{
 			Frontend: &runtime.RawExtension{Raw: []byte(`{"spec":{"containers":[{"name":"main","env":[{"name":"DYN_REQUEST_TRACE_RECORDS","value":"request_payload"},{"name":"DYN_LOG","value":"info"}]}]}}`)},
 		},

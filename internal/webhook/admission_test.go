@@ -117,7 +117,6 @@ func TestBadInputTable(t *testing.T) {
 		{"capture-claim-too-long", "  deployment:\n    capture: {enabled: true, claimName: " + strings.Repeat("c", 254) + "}\n", "spec.deployment.capture.claimName", "253"},
 		{"capture-segment-zero", "  deployment:\n    capture: {enabled: true, claimName: traces, rotation: {maxSegmentMiB: 0}}\n", "spec.deployment.capture.rotation.maxSegmentMiB", "greater than or equal to 1"},
 		{"capture-segment-too-large", "  deployment:\n    capture: {enabled: true, claimName: traces, rotation: {maxSegmentMiB: 4097}}\n", "spec.deployment.capture.rotation.maxSegmentMiB", "less than or equal to 4096"},
-		{"capture-age-too-large", "  deployment:\n    capture: {enabled: true, claimName: traces, rotation: {maxAgeHours: 721}}\n", "spec.deployment.capture.rotation.maxAgeHours", "less than or equal to 720"},
 		{"unknown-capture-field", "  deployment:\n    capture: {enabled: true, claim: traces}\n", "spec.deployment.capture.claim", "unknown field"},
 		{"per-node-zero", "  hardware: {gpu: {perNode: 0}}\n", "spec.hardware.gpu.perNode", "greater than or equal to 1"},
 		{"per-node-too-large", "  hardware: {gpu: {perNode: 65}}\n", "spec.hardware.gpu.perNode", "less than or equal to 64"},
