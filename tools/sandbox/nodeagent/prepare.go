@@ -124,7 +124,9 @@ func podMounts(pod *corev1.Pod, dirOf func(*corev1.Volume) string) []mapping {
 		for _, c := range cs {
 			for _, m := range c.VolumeMounts {
 				dir, ok := dirs[m.Name]
-				if !ok {
+				// A subPathExpr names a directory per container environment (resolve expands
+				// it); ConfigMap files cannot name it for the pod as a whole.
+				if !ok || m.SubPathExpr != "" {
 					continue
 				}
 				if m.SubPath != "" {
@@ -518,6 +520,16 @@ func (r *podRunner) resolve(ctx context.Context, pod *corev1.Pod, c *corev1.Cont
 		}
 	}
 
+	env, err := r.environment(ctx, pod, c)
+	if err != nil {
+		return nil, "CreateContainerConfigError", err
+	}
+	vars := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		vars[k] = v
+	}
+
 	// Path mappings: volume mounts, and the termination message path.
 	var maps []mapping
 	var tokenDir string
@@ -526,8 +538,12 @@ func (r *podRunner) resolve(ctx context.Context, pod *corev1.Pod, c *corev1.Cont
 		if !ok {
 			return nil, "CreateContainerConfigError", fmt.Errorf("volume mount %q has no volume", m.Name)
 		}
-		if m.SubPath != "" {
-			host = filepath.Join(host, m.SubPath)
+		sub, err := subPath(m, vars)
+		if err != nil {
+			return nil, "CreateContainerConfigError", fmt.Errorf("volume mount %q: %w", m.Name, err)
+		}
+		if sub != "" {
+			host = filepath.Join(host, sub)
 			_ = os.MkdirAll(host, 0o777)
 		}
 		maps = append(maps, mapping{from: filepath.Clean(m.MountPath), to: host})
@@ -544,10 +560,6 @@ func (r *podRunner) resolve(ctx context.Context, pod *corev1.Pod, c *corev1.Cont
 	maps = append(maps, mapping{from: termPath, to: hostTerm})
 	slices.SortStableFunc(maps, func(a, b mapping) int { return cmp.Compare(len(b.from), len(a.from)) })
 
-	env, err := r.environment(ctx, pod, c)
-	if err != nil {
-		return nil, "CreateContainerConfigError", err
-	}
 	// A volume mounted at /tmp is the container's /tmp, as under a kubelet: programs that put
 	// their working files in the temporary directory (the real AISimulate's live ledger) write
 	// them into the volume, where other containers of the pod that mount it see them.
@@ -566,11 +578,6 @@ func (r *podRunner) resolve(ctx context.Context, pod *corev1.Pod, c *corev1.Cont
 		"KUBERNETES_SERVICE_PORT=" + strconv.Itoa(r.a.cfg.APIServerPort),
 		"KUBERNETES_SERVICE_PORT_HTTPS=" + strconv.Itoa(r.a.cfg.APIServerPort),
 		"DGDR_SANDBOX_POD_DIR=" + r.dir,
-	}
-	vars := map[string]string{}
-	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		vars[k] = v
 	}
 	for i := range env {
 		k, v, _ := strings.Cut(env[i], "=")
@@ -708,8 +715,47 @@ func boolInt(b bool) int64 {
 	return 0
 }
 
-// expand performs Kubernetes $(VAR) expansion ($$ escapes).
+// subPath is the directory of the volume a mount sees: subPath, or subPathExpr expanded from
+// the container's environment as the kubelet does. A reference to a variable that is unset or
+// empty, an absolute path and a ".." element are errors (the pod waits), so a mount never
+// falls back to the whole volume or escapes it.
+func subPath(m corev1.VolumeMount, vars map[string]string) (string, error) {
+	p := m.SubPath
+	if m.SubPathExpr != "" {
+		var missing []string
+		p = expandWith(m.SubPathExpr, func(name string) (string, bool) {
+			v := vars[name]
+			if v == "" {
+				missing = append(missing, name)
+			}
+			return v, true
+		})
+		if len(missing) > 0 {
+			return "", fmt.Errorf("subPathExpr %q: missing value for %s", m.SubPathExpr, strings.Join(missing, ", "))
+		}
+	}
+	if p == "" {
+		return "", nil
+	}
+	if filepath.IsAbs(p) {
+		return "", fmt.Errorf("subPath %q must not be an absolute path", p)
+	}
+	if slices.Contains(strings.Split(filepath.ToSlash(p), "/"), "..") {
+		return "", fmt.Errorf("subPath %q must not contain '..'", p)
+	}
+	return p, nil
+}
+
+// expand performs Kubernetes $(VAR) expansion ($$ escapes); an unknown reference is kept.
 func expand(s string, vars map[string]string) string {
+	return expandWith(s, func(name string) (string, bool) {
+		v, ok := vars[name]
+		return v, ok
+	})
+}
+
+// expandWith expands $(NAME) with lookup; a name lookup does not know is kept as written.
+func expandWith(s string, lookup func(string) (string, bool)) string {
 	if !strings.Contains(s, "$") {
 		return s
 	}
@@ -730,7 +776,7 @@ func expand(s string, vars map[string]string) string {
 				return b.String()
 			}
 			name := s[i+2 : i+2+end]
-			if v, ok := vars[name]; ok {
+			if v, ok := lookup(name); ok {
 				b.WriteString(v)
 			} else {
 				b.WriteString(s[i : i+3+end])

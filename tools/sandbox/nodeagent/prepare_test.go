@@ -186,3 +186,47 @@ func TestHostIPIsNotLoopback(t *testing.T) {
 		t.Error("nodeIP not-an-ip was accepted")
 	}
 }
+
+func TestSubPath(t *testing.T) {
+	vars := map[string]string{"POD": "web-0", "NS": "team-a", "EMPTY": ""}
+	for _, tc := range []struct {
+		name    string
+		mount   corev1.VolumeMount
+		want    string
+		wantErr bool
+	}{
+		{name: "none", mount: corev1.VolumeMount{}, want: ""},
+		{name: "subPath", mount: corev1.VolumeMount{SubPath: "a/b"}, want: "a/b"},
+		{name: "expr", mount: corev1.VolumeMount{SubPathExpr: "$(NS)/$(POD)"}, want: "team-a/web-0"},
+		{name: "escaped dollar", mount: corev1.VolumeMount{SubPathExpr: "$$(POD)-$(POD)"}, want: "$(POD)-web-0"},
+		{name: "literal", mount: corev1.VolumeMount{SubPathExpr: "logs"}, want: "logs"},
+		// The kubelet refuses these rather than mount the whole volume or leave it.
+		{name: "unset variable", mount: corev1.VolumeMount{SubPathExpr: "$(NODE)"}, wantErr: true},
+		{name: "empty variable", mount: corev1.VolumeMount{SubPathExpr: "x/$(EMPTY)"}, wantErr: true},
+		{name: "absolute", mount: corev1.VolumeMount{SubPathExpr: "/$(POD)"}, wantErr: true},
+		{name: "backstep", mount: corev1.VolumeMount{SubPathExpr: "../$(POD)"}, wantErr: true},
+		{name: "backstep in subPath", mount: corev1.VolumeMount{SubPath: "a/../../b"}, wantErr: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := subPath(tc.mount, vars)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("subPath(%+v) error = %v, want error %v", tc.mount, err, tc.wantErr)
+			}
+			if got != tc.want {
+				t.Errorf("subPath(%+v) = %q, want %q", tc.mount, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestPodMountsLeaveSubPathExprOut(t *testing.T) {
+	pod := &corev1.Pod{Spec: corev1.PodSpec{
+		Volumes: []corev1.Volume{{Name: "claim", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/srv/claim"}}}},
+		Containers: []corev1.Container{{Name: "main", VolumeMounts: []corev1.VolumeMount{
+			{Name: "claim", MountPath: "/trace", SubPathExpr: "$(POD)"},
+		}}},
+	}}
+	if got := podMounts(pod, func(v *corev1.Volume) string { return v.HostPath.Path }); len(got) != 0 {
+		t.Errorf("podMounts = %v, want none: the directory depends on the container's environment", got)
+	}
+}
