@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -244,6 +245,7 @@ func PlanDeployment(dgd *unstructured.Unstructured, port int32, s Settings) (*Pl
 		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}
 	p := &Plan{}
 	var frontend *dgdv1beta1.Component
+	var frontendPath string
 	for i := range spec.Components {
 		c := &spec.Components[i]
 		path := fmt.Sprintf("spec.components[%d]", i)
@@ -256,7 +258,7 @@ func PlanDeployment(dgd *unstructured.Unstructured, port int32, s Settings) (*Pl
 			if frontend != nil {
 				return nil, fmt.Errorf("%s: a second frontend component (%s)", path, frontend.Name)
 			}
-			frontend = c
+			frontend, frontendPath = c, path
 		case dgdv1beta1.ComponentWorker, dgdv1beta1.ComponentPrefill, dgdv1beta1.ComponentDecode:
 			r, err := readRole(backend, main.Args, path+".podTemplate.spec.containers["+main.Name+"]")
 			if err != nil {
@@ -279,7 +281,11 @@ func PlanDeployment(dgd *unstructured.Unstructured, port int32, s Settings) (*Pl
 	if p.ModelName == "" {
 		return nil, fmt.Errorf("spec.components: no worker, prefill or decode component")
 	}
-	p.Pods = append([]corev1.Pod{frontendPod(dgd, &spec, frontend, mainContainer(frontend), port, owner, s)}, p.Pods...)
+	fp, err := frontendPod(dgd, &spec, frontend, mainContainer(frontend), frontendPath+".podTemplate.spec", port, owner, s)
+	if err != nil {
+		return nil, err
+	}
+	p.Pods = append([]corev1.Pod{fp}, p.Pods...)
 	p.Frontend = corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: FrontendServiceName(dgd.GetName()), Namespace: dgd.GetNamespace(),
 			Labels: map[string]string{LabelDeployment: dgd.GetName()}, OwnerReferences: []metav1.OwnerReference{owner}},
@@ -350,9 +356,25 @@ func gpuResources(r corev1.ResourceRequirements) corev1.ResourceRequirements {
 	return out
 }
 
-func frontendPod(dgd *unstructured.Unstructured, spec *dgdv1beta1.DynamoGraphDeploymentSpec, c *dgdv1beta1.Component, main *corev1.Container, port int32, owner metav1.OwnerReference, s Settings) corev1.Pod {
+// frontendPod runs the real Dynamo frontend with the component's own environment, volumes and
+// main's volume mounts (a request-trace claim, an override's volumes): the frontend is the one
+// process that is what the deployment says. Workers keep only the realizer's volumes, since
+// their model volumes name storage the mocker does not read.
+func frontendPod(dgd *unstructured.Unstructured, spec *dgdv1beta1.DynamoGraphDeploymentSpec, c *dgdv1beta1.Component, main *corev1.Container, path string, port int32, owner metav1.OwnerReference, s Settings) (corev1.Pod, error) {
 	pod := podBase(dgd, spec, c, main, dgd.GetName()+"-"+dnsLabel(c.Name), owner, s)
 	ct := &pod.Spec.Containers[0]
+	for _, v := range c.PodTemplate.Spec.Volumes {
+		if slices.ContainsFunc(pod.Spec.Volumes, func(o corev1.Volume) bool { return o.Name == v.Name }) {
+			return pod, fmt.Errorf("%s.volumes[%s]: the sandbox realizer uses this name", path, v.Name)
+		}
+		pod.Spec.Volumes = append(pod.Spec.Volumes, v)
+	}
+	for _, m := range main.VolumeMounts {
+		if slices.ContainsFunc(ct.VolumeMounts, func(o corev1.VolumeMount) bool { return o.MountPath == m.MountPath }) {
+			return pod, fmt.Errorf("%s.containers[%s].volumeMounts[%s]: the sandbox realizer mounts %s", path, main.Name, m.Name, m.MountPath)
+		}
+		ct.VolumeMounts = append(ct.VolumeMounts, m)
+	}
 	// DYN_ROUTER_MODE, when the deployment sets it, chooses the router; round-robin otherwise.
 	ct.Command = []string{"python3", "-m", "dynamo.frontend", "--http-port", strconv.Itoa(int(port))}
 	if !hasEnv(ct.Env, "DYN_ROUTER_MODE") {
@@ -363,7 +385,7 @@ func frontendPod(dgd *unstructured.Unstructured, spec *dgdv1beta1.DynamoGraphDep
 		ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/v1/models", Port: intstr.FromString(FrontendPortName)}},
 		PeriodSeconds: 2, FailureThreshold: 3, TimeoutSeconds: 2,
 	}
-	return pod
+	return pod, nil
 }
 
 func hasEnv(env []corev1.EnvVar, name string) bool {

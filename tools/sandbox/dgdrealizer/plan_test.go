@@ -1,6 +1,7 @@
 package dgdrealizer
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -244,6 +245,63 @@ components:
 				t.Errorf("error %v, want it to contain %q", err, tt.want)
 			}
 		})
+	}
+}
+
+func TestPlanDeploymentCarriesTheFrontendsVolumes(t *testing.T) {
+	d := deploymentFromYAML(t, `
+backendFramework: vllm
+components:
+- name: Frontend
+  type: frontend
+  podTemplate:
+    spec:
+      containers:
+      - name: main
+        image: x
+        env:
+        - {name: POD, valueFrom: {fieldRef: {fieldPath: metadata.name}}}
+        - {name: DYN_REQUEST_TRACE_OUTPUT_PATH, value: /opt/trace/request-trace}
+        volumeMounts: [{name: trace, mountPath: /opt/trace, subPathExpr: $(POD)}]
+      volumes: [{name: trace, persistentVolumeClaim: {claimName: traces}}]
+- name: W
+  type: worker
+  podTemplate:
+    spec:
+      containers: [{name: main, image: x, args: [--model, m], volumeMounts: [{name: cache, mountPath: /cache}]}]
+      volumes: [{name: cache, persistentVolumeClaim: {claimName: hf-cache}}]
+`)
+	plan, err := PlanDeployment(d, 31000, testSettings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	front := plan.Pods[0]
+	wantVolume := corev1.Volume{Name: "trace", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "traces"}}}
+	if !slices.ContainsFunc(front.Spec.Volumes, func(v corev1.Volume) bool { return cmp.Equal(v, wantVolume) }) {
+		t.Errorf("frontend volumes %v, want %v among them", front.Spec.Volumes, wantVolume)
+	}
+	ct := front.Spec.Containers[0]
+	wantMount := corev1.VolumeMount{Name: "trace", MountPath: "/opt/trace", SubPathExpr: "$(POD)"}
+	if !slices.ContainsFunc(ct.VolumeMounts, func(m corev1.VolumeMount) bool { return cmp.Equal(m, wantMount) }) {
+		t.Errorf("frontend mounts %v, want %v among them", ct.VolumeMounts, wantMount)
+	}
+	wantEnv := corev1.EnvVar{Name: "POD", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}}
+	if !slices.ContainsFunc(ct.Env, func(e corev1.EnvVar) bool { return cmp.Equal(e, wantEnv) }) {
+		t.Errorf("frontend env %v, want %v among it", ct.Env, wantEnv)
+	}
+	worker := plan.Pods[1]
+	if slices.ContainsFunc(worker.Spec.Volumes, func(v corev1.Volume) bool { return v.Name == "cache" }) {
+		t.Errorf("worker volumes %v: the mocker reads no model volume", worker.Spec.Volumes)
+	}
+
+	clash := deploymentFromYAML(t, `
+backendFramework: vllm
+components:
+- {name: F, type: frontend, podTemplate: {spec: {containers: [{name: main, image: x}], volumes: [{name: model, emptyDir: {}}]}}}
+- {name: W, type: worker, podTemplate: {spec: {containers: [{name: main, image: x, args: [--model, m]}]}}}
+`)
+	if _, err := PlanDeployment(clash, 31000, testSettings); err == nil || !strings.Contains(err.Error(), "spec.components[0].podTemplate.spec.volumes[model]") {
+		t.Errorf("a frontend volume named like the realizer's: error %v", err)
 	}
 }
 
