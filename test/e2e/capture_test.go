@@ -151,19 +151,7 @@ func TestCaptureRecordedByTheRealFrontend(t *testing.T) {
 	requireSucceededWithCandidates(t, waitRequestDone(t, ns, "captured"))
 	waitDeployed(t, ns, "captured", v1beta2.ReasonDeploymentReady)
 
-	var got *v1beta2.DynamoGraphDeploymentRequest
-	waitFor(t, realizeTimeout+verifyTimeout, "the verification to end", func(ctx context.Context) (bool, string, error) {
-		d := &v1beta2.DynamoGraphDeploymentRequest{}
-		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "captured"}, d); err != nil {
-			return false, "", err
-		}
-		got = d
-		v := d.Status.Verification
-		if v == nil {
-			return false, "no status.verification", nil
-		}
-		return v.Phase != v1beta2.VerificationRunning, fmt.Sprintf("phase %s %s %s", v.Phase, v.Reason, v.Message), nil
-	})
+	got := waitVerificationEnded(t, ns, "captured", realizeTimeout+verifyTimeout)
 	v := got.Status.Verification
 	if v.Phase != v1beta2.VerificationSucceeded || v.Observed == nil || v.Observed.Requests == 0 {
 		t.Fatalf("verification %s %s: %s (observed %+v)", v.Phase, v.Reason, v.Message, v.Observed)

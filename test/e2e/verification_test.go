@@ -69,19 +69,7 @@ func TestVerificationOnRealizedDeployment(t *testing.T) {
 	requireSucceededWithCandidates(t, waitRequestDone(t, ns, "verified"))
 	waitDeployed(t, ns, "verified", v1beta2.ReasonDeploymentReady)
 
-	var got *v1beta2.DynamoGraphDeploymentRequest
-	waitFor(t, realizeTimeout+verifyTimeout, "the verification to end", func(ctx context.Context) (bool, string, error) {
-		d := &v1beta2.DynamoGraphDeploymentRequest{}
-		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "verified"}, d); err != nil {
-			return false, "", err
-		}
-		got = d
-		v := d.Status.Verification
-		if v == nil {
-			return false, "no status.verification", nil
-		}
-		return v.Phase != v1beta2.VerificationRunning, fmt.Sprintf("phase %s %s %s", v.Phase, v.Reason, v.Message), nil
-	})
+	got := waitVerificationEnded(t, ns, "verified", realizeTimeout+verifyTimeout)
 	v := got.Status.Verification
 	if v.Phase != v1beta2.VerificationSucceeded {
 		t.Fatalf("verification %s %s: %s", v.Phase, v.Reason, v.Message)
@@ -198,6 +186,26 @@ func requireCalibratedNextSearch(t *testing.T, ns string, verified *v1beta2.Dyna
 	}
 }
 
+// waitVerificationEnded waits until the request's verification is no longer Running and returns
+// the request as it was then.
+func waitVerificationEnded(t *testing.T, ns, name string, timeout time.Duration) *v1beta2.DynamoGraphDeploymentRequest {
+	t.Helper()
+	var got *v1beta2.DynamoGraphDeploymentRequest
+	waitFor(t, timeout, name+"'s verification to end", func(ctx context.Context) (bool, string, error) {
+		d := &v1beta2.DynamoGraphDeploymentRequest{}
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, d); err != nil {
+			return false, "", err
+		}
+		got = d
+		v := d.Status.Verification
+		if v == nil {
+			return false, "no status.verification", nil
+		}
+		return v.Phase != v1beta2.VerificationRunning, fmt.Sprintf("phase %s %s %s", v.Phase, v.Reason, v.Message), nil
+	})
+	return got
+}
+
 // faultRequest is an autoApply request with a short verification: 10 requests at concurrency 2
 // of 64 input and 16 output tokens, for at most 20 seconds.
 const faultRequest = `
@@ -297,19 +305,7 @@ func TestVerificationFaults(t *testing.T) {
 		"down":    {verification.ReasonFrontendUnreachable},
 		"stalled": {verification.ReasonTimedOut, verification.ReasonNoRequestsCompleted, verification.ReasonErrorRateExceeded},
 	} {
-		var got *v1beta2.DynamoGraphDeploymentRequest
-		waitFor(t, verifyTimeout, name+" verification ended", func(ctx context.Context) (bool, string, error) {
-			d := &v1beta2.DynamoGraphDeploymentRequest{}
-			if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, d); err != nil {
-				return false, "", err
-			}
-			got = d
-			v := d.Status.Verification
-			if v == nil {
-				return false, "no status.verification", nil
-			}
-			return v.Phase != v1beta2.VerificationRunning, string(v.Phase), nil
-		})
+		got := waitVerificationEnded(t, ns, name, verifyTimeout)
 		v := got.Status.Verification
 		if v.Phase != v1beta2.VerificationFailed || !slices.Contains(reasons, v.Reason) || len(v.Metrics) != 0 {
 			t.Errorf("%s: verification %s %s (%s), want Failed with one of %v", name, v.Phase, v.Reason, v.Message, reasons)

@@ -6,7 +6,6 @@ import (
 	"cmp"
 	"compress/gzip"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -108,10 +107,7 @@ func ParseDynamo(r io.Reader, blockSize int) (*Trace, error) {
 		}
 		t.Requests = append(t.Requests, req)
 	}
-	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, &ParseError{Line: line + 1, Reason: fmt.Sprintf("longer than %d bytes", maxLine)}
-		}
+	if err := scanError(sc, line); err != nil {
 		return nil, err
 	}
 	if len(t.Requests) == 0 {

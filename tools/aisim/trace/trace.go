@@ -105,10 +105,7 @@ func Parse(r io.Reader, blockSize int) (*Trace, error) {
 		}
 		t.Requests = append(t.Requests, req)
 	}
-	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, &ParseError{Line: line + 1, Reason: fmt.Sprintf("longer than %d bytes", maxLine)}
-		}
+	if err := scanError(sc, line); err != nil {
 		return nil, err
 	}
 	if len(t.Requests) == 0 {
@@ -302,4 +299,14 @@ func (t *Trace) Rate() float64 {
 		return 0
 	}
 	return float64(len(arr)-1) / span
+}
+
+// scanError is the error that ended a scan after line lines, if any; a line over the scanner's
+// limit is a ParseError naming it.
+func scanError(sc *bufio.Scanner, line int) error {
+	err := sc.Err()
+	if errors.Is(err, bufio.ErrTooLong) {
+		return &ParseError{Line: line + 1, Reason: fmt.Sprintf("longer than %d bytes", maxLine)}
+	}
+	return err
 }
