@@ -170,7 +170,19 @@ func TestCaptureRecordedByTheRealFrontend(t *testing.T) {
 	}
 	frontend := pods[i].Name
 
-	// The frontend writes its open segment on SIGTERM: stop it with its deployment.
+	// The frontend writes its open segment on SIGTERM: stop it with its deployment. The request
+	// goes first, or autoApply would deploy it again (and hold the Node's GPUs for later tests).
+	req, err := getDGDR(ctx, ns, "captured")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := k8s.Delete(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "the request to be gone", func(ctx context.Context) (bool, string, error) {
+		_, err := getDGDR(ctx, ns, "captured")
+		return client.IgnoreNotFound(err) == nil && err != nil, "present", client.IgnoreNotFound(err)
+	})
 	dgd, err := deployment(ctx, ns, "llama-captured")
 	if err != nil || dgd == nil {
 		t.Fatalf("deployment llama-captured: %v", err)
@@ -178,9 +190,9 @@ func TestCaptureRecordedByTheRealFrontend(t *testing.T) {
 	if err := k8s.Delete(ctx, dgd); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, time.Minute, "the frontend pod to be gone", func(ctx context.Context) (bool, string, error) {
-		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: frontend}, &corev1.Pod{})
-		return client.IgnoreNotFound(err) == nil && err != nil, "present", client.IgnoreNotFound(err)
+	waitFor(t, time.Minute, "the deployment's pods to be gone", func(ctx context.Context) (bool, string, error) {
+		left, err := deploymentPods(ctx, ns, "llama-captured")
+		return err == nil && len(left) == 0, fmt.Sprintf("%d pods", len(left)), err
 	})
 
 	segments, err := filepath.Glob(filepath.Join(dir, frontend, "request-trace.*.jsonl.gz"))
