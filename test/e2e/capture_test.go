@@ -20,44 +20,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/render/dgdv1beta1"
+	"github.com/dgdr-operator/dgdr-operator/test/sandboxtest"
 	"github.com/dgdr-operator/dgdr-operator/tools/aisim/trace"
 	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/dgdrealizer"
 )
-
-// capturedRequest is verifiedRequest with the Frontend's request trace on the claim, in
-// segments of 1 MiB.
-const capturedRequest = `
-apiVersion: nvidia.com/v1beta2
-kind: DynamoGraphDeploymentRequest
-metadata:
-  name: %s
-spec:
-  model:
-    name: meta-llama/Llama-3.1-8B-Instruct
-  hardware:
-    gpu:
-      budget: 8
-  deployment:
-    autoApply: true
-    name: %s
-    capture:
-      enabled: true
-      claimName: %s
-      rotation:
-        maxSegmentMiB: 1
-    verification:
-      enabled: true
-      requests: 30
-      maxDurationSeconds: 120
-  aisimulate:
-    inputOverrides:
-      optimizer:
-        max_trials: 32
-`
 
 // hostPathClaim creates a PersistentVolume on a directory of this host (the sandbox's pods are
 // host processes) and a claim bound to it, and returns the directory.
@@ -147,7 +118,17 @@ func TestCaptureRecordedByTheRealFrontend(t *testing.T) {
 	ctx := context.Background()
 	ns := realizedNamespace(t)
 	dir := hostPathClaim(t, ns, "traces")
-	env.CreateRequest(t, ns, fmt.Sprintf(capturedRequest, "captured", "llama-captured", "traces"))
+	// verifiedRequest with the Frontend's request trace on the claim, in segments of 1 MiB.
+	captured, err := sandboxtest.ParseRequest(fmt.Sprintf(verifiedRequest, "captured", "llama-captured"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	captured.Namespace = ns
+	captured.Spec.Deployment.Capture = &v1beta2.CaptureSpec{Enabled: ptr.To(true), ClaimName: "traces",
+		Rotation: &v1beta2.CaptureRotation{MaxSegmentMiB: ptr.To[int32](1)}}
+	if err := k8s.Create(ctx, captured); err != nil {
+		t.Fatal(err)
+	}
 	requireSucceededWithCandidates(t, waitRequestDone(t, ns, "captured"))
 	waitDeployed(t, ns, "captured", v1beta2.ReasonDeploymentReady)
 

@@ -20,7 +20,12 @@ stop: {max_virtual_time_seconds: 600}}}`
 
 func sampleTrace(t *testing.T) string {
 	t.Helper()
-	data, err := os.ReadFile("../../../../examples/traces/mooncake-sample.jsonl")
+	return readFile(t, "../../../../examples/traces/mooncake-sample.jsonl")
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,11 +147,7 @@ var dynamoTraceDoc = strings.Replace(traceDoc, "format: mooncake", "format: dyna
 
 func dynamoCapture(t *testing.T) string {
 	t.Helper()
-	data, err := os.ReadFile("../../trace/testdata/dynamo/frontend-capture.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(data)
+	return readFile(t, "../../trace/testdata/dynamo/frontend-capture.jsonl")
 }
 
 // recommend replays the real frontend's request trace with the prefix cache of mooncake replay.
