@@ -61,6 +61,26 @@ const (
 	// ReasonVerificationFailed: nothing usable was measured (condition Unknown);
 	// status.verification.reason says why.
 	ReasonVerificationFailed = "VerificationFailed"
+
+	// ConditionImprovementAvailable (with spec.research) tells whether the latest re-search
+	// found a candidate that beats the deployed one under the same window by
+	// spec.deployment.replaceMargin; autoApply replaces the deployment only then.
+	ConditionImprovementAvailable = "ImprovementAvailable"
+
+	// ReasonBetterCandidate: the new best beats the deployed candidate by the margin and meets
+	// the SLA (True).
+	ReasonBetterCandidate = "BetterCandidate"
+	// ReasonBaselineMissesSLA: the deployed candidate misses the SLA under the window and the
+	// new best meets it (True).
+	ReasonBaselineMissesSLA = "BaselineMissesSLA"
+	// ReasonBaselineStillBest: the deployed candidate stays (False; also Deployed's reason
+	// while it is ready).
+	ReasonBaselineStillBest = "BaselineStillBest"
+	// ReasonBaselineUnavailable: the re-search has no usable baseline or best candidate
+	// (Unknown); the deployment is kept.
+	ReasonBaselineUnavailable = "BaselineUnavailable"
+	// ReasonAwaitingResearch: no re-search has finished since the deployment (Unknown).
+	ReasonAwaitingResearch = "AwaitingResearch"
 )
 
 // Condition types and reasons of DynamoGraphDeploymentRun.
@@ -111,6 +131,9 @@ const (
 	// container) for longer than job.startFailureGraceSeconds; the Job was deleted. The message
 	// names the container and the cause.
 	ReasonSearchPodFailedToStart = "SearchPodFailedToStart"
+	// ReasonInsufficientTraffic: a re-search window held fewer captured requests than
+	// spec.research.minRequests; nothing was searched.
+	ReasonInsufficientTraffic = "InsufficientTraffic"
 	// ReasonTraceSourceMissing: the ConfigMap, key or PersistentVolumeClaim named by
 	// spec.workload.trace.source does not exist; no Job was created.
 	ReasonTraceSourceMissing = "TraceSourceMissing"
@@ -153,6 +176,12 @@ const (
 	// AnnotationCancel, set to "true" on a request or a Run, stops the active search and keeps
 	// what was already published.
 	AnnotationCancel = "nvidia.com/dgdr-cancel"
+	// AnnotationResearchWindowEnd marks a re-search Run with the end of its window (RFC 3339),
+	// set by the operator when it creates the Run.
+	AnnotationResearchWindowEnd = "nvidia.com/dgdr-research-window-end"
+	// AnnotationResearchBaseline names the Candidate that was deployed when the operator
+	// created the re-search Run: the one its baseline evaluates.
+	AnnotationResearchBaseline = "nvidia.com/dgdr-research-baseline"
 	// AnnotationSupersededBy is set by the operator on a Run that a newer request generation
 	// replaced; its value is the newer Run's name. The Run controller then stops the search and
 	// ends the Run with Completed=True, reason Superseded.

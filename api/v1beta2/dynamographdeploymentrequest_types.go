@@ -42,7 +42,7 @@ const (
 //
 // +kubebuilder:validation:MinProperties=1
 // +kubebuilder:validation:XValidation:rule="has(self.model) || has(self.v1beta1)",message="model is required",fieldPath=".model",reason="FieldValueRequired"
-// +kubebuilder:validation:XValidation:rule="!has(self.v1beta1) || !(has(self.model) || has(self.backends) || has(self.hardware) || has(self.workload) || has(self.sla) || has(self.objective) || has(self.recommendation) || has(self.aisimulate) || has(self.deployment))",message="v1beta1 is mutually exclusive with the native v1beta2 fields",fieldPath=".v1beta1",reason="FieldValueForbidden"
+// +kubebuilder:validation:XValidation:rule="!has(self.v1beta1) || !(has(self.model) || has(self.backends) || has(self.hardware) || has(self.workload) || has(self.sla) || has(self.objective) || has(self.recommendation) || has(self.aisimulate) || has(self.deployment) || has(self.research))",message="v1beta1 is mutually exclusive with the native v1beta2 fields",fieldPath=".v1beta1",reason="FieldValueForbidden"
 type DynamoGraphDeploymentRequestSpec struct {
 	// model identifies the model to serve. Required unless v1beta1 is set.
 	// +optional
@@ -88,6 +88,14 @@ type DynamoGraphDeploymentRequestSpec struct {
 	// Admission materializes deployment.router.mode.
 	// +optional
 	Deployment *DeploymentSpec `json:"deployment,omitempty"`
+
+	// research searches again, on a schedule, over the traffic the deployment recorded
+	// (spec.deployment.capture), and lets autoApply replace the deployment only when the new best
+	// candidate beats the deployed one in the same simulation by spec.deployment.replaceMargin
+	// (docs/design/keep-optimal.md). Admission requires deployment.autoApply and
+	// deployment.capture.enabled. Off when omitted.
+	// +optional
+	Research *ResearchSpec `json:"research,omitempty"`
 
 	// v1beta1 is the conversion envelope: the complete spec of a request created through
 	// nvidia.com/v1beta1 (a Dynamo operator request), kept verbatim while the request is read
@@ -579,6 +587,41 @@ type DeploymentSpec struct {
 	// completion text (docs/design/results.md, "Request capture"). Off unless enabled.
 	// +optional
 	Capture *CaptureSpec `json:"capture,omitempty"`
+
+	// replaceMargin is how much better, on the objective, the best candidate of a re-search
+	// (spec.research) must be than the deployed candidate evaluated under the same window
+	// before autoApply replaces the deployment: a percentage from 0% to 100%. A candidate that
+	// meets the SLA where the deployed one misses it is always better. Admission materializes
+	// 10% when spec.research is set.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4
+	// +kubebuilder:validation:Pattern=`^(100|[1-9]?[0-9])%$`
+	ReplaceMargin string `json:"replaceMargin,omitempty"`
+}
+
+// ResearchSpec schedules searches over the deployment's captured traffic.
+// +kubebuilder:validation:XValidation:rule="has(self.interval)",message="interval is required",fieldPath=".interval",reason="FieldValueRequired"
+// +kubebuilder:validation:XValidation:rule="!has(self.interval) || (duration(self.interval) >= duration('1m') && duration(self.interval) <= duration('720h'))",message="interval must be between 1m and 720h (admission also requires the operator's research.minInterval, 1h by default)",fieldPath=".interval",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="!has(self.window) || (duration(self.window) >= duration('1m') && duration(self.window) <= duration('168h'))",message="window must be between 1m and 168h",fieldPath=".window",reason="FieldValueInvalid"
+type ResearchSpec struct {
+	// interval between two re-searches, counted from the completion of the generation's search:
+	// a duration such as "6h". Required. At least one hour (the operator configuration's
+	// research.minInterval; admission checks it), at most 30 days.
+	// +required
+	Interval *metav1.Duration `json:"interval,omitempty"`
+
+	// window is how much of the most recent captured traffic a re-search replays, ending at the
+	// tick: a duration such as "24h". Admission materializes the interval. At most 7 days.
+	// +optional
+	Window *metav1.Duration `json:"window,omitempty"`
+
+	// minRequests is the fewest captured requests in the window that are worth a search; a
+	// tick with fewer ends its Run InsufficientTraffic without searching. Admission
+	// materializes 100. Minimum 1, maximum 10000000.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000000
+	MinRequests *int32 `json:"minRequests,omitempty"`
 }
 
 // CaptureSpec configures the request trace that the rendered Frontend writes.
@@ -867,6 +910,11 @@ type DynamoGraphDeploymentRequestStatus struct {
 	// +optional
 	Verification *VerificationStatus `json:"verification,omitempty"`
 
+	// research is the history of re-searches (spec.research), newest first; the
+	// ImprovementAvailable condition gives the latest decision.
+	// +optional
+	Research *ResearchStatus `json:"research,omitempty"`
+
 	// v1beta1 is the conversion envelope: the complete status the Dynamo operator wrote on a
 	// request created through nvidia.com/v1beta1, kept verbatim while it is read as v1beta2.
 	// +optional
@@ -894,6 +942,89 @@ type DeploymentStatus struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	Candidate string `json:"candidate,omitempty"`
+}
+
+// ResearchDecision is what a re-search led to.
+// +kubebuilder:validation:Enum=Replaced;Kept;Skipped;Undecided
+type ResearchDecision string
+
+// Re-search decisions.
+const (
+	// ResearchReplaced: the new best beat the deployed candidate; autoApply deploys it.
+	ResearchReplaced ResearchDecision = "Replaced"
+	// ResearchKept: the deployed candidate stays (BaselineStillBest).
+	ResearchKept ResearchDecision = "Kept"
+	// ResearchSkipped: the tick did not search (too little traffic, or another Run was active).
+	ResearchSkipped ResearchDecision = "Skipped"
+	// ResearchUndecided: the re-search ended without a comparison (it failed, or the baseline
+	// could not be evaluated).
+	ResearchUndecided ResearchDecision = "Undecided"
+)
+
+// ResearchStatus is the re-search history of a request.
+type ResearchStatus struct {
+	// nextTime is when the next re-search is due.
+	// +optional
+	NextTime *metav1.Time `json:"nextTime,omitempty"`
+
+	// history holds the latest re-searches, newest first, at most 10.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=10
+	History []ResearchRecord `json:"history,omitempty"`
+}
+
+// ResearchRecord is one re-search tick and what it decided.
+type ResearchRecord struct {
+	// run is the re-search Run.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Run string `json:"run,omitempty"`
+
+	// windowStart and windowEnd bound the arrival times of the replayed traffic.
+	// +required
+	WindowStart metav1.Time `json:"windowStart,omitzero"`
+	// +required
+	WindowEnd metav1.Time `json:"windowEnd,omitzero"`
+
+	// requests is how many captured requests the window held, when known.
+	// +optional
+	Requests int64 `json:"requests,omitempty"`
+
+	// deployedCandidate is the candidate that was deployed when the Run was created.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	DeployedCandidate string `json:"deployedCandidate,omitempty"`
+
+	// baselineObjective is the deployed candidate's objective under the window, in the unit of
+	// spec.objective.target, when evaluated.
+	// +optional
+	BaselineObjective *float64 `json:"baselineObjective,omitempty"`
+
+	// bestCandidate is the re-search's best candidate, when it has one.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	BestCandidate string `json:"bestCandidate,omitempty"`
+
+	// bestObjective is the best candidate's objective, in the same unit.
+	// +optional
+	BestObjective *float64 `json:"bestObjective,omitempty"`
+
+	// decision is what the re-search led to.
+	// +required
+	Decision ResearchDecision `json:"decision,omitempty"`
+
+	// reason is a CamelCase reason for the decision (the ImprovementAvailable reasons, or the
+	// Run's Completed reason).
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	Reason string `json:"reason,omitempty"`
+
+	// message explains the decision with both numbers.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Message string `json:"message,omitempty"`
 }
 
 // DynamoGraphDeploymentRequest asks the operator to search for good Dynamo deployments of a

@@ -38,6 +38,34 @@ type AISimulateStatus struct {
 	// Job was created. The effective input names the file at its mount path.
 	// +optional
 	Trace *TraceSourceStatus `json:"trace,omitempty"`
+
+	// baseline is the exact AISimulate prediction input that evaluates the deployed candidate
+	// under this re-search's traffic (a re-search Run only): the deployed Candidate's
+	// spec.parameters with traffic and evaluation taken from input. Controller-owned, written
+	// once together with input.
+	// +optional
+	Baseline *BaselineInputStatus `json:"baseline,omitempty"`
+}
+
+// BaselineInputStatus records what a re-search's baseline evaluation runs.
+type BaselineInputStatus struct {
+	// candidate is the deployed DynamoGraphDeploymentCandidate whose parameters are evaluated.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Candidate string `json:"candidate,omitempty"`
+
+	// input is the AISimulate prediction input document.
+	// +required
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Type=object
+	// +kubebuilder:validation:Schemaless
+	Input *runtime.RawExtension `json:"input,omitempty"`
+
+	// inputHash is "sha256:" followed by the hex sha256 of the canonical JSON of input.
+	// +required
+	// +kubebuilder:validation:MaxLength=80
+	InputHash string `json:"inputHash,omitempty"`
 }
 
 // TraceSourceStatus is the trace source a Run used.
@@ -49,6 +77,46 @@ type TraceSourceStatus struct {
 	// pvc is the claim the trace file is on (its content is read only by the search).
 	// +optional
 	PVC *TracePVCSource `json:"pvc,omitempty"`
+
+	// window is the slice of the captured traffic a re-search Run replays (spec.research).
+	// +optional
+	Window *TraceWindowStatus `json:"window,omitempty"`
+}
+
+// TraceWindowStatus is the captured traffic a re-search replays: the requests of the capture
+// claim that arrived in [start, end). The operator records the claim and the bounds before the
+// Job exists; the search pod's input container cuts the window and reports what it found.
+type TraceWindowStatus struct {
+	// claimName is the capture claim (spec.deployment.capture.claimName).
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	ClaimName string `json:"claimName,omitempty"`
+
+	// start is the earliest arrival time included.
+	// +required
+	Start metav1.Time `json:"start,omitzero"`
+
+	// end is the arrival time the window stops before (the tick).
+	// +required
+	End metav1.Time `json:"end,omitzero"`
+
+	// requests is how many captured requests arrived in the window.
+	// +optional
+	Requests *int64 `json:"requests,omitempty"`
+
+	// sha256 is "sha256:" followed by the hex sha256 of the window file the search replayed.
+	// +optional
+	// +kubebuilder:validation:MaxLength=71
+	SHA256 string `json:"sha256,omitempty"`
+
+	// segments is how many trace segments the window was cut from.
+	// +optional
+	Segments int32 `json:"segments,omitempty"`
+
+	// pods is how many Frontend pods' directories held them.
+	// +optional
+	Pods int32 `json:"pods,omitempty"`
 }
 
 // TraceConfigMapStatus identifies the ConfigMap content a Run's search replays.
@@ -414,6 +482,11 @@ type DynamoGraphDeploymentRunStatus struct {
 	// +optional
 	Calibration *RunCalibration `json:"calibration,omitempty"`
 
+	// baseline is the deployed candidate's predicted metrics under this re-search's traffic
+	// (status.aisimulate.baseline), written by the reporter.
+	// +optional
+	Baseline *BaselineStatus `json:"baseline,omitempty"`
+
 	// jobRef names the search Job.
 	// +optional
 	JobRef *JobReference `json:"jobRef,omitempty"`
@@ -449,6 +522,37 @@ type DynamoGraphDeploymentRunStatus struct {
 	// reporter when the search ends or is stopped. `dgdrctl results RUN --raw` prints it.
 	// +optional
 	Artifacts *RunArtifacts `json:"artifacts,omitempty"`
+}
+
+// BaselineStatus is the baseline evaluation's result.
+type BaselineStatus struct {
+	// candidate is the evaluated Candidate (status.aisimulate.baseline.candidate).
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Candidate string `json:"candidate,omitempty"`
+
+	// metrics are the predicted metrics in the Candidates' form (score is the objective).
+	// +optional
+	Metrics *CandidateMetrics `json:"metrics,omitempty"`
+
+	// meanTpotMs is the mean time per output token, which AISimulate's SLA check compares with
+	// sla.itlMs.
+	// +optional
+	MeanTPOTMs *float64 `json:"meanTpotMs,omitempty"`
+
+	// gpus is the deployment's average GPU count over the replay (gpu_hours / duration).
+	// +optional
+	GPUs *float64 `json:"gpus,omitempty"`
+
+	// completedRequests is how many requests the replay completed.
+	// +optional
+	CompletedRequests int64 `json:"completedRequests,omitempty"`
+
+	// error says why the baseline could not be evaluated; metrics are then absent.
+	// +optional
+	// +kubebuilder:validation:MaxLength=2048
+	Error string `json:"error,omitempty"`
 }
 
 // DynamoGraphDeploymentRun is one immutable execution of a DynamoGraphDeploymentRequest

@@ -133,6 +133,7 @@ func Default(dgdr *v1beta2.DynamoGraphDeploymentRequest, opts DefaultingOptions)
 		spec.Deployment.AutoApply = ptr.To(false)
 	}
 	defaultCapture(spec.Deployment.Capture)
+	defaultResearch(spec)
 	// A request name too long for a deployment is itself invalid (validateName reports it at
 	// metadata.name); it is not copied, so the schema does not report it at deployment.name.
 	if spec.Deployment.Name == "" && len(dgdr.Name) <= MaxDeploymentNameLength {
@@ -158,6 +159,30 @@ func Default(dgdr *v1beta2.DynamoGraphDeploymentRequest, opts DefaultingOptions)
 const (
 	DefaultCaptureMaxSegmentMiB int32 = 64
 )
+
+// Research defaults (spec.research, spec.deployment.replaceMargin).
+const (
+	DefaultResearchMinRequests int32 = 100
+	DefaultReplaceMargin             = "10%"
+)
+
+// defaultResearch materializes the window (the interval), minRequests and the deployment's
+// replaceMargin of a request that sets research.
+func defaultResearch(spec *v1beta2.DynamoGraphDeploymentRequestSpec) {
+	r := spec.Research
+	if r == nil {
+		return
+	}
+	if r.Window == nil && r.Interval != nil {
+		r.Window = r.Interval.DeepCopy()
+	}
+	if r.MinRequests == nil {
+		r.MinRequests = ptr.To(DefaultResearchMinRequests)
+	}
+	if spec.Deployment.ReplaceMargin == "" {
+		spec.Deployment.ReplaceMargin = DefaultReplaceMargin
+	}
+}
 
 // defaultCapture materializes capture.enabled (false) and the rotation bound of a request that
 // sets capture; a request without capture stays without it.

@@ -77,3 +77,29 @@ func ValidateCapture(c *v1beta2.CaptureSpec, fldPath *field.Path) field.ErrorLis
 func CaptureEnabled(c *v1beta2.CaptureSpec) bool {
 	return c != nil && c.Enabled != nil && *c.Enabled
 }
+
+// ValidateResearch checks that spec.research has what it works on: a deployment that autoApply
+// manages (a re-search only replaces what autoApply deployed) and its captured traffic. The
+// schema bounds the durations; admission checks research.minInterval (validateAddedRules).
+func ValidateResearch(spec *v1beta2.DynamoGraphDeploymentRequestSpec, fldPath *field.Path) field.ErrorList {
+	r := spec.Research
+	if r == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	if r.Interval == nil {
+		errs = append(errs, field.Required(fldPath.Child("interval"), "how often to search again, such as 6h"))
+	}
+	if !AutoApply(spec) {
+		errs = append(errs, field.Invalid(fldPath, "", "requires spec.deployment.autoApply: true: a re-search only ever replaces a deployment autoApply made"))
+	}
+	if d := spec.Deployment; d == nil || !CaptureEnabled(d.Capture) {
+		errs = append(errs, field.Invalid(fldPath, "", "requires spec.deployment.capture.enabled: true: a re-search replays the traffic the deployment captured"))
+	}
+	return errs
+}
+
+// ResearchOn reports whether spec schedules re-searches.
+func ResearchOn(spec *v1beta2.DynamoGraphDeploymentRequestSpec) bool {
+	return spec.Research != nil && spec.Research.Interval != nil
+}

@@ -1,6 +1,8 @@
 package admission
 
 import (
+	"time"
+
 	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
 	"github.com/dgdr-operator/dgdr-operator/internal/pricing"
@@ -19,6 +21,9 @@ type Options struct {
 	MaxPodTemplateOverrideBytes int
 	// Prices is the price list (pricing) objective.maxCostPerHour is lowered with.
 	Prices pricing.Prices
+	// ResearchMinInterval is research.minInterval: the shortest spec.research.interval (0: only
+	// the schema's bound).
+	ResearchMinInterval time.Duration
 }
 
 // Lowering is what lowering a spec needs of the options.
@@ -33,6 +38,9 @@ func OptionsFrom(cfg *v1alpha1.OperatorConfiguration) Options {
 		AutoApplyEnabled:     cfg.AutoApply.Enabled,
 		AllowLocalModelPaths: cfg.Models.AllowLocalPaths,
 		Prices:               pricing.FromConfig(cfg.Pricing),
+	}
+	if m := cfg.Research.MinInterval; m != nil {
+		o.ResearchMinInterval = m.Duration
 	}
 	if m := cfg.Limits.MaxPodTemplateOverrideBytes; m != nil {
 		o.MaxPodTemplateOverrideBytes = int(*m)

@@ -3,6 +3,7 @@ package admission
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -73,6 +74,7 @@ func validate(old, dgdr *v1beta2.DynamoGraphDeploymentRequest, opts Options) (*a
 	errs = append(errs, ValidateModelAccess(&spec.Model, specPath.Child("model"))...)
 	errs = append(errs, ValidateDeployment(spec.Deployment, opts.MaxPodTemplateOverrideBytes, specPath.Child("deployment"))...)
 	errs = append(errs, ValidateWorkload(spec.Workload, specPath.Child("workload"))...)
+	errs = append(errs, ValidateResearch(spec, specPath.Child("research"))...)
 	if spec.AISimulate != nil && spec.AISimulate.InputOverrides != nil {
 		errs = append(errs, aisimulate.ValidateOverridesShape(spec.AISimulate.InputOverrides.Raw, aisimulate.OverridesPath)...)
 	}
@@ -127,6 +129,16 @@ func validateAddedRules(old, dgdr *v1beta2.DynamoGraphDeploymentRequest, opts Op
 	}
 	if raw, _ := overrides(spec).(string); raw != "" && changed(overrides) {
 		errs = append(errs, ValidateOverridesEngine([]byte(raw))...)
+	}
+	interval := func(s *v1beta2.DynamoGraphDeploymentRequestSpec) any {
+		if s.Research == nil || s.Research.Interval == nil {
+			return time.Duration(0)
+		}
+		return s.Research.Interval.Duration
+	}
+	if r := spec.Research; r != nil && r.Interval != nil && r.Interval.Duration < opts.ResearchMinInterval && changed(interval) {
+		errs = append(errs, field.Invalid(field.NewPath("spec", "research", "interval"), r.Interval.Duration.String(),
+			fmt.Sprintf("must be at least %s (the operator configuration's research.minInterval)", opts.ResearchMinInterval)))
 	}
 	if !opts.AutoApplyEnabled && AutoApply(spec) && (oldSpec == nil || !AutoApply(oldSpec)) {
 		errs = append(errs, field.Forbidden(field.NewPath("spec", "deployment", "autoApply"),

@@ -76,6 +76,12 @@ var DefaultRuntimeImages = map[string]string{
 // DefaultSearchCommand runs AISimulate's recommend command.
 var DefaultSearchCommand = []string{"aisimulate", "recommend"}
 
+// DefaultPredictCommand runs AISimulate's predict command (a re-search's baseline).
+var DefaultPredictCommand = []string{"aisimulate", "predict"}
+
+// DefaultResearchMinInterval is research.minInterval when unset.
+const DefaultResearchMinInterval = time.Hour
+
 // Load reads, strictly decodes, defaults and validates a configuration file.
 func Load(path string) (*v1alpha1.OperatorConfiguration, error) {
 	data, err := os.ReadFile(path)
@@ -134,6 +140,12 @@ func GPUDiscoveryEnabled(cfg *v1alpha1.OperatorConfiguration) bool {
 
 // SetDefaults fills every unset field with its default.
 func SetDefaults(cfg *v1alpha1.OperatorConfiguration) {
+	if len(cfg.Planner.PredictCommand) == 0 {
+		cfg.Planner.PredictCommand = append([]string(nil), DefaultPredictCommand...)
+	}
+	if cfg.Research.MinInterval == nil {
+		cfg.Research.MinInterval = &metav1.Duration{Duration: DefaultResearchMinInterval}
+	}
 	if len(cfg.Planner.Command) == 0 {
 		cfg.Planner.Command = append([]string(nil), DefaultSearchCommand...)
 	}
@@ -346,6 +358,9 @@ func Validate(cfg *v1alpha1.OperatorConfiguration) field.ErrorList {
 	errs = append(errs, validatePricing(cfg.Pricing, field.NewPath("pricing"))...)
 	if n := *cfg.Calibration.MinObservations; n < 1 || n > 100 {
 		errs = append(errs, field.Invalid(field.NewPath("calibration", "minObservations"), n, "must be between 1 and 100"))
+	}
+	if d := cfg.Research.MinInterval.Duration; d < time.Minute || d > 720*time.Hour {
+		errs = append(errs, field.Invalid(field.NewPath("research", "minInterval"), d.String(), "must be between 1m and 720h"))
 	}
 	if p := *cfg.Webhook.Port; p < 1 || p > 65535 {
 		errs = append(errs, field.Invalid(field.NewPath("webhook", "port"), p, "must be a TCP port"))

@@ -19,6 +19,12 @@ func RunName(request string, generation int64) string {
 	return shorten(request, "-run-"+strconv.FormatInt(generation, 10))
 }
 
+// ResearchRunName is a re-search Run of a request generation, for the window ending at the Unix
+// second windowEnd: "<request>-run-<generation>-r<windowEnd>".
+func ResearchRunName(request string, generation, windowEnd int64) string {
+	return shorten(request, "-run-"+strconv.FormatInt(generation, 10)+"-r"+strconv.FormatInt(windowEnd, 10))
+}
+
 // CandidateName is a published candidate of a Run: "<run>-<candidate id digits>".
 func CandidateName(run, candidateID string) string {
 	return shorten(run, "-c"+digitsOf(candidateID))

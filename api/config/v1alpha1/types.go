@@ -117,6 +117,10 @@ type OperatorConfiguration struct {
 	// +optional
 	Calibration CalibrationConfig `json:"calibration,omitzero"`
 
+	// research bounds the scheduled re-searches of spec.research.
+	// +optional
+	Research ResearchConfig `json:"research,omitzero"`
+
 	// crds makes the operator, when set, install and upgrade its CRDs at startup by server-side
 	// apply, merged over a DynamoGraphDeploymentRequest CRD another installer (a Dynamo platform)
 	// created: v1beta1 stays the storage version, v1beta2 and the conversion webhook are added
@@ -125,6 +129,15 @@ type OperatorConfiguration struct {
 	// no CRD is ever deleted (docs/operate/coexistence.md).
 	// +optional
 	CRDs *CRDInstallConfig `json:"crds,omitempty"`
+}
+
+// ResearchConfig bounds scheduled re-searches.
+type ResearchConfig struct {
+	// minInterval is the shortest spec.research.interval admission accepts. Defaults to 1h;
+	// at least 1m. A shorter minimum is for test clusters, where a re-search every hour is too
+	// slow to watch.
+	// +optional
+	MinInterval *metav1.Duration `json:"minInterval,omitempty"`
 }
 
 // CalibrationConfig says where the calibration profile is and when its corrections are used.
@@ -208,6 +221,12 @@ type PlannerConfig struct {
 	// command runs the search. Defaults to ["aisimulate", "recommend"].
 	// +optional
 	Command []string `json:"command,omitempty"`
+
+	// predictCommand evaluates one fixed configuration: a re-search's baseline, the deployed
+	// candidate under the re-search's traffic. Defaults to ["aisimulate", "predict"]; it gets
+	// --config <input> --output-dir <dir> --format json.
+	// +optional
+	PredictCommand []string `json:"predictCommand,omitempty"`
 
 	// args are appended after the operator's own arguments
 	// (--config <input> --output-dir <dir> --format json).

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -33,6 +34,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/run"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/status"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
+	"github.com/dgdr-operator/dgdr-operator/internal/research"
 	"github.com/dgdr-operator/dgdr-operator/internal/version"
 )
 
@@ -61,6 +63,8 @@ type Reconciler struct {
 	APIReader client.Reader
 	Config    *v1alpha1.OperatorConfiguration
 	Recorder  recorder.EventRecorder
+	// Now is the clock of re-search ticks (time.Now when nil).
+	Now func() time.Time
 
 	// expectations skips reconciles that read a request from the cache at the version its last
 	// status write was computed from (triggered by its new Run's event): they would resend the
@@ -149,7 +153,17 @@ func (r *Reconciler) reconcile(ctx context.Context, dgdr *v1beta2.DynamoGraphDep
 		return nil, 0, err
 	}
 	expired := r.summarize(dgdr, runs)
+	if err := r.decideResearch(ctx, dgdr, runs, events); err != nil {
+		return expired, 0, err
+	}
 	requeue, err := r.autoApply(ctx, dgdr, runs, events)
+	if err != nil {
+		return expired, requeue, err
+	}
+	next, err := r.tick(ctx, dgdr, runs, events)
+	if next > 0 && (requeue == 0 || next < requeue) {
+		requeue = next
+	}
 	return expired, requeue, err
 }
 
@@ -254,7 +268,8 @@ func generationOf(r *v1beta2.DynamoGraphDeploymentRun) int64 {
 	return g
 }
 
-// ownedRuns lists the request's Runs, newest generation first.
+// ownedRuns lists the request's Runs, newest generation first; within a generation its
+// re-search Runs come first, newest window first, then the generation's own Run.
 func (r *Reconciler) ownedRuns(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest) ([]*v1beta2.DynamoGraphDeploymentRun, error) {
 	var list v1beta2.DynamoGraphDeploymentRunList
 	if err := r.Client.List(ctx, &list, client.InNamespace(dgdr.Namespace),
@@ -267,7 +282,14 @@ func (r *Reconciler) ownedRuns(ctx context.Context, dgdr *v1beta2.DynamoGraphDep
 			runs = append(runs, &list.Items[i])
 		}
 	}
-	slices.SortFunc(runs, func(a, b *v1beta2.DynamoGraphDeploymentRun) int { return cmp.Compare(generationOf(b), generationOf(a)) })
+	slices.SortFunc(runs, func(a, b *v1beta2.DynamoGraphDeploymentRun) int {
+		if c := cmp.Compare(generationOf(b), generationOf(a)); c != 0 {
+			return c
+		}
+		ea, _ := research.WindowEnd(a)
+		eb, _ := research.WindowEnd(b)
+		return eb.Compare(ea)
+	})
 	return runs, nil
 }
 
@@ -316,30 +338,29 @@ func (r *Reconciler) summarize(dgdr *v1beta2.DynamoGraphDeploymentRequest, runs 
 	var recent []v1beta2.RunReference
 	var expired []*v1beta2.DynamoGraphDeploymentRun
 	retention := int(*r.Config.RunRetention)
-	seenCurrent := false
 	for _, rn := range runs { // newest generation first
-		if rn.Name == current {
-			seenCurrent = true
-		}
 		if !run.IsTerminal(rn) {
-			if rn.Name == current {
+			if generationOf(rn) == dgdr.Status.ObservedGeneration && active == nil {
 				active = &v1beta2.RunReference{Name: rn.Name}
 			}
 			continue
 		}
-		if len(recent) < retention {
+		// The deployed Run stays whatever its age: its Candidate is what a re-search compares
+		// with, and what verification measures.
+		if d := dgdr.Status.Deployment; len(recent) < retention || (d != nil && d.Run == rn.Name) {
 			recent = append(recent, v1beta2.RunReference{Name: rn.Name})
 		} else {
 			expired = append(expired, rn)
 		}
 	}
-	if !seenCurrent && dgdr.Status.ActiveRunRef != nil && dgdr.Status.ActiveRunRef.Name == current {
+	if active == nil && dgdr.Status.ActiveRunRef != nil && !slices.ContainsFunc(runs, func(rn *v1beta2.DynamoGraphDeploymentRun) bool { return rn.Name == dgdr.Status.ActiveRunRef.Name }) &&
+		(dgdr.Status.ActiveRunRef.Name == current || strings.HasPrefix(dgdr.Status.ActiveRunRef.Name, current+"-r")) {
 		// The cache has not seen the Run created a moment ago: keep pointing at it.
 		active = dgdr.Status.ActiveRunRef
 	}
 	dgdr.Status.ActiveRunRef = active
 	dgdr.Status.RecentRunRefs = recent
-	if len(runs) > 0 && !(dgdr.Status.LatestRun != nil && dgdr.Status.LatestRun.Name == current && !seenCurrent) {
+	if len(runs) > 0 && !(dgdr.Status.LatestRun != nil && active != nil && dgdr.Status.LatestRun.Name == active.Name && !slices.ContainsFunc(runs, func(rn *v1beta2.DynamoGraphDeploymentRun) bool { return rn.Name == active.Name })) {
 		latest := runs[0]
 		phase := latest.Status.Phase
 		if phase == "" {

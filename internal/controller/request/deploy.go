@@ -25,6 +25,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 	"github.com/dgdr-operator/dgdr-operator/internal/promote"
 	"github.com/dgdr-operator/dgdr-operator/internal/render"
+	"github.com/dgdr-operator/dgdr-operator/internal/research"
 )
 
 // autoApply creates or updates DynamoGraphDeployments and reads their readiness:
@@ -94,12 +95,17 @@ func (r *Reconciler) autoApply(ctx context.Context, dgdr *v1beta2.DynamoGraphDep
 	return r.followReadiness(ctx, dgdr, events)
 }
 
-// succeededCurrentRun is the Run of the current generation when it succeeded with a best
-// candidate. Older generations never deploy: their results are superseded.
+// succeededCurrentRun is the newest Run of the current generation that succeeded with a best
+// candidate and may deploy: the generation's own Run, or a re-search Run whose comparison with
+// the deployed candidate decided to replace it. Older generations never deploy: their results
+// are superseded.
 func succeededCurrentRun(dgdr *v1beta2.DynamoGraphDeploymentRequest, runs []*v1beta2.DynamoGraphDeploymentRun) *v1beta2.DynamoGraphDeploymentRun {
 	current := naming.RunName(dgdr.Name, dgdr.Status.ObservedGeneration)
-	for _, rn := range runs {
-		if rn.Name != current || !run.IsTerminal(rn) {
+	for _, rn := range runs { // newest first
+		if generationOf(rn) != dgdr.Status.ObservedGeneration || !run.IsTerminal(rn) {
+			continue
+		}
+		if rn.Name != current && !(research.IsRun(rn) && replacedBy(dgdr, rn)) {
 			continue
 		}
 		c := meta.FindStatusCondition(rn.Status.Conditions, v1beta2.ConditionCompleted)
@@ -246,8 +252,12 @@ func (r *Reconciler) followReadiness(ctx context.Context, dgdr *v1beta2.DynamoGr
 	}
 	ready, why := promote.Readiness(dgd)
 	if ready {
-		r.setDeployed(dgdr, metav1.ConditionTrue, v1beta2.ReasonDeploymentReady,
-			fmt.Sprintf("DynamoGraphDeployment %s (candidate %s of Run %s) is ready: %s", d.Name, d.Candidate, d.Run, why), events)
+		reason, msg := v1beta2.ReasonDeploymentReady, fmt.Sprintf("DynamoGraphDeployment %s (candidate %s of Run %s) is ready: %s", d.Name, d.Candidate, d.Run, why)
+		if kept := latestKept(dgdr); kept != nil && researchOn(dgdr) && kept.DeployedCandidate == d.Candidate {
+			reason = v1beta2.ReasonBaselineStillBest
+			msg += fmt.Sprintf("; re-search %s kept it: %s", kept.Run, kept.Message)
+		}
+		r.setDeployed(dgdr, metav1.ConditionTrue, reason, msg, events)
 		return deployPollSettled, r.verify(ctx, dgdr, dgd, events)
 	}
 	r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonDeploymentProgressing,

@@ -39,6 +39,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/status"
 	"github.com/dgdr-operator/dgdr-operator/internal/metrics"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
+	"github.com/dgdr-operator/dgdr-operator/internal/research"
 )
 
 // ControllerName names the controller in logs, metrics and events.
@@ -269,7 +270,7 @@ func (r *Reconciler) effectiveInput(run *v1beta2.DynamoGraphDeploymentRun, profi
 		input = in
 	} else {
 		opts := aisimulate.OptionsFrom(r.Config)
-		in, errs := aisimulate.Lower(&run.Spec, opts)
+		in, errs := aisimulate.Lower(searchedSpec(run), opts)
 		if len(errs) > 0 {
 			return nil, fmt.Errorf("the spec cannot be lowered to an AISimulate input: %v; fix the request spec", errs.ToAggregate())
 		}
@@ -287,6 +288,15 @@ func (r *Reconciler) effectiveInput(run *v1beta2.DynamoGraphDeploymentRun, profi
 		}
 	}
 	return input, nil
+}
+
+// searchedSpec is what a Run searches: its spec, or for a re-search Run the spec over its window
+// of captured traffic.
+func searchedSpec(run *v1beta2.DynamoGraphDeploymentRun) *v1beta2.DynamoGraphDeploymentRequestSpec {
+	if research.IsRun(run) {
+		return research.SearchSpec(&run.Spec)
+	}
+	return &run.Spec
 }
 
 // Preflight checks an effective input before its Job exists: AISimulate's rules (the bundled

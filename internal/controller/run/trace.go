@@ -8,10 +8,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
+	"github.com/dgdr-operator/dgdr-operator/internal/research"
 )
 
 // The trace source is read once per search start, by name, around the cache (ConfigMaps and
@@ -25,7 +27,7 @@ const traceVolume = "trace"
 // found in status.aisimulate.trace. A missing ConfigMap, key or claim ends the Run (returned
 // Completion) instead of leaving a pod stuck in ContainerCreating until the deadline.
 func (r *Reconciler) checkTraceSource(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun) (*Completion, error) {
-	w := run.Spec.Workload
+	w := searchedSpec(run).Workload
 	if w == nil || w.Trace == nil {
 		return nil, nil
 	}
@@ -68,7 +70,15 @@ func (r *Reconciler) checkTraceSource(ctx context.Context, run *v1beta2.DynamoGr
 		if err != nil {
 			return nil, err
 		}
-		status.PVC = src.PVC.DeepCopy()
+		if end, ok := research.WindowEnd(run); ok {
+			status.Window = &v1beta2.TraceWindowStatus{ClaimName: pvc.Name,
+				Start: metav1.NewTime(end.Add(-research.Window(&run.Spec))), End: metav1.NewTime(end)}
+			if old := run.Status.AISimulate; old != nil && old.Trace != nil && old.Trace.Window != nil {
+				status.Window = old.Trace.Window.DeepCopy()
+			}
+		} else {
+			status.PVC = src.PVC.DeepCopy()
+		}
 	}
 	if run.Status.AISimulate != nil {
 		run.Status.AISimulate.Trace = status
@@ -79,7 +89,7 @@ func (r *Reconciler) checkTraceSource(ctx context.Context, run *v1beta2.DynamoGr
 // traceMount returns the search pod's trace volume and the search container's read-only mount
 // of it at aisimulate.TraceMountDir (nothing without a trace).
 func traceMount(run *v1beta2.DynamoGraphDeploymentRun) ([]corev1.Volume, []corev1.VolumeMount) {
-	w := run.Spec.Workload
+	w := searchedSpec(run).Workload
 	if w == nil || w.Trace == nil {
 		return nil, nil
 	}
