@@ -4,6 +4,7 @@
 package research
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 )
 
@@ -123,4 +125,34 @@ func SearchSpec(spec *v1beta2.DynamoGraphDeploymentRequestSpec) *v1beta2.DynamoG
 		Replay: &v1beta2.TraceReplay{ArrivalSpeedupRatio: ptr.To(1.0)},
 	}}
 	return out
+}
+
+// BaselineInput is the AISimulate prediction input that evaluates a deployed candidate under a
+// re-search's traffic: the Candidate's spec.parameters (a complete prediction input, as the
+// search wrote it) with traffic and evaluation taken from the re-search's effective input, so
+// both are judged on the same window and SLA. The candidate's engine and execution stay as
+// the search resolved them.
+func BaselineInput(parameters []byte, searchInput map[string]any) (*aisimulate.Input, error) {
+	var params map[string]any
+	if err := json.Unmarshal(parameters, &params); err != nil || params == nil {
+		return nil, fmt.Errorf("the deployed candidate's spec.parameters is not a JSON object")
+	}
+	if _, ok := params["engine"].(map[string]any); !ok {
+		return nil, fmt.Errorf("the deployed candidate's spec.parameters has no engine section")
+	}
+	traffic, ok := searchInput["traffic"]
+	if !ok {
+		return nil, fmt.Errorf("the re-search input has no traffic section")
+	}
+	params["traffic"] = traffic
+	if ev, ok := searchInput["evaluation"]; ok {
+		params["evaluation"] = ev
+	} else {
+		delete(params, "evaluation")
+	}
+	data, err := json.Marshal(params)
+	if err != nil {
+		return nil, err
+	}
+	return aisimulate.Canonicalize(data)
 }

@@ -202,10 +202,16 @@ func (r *Reconciler) reconcile(ctx context.Context, run *v1beta2.DynamoGraphDepl
 			}
 		}
 	}
+	fresh := run.Status.AISimulate == nil || run.Status.AISimulate.Input == nil
 	input, err := r.effectiveInput(run, profile)
 	if err != nil {
 		r.setTerminal(run, &Completion{Reason: v1beta2.ReasonInvalidInput, Message: err.Error()}, events)
 		return ctrl.Result{}, nil
+	}
+	if fresh && research.IsRun(run) {
+		if err := r.recordBaseline(ctx, run, input, events); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 
 	job := &batchv1.Job{}
