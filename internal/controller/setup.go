@@ -122,7 +122,14 @@ func stripTerminalRun(obj any) (any, error) {
 		return obj, nil
 	}
 	st := r.Status
+	// A re-search Run's window end orders the Runs of its generation; its baseline annotation
+	// names what it compared.
+	end, isResearch := r.Annotations[v1beta2.AnnotationResearchWindowEnd]
+	baseline := r.Annotations[v1beta2.AnnotationResearchBaseline]
 	r.Annotations = nil
+	if isResearch {
+		r.Annotations = map[string]string{v1beta2.AnnotationResearchWindowEnd: end, v1beta2.AnnotationResearchBaseline: baseline}
+	}
 	r.Spec = v1beta2.DynamoGraphDeploymentRequestSpec{}
 	r.Status = v1beta2.DynamoGraphDeploymentRunStatus{Phase: st.Phase}
 	if c := meta.FindStatusCondition(st.Conditions, v1beta2.ConditionCompleted); c != nil {
@@ -145,12 +152,13 @@ func stripAcceptedRequest(obj any) (any, error) {
 		stripManaged(r)
 		delete(r.Annotations, corev1.LastAppliedConfigAnnotation)
 		if r.Generation == r.Status.ObservedGeneration && r.DeletionTimestamp.IsZero() {
-			// autoApply reads spec.deployment.autoApply, name and verification on every reconcile.
+			// autoApply reads spec.deployment.autoApply, name and verification on every reconcile,
+			// and re-searches their schedule (a tick reads the whole request).
 			var deployment *v1beta2.DeploymentSpec
 			if d := r.Spec.Deployment; d != nil && (d.AutoApply != nil || d.Name != "" || d.Verification != nil) {
 				deployment = &v1beta2.DeploymentSpec{AutoApply: d.AutoApply, Name: d.Name, Verification: d.Verification}
 			}
-			r.Spec = v1beta2.DynamoGraphDeploymentRequestSpec{Deployment: deployment}
+			r.Spec = v1beta2.DynamoGraphDeploymentRequestSpec{Deployment: deployment, Research: r.Spec.Research}
 		}
 	}
 	return obj, nil

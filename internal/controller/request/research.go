@@ -71,7 +71,7 @@ func (r *Reconciler) decideResearch(ctx context.Context, dgdr *v1beta2.DynamoGra
 		if rec := historyRecord(dgdr, rn.Name); rec != nil && rec.Decision != "" {
 			continue
 		}
-		rec, err := r.judge(ctx, dgdr, rn, end)
+		rec, err := r.judge(ctx, rn, end)
 		if err != nil {
 			return err
 		}
@@ -87,23 +87,28 @@ func (r *Reconciler) decideResearch(ctx context.Context, dgdr *v1beta2.DynamoGra
 	return nil
 }
 
-// judge compares a finished re-search Run's best candidate with its baseline.
-func (r *Reconciler) judge(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, rn *v1beta2.DynamoGraphDeploymentRun, end time.Time) (v1beta2.ResearchRecord, error) {
+// judge compares a finished re-search Run's best candidate with its baseline. The cache keeps
+// little of a terminal Run: it is read whole, once per Run.
+func (r *Reconciler) judge(ctx context.Context, rn *v1beta2.DynamoGraphDeploymentRun, end time.Time) (v1beta2.ResearchRecord, error) {
 	rec := v1beta2.ResearchRecord{
 		Run:               rn.Name,
 		WindowEnd:         metav1.NewTime(end),
-		WindowStart:       metav1.NewTime(end.Add(-research.Window(&rn.Spec))),
 		DeployedCandidate: rn.Annotations[v1beta2.AnnotationResearchBaseline],
 	}
-	if t := rn.Status.AISimulate; t != nil && t.Trace != nil && t.Trace.Window != nil && t.Trace.Window.Requests != nil {
+	full := &v1beta2.DynamoGraphDeploymentRun{}
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(rn), full); err != nil {
+		return rec, err
+	}
+	rec.WindowStart = metav1.NewTime(end.Add(-research.Window(&full.Spec)))
+	if t := full.Status.AISimulate; t != nil && t.Trace != nil && t.Trace.Window != nil && t.Trace.Window.Requests != nil {
 		rec.Requests = *t.Trace.Window.Requests
 	}
-	done := meta.FindStatusCondition(rn.Status.Conditions, v1beta2.ConditionCompleted)
+	done := meta.FindStatusCondition(full.Status.Conditions, v1beta2.ConditionCompleted)
 	switch {
 	case done != nil && done.Reason == v1beta2.ReasonInsufficientTraffic:
-		rec.Decision, rec.Reason, rec.Message = v1beta2.ResearchSkipped, done.Reason, done.Message
+		rec.Decision, rec.Reason, rec.Message = v1beta2.ResearchSkipped, done.Reason, truncate(done.Message, 1024)
 		return rec, nil
-	case done == nil || done.Reason != v1beta2.ReasonSucceeded || rn.Status.Recommendation == nil || rn.Status.Recommendation.BestCandidate == "":
+	case done == nil || done.Reason != v1beta2.ReasonSucceeded || full.Status.Recommendation == nil || full.Status.Recommendation.BestCandidate == "":
 		reason, msg := "", "the re-search did not succeed"
 		if done != nil {
 			reason, msg = done.Reason, done.Message
@@ -112,10 +117,6 @@ func (r *Reconciler) judge(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploym
 		return rec, nil
 	}
 	// The candidate compared is the one autoApply would deploy: the best that fits the Nodes.
-	full := &v1beta2.DynamoGraphDeploymentRun{}
-	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(rn), full); err != nil {
-		return rec, client.IgnoreNotFound(err)
-	}
 	best, unfit, err := r.bestFitting(ctx, full)
 	if err != nil {
 		return rec, err
@@ -126,21 +127,16 @@ func (r *Reconciler) judge(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploym
 		return rec, nil
 	}
 	cand := &v1beta2.DynamoGraphDeploymentCandidate{}
-	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: rn.Namespace, Name: best}, cand); err != nil {
-		if !apierrors.IsNotFound(err) {
-			return rec, err
-		}
-		if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: rn.Namespace, Name: best}, cand); err != nil {
-			return rec, err
-		}
+	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: rn.Namespace, Name: best}, cand); err != nil {
+		return rec, err
 	}
 	rec.BestCandidate = best
-	margin, err := research.Margin(&rn.Spec)
+	margin, err := research.Margin(&full.Spec)
 	if err != nil {
 		rec.Decision, rec.Reason, rec.Message = v1beta2.ResearchUndecided, v1beta2.ReasonBaselineUnavailable, err.Error()
 		return rec, nil
 	}
-	d := compare(&rn.Spec, margin, rn.Status.Baseline, cand)
+	d := compare(&full.Spec, margin, full.Status.Baseline, cand)
 	rec.BaselineObjective, rec.BestObjective = d.BaselineObjective, d.CandidateObjective
 	rec.Reason, rec.Message = d.Reason, truncate(d.Message, 1024)
 	switch d.Reason {
@@ -249,11 +245,20 @@ func (r *Reconciler) tick(ctx context.Context, dgdr *v1beta2.DynamoGraphDeployme
 	if c := meta.FindStatusCondition(dgdr.Status.Conditions, v1beta2.ConditionDeployed); c == nil || c.Status != metav1.ConditionTrue {
 		return skip(skipDeploymentNotReady, fmt.Sprintf("DynamoGraphDeployment %s is not ready", dgdr.Status.Deployment.Name))
 	}
-	input, errs := aisimulate.Lower(research.SearchSpec(&dgdr.Spec), aisimulate.OptionsFrom(r.Config))
+	// The cache keeps only the schedule of an accepted request's spec: read it whole.
+	whole := &v1beta2.DynamoGraphDeploymentRequest{}
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(dgdr), whole); err != nil {
+		return 0, err
+	}
+	if whole.UID != dgdr.UID || whole.Generation != dgdr.Status.ObservedGeneration {
+		return time.Second, nil // a newer generation is on its way
+	}
+	input, errs := aisimulate.Lower(research.SearchSpec(&whole.Spec), aisimulate.OptionsFrom(r.Config))
 	if len(errs) > 0 {
 		return skip(skipInvalidSpec, truncate(fmt.Sprintf("the re-search input cannot be lowered: %v", errs.ToAggregate()), 1024))
 	}
-	desired, err := BuildResearchRun(dgdr, input.Hash, end, dgdr.Status.Deployment.Candidate)
+	whole.Status = dgdr.Status
+	desired, err := BuildResearchRun(whole, input.Hash, end, dgdr.Status.Deployment.Candidate)
 	if err != nil {
 		return 0, err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -50,6 +51,8 @@ func runTests(m *testing.M) int {
 	cfg = controllertest.Config()
 	cfg.Verification.Image = verificationImage
 	cfg.Calibration.Namespace = calibrationNamespace
+	// Re-searches every minute (the default minimum is an hour).
+	cfg.Research.MinInterval = &metav1.Duration{Duration: time.Minute}
 	if err := env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: calibrationNamespace}}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

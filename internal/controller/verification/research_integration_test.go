@@ -1,0 +1,276 @@
+package verification_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	ct "github.com/dgdr-operator/dgdr-operator/internal/controller/controllertest"
+	"github.com/dgdr-operator/dgdr-operator/internal/naming"
+	"github.com/dgdr-operator/dgdr-operator/internal/promote"
+	"github.com/dgdr-operator/dgdr-operator/internal/render"
+	"github.com/dgdr-operator/dgdr-operator/internal/research"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/builders"
+	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/poll"
+)
+
+// tickWait is how long a re-search tick may take: ticks fall on whole minutes (the test
+// configuration's research.minInterval) and the controller looks again at the tick.
+const tickWait = 100 * time.Second
+
+// throughputMetrics are a candidate's metrics whose objective (throughput per GPU, the
+// default target) is perGPU on gpus GPUs.
+func throughputMetrics(perGPU float64, gpus int) *v1beta2.CandidateMetrics {
+	return &v1beta2.CandidateMetrics{Score: ptr.To(perGPU), ThroughputPerGPU: ptr.To(perGPU), Throughput: ptr.To(perGPU * float64(gpus)),
+		TTFTMs: ptr.To(80.0), ITLMs: ptr.To(6.0), E2EMs: ptr.To(900.0)}
+}
+
+// researchRequest is an autoApply request with capture onto the claim "traffic" and a
+// re-search every minute.
+func researchRequest(t *testing.T, ns, name string) *v1beta2.DynamoGraphDeploymentRequest {
+	t.Helper()
+	ctx := context.Background()
+	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "traffic"},
+		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany},
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}
+	if err := k8s.Create(ctx, pvc); err != nil {
+		t.Fatal(err)
+	}
+	d := builders.Request(ns, name).GPUSKU("h200_sxm").AutoApply(name + "-dgd").Obj()
+	d.Spec.Deployment.Capture = &v1beta2.CaptureSpec{Enabled: ptr.To(true), ClaimName: "traffic"}
+	d.Spec.Research = &v1beta2.ResearchSpec{Interval: &metav1.Duration{Duration: time.Minute}, MinRequests: ptr.To[int32](1)}
+	if err := k8s.Create(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// finishRun publishes one Candidate of r (rendered from candidateParameters, with metrics) as
+// its best, an optional baseline, and ends its Job successfully.
+func finishRun(t *testing.T, r *v1beta2.DynamoGraphDeploymentRun, metrics *v1beta2.CandidateMetrics, baseline *v1beta2.BaselineStatus) string {
+	t.Helper()
+	ctx := context.Background()
+	var params map[string]any
+	if err := json.Unmarshal([]byte(candidateParameters), &params); err != nil {
+		t.Fatal(err)
+	}
+	candName := naming.CandidateName(r.Name, "1")
+	dgd, _, err := render.Render(params, render.RunOptions(r, candName, cfg.RuntimeImages, render.DefaultGPUsPerNode, cfg.Planner.Image))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := json.Marshal(dgd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cand := builders.Candidate(r.Namespace, candName).OwnedBy(r).GPUs(4).GraphDeployment(raw).Parameters(candidateParameters).Obj()
+	if err := k8s.Create(ctx, cand); err != nil {
+		t.Fatal(err)
+	}
+	candPatch := client.MergeFrom(cand.DeepCopy())
+	cand.Status.Metrics = metrics
+	if err := k8s.Status().Patch(ctx, cand, candPatch); err != nil {
+		t.Fatal(err)
+	}
+	job := &batchv1.Job{}
+	poll.Eventually(t, wait, "the search Job of "+r.Name, func() (bool, error) {
+		err := k8s.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: naming.JobName(r.Name)}, job)
+		return err == nil, client.IgnoreNotFound(err)
+	})
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(r), r); err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(r.DeepCopy())
+	r.Status.CandidateRefs = []v1beta2.CandidateReference{{Name: candName}}
+	r.Status.Recommendation = &v1beta2.RecommendationSummary{BestCandidate: candName, Evaluated: 1, Feasible: 1}
+	r.Status.Baseline = baseline
+	if err := k8s.Status().Patch(ctx, r, patch); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ct.CreatePod(ctx, k8s, job, &ct.Terminated{}, &ct.Terminated{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ct.FinishJob(ctx, k8s, job, ""); err != nil {
+		t.Fatal(err)
+	}
+	return candName
+}
+
+// makeReady marks the DynamoGraphDeployment ready, as the Dynamo operator would.
+func makeReady(t *testing.T, ns, name string) {
+	t.Helper()
+	ctx := context.Background()
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(promote.GVK)
+	poll.Eventually(t, 2*wait, "the DynamoGraphDeployment "+name, func() (bool, error) {
+		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj)
+		return err == nil, client.IgnoreNotFound(err)
+	})
+	_ = unstructured.SetNestedField(obj.Object, "successful", "status", "state")
+	_ = unstructured.SetNestedSlice(obj.Object, []any{map[string]any{"type": "Ready", "status": "True", "reason": "AllReady",
+		"message": "all components ready", "lastTransitionTime": time.Now().UTC().Format(time.RFC3339)}}, "status", "conditions")
+	if err := k8s.Status().Update(ctx, obj); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// nextResearchRun waits for a re-search Run of the request other than those in seen.
+func nextResearchRun(t *testing.T, d *v1beta2.DynamoGraphDeploymentRequest, seen map[string]bool) *v1beta2.DynamoGraphDeploymentRun {
+	t.Helper()
+	var found *v1beta2.DynamoGraphDeploymentRun
+	poll.Eventually(t, tickWait, "a re-search Run", func() (bool, error) {
+		var list v1beta2.DynamoGraphDeploymentRunList
+		if err := k8s.List(context.Background(), &list, client.InNamespace(d.Namespace)); err != nil {
+			return false, err
+		}
+		for i := range list.Items {
+			rn := &list.Items[i]
+			if research.IsRun(rn) && !seen[rn.Name] && rn.Status.AISimulate != nil {
+				found = rn
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	seen[found.Name] = true
+	return found
+}
+
+func condition(d *v1beta2.DynamoGraphDeploymentRequest, typ string) *metav1.Condition {
+	return meta.FindStatusCondition(d.Status.Conditions, typ)
+}
+
+// TestResearchReplacesOnlyABetterCandidate: a deployed request with capture and a re-search
+// every minute. The first tick creates a re-search Run of the same generation for the last
+// minute of captured traffic, comparing with the deployed candidate (its baseline input is that
+// candidate's parameters under the window's traffic). A new best 50% better than the baseline
+// replaces the deployment (ImprovementAvailable=True BetterCandidate); at the next tick a new
+// best only 5% better keeps it (ImprovementAvailable=False, Deployed reason BaselineStillBest).
+func TestResearchReplacesOnlyABetterCandidate(t *testing.T) {
+	ctx := context.Background()
+	ns := testenv.Namespace(t, k8s, "t")
+	d := researchRequest(t, ns, "drift")
+	gen := &v1beta2.DynamoGraphDeploymentRun{}
+	poll.Eventually(t, wait, "the generation's Run", func() (bool, error) {
+		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: naming.RunName(d.Name, 1)}, gen)
+		return err == nil && gen.Status.AISimulate != nil, client.IgnoreNotFound(err)
+	})
+	first := finishRun(t, gen, throughputMetrics(1000, 4), nil)
+	makeReady(t, ns, "drift-dgd")
+	var last *v1beta2.DynamoGraphDeploymentRequest
+	defer func() {
+		if t.Failed() && last != nil {
+			st, _ := json.MarshalIndent(last.Status, "", "  ")
+			sp, _ := json.Marshal(last.Spec)
+			t.Logf("request spec: %s\nstatus: %s", sp, st)
+			probe := last.DeepCopy()
+			pp := client.MergeFrom(last.DeepCopy())
+			probe.Status.Research = &v1beta2.ResearchStatus{NextTime: &metav1.Time{Time: time.Now()}}
+			t.Logf("probe patch: %v", k8s.Status().Patch(context.Background(), probe, pp))
+		}
+	}()
+	last = waitForStatus(t, d, "Deployed=True", func(d *v1beta2.DynamoGraphDeploymentRequest) bool {
+		last = d.DeepCopy()
+		c := condition(d, v1beta2.ConditionDeployed)
+		return c != nil && c.Status == metav1.ConditionTrue && d.Status.Research != nil && d.Status.Research.NextTime != nil
+	})
+
+	seen := map[string]bool{}
+	r1 := nextResearchRun(t, d, seen)
+	end, ok := research.WindowEnd(r1)
+	if !ok || r1.Name != research.RunName(d.Name, 1, end) || r1.Annotations[v1beta2.AnnotationResearchBaseline] != first {
+		t.Fatalf("re-search Run %s: annotations %v", r1.Name, r1.Annotations)
+	}
+	if end.Unix()%60 != 0 {
+		t.Errorf("the window ends at %s, not on a whole minute", end)
+	}
+	if got := r1.Labels[v1beta2.LabelRequestGeneration]; got != "1" {
+		t.Errorf("re-search Run generation label = %q, want 1", got)
+	}
+	w := r1.Status.AISimulate.Trace
+	if w == nil || w.Window == nil || w.Window.ClaimName != "traffic" || !w.Window.End.Time.Equal(end) || !w.Window.Start.Time.Equal(end.Add(-time.Minute)) || w.PVC != nil {
+		t.Errorf("status.aisimulate.trace = %+v, want the window [%s, %s) of claim traffic", w, end.Add(-time.Minute), end)
+	}
+	var input map[string]any
+	if err := json.Unmarshal(r1.Status.AISimulate.Input.Raw, &input); err != nil {
+		t.Fatal(err)
+	}
+	traffic, _ := json.Marshal(input["traffic"])
+	if !strings.Contains(string(traffic), research.WindowFile) || !strings.Contains(string(traffic), `"dynamo"`) {
+		t.Errorf("the re-search input's traffic is not the captured window: %s", traffic)
+	}
+	b := r1.Status.AISimulate.Baseline
+	if b == nil || b.Candidate != first {
+		t.Fatalf("status.aisimulate.baseline = %+v, want the deployed candidate %s", b, first)
+	}
+	var baselineInput map[string]any
+	if err := json.Unmarshal(b.Input.Raw, &baselineInput); err != nil {
+		t.Fatal(err)
+	}
+	bTraffic, _ := json.Marshal(baselineInput["traffic"])
+	if string(bTraffic) != string(traffic) || baselineInput["engine"] == nil {
+		t.Errorf("the baseline input's traffic %s differs from the re-search's %s (or has no engine)", bTraffic, traffic)
+	}
+	active := waitForStatus(t, d, "the re-search Run active", func(d *v1beta2.DynamoGraphDeploymentRequest) bool {
+		return d.Status.ActiveRunRef != nil && d.Status.ActiveRunRef.Name == r1.Name
+	})
+	if c := condition(active, v1beta2.ConditionImprovementAvailable); c == nil || c.Status != metav1.ConditionUnknown || c.Reason != v1beta2.ReasonAwaitingResearch {
+		t.Errorf("ImprovementAvailable before a comparison = %+v", c)
+	}
+	waitForEvent(t, ns, d.Name, "ResearchStarted")
+
+	baseline := &v1beta2.BaselineStatus{Candidate: first, Metrics: throughputMetrics(1000, 4), MeanTPOTMs: ptr.To(6.0), GPUs: ptr.To(4.0), CompletedRequests: 50}
+	better := finishRun(t, r1, throughputMetrics(1500, 4), baseline)
+	replaced := waitForStatus(t, d, "the better candidate deployed", func(d *v1beta2.DynamoGraphDeploymentRequest) bool {
+		return d.Status.Deployment != nil && d.Status.Deployment.Candidate == better
+	})
+	c := condition(replaced, v1beta2.ConditionImprovementAvailable)
+	if c == nil || c.Status != metav1.ConditionTrue || c.Reason != v1beta2.ReasonBetterCandidate || !strings.Contains(c.Message, "1,500") || !strings.Contains(c.Message, "1,000") {
+		t.Errorf("ImprovementAvailable = %+v, want True BetterCandidate with both numbers", c)
+	}
+	if h := replaced.Status.Research.History; len(h) == 0 || h[0].Run != r1.Name || h[0].Decision != v1beta2.ResearchReplaced || h[0].BestCandidate != better {
+		t.Errorf("history = %+v", h)
+	}
+	if replaced.Status.Deployment.Run != r1.Name {
+		t.Errorf("deployed from Run %s, want %s", replaced.Status.Deployment.Run, r1.Name)
+	}
+	makeReady(t, ns, "drift-dgd")
+
+	r2 := nextResearchRun(t, d, seen)
+	if r2.Annotations[v1beta2.AnnotationResearchBaseline] != better {
+		t.Errorf("the second re-search compares with %q, want the deployed %s", r2.Annotations[v1beta2.AnnotationResearchBaseline], better)
+	}
+	baseline2 := &v1beta2.BaselineStatus{Candidate: better, Metrics: throughputMetrics(1500, 4), MeanTPOTMs: ptr.To(6.0), GPUs: ptr.To(4.0), CompletedRequests: 50}
+	finishRun(t, r2, throughputMetrics(1575, 4), baseline2)
+	kept := waitForStatus(t, d, "the deployment kept", func(d *v1beta2.DynamoGraphDeploymentRequest) bool {
+		c := condition(d, v1beta2.ConditionImprovementAvailable)
+		return c != nil && c.Status == metav1.ConditionFalse
+	})
+	c = condition(kept, v1beta2.ConditionImprovementAvailable)
+	if c.Reason != v1beta2.ReasonBaselineStillBest || !strings.Contains(c.Message, "1,575") || !strings.Contains(c.Message, "10%") {
+		t.Errorf("ImprovementAvailable = %+v, want False BaselineStillBest with both numbers and the margin", c)
+	}
+	if kept.Status.Deployment.Candidate != better {
+		t.Errorf("deployed candidate = %s, want %s kept", kept.Status.Deployment.Candidate, better)
+	}
+	waitForStatus(t, d, "Deployed=True BaselineStillBest", func(d *v1beta2.DynamoGraphDeploymentRequest) bool {
+		c := condition(d, v1beta2.ConditionDeployed)
+		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == v1beta2.ReasonBaselineStillBest && strings.Contains(c.Message, r2.Name)
+	})
+	if h := kept.Status.Research.History; len(h) < 2 || h[0].Run != r2.Name || h[0].Decision != v1beta2.ResearchKept {
+		t.Errorf("history = %+v", h)
+	}
+}
