@@ -55,6 +55,13 @@ type reportOptions struct {
 	// InputHash is the input hash the operator recorded on the search Job (--input-hash,
 	// $DGDR_INPUT_HASH); --write-input refuses an input that does not hash to it.
 	InputHash string
+	// TraceWindow* make --write-input first cut a window of a capture (searchinput.TraceWindow);
+	// the times are RFC 3339.
+	TraceWindowSource      string
+	TraceWindowStart       string
+	TraceWindowEnd         string
+	TraceWindowOut         string
+	TraceWindowMinRequests int
 
 	// RESTConfig, when set, is used instead of --kubeconfig / in-cluster credentials (tests).
 	RESTConfig *rest.Config
@@ -114,6 +121,11 @@ reason on stderr and in the termination message, when the result cannot be publi
 	f.BoolVar(&o.WriteInput, "write-input", false, "write the Run's recorded input (status.aisimulate.input, checked against its hash) to --input-dir and exit (the search Job's input init container)")
 	f.StringVar(&o.InputHash, "input-hash", os.Getenv(jobcontract.EnvInputHash), "the input hash the operator recorded on the search Job, which --write-input checks the input against ($"+jobcontract.EnvInputHash+")")
 	f.StringVar(&o.InputDir, "input-dir", envOr(jobcontract.EnvInputDir, jobcontract.InputDir), "where --write-input writes "+jobcontract.InputFile+" ($"+jobcontract.EnvInputDir+")")
+	f.StringVar(&o.TraceWindowSource, "trace-window-source", "", "with --write-input, first cut a trace window out of the capture mounted here (one directory per Frontend pod of request-trace.N.jsonl.gz segments)")
+	f.StringVar(&o.TraceWindowStart, "trace-window-start", "", "the window's first arrival time, inclusive (RFC 3339)")
+	f.StringVar(&o.TraceWindowEnd, "trace-window-end", "", "the window's end, exclusive (RFC 3339)")
+	f.StringVar(&o.TraceWindowOut, "trace-window-out", "", "the window file to write (gzip JSONL, ordered by arrival)")
+	f.IntVar(&o.TraceWindowMinRequests, "trace-window-min-requests", 1, fmt.Sprintf("the fewest requests the window needs; with fewer, --write-input writes no input and exits %d", jobcontract.InputExitInsufficientTraffic))
 	return cmd
 }
 
@@ -133,29 +145,96 @@ func newLogger(cmd *cobra.Command, verbose bool) logr.Logger {
 	return funcr.NewJSON(func(obj string) { fmt.Fprintln(w, obj) }, funcr.Options{Verbosity: v})
 }
 
-// writeInput runs the --write-input mode and reports like the reporter does.
+// writeInput runs the --write-input mode and reports like the reporter does. With a trace
+// window, the termination message is the window's summary (JSON) once the window is cut, also
+// when it holds too few requests, so that the operator can record it.
 func writeInput(ctx context.Context, cmd *cobra.Command, o *reportOptions) error {
-	hash, err := executeWriteInput(ctx, o, newLogger(cmd, o.Verbose))
-	if err != nil {
+	fail := func(err error) error {
 		msg := "report --write-input: " + err.Error()
 		fmt.Fprintln(cmd.ErrOrStderr(), msg)
 		writeTerminationMessage(o.TerminationLog, msg)
 		return err
 	}
+	if err := checkWriteInput(o); err != nil {
+		return fail(err)
+	}
+	tw, err := traceWindow(o)
+	if err != nil {
+		return fail(err)
+	}
+	var summary string
+	if tw != nil {
+		sum, err := tw.Cut()
+		var short *searchinput.InsufficientTrafficError
+		if err != nil && !errors.As(err, &short) {
+			return fail(err)
+		}
+		msg, merr := searchinput.SummaryMessage(sum)
+		if merr != nil {
+			return fail(merr)
+		}
+		summary = string(msg)
+		fmt.Fprintf(cmd.OutOrStdout(), "cut the trace window [%s, %s) to %s: %s\n", o.TraceWindowStart, o.TraceWindowEnd, tw.Out, summary)
+		if short != nil {
+			fmt.Fprintln(cmd.ErrOrStderr(), "report --write-input: "+short.Error())
+			writeTerminationMessage(o.TerminationLog, summary)
+			return short
+		}
+	}
+	hash, err := executeWriteInput(ctx, o, newLogger(cmd, o.Verbose))
+	if err != nil {
+		return fail(err)
+	}
 	msg := fmt.Sprintf("wrote the Run's input (%s) to %s", hash, o.InputDir)
 	fmt.Fprintln(cmd.OutOrStdout(), msg)
-	writeTerminationMessage(o.TerminationLog, msg)
+	if summary == "" {
+		summary = msg
+	}
+	writeTerminationMessage(o.TerminationLog, summary)
 	return nil
 }
 
-// executeWriteInput validates the options, builds the client and writes the Run's input.
-func executeWriteInput(ctx context.Context, o *reportOptions, log logr.Logger) (string, error) {
+// checkWriteInput checks the options --write-input needs.
+func checkWriteInput(o *reportOptions) error {
 	if err := requireRun(o); err != nil {
-		return "", err
+		return err
 	}
 	if o.InputDir == "" {
-		return "", errors.New("the input directory is required (--input-dir or $" + jobcontract.EnvInputDir + ")")
+		return errors.New("the input directory is required (--input-dir or $" + jobcontract.EnvInputDir + ")")
 	}
+	return nil
+}
+
+// traceWindow is the window the --trace-window-* flags ask for, nil without --trace-window-source.
+func traceWindow(o *reportOptions) (*searchinput.TraceWindow, error) {
+	if o.TraceWindowSource == "" {
+		if o.TraceWindowStart != "" || o.TraceWindowEnd != "" || o.TraceWindowOut != "" {
+			return nil, errors.New("--trace-window-start, --trace-window-end and --trace-window-out need --trace-window-source")
+		}
+		return nil, nil
+	}
+	tw := &searchinput.TraceWindow{Source: o.TraceWindowSource, Out: o.TraceWindowOut, MinRequests: o.TraceWindowMinRequests}
+	var err error
+	if tw.Window.Start, err = time.Parse(time.RFC3339, o.TraceWindowStart); err != nil {
+		return nil, fmt.Errorf("--trace-window-start: %w", err)
+	}
+	if tw.Window.End, err = time.Parse(time.RFC3339, o.TraceWindowEnd); err != nil {
+		return nil, fmt.Errorf("--trace-window-end: %w", err)
+	}
+	if !tw.Window.Start.Before(tw.Window.End) {
+		return nil, fmt.Errorf("--trace-window-start %s is not before --trace-window-end %s", o.TraceWindowStart, o.TraceWindowEnd)
+	}
+	if tw.Out == "" {
+		return nil, errors.New("--trace-window-out is required with --trace-window-source")
+	}
+	if tw.MinRequests < 0 {
+		return nil, fmt.Errorf("--trace-window-min-requests must be >= 0, got %d", tw.MinRequests)
+	}
+	return tw, nil
+}
+
+// executeWriteInput builds the client and writes the Run's input.
+func executeWriteInput(ctx context.Context, o *reportOptions, log logr.Logger) (string, error) {
 	c, err := newClient(o)
 	if err != nil {
 		return "", err

@@ -29,6 +29,9 @@ const (
 	// InputFile is the effective input as YAML inside InputDir (what the search reads), rendered
 	// from the canonical JSON whose hash is status.aisimulate.inputHash.
 	InputFile = "input.yaml"
+	// TraceWindowFile is the name of the trace window the input init container cuts out of a
+	// capture (--trace-window-out): one gzip JSONL Dynamo request trace, ordered by arrival.
+	TraceWindowFile = "window.jsonl.gz"
 	// OutputVolume is the emptyDir shared by the search and the reporter.
 	OutputVolume = "output"
 	// OutputMountDir is where the output emptyDir is mounted in both containers.

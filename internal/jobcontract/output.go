@@ -30,3 +30,12 @@ const (
 	// its cap, a symbolic link, a file that is not a regular file); nothing was published.
 	ReporterExitOutputRejected = 3
 )
+
+// Exit codes of the input init container besides 1 (any failure). The Run controller reads them
+// from the container's terminated state; they are defined here only.
+const (
+	// InputExitInsufficientTraffic: the trace window (--trace-window-*) holds fewer requests than
+	// --trace-window-min-requests. The container wrote the window and its summary (the termination
+	// message, as on success) but not the input, so the search never starts.
+	InputExitInsufficientTraffic = 4
+)

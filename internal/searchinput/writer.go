@@ -1,12 +1,14 @@
 // Package searchinput is the input init container of a search Job (`dgdr-operator report
 // --write-input`): it writes the effective input the Run recorded, checked against the hash the
-// operator put on the Job, for the search to read.
+// operator put on the Job, for the search to read, and for a re-search first cuts the window of a
+// capture that the search replays.
 package searchinput
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -126,27 +128,36 @@ func (w *Writer) read(ctx context.Context) (*aisimulate.Input, error) {
 	return in, nil
 }
 
-// writeFile writes the YAML atomically (rename), so the search never sees a partial file.
+// writeFile writes the YAML atomically, so the search never sees a partial file.
 func (w *Writer) writeFile(in *aisimulate.Input) error {
 	doc, err := in.YAML()
 	if err != nil {
 		return fmt.Errorf("rendering the input as YAML: %w", err)
 	}
-	tmp, err := os.CreateTemp(w.Dir, "."+jobcontract.InputFile+"-*")
+	return writeFileAtomic(filepath.Join(w.Dir, jobcontract.InputFile), 0o444, func(f io.Writer) error {
+		_, err := f.Write(doc)
+		return err
+	})
+}
+
+// writeFileAtomic writes a file of mode through write into a temporary file of its directory,
+// then renames it into place.
+func writeFileAtomic(path string, mode os.FileMode, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+"-*")
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp.Name()) // fails harmlessly once renamed
-	if _, err := tmp.Write(doc); err != nil {
+	if err := write(tmp); err != nil {
 		_ = tmp.Close()
 		return err
 	}
-	if err := tmp.Chmod(0o444); err != nil {
+	if err := tmp.Chmod(mode); err != nil {
 		_ = tmp.Close()
 		return err
 	}
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), filepath.Join(w.Dir, jobcontract.InputFile))
+	return os.Rename(tmp.Name(), path)
 }

@@ -1,4 +1,4 @@
-package trace
+package requesttrace
 
 import (
 	"bufio"
@@ -69,30 +69,19 @@ func Read(path, format string, blockSize int) (*Trace, error) {
 func ParseDynamo(r io.Reader, blockSize int) (*Trace, error) {
 	t := &Trace{Format: FormatDynamo}
 	ids := map[uint64]int64{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
-	line, firstBlockLine := 0, 0
-	for sc.Scan() {
-		line++
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 {
-			continue
-		}
-		rec, err := parseDynamoRecord(b, line)
-		if err != nil {
-			return nil, err
-		}
-		if rec == nil {
-			continue
-		}
+	firstBlockLine := 0
+	last, err := scanDynamo(r, func(line int, _ []byte, rec *dynamoRecord) error {
 		switch {
+		case rec.agentic:
+			return &ParseError{Line: line, Field: rec.prefix + "agent_context",
+				Reason: "agentic Dynamo traces (session dependencies and tool waits) are not supported by aisim"}
 		case t.BlockSize == 0 && blockSize > 0 && rec.blockSize != blockSize:
-			return nil, &ParseError{Line: line, Field: rec.prefix + "request.replay.trace_block_size",
+			return &ParseError{Line: line, Field: rec.prefix + "request.replay.trace_block_size",
 				Reason: fmt.Sprintf("%d does not match traffic.source.block_size %d", rec.blockSize, blockSize)}
 		case t.BlockSize == 0:
 			t.BlockSize, firstBlockLine = rec.blockSize, line
 		case rec.blockSize != t.BlockSize:
-			return nil, &ParseError{Line: line, Field: rec.prefix + "request.replay.trace_block_size",
+			return &ParseError{Line: line, Field: rec.prefix + "request.replay.trace_block_size",
 				Reason: fmt.Sprintf("%d differs from %d on line %d (one trace has one block size)", rec.blockSize, t.BlockSize, firstBlockLine)}
 		}
 		req := rec.req
@@ -106,23 +95,53 @@ func ParseDynamo(r io.Reader, blockSize int) (*Trace, error) {
 			req.HashIDs[i] = id
 		}
 		t.Requests = append(t.Requests, req)
-	}
-	if err := scanError(sc, line); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	if len(t.Requests) == 0 {
-		return nil, &ParseError{Line: line, Reason: "the trace has no request_end records"}
+		return nil, &ParseError{Line: last, Reason: "the trace has no request_end records"}
 	}
 	slices.SortStableFunc(t.Requests, func(a, b Request) int { return cmp.Compare(a.TimestampMs, b.TimestampMs) })
 	return t, nil
 }
 
-// dynamoRecord is one request_end record: the request, its block size and raw hashes, and the
-// path prefix of its fields on the line ("event." when wrapped).
+// scanDynamo calls visit with every request_end record of a Dynamo request trace, its line number
+// and its text (valid only during the call), and returns the number of lines read. It stops at
+// the first malformed record, the first error of visit, or the first error of r.
+func scanDynamo(r io.Reader, visit func(line int, text []byte, rec *dynamoRecord) error) (int, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
+	line := 0
+	for sc.Scan() {
+		line++
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		rec, err := parseDynamoRecord(b, line)
+		if err != nil {
+			return line, err
+		}
+		if rec == nil {
+			continue
+		}
+		if err := visit(line, b, rec); err != nil {
+			return line, err
+		}
+	}
+	return line, scanError(sc, line)
+}
+
+// dynamoRecord is one request_end record: the request, its block size and raw hashes, whether it
+// carries an agent_context, and the path prefix of its fields on the line ("event." when
+// wrapped).
 type dynamoRecord struct {
 	req       Request
 	blockSize int
 	hashes    []uint64
+	agentic   bool
 	prefix    string
 }
 
@@ -174,9 +193,8 @@ func parseDynamoRecord(b []byte, line int) (*dynamoRecord, error) {
 	if eventType != "request_end" {
 		return nil, nil
 	}
-	if _, ok := present(ev, "agent_context"); ok {
-		return fail("agent_context", "agentic Dynamo traces (session dependencies and tool waits) are not supported by aisim")
-	}
+	// Whether an agentic record can be replayed is the reader's call, not the format's.
+	_, rec.agentic = present(ev, "agent_context")
 	reqRaw, ok := present(ev, "request")
 	req := object(reqRaw)
 	if !ok || req == nil {

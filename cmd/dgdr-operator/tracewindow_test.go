@@ -1,0 +1,172 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
+	"github.com/dgdr-operator/dgdr-operator/internal/requesttrace"
+	"github.com/dgdr-operator/dgdr-operator/internal/searchinput"
+)
+
+// The real Frontend's capture (tools/aisim/trace/testdata/dynamo): 36 requests arriving within
+// [captureStart, captureEnd).
+const (
+	captureSegment = "../../tools/aisim/trace/testdata/dynamo/frontend-capture.000000.jsonl.gz"
+	captureStart   = "2026-12-03T00:00:00Z"
+	captureEnd     = "2026-12-04T00:00:00Z"
+)
+
+func TestTraceWindowFlags(t *testing.T) {
+	start, end := time.Date(2026, 2, 9, 0, 0, 0, 0, time.UTC), time.Date(2026, 2, 9, 6, 0, 0, 0, time.FixedZone("", 3600))
+	tests := []struct {
+		name    string
+		args    []string
+		want    *searchinput.TraceWindow
+		wantErr string
+	}{
+		{"no window", nil, nil, ""},
+		{"a window", []string{"--trace-window-source", "/capture", "--trace-window-start", "2026-02-09T00:00:00Z",
+			"--trace-window-end", "2026-02-09T06:00:00+01:00", "--trace-window-out", "/window/window.jsonl.gz", "--trace-window-min-requests", "50"},
+			&searchinput.TraceWindow{Source: "/capture", Window: requesttrace.Window{Start: start, End: end}, Out: "/window/window.jsonl.gz", MinRequests: 50}, ""},
+		{"at least one request by default", []string{"--trace-window-source", "/capture", "--trace-window-start", "2026-02-09T00:00:00Z",
+			"--trace-window-end", "2026-02-09T06:00:00+01:00", "--trace-window-out", "/w"},
+			&searchinput.TraceWindow{Source: "/capture", Window: requesttrace.Window{Start: start, End: end}, Out: "/w", MinRequests: 1}, ""},
+		{"a window without its source", []string{"--trace-window-out", "/w"}, nil,
+			"--trace-window-start, --trace-window-end and --trace-window-out need --trace-window-source"},
+		{"no start", []string{"--trace-window-source", "/c", "--trace-window-end", "2026-02-09T06:00:00Z", "--trace-window-out", "/w"}, nil,
+			`--trace-window-start: parsing time "" as "2006-01-02T15:04:05Z07:00": cannot parse "" as "2006"`},
+		{"an end that is not RFC 3339", []string{"--trace-window-source", "/c", "--trace-window-start", "2026-02-09T00:00:00Z",
+			"--trace-window-end", "6h", "--trace-window-out", "/w"}, nil, `--trace-window-end: parsing time "6h"`},
+		{"an end before the start", []string{"--trace-window-source", "/c", "--trace-window-start", "2026-02-09T06:00:00Z",
+			"--trace-window-end", "2026-02-09T06:00:00Z", "--trace-window-out", "/w"}, nil,
+			"--trace-window-start 2026-02-09T06:00:00Z is not before --trace-window-end 2026-02-09T06:00:00Z"},
+		{"no out", []string{"--trace-window-source", "/c", "--trace-window-start", "2026-02-09T00:00:00Z", "--trace-window-end", "2026-02-09T06:00:00Z"}, nil,
+			"--trace-window-out is required with --trace-window-source"},
+		{"a negative minimum", []string{"--trace-window-source", "/c", "--trace-window-start", "2026-02-09T00:00:00Z", "--trace-window-end", "2026-02-09T06:00:00Z",
+			"--trace-window-out", "/w", "--trace-window-min-requests", "-1"}, nil, "--trace-window-min-requests must be >= 0, got -1"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := &reportOptions{}
+			if err := newReportCommand(o).ParseFlags(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			got, err := traceWindow(o)
+			if tc.wantErr != "" {
+				if err == nil || !strings.HasPrefix(err.Error(), tc.wantErr) {
+					t.Fatalf("got %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// newCaptureClaim is a capture claim's directory holding the real capture as pod fe-a's segment.
+func newCaptureClaim(t *testing.T) string {
+	t.Helper()
+	data, err := os.ReadFile(captureSegment)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "fe-a"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "fe-a", "request-trace.000000.jsonl.gz"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// runWriteInputWithWindow runs `report --write-input` with a trace window of the real capture,
+// against the real API server when the window holds enough requests. It returns the termination
+// message and the window file's path.
+func runWriteInputWithWindow(t *testing.T, ns, run, dir, expected string, minRequests int) (term, window string, err error) {
+	t.Helper()
+	o := &reportOptions{}
+	if minRequests <= 36 {
+		o.RESTConfig = reportEnv(t).Config
+	}
+	cmd := newReportCommand(o)
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	termFile, window := filepath.Join(t.TempDir(), "term"), filepath.Join(t.TempDir(), jobcontract.TraceWindowFile)
+	cmd.SetArgs([]string{"--write-input", "--run-name", run, "--namespace", ns, "--input-dir", dir, "--input-hash", expected,
+		"--poll-interval", "20ms", "--termination-log", termFile,
+		"--trace-window-source", newCaptureClaim(t), "--trace-window-start", captureStart, "--trace-window-end", captureEnd,
+		"--trace-window-out", window, "--trace-window-min-requests", strconv.Itoa(minRequests)})
+	err = cmd.ExecuteContext(context.Background())
+	msg, rerr := os.ReadFile(termFile)
+	if rerr != nil {
+		t.Fatalf("no termination message: %v (output: %s)", rerr, out.String())
+	}
+	return string(msg), window, err
+}
+
+// checkSummary decodes a termination message as the window's summary and checks it against the
+// window file.
+func checkSummary(t *testing.T, term, window string, wantRequests int) {
+	t.Helper()
+	var sum requesttrace.WindowSummary
+	if err := json.Unmarshal([]byte(term), &sum); err != nil {
+		t.Fatalf("the termination message %q is not the window's summary: %v", term, err)
+	}
+	tr, err := requesttrace.Read(window, requesttrace.FormatDynamo, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Requests != wantRequests || len(tr.Requests) != wantRequests || sum.Pods != 1 || sum.Segments != 1 {
+		t.Errorf("summary %+v, %d requests in the file; want %d of one segment of one pod", sum, len(tr.Requests), wantRequests)
+	}
+}
+
+// TestWriteInputCutsTheTraceWindow: with a trace window, the input container writes the window
+// and the input, and its termination message is the window's summary.
+func TestWriteInputCutsTheTraceWindow(t *testing.T) {
+	ns := newNamespace(t)
+	run := newRun(t, ns, "llm-run-window")
+	in := recordedInput(t)
+	recordInput(t, run, in.JSON, in.Hash)
+	dir := t.TempDir()
+	term, window, err := runWriteInputWithWindow(t, ns, run.Name, dir, in.Hash, 36)
+	if err != nil {
+		t.Fatalf("%v (termination message %q)", err, term)
+	}
+	checkSummary(t, term, window, 36)
+	if _, err := os.Stat(filepath.Join(dir, jobcontract.InputFile)); err != nil {
+		t.Errorf("the input was not written: %v", err)
+	}
+}
+
+// TestWriteInputWithTooFewRequests: a window with fewer requests than the minimum leaves the
+// window's summary as the termination message, writes no input, and exits with the code the Run
+// controller reads as insufficient traffic, without reading the Run.
+func TestWriteInputWithTooFewRequests(t *testing.T) {
+	dir := t.TempDir()
+	term, window, err := runWriteInputWithWindow(t, "ns", "run", dir, "hash", 37)
+	if got := exitCode(err); got != jobcontract.InputExitInsufficientTraffic {
+		t.Fatalf("exit code %d (%v), want %d", got, err, jobcontract.InputExitInsufficientTraffic)
+	}
+	checkSummary(t, term, window, 36)
+	if _, err := os.Stat(filepath.Join(dir, jobcontract.InputFile)); !os.IsNotExist(err) {
+		t.Errorf("the input was written: %v", err)
+	}
+}

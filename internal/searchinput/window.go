@@ -1,0 +1,77 @@
+package searchinput
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
+	"github.com/dgdr-operator/dgdr-operator/internal/requesttrace"
+)
+
+// MaxWindowSummaryBytes caps the window summary: the kubelet's cap on a termination message,
+// which carries it to the operator.
+const MaxWindowSummaryBytes = 4096
+
+// TraceWindow is a window of a capture for the search to replay: the input init container cuts
+// it before it writes the input.
+type TraceWindow struct {
+	// Source is where the capture claim is mounted: one directory per Frontend pod.
+	Source string
+	Window requesttrace.Window
+	// Out is the window file to write.
+	Out string
+	// MinRequests is the fewest requests a window needs for the search to run.
+	MinRequests int
+}
+
+// InsufficientTrafficError is a window with fewer requests than the search needs.
+type InsufficientTrafficError struct {
+	Requests, MinRequests int
+}
+
+func (e *InsufficientTrafficError) Error() string {
+	return fmt.Sprintf("the trace window holds %d request(s), fewer than the %d required", e.Requests, e.MinRequests)
+}
+
+// ExitCode is the input container's exit code for it.
+func (e *InsufficientTrafficError) ExitCode() int { return jobcontract.InputExitInsufficientTraffic }
+
+// Cut writes the window file (atomically, so the search never reads a partial one) and returns
+// its summary. With fewer than MinRequests requests it still writes both, and returns an
+// *InsufficientTrafficError with the summary.
+func (tw TraceWindow) Cut() (requesttrace.WindowSummary, error) {
+	var sum requesttrace.WindowSummary
+	// Reading the capture through fs.Glob would take a missing directory for an empty one.
+	if fi, err := os.Stat(tw.Source); err != nil {
+		return sum, fmt.Errorf("the capture: %w", err)
+	} else if !fi.IsDir() {
+		return sum, fmt.Errorf("the capture %s is not a directory", tw.Source)
+	}
+	err := writeFileAtomic(tw.Out, 0o444, func(w io.Writer) error {
+		var err error
+		sum, err = requesttrace.CutWindow(os.DirFS(tw.Source), tw.Window, w)
+		return err
+	})
+	if err != nil {
+		return sum, fmt.Errorf("cutting the trace window of the capture %s: %w", tw.Source, err)
+	}
+	if sum.Requests < tw.MinRequests {
+		return sum, &InsufficientTrafficError{Requests: sum.Requests, MinRequests: tw.MinRequests}
+	}
+	return sum, nil
+}
+
+// SummaryMessage is the window's summary as the input container's termination message: compact
+// JSON, at most MaxWindowSummaryBytes.
+func SummaryMessage(sum requesttrace.WindowSummary) ([]byte, error) {
+	msg, err := json.Marshal(sum)
+	if err != nil {
+		return nil, err
+	}
+	if len(msg) > MaxWindowSummaryBytes {
+		return nil, fmt.Errorf("the window summary is %d bytes, over the %d of a termination message", len(msg), MaxWindowSummaryBytes)
+	}
+	return msg, nil
+}
