@@ -73,3 +73,19 @@ func Version(t testing.TB, dist string) string {
 	}
 	return string(bytes.TrimSpace(out))
 }
+
+// RunAISimulate runs the venv's aisimulate offline in dir with args and returns its standard
+// output. A non-zero exit fails the test with its standard error.
+func RunAISimulate(t testing.TB, dir string, args ...string) []byte {
+	t.Helper()
+	bin := MustExecutable(t, "aisimulate")
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Env = append(os.Environ(), "HF_HUB_OFFLINE=1", "TRANSFORMERS_OFFLINE=1", "PYTHONDONTWRITEBYTECODE=1")
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("aisimulate %v: %v\n%s", args, err, stderr.String())
+	}
+	return stdout.Bytes()
+}

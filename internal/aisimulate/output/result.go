@@ -284,45 +284,6 @@ func (e Event) MaxTrials() (int64, bool) {
 	return *v.Optimizer.MaxTrials, true
 }
 
-// Prediction is prediction.json.
-type Prediction struct {
-	Summary    Summary           `json:"summary"`
-	Memory     map[string]any    `json:"memory"`
-	Config     *PredictionConfig `json:"config"`
-	Provenance Provenance        `json:"provenance"`
-}
-
-// Distribution is a latency distribution in milliseconds.
-type Distribution struct {
-	Mean float64 `json:"mean"`
-	P50  float64 `json:"p50"`
-	P90  float64 `json:"p90"`
-	P99  float64 `json:"p99"`
-}
-
-// Summary is the `predict --format json` object.
-type Summary struct {
-	NumRequests          int            `json:"num_requests"`
-	CompletedRequests    int            `json:"completed_requests"`
-	TotalOutputTokens    int            `json:"total_output_tokens"`
-	DurationMs           float64        `json:"duration_ms"`
-	RequestThroughputRPS float64        `json:"request_throughput_rps"`
-	OutputThroughputTokS float64        `json:"output_throughput_tok_s"`
-	PerUserTokS          float64        `json:"mean_output_token_throughput_per_user"`
-	GoodputRPS           float64        `json:"goodput_request_throughput_rps"`
-	GoodputTokS          float64        `json:"goodput_output_throughput_tok_s"`
-	Concurrency          int            `json:"concurrency,omitempty"`
-	RequestRate          float64        `json:"request_rate,omitempty"`
-	UsedGPUs             int            `json:"used_gpus"`
-	TTFT                 Distribution   `json:"ttft_ms"`
-	TPOT                 Distribution   `json:"tpot_ms"`
-	ITL                  Distribution   `json:"itl_ms"`
-	E2E                  Distribution   `json:"e2e_latency_ms"`
-	KVCapacityTokens     map[string]int `json:"kv_cache_capacity_tokens"`
-	// ErrorBand: see Candidate.ErrorBand.
-	ErrorBand *ErrorBand `json:"error_band,omitempty"`
-}
-
 // MarshalCanonical renders v as indented JSON with sorted keys and refuses
 // NaN/Inf (AISimulate's JSON is strict).
 func MarshalCanonical(v any) ([]byte, error) {
@@ -404,24 +365,6 @@ func ParseSweepResult(data []byte) (*SweepResult, error) {
 	return &r, nil
 }
 
-// ReadPrediction reads prediction.json from dir (or a file path).
-func ReadPrediction(path string) (*Prediction, error) {
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		path = filepath.Join(path, PredictionFile)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var p Prediction
-	if err := strictUnmarshal(data, &p); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return &p, nil
-}
-
-// strictUnmarshal decodes exactly: keys match case-sensitively (encoding/json would accept
-// "Schema_Version"), unknown and duplicate keys are errors, and integers stay integers.
 func strictUnmarshal(data []byte, v any) error {
 	strictErrs, err := kjson.UnmarshalStrict(data, v)
 	if err != nil {

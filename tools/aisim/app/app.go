@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -25,7 +26,6 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/tools/aisim/catalog"
 	"github.com/dgdr-operator/dgdr-operator/tools/aisim/input"
-	"github.com/dgdr-operator/dgdr-operator/tools/aisim/perf"
 	"github.com/dgdr-operator/dgdr-operator/tools/aisim/search"
 )
 
@@ -394,12 +394,6 @@ func Predict(ctx context.Context, opts Options) int {
 	if l == nil {
 		return code
 	}
-	fp, runID, createdAt := l.fingerprint, l.runID, l.createdAt
-	points, _ := l.env.Select(l.space)
-	if len(points) != 1 {
-		fmt.Fprintf(opts.Stderr, "aisim predict failed: expected one concrete deployment, found %d\n", len(points))
-		return aisimulate.ExitFailure
-	}
 	dir := opts.OutputDir
 	if dir == "" {
 		dir = DefaultOutputDir
@@ -408,105 +402,116 @@ func Predict(ctx context.Context, opts Options) int {
 		fmt.Fprintf(opts.Stderr, "--output-dir: %v\n", err)
 		return aisimulate.ExitInvalidInput
 	}
-	pr := l.env.Prepare(points[0])
-	if pr.Status == output.StatusUnsupported {
-		fmt.Fprintf(opts.Stderr, "%s: engine.workers: %s\n", opts.ConfigPath, pr.Reason)
-		return aisimulate.ExitInvalidInput
-	}
-	if pr.Status != "" {
-		fmt.Fprintf(opts.Stderr, "aisim predict failed: %s: %s\n", pr.ReasonCategory, pr.Reason)
-		return aisimulate.ExitFailure
-	}
-	rep, err := l.env.Simulate(ctx, pr, time.Time{})
-	if ctx.Err() != nil {
-		fmt.Fprintln(opts.Stderr, "aisim predict interrupted")
-		return aisimulate.ExitInterrupted
-	}
-	if err != nil {
-		fmt.Fprintf(opts.Stderr, "aisim predict failed: %v\n", err)
-		return aisimulate.ExitFailure
-	}
-	sum := summary(pr, rep)
-	sum.ErrorBand = l.env.ErrorBand(pr.Point)
-	memory := map[string]any{}
-	for role, m := range pr.Memory {
-		memory[role] = m
-	}
-	pred := &output.Prediction{
-		Summary: sum, Memory: memory, Config: l.env.PredictionConfig(pr),
-		Provenance: output.Provenance{Implementation: "aisim", ImplementationVersion: Version, Estimator: "analytical",
-			SearchStrategy: "none", RunID: runID, CreatedAt: createdAt, InputFingerprint: fp, Config: rawConfig(l.doc), Note: Note},
+	p, code := predict(ctx, l, opts)
+	if p == nil {
+		return code
 	}
 	path := filepath.Join(dir, output.PredictionFile)
-	if err := output.WriteJSONFile(path, pred); err != nil {
+	if err := output.WriteJSONFile(path, p.report); err != nil {
 		fmt.Fprintf(opts.Stderr, "aisim predict failed: %v\n", err)
 		return aisimulate.ExitFailure
 	}
 	// No ledger: AISimulate's predict writes one resource_plan line, its supervisor's
 	// host-memory admission plan (main.py _predict), which aisim does not make.
 	if opts.Format == "json" {
-		data, _ := output.MarshalCanonical(sum)
+		data, _ := output.MarshalCanonical(p.report.Summary())
 		_, _ = opts.Stdout.Write(data)
-		return aisimulate.ExitOK
+	} else {
+		printPrediction(opts.Stdout, p)
+		fmt.Fprintf(opts.Stdout, "Saved full report to: %s\n", path)
 	}
-	printSummary(opts.Stdout, sum)
-	printBand(opts.Stdout, sum)
-	fmt.Fprintf(opts.Stdout, "Saved full report to: %s\n", path)
+	if p.report.Status == output.PredictionInvalid {
+		fmt.Fprintf(opts.Stderr, "ERROR: %s Saved full report to: %s\n", p.report.Diagnostic, path)
+		return aisimulate.ExitFailure
+	}
 	return aisimulate.ExitOK
 }
 
-func summary(pr *search.Prepared, r *perf.Report) output.Summary {
-	o := &search.Trial{Prepared: pr, Report: r}
-	m := search.Metrics(o)
-	dist := func(name string) output.Distribution {
-		return output.Distribution{Mean: m["mean_"+name], P50: m["p50_"+name], P90: m["p90_"+name], P99: m["p99_"+name]}
+// predicted is one prediction: AISimulate's report, and what aisim knows beside it and prints
+// in the table (the report has no place for them).
+type predicted struct {
+	report *output.Prediction
+	// kvTokens is the KV-cache capacity in tokens per role, all replicas and ranks.
+	kvTokens map[string]int
+	band     *output.ErrorBand
+	gpus     int
+	// config is the replayable configuration of the deployment.
+	config *output.PredictionConfig
+}
+
+// predict simulates the document's one concrete deployment; on failure it prints the reason and
+// returns the exit code.
+func predict(ctx context.Context, l *loaded, opts Options) (*predicted, int) {
+	points, _ := l.env.Select(l.space)
+	if len(points) != 1 {
+		fmt.Fprintf(opts.Stderr, "aisim predict failed: expected one concrete deployment, found %d\n", len(points))
+		return nil, aisimulate.ExitFailure
+	}
+	pr := l.env.Prepare(points[0])
+	if pr.Status == output.StatusUnsupported {
+		fmt.Fprintf(opts.Stderr, "%s: engine.workers: %s\n", opts.ConfigPath, pr.Reason)
+		return nil, aisimulate.ExitInvalidInput
+	}
+	if pr.Status != "" {
+		fmt.Fprintf(opts.Stderr, "aisim predict failed: %s: %s\n", pr.ReasonCategory, pr.Reason)
+		return nil, aisimulate.ExitFailure
+	}
+	began := time.Now()
+	rep, err := l.env.Simulate(ctx, pr, time.Time{})
+	if ctx.Err() != nil {
+		fmt.Fprintln(opts.Stderr, "aisim predict interrupted")
+		return nil, aisimulate.ExitInterrupted
+	}
+	if err != nil {
+		fmt.Fprintf(opts.Stderr, "aisim predict failed: %v\n", err)
+		return nil, aisimulate.ExitFailure
 	}
 	kv := map[string]int{}
 	for _, role := range pr.Point.Roles {
 		kv[role.Role] = pr.Memory[role.Role].TokensPerRank * role.Worker.Shape.AttentionData * role.Worker.Shape.Replicas
 	}
-	return output.Summary{
-		NumRequests: r.Requests, CompletedRequests: r.Completed, TotalOutputTokens: r.OutputTokens,
-		DurationMs: r.DurationMs, RequestThroughputRPS: r.RequestThroughput, OutputThroughputTokS: r.OutputThroughput,
-		PerUserTokS: r.PerUserThroughput, GoodputRPS: r.GoodputRequests, GoodputTokS: r.GoodputOutput,
-		Concurrency: pr.Concurrency, RequestRate: pr.Rate, UsedGPUs: pr.Point.UsedGPUs(),
-		TTFT: dist("ttft_ms"), TPOT: dist("tpot_ms"), ITL: dist("itl_ms"), E2E: dist("e2e_latency_ms"),
-		KVCapacityTokens: kv,
-	}
+	return &predicted{
+		report:   predictionReport(pr, rep, l.doc.Evaluation.SLA.Any(), kvPrecision(l.doc, l.env.Model), time.Since(began)),
+		kvTokens: kv, band: l.env.ErrorBand(pr.Point), gpus: pr.Point.UsedGPUs(), config: l.env.PredictionConfig(pr),
+	}, aisimulate.ExitOK
 }
 
-func printSummary(w io.Writer, s output.Summary) {
+func printPrediction(w io.Writer, p *predicted) {
+	m := p.report.Metrics
+	val := func(key string) float64 {
+		if v := m[key]; v != nil {
+			return *v
+		}
+		return math.NaN()
+	}
+	if p.report.Status == output.PredictionInvalid {
+		fmt.Fprintf(w, "INVALID prediction (%s): %s\n", p.report.StopReason, p.report.Diagnostic)
+	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "metric\tmean\tp50\tp90\tp99")
-	for _, row := range []struct {
-		name string
-		d    output.Distribution
-	}{{"TTFT (ms)", s.TTFT}, {"TPOT (ms)", s.TPOT}, {"ITL (ms)", s.ITL}, {"E2E latency (ms)", s.E2E}} {
-		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2f\t%.2f\n", row.name, row.d.Mean, row.d.P50, row.d.P90, row.d.P99)
+	for _, row := range []struct{ name, key string }{
+		{"TTFT (ms)", "ttft_ms"}, {"TPOT (ms)", "tpot_ms"}, {"ITL (ms)", "itl_ms"}, {"E2E latency (ms)", "e2e_latency_ms"},
+	} {
+		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2f\t%.2f\n", row.name, val("mean_"+row.key), val("median_"+row.key), val("p90_"+row.key), val("p99_"+row.key))
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "output throughput: %.1f tok/s   request throughput: %.3f req/s   per-user: %.1f tok/s\n",
-		s.OutputThroughputTokS, s.RequestThroughputRPS, s.PerUserTokS)
+		val("output_throughput_tok_s"), val("request_throughput_rps"), val("mean_output_token_throughput_per_user"))
 	var roles []string
-	for r, n := range s.KVCapacityTokens {
+	for r, n := range p.kvTokens {
 		roles = append(roles, fmt.Sprintf("%s=%d", r, n))
 	}
-	fmt.Fprintf(w, "KV-cache capacity (tokens): %s   requests: %d   GPUs: %d\n", strings.Join(slices.Sorted(slices.Values(roles)), " "), s.CompletedRequests, s.UsedGPUs)
-}
-
-// printBand prints the headline latencies with their expected error, e.g.
-// "expected error: TTFT 154 ms ±25%, TPOT 12.3 ms ±11% (...)".
-func printBand(w io.Writer, s output.Summary) {
-	b := s.ErrorBand
-	if b == nil {
-		return
+	fmt.Fprintf(w, "KV-cache capacity (tokens): %s   requests: %.0f   GPUs: %d\n", strings.Join(slices.Sorted(slices.Values(roles)), " "), val("completed_requests"), p.gpus)
+	// The headline latencies with their expected error, e.g.
+	// "expected error: TTFT 154 ms ±25%, TPOT 12.3 ms ±11% (...)".
+	if b := p.band; b != nil && p.report.Status != output.PredictionInvalid {
+		note := "median abs. error on measured H100 runs"
+		if b.Extrapolated {
+			note += "; extrapolated to this deployment"
+		}
+		fmt.Fprintf(w, "expected error: TTFT %s, TPOT %s (%s)\n",
+			b.Format("ttft_ms", val("mean_ttft_ms"), "ms"), b.Format("tpot_ms", val("mean_tpot_ms"), "ms"), note)
 	}
-	note := "median abs. error on measured H100 runs"
-	if b.Extrapolated {
-		note += "; extrapolated to this deployment"
-	}
-	fmt.Fprintf(w, "expected error: TTFT %s, TPOT %s (%s)\n",
-		b.Format("ttft_ms", s.TTFT.Mean, "ms"), b.Format("tpot_ms", s.TPOT.Mean, "ms"), note)
 }
 
 // mustCanonical encodes a decoded document canonically; a decoded document always encodes.

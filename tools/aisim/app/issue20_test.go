@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"context"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,20 +12,38 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
+	"github.com/dgdr-operator/dgdr-operator/tools/aisim/input"
 )
 
-// mustPredict runs a predict document that must succeed and returns its prediction.
-func mustPredict(t *testing.T, doc string) *output.Prediction {
+// mustPredict predicts a document that must succeed, without an output directory, and returns
+// the prediction with what aisim knows beside the report.
+func mustPredict(t *testing.T, doc string) *predicted {
 	t.Helper()
-	dir, code, _, stderr := runPredict(t, doc)
-	if code != aisimulate.ExitOK {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	p, err := output.ReadPrediction(dir)
-	if err != nil {
+	cfg := filepath.Join(t.TempDir(), "input.yaml")
+	if err := os.WriteFile(cfg, []byte(doc), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	var errb bytes.Buffer
+	opts := Options{ConfigPath: cfg, Format: "table", Stdout: io.Discard, Stderr: &errb}
+	l, code := start(input.Predict, opts)
+	if l == nil {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	p, code := predict(context.Background(), l, opts)
+	if p == nil {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
 	return p
+}
+
+// metric is a metric of the report that must be a number.
+func (p *predicted) metric(t *testing.T, key string) float64 {
+	t.Helper()
+	v, ok := p.report.Metric(key)
+	if !ok {
+		t.Fatalf("%s is missing or null", key)
+	}
+	return v
 }
 
 func runPredict(t *testing.T, doc string) (dir string, code int, stdout, stderr string) {
@@ -54,11 +73,7 @@ engine:
   backend_version: "0.12.0"
   workers: {aggregated: {parallelism: {tensor: 4}}}
 `
-	dir16, code, _, stderr := runPredict(t, base)
-	if code != aisimulate.ExitOK {
-		t.Fatalf("bf16: exit %d: %s", code, stderr)
-	}
-	dir8, code, stdout, stderr := runPredict(t, base+"  gemm_quant_mode: fp8\n  kvcache_quant_mode: fp8\nrouter: {policy: round_robin}\n")
+	_, code, stdout, stderr := runPredict(t, base+"  gemm_quant_mode: fp8\n  kvcache_quant_mode: fp8\nrouter: {policy: round_robin}\n")
 	if code != aisimulate.ExitOK {
 		t.Fatalf("fp8: exit %d: %s", code, stderr)
 	}
@@ -68,26 +83,22 @@ engine:
 	if !strings.Contains(stdout, "expected error: TTFT ") || !strings.Contains(stdout, "±") {
 		t.Errorf("stdout has no expected-error line:\n%s", stdout)
 	}
-	p16, err := output.ReadPrediction(dir16)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p8, err := output.ReadPrediction(dir8)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := p8.Summary.ErrorBand
+	p16, p8 := mustPredict(t, base), mustPredict(t, base+"  gemm_quant_mode: fp8\n  kvcache_quant_mode: fp8\n")
+	b := p8.band
 	if b == nil || b.Extrapolated || b.Metrics["ttft_ms"].MedianAbsPct <= 0 || b.Metrics["tpot_ms"].P80AbsPct <= 0 {
 		t.Errorf("error band = %+v, want a measured (not extrapolated) band for vLLM on H100", b)
 	}
 	// Half the weight bytes and half the KV bytes per token: far more than twice the tokens.
-	if k8, k16 := p8.Summary.KVCapacityTokens["aggregated"], p16.Summary.KVCapacityTokens["aggregated"]; k8 < 2*k16 {
+	if k8, k16 := p8.kvTokens["aggregated"], p16.kvTokens["aggregated"]; k8 < 2*k16 {
 		t.Errorf("KV capacity fp8 %d vs bf16 %d, want > 2×", k8, k16)
 	}
-	if p8.Summary.TPOT.Mean >= p16.Summary.TPOT.Mean {
-		t.Errorf("FP8 decode (%.2f ms) must be faster than BF16 (%.2f ms)", p8.Summary.TPOT.Mean, p16.Summary.TPOT.Mean)
+	if tpot8, tpot16 := p8.metric(t, "mean_tpot_ms"), p16.metric(t, "mean_tpot_ms"); tpot8 >= tpot16 {
+		t.Errorf("FP8 decode (%.2f ms) must be faster than BF16 (%.2f ms)", tpot8, tpot16)
 	}
-	eng := p8.Config.Engine
+	if kv := p8.report.KVCachePrecision["aggregated"]; kv != (output.KVCachePrecision{DType: "fp8", Source: "user_override"}) {
+		t.Errorf("kv_cache_precision = %+v", kv)
+	}
+	eng := p8.config.Engine
 	if eng.GEMMQuantMode != "fp8" || eng.KVCacheQuantMode != "fp8" || eng.BackendVersion != "0.12.0" {
 		t.Errorf("replayable config lost precision or version: %+v", eng)
 	}
@@ -156,7 +167,7 @@ engine: {model: Qwen/Qwen3-8B, hardware: h100_sxm, backend: vllm, workers: {aggr
 			map[bool]string{true: "true", false: "false"}[caching] + `}}}}
 `
 	}
-	ttft := func(d string) float64 { return mustPredict(t, d).Summary.TTFT.Mean }
+	ttft := func(d string) float64 { return mustPredict(t, d).metric(t, "mean_ttft_ms") }
 	cold, warm, off := ttft(doc("", true)), ttft(doc(", cached_prefix_tokens: 3072", true)), ttft(doc(", cached_prefix_tokens: 3072", false))
 	if !(warm < 0.6*cold) || off != cold {
 		t.Errorf("TTFT cold %.1f, 3/4 cached %.1f, cached without prefix caching %.1f", cold, warm, off)
@@ -178,10 +189,10 @@ engine: {model: Qwen/Qwen3-8B, hardware: h100_sxm, backend: vllm, mode: disaggre
 	none := mustPredict(t, doc(", kv_transfer: {bytes_per_token: auto}"))
 	slow := mustPredict(t, doc(", kv_transfer: {bandwidth_gb_per_second: 1, timing_mode: full_prompt}"))
 	// 4096 tokens × 144 KiB per token over 1 GB/s ≈ 0.6 s more TTFT.
-	if d := slow.Summary.TTFT.Mean - none.Summary.TTFT.Mean; d < 500 || d > 700 {
+	if d := slow.metric(t, "mean_ttft_ms") - none.metric(t, "mean_ttft_ms"); d < 500 || d > 700 {
 		t.Errorf("TTFT with 1 GB/s − without transfer = %.1f ms, want ≈ 600", d)
 	}
-	if kt := slow.Config.Engine.KVTransfer; kt == nil || kt.BandwidthGBps == nil || *kt.BandwidthGBps != 1 || kt.TimingMode != "full_prompt" {
+	if kt := slow.config.Engine.KVTransfer; kt == nil || kt.BandwidthGBps == nil || *kt.BandwidthGBps != 1 || kt.TimingMode != "full_prompt" {
 		t.Errorf("replay config kv_transfer = %+v", kt)
 	}
 }
@@ -200,8 +211,10 @@ engine: {model: Qwen/Qwen3-8B, hardware: h100_sxm, workers: {aggregated: {timing
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := p.Summary; math.Abs(s.TTFT.Mean-40) > 1e-6 || math.Abs(s.TPOT.Mean-5) > 1e-6 {
-		t.Errorf("TTFT %.3f ms, TPOT %.3f ms, want 40 and 5", s.TTFT.Mean, s.TPOT.Mean)
+	ttft, _ := p.Metric("mean_ttft_ms")
+	tpot, _ := p.Metric("mean_tpot_ms")
+	if math.Abs(ttft-40) > 1e-6 || math.Abs(tpot-5) > 1e-6 {
+		t.Errorf("TTFT %.3f ms, TPOT %.3f ms, want 40 and 5", ttft, tpot)
 	}
 }
 
@@ -221,18 +234,18 @@ engine:
   workers: {prefill: {parallelism: {tensor: 1}}, decode: {parallelism: {tensor: 1}` + decode + `}}
 `
 	}
-	same, het := mustPredict(t, doc("")).Summary, mustPredict(t, doc(", hardware: b200_sxm")).Summary
-	if same.KVCapacityTokens["prefill"] != het.KVCapacityTokens["prefill"] {
-		t.Errorf("prefill capacity changed: %d vs %d", same.KVCapacityTokens["prefill"], het.KVCapacityTokens["prefill"])
+	same, het := mustPredict(t, doc("")), mustPredict(t, doc(", hardware: b200_sxm"))
+	if same.kvTokens["prefill"] != het.kvTokens["prefill"] {
+		t.Errorf("prefill capacity changed: %d vs %d", same.kvTokens["prefill"], het.kvTokens["prefill"])
 	}
-	if het.KVCapacityTokens["decode"] <= same.KVCapacityTokens["decode"] {
-		t.Errorf("decode on b200_sxm holds %d tokens, not more than on h200_sxm (%d)", het.KVCapacityTokens["decode"], same.KVCapacityTokens["decode"])
+	if het.kvTokens["decode"] <= same.kvTokens["decode"] {
+		t.Errorf("decode on b200_sxm holds %d tokens, not more than on h200_sxm (%d)", het.kvTokens["decode"], same.kvTokens["decode"])
 	}
-	if het.TPOT.Mean >= same.TPOT.Mean {
-		t.Errorf("decode on b200_sxm: TPOT %.3f ms, not below h200_sxm's %.3f ms", het.TPOT.Mean, same.TPOT.Mean)
+	if h, s := het.metric(t, "mean_tpot_ms"), same.metric(t, "mean_tpot_ms"); h >= s {
+		t.Errorf("decode on b200_sxm: TPOT %.3f ms, not below h200_sxm's %.3f ms", h, s)
 	}
-	if het.ErrorBand == nil || !strings.Contains(het.ErrorBand.Basis, "h200_sxm, b200_sxm") {
-		t.Errorf("error band does not name both GPUs: %+v", het.ErrorBand)
+	if het.band == nil || !strings.Contains(het.band.Basis, "h200_sxm, b200_sxm") {
+		t.Errorf("error band does not name both GPUs: %+v", het.band)
 	}
 
 	// Recommend searches the independent knobs (preset: false: AISimulate refuses them with the
@@ -263,8 +276,8 @@ engine:
 	if top.Config["decode_hardware_sku"] != "b200_sxm" {
 		t.Errorf("candidate config: decode_hardware_sku = %v", top.Config["decode_hardware_sku"])
 	}
-	if got := mustPredict(t, string(raw)).Summary; math.Abs(got.TPOT.Mean-top.Metrics["mean_tpot_ms"]) > 1e-9 {
-		t.Errorf("predict of 0001.yaml: TPOT %v, candidate %v", got.TPOT.Mean, top.Metrics["mean_tpot_ms"])
+	if got := mustPredict(t, string(raw)).metric(t, "mean_tpot_ms"); math.Abs(got-top.Metrics["mean_tpot_ms"]) > 1e-9 {
+		t.Errorf("predict of 0001.yaml: TPOT %v, candidate %v", got, top.Metrics["mean_tpot_ms"])
 	}
 
 	if _, code, _, stderr := runPredict(t, doc(", hardware: x9000")); code != aisimulate.ExitInvalidInput ||
@@ -288,12 +301,12 @@ engine: {model: Qwen/Qwen3-8B, hardware: h100_sxm, backend: vllm, workers: {aggr
 `
 	}
 	fast, slow := mustPredict(t, doc("0")), mustPredict(t, doc("2000"))
-	if fast.Summary.CompletedRequests != 18 || slow.Summary.CompletedRequests != 18 {
-		t.Errorf("completed %d / %d requests, want 18 (6 sessions of 3 turns)", fast.Summary.CompletedRequests, slow.Summary.CompletedRequests)
+	if f, s := fast.metric(t, "completed_requests"), slow.metric(t, "completed_requests"); f != 18 || s != 18 {
+		t.Errorf("completed %v / %v requests, want 18 (6 sessions of 3 turns)", f, s)
 	}
 	// Three rounds of sessions, two 2 s pauses each.
-	if slow.Summary.DurationMs < fast.Summary.DurationMs+3*2*2000 {
-		t.Errorf("duration %.0f ms with 2 s delays, %.0f ms without: want at least 12 s more", slow.Summary.DurationMs, fast.Summary.DurationMs)
+	if s, f := slow.metric(t, "duration_ms"), fast.metric(t, "duration_ms"); s < f+3*2*2000 {
+		t.Errorf("duration %.0f ms with 2 s delays, %.0f ms without: want at least 12 s more", s, f)
 	}
 	if _, code, _, stderr := runPredict(t, doc("0")+"\ntraffic2: {}\n"); code != aisimulate.ExitInvalidInput || !strings.Contains(stderr, "traffic2") {
 		t.Errorf("unknown section: exit %d, %q", code, stderr)

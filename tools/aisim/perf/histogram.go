@@ -85,12 +85,14 @@ func (h *LogHist) Release() {
 	}
 }
 
-// Stats reads the percentiles (a percentile is its bucket's midpoint in log space) with the
-// given mean.
+// Stats reads the percentiles, the extremes and the standard deviation with the given mean. A
+// value is its bucket's midpoint in log space (within HistBase/2 relative), so min and max may
+// sit a fraction of a bucket on the far side of the mean when every value is the same.
 func (h *LogHist) Stats(mean float64) Stats {
 	if h.total == 0 {
 		return Stats{}
 	}
+	mid := func(i int) float64 { return math.Exp((float64(i+h.off) + 0.5) * HistBase) }
 	q := func(p float64) float64 {
 		target, acc := p*h.total, h.zero
 		if acc >= target-1e-9 {
@@ -107,9 +109,29 @@ func (h *LogHist) Stats(mean float64) Stats {
 				break
 			}
 		}
-		return math.Exp((float64(last+h.off) + 0.5) * HistBase)
+		return mid(last)
 	}
-	return Stats{Mean: mean, P50: q(0.5), P90: q(0.9), P99: q(0.99)}
+	first, last := -1, -1
+	sq := h.zero * mean * mean
+	for i, w := range h.b {
+		if w == 0 {
+			continue
+		}
+		if first < 0 {
+			first = i
+		}
+		last = i
+		d := mid(i) - mean
+		sq += w * d * d
+	}
+	st := Stats{Mean: mean, P50: q(0.5), P75: q(0.75), P90: q(0.9), P95: q(0.95), P99: q(0.99), Std: math.Sqrt(sq / h.total)}
+	if last >= 0 {
+		st.Max = mid(last)
+		if h.zero == 0 {
+			st.Min = mid(first)
+		}
+	}
+	return st
 }
 
 // lnTable[i] = ln(1 + i/1024): FastLog interpolates the mantissa's logarithm in it.

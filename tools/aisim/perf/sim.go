@@ -59,8 +59,13 @@ type SLA struct{ TTFTms, ITLms, E2Ems float64 }
 type Stats struct {
 	Mean float64 `json:"mean"`
 	P50  float64 `json:"p50"`
+	P75  float64 `json:"p75"`
 	P90  float64 `json:"p90"`
+	P95  float64 `json:"p95"`
 	P99  float64 `json:"p99"`
+	Min  float64 `json:"min"`
+	Max  float64 `json:"max"`
+	Std  float64 `json:"std"`
 }
 
 // Report is the outcome of one simulated run.
@@ -68,6 +73,7 @@ type Report struct {
 	Requests          int     `json:"num_requests"`
 	Completed         int     `json:"completed_requests"`
 	OutputTokens      int     `json:"total_output_tokens"`
+	InputTokens       int     `json:"total_input_tokens"`
 	DurationMs        float64 `json:"duration_ms"`
 	RequestThroughput float64 `json:"request_throughput_rps"`
 	OutputThroughput  float64 `json:"output_throughput_tok_s"`
@@ -576,7 +582,7 @@ func (s *sim) report() Report {
 	n := float64(s.done)
 	dur := s.lastDone
 	r := Report{
-		Requests: s.w.Requests, Completed: s.done, OutputTokens: s.done * s.w.OSL,
+		Requests: s.w.Requests, Completed: s.done, OutputTokens: s.done * s.w.OSL, InputTokens: s.done * s.w.ISL,
 		DurationMs: dur * 1e3, TTFTSamples: s.done, TPOTSamples: s.nTPOT, GoodCompleted: s.good,
 		ForwardSteps: s.steps,
 	}

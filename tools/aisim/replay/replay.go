@@ -134,14 +134,14 @@ type sim struct {
 	blockSize               int
 	promptTokens, hitTokens float64
 
-	ttft, tpot, e2e, itl perf.LogHist
-	sumTTFT, sumTPOT     float64
-	sumE2E               float64
-	sumITL, nITL         float64
-	sumPerUser           float64
-	good, outTok, goodOT int
-	lastDone             float64
-	maxInFlight          int
+	ttft, tpot, e2e, itl        perf.LogHist
+	sumTTFT, sumTPOT            float64
+	sumE2E                      float64
+	sumITL, nITL                float64
+	sumPerUser                  float64
+	good, outTok, inTok, goodOT int
+	lastDone                    float64
+	maxInFlight                 int
 }
 
 // Simulate replays t on d.
@@ -614,6 +614,7 @@ func (s *sim) complete(r *req) {
 		s.goodOT += r.osl
 	}
 	s.outTok += r.osl
+	s.inTok += r.isl
 	s.done++
 	s.lastDone = t
 	if s.next != nil {
@@ -636,7 +637,7 @@ func (s *sim) complete(r *req) {
 func (s *sim) report() perf.Report {
 	dur := s.lastDone
 	r := perf.Report{
-		Requests: s.started, Completed: s.done, OutputTokens: s.outTok,
+		Requests: s.started, Completed: s.done, OutputTokens: s.outTok, InputTokens: s.inTok,
 		DurationMs: dur * 1e3, TTFTSamples: int(s.ttft.Total()), TPOTSamples: int(s.tpot.Total()), GoodCompleted: s.good,
 		ForwardSteps: s.steps,
 	}

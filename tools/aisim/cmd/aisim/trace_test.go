@@ -68,12 +68,14 @@ func TestRecommendAndPredictReplayATrace(t *testing.T) {
 	if p.code != 0 {
 		t.Fatalf("predict of %s: exit %d: %s", rows[0].ConfigPath, p.code, p.stderr)
 	}
-	var s output.Summary
-	if err := json.Unmarshal([]byte(p.stdout), &s); err != nil {
+	s, err := output.ParsePrediction([]byte(p.stdout))
+	if err != nil {
 		t.Fatal(err)
 	}
-	if s.CompletedRequests != 400 || s.TTFT.Mean != m["mean_ttft_ms"] {
-		t.Errorf("predict of the saved recommendation: %d requests, TTFT %v (recommend: %v)", s.CompletedRequests, s.TTFT.Mean, m["mean_ttft_ms"])
+	if got := s.Report(); got["completed_requests"] != 400 || got["mean_ttft_ms"] != m["mean_ttft_ms"] ||
+		got["prefix_cache_reused_ratio"] != m["prefix_cache_hit_ratio"] {
+		t.Errorf("predict of the saved recommendation: %v requests, TTFT %v, prefix reuse %v (recommend: %v, %v)", got["completed_requests"],
+			got["mean_ttft_ms"], got["prefix_cache_reused_ratio"], m["mean_ttft_ms"], m["prefix_cache_hit_ratio"])
 	}
 }
 
