@@ -131,7 +131,8 @@ func stripTerminalRun(obj any) (any, error) {
 		r.Annotations = map[string]string{v1beta2.AnnotationResearchWindowEnd: end, v1beta2.AnnotationResearchBaseline: baseline}
 	}
 	r.Spec = v1beta2.DynamoGraphDeploymentRequestSpec{}
-	r.Status = v1beta2.DynamoGraphDeploymentRunStatus{Phase: st.Phase}
+	// The completion time of the deployed Run is when its re-searches may start.
+	r.Status = v1beta2.DynamoGraphDeploymentRunStatus{Phase: st.Phase, CompletionTime: st.CompletionTime}
 	if c := meta.FindStatusCondition(st.Conditions, v1beta2.ConditionCompleted); c != nil {
 		completed := *c
 		completed.Message = ""
