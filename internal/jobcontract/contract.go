@@ -15,6 +15,10 @@ const (
 	// --write-input`) that writes the Run's recorded input into InputDir before the search
 	// starts.
 	InputContainer = "input"
+	// BaselineContainer runs the configured Planner image's predict command (aisimulate
+	// predict) on the deployed Candidate's parameters under a re-search's traffic, beside the
+	// search.
+	BaselineContainer = "baseline"
 )
 
 // Volumes and paths.
@@ -29,6 +33,9 @@ const (
 	// InputFile is the effective input as YAML inside InputDir (what the search reads), rendered
 	// from the canonical JSON whose hash is status.aisimulate.inputHash.
 	InputFile = "input.yaml"
+	// BaselineInputFile is a re-search's baseline prediction input as YAML inside InputDir,
+	// rendered from the canonical JSON whose hash is status.aisimulate.baseline.inputHash.
+	BaselineInputFile = "baseline.yaml"
 	// OutputVolume is the emptyDir shared by the search and the reporter.
 	OutputVolume = "output"
 	// OutputMountDir is where the output emptyDir is mounted in both containers.
@@ -36,6 +43,8 @@ const (
 	// ResultDir is AISimulate's --output-dir: a subdirectory, because AISimulate wants an
 	// empty or absent directory.
 	ResultDir = OutputMountDir + "/result"
+	// BaselineOutputDir is the baseline's --output-dir, next to ResultDir in the output volume.
+	BaselineOutputDir = OutputMountDir + "/baseline"
 	// TmpVolume is the writable emptyDir mounted at TmpDir in the search container, whose root
 	// file system is read-only.
 	TmpVolume = "tmp"
@@ -68,6 +77,10 @@ const (
 	// created the Job (downward API: the pod's v1beta2.AnnotationInputHash annotation). The input
 	// init container refuses a recorded input that does not hash to it.
 	EnvInputHash = "DGDR_INPUT_HASH"
+	// EnvBaselineInputHash is the hash of the baseline input the operator recorded (downward
+	// API: the pod's v1beta2.AnnotationBaselineInputHash annotation), set only on a re-search
+	// with a baseline. The input init container refuses a baseline input that does not hash to it.
+	EnvBaselineInputHash = "DGDR_BASELINE_INPUT_HASH"
 	// EnvRuntimeImages is "backend=image,backend=image" from the operator configuration, used
 	// to render candidate DynamoGraphDeployments.
 	EnvRuntimeImages = "DGDR_RUNTIME_IMAGES"
@@ -100,3 +113,7 @@ var InputArgs = []string{"report", "--write-input"}
 
 // SearchArgs are the operator's arguments to the search command; configured args follow.
 var SearchArgs = []string{"--config", InputDir + "/" + InputFile, "--output-dir", ResultDir, "--format", "json"}
+
+// BaselineArgs are the operator's arguments to the predict command of the baseline container.
+// The search's configured args are not appended: they are recommend's flags.
+var BaselineArgs = []string{"--config", InputDir + "/" + BaselineInputFile, "--output-dir", BaselineOutputDir, "--format", "json"}
