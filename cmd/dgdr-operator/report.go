@@ -55,6 +55,10 @@ type reportOptions struct {
 	// InputHash is the input hash the operator recorded on the search Job (--input-hash,
 	// $DGDR_INPUT_HASH); --write-input refuses an input that does not hash to it.
 	InputHash string
+	// BaselineInputHash is the baseline input hash the operator recorded on the search Job
+	// (--baseline-input-hash, $DGDR_BASELINE_INPUT_HASH); set, --write-input also writes the
+	// baseline input, refusing one that does not hash to it.
+	BaselineInputHash string
 
 	// RESTConfig, when set, is used instead of --kubeconfig / in-cluster credentials (tests).
 	RESTConfig *rest.Config
@@ -113,6 +117,7 @@ reason on stderr and in the termination message, when the result cannot be publi
 	f.BoolVarP(&o.Verbose, "verbose", "v", false, "log every progress write")
 	f.BoolVar(&o.WriteInput, "write-input", false, "write the Run's recorded input (status.aisimulate.input, checked against its hash) to --input-dir and exit (the search Job's input init container)")
 	f.StringVar(&o.InputHash, "input-hash", os.Getenv(jobcontract.EnvInputHash), "the input hash the operator recorded on the search Job, which --write-input checks the input against ($"+jobcontract.EnvInputHash+")")
+	f.StringVar(&o.BaselineInputHash, "baseline-input-hash", os.Getenv(jobcontract.EnvBaselineInputHash), "the baseline input hash the operator recorded on the search Job; set, --write-input also writes "+jobcontract.BaselineInputFile+", checked against it ($"+jobcontract.EnvBaselineInputHash+")")
 	f.StringVar(&o.InputDir, "input-dir", envOr(jobcontract.EnvInputDir, jobcontract.InputDir), "where --write-input writes "+jobcontract.InputFile+" ($"+jobcontract.EnvInputDir+")")
 	return cmd
 }
@@ -160,7 +165,8 @@ func executeWriteInput(ctx context.Context, o *reportOptions, log logr.Logger) (
 	if err != nil {
 		return "", err
 	}
-	w := &searchinput.Writer{Client: c, Namespace: o.Namespace, RunName: o.RunName, Dir: o.InputDir, ExpectedHash: o.InputHash, PollInterval: o.PollInterval, Log: log}
+	w := &searchinput.Writer{Client: c, Namespace: o.Namespace, RunName: o.RunName, Dir: o.InputDir, ExpectedHash: o.InputHash,
+		ExpectedBaselineHash: o.BaselineInputHash, PollInterval: o.PollInterval, Log: log}
 	return w.Write(ctx)
 }
 
