@@ -50,6 +50,10 @@ const (
 	TmpVolume = "tmp"
 	// TmpDir is where TmpVolume is mounted.
 	TmpDir = "/tmp"
+	// BaselineTmpVolume is the baseline container's writable /tmp: its own, because AISimulate's
+	// supervisor keeps a monitor directory there (aisimulate-monitor-XXXX) and the reporter reads
+	// the search's from TmpVolume.
+	BaselineTmpVolume = "baseline-tmp"
 	// SearchTmpDir is where TmpVolume is mounted, read-only, in the reporter container: the real
 	// AISimulate writes its live ledger there ($TMPDIR/aisimulate-monitor-XXXX/events.jsonl) and
 	// copies it into the output directory only when the search ends (docs/design/results.md, "While

@@ -81,6 +81,18 @@ func terminations(pods []corev1.Pod) (search, reporter *corev1.ContainerStateTer
 	return search, reporter
 }
 
+// baselineFailed tells whether a pod's baseline container terminated with a non-zero exit code.
+func baselineFailed(pods []corev1.Pod) bool {
+	for i := range pods {
+		for _, cs := range pods[i].Status.ContainerStatuses {
+			if cs.Name == jobcontract.BaselineContainer && cs.State.Terminated != nil && cs.State.Terminated.ExitCode != 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // quote returns ": <message>" for a non-empty termination message, bounded.
 func quote(t *corev1.ContainerStateTerminated) string {
 	if t == nil {
@@ -135,6 +147,11 @@ func Classify(job *batchv1.Job, pods []corev1.Pod, status *v1beta2.DynamoGraphDe
 	}
 	if o := evicted(pods); o != nil {
 		return o
+	}
+	// A failed baseline fails the pod, and so the Job, but not the search: the reporter
+	// published the result and status.baseline.error says why the baseline is missing.
+	if search != nil && search.ExitCode == aisimulate.ExitOK && reporter != nil && reporter.ExitCode == 0 && baselineFailed(pods) {
+		return &Completion{Reason: v1beta2.ReasonSucceeded, Message: "the search finished and its candidates are published; the baseline prediction failed (status.baseline.error)"}
 	}
 	if search == nil {
 		return &Completion{Reason: v1beta2.ReasonSearchFailed, Message: fmt.Sprintf(
