@@ -169,6 +169,9 @@ const (
 	AnnotationSpecHash = "nvidia.com/dgdr-spec-hash"
 	// AnnotationInputHash is the sha256 of the effective AISimulate input (on Runs).
 	AnnotationInputHash = "nvidia.com/dgdr-input-hash"
+	// AnnotationBaselineInputHash is status.aisimulate.baseline.inputHash as the operator
+	// recorded it (on a re-search Run's search Job and pod).
+	AnnotationBaselineInputHash = "nvidia.com/dgdr-baseline-input-hash"
 	// AnnotationOperatorVersion is set by the operator on each Run it creates: the version of
 	// that operator (`dgdr-operator --version`), so a Run says which release accepted its request
 	// generation. The operator never changes it afterwards.

@@ -29,18 +29,23 @@ const defaultTerminationLog = "/dev/termination-log"
 
 // reportOptions are the flags of `report`; each defaults to its environment variable.
 type reportOptions struct {
-	RunName          string
-	Namespace        string
-	PodName          string
-	OutputDir        string
-	SearchTmpDir     string
-	RuntimeImages    string
-	GPUsPerNode      int
-	PlannerImage     string
-	SearchContainer  string
-	SearchExitFile   string
-	ProgressInterval time.Duration
-	PollInterval     time.Duration
+	RunName         string
+	Namespace       string
+	PodName         string
+	OutputDir       string
+	SearchTmpDir    string
+	RuntimeImages   string
+	GPUsPerNode     int
+	PlannerImage    string
+	SearchContainer string
+	SearchExitFile  string
+	// BaselineExitFile, BaselineOutputDir and BaselineGrace concern a re-search's baseline
+	// container (a Run with status.aisimulate.baseline).
+	BaselineExitFile  string
+	BaselineOutputDir string
+	BaselineGrace     time.Duration
+	ProgressInterval  time.Duration
+	PollInterval      time.Duration
 	// PublishInterval spaces provisional publish rounds (0: none); StopTimeout bounds what is
 	// published after SIGTERM.
 	PublishInterval time.Duration
@@ -62,6 +67,10 @@ type reportOptions struct {
 	TraceWindowEnd         string
 	TraceWindowOut         string
 	TraceWindowMinRequests int
+	// BaselineInputHash is the baseline input hash the operator recorded on the search Job
+	// (--baseline-input-hash, $DGDR_BASELINE_INPUT_HASH); set, --write-input also writes the
+	// baseline input, refusing one that does not hash to it.
+	BaselineInputHash string
 
 	// RESTConfig, when set, is used instead of --kubeconfig / in-cluster credentials (tests).
 	RESTConfig *rest.Config
@@ -111,6 +120,9 @@ reason on stderr and in the termination message, when the result cannot be publi
 	f.StringVar(&o.PlannerImage, "planner-image", os.Getenv(jobcontract.EnvPlannerImage), "the Planner image, for rendering the Planner component ($"+jobcontract.EnvPlannerImage+")")
 	f.StringVar(&o.SearchContainer, "search-container", jobcontract.SearchContainer, "name of the search container in this pod")
 	f.StringVar(&o.SearchExitFile, "search-exit-file", "", "instead of watching the pod, wait for this file to hold the search's exit code (local runs and tests)")
+	f.StringVar(&o.BaselineExitFile, "baseline-exit-file", "", "with --search-exit-file: wait for this file to hold the baseline's exit code")
+	f.StringVar(&o.BaselineOutputDir, "baseline-output-dir", jobcontract.BaselineOutputDir, "the baseline's output directory, holding prediction.json")
+	f.DurationVar(&o.BaselineGrace, "baseline-grace", reporter.DefaultBaselineGrace, "how long to wait for the baseline container once the search ended")
 	f.DurationVar(&o.ProgressInterval, "progress-interval", reporter.DefaultProgressInterval, "minimum time between two progress writes")
 	f.DurationVar(&o.PollInterval, "poll-interval", reporter.DefaultPollInterval, "how often the output directory is read")
 	f.DurationVar(&o.PublishInterval, "publish-interval", reporter.DefaultPublishInterval, "minimum time between two rounds publishing the best candidates so far while the search runs, and before the first (0: publish only when the search ends)")
@@ -120,6 +132,7 @@ reason on stderr and in the termination message, when the result cannot be publi
 	f.BoolVarP(&o.Verbose, "verbose", "v", false, "log every progress write")
 	f.BoolVar(&o.WriteInput, "write-input", false, "write the Run's recorded input (status.aisimulate.input, checked against its hash) to --input-dir and exit (the search Job's input init container)")
 	f.StringVar(&o.InputHash, "input-hash", os.Getenv(jobcontract.EnvInputHash), "the input hash the operator recorded on the search Job, which --write-input checks the input against ($"+jobcontract.EnvInputHash+")")
+	f.StringVar(&o.BaselineInputHash, "baseline-input-hash", os.Getenv(jobcontract.EnvBaselineInputHash), "the baseline input hash the operator recorded on the search Job; set, --write-input also writes "+jobcontract.BaselineInputFile+", checked against it ($"+jobcontract.EnvBaselineInputHash+")")
 	f.StringVar(&o.InputDir, "input-dir", envOr(jobcontract.EnvInputDir, jobcontract.InputDir), "where --write-input writes "+jobcontract.InputFile+" ($"+jobcontract.EnvInputDir+")")
 	f.StringVar(&o.TraceWindowSource, "trace-window-source", "", "with --write-input, first cut a trace window out of the capture mounted here (one directory per Frontend pod of request-trace.N.jsonl.gz segments)")
 	f.StringVar(&o.TraceWindowStart, "trace-window-start", "", "the window's first arrival time, inclusive (RFC 3339)")
@@ -239,7 +252,8 @@ func executeWriteInput(ctx context.Context, o *reportOptions, log logr.Logger) (
 	if err != nil {
 		return "", err
 	}
-	w := &searchinput.Writer{Client: c, Namespace: o.Namespace, RunName: o.RunName, Dir: o.InputDir, ExpectedHash: o.InputHash, PollInterval: o.PollInterval, Log: log}
+	w := &searchinput.Writer{Client: c, Namespace: o.Namespace, RunName: o.RunName, Dir: o.InputDir, ExpectedHash: o.InputHash,
+		ExpectedBaselineHash: o.BaselineInputHash, PollInterval: o.PollInterval, Log: log}
 	return w.Write(ctx)
 }
 
@@ -284,11 +298,15 @@ func executeReport(ctx context.Context, o *reportOptions, log logr.Logger) (*rep
 	if err != nil {
 		return nil, err
 	}
-	var w reporter.SearchWatcher
+	var w, bw reporter.SearchWatcher
 	if o.SearchExitFile != "" {
 		w = &reporter.FileWatcher{Path: o.SearchExitFile, Interval: o.PollInterval}
+		if o.BaselineExitFile != "" {
+			bw = &reporter.FileWatcher{Path: o.BaselineExitFile, Interval: o.PollInterval}
+		}
 	} else {
 		w = &reporter.PodWatcher{Client: c, Namespace: o.Namespace, PodName: o.PodName, Container: o.SearchContainer}
+		bw = &reporter.PodWatcher{Client: c, Namespace: o.Namespace, PodName: o.PodName, Container: jobcontract.BaselineContainer}
 	}
 	r := &reporter.Reporter{
 		Client:           c,
@@ -300,6 +318,9 @@ func executeReport(ctx context.Context, o *reportOptions, log logr.Logger) (*rep
 		GPUsPerNode:      o.GPUsPerNode,
 		PlannerImage:     o.PlannerImage,
 		Watcher:          w,
+		BaselineWatcher:  bw,
+		BaselineDir:      o.BaselineOutputDir,
+		BaselineGrace:    o.BaselineGrace,
 		ProgressInterval: o.ProgressInterval,
 		PollInterval:     o.PollInterval,
 		PublishInterval:  o.PublishInterval,

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -144,15 +145,15 @@ func TestReportCommand(t *testing.T) {
 }
 
 // runWriteInput runs `report --write-input` against the real API server.
-func runWriteInput(t *testing.T, ns, run, dir, expected string) (string, error) {
+func runWriteInput(t *testing.T, ns, run, dir, expected string, extra ...string) (string, error) {
 	t.Helper()
 	cmd := newReportCommand(&reportOptions{RESTConfig: reportEnv(t).Config})
 	var stdout, stderr bytes.Buffer
 	cmd.SetOut(&stdout)
 	cmd.SetErr(&stderr)
-	cmd.SetArgs([]string{"--write-input", "--run-name", run, "--namespace", ns, "--input-dir", dir,
+	cmd.SetArgs(append([]string{"--write-input", "--run-name", run, "--namespace", ns, "--input-dir", dir,
 		"--input-hash", expected,
-		"--poll-interval", "20ms", "--termination-log", filepath.Join(t.TempDir(), "term")})
+		"--poll-interval", "20ms", "--termination-log", filepath.Join(t.TempDir(), "term")}, extra...))
 	err := cmd.ExecuteContext(context.Background())
 	return stdout.String() + stderr.String(), err
 }
@@ -248,5 +249,113 @@ func TestWriteInputRejectsForgedInputAndHash(t *testing.T) {
 	}
 	if _, err := runWriteInput(t, ns, run.Name, dir, ""); err == nil {
 		t.Error("--write-input without the operator's hash succeeded")
+	}
+}
+
+// baselineInput is a baseline prediction input as the Run controller records it.
+func baselineInput(t *testing.T) *aisimulate.Input {
+	t.Helper()
+	in, err := aisimulate.Canonicalize([]byte(`{"engine":{"model":"meta-llama/Llama-3.1-8B-Instruct","hardware":"h200_sxm",
+		"backend":"vllm","workers":{"aggregated":{"tp":1,"replicas":1}}},"traffic":{"load":{"type":"concurrency","concurrency":10}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
+func recordBaseline(t *testing.T, run *v1beta2.DynamoGraphDeploymentRun, in *aisimulate.Input, raw []byte, hash string) {
+	t.Helper()
+	run = getRun(t, run.Namespace, run.Name)
+	run.Status.AISimulate = &v1beta2.AISimulateStatus{Input: &runtime.RawExtension{Raw: in.JSON}, InputHash: in.Hash,
+		Baseline: &v1beta2.BaselineInputStatus{Candidate: "llm-run-1-0001", Input: &runtime.RawExtension{Raw: raw}, InputHash: hash}}
+	if err := reportEnv(t).Client.Status().Update(context.Background(), run); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestWriteInputBaseline: with the baseline hash of the Job, the input init container writes the
+// recorded baseline input next to the search's input, and refuses one that does not hash to the
+// Job's (a forged input with its matching hash, or an altered one); without that hash it writes
+// no baseline file.
+func TestWriteInputBaseline(t *testing.T) {
+	in, base := recordedInput(t), baselineInput(t)
+	forged, err := aisimulate.Canonicalize(bytes.Replace(base.JSON, []byte(`"tp":1`), []byte(`"tp":8`), 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range map[string]struct {
+		raw      []byte
+		hash     string
+		expected string
+		wantErr  string
+		wantFile bool
+	}{
+		"recorded":               {raw: base.JSON, hash: base.Hash, expected: base.Hash, wantFile: true},
+		"no baseline on the Job": {raw: base.JSON, hash: base.Hash},
+		"forged input and hash":  {raw: forged.JSON, hash: forged.Hash, expected: base.Hash, wantErr: "the operator recorded"},
+		"altered input":          {raw: forged.JSON, hash: base.Hash, expected: base.Hash, wantErr: "the operator recorded"},
+		"status hash disagrees":  {raw: base.JSON, hash: forged.Hash, expected: base.Hash, wantErr: "status.aisimulate.baseline.inputHash"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ns := newNamespace(t)
+			run := newRun(t, ns, "llm-run-base")
+			recordBaseline(t, run, in, tc.raw, tc.hash)
+			dir := t.TempDir()
+			var extra []string
+			if tc.expected != "" {
+				extra = []string{"--baseline-input-hash", tc.expected}
+			}
+			out, err := runWriteInput(t, ns, run.Name, dir, in.Hash, extra...)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(out, tc.wantErr) {
+					t.Fatalf("err = %v, output %q, want %q", err, out, tc.wantErr)
+				}
+				for _, f := range []string{jobcontract.InputFile, jobcontract.BaselineInputFile} {
+					if _, err := os.Stat(filepath.Join(dir, f)); !os.IsNotExist(err) {
+						t.Errorf("%s written for a refused baseline: %v", f, err)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("%v: %s", err, out)
+			}
+			got, err := os.ReadFile(filepath.Join(dir, jobcontract.BaselineInputFile))
+			if !tc.wantFile {
+				if !os.IsNotExist(err) {
+					t.Errorf("%s written without a baseline on the Job: %v", jobcontract.BaselineInputFile, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _ := base.YAML()
+			if diff := cmp.Diff(string(want), string(got)); diff != "" {
+				t.Errorf("baseline file (-want +got):\n%s", diff)
+			}
+			if _, err := os.Stat(filepath.Join(dir, jobcontract.InputFile)); err != nil {
+				t.Errorf("the search's input: %v", err)
+			}
+		})
+	}
+}
+
+// TestWriteInputWaitsForTheBaseline: a Job with a baseline waits until the Run records it.
+func TestWriteInputWaitsForTheBaseline(t *testing.T) {
+	ns := newNamespace(t)
+	run := newRun(t, ns, "llm-run-wait")
+	in, base := recordedInput(t), baselineInput(t)
+	recordInput(t, run, in.JSON, in.Hash)
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		recordBaseline(t, run, in, base.JSON, base.Hash)
+	}()
+	dir := t.TempDir()
+	if out, err := runWriteInput(t, ns, run.Name, dir, in.Hash, "--baseline-input-hash", base.Hash); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, jobcontract.BaselineInputFile)); err != nil {
+		t.Error(err)
 	}
 }

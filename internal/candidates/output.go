@@ -182,6 +182,11 @@ func readCappedIn(dir *os.File, file, name string, limit int64) ([]byte, error) 
 	return data, nil
 }
 
+// ReadCapped reads the regular file at p whole through the output contract: no symbolic link
+// for it or its directory, a regular file only, at most limit bytes. name is the file in
+// messages; a refusal is an OutputRejectedError, a missing file os.ErrNotExist.
+func ReadCapped(p, name string, limit int64) ([]byte, error) { return readCapped(p, name, limit) }
+
 // readCapped reads the regular file at p whole, as readCappedIn reads one in its directory.
 func readCapped(p, name string, limit int64) ([]byte, error) {
 	dirName := path.Dir(name)

@@ -15,6 +15,10 @@ const (
 	// --write-input`) that writes the Run's recorded input into InputDir before the search
 	// starts.
 	InputContainer = "input"
+	// BaselineContainer runs the configured Planner image's predict command (aisimulate
+	// predict) on the deployed Candidate's parameters under a re-search's traffic, beside the
+	// search.
+	BaselineContainer = "baseline"
 )
 
 // Volumes and paths.
@@ -32,6 +36,12 @@ const (
 	// TraceWindowFile is the name of the trace window the input init container cuts out of a
 	// capture (--trace-window-out): one gzip JSONL Dynamo request trace, ordered by arrival.
 	TraceWindowFile = "window.jsonl.gz"
+	// CaptureMountDir is where a re-search's input container mounts the capture claim,
+	// read-only, to cut the window from it.
+	CaptureMountDir = "/var/run/dgdr/capture"
+	// BaselineInputFile is a re-search's baseline prediction input as YAML inside InputDir,
+	// rendered from the canonical JSON whose hash is status.aisimulate.baseline.inputHash.
+	BaselineInputFile = "baseline.yaml"
 	// OutputVolume is the emptyDir shared by the search and the reporter.
 	OutputVolume = "output"
 	// OutputMountDir is where the output emptyDir is mounted in both containers.
@@ -39,11 +49,17 @@ const (
 	// ResultDir is AISimulate's --output-dir: a subdirectory, because AISimulate wants an
 	// empty or absent directory.
 	ResultDir = OutputMountDir + "/result"
+	// BaselineOutputDir is the baseline's --output-dir, next to ResultDir in the output volume.
+	BaselineOutputDir = OutputMountDir + "/baseline"
 	// TmpVolume is the writable emptyDir mounted at TmpDir in the search container, whose root
 	// file system is read-only.
 	TmpVolume = "tmp"
 	// TmpDir is where TmpVolume is mounted.
 	TmpDir = "/tmp"
+	// BaselineTmpVolume is the baseline container's writable /tmp: its own, because AISimulate's
+	// supervisor keeps a monitor directory there (aisimulate-monitor-XXXX) and the reporter reads
+	// the search's from TmpVolume.
+	BaselineTmpVolume = "baseline-tmp"
 	// SearchTmpDir is where TmpVolume is mounted, read-only, in the reporter container: the real
 	// AISimulate writes its live ledger there ($TMPDIR/aisimulate-monitor-XXXX/events.jsonl) and
 	// copies it into the output directory only when the search ends (docs/design/results.md, "While
@@ -71,6 +87,10 @@ const (
 	// created the Job (downward API: the pod's v1beta2.AnnotationInputHash annotation). The input
 	// init container refuses a recorded input that does not hash to it.
 	EnvInputHash = "DGDR_INPUT_HASH"
+	// EnvBaselineInputHash is the hash of the baseline input the operator recorded (downward
+	// API: the pod's v1beta2.AnnotationBaselineInputHash annotation), set only on a re-search
+	// with a baseline. The input init container refuses a baseline input that does not hash to it.
+	EnvBaselineInputHash = "DGDR_BASELINE_INPUT_HASH"
 	// EnvRuntimeImages is "backend=image,backend=image" from the operator configuration, used
 	// to render candidate DynamoGraphDeployments.
 	EnvRuntimeImages = "DGDR_RUNTIME_IMAGES"
@@ -103,3 +123,7 @@ var InputArgs = []string{"report", "--write-input"}
 
 // SearchArgs are the operator's arguments to the search command; configured args follow.
 var SearchArgs = []string{"--config", InputDir + "/" + InputFile, "--output-dir", ResultDir, "--format", "json"}
+
+// BaselineArgs are the operator's arguments to the predict command of the baseline container.
+// The search's configured args are not appended: they are recommend's flags.
+var BaselineArgs = []string{"--config", InputDir + "/" + BaselineInputFile, "--output-dir", BaselineOutputDir, "--format", "json"}

@@ -19,6 +19,9 @@ const (
 	// MaxEventLineBytes caps one line of the events ledger: AISimulate's own limit on a
 	// checkpoint record (output.EventRecordMaxBytes).
 	MaxEventLineBytes int64 = 1 << 20
+	// MaxPredictionBytes caps the baseline's prediction.json: one flat summary of a few KB
+	// (with power diagnostics), far below the cap.
+	MaxPredictionBytes int64 = 1 << 20
 )
 
 // Exit codes of the reporter container. The Run controller's Classify reads them from the

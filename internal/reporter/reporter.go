@@ -5,8 +5,8 @@
 // from the output, Run.status.candidateRefs and Run.status.recommendation, and keeps the output
 // as the Run's artifacts ConfigMap.
 //
-// The reporter writes only status.progress, status.lastProgressTime, status.candidateRefs and
-// status.recommendation of its Run, with JSON merge patches on the status subresource, so it
+// The reporter writes only status.progress, status.lastProgressTime, status.candidateRefs,
+// status.recommendation, status.artifacts and status.baseline of its Run, with JSON merge patches on the status subresource, so it
 // never clobbers what the operator owns (phase, conditions, jobRef, aisimulate, times).
 //
 // Publication is exactly-once in effect: candidate names are deterministic, creation treats
@@ -66,6 +66,15 @@ type Reporter struct {
 	PlannerImage string
 	// Watcher tells when the search ended.
 	Watcher SearchWatcher
+	// BaselineWatcher tells when the baseline container ended (a Run with
+	// status.aisimulate.baseline); nil publishes the baseline as failed.
+	BaselineWatcher SearchWatcher
+	// BaselineDir is the baseline's --output-dir, holding prediction.json (default
+	// jobcontract.BaselineOutputDir).
+	BaselineDir string
+	// BaselineGrace bounds the wait for the baseline once the search ended (default
+	// DefaultBaselineGrace).
+	BaselineGrace time.Duration
 	// ProgressInterval is the minimum time between two progress writes (default 5s).
 	ProgressInterval time.Duration
 	// PollInterval is how often the events file is read (default 1s).
@@ -83,6 +92,9 @@ type Reporter struct {
 	// OnCandidateCreated, when set, is called after each successful Create (a test hook used to
 	// interrupt a publication midway).
 	OnCandidateCreated func(name string)
+
+	// baseline is what the final publication writes as status.baseline (set by Run).
+	baseline *v1beta2.BaselineStatus
 
 	lastProgress *v1beta2.RunProgress
 	lastWrite    time.Time
@@ -134,6 +146,12 @@ func (r *Reporter) defaults() {
 	if r.APIRetryTimeout <= 0 {
 		r.APIRetryTimeout = apiretry.DefaultTimeout
 	}
+	if r.BaselineDir == "" {
+		r.BaselineDir = jobcontract.BaselineOutputDir
+	}
+	if r.BaselineGrace <= 0 {
+		r.BaselineGrace = DefaultBaselineGrace
+	}
 }
 
 // Run follows the search until the watcher reports its end, then publishes the output. It
@@ -156,17 +174,27 @@ func (r *Reporter) Run(ctx context.Context) (*Publication, error) {
 	r.tail = tl
 	r.started = r.Now()
 
-	type exit struct {
-		code int
-		err  error
-	}
-	ended := make(chan exit, 1)
+	ended := make(chan containerExit, 1)
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
 		code, err := r.Watcher.Wait(wctx)
-		ended <- exit{code, err}
+		ended <- containerExit{code, err}
 	}()
+	// A re-search's baseline runs beside the search; its result goes out with the search's.
+	var baselineEnded chan containerExit
+	candidate := baselineCandidate(run)
+	switch {
+	case candidate == "":
+	case r.BaselineWatcher == nil:
+		r.baseline = baselineFailed(candidate, "the reporter does not watch the baseline container")
+	default:
+		baselineEnded = make(chan containerExit, 1)
+		go func() {
+			code, err := r.BaselineWatcher.Wait(wctx)
+			baselineEnded <- containerExit{code, err}
+		}()
+	}
 
 	ticker := time.NewTicker(r.PollInterval)
 	defer ticker.Stop()
@@ -190,6 +218,14 @@ func (r *Reporter) Run(ctx context.Context) (*Publication, error) {
 				return nil, fmt.Errorf("waiting for the search to end: %w", e.err)
 			}
 			r.Log.Info("search ended", "exitCode", e.code)
+			if baselineEnded != nil {
+				b, err := r.awaitBaseline(ctx, candidate, baselineEnded)
+				if err != nil {
+					r.stop(ctx, run, tl)
+					return nil, err
+				}
+				r.baseline = b
+			}
 			// The Run may have ended (cancelled, superseded, past its deadline) while the search
 			// finished before the pod's stop reached this process: a final ranking must never
 			// land on a Run that was stopped. It is read from the API server, not from the
@@ -280,6 +316,7 @@ type statusPatch struct {
 	CandidateRefs    []v1beta2.CandidateReference   `json:"candidateRefs,omitempty"`
 	Recommendation   *v1beta2.RecommendationSummary `json:"recommendation,omitempty"`
 	Artifacts        *v1beta2.RunArtifacts          `json:"artifacts,omitempty"`
+	Baseline         *v1beta2.BaselineStatus        `json:"baseline,omitempty"`
 }
 
 // body renders the patch. A recommendation is sent with every field (absent ones as null) and
@@ -302,6 +339,10 @@ func (sp statusPatch) body() map[string]any {
 	}
 	if sp.Artifacts != nil {
 		m["artifacts"] = sp.Artifacts
+	}
+	if sp.Baseline != nil {
+		// Whole, so a metrics-less error replaces earlier metrics and the other way around.
+		m["baseline"] = mergeValue(sp.Baseline)
 	}
 	return m
 }

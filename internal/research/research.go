@@ -14,12 +14,13 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
+	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 )
 
 // WindowFile is the file, in the search container's trace directory, that the input container
 // cuts the window into.
-const WindowFile = "window.jsonl.gz"
+const WindowFile = jobcontract.TraceWindowFile
 
 // On reports whether spec schedules re-searches.
 func On(spec *v1beta2.DynamoGraphDeploymentRequestSpec) bool {

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
+	"github.com/dgdr-operator/dgdr-operator/internal/requesttrace"
 )
 
 // maxTerminationMessage bounds the part of a container's termination message quoted in status.
@@ -81,6 +83,49 @@ func terminations(pods []corev1.Pod) (search, reporter *corev1.ContainerStateTer
 	return search, reporter
 }
 
+// inputTermination is the newest pod's terminated input init container, if any.
+func inputTermination(pods []corev1.Pod) *corev1.ContainerStateTerminated {
+	sorted := append([]corev1.Pod(nil), pods...)
+	slices.SortStableFunc(sorted, func(a, b corev1.Pod) int { return b.CreationTimestamp.Compare(a.CreationTimestamp.Time) })
+	for i := range sorted {
+		for _, cs := range sorted[i].Status.InitContainerStatuses {
+			if cs.Name == jobcontract.InputContainer && cs.State.Terminated != nil {
+				return cs.State.Terminated
+			}
+		}
+	}
+	return nil
+}
+
+// WindowReport reads the summary a re-search's input container reports in its termination
+// message after cutting the window (exit 0, or jobcontract.InputExitInsufficientTraffic); nil
+// when it has not, or the message is not a summary.
+func WindowReport(pods []corev1.Pod) (*requesttrace.WindowSummary, int32) {
+	t := inputTermination(pods)
+	if t == nil || (t.ExitCode != 0 && t.ExitCode != jobcontract.InputExitInsufficientTraffic) {
+		return nil, 0
+	}
+	var sum requesttrace.WindowSummary
+	dec := json.NewDecoder(strings.NewReader(t.Message))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&sum); err != nil || sum.SHA256 == "" {
+		return nil, 0
+	}
+	return &sum, t.ExitCode
+}
+
+// baselineFailed tells whether a pod's baseline container terminated with a non-zero exit code.
+func baselineFailed(pods []corev1.Pod) bool {
+	for i := range pods {
+		for _, cs := range pods[i].Status.ContainerStatuses {
+			if cs.Name == jobcontract.BaselineContainer && cs.State.Terminated != nil && cs.State.Terminated.ExitCode != 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // quote returns ": <message>" for a non-empty termination message, bounded.
 func quote(t *corev1.ContainerStateTerminated) string {
 	if t == nil {
@@ -117,6 +162,11 @@ func Classify(job *batchv1.Job, pods []corev1.Pod, status *v1beta2.DynamoGraphDe
 		return nil
 	}
 	search, reporter := terminations(pods)
+	if sum, code := WindowReport(pods); sum != nil && code == jobcontract.InputExitInsufficientTraffic {
+		return &Completion{Reason: v1beta2.ReasonInsufficientTraffic, Message: fmt.Sprintf(
+			"the window of captured traffic holds %d requests (from %d segments of %d Frontend pods), fewer than spec.research.minRequests; nothing was searched",
+			sum.Requests, sum.Segments, sum.Pods)}
+	}
 	if f := StartFailureOf(pods); f != nil && f.Final {
 		return StartFailed(f, 0)
 	}
@@ -135,6 +185,11 @@ func Classify(job *batchv1.Job, pods []corev1.Pod, status *v1beta2.DynamoGraphDe
 	}
 	if o := evicted(pods); o != nil {
 		return o
+	}
+	// A failed baseline fails the pod, and so the Job, but not the search: the reporter
+	// published the result and status.baseline.error says why the baseline is missing.
+	if search != nil && search.ExitCode == aisimulate.ExitOK && reporter != nil && reporter.ExitCode == 0 && baselineFailed(pods) {
+		return &Completion{Reason: v1beta2.ReasonSucceeded, Message: "the search finished and its candidates are published; the baseline prediction failed (status.baseline.error)"}
 	}
 	if search == nil {
 		return &Completion{Reason: v1beta2.ReasonSearchFailed, Message: fmt.Sprintf(

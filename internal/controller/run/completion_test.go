@@ -29,6 +29,13 @@ func podWith(created time.Time, search, reporter *corev1.ContainerStateTerminate
 	return p
 }
 
+// withBaseline adds a terminated baseline container to p.
+func withBaseline(p corev1.Pod, code int32) corev1.Pod {
+	p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{Name: "baseline",
+		State: corev1.ContainerState{Terminated: exit(code, "Error", "")}})
+	return p
+}
+
 func evictedPod(now time.Time, msg string) corev1.Pod {
 	p := podWith(now, exit(137, "Error", ""), exit(137, "Error", ""))
 	p.Name = "r-search-x"
@@ -76,6 +83,12 @@ func TestClassify(t *testing.T) {
 		{name: "other exit", job: failed, pods: []corev1.Pod{podWith(now, exit(42, "Error", ""), nil)}, wantReason: v1beta2.ReasonSearchFailed, wantInMsg: "42"},
 		{name: "job deadline wins over the kill", job: finishedJob(batchv1.JobFailed, batchv1.JobReasonDeadlineExceeded),
 			pods: []corev1.Pod{podWith(now, exit(137, "Error", ""), nil)}, wantReason: v1beta2.ReasonDeadlineExceeded, wantInMsg: "activeDeadlineSeconds (60s)"},
+		{name: "failed baseline, published search", job: failed, pods: []corev1.Pod{withBaseline(podWith(now, exit(0, "Completed", ""), exit(0, "Completed", "")), 1)},
+			wantReason: v1beta2.ReasonSucceeded, wantInMsg: "status.baseline.error"},
+		{name: "failed baseline and reporter", job: failed, pods: []corev1.Pod{withBaseline(podWith(now, exit(0, "Completed", ""), exit(1, "Error", "forbidden")), 1)},
+			wantReason: v1beta2.ReasonPublishFailed},
+		{name: "failed baseline and search", job: failed, pods: []corev1.Pod{withBaseline(podWith(now, exit(1, "Error", "boom"), exit(0, "Completed", "")), 1)},
+			wantReason: v1beta2.ReasonSearchFailed, wantInMsg: "boom"},
 		{name: "no pod", job: failed, wantReason: v1beta2.ReasonSearchFailed, wantInMsg: "job message"},
 		{name: "reporter rejected the output", job: failed, pods: []corev1.Pod{podWith(now, exit(0, "Completed", ""),
 			exit(3, "Error", "report: search output rejected: recommendation.json is 1073741824 bytes, over the reporter's cap of 32 MiB"))},

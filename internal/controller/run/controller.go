@@ -410,6 +410,9 @@ func (r *Reconciler) track(ctx context.Context, run *v1beta2.DynamoGraphDeployme
 		t := job.CreationTimestamp
 		run.Status.StartTime = &t
 	}
+	if err := r.recordWindow(ctx, run, job); err != nil {
+		return ctrl.Result{}, err
+	}
 	if jobFinished(job) != nil {
 		r.startFailures.Forget(run.UID)
 		pods, err := r.searchPods(ctx, job)

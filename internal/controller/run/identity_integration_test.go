@@ -145,6 +145,10 @@ func TestSearchIdentityIsConfinedToItsRun(t *testing.T) {
 		"write A's aisimulate": func() error {
 			return ownStatus(attacker, runA, `{"status":{"aisimulate":{"input":{"optimizer":{"max_trials":100000}},"inputHash":"sha256:forged"}}}`)
 		},
+		// The baseline's input decides what the deployed Candidate is compared under.
+		"write A's baseline input": func() error {
+			return ownStatus(attacker, runA, `{"status":{"aisimulate":{"baseline":{"candidate":"`+runA.Name+`-c1","input":{"engine":{"workers":{"aggregated":{"tp":8}}}},"inputHash":"sha256:forged"}}}}`)
+		},
 		"write A's jobRef": func() error { return ownStatus(attacker, runA, `{"status":{"jobRef":{"name":"planted","uid":"x"}}}`) },
 		// The corrections the reporter applies: a forged one would publish made-up calibrated figures.
 		"write A's calibration": func() error {
@@ -178,10 +182,11 @@ func TestSearchIdentityIsConfinedToItsRun(t *testing.T) {
 		t.Errorf("A's identity patching A's status: %v", err)
 	}
 	// Everything the reporter writes (reporter.statusPatch): progress, lastProgressTime,
-	// candidateRefs, recommendation and artifacts, in one merge patch as it sends them.
+	// candidateRefs, recommendation, artifacts and baseline, in one merge patch as it sends them.
 	if err := ownStatus(attacker, runA, `{"status":{"progress":{"budget":10,"settled":5},"lastProgressTime":"2026-01-01T00:00:00Z",`+
 		`"candidateRefs":[{"name":"`+runA.Name+`-c1","rank":1}],"recommendation":{"bestCandidate":"`+runA.Name+`-c1","evaluated":5,"feasible":1},`+
-		`"artifacts":{"configMapName":"`+jobcontract.ArtifactsName(runA.UID)+`"}}}`); err != nil {
+		`"artifacts":{"configMapName":"`+jobcontract.ArtifactsName(runA.UID)+`"},`+
+		`"baseline":{"candidate":"`+runA.Name+`-c0","metrics":{"ttftMs":40.25,"gpus":1},"meanTpotMs":9.75,"gpus":1,"completedRequests":36}}}`); err != nil {
 		t.Errorf("A's identity writing the reporter's fields of A's status: %v", err)
 	}
 	own := candidateOf(runA, runA.UID, runA.Name+"-c1")

@@ -144,6 +144,30 @@ func BuildJob(run *v1beta2.DynamoGraphDeploymentRun, cfg *v1alpha1.OperatorConfi
 			{Name: jobcontract.TmpVolume, MountPath: jobcontract.TmpDir},
 		}, modelaccess.Mounts(&run.Spec.Model)...),
 	}
+	containers := []corev1.Container{search}
+	volumes := []corev1.Volume{}
+	var baseline *v1beta2.BaselineInputStatus
+	if a := run.Status.AISimulate; a != nil {
+		baseline = a.Baseline
+	}
+	if baseline != nil {
+		// A re-search's baseline: the deployed Candidate predicted under the same traffic, from
+		// the input init container's checked copy of status.aisimulate.baseline.
+		input.Env = append(input.Env, corev1.EnvVar{Name: jobcontract.EnvBaselineInputHash, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{
+			APIVersion: "v1", FieldPath: "metadata.annotations['" + v1beta2.AnnotationBaselineInputHash + "']"}}})
+		b := *search.DeepCopy()
+		b.Name = jobcontract.BaselineContainer
+		b.Command = append([]string(nil), cfg.Planner.PredictCommand...)
+		b.Args = append([]string(nil), jobcontract.BaselineArgs...)
+		for i := range b.VolumeMounts {
+			if b.VolumeMounts[i].Name == jobcontract.TmpVolume {
+				b.VolumeMounts[i].Name = jobcontract.BaselineTmpVolume
+			}
+		}
+		containers = append(containers, b)
+		volumes = append(volumes, corev1.Volume{Name: jobcontract.BaselineTmpVolume,
+			VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(cfg.Job.TmpSizeLimit.DeepCopy())}}})
+	}
 	reporter := reporterImageContainer(cfg, jobcontract.ReporterContainer, jobcontract.ReporterArgs)
 	reporter.Env = []corev1.EnvVar{
 		runNameEnv,
@@ -169,6 +193,13 @@ func BuildJob(run *v1beta2.DynamoGraphDeploymentRun, cfg *v1alpha1.OperatorConfi
 	if a := run.Status.AISimulate; a != nil && a.InputHash != "" {
 		annotations = map[string]string{v1beta2.AnnotationInputHash: a.InputHash}
 	}
+	if baseline != nil {
+		if annotations == nil {
+			annotations = map[string]string{}
+		}
+		annotations[v1beta2.AnnotationBaselineInputHash] = baseline.InputHash
+	}
+	containers = append(containers, reporter)
 	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:            naming.JobName(run.Name),
@@ -201,7 +232,7 @@ func BuildJob(run *v1beta2.DynamoGraphDeploymentRun, cfg *v1alpha1.OperatorConfi
 						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 					},
 					InitContainers: []corev1.Container{input},
-					Containers:     []corev1.Container{search, reporter},
+					Containers:     containers,
 					Volumes: []corev1.Volume{
 						{Name: jobcontract.InputVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 						// The search is not trusted to bound what it writes: the kubelet evicts the
@@ -226,12 +257,25 @@ func BuildJob(run *v1beta2.DynamoGraphDeploymentRun, cfg *v1alpha1.OperatorConfi
 			},
 		},
 	}
+	job.Spec.Template.Spec.Volumes = append(job.Spec.Template.Spec.Volumes, volumes...)
 	job.Spec.Template.Spec.Volumes = append(job.Spec.Template.Spec.Volumes, modelaccess.Volumes(&run.Spec.Model)...)
-	// The trace of a trace workload, read-only, where the effective input names it.
+	// The trace of a trace workload, read-only, where the effective input names it: the
+	// baseline replays the same traffic as the search.
 	traceVolumes, traceMounts := traceMount(run)
 	job.Spec.Template.Spec.Volumes = append(job.Spec.Template.Spec.Volumes, traceVolumes...)
-	searchSpec := &job.Spec.Template.Spec.Containers[0]
-	searchSpec.VolumeMounts = append(searchSpec.VolumeMounts, traceMounts...)
+	for i := range job.Spec.Template.Spec.Containers {
+		c := &job.Spec.Template.Spec.Containers[i]
+		if c.Name == jobcontract.SearchContainer || c.Name == jobcontract.BaselineContainer {
+			c.VolumeMounts = append(c.VolumeMounts, traceMounts...)
+		}
+	}
+	// A re-search's input container cuts the window of the capture into the trace volume first.
+	if captureVolume, inputArgs, inputMounts := windowCut(run); captureVolume != nil {
+		job.Spec.Template.Spec.Volumes = append(job.Spec.Template.Spec.Volumes, *captureVolume)
+		in := &job.Spec.Template.Spec.InitContainers[0]
+		in.Args = append(in.Args, inputArgs...)
+		in.VolumeMounts = append(in.VolumeMounts, inputMounts...)
+	}
 	if queue != "" {
 		job.Spec.Suspend = ptr.To(true)
 	}

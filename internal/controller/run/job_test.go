@@ -2,6 +2,7 @@ package run
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
 	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
@@ -290,5 +292,103 @@ func TestBuildJobHardening(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// baselineRun is testRun with a recorded baseline, as a re-search Run has before its Job exists.
+func baselineRun() *v1beta2.DynamoGraphDeploymentRun {
+	r := testRun()
+	r.Status.AISimulate.Baseline = &v1beta2.BaselineInputStatus{Candidate: "llama-run-1-0001",
+		Input: &runtime.RawExtension{Raw: []byte(`{"engine":{}}`)}, InputHash: "sha256:base"}
+	return r
+}
+
+// TestBuildJobBaseline: a Run with a recorded baseline gets a baseline container beside the
+// search (the Planner image's predict command, the search's context, resources, input and
+// model access, its own /tmp, no token), the baseline hash on the Job and pod, and that hash for
+// the input init container. A Run without one gets none of it.
+func TestBuildJobBaseline(t *testing.T) {
+	cfg := testConfig()
+	plain := BuildJob(testRun(), cfg)
+	job := BuildJob(baselineRun(), cfg)
+
+	wantAnnotations := map[string]string{"nvidia.com/dgdr-input-hash": "sha256:in", "nvidia.com/dgdr-baseline-input-hash": "sha256:base"}
+	if diff := cmp.Diff(wantAnnotations, job.Annotations); diff != "" {
+		t.Errorf("Job annotations (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantAnnotations, job.Spec.Template.Annotations); diff != "" {
+		t.Errorf("pod annotations (-want +got):\n%s", diff)
+	}
+	spec := job.Spec.Template.Spec
+	wantInputEnv := append(append([]corev1.EnvVar(nil), plain.Spec.Template.Spec.InitContainers[0].Env...),
+		corev1.EnvVar{Name: "DGDR_BASELINE_INPUT_HASH", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{
+			APIVersion: "v1", FieldPath: "metadata.annotations['nvidia.com/dgdr-baseline-input-hash']"}}})
+	if diff := cmp.Diff(wantInputEnv, spec.InitContainers[0].Env); diff != "" {
+		t.Errorf("input init container env (-want +got):\n%s", diff)
+	}
+
+	search := plain.Spec.Template.Spec.Containers[0]
+	wantBaseline := corev1.Container{
+		Name: "baseline", Image: "registry.example/planner:1", ImagePullPolicy: corev1.PullIfNotPresent,
+		Command:                  []string{"aisimulate", "predict"},
+		Args:                     []string{"--config", "/etc/dgdr/input/baseline.yaml", "--output-dir", "/var/run/dgdr/output/baseline", "--format", "json"},
+		Resources:                search.Resources,
+		SecurityContext:          search.SecurityContext,
+		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+		VolumeMounts: []corev1.VolumeMount{{Name: "input", MountPath: "/etc/dgdr/input", ReadOnly: true},
+			{Name: "output", MountPath: "/var/run/dgdr/output"}, {Name: "baseline-tmp", MountPath: "/tmp"}},
+	}
+	wantContainers := []corev1.Container{search, wantBaseline, plain.Spec.Template.Spec.Containers[1]}
+	if diff := cmp.Diff(wantContainers, spec.Containers); diff != "" {
+		t.Errorf("containers (-want +got):\n%s", diff)
+	}
+	wantVolumes := append(append([]corev1.Volume(nil), plain.Spec.Template.Spec.Volumes...), corev1.Volume{Name: "baseline-tmp",
+		VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(resource.MustParse("1Gi"))}}})
+	if diff := cmp.Diff(wantVolumes, spec.Volumes); diff != "" {
+		t.Errorf("volumes (-want +got):\n%s", diff)
+	}
+
+	// The configured predict command; the search's configured args are recommend's, not predict's.
+	cfg.Planner.PredictCommand = []string{"aisim", "predict"}
+	got := BuildJob(baselineRun(), cfg).Spec.Template.Spec.Containers[1]
+	if diff := cmp.Diff([]string{"aisim", "predict"}, got.Command); diff != "" {
+		t.Errorf("configured predict command (-want +got):\n%s", diff)
+	}
+}
+
+// TestBuildJobBaselineModelAndTrace: the baseline resolves the same model and replays the same
+// trace as the search, so it gets the search's model access and trace mount.
+func TestBuildJobBaselineModelAndTrace(t *testing.T) {
+	run := baselineRun()
+	run.Spec.Model = v1beta2.ModelSpec{Name: "org/m",
+		Cache:          &v1beta2.ModelCacheSpec{PVC: &v1beta2.ModelCachePVC{ClaimName: "models", Path: "hf"}},
+		TokenSecretRef: &v1beta2.TokenSecretReference{Name: "hf", Key: "token"}}
+	run.Spec.Workload = &v1beta2.WorkloadSpec{Trace: &v1beta2.TraceWorkload{
+		Source: &v1beta2.TraceSource{PVC: &v1beta2.TracePVCSource{ClaimName: "capture", Path: "t.jsonl"}}}}
+	containers := BuildJob(run, testConfig()).Spec.Template.Spec.Containers
+	search, baseline := containers[0], containers[1]
+	if baseline.Name != jobcontract.BaselineContainer {
+		t.Fatalf("containers[1] is %q", baseline.Name)
+	}
+	if diff := cmp.Diff(search.Env, baseline.Env); diff != "" {
+		t.Errorf("baseline env differs from the search's (-search +baseline):\n%s", diff)
+	}
+	wantMounts := slices.Clone(search.VolumeMounts)
+	for i := range wantMounts {
+		if wantMounts[i].Name == jobcontract.TmpVolume {
+			wantMounts[i].Name = jobcontract.BaselineTmpVolume
+		}
+	}
+	if diff := cmp.Diff(wantMounts, baseline.VolumeMounts); diff != "" {
+		t.Errorf("baseline mounts (-want +got):\n%s", diff)
+	}
+	trace := corev1.VolumeMount{Name: "trace", MountPath: "/var/run/dgdr/trace", ReadOnly: true}
+	if !slices.ContainsFunc(baseline.VolumeMounts, func(m corev1.VolumeMount) bool { return cmp.Equal(m, trace) }) {
+		t.Errorf("the baseline does not mount the trace: %+v", baseline.VolumeMounts)
+	}
+	for _, m := range baseline.VolumeMounts {
+		if m.Name == jobcontract.TokenVolume {
+			t.Errorf("the baseline mounts the service-account token")
+		}
 	}
 }

@@ -2,17 +2,25 @@ package run
 
 import (
 	"context"
+	"math"
+	"path"
+	"strconv"
+	"time"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
+	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/research"
 )
 
@@ -99,6 +107,10 @@ func traceMount(run *v1beta2.DynamoGraphDeploymentRun) ([]corev1.Volume, []corev
 		return nil, nil
 	}
 	switch {
+	case research.IsRun(run):
+		// The input container writes the window here (windowCut); the claim itself is never
+		// mounted into the search.
+		vol.EmptyDir = &corev1.EmptyDirVolumeSource{}
 	case src.ConfigMap != nil:
 		vol.ConfigMap = &corev1.ConfigMapVolumeSource{
 			LocalObjectReference: corev1.LocalObjectReference{Name: src.ConfigMap.Name},
@@ -110,4 +122,56 @@ func traceMount(run *v1beta2.DynamoGraphDeploymentRun) ([]corev1.Volume, []corev
 		return nil, nil
 	}
 	return []corev1.Volume{vol}, []corev1.VolumeMount{{Name: traceVolume, MountPath: aisimulate.TraceMountDir, ReadOnly: true}}
+}
+
+// captureVolume is the search pod's volume of a re-search's capture claim.
+const captureVolume = "capture"
+
+// windowCut returns, for a re-search Run, the capture claim's volume and the input container's
+// window arguments and mounts: the claim read-only at jobcontract.CaptureMountDir, the trace
+// volume writable at aisimulate.TraceMountDir. Nil for other Runs.
+func windowCut(run *v1beta2.DynamoGraphDeploymentRun) (*corev1.Volume, []string, []corev1.VolumeMount) {
+	end, ok := research.WindowEnd(run)
+	d := run.Spec.Deployment
+	if !ok || d == nil || d.Capture == nil || d.Capture.ClaimName == "" {
+		return nil, nil, nil
+	}
+	start := end.Add(-research.Window(&run.Spec))
+	vol := &corev1.Volume{Name: captureVolume, VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{
+		ClaimName: d.Capture.ClaimName, ReadOnly: true}}}
+	args := []string{
+		"--trace-window-source", jobcontract.CaptureMountDir,
+		"--trace-window-start", start.UTC().Format(time.RFC3339),
+		"--trace-window-end", end.UTC().Format(time.RFC3339),
+		"--trace-window-out", path.Join(aisimulate.TraceMountDir, jobcontract.TraceWindowFile),
+		"--trace-window-min-requests", strconv.Itoa(int(research.MinRequests(&run.Spec))),
+	}
+	mounts := []corev1.VolumeMount{
+		{Name: captureVolume, MountPath: jobcontract.CaptureMountDir, ReadOnly: true},
+		{Name: traceVolume, MountPath: aisimulate.TraceMountDir},
+	}
+	return vol, args, mounts
+}
+
+// recordWindow copies what a re-search's input container found in its window (its termination
+// message) into status.aisimulate.trace.window, once.
+func (r *Reconciler) recordWindow(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun, job *batchv1.Job) error {
+	a := run.Status.AISimulate
+	if a == nil || a.Trace == nil || a.Trace.Window == nil || a.Trace.Window.Requests != nil {
+		return nil
+	}
+	var pods corev1.PodList
+	if err := r.Client.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingLabels{LabelJobName: job.Name}); err != nil {
+		return err
+	}
+	sum, _ := WindowReport(controlledBy(pods.Items, job))
+	if sum == nil {
+		return nil
+	}
+	w := a.Trace.Window
+	w.Requests = ptr.To(int64(sum.Requests))
+	w.SHA256 = "sha256:" + sum.SHA256
+	w.Segments = int32(min(sum.Segments, math.MaxInt32))
+	w.Pods = int32(min(sum.Pods, math.MaxInt32))
+	return nil
 }

@@ -100,8 +100,17 @@ func finishRun(t *testing.T, r *v1beta2.DynamoGraphDeploymentRun, metrics *v1bet
 	if err := k8s.Status().Patch(ctx, r, patch); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ct.CreatePod(ctx, k8s, job, &ct.Terminated{}, &ct.Terminated{}); err != nil {
+	pod, err := ct.CreatePod(ctx, k8s, job, &ct.Terminated{}, &ct.Terminated{})
+	if err != nil {
 		t.Fatal(err)
+	}
+	if research.IsRun(r) {
+		// The input container's report of the window it cut (searchinput.SummaryMessage).
+		pod.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "input", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+			Message: `{"requests":42,"sha256":"` + strings.Repeat("ab", 32) + `","segments":3,"truncatedSegments":0,"pods":2}`}}}}
+		if err := k8s.Status().Update(ctx, pod); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := ct.FinishJob(ctx, k8s, job, ""); err != nil {
 		t.Fatal(err)
@@ -241,11 +250,18 @@ func TestResearchReplacesOnlyABetterCandidate(t *testing.T) {
 	if c == nil || c.Status != metav1.ConditionTrue || c.Reason != v1beta2.ReasonBetterCandidate || !strings.Contains(c.Message, "1,500") || !strings.Contains(c.Message, "1,000") {
 		t.Errorf("ImprovementAvailable = %+v, want True BetterCandidate with both numbers", c)
 	}
-	if h := replaced.Status.Research.History; len(h) == 0 || h[0].Run != r1.Name || h[0].Decision != v1beta2.ResearchReplaced || h[0].BestCandidate != better {
+	if h := replaced.Status.Research.History; len(h) == 0 || h[0].Run != r1.Name || h[0].Decision != v1beta2.ResearchReplaced || h[0].BestCandidate != better || h[0].Requests != 42 {
 		t.Errorf("history = %+v", h)
 	}
 	if replaced.Status.Deployment.Run != r1.Name {
 		t.Errorf("deployed from Run %s, want %s", replaced.Status.Deployment.Run, r1.Name)
+	}
+	done := &v1beta2.DynamoGraphDeploymentRun{}
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(r1), done); err != nil {
+		t.Fatal(err)
+	}
+	if w := done.Status.AISimulate.Trace.Window; w.Requests == nil || *w.Requests != 42 || w.SHA256 != "sha256:"+strings.Repeat("ab", 32) || w.Segments != 3 || w.Pods != 2 {
+		t.Errorf("status.aisimulate.trace.window = %+v, want the input container's report", w)
 	}
 	makeReady(t, ns, "drift-dgd")
 
