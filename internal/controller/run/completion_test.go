@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 )
 
 func finishedJob(typ batchv1.JobConditionType, reason string) *batchv1.Job {
@@ -53,6 +54,13 @@ func exit(code int32, reason, msg string) *corev1.ContainerStateTerminated {
 	return &corev1.ContainerStateTerminated{ExitCode: code, Reason: reason, Message: msg}
 }
 
+// withInput gives pod a terminated input init container.
+func withInput(pod corev1.Pod, code int32, msg string) corev1.Pod {
+	pod.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: jobcontract.InputContainer,
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code, Message: msg}}}}
+	return pod
+}
+
 func TestClassify(t *testing.T) {
 	now := time.Now()
 	failed := finishedJob(batchv1.JobFailed, batchv1.JobReasonBackoffLimitExceeded)
@@ -90,6 +98,11 @@ func TestClassify(t *testing.T) {
 		{name: "failed baseline and search", job: failed, pods: []corev1.Pod{withBaseline(podWith(now, exit(1, "Error", "boom"), exit(0, "Completed", "")), 1)},
 			wantReason: v1beta2.ReasonSearchFailed, wantInMsg: "boom"},
 		{name: "no pod", job: failed, wantReason: v1beta2.ReasonSearchFailed, wantInMsg: "job message"},
+		{name: "window too small", job: failed, pods: []corev1.Pod{withInput(podWith(now, nil, nil), jobcontract.InputExitInsufficientTraffic,
+			`{"requests":3,"sha256":"`+strings.Repeat("0", 64)+`","segments":2,"truncatedSegments":1,"pods":1}`)},
+			wantReason: v1beta2.ReasonInsufficientTraffic, wantInMsg: "holds 3 requests (from 2 segments of 1 Frontend pods)"},
+		{name: "input failed otherwise", job: failed, pods: []corev1.Pod{withInput(podWith(now, nil, nil), 1, "report --write-input: forbidden")},
+			wantReason: v1beta2.ReasonSearchPodFailedToStart, wantInMsg: "forbidden"},
 		{name: "reporter rejected the output", job: failed, pods: []corev1.Pod{podWith(now, exit(0, "Completed", ""),
 			exit(3, "Error", "report: search output rejected: recommendation.json is 1073741824 bytes, over the reporter's cap of 32 MiB"))},
 			wantReason: v1beta2.ReasonOutputRejected, wantInMsg: "recommendation.json is 1073741824 bytes, over the reporter's cap of 32 MiB"},
