@@ -600,7 +600,6 @@ type DeploymentSpec struct {
 }
 
 // ResearchSpec schedules searches over the deployment's captured traffic.
-// +kubebuilder:validation:XValidation:rule="has(self.interval)",message="interval is required",fieldPath=".interval",reason="FieldValueRequired"
 // +kubebuilder:validation:XValidation:rule="!has(self.interval) || (duration(self.interval) >= duration('1m') && duration(self.interval) <= duration('720h'))",message="interval must be between 1m and 720h (admission also requires the operator's research.minInterval, 1h by default)",fieldPath=".interval",reason="FieldValueInvalid"
 // +kubebuilder:validation:XValidation:rule="!has(self.window) || (duration(self.window) >= duration('1m') && duration(self.window) <= duration('168h'))",message="window must be between 1m and 168h",fieldPath=".window",reason="FieldValueInvalid"
 type ResearchSpec struct {
@@ -608,11 +607,15 @@ type ResearchSpec struct {
 	// a duration such as "6h". Required. At least one hour (the operator configuration's
 	// research.minInterval; admission checks it), at most 30 days.
 	// +required
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Format=duration
 	Interval *metav1.Duration `json:"interval,omitempty"`
 
 	// window is how much of the most recent captured traffic a re-search replays, ending at the
 	// tick: a duration such as "24h". Admission materializes the interval. At most 7 days.
 	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Format=duration
 	Window *metav1.Duration `json:"window,omitempty"`
 
 	// minRequests is the fewest captured requests in the window that are worth a search; a
