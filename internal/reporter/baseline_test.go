@@ -208,14 +208,3 @@ func TestNoBaselineWithoutARecordedOne(t *testing.T) {
 		t.Errorf("status.baseline = %+v, want none", b)
 	}
 }
-
-// TestNestedPredictionSummary: a prediction.json that keeps AISimulate's native report nests
-// the summary; it reads the same.
-func TestNestedPredictionSummary(t *testing.T) {
-	flat, nested := t.TempDir(), t.TempDir()
-	writeFile(t, filepath.Join(flat, reporter.PredictionFile), validPrediction)
-	writeFile(t, filepath.Join(nested, reporter.PredictionFile), `{"summary": `+validPrediction+`, "power_diagnostics": {}}`)
-	if diff := cmp.Diff(reporter.BaselineResult("c", 0, flat), reporter.BaselineResult("c", 0, nested)); diff != "" {
-		t.Errorf("nested summary (-flat +nested):\n%s", diff)
-	}
-}

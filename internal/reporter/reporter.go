@@ -219,7 +219,11 @@ func (r *Reporter) Run(ctx context.Context) (*Publication, error) {
 			}
 			r.Log.Info("search ended", "exitCode", e.code)
 			if baselineEnded != nil {
-				b, err := r.awaitBaseline(ctx, candidate, baselineEnded)
+				var target v1beta2.ObjectiveTarget
+				if o := run.Spec.Objective; o != nil {
+					target = o.Target
+				}
+				b, err := r.awaitBaseline(ctx, candidate, target, baselineEnded)
 				if err != nil {
 					r.stop(ctx, run, tl)
 					return nil, err

@@ -28,11 +28,11 @@ func compare(spec *v1beta2.DynamoGraphDeploymentRequestSpec, margin float64, bas
 		gpus = float64(m.GPUs)
 	}
 	in := gate.Input{Target: target, SLA: spec.SLA, Margin: margin,
-		Candidate: gate.Point{Name: cand.Name, Metrics: report(m, gpus, m.ITLMs, 1)}}
+		Candidate: gate.Point{Name: cand.Name, Metrics: report(m, target, gpus, m.ITLMs, 1)}}
 	if baseline != nil {
 		in.Baseline.Name = baseline.Candidate
 		if baseline.Error == "" && baseline.Metrics != nil && baseline.GPUs != nil {
-			in.Baseline.Metrics = report(baseline.Metrics, *baseline.GPUs, baseline.MeanTPOTMs, baseline.CompletedRequests)
+			in.Baseline.Metrics = report(baseline.Metrics, target, *baseline.GPUs, baseline.MeanTPOTMs, baseline.CompletedRequests)
 		}
 	}
 	d, err := gate.Decide(in)
@@ -48,8 +48,9 @@ func compare(spec *v1beta2.DynamoGraphDeploymentRequestSpec, margin float64, bas
 
 // report is the replay report of a deployment with metrics m on gpus GPUs (gpu_hours over one
 // hour), its mean time per output token, and completed requests, which stand for the latency
-// samples.
-func report(m *v1beta2.CandidateMetrics, gpus float64, tpot *float64, completed int64) map[string]float64 {
+// samples. Goodput is not among the published metrics: for a goodput target it comes from the
+// score, which is AISimulate's objective for the Run's target.
+func report(m *v1beta2.CandidateMetrics, target v1beta2.ObjectiveTarget, gpus float64, tpot *float64, completed int64) map[string]float64 {
 	r := map[string]float64{"gpu_hours": gpus, "duration_ms": 3.6e6, "completed_requests": float64(completed)}
 	set := func(key string, v *float64) {
 		if v != nil {
@@ -65,6 +66,14 @@ func report(m *v1beta2.CandidateMetrics, gpus float64, tpot *float64, completed 
 		r["output_throughput_tok_s"] = *m.ThroughputPerGPU * gpus
 	}
 	set("mean_output_token_throughput_per_user", m.ThroughputPerUser)
+	if m.Score != nil {
+		switch target {
+		case v1beta2.TargetGoodput:
+			r["goodput_output_throughput_tok_s"] = *m.Score
+		case v1beta2.TargetGoodputPerGPU:
+			r["goodput_output_throughput_tok_s"] = *m.Score * gpus
+		}
+	}
 	for _, k := range []string{"num_ttft_samples", "num_e2e_latency_samples", "num_tpot_samples", "num_itl_samples"} {
 		r[k] = float64(completed)
 	}
