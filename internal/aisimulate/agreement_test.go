@@ -13,6 +13,7 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
 	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
+	"github.com/dgdr-operator/dgdr-operator/internal/research"
 	"github.com/dgdr-operator/dgdr-operator/internal/upstreamtest"
 )
 
@@ -157,6 +158,19 @@ func agreementCorpus(t *testing.T) []agreementDoc {
 			t.Fatal(err)
 		}
 		docs = append(docs, agreementDoc{Name: strings.TrimPrefix(path, "../../"), YAML: string(y), kind: produced})
+		// A request that schedules re-searches also produces their input: the same spec over
+		// the captured window.
+		if req := admit(t, readRequest(t, path)); research.On(&req.Spec) {
+			rin, errs := aisimulate.Lower(research.SearchSpec(&req.Spec), aisimulate.Options{Prices: goldenPrices})
+			if len(errs) > 0 {
+				t.Fatalf("%s: lowering its re-search: %v", path, errs)
+			}
+			ry, err := rin.YAML()
+			if err != nil {
+				t.Fatal(err)
+			}
+			docs = append(docs, agreementDoc{Name: strings.TrimPrefix(path, "../../") + " (re-search)", YAML: string(ry), kind: produced})
+		}
 	}
 	if len(docs) < 25 {
 		t.Fatalf("only %d requests lowered", len(docs))
