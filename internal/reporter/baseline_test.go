@@ -96,7 +96,8 @@ func TestBaselinePublished(t *testing.T) {
 	}
 	want := &v1beta2.BaselineStatus{
 		Candidate: baselineCandidate,
-		Metrics: &v1beta2.CandidateMetrics{TTFTMs: ptr.To(40.25), ITLMs: ptr.To(9.5), E2EMs: ptr.To(1210.5), Throughput: ptr.To(537.0),
+		// The score recommend would give it for the Run's target (throughput per GPU).
+		Metrics: &v1beta2.CandidateMetrics{Score: ptr.To(537.0 / (0.0023833333333333333 / (8580.0 / 3.6e6))), TTFTMs: ptr.To(40.25), ITLMs: ptr.To(9.5), E2EMs: ptr.To(1210.5), Throughput: ptr.To(537.0),
 			ThroughputPerGPU: ptr.To(537.0 / (0.0023833333333333333 / (8580.0 / 3.6e6))), ThroughputPerUser: ptr.To(105.2),
 			RequestsPerSecond: ptr.To(4.2), GPUs: 1},
 		MeanTPOTMs:        ptr.To(9.75),
@@ -135,10 +136,10 @@ func TestBaselineFailures(t *testing.T) {
 		}, wantErr: "baseline/prediction.json is a symbolic link"},
 		{name: "not JSON", write: func(t *testing.T, dir string) {
 			writeFile(t, filepath.Join(dir, reporter.PredictionFile), `{"completed_requests": NaN}`)
-		}, wantErr: "baseline/prediction.json: not a prediction report"},
+		}, wantErr: "baseline/prediction.json: invalid character"},
 		{name: "no completed_requests", write: func(t *testing.T, dir string) {
 			writeFile(t, filepath.Join(dir, reporter.PredictionFile), `{"mean_ttft_ms": 1}`)
-		}, wantErr: "baseline/prediction.json has no completed_requests"},
+		}, wantErr: "baseline/prediction.json: completed_requests: required"},
 		{name: "still running after the grace", noExit: true, wantErr: "the baseline container had not terminated 200ms after the search ended"},
 	}
 	ns := newNamespace(t)
