@@ -114,6 +114,12 @@ func WindowReport(pods []corev1.Pod) (*requesttrace.WindowSummary, int32) {
 	return &sum, t.ExitCode
 }
 
+func insufficientTraffic(sum *requesttrace.WindowSummary) *Completion {
+	return &Completion{Reason: v1beta2.ReasonInsufficientTraffic, Message: fmt.Sprintf(
+		"the window of captured traffic holds %d requests (from %d segments of %d Frontend pods), fewer than spec.research.minRequests; nothing was searched",
+		sum.Requests, sum.Segments, sum.Pods)}
+}
+
 // baselineFailed tells whether a pod's baseline container terminated with a non-zero exit code.
 func baselineFailed(pods []corev1.Pod) bool {
 	for i := range pods {
@@ -163,9 +169,7 @@ func Classify(job *batchv1.Job, pods []corev1.Pod, status *v1beta2.DynamoGraphDe
 	}
 	search, reporter := terminations(pods)
 	if sum, code := WindowReport(pods); sum != nil && code == jobcontract.InputExitInsufficientTraffic {
-		return &Completion{Reason: v1beta2.ReasonInsufficientTraffic, Message: fmt.Sprintf(
-			"the window of captured traffic holds %d requests (from %d segments of %d Frontend pods), fewer than spec.research.minRequests; nothing was searched",
-			sum.Requests, sum.Segments, sum.Pods)}
+		return insufficientTraffic(sum)
 	}
 	if f := StartFailureOf(pods); f != nil && f.Final {
 		return StartFailed(f, 0)

@@ -410,7 +410,13 @@ func (r *Reconciler) track(ctx context.Context, run *v1beta2.DynamoGraphDeployme
 		t := job.CreationTimestamp
 		run.Status.StartTime = &t
 	}
-	if err := r.recordWindow(ctx, run, job); err != nil {
+	// A window with too little traffic ends the Run as soon as the input container says so: its
+	// failed pod is not a start failure.
+	if thin, err := r.recordWindow(ctx, run, job); err != nil || thin != nil {
+		if thin != nil {
+			r.startFailures.Forget(run.UID)
+			r.setTerminal(run, thin, events)
+		}
 		return ctrl.Result{}, err
 	}
 	if jobFinished(job) != nil {

@@ -154,24 +154,28 @@ func windowCut(run *v1beta2.DynamoGraphDeploymentRun) (*corev1.Volume, []string,
 }
 
 // recordWindow copies what a re-search's input container found in its window (its termination
-// message) into status.aisimulate.trace.window, once.
-func (r *Reconciler) recordWindow(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun, job *batchv1.Job) error {
+// message) into status.aisimulate.trace.window, once, and returns the Run's Completion when the
+// window held too little traffic to search.
+func (r *Reconciler) recordWindow(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun, job *batchv1.Job) (*Completion, error) {
 	a := run.Status.AISimulate
 	if a == nil || a.Trace == nil || a.Trace.Window == nil || a.Trace.Window.Requests != nil {
-		return nil
+		return nil, nil
 	}
 	var pods corev1.PodList
 	if err := r.Client.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingLabels{LabelJobName: job.Name}); err != nil {
-		return err
+		return nil, err
 	}
-	sum, _ := WindowReport(controlledBy(pods.Items, job))
+	sum, code := WindowReport(controlledBy(pods.Items, job))
 	if sum == nil {
-		return nil
+		return nil, nil
 	}
 	w := a.Trace.Window
 	w.Requests = ptr.To(int64(sum.Requests))
 	w.SHA256 = "sha256:" + sum.SHA256
 	w.Segments = int32(min(sum.Segments, math.MaxInt32))
 	w.Pods = int32(min(sum.Pods, math.MaxInt32))
-	return nil
+	if code == jobcontract.InputExitInsufficientTraffic {
+		return insufficientTraffic(sum), nil
+	}
+	return nil, nil
 }

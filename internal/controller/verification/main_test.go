@@ -24,6 +24,8 @@ var (
 	env *testenv.Env
 	k8s client.Client
 	cfg *v1alpha1.OperatorConfiguration
+	// stopManager stops the running operator (a restart test replaces it).
+	stopManager func()
 )
 
 // verificationImage is the configured verification image.
@@ -61,25 +63,27 @@ func runTests(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	mgr, err := controllertest.NewManager(env, cfg)
-	if err != nil {
+	if err := startOperator(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if err := webhook.Setup(mgr, cfg); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	if err := controller.Setup(mgr, cfg); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	stop, err := controllertest.Start(env, mgr)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer stop()
+	defer func() { stopManager() }()
 	k8s = env.Client
 	return m.Run()
+}
+
+// startOperator starts a manager wired like cmd/dgdr-operator: the webhooks and the controllers.
+func startOperator() error {
+	mgr, err := controllertest.NewManager(env, cfg)
+	if err != nil {
+		return err
+	}
+	if err := webhook.Setup(mgr, cfg); err != nil {
+		return err
+	}
+	if err := controller.Setup(mgr, cfg); err != nil {
+		return err
+	}
+	stopManager, err = controllertest.Start(env, mgr)
+	return err
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -289,4 +290,105 @@ func TestResearchReplacesOnlyABetterCandidate(t *testing.T) {
 	if h := kept.Status.Research.History; len(h) < 2 || h[0].Run != r2.Name || h[0].Decision != v1beta2.ResearchKept {
 		t.Errorf("history = %+v", h)
 	}
+}
+
+// TestResearchTicksOnceAcrossARestart: the operator restarts while a re-search Run is active.
+// The restarted operator computes the same tick and creates no second Run for it; the next tick,
+// while that Run is still active, is skipped (history Skipped RunActive, a ResearchSkipped
+// event) instead of starting a second search. When the active Run's window turns out to hold
+// too little traffic (the input container exits 4 with its report), the Run ends
+// InsufficientTraffic and the request records it as Skipped; ImprovementAvailable stays
+// Unknown.
+func TestResearchTicksOnceAcrossARestart(t *testing.T) {
+	ctx := context.Background()
+	ns := testenv.Namespace(t, k8s, "t")
+	d := researchRequest(t, ns, "restart")
+	gen := &v1beta2.DynamoGraphDeploymentRun{}
+	poll.Eventually(t, wait, "the generation's Run", func() (bool, error) {
+		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: naming.RunName(d.Name, 1)}, gen)
+		return err == nil && gen.Status.AISimulate != nil, client.IgnoreNotFound(err)
+	})
+	finishRun(t, gen, throughputMetrics(1000, 4), nil)
+	makeReady(t, ns, "restart-dgd")
+	seen := map[string]bool{}
+	r1 := nextResearchRun(t, d, seen)
+	end, _ := research.WindowEnd(r1)
+
+	stopManager()
+	if err := startOperator(); err != nil {
+		t.Fatal(err)
+	}
+	next := research.RunName(d.Name, 1, end.Add(time.Minute))
+	skipped := waitForStatusWithin(t, d, tickWait, "the next tick skipped while "+r1.Name+" is active", func(d *v1beta2.DynamoGraphDeploymentRequest) bool {
+		return d.Status.Research != nil && len(d.Status.Research.History) > 0 && d.Status.Research.History[0].Run == next
+	})
+	if rec := skipped.Status.Research.History[0]; rec.Decision != v1beta2.ResearchSkipped || rec.Reason != "RunActive" || !strings.Contains(rec.Message, r1.Name) {
+		t.Errorf("the skipped tick's record = %+v", rec)
+	}
+	waitForEvent(t, ns, d.Name, "ResearchSkipped")
+	var list v1beta2.DynamoGraphDeploymentRunList
+	if err := k8s.List(ctx, &list, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	var researchRuns []string
+	for i := range list.Items {
+		if research.IsRun(&list.Items[i]) {
+			researchRuns = append(researchRuns, list.Items[i].Name)
+		}
+	}
+	if diff := cmp.Diff([]string{r1.Name}, researchRuns); diff != "" {
+		t.Errorf("re-search Runs after a restart and a skipped tick (-want +got):\n%s", diff)
+	}
+
+	// The window held 3 requests: the input container reports them and exits 4.
+	job := &batchv1.Job{}
+	poll.Eventually(t, wait, "the search Job of "+r1.Name, func() (bool, error) {
+		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: naming.JobName(r1.Name)}, job)
+		return err == nil, client.IgnoreNotFound(err)
+	})
+	pod, err := ct.CreatePod(ctx, k8s, job, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod.Status.Phase = corev1.PodFailed
+	pod.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "input", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+		ExitCode: 4, Reason: "Error", Message: `{"requests":3,"sha256":"` + strings.Repeat("cd", 32) + `","segments":1,"truncatedSegments":1,"pods":1}`}}}}
+	if err := k8s.Status().Update(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	got := waitForStatus(t, d, "the thin window recorded", func(d *v1beta2.DynamoGraphDeploymentRequest) bool {
+		return historyOf(d, r1.Name) != nil
+	})
+	rec := historyOf(got, r1.Name)
+	if rec.Decision != v1beta2.ResearchSkipped || rec.Reason != v1beta2.ReasonInsufficientTraffic || rec.Requests != 3 || !strings.Contains(rec.Message, "holds 3 requests") {
+		t.Errorf("the thin window's record = %+v", rec)
+	}
+	if c := condition(got, v1beta2.ConditionImprovementAvailable); c == nil || c.Status != metav1.ConditionUnknown {
+		t.Errorf("ImprovementAvailable after skipped ticks only = %+v", c)
+	}
+	if got.Status.Deployment == nil || got.Status.Deployment.Run != gen.Name {
+		t.Errorf("deployment = %+v, want the generation's Run kept", got.Status.Deployment)
+	}
+}
+
+func historyOf(d *v1beta2.DynamoGraphDeploymentRequest, run string) *v1beta2.ResearchRecord {
+	if d.Status.Research == nil {
+		return nil
+	}
+	for i := range d.Status.Research.History {
+		if d.Status.Research.History[i].Run == run {
+			return &d.Status.Research.History[i]
+		}
+	}
+	return nil
+}
+
+func waitForStatusWithin(t *testing.T, d *v1beta2.DynamoGraphDeploymentRequest, within time.Duration, what string, cond func(*v1beta2.DynamoGraphDeploymentRequest) bool) *v1beta2.DynamoGraphDeploymentRequest {
+	t.Helper()
+	cur := &v1beta2.DynamoGraphDeploymentRequest{}
+	poll.Eventually(t, within, what, func() (bool, error) {
+		err := k8s.Get(context.Background(), client.ObjectKeyFromObject(d), cur)
+		return err == nil && cond(cur), err
+	})
+	return cur
 }
