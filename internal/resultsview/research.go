@@ -55,8 +55,12 @@ func ResearchScheduleText(s *ResearchSchedule) string {
 	if s == nil {
 		return ""
 	}
-	return fmt.Sprintf("every %s over the last %s of captured traffic, at least %d requests, replace margin %s",
-		s.Interval, s.Window, s.MinRequests, s.Margin)
+	requests := "requests"
+	if s.MinRequests == 1 {
+		requests = "request"
+	}
+	return fmt.Sprintf("every %s over the last %s of captured traffic, at least %d %s, replace margin %s",
+		s.Interval, s.Window, s.MinRequests, requests, s.Margin)
 }
 
 // NextResearchText is when the next re-search is due, with how long until then, e.g.
