@@ -115,7 +115,7 @@ func ResearchRows(req *v1beta2.DynamoGraphDeploymentRequest) []ResearchRow {
 			WindowStart: r.WindowStart.UTC(), WindowEnd: r.WindowEnd.UTC(),
 			DeployedCandidate: r.DeployedCandidate, BaselineObjective: ObjectiveText(r.BaselineObjective, target),
 			BestCandidate: r.BestCandidate, BestObjective: ObjectiveText(r.BestObjective, target),
-			Change: ChangeText(r.BestObjective, r.BaselineObjective),
+			Change:   ChangeText(r.BestObjective, r.BaselineObjective),
 			Decision: string(r.Decision), Reason: r.Reason, Message: r.Message,
 		}
 		// Zero is what an unknown count looks like in the status.
