@@ -34,7 +34,8 @@ func newStatusCommand() *cobra.Command {
 		Long: `status prints the runs of a DynamoGraphDeploymentRequest (newest first) with their state and
 progress, then the ranked candidates of the newest run with their predicted metrics and, when
 the request verifies its deployed candidate, the measurement beside the prediction: each metric
-predicted, observed, and whether it held within its band. --watch refreshes the view, with a
+predicted, observed, and whether it held within its band; and, when the request schedules
+re-searches, their schedule and history with the ImprovementAvailable condition. --watch refreshes the view, with a
 progress bar, until the newest run is complete.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -149,7 +150,9 @@ func writeStatus(ctx context.Context, c *clients, name string, out io.Writer, ba
 	if err != nil {
 		return done, err
 	}
-	writeVerification(out, &req, time.Now())
+	now := time.Now()
+	writeVerification(out, &req, now)
+	writeResearch(out, &req, now)
 	return done, nil
 }
 

@@ -8,7 +8,7 @@ import (
 )
 
 // pageNames are the page templates under assets/, each rendered inside layout.html; any of them
-// may use the blocks of verification.html.
+// may use the blocks of verification.html and research.html.
 var pageNames = []string{"requests", "request", "candidates", "candidate", "calibration", "error"}
 
 var funcs = template.FuncMap{
@@ -36,7 +36,7 @@ var funcs = template.FuncMap{
 func parsePages() (map[string]*template.Template, error) {
 	pages := map[string]*template.Template{}
 	for _, name := range pageNames {
-		t, err := template.New(name).Funcs(funcs).ParseFS(assets, "assets/layout.html", "assets/verification.html", "assets/"+name+".html")
+		t, err := template.New(name).Funcs(funcs).ParseFS(assets, "assets/layout.html", "assets/verification.html", "assets/research.html", "assets/"+name+".html")
 		if err != nil {
 			return nil, err
 		}

@@ -397,9 +397,11 @@ type RequestView struct {
 	Selected *RunView   `json:"selected,omitempty"`
 	// Verification is the measurement of the deployed candidate against its prediction.
 	Verification *VerificationView `json:"verification,omitempty"`
-	DiffA        string            `json:"diffA,omitempty"`
-	DiffB        string            `json:"diffB,omitempty"`
-	Diff         []DiffLine        `json:"diff,omitempty"`
+	// Research is the re-search schedule and history with ImprovementAvailable.
+	Research *ResearchView `json:"research,omitempty"`
+	DiffA    string        `json:"diffA,omitempty"`
+	DiffB    string        `json:"diffB,omitempty"`
+	Diff     []DiffLine    `json:"diff,omitempty"`
 }
 
 func runView(run *v1beta2.DynamoGraphDeploymentRun) RunView {
@@ -450,6 +452,7 @@ func (s *Server) requestView(r *http.Request) (*RequestView, error) {
 		v.Runs = append(v.Runs, runView(&runs[i]))
 		byName[runs[i].Name] = &runs[i]
 	}
+	v.Research = researchView(&req, func(run string) bool { return byName[run] != nil }, now)
 	sel := r.URL.Query().Get("run")
 	if sel == "" && len(runs) > 0 {
 		sel = runs[0].Name
