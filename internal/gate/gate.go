@@ -38,7 +38,7 @@ type Point struct {
 
 // Input is what the gate compares.
 type Input struct {
-	// Target is the search's spec.objective.target (throughputPerGpu when empty, the API's
+	// Target is the search's spec.objective.target (throughput when empty, AISimulate's
 	// default).
 	Target v1beta2.ObjectiveTarget
 	// SLA is the search's spec.sla; nil for none.
@@ -72,7 +72,7 @@ type Decision struct {
 // per GPU and be no worse on throughput per user.
 func Decide(in Input) (Decision, error) {
 	if in.Target == "" {
-		in.Target = v1beta2.TargetThroughputPerGPU
+		in.Target = v1beta2.TargetThroughput
 	}
 	target, ok := aisimulate.TargetName(in.Target)
 	if !ok {
@@ -186,6 +186,25 @@ func quantities(objectives []string, v []float64) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// ObjectiveText is an objective of target with its unit, written as the gate's messages write
+// it: "1,840 tok/s/GPU". Pareto's headline is throughput per GPU; no target is throughput.
+func ObjectiveText(v float64, target v1beta2.ObjectiveTarget) string {
+	if target == "" {
+		target = v1beta2.TargetThroughput
+	}
+	name, _ := aisimulate.TargetName(target)
+	if name == Pareto {
+		name = ParetoObjectives[0]
+	}
+	if u := units[name]; u != "" {
+		return number(v) + " " + u
+	}
+	return number(v)
+}
+
+// ChangeText is n relative to b with its sign and one decimal, e.g. "+21.9%".
+func ChangeText(n, b float64) string { return change(n, b) }
 
 // number prints whole numbers with thousands separators from 100 up (1,840), three significant
 // digits below (6.16).

@@ -126,10 +126,10 @@ func TestDecide(t *testing.T) {
 				Message: "candidate c1 1,840 tok/s/GPU vs deployed d0 1,510 (+21.9%, margin 10%)"},
 		},
 		{
-			name: "the default target is throughput per GPU",
+			name: "the default target is AISimulate's, throughput",
 			in:   Input{Baseline: point("d0", tpg(1510, 1)), Candidate: point("c1", tpg(3680, 2)), Margin: 0.1},
-			want: Decision{Improvement: metav1.ConditionTrue, Reason: BetterCandidate, BaselineObjective: ptr.To(1510.0), CandidateObjective: ptr.To(1840.0),
-				Message: "candidate c1 1,840 tok/s/GPU vs deployed d0 1,510 (+21.9%, margin 10%)"},
+			want: Decision{Improvement: metav1.ConditionTrue, Reason: BetterCandidate, BaselineObjective: ptr.To(1510.0), CandidateObjective: ptr.To(3680.0),
+				Message: "candidate c1 3,680 tok/s vs deployed d0 1,510 (+143.7%, margin 10%)"},
 		},
 		{
 			name: "better within the margin",

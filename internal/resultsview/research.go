@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/gate"
 	"github.com/dgdr-operator/dgdr-operator/internal/research"
 )
 
@@ -171,48 +172,22 @@ func WindowText(start, end time.Time) string {
 	return fmt.Sprintf("%s – %s UTC", start.Format(time.DateOnly+" "+clock), end.Format(time.DateOnly+" "+clock))
 }
 
-// objectiveUnits are the units of each target's objective as the gate computes it; pareto
-// compares throughput per GPU, and no target is the gate's default, throughput per GPU.
-var objectiveUnits = map[v1beta2.ObjectiveTarget]string{
-	"": "tok/s/GPU", v1beta2.TargetThroughput: "tok/s", v1beta2.TargetThroughputPerGPU: "tok/s/GPU",
-	v1beta2.TargetThroughputPerUser: "tok/s/user", v1beta2.TargetGoodput: "tok/s goodput",
-	v1beta2.TargetGoodputPerGPU: "tok/s/GPU goodput", v1beta2.TargetTTFT: "ms TTFT", v1beta2.TargetE2ELatency: "ms E2E",
-	v1beta2.TargetPareto: "tok/s/GPU",
-}
-
-// ObjectiveText is an objective with the unit of target, its number written as the gate's
-// messages write it (1,840; 6.16); "" when v is nil.
+// ObjectiveText is an objective with the unit of target, written as the gate's messages write
+// it (1,840 tok/s/GPU; 6.16 ms TTFT); "" when v is nil.
 func ObjectiveText(v *float64, target v1beta2.ObjectiveTarget) string {
 	if v == nil {
 		return ""
 	}
-	n := *v
-	var s string
-	switch {
-	case math.IsNaN(n) || math.IsInf(n, 0):
-		s = strconv.FormatFloat(n, 'g', -1, 64)
-	case math.Abs(n) < 100:
-		s = strconv.FormatFloat(n, 'g', 3, 64)
-	default:
-		s = groupDigits(int64(math.Round(n)))
-	}
-	if u := objectiveUnits[target]; u != "" {
-		return s + " " + u
-	}
-	return s
+	return gate.ObjectiveText(*v, target)
 }
 
 // ChangeText is best relative to baseline with its sign and one decimal, e.g. "+21.9%"; "" when
 // either is missing or the baseline is zero.
 func ChangeText(best, baseline *float64) string {
-	if best == nil || baseline == nil || *baseline == 0 {
+	if best == nil || baseline == nil || *baseline == 0 || math.IsNaN(*best) || math.IsInf(*best, 0) || math.IsNaN(*baseline) || math.IsInf(*baseline, 0) {
 		return ""
 	}
-	c := (*best - *baseline) / math.Abs(*baseline) * 100
-	if math.IsNaN(c) || math.IsInf(c, 0) {
-		return ""
-	}
-	return fmt.Sprintf("%+.1f%%", c)
+	return gate.ChangeText(*best, *baseline)
 }
 
 // groupDigits writes n with thousands separators: 12,345.

@@ -29,6 +29,7 @@ func TestResearchSection(t *testing.T) {
 	req.Spec.Research = &v1beta2.ResearchSpec{Interval: &metav1.Duration{Duration: 6 * time.Hour},
 		Window: &metav1.Duration{Duration: 24 * time.Hour}, MinRequests: ptr.To[int32](100)}
 	req.Spec.Deployment = &v1beta2.DeploymentSpec{ReplaceMargin: "10%"}
+	req.Spec.Objective = &v1beta2.ObjectiveSpec{Target: v1beta2.TargetThroughputPerGPU}
 	if err := env.Client.Create(ctx, req); err != nil {
 		t.Fatal(err)
 	}

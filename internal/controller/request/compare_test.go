@@ -33,9 +33,9 @@ func TestCompare(t *testing.T) {
 		wantReason string
 		wantMsg    string
 	}{
-		{"clearly better per GPU", spec("", nil), base(metrics(1000, 1000), 6), cand(metrics(1500, 1500)), v1beta2.ReasonBetterCandidate,
+		{"clearly better per GPU", spec(v1beta2.TargetThroughputPerGPU, nil), base(metrics(1000, 1000), 6), cand(metrics(1500, 1500)), v1beta2.ReasonBetterCandidate,
 			"candidate new 1,500 tok/s/GPU vs deployed old 1,000 (+50.0%, margin 10%)"},
-		{"within the margin", spec("", nil), base(metrics(1000, 1000), 6), cand(metrics(1050, 1050)), v1beta2.ReasonBaselineStillBest,
+		{"within the margin", spec(v1beta2.TargetThroughputPerGPU, nil), base(metrics(1000, 1000), 6), cand(metrics(1050, 1050)), v1beta2.ReasonBaselineStillBest,
 			"candidate new 1,050 tok/s/GPU vs deployed old 1,000 (+5.0%, margin 10%)"},
 		{"the baseline misses the SLA under the window", spec("", &v1beta2.SLASpec{ITLMs: ptr.To(10.0)}), base(metrics(1000, 1000), 12), cand(metrics(900, 900)),
 			v1beta2.ReasonBaselineMissesSLA, ""},

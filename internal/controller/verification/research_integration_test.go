@@ -33,7 +33,7 @@ import (
 const tickWait = 100 * time.Second
 
 // throughputMetrics are a candidate's metrics whose objective (throughput per GPU, the
-// default target) is perGPU on gpus GPUs.
+// requests' target) is perGPU on gpus GPUs.
 func throughputMetrics(perGPU float64, gpus int) *v1beta2.CandidateMetrics {
 	return &v1beta2.CandidateMetrics{Score: ptr.To(perGPU), ThroughputPerGPU: ptr.To(perGPU), Throughput: ptr.To(perGPU * float64(gpus)),
 		TTFTMs: ptr.To(80.0), ITLMs: ptr.To(6.0), E2EMs: ptr.To(900.0)}
@@ -53,6 +53,7 @@ func researchRequest(t *testing.T, ns, name string) *v1beta2.DynamoGraphDeployme
 	d := builders.Request(ns, name).GPUSKU("h200_sxm").AutoApply(name + "-dgd").Obj()
 	d.Spec.Deployment.Capture = &v1beta2.CaptureSpec{Enabled: ptr.To(true), ClaimName: "traffic"}
 	d.Spec.Research = &v1beta2.ResearchSpec{Interval: &metav1.Duration{Duration: time.Minute}, MinRequests: ptr.To[int32](1)}
+	d.Spec.Objective = &v1beta2.ObjectiveSpec{Target: v1beta2.TargetThroughputPerGPU}
 	if err := k8s.Create(ctx, d); err != nil {
 		t.Fatal(err)
 	}
