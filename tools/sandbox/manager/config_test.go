@@ -48,7 +48,7 @@ func TestOperatorConfigIsConfigDev(t *testing.T) {
 // withoutSandboxSettings clears what the sandbox sets differently from config/dev on purpose.
 func withoutSandboxSettings(c *v1alpha1.OperatorConfiguration) *v1alpha1.OperatorConfiguration {
 	c = c.DeepCopy()
-	c.Planner.Image, c.Planner.Command = "", nil // the sandbox's Planner image runs bin/aisim as aisimulate
+	c.Planner.Image, c.Planner.Command, c.Planner.PredictCommand = "", nil, nil // the sandbox's Planner image runs bin/aisim as aisimulate
 	c.Reporter.Image = ""
 	c.Job.ActiveDeadlineSeconds = nil         // 10 minutes
 	c.Limits.MaxActiveRunsPerNamespace = nil  // 4

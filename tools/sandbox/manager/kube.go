@@ -311,9 +311,10 @@ func operatorConfigFor(p OperatorPorts, certDir string, le *LeaderElection, r Re
 		TypeMeta:     metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion, Kind: v1alpha1.Kind},
 		FeatureGates: map[string]bool{"DGDRV1Beta2": true},
 		Planner: v1alpha1.PlannerConfig{
-			Image:     PlannerImage,
-			Command:   []string{"aisimulate", "recommend"},
-			Resources: resources("500m", "512Mi", "2", "2Gi"),
+			Image:          PlannerImage,
+			Command:        []string{"aisimulate", "recommend"},
+			PredictCommand: []string{"aisimulate", "predict"},
+			Resources:      resources("500m", "512Mi", "2", "2Gi"),
 		},
 		Reporter: v1alpha1.ReporterConfig{Image: OperatorImage, Resources: resources("50m", "64Mi", "500m", "256Mi")},
 		Job: v1alpha1.JobConfig{
@@ -337,6 +338,9 @@ func operatorConfigFor(p OperatorPorts, certDir string, le *LeaderElection, r Re
 		// One verification is enough here: the e2e suite proves that a verified deployment
 		// calibrates the next search (an installed operator waits for 3 by default).
 		Calibration: v1alpha1.CalibrationConfig{Namespace: OperatorNamespace, MinObservations: ptr.To[int32](1)},
+		// Re-searches every minute, so the e2e suite sees ticks (an installed operator allows an
+		// hour at least), as config/dev.
+		Research: v1alpha1.ResearchConfig{MinInterval: &metav1.Duration{Duration: time.Minute}},
 		RuntimeImages: map[string]string{
 			"vllm":   "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.6.1",
 			"sglang": "nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.6.1",
