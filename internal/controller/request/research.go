@@ -71,6 +71,10 @@ func (r *Reconciler) decideResearch(ctx context.Context, dgdr *v1beta2.DynamoGra
 		if rec := historyRecord(dgdr, rn.Name); rec != nil && rec.Decision != "" {
 			continue
 		}
+		// A Run older than a full history's oldest record was judged before and dropped from it.
+		if h := dgdr.Status.Research.History; len(h) >= maxResearchHistory && !end.After(h[len(h)-1].WindowEnd.Time) {
+			continue
+		}
 		rec, err := r.judge(ctx, rn, end)
 		if err != nil {
 			return err
