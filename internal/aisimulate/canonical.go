@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	"sigs.k8s.io/yaml"
 
@@ -77,7 +78,70 @@ func floatNumber(v float64) json.Number {
 }
 
 // ToYAML renders a canonical JSON document as YAML (keys sorted) for people and for the
-// search Job's input file.
+// search Job's input file. The YAML writer prints a float in Go's shortest form, which for a
+// small or large one is an exponent without a decimal point ("1e-09"); PyYAML, AISimulate's
+// reader, reads that as a string. Such numbers are written with a decimal point and a signed
+// exponent ("1.0e-09"), which both YAML 1.1 and 1.2 read as a float.
 func ToYAML(canonical []byte) ([]byte, error) {
-	return yaml.JSONToYAML(canonical)
+	doc, err := decodeObject(canonical)
+	if err != nil {
+		return nil, err
+	}
+	// The literals go in after the YAML writer, in place of unique plain strings.
+	var floats []string
+	const mark = "dgdr-yaml-float-"
+	if !bytes.Contains(canonical, []byte(mark)) {
+		replaceExponentFloats(doc, func(lit string) any {
+			floats = append(floats, lit)
+			return mark + strconv.Itoa(len(floats)-1) + "-"
+		})
+	}
+	if len(floats) == 0 {
+		return yaml.JSONToYAML(canonical)
+	}
+	marked, err := canonicalJSON(doc)
+	if err != nil {
+		return nil, err
+	}
+	out, err := yaml.JSONToYAML(marked)
+	if err != nil {
+		return nil, err
+	}
+	for i, lit := range floats {
+		out = bytes.Replace(out, []byte(mark+strconv.Itoa(i)+"-"), []byte(lit), 1)
+	}
+	return out, nil
+}
+
+// replaceExponentFloats replaces, in a decoded document, every number the YAML writer would
+// print with an exponent by mark(its YAML 1.1 float literal).
+func replaceExponentFloats(v any, mark func(string) any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = replaceExponentFloats(e, mark)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = replaceExponentFloats(e, mark)
+		}
+	case json.Number:
+		if _, err := strconv.ParseInt(string(x), 10, 64); err == nil {
+			return x // written as an integer
+		}
+		f, err := strconv.ParseFloat(string(x), 64)
+		if err != nil {
+			return x
+		}
+		g := strconv.FormatFloat(f, 'g', -1, 64)
+		mant, exp, ok := strings.Cut(g, "e")
+		if !ok {
+			return x
+		}
+		if !strings.Contains(mant, ".") {
+			mant += ".0"
+		}
+		return mark(mant + "e" + exp)
+	}
+	return v
 }

@@ -474,3 +474,23 @@ func TestUnderlayGivesWay(t *testing.T) {
 		})
 	}
 }
+
+// TestToYAMLWritesFloatsPyYAMLReads: a float the YAML writer prints with an exponent gets a
+// decimal point and a signed exponent, so that PyYAML (YAML 1.1) reads a float, not a string.
+func TestToYAMLWritesFloatsPyYAMLReads(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"a":1e-09}`:                     "a: 1.0e-09\n",
+		`{"a":0.000000001}`:               "a: 1.0e-09\n",
+		`{"a":1.5e-07,"b":[2.5e+30]}`:     "a: 1.5e-07\nb:\n- 2.5e+30\n",
+		`{"a":1000000000000000000000}`:    "a: 1.0e+21\n",
+		`{"a":0.5,"b":16384,"c":"1e-09"}`: "a: 0.5\nb: 16384\nc: \"1e-09\"\n",
+	} {
+		got, err := aisimulate.ToYAML([]byte(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != want {
+			t.Errorf("ToYAML(%s) = %q, want %q", in, got, want)
+		}
+	}
+}
