@@ -12,8 +12,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
-	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
 	"github.com/dgdr-operator/dgdr-operator/internal/research"
+	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
 	"github.com/dgdr-operator/dgdr-operator/internal/upstreamtest"
 )
 
