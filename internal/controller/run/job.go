@@ -169,6 +169,11 @@ func BuildJob(run *v1beta2.DynamoGraphDeploymentRun, cfg *v1alpha1.OperatorConfi
 			VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(cfg.Job.TmpSizeLimit.DeepCopy())}}})
 	}
 	reporter := reporterImageContainer(cfg, jobcontract.ReporterContainer, jobcontract.ReporterArgs)
+	if baseline != nil {
+		// Named in the arguments, like every path of the pod contract, not left to the binary's
+		// default: the pod's mounts decide where it is.
+		reporter.Args = append(reporter.Args, "--baseline-output-dir", jobcontract.BaselineOutputDir)
+	}
 	reporter.Env = []corev1.EnvVar{
 		runNameEnv,
 		namespaceEnv,

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
@@ -338,7 +339,9 @@ func TestBuildJobBaseline(t *testing.T) {
 		VolumeMounts: []corev1.VolumeMount{{Name: "input", MountPath: "/etc/dgdr/input", ReadOnly: true},
 			{Name: "output", MountPath: "/var/run/dgdr/output"}, {Name: "baseline-tmp", MountPath: "/tmp"}},
 	}
-	wantContainers := []corev1.Container{search, wantBaseline, plain.Spec.Template.Spec.Containers[1]}
+	wantReporter := *plain.Spec.Template.Spec.Containers[1].DeepCopy()
+	wantReporter.Args = append(wantReporter.Args, "--baseline-output-dir", "/var/run/dgdr/output/baseline")
+	wantContainers := []corev1.Container{search, wantBaseline, wantReporter}
 	if diff := cmp.Diff(wantContainers, spec.Containers); diff != "" {
 		t.Errorf("containers (-want +got):\n%s", diff)
 	}
@@ -390,5 +393,45 @@ func TestBuildJobBaselineModelAndTrace(t *testing.T) {
 		if m.Name == jobcontract.TokenVolume {
 			t.Errorf("the baseline mounts the service-account token")
 		}
+	}
+}
+
+// TestBuildJobResearchWindow: a re-search Run's input container mounts the capture claim
+// read-only and cuts the window [end − window, end) into the trace volume, an emptyDir that the
+// search mounts read-only where its input names the window file; the search never gets the
+// claim.
+func TestBuildJobResearchWindow(t *testing.T) {
+	run := testRun()
+	run.Annotations = map[string]string{v1beta2.AnnotationResearchWindowEnd: "2026-12-03T12:00:00Z"}
+	run.Spec.Deployment = &v1beta2.DeploymentSpec{Capture: &v1beta2.CaptureSpec{Enabled: ptr.To(true), ClaimName: "traffic"}}
+	run.Spec.Research = &v1beta2.ResearchSpec{Interval: &metav1.Duration{Duration: time.Hour}, Window: &metav1.Duration{Duration: 6 * time.Hour},
+		MinRequests: ptr.To[int32](50)}
+	plain := BuildJob(testRun(), testConfig())
+	spec := BuildJob(run, testConfig()).Spec.Template.Spec
+
+	wantArgs := append(slices.Clone(plain.Spec.Template.Spec.InitContainers[0].Args),
+		"--trace-window-source", "/var/run/dgdr/capture",
+		"--trace-window-start", "2026-12-03T06:00:00Z", "--trace-window-end", "2026-12-03T12:00:00Z",
+		"--trace-window-out", "/var/run/dgdr/trace/window.jsonl.gz", "--trace-window-min-requests", "50",
+		"--termination-log", "/dev/termination-log")
+	if diff := cmp.Diff(wantArgs, spec.InitContainers[0].Args); diff != "" {
+		t.Errorf("input args (-want +got):\n%s", diff)
+	}
+	wantInputMounts := append(slices.Clone(plain.Spec.Template.Spec.InitContainers[0].VolumeMounts),
+		corev1.VolumeMount{Name: "capture", MountPath: "/var/run/dgdr/capture", ReadOnly: true},
+		corev1.VolumeMount{Name: "trace", MountPath: "/var/run/dgdr/trace"})
+	if diff := cmp.Diff(wantInputMounts, spec.InitContainers[0].VolumeMounts); diff != "" {
+		t.Errorf("input mounts (-want +got):\n%s", diff)
+	}
+	wantSearchMounts := append(slices.Clone(plain.Spec.Template.Spec.Containers[0].VolumeMounts),
+		corev1.VolumeMount{Name: "trace", MountPath: "/var/run/dgdr/trace", ReadOnly: true})
+	if diff := cmp.Diff(wantSearchMounts, spec.Containers[0].VolumeMounts); diff != "" {
+		t.Errorf("search mounts (-want +got):\n%s", diff)
+	}
+	wantVolumes := append(slices.Clone(plain.Spec.Template.Spec.Volumes),
+		corev1.Volume{Name: "trace", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		corev1.Volume{Name: "capture", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "traffic", ReadOnly: true}}})
+	if diff := cmp.Diff(wantVolumes, spec.Volumes); diff != "" {
+		t.Errorf("volumes (-want +got):\n%s", diff)
 	}
 }

@@ -145,6 +145,8 @@ func windowCut(run *v1beta2.DynamoGraphDeploymentRun) (*corev1.Volume, []string,
 		"--trace-window-end", end.UTC().Format(time.RFC3339),
 		"--trace-window-out", path.Join(aisimulate.TraceMountDir, jobcontract.TraceWindowFile),
 		"--trace-window-min-requests", strconv.Itoa(int(research.MinRequests(&run.Spec))),
+		// The window's report is the container's termination message (the Run controller reads it).
+		"--termination-log", corev1.TerminationMessagePathDefault,
 	}
 	mounts := []corev1.VolumeMount{
 		{Name: captureVolume, MountPath: jobcontract.CaptureMountDir, ReadOnly: true},
