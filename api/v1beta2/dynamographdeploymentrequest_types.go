@@ -600,23 +600,23 @@ type DeploymentSpec struct {
 }
 
 // ResearchSpec schedules searches over the deployment's captured traffic.
-// +kubebuilder:validation:XValidation:rule="!has(self.interval) || (duration(self.interval) >= duration('1m') && duration(self.interval) <= duration('720h'))",message="interval must be between 1m and 720h (admission also requires the operator's research.minInterval, 1h by default)",fieldPath=".interval",reason="FieldValueInvalid"
-// +kubebuilder:validation:XValidation:rule="!has(self.window) || (duration(self.window) >= duration('1m') && duration(self.window) <= duration('168h'))",message="window must be between 1m and 168h",fieldPath=".window",reason="FieldValueInvalid"
 type ResearchSpec struct {
-	// interval between two re-searches, counted from the completion of the generation's search:
-	// a duration such as "6h". Required. At least one hour (the operator configuration's
-	// research.minInterval; admission checks it), at most 30 days.
+	// intervalMinutes is the time between two re-searches, in minutes: ticks fall on multiples
+	// of it since the Unix epoch (docs/design/keep-optimal.md). Required. At least the operator
+	// configuration's research.minInterval (an hour by default; admission checks it), at most
+	// 43200 (30 days).
 	// +required
-	// +kubebuilder:validation:Type=string
-	// +kubebuilder:validation:Format=duration
-	Interval *metav1.Duration `json:"interval,omitempty"`
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=43200
+	IntervalMinutes int32 `json:"intervalMinutes,omitempty"`
 
-	// window is how much of the most recent captured traffic a re-search replays, ending at the
-	// tick: a duration such as "24h". Admission materializes the interval. At most 7 days.
+	// windowMinutes is how much of the most recent captured traffic a re-search replays, in
+	// minutes, ending at the tick. Admission materializes intervalMinutes. Minimum 1, maximum
+	// 10080 (7 days).
 	// +optional
-	// +kubebuilder:validation:Type=string
-	// +kubebuilder:validation:Format=duration
-	Window *metav1.Duration `json:"window,omitempty"`
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10080
+	WindowMinutes *int32 `json:"windowMinutes,omitempty"`
 
 	// minRequests is the fewest captured requests in the window that are worth a search; a
 	// tick with fewer ends its Run InsufficientTraffic without searching. Admission
@@ -985,11 +985,13 @@ type ResearchRecord struct {
 	// +kubebuilder:validation:MaxLength=253
 	Run string `json:"run,omitempty"`
 
-	// windowStart and windowEnd bound the arrival times of the replayed traffic.
+	// windowStart is the earliest arrival time of the replayed traffic.
 	// +required
-	WindowStart metav1.Time `json:"windowStart,omitzero"`
+	WindowStart *metav1.Time `json:"windowStart,omitempty"`
+
+	// windowEnd is the arrival time the replayed traffic stops before: the tick.
 	// +required
-	WindowEnd metav1.Time `json:"windowEnd,omitzero"`
+	WindowEnd *metav1.Time `json:"windowEnd,omitempty"`
 
 	// requests is how many captured requests the window held, when known.
 	// +optional

@@ -64,6 +64,7 @@ type BaselineInputStatus struct {
 
 	// inputHash is "sha256:" followed by the hex sha256 of the canonical JSON of input.
 	// +required
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=80
 	InputHash string `json:"inputHash,omitempty"`
 }
@@ -95,11 +96,11 @@ type TraceWindowStatus struct {
 
 	// start is the earliest arrival time included.
 	// +required
-	Start metav1.Time `json:"start,omitzero"`
+	Start *metav1.Time `json:"start,omitempty"`
 
 	// end is the arrival time the window stops before (the tick).
 	// +required
-	End metav1.Time `json:"end,omitzero"`
+	End *metav1.Time `json:"end,omitempty"`
 
 	// requests is how many captured requests arrived in the window.
 	// +optional

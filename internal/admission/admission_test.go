@@ -3,11 +3,9 @@ package admission_test
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
@@ -163,22 +161,22 @@ func TestDefault(t *testing.T) {
 		}()},
 		{"research gets its window, minRequests and the replace margin", func() *v1beta2.DynamoGraphDeploymentRequest {
 			r := newRequest().obj()
-			r.Spec.Research = &v1beta2.ResearchSpec{Interval: &metav1.Duration{Duration: 6 * time.Hour}}
+			r.Spec.Research = &v1beta2.ResearchSpec{IntervalMinutes: 360}
 			return r
 		}(), opts, func() *v1beta2.DynamoGraphDeploymentRequest {
 			r := newRequest().static(defaultStatic()).sku("h200_sxm").perNode(8).maxCandidates(5).remoteCode(v1beta2.RemoteCodeNever).router(v1beta2.RouterRoundRobin).deployDefaults().obj()
-			r.Spec.Research = &v1beta2.ResearchSpec{Interval: &metav1.Duration{Duration: 6 * time.Hour}, Window: &metav1.Duration{Duration: 6 * time.Hour}, MinRequests: i32(100)}
+			r.Spec.Research = &v1beta2.ResearchSpec{IntervalMinutes: 360, WindowMinutes: ptr.To[int32](360), MinRequests: i32(100)}
 			r.Spec.Deployment.ReplaceMargin = "10%"
 			return r
 		}()},
 		{"research values are kept", func() *v1beta2.DynamoGraphDeploymentRequest {
 			r := newRequest().obj()
-			r.Spec.Research = &v1beta2.ResearchSpec{Interval: &metav1.Duration{Duration: 6 * time.Hour}, Window: &metav1.Duration{Duration: time.Hour}, MinRequests: i32(5)}
+			r.Spec.Research = &v1beta2.ResearchSpec{IntervalMinutes: 360, WindowMinutes: ptr.To[int32](60), MinRequests: i32(5)}
 			r.Spec.Deployment = &v1beta2.DeploymentSpec{ReplaceMargin: "0%"}
 			return r
 		}(), opts, func() *v1beta2.DynamoGraphDeploymentRequest {
 			r := newRequest().static(defaultStatic()).sku("h200_sxm").perNode(8).maxCandidates(5).remoteCode(v1beta2.RemoteCodeNever).router(v1beta2.RouterRoundRobin).deployDefaults().obj()
-			r.Spec.Research = &v1beta2.ResearchSpec{Interval: &metav1.Duration{Duration: 6 * time.Hour}, Window: &metav1.Duration{Duration: time.Hour}, MinRequests: i32(5)}
+			r.Spec.Research = &v1beta2.ResearchSpec{IntervalMinutes: 360, WindowMinutes: ptr.To[int32](60), MinRequests: i32(5)}
 			r.Spec.Deployment.ReplaceMargin = "0%"
 			return r
 		}()},

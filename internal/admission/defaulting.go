@@ -173,8 +173,8 @@ func defaultResearch(spec *v1beta2.DynamoGraphDeploymentRequestSpec) {
 	if r == nil {
 		return
 	}
-	if r.Window == nil && r.Interval != nil {
-		r.Window = r.Interval.DeepCopy()
+	if r.WindowMinutes == nil && r.IntervalMinutes > 0 {
+		r.WindowMinutes = ptr.To(r.IntervalMinutes)
 	}
 	if r.MinRequests == nil {
 		r.MinRequests = ptr.To(DefaultResearchMinRequests)

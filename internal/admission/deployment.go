@@ -87,8 +87,8 @@ func ValidateResearch(spec *v1beta2.DynamoGraphDeploymentRequestSpec, fldPath *f
 		return nil
 	}
 	var errs field.ErrorList
-	if r.Interval == nil {
-		errs = append(errs, field.Required(fldPath.Child("interval"), "how often to search again, such as 6h"))
+	if r.IntervalMinutes == 0 {
+		errs = append(errs, field.Required(fldPath.Child("intervalMinutes"), "how often to search again, in minutes, such as 360"))
 	}
 	if !AutoApply(spec) {
 		errs = append(errs, field.Invalid(fldPath, "", "requires spec.deployment.autoApply: true: a re-search only ever replaces a deployment autoApply made"))
@@ -101,5 +101,5 @@ func ValidateResearch(spec *v1beta2.DynamoGraphDeploymentRequestSpec, fldPath *f
 
 // ResearchOn reports whether spec schedules re-searches.
 func ResearchOn(spec *v1beta2.DynamoGraphDeploymentRequestSpec) bool {
-	return spec.Research != nil && spec.Research.Interval != nil
+	return spec.Research != nil && spec.Research.IntervalMinutes > 0
 }

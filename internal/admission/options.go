@@ -21,7 +21,7 @@ type Options struct {
 	MaxPodTemplateOverrideBytes int
 	// Prices is the price list (pricing) objective.maxCostPerHour is lowered with.
 	Prices pricing.Prices
-	// ResearchMinInterval is research.minInterval: the shortest spec.research.interval (0: only
+	// ResearchMinInterval is research.minInterval: the shortest spec.research.intervalMinutes (0: only
 	// the schema's bound).
 	ResearchMinInterval time.Duration
 }

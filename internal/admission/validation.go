@@ -131,14 +131,14 @@ func validateAddedRules(old, dgdr *v1beta2.DynamoGraphDeploymentRequest, opts Op
 		errs = append(errs, ValidateOverridesEngine([]byte(raw))...)
 	}
 	interval := func(s *v1beta2.DynamoGraphDeploymentRequestSpec) any {
-		if s.Research == nil || s.Research.Interval == nil {
-			return time.Duration(0)
+		if s.Research == nil {
+			return int32(0)
 		}
-		return s.Research.Interval.Duration
+		return s.Research.IntervalMinutes
 	}
-	if r := spec.Research; r != nil && r.Interval != nil && r.Interval.Duration < opts.ResearchMinInterval && changed(interval) {
-		errs = append(errs, field.Invalid(field.NewPath("spec", "research", "interval"), r.Interval.Duration.String(),
-			fmt.Sprintf("must be at least %s (the operator configuration's research.minInterval)", opts.ResearchMinInterval)))
+	if r := spec.Research; r != nil && r.IntervalMinutes > 0 && time.Duration(r.IntervalMinutes)*time.Minute < opts.ResearchMinInterval && changed(interval) {
+		errs = append(errs, field.Invalid(field.NewPath("spec", "research", "intervalMinutes"), r.IntervalMinutes,
+			fmt.Sprintf("must be at least %d minutes (the operator configuration's research.minInterval, %s)", int64(opts.ResearchMinInterval/time.Minute), opts.ResearchMinInterval)))
 	}
 	if !opts.AutoApplyEnabled && AutoApply(spec) && (oldSpec == nil || !AutoApply(oldSpec)) {
 		errs = append(errs, field.Forbidden(field.NewPath("spec", "deployment", "autoApply"),

@@ -22,8 +22,8 @@ func TestStatusShowsResearch(t *testing.T) {
 	ctx := context.Background()
 	ns := testenv.Namespace(t, env.Client, "ctl-research")
 	req := builders.Request(ns, "llm").Obj()
-	req.Spec.Research = &v1beta2.ResearchSpec{Interval: &metav1.Duration{Duration: 6 * time.Hour},
-		Window: &metav1.Duration{Duration: 24 * time.Hour}, MinRequests: ptr.To[int32](100)}
+	req.Spec.Research = &v1beta2.ResearchSpec{IntervalMinutes: 360,
+		WindowMinutes: ptr.To[int32](1440), MinRequests: ptr.To[int32](100)}
 	req.Spec.Deployment = &v1beta2.DeploymentSpec{ReplaceMargin: "15%"}
 	req.Spec.Objective = &v1beta2.ObjectiveSpec{Target: v1beta2.TargetThroughputPerGPU}
 	if err := env.Client.Create(ctx, req); err != nil {
@@ -33,7 +33,7 @@ func TestStatusShowsResearch(t *testing.T) {
 	req.Status.Research = &v1beta2.ResearchStatus{
 		NextTime: &metav1.Time{Time: end.Add(6 * time.Hour)},
 		History: []v1beta2.ResearchRecord{{
-			Run: "llm-g1-r1", WindowStart: metav1.Time{Time: end.Add(-24 * time.Hour)}, WindowEnd: metav1.Time{Time: end}, Requests: 48210,
+			Run: "llm-g1-r1", WindowStart: &metav1.Time{Time: end.Add(-24 * time.Hour)}, WindowEnd: &metav1.Time{Time: end}, Requests: 48210,
 			DeployedCandidate: "llm-c07", BaselineObjective: ptr.To(1850.0), BestCandidate: "llm-g1-r1-c01", BestObjective: ptr.To(1900.0),
 			Decision: v1beta2.ResearchKept, Reason: v1beta2.ReasonBaselineStillBest, Message: "candidate llm-g1-r1-c01 1,900 tok/s/GPU vs deployed llm-c07 1,850 (+2.7%, margin 15%)",
 		}},

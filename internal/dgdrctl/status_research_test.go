@@ -16,8 +16,8 @@ import (
 // history (newest first) and, unless cond is nil, ImprovementAvailable.
 func researchRequest(next *time.Time, history []v1beta2.ResearchRecord, cond *metav1.Condition) *v1beta2.DynamoGraphDeploymentRequest {
 	req := &v1beta2.DynamoGraphDeploymentRequest{}
-	req.Spec.Research = &v1beta2.ResearchSpec{Interval: &metav1.Duration{Duration: 6 * time.Hour},
-		Window: &metav1.Duration{Duration: 24 * time.Hour}, MinRequests: ptr.To[int32](100)}
+	req.Spec.Research = &v1beta2.ResearchSpec{IntervalMinutes: 360,
+		WindowMinutes: ptr.To[int32](1440), MinRequests: ptr.To[int32](100)}
 	req.Spec.Deployment = &v1beta2.DeploymentSpec{ReplaceMargin: "10%"}
 	req.Spec.Objective = &v1beta2.ObjectiveSpec{Target: v1beta2.TargetThroughputPerGPU}
 	if next != nil || history != nil {
@@ -42,7 +42,7 @@ func TestWriteResearch(t *testing.T) {
 	}
 	record := func(run string, end time.Time) v1beta2.ResearchRecord {
 		start, stop := window(end)
-		return v1beta2.ResearchRecord{Run: run, WindowStart: start, WindowEnd: stop, DeployedCandidate: "llm-g1-c07"}
+		return v1beta2.ResearchRecord{Run: run, WindowStart: &start, WindowEnd: &stop, DeployedCandidate: "llm-g1-c07"}
 	}
 	replaced := record("llm-g1-r1200", end)
 	replaced.Requests, replaced.BaselineObjective, replaced.BestCandidate, replaced.BestObjective = 48210, ptr.To(1840.0), "llm-g1-r1200-c03", ptr.To(2243.0)

@@ -35,7 +35,7 @@ spec:
   sla: {ttftMs: 300, itlMs: 25}
   deployment:
     capture: {enabled: true, claimName: request-traces}
-  research: {interval: 1h}
+  research: {intervalMinutes: 60}
   aisimulate:
     inputOverrides:
       optimizer: {max_trials: 3}

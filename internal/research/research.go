@@ -24,26 +24,26 @@ const WindowFile = jobcontract.TraceWindowFile
 
 // On reports whether spec schedules re-searches.
 func On(spec *v1beta2.DynamoGraphDeploymentRequestSpec) bool {
-	return spec.Research != nil && spec.Research.Interval != nil && spec.Research.Interval.Duration > 0
+	return spec.Research != nil && spec.Research.IntervalMinutes > 0
 }
 
-// Interval is spec.research.interval (0 without research).
+// Interval is spec.research.intervalMinutes as a duration (0 without research).
 func Interval(spec *v1beta2.DynamoGraphDeploymentRequestSpec) time.Duration {
 	if !On(spec) {
 		return 0
 	}
-	return spec.Research.Interval.Duration
+	return time.Duration(spec.Research.IntervalMinutes) * time.Minute
 }
 
-// Window is spec.research.window, or the interval where admission did not materialize it.
+// Window is spec.research.windowMinutes, or the interval where admission did not materialize it.
 func Window(spec *v1beta2.DynamoGraphDeploymentRequestSpec) time.Duration {
 	if !On(spec) {
 		return 0
 	}
-	if w := spec.Research.Window; w != nil && w.Duration > 0 {
-		return w.Duration
+	if w := spec.Research.WindowMinutes; w != nil && *w > 0 {
+		return time.Duration(*w) * time.Minute
 	}
-	return spec.Research.Interval.Duration
+	return Interval(spec)
 }
 
 // MinRequests is spec.research.minRequests (1 where unset).

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
@@ -79,7 +78,7 @@ func TestSearchSpecReplacesOnlyTheWorkload(t *testing.T) {
 		Workload:   &v1beta2.WorkloadSpec{Static: &v1beta2.StaticWorkload{InputTokens: ptr.To[int32](512)}},
 		SLA:        &v1beta2.SLASpec{TTFTMs: ptr.To(200.0)},
 		Deployment: &v1beta2.DeploymentSpec{Capture: &v1beta2.CaptureSpec{Enabled: ptr.To(true), ClaimName: "traffic"}},
-		Research:   &v1beta2.ResearchSpec{Interval: &metav1.Duration{Duration: time.Hour}},
+		Research:   &v1beta2.ResearchSpec{IntervalMinutes: 60},
 	}
 	before := spec.DeepCopy()
 	got := SearchSpec(spec)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
@@ -111,9 +112,10 @@ func ResearchRows(req *v1beta2.DynamoGraphDeploymentRequest) []ResearchRow {
 	}
 	rows := make([]ResearchRow, 0, len(st.History))
 	for _, r := range st.History {
+		start, end := timeOf(r.WindowStart), timeOf(r.WindowEnd)
 		row := ResearchRow{
-			Run: r.Run, Window: WindowText(r.WindowStart.Time, r.WindowEnd.Time),
-			WindowStart: r.WindowStart.UTC(), WindowEnd: r.WindowEnd.UTC(),
+			Run: r.Run, Window: WindowText(start, end),
+			WindowStart: start, WindowEnd: end,
 			DeployedCandidate: r.DeployedCandidate, BaselineObjective: ObjectiveText(r.BaselineObjective, target),
 			BestCandidate: r.BestCandidate, BestObjective: ObjectiveText(r.BestObjective, target),
 			Change:   ChangeText(r.BestObjective, r.BaselineObjective),
@@ -206,4 +208,12 @@ func groupDigits(n int64) string {
 		b.WriteRune(c)
 	}
 	return b.String()
+}
+
+// timeOf is t in UTC, zero when unset.
+func timeOf(t *metav1.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return t.UTC()
 }

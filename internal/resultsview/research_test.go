@@ -23,13 +23,13 @@ func TestResearchScheduleOf(t *testing.T) {
 		{"no research", v1beta2.DynamoGraphDeploymentRequestSpec{}, &v1beta2.ResearchStatus{NextTime: &metav1.Time{Time: next}}, nil},
 		{"as admission materializes it",
 			v1beta2.DynamoGraphDeploymentRequestSpec{
-				Research:   &v1beta2.ResearchSpec{Interval: &metav1.Duration{Duration: 6 * time.Hour}, Window: &metav1.Duration{Duration: 24 * time.Hour}, MinRequests: ptr.To[int32](100)},
+				Research:   &v1beta2.ResearchSpec{IntervalMinutes: 360, WindowMinutes: ptr.To[int32](1440), MinRequests: ptr.To[int32](100)},
 				Deployment: &v1beta2.DeploymentSpec{ReplaceMargin: "5%"},
 			},
 			&v1beta2.ResearchStatus{NextTime: &metav1.Time{Time: next}},
 			&resultsview.ResearchSchedule{Interval: "6h", Window: "24h", MinRequests: 100, Margin: "5%", Next: &next}},
 		{"only the interval: the operator's defaults, nothing scheduled yet",
-			v1beta2.DynamoGraphDeploymentRequestSpec{Research: &v1beta2.ResearchSpec{Interval: &metav1.Duration{Duration: 90 * time.Minute}}},
+			v1beta2.DynamoGraphDeploymentRequestSpec{Research: &v1beta2.ResearchSpec{IntervalMinutes: 90}},
 			nil,
 			&resultsview.ResearchSchedule{Interval: "1h30m", Window: "1h30m", MinRequests: 1, Margin: "10%"}},
 	}
@@ -67,7 +67,7 @@ func TestNextResearchText(t *testing.T) {
 
 func TestResearchRows(t *testing.T) {
 	end := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
-	at := func(t time.Time) metav1.Time { return metav1.Time{Time: t} }
+	at := func(t time.Time) *metav1.Time { return &metav1.Time{Time: t} }
 	req := &v1beta2.DynamoGraphDeploymentRequest{}
 	if got := resultsview.ResearchRows(req); got != nil {
 		t.Errorf("no history: %v", got)

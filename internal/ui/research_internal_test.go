@@ -55,7 +55,7 @@ func TestResearchBlockOfPartialStatus(t *testing.T) {
 	}
 
 	// Scheduled, nothing recorded yet, only the condition.
-	req.Spec.Research = &v1beta2.ResearchSpec{Interval: &metav1.Duration{Duration: time.Hour}}
+	req.Spec.Research = &v1beta2.ResearchSpec{IntervalMinutes: 60}
 	req.Status.Research = nil
 	req.Status.Conditions = []metav1.Condition{{Type: v1beta2.ConditionImprovementAvailable, Status: metav1.ConditionUnknown, Reason: v1beta2.ReasonAwaitingResearch}}
 	body = render(researchView(req, none, now))

@@ -26,8 +26,8 @@ func TestResearchSection(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t)
 	req := builders.Request(ns, "llm").MaxCandidates(3).ITL(fixtureITLMs).Obj()
-	req.Spec.Research = &v1beta2.ResearchSpec{Interval: &metav1.Duration{Duration: 6 * time.Hour},
-		Window: &metav1.Duration{Duration: 24 * time.Hour}, MinRequests: ptr.To[int32](100)}
+	req.Spec.Research = &v1beta2.ResearchSpec{IntervalMinutes: 360,
+		WindowMinutes: ptr.To[int32](1440), MinRequests: ptr.To[int32](100)}
 	req.Spec.Deployment = &v1beta2.DeploymentSpec{ReplaceMargin: "10%"}
 	req.Spec.Objective = &v1beta2.ObjectiveSpec{Target: v1beta2.TargetThroughputPerGPU}
 	if err := env.Client.Create(ctx, req); err != nil {
@@ -37,7 +37,7 @@ func TestResearchSection(t *testing.T) {
 	researchRun := newRun(t, req, 2, `{}`)
 
 	end := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
-	at := func(t time.Time) metav1.Time { return metav1.Time{Time: t} }
+	at := func(t time.Time) *metav1.Time { return &metav1.Time{Time: t} }
 	hostile := `window cut failed <script>alert(1)</script> & "quoted"`
 	req.Status.Deployment = &v1beta2.DeploymentStatus{Name: "llm-prod", Run: deployedRun.Name, Candidate: "llm-run-1-c07"}
 	req.Status.Research = &v1beta2.ResearchStatus{

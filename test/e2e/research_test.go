@@ -56,8 +56,8 @@ spec:
       maxDurationSeconds: 180
       load: {concurrency: 2, inputTokens: 3000, outputTokens: 32}
   research:
-    interval: 1m
-    window: 15m
+    intervalMinutes: 1
+    windowMinutes: 15
     minRequests: 10
   aisimulate:
     inputOverrides:

@@ -133,7 +133,7 @@ type OperatorConfiguration struct {
 
 // ResearchConfig bounds scheduled re-searches.
 type ResearchConfig struct {
-	// minInterval is the shortest spec.research.interval admission accepts. Defaults to 1h;
+	// minInterval is the shortest spec.research.intervalMinutes admission accepts. Defaults to 1h;
 	// at least 1m. A shorter minimum is for test clusters, where a re-search every hour is too
 	// slow to watch.
 	// +optional

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -72,7 +73,7 @@ func (r *Reconciler) decideResearch(ctx context.Context, dgdr *v1beta2.DynamoGra
 			continue
 		}
 		// A Run older than a full history's oldest record was judged before and dropped from it.
-		if h := dgdr.Status.Research.History; len(h) >= maxResearchHistory && !end.After(h[len(h)-1].WindowEnd.Time) {
+		if h := dgdr.Status.Research.History; len(h) >= maxResearchHistory && !end.After(windowEndOf(h[len(h)-1])) {
 			continue
 		}
 		rec, err := r.judge(ctx, rn, end)
@@ -96,14 +97,14 @@ func (r *Reconciler) decideResearch(ctx context.Context, dgdr *v1beta2.DynamoGra
 func (r *Reconciler) judge(ctx context.Context, rn *v1beta2.DynamoGraphDeploymentRun, end time.Time) (v1beta2.ResearchRecord, error) {
 	rec := v1beta2.ResearchRecord{
 		Run:               rn.Name,
-		WindowEnd:         metav1.NewTime(end),
+		WindowEnd:         ptr.To(metav1.NewTime(end)),
 		DeployedCandidate: rn.Annotations[v1beta2.AnnotationResearchBaseline],
 	}
 	full := &v1beta2.DynamoGraphDeploymentRun{}
 	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(rn), full); err != nil {
 		return rec, err
 	}
-	rec.WindowStart = metav1.NewTime(end.Add(-research.Window(&full.Spec)))
+	rec.WindowStart = ptr.To(metav1.NewTime(end.Add(-research.Window(&full.Spec))))
 	if t := full.Status.AISimulate; t != nil && t.Trace != nil && t.Trace.Window != nil && t.Trace.Window.Requests != nil {
 		rec.Requests = *t.Trace.Window.Requests
 	}
@@ -238,7 +239,7 @@ func (r *Reconciler) tick(ctx context.Context, dgdr *v1beta2.DynamoGraphDeployme
 	}
 	window := research.Window(&dgdr.Spec)
 	skip := func(reason, msg string) (time.Duration, error) {
-		addHistory(dgdr, v1beta2.ResearchRecord{Run: name, WindowStart: metav1.NewTime(end.Add(-window)), WindowEnd: metav1.NewTime(end),
+		addHistory(dgdr, v1beta2.ResearchRecord{Run: name, WindowStart: ptr.To(metav1.NewTime(end.Add(-window))), WindowEnd: ptr.To(metav1.NewTime(end)),
 			DeployedCandidate: dgdr.Status.Deployment.Candidate, Decision: v1beta2.ResearchSkipped, Reason: reason, Message: msg})
 		events.Normal(EventResearchSkipped, "Research", fmt.Sprintf("re-search of the window ending %s skipped: %s", end.UTC().Format(time.RFC3339), msg))
 		return wait, nil
@@ -327,9 +328,16 @@ func historyRecord(dgdr *v1beta2.DynamoGraphDeploymentRequest, name string) *v1b
 func addHistory(dgdr *v1beta2.DynamoGraphDeploymentRequest, rec v1beta2.ResearchRecord) {
 	h := slices.DeleteFunc(dgdr.Status.Research.History, func(o v1beta2.ResearchRecord) bool { return o.Run == rec.Run })
 	h = append(h, rec)
-	slices.SortStableFunc(h, func(a, b v1beta2.ResearchRecord) int { return b.WindowEnd.Compare(a.WindowEnd.Time) })
+	slices.SortStableFunc(h, func(a, b v1beta2.ResearchRecord) int { return windowEndOf(b).Compare(windowEndOf(a)) })
 	if len(h) > maxResearchHistory {
 		h = h[:maxResearchHistory]
 	}
 	dgdr.Status.Research.History = h
+}
+
+func windowEndOf(r v1beta2.ResearchRecord) time.Time {
+	if r.WindowEnd == nil {
+		return time.Time{}
+	}
+	return r.WindowEnd.Time
 }

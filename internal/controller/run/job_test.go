@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
@@ -404,7 +403,7 @@ func TestBuildJobResearchWindow(t *testing.T) {
 	run := testRun()
 	run.Annotations = map[string]string{v1beta2.AnnotationResearchWindowEnd: "2026-12-03T12:00:00Z"}
 	run.Spec.Deployment = &v1beta2.DeploymentSpec{Capture: &v1beta2.CaptureSpec{Enabled: ptr.To(true), ClaimName: "traffic"}}
-	run.Spec.Research = &v1beta2.ResearchSpec{Interval: &metav1.Duration{Duration: time.Hour}, Window: &metav1.Duration{Duration: 6 * time.Hour},
+	run.Spec.Research = &v1beta2.ResearchSpec{IntervalMinutes: 60, WindowMinutes: ptr.To[int32](360),
 		MinRequests: ptr.To[int32](50)}
 	plain := BuildJob(testRun(), testConfig())
 	spec := BuildJob(run, testConfig()).Spec.Template.Spec

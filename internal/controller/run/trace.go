@@ -2,13 +2,13 @@ package run
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"math"
 	"path"
 	"strconv"
 	"time"
-	"crypto/sha256"
-	"encoding/hex"
-	"fmt"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -80,7 +80,7 @@ func (r *Reconciler) checkTraceSource(ctx context.Context, run *v1beta2.DynamoGr
 		}
 		if end, ok := research.WindowEnd(run); ok {
 			status.Window = &v1beta2.TraceWindowStatus{ClaimName: pvc.Name,
-				Start: metav1.NewTime(end.Add(-research.Window(&run.Spec))), End: metav1.NewTime(end)}
+				Start: ptr.To(metav1.NewTime(end.Add(-research.Window(&run.Spec)))), End: ptr.To(metav1.NewTime(end))}
 			if old := run.Status.AISimulate; old != nil && old.Trace != nil && old.Trace.Window != nil {
 				status.Window = old.Trace.Window.DeepCopy()
 			}

@@ -32,10 +32,10 @@ import (
 // configuration's research.minInterval) and the controller looks again at the tick.
 const tickWait = 100 * time.Second
 
-// throughputMetrics are a candidate's metrics whose objective (throughput per GPU, the
-// requests' target) is perGPU on gpus GPUs.
-func throughputMetrics(perGPU float64, gpus int) *v1beta2.CandidateMetrics {
-	return &v1beta2.CandidateMetrics{Score: ptr.To(perGPU), ThroughputPerGPU: ptr.To(perGPU), Throughput: ptr.To(perGPU * float64(gpus)),
+// throughputMetrics are the metrics of a candidate on 4 GPUs (finishRun's) whose objective
+// (throughput per GPU, the requests' target) is perGPU.
+func throughputMetrics(perGPU float64) *v1beta2.CandidateMetrics {
+	return &v1beta2.CandidateMetrics{Score: ptr.To(perGPU), ThroughputPerGPU: ptr.To(perGPU), Throughput: ptr.To(perGPU * 4),
 		TTFTMs: ptr.To(80.0), ITLMs: ptr.To(6.0), E2EMs: ptr.To(900.0)}
 }
 
@@ -52,7 +52,7 @@ func researchRequest(t *testing.T, ns, name string) *v1beta2.DynamoGraphDeployme
 	}
 	d := builders.Request(ns, name).GPUSKU("h200_sxm").AutoApply(name + "-dgd").Obj()
 	d.Spec.Deployment.Capture = &v1beta2.CaptureSpec{Enabled: ptr.To(true), ClaimName: "traffic"}
-	d.Spec.Research = &v1beta2.ResearchSpec{Interval: &metav1.Duration{Duration: time.Minute}, MinRequests: ptr.To[int32](1)}
+	d.Spec.Research = &v1beta2.ResearchSpec{IntervalMinutes: 1, MinRequests: ptr.To[int32](1)}
 	d.Spec.Objective = &v1beta2.ObjectiveSpec{Target: v1beta2.TargetThroughputPerGPU}
 	if err := k8s.Create(ctx, d); err != nil {
 		t.Fatal(err)
@@ -179,7 +179,7 @@ func TestResearchReplacesOnlyABetterCandidate(t *testing.T) {
 		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: naming.RunName(d.Name, 1)}, gen)
 		return err == nil && gen.Status.AISimulate != nil, client.IgnoreNotFound(err)
 	})
-	first := finishRun(t, gen, throughputMetrics(1000, 4), nil)
+	first := finishRun(t, gen, throughputMetrics(1000), nil)
 	makeReady(t, ns, "drift-dgd")
 	var last *v1beta2.DynamoGraphDeploymentRequest
 	defer func() {
@@ -243,8 +243,8 @@ func TestResearchReplacesOnlyABetterCandidate(t *testing.T) {
 	}
 	waitForEvent(t, ns, d.Name, "ResearchStarted")
 
-	baseline := &v1beta2.BaselineStatus{Candidate: first, Metrics: throughputMetrics(1000, 4), MeanTPOTMs: ptr.To(6.0), GPUs: ptr.To(4.0), CompletedRequests: 50}
-	better := finishRun(t, r1, throughputMetrics(1500, 4), baseline)
+	baseline := &v1beta2.BaselineStatus{Candidate: first, Metrics: throughputMetrics(1000), MeanTPOTMs: ptr.To(6.0), GPUs: ptr.To(4.0), CompletedRequests: 50}
+	better := finishRun(t, r1, throughputMetrics(1500), baseline)
 	replaced := waitForStatus(t, d, "the better candidate deployed", func(d *v1beta2.DynamoGraphDeploymentRequest) bool {
 		return d.Status.Deployment != nil && d.Status.Deployment.Candidate == better
 	})
@@ -271,8 +271,8 @@ func TestResearchReplacesOnlyABetterCandidate(t *testing.T) {
 	if r2.Annotations[v1beta2.AnnotationResearchBaseline] != better {
 		t.Errorf("the second re-search compares with %q, want the deployed %s", r2.Annotations[v1beta2.AnnotationResearchBaseline], better)
 	}
-	baseline2 := &v1beta2.BaselineStatus{Candidate: better, Metrics: throughputMetrics(1500, 4), MeanTPOTMs: ptr.To(6.0), GPUs: ptr.To(4.0), CompletedRequests: 50}
-	finishRun(t, r2, throughputMetrics(1575, 4), baseline2)
+	baseline2 := &v1beta2.BaselineStatus{Candidate: better, Metrics: throughputMetrics(1500), MeanTPOTMs: ptr.To(6.0), GPUs: ptr.To(4.0), CompletedRequests: 50}
+	finishRun(t, r2, throughputMetrics(1575), baseline2)
 	kept := waitForStatus(t, d, "the deployment kept", func(d *v1beta2.DynamoGraphDeploymentRequest) bool {
 		c := condition(d, v1beta2.ConditionImprovementAvailable)
 		return c != nil && c.Status == metav1.ConditionFalse
@@ -309,7 +309,7 @@ func TestResearchTicksOnceAcrossARestart(t *testing.T) {
 		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: naming.RunName(d.Name, 1)}, gen)
 		return err == nil && gen.Status.AISimulate != nil, client.IgnoreNotFound(err)
 	})
-	finishRun(t, gen, throughputMetrics(1000, 4), nil)
+	finishRun(t, gen, throughputMetrics(1000), nil)
 	makeReady(t, ns, "restart-dgd")
 	seen := map[string]bool{}
 	r1 := nextResearchRun(t, d, seen)
