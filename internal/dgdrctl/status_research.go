@@ -37,13 +37,7 @@ func writeResearch(out io.Writer, req *v1beta2.DynamoGraphDeploymentRequest, now
 	} else {
 		writeResearchRows(out, rows)
 	}
-	if cond != nil {
-		fmt.Fprintf(out, "ImprovementAvailable=%s (%s)", cond.Status, orDash(cond.Reason))
-		if cond.Message != "" {
-			fmt.Fprintf(out, ": %s", cond.Message)
-		}
-		fmt.Fprintln(out)
-	}
+	writeCondition(out, cond)
 }
 
 // writeResearchRows prints one row per re-search, newest first; the message comes last, where

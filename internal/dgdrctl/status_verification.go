@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
@@ -53,13 +54,19 @@ func writeVerification(out io.Writer, req *v1beta2.DynamoGraphDeploymentRequest,
 			writeVerifiedMetrics(out, resultsview.VerifiedMetrics(v))
 		}
 	}
-	if cond != nil {
-		fmt.Fprintf(out, "PredictionHeld=%s (%s)", cond.Status, orDash(cond.Reason))
-		if cond.Message != "" {
-			fmt.Fprintf(out, ": %s", cond.Message)
-		}
-		fmt.Fprintln(out)
+	writeCondition(out, cond)
+}
+
+// writeCondition prints a condition as TYPE=STATUS (REASON): MESSAGE; nothing for nil.
+func writeCondition(out io.Writer, cond *metav1.Condition) {
+	if cond == nil {
+		return
 	}
+	fmt.Fprintf(out, "%s=%s (%s)", cond.Type, cond.Status, orDash(cond.Reason))
+	if cond.Message != "" {
+		fmt.Fprintf(out, ": %s", cond.Message)
+	}
+	fmt.Fprintln(out)
 }
 
 // writeVerifiedMetrics prints one row per compared metric.

@@ -1,7 +1,6 @@
 package requesttrace
 
 import (
-	"bufio"
 	"bytes"
 	"cmp"
 	"compress/gzip"
@@ -111,27 +110,13 @@ func ParseDynamo(r io.Reader, blockSize int) (*Trace, error) {
 // and its text (valid only during the call), and returns the number of lines read. It stops at
 // the first malformed record, the first error of visit, or the first error of r.
 func scanDynamo(r io.Reader, visit func(line int, text []byte, rec *dynamoRecord) error) (int, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
-	line := 0
-	for sc.Scan() {
-		line++
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 {
-			continue
-		}
+	return scanLines(r, func(line int, b []byte) error {
 		rec, err := parseDynamoRecord(b, line)
-		if err != nil {
-			return line, err
+		if err != nil || rec == nil {
+			return err
 		}
-		if rec == nil {
-			continue
-		}
-		if err := visit(line, b, rec); err != nil {
-			return line, err
-		}
-	}
-	return line, scanError(sc, line)
+		return visit(line, b, rec)
+	})
 }
 
 // dynamoRecord is one request_end record: the request, its block size and raw hashes, whether it

@@ -93,6 +93,25 @@ func Parse(r io.Reader, blockSize int) (*Trace, error) {
 		blockSize = DefaultBlockSize
 	}
 	t := &Trace{Format: FormatMooncake, BlockSize: blockSize}
+	line, err := scanLines(r, func(line int, b []byte) error {
+		req, err := parseRow(b, line, blockSize)
+		if err == nil {
+			t.Requests = append(t.Requests, req)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(t.Requests) == 0 {
+		return nil, &ParseError{Line: line, Reason: "the trace has no requests"}
+	}
+	return t, nil
+}
+
+// scanLines calls visit with every non-blank line of r (trimmed; valid only during the call) and
+// its number, and returns the number of lines read. It stops at the first error of visit or of r.
+func scanLines(r io.Reader, visit func(line int, b []byte) error) (int, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
 	line := 0
@@ -102,19 +121,11 @@ func Parse(r io.Reader, blockSize int) (*Trace, error) {
 		if len(b) == 0 {
 			continue
 		}
-		req, err := parseRow(b, line, blockSize)
-		if err != nil {
-			return nil, err
+		if err := visit(line, b); err != nil {
+			return line, err
 		}
-		t.Requests = append(t.Requests, req)
 	}
-	if err := scanError(sc, line); err != nil {
-		return nil, err
-	}
-	if len(t.Requests) == 0 {
-		return nil, &ParseError{Line: line, Reason: "the trace has no requests"}
-	}
-	return t, nil
+	return line, scanError(sc, line)
 }
 
 func parseRow(b []byte, line, blockSize int) (Request, error) {
