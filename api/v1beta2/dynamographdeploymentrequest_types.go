@@ -652,8 +652,8 @@ type CaptureSpec struct {
 }
 
 // CaptureRotation bounds the captured trace's segments. The Frontend closes a gzip segment and
-// starts the next one when the segment's records reach maxSegmentMiB; it keeps every segment
-// until the claim is full (it has no age-based retention).
+// starts the next one when the segment's records reach maxSegmentMiB; it deletes none itself
+// (it has no age-based retention): maxAgeHours is enforced by the re-searches.
 type CaptureRotation struct {
 	// maxSegmentMiB is the uncompressed size at which the Frontend rolls over to a new gzip
 	// segment (the Frontend's DYN_REQUEST_TRACE_JSONL_GZ_ROLL_BYTES). Defaults to 64. Minimum
@@ -662,6 +662,16 @@ type CaptureRotation struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=4096
 	MaxSegmentMiB *int32 `json:"maxSegmentMiB,omitempty"`
+
+	// maxAgeHours bounds the age of the kept traffic: at every re-search tick (spec.research),
+	// the re-search deletes the complete segments all of whose requests arrived more than
+	// maxAgeHours before the tick; a segment still being written is never deleted. It needs
+	// spec.research, whose re-searches are its only reader, and must cover
+	// spec.research.windowMinutes. Unset, nothing is deleted. Minimum 1, maximum 8760 (a year).
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=8760
+	MaxAgeHours *int32 `json:"maxAgeHours,omitempty"`
 }
 
 // VerificationSpec configures the verification of a deployed candidate

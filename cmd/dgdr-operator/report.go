@@ -67,6 +67,9 @@ type reportOptions struct {
 	TraceWindowEnd         string
 	TraceWindowOut         string
 	TraceWindowMinRequests int
+	// TracePruneBefore (RFC 3339), with --trace-window-source, deletes the complete segments of
+	// the capture all of whose requests arrived before it, after the cut.
+	TracePruneBefore string
 	// BaselineInputHash is the baseline input hash the operator recorded on the search Job
 	// (--baseline-input-hash, $DGDR_BASELINE_INPUT_HASH); set, --write-input also writes the
 	// baseline input, refusing one that does not hash to it.
@@ -138,6 +141,7 @@ reason on stderr and in the termination message, when the result cannot be publi
 	f.StringVar(&o.TraceWindowStart, "trace-window-start", "", "the window's first arrival time, inclusive (RFC 3339)")
 	f.StringVar(&o.TraceWindowEnd, "trace-window-end", "", "the window's end, exclusive (RFC 3339)")
 	f.StringVar(&o.TraceWindowOut, "trace-window-out", "", "the window file to write (gzip JSONL, ordered by arrival)")
+	f.StringVar(&o.TracePruneBefore, "trace-prune-before", "", "with --trace-window-source, delete the capture's complete segments all of whose requests arrived before this time (RFC 3339), after the cut")
 	f.IntVar(&o.TraceWindowMinRequests, "trace-window-min-requests", 1, fmt.Sprintf("the fewest requests the window needs; with fewer, --write-input writes no input and exits %d", jobcontract.InputExitInsufficientTraffic))
 	return cmd
 }
@@ -221,8 +225,8 @@ func checkWriteInput(o *reportOptions) error {
 // traceWindow is the window the --trace-window-* flags ask for, nil without --trace-window-source.
 func traceWindow(o *reportOptions) (*searchinput.TraceWindow, error) {
 	if o.TraceWindowSource == "" {
-		if o.TraceWindowStart != "" || o.TraceWindowEnd != "" || o.TraceWindowOut != "" {
-			return nil, errors.New("--trace-window-start, --trace-window-end and --trace-window-out need --trace-window-source")
+		if o.TraceWindowStart != "" || o.TraceWindowEnd != "" || o.TraceWindowOut != "" || o.TracePruneBefore != "" {
+			return nil, errors.New("--trace-window-start, --trace-window-end, --trace-window-out and --trace-prune-before need --trace-window-source")
 		}
 		return nil, nil
 	}
@@ -239,6 +243,15 @@ func traceWindow(o *reportOptions) (*searchinput.TraceWindow, error) {
 	}
 	if tw.Out == "" {
 		return nil, errors.New("--trace-window-out is required with --trace-window-source")
+	}
+	if o.TracePruneBefore != "" {
+		if tw.Window.StaleBefore, err = time.Parse(time.RFC3339, o.TracePruneBefore); err != nil {
+			return nil, fmt.Errorf("--trace-prune-before: %w", err)
+		}
+		if tw.Window.StaleBefore.After(tw.Window.Start) {
+			return nil, fmt.Errorf("--trace-prune-before %s is after --trace-window-start %s: it would delete the window's own traffic", o.TracePruneBefore, o.TraceWindowStart)
+		}
+		tw.Prune = true
 	}
 	if tw.MinRequests < 0 {
 		return nil, fmt.Errorf("--trace-window-min-requests must be >= 0, got %d", tw.MinRequests)

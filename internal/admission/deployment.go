@@ -1,6 +1,8 @@
 package admission
 
 import (
+	"fmt"
+
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -97,6 +99,28 @@ func ValidateResearch(spec *v1beta2.DynamoGraphDeploymentRequestSpec, fldPath *f
 		errs = append(errs, field.Invalid(fldPath, "", "requires spec.deployment.capture.enabled: true: a re-search replays the traffic the deployment captured"))
 	}
 	return errs
+}
+
+// ValidateCaptureAge checks spec.deployment.capture.rotation.maxAgeHours: only re-searches
+// delete old segments, and they must keep what their window replays.
+func ValidateCaptureAge(spec *v1beta2.DynamoGraphDeploymentRequestSpec, fldPath *field.Path) field.ErrorList {
+	d := spec.Deployment
+	if d == nil || d.Capture == nil || d.Capture.Rotation == nil || d.Capture.Rotation.MaxAgeHours == nil {
+		return nil
+	}
+	age := *d.Capture.Rotation.MaxAgeHours
+	p := fldPath.Child("capture", "rotation", "maxAgeHours")
+	if !ResearchOn(spec) {
+		return field.ErrorList{field.Invalid(p, age, "requires spec.research: its re-searches are what delete old segments (the Frontend deletes none)")}
+	}
+	window := spec.Research.IntervalMinutes // the window's default
+	if w := spec.Research.WindowMinutes; w != nil {
+		window = *w
+	}
+	if int64(age)*60 < int64(window) {
+		return field.ErrorList{field.Invalid(p, age, fmt.Sprintf("must cover the re-search window of %d minutes: a re-search would delete the traffic it replays", window))}
+	}
+	return nil
 }
 
 // ResearchOn reports whether spec schedules re-searches.

@@ -75,6 +75,7 @@ func validate(old, dgdr *v1beta2.DynamoGraphDeploymentRequest, opts Options) (*a
 	errs = append(errs, ValidateDeployment(spec.Deployment, opts.MaxPodTemplateOverrideBytes, specPath.Child("deployment"))...)
 	errs = append(errs, ValidateWorkload(spec.Workload, specPath.Child("workload"))...)
 	errs = append(errs, ValidateResearch(spec, specPath.Child("research"))...)
+	errs = append(errs, ValidateCaptureAge(spec, specPath.Child("deployment"))...)
 	if spec.AISimulate != nil && spec.AISimulate.InputOverrides != nil {
 		errs = append(errs, aisimulate.ValidateOverridesShape(spec.AISimulate.InputOverrides.Raw, aisimulate.OverridesPath)...)
 	}

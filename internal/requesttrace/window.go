@@ -29,6 +29,9 @@ var segmentName = regexp.MustCompile(`^request-trace\.([0-9]+)\.jsonl\.gz$`)
 // Window is the span of request arrivals a window holds: Start inclusive, End exclusive.
 type Window struct {
 	Start, End time.Time
+	// StaleBefore, when set, lists in the summary's Stale the complete segments all of whose
+	// requests arrived before it: those a capture's age bound lets go.
+	StaleBefore time.Time
 }
 
 // WindowSummary describes a cut window. It is small (well under the 4 KiB of a termination
@@ -49,6 +52,12 @@ type WindowSummary struct {
 	// when it is empty.
 	FirstArrival time.Time `json:"firstArrival,omitzero"`
 	LastArrival  time.Time `json:"lastArrival,omitzero"`
+	// PrunedSegments is the number of stale segments deleted after the cut (set by the caller
+	// that deletes them).
+	PrunedSegments int `json:"prunedSegments,omitempty"`
+	// Stale names the complete segments, relative to the capture, whose requests all arrived
+	// before Window.StaleBefore; never a truncated one, nor one without a request.
+	Stale []string `json:"-"`
 }
 
 // segment is one segment file of a capture: its path in the capture, pod directory and index.
@@ -85,7 +94,7 @@ func CutWindow(capture fs.FS, w Window, out io.Writer) (WindowSummary, error) {
 	pods := map[string]bool{}
 	for _, s := range segments {
 		pods[s.pod] = true
-		recs, truncated, err := readSegment(capture, s.name, startMs, endMs)
+		recs, newest, truncated, err := readSegment(capture, s.name, startMs, endMs)
 		if err != nil {
 			return sum, err
 		}
@@ -95,6 +104,9 @@ func CutWindow(capture fs.FS, w Window, out io.Writer) (WindowSummary, error) {
 		}
 		sum.Segments++
 		kept = append(kept, recs...)
+		if !w.StaleBefore.IsZero() && !math.IsInf(newest, -1) && newest < unixMs(w.StaleBefore) {
+			sum.Stale = append(sum.Stale, s.name)
+		}
 	}
 	sum.Pods = len(pods)
 	// Segments hold records in completion order; a replay needs arrival order. Ties keep the
@@ -143,42 +155,45 @@ func listSegments(capture fs.FS) ([]segment, error) {
 	return out, nil
 }
 
-// readSegment returns the records of one segment that arrive in [startMs, endMs), or truncated
-// when its gzip stream ends early.
-func readSegment(capture fs.FS, name string, startMs, endMs float64) (recs []windowRecord, truncated bool, err error) {
+// readSegment returns the records of one segment that arrive in [startMs, endMs) and the newest
+// arrival of all its records (-Inf without one), or truncated when its gzip stream ends early.
+func readSegment(capture fs.FS, name string, startMs, endMs float64) (recs []windowRecord, newest float64, truncated bool, err error) {
+	newest = math.Inf(-1)
 	f, err := capture.Open(name)
 	if err != nil {
-		return nil, false, err
+		return nil, newest, false, err
 	}
 	defer f.Close()
 	zr, err := gzip.NewReader(f)
 	if isTruncation(err) {
-		return nil, true, nil
+		return nil, newest, true, nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("%s: %w", name, err)
+		return nil, newest, false, fmt.Errorf("%s: %w", name, err)
 	}
 	_, err = scanDynamo(zr, func(_ int, text []byte, rec *dynamoRecord) error {
-		if a := rec.req.TimestampMs; a >= startMs && a < endMs {
+		a := rec.req.TimestampMs
+		newest = math.Max(newest, a)
+		if a >= startMs && a < endMs {
 			recs = append(recs, windowRecord{arrivalMs: a, text: bytes.Clone(text)})
 		}
 		return nil
 	})
 	if isTruncation(err) {
-		return nil, true, nil
+		return nil, newest, true, nil
 	}
 	var pe *ParseError
 	if errors.As(err, &pe) {
 		// The scanner hands over a stream's partial last line before its error: a malformed last
 		// line of a truncated segment is that cut, not a malformed record.
 		if _, rest := io.Copy(io.Discard, zr); isTruncation(rest) {
-			return nil, true, nil
+			return nil, newest, true, nil
 		}
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("%s: %w", name, err)
+		return nil, newest, false, fmt.Errorf("%s: %w", name, err)
 	}
-	return recs, false, nil
+	return recs, newest, false, nil
 }
 
 // isTruncation reports whether err is a gzip stream that ends early (an empty file included).

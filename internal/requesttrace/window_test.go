@@ -156,6 +156,21 @@ func TestCutWindow(t *testing.T) {
 		wantIDs: []string{"a0"},
 		want:    WindowSummary{Requests: 1, Segments: 1, TruncatedSegments: 4, Pods: 4, FirstArrival: at(0), LastArrival: at(0)},
 	}, {
+		name: "segments whose requests all arrived before the age bound are stale; open and empty ones never",
+		capture: fstest.MapFS{
+			"fe-a/request-trace.000000.jsonl.gz": file(segmentOf(endRecord("old0", 10, 20), endRecord("old1", 40, 900))),
+			// One request arrived at the bound: the segment is kept.
+			"fe-a/request-trace.000001.jsonl.gz": file(segmentOf(endRecord("old2", 45, 60), endRecord("edge", 50, 70))),
+			"fe-a/request-trace.000002.jsonl.gz": file(segmentOf(tool)),
+			"fe-b/request-trace.000000.jsonl.gz": file(segmentOf(endRecord("b0", 30, 35))),
+			"fe-b/request-trace.000001.jsonl.gz": file(openSegment("", endRecord("b1", 31, 36))),
+			"fe-c/request-trace.000000.jsonl.gz": file(segmentOf(endRecord("new", 500, 510))),
+		},
+		window:  Window{Start: at(100), End: at(1000), StaleBefore: at(50)},
+		wantIDs: []string{"new"},
+		want: WindowSummary{Requests: 1, Segments: 5, TruncatedSegments: 1, Pods: 3, FirstArrival: at(500), LastArrival: at(500),
+			Stale: []string{"fe-a/request-trace.000000.jsonl.gz", "fe-b/request-trace.000000.jsonl.gz"}},
+	}, {
 		name: "an empty window",
 		capture: fstest.MapFS{
 			"fe-a/request-trace.000000.jsonl.gz": file(segmentOf(endRecord("a0", 0, 10), tool)),

@@ -2,9 +2,12 @@ package searchinput
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/requesttrace"
@@ -24,6 +27,9 @@ type TraceWindow struct {
 	Out string
 	// MinRequests is the fewest requests a window needs for the search to run.
 	MinRequests int
+	// Prune deletes, after the cut, the complete segments all of whose requests arrived before
+	// Window.StaleBefore (spec.deployment.capture.rotation.maxAgeHours).
+	Prune bool
 }
 
 // InsufficientTrafficError is a window with fewer requests than the search needs.
@@ -56,6 +62,14 @@ func (tw TraceWindow) Cut() (requesttrace.WindowSummary, error) {
 	})
 	if err != nil {
 		return sum, fmt.Errorf("cutting the trace window of the capture %s: %w", tw.Source, err)
+	}
+	if tw.Prune {
+		for _, name := range sum.Stale {
+			if err := os.Remove(filepath.Join(tw.Source, filepath.FromSlash(name))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return sum, fmt.Errorf("deleting the stale segment %s: %w", name, err)
+			}
+			sum.PrunedSegments++
+		}
 	}
 	if sum.Requests < tw.MinRequests {
 		return sum, &InsufficientTrafficError{Requests: sum.Requests, MinRequests: tw.MinRequests}

@@ -1,11 +1,16 @@
 package searchinput
 
 import (
+	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -156,5 +161,112 @@ func TestSummaryMessage(t *testing.T) {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestTraceWindowPrunes: with an age bound, the cut deletes the complete segments all of whose
+// requests arrived before it, after cutting the window, and counts them; a segment with a
+// later request and a segment still being written stay, and without Prune nothing is deleted.
+func TestTraceWindowPrunes(t *testing.T) {
+	source, dir := newCapture(t, "fe-old", "fe-new")
+	w := captureWindow(t)
+	data, err := os.ReadFile(captureSegment)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An open segment (no gzip trailer) of the old pod: never deleted.
+	open := filepath.Join(source, "fe-old", "request-trace.000001.jsonl.gz")
+	if err := os.WriteFile(open, data[:len(data)-8], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The new pod's segment is the same traffic a day later: its window is the later one.
+	later := requesttrace.Window{Start: w.Start.Add(24 * time.Hour), End: w.End.Add(24 * time.Hour), StaleBefore: w.End}
+	shifted := shiftedSegment(t, data, 24*time.Hour)
+	newSeg := filepath.Join(source, "fe-new", "request-trace.000000.jsonl.gz")
+	if err := os.WriteFile(newSeg, shifted, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	oldSeg := filepath.Join(source, "fe-old", "request-trace.000000.jsonl.gz")
+
+	keep := TraceWindow{Source: source, Window: later, Out: filepath.Join(dir, "a.jsonl.gz")}
+	sum, err := keep.Cut()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.PrunedSegments != 0 || sum.Requests != 36 {
+		t.Errorf("without Prune: %+v", sum)
+	}
+	if _, err := os.Stat(oldSeg); err != nil {
+		t.Fatalf("without Prune the old segment went: %v", err)
+	}
+
+	prune := TraceWindow{Source: source, Window: later, Out: filepath.Join(dir, "b.jsonl.gz"), Prune: true}
+	sum, err = prune.Cut()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.PrunedSegments != 1 || sum.Requests != 36 || sum.TruncatedSegments != 1 {
+		t.Errorf("with Prune: %+v, want the one old complete segment deleted and the window's 36 requests", sum)
+	}
+	if _, err := os.Stat(oldSeg); !os.IsNotExist(err) {
+		t.Errorf("the old segment is still there: %v", err)
+	}
+	for _, kept := range []string{open, newSeg} {
+		if _, err := os.Stat(kept); err != nil {
+			t.Errorf("%s was deleted: %v", kept, err)
+		}
+	}
+	msg, err := SummaryMessage(sum)
+	if err != nil || !strings.Contains(string(msg), `"prunedSegments":1`) || strings.Contains(string(msg), "fe-old") {
+		t.Errorf("summary message %s (%v): want the count, not the names", msg, err)
+	}
+}
+
+// shiftedSegment is the real segment with every record's times moved by d, as one gzip stream.
+func shiftedSegment(t *testing.T, data []byte, d time.Duration) []byte {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	zw := gzip.NewWriter(&out)
+	for _, line := range bytes.Split(bytes.TrimSpace(plain), []byte("\n")) {
+		var rec map[string]any
+		dec := json.NewDecoder(bytes.NewReader(line))
+		dec.UseNumber()
+		if err := dec.Decode(&rec); err != nil {
+			t.Fatal(err)
+		}
+		shift(rec, d.Milliseconds())
+		b, err := json.Marshal(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = zw.Write(append(b, '\n'))
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+// shift adds ms to every time of a record (event_time_unix_ms, request_received_ms).
+func shift(v any, ms int64) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return
+	}
+	for k, e := range m {
+		if n, ok := e.(json.Number); ok && (k == "event_time_unix_ms" || k == "request_received_ms") {
+			i, _ := n.Int64()
+			m[k] = json.Number(strconv.FormatInt(i+ms, 10))
+			continue
+		}
+		shift(e, ms)
 	}
 }

@@ -434,3 +434,35 @@ func TestBuildJobResearchWindow(t *testing.T) {
 		t.Errorf("volumes (-want +got):\n%s", diff)
 	}
 }
+
+// TestBuildJobResearchWindowPrunes: with capture.rotation.maxAgeHours the input container also
+// deletes the segments older than the bound, so it alone mounts the claim writable.
+func TestBuildJobResearchWindowPrunes(t *testing.T) {
+	run := testRun()
+	run.Annotations = map[string]string{v1beta2.AnnotationResearchWindowEnd: "2026-12-03T12:00:00Z"}
+	run.Spec.Deployment = &v1beta2.DeploymentSpec{Capture: &v1beta2.CaptureSpec{Enabled: ptr.To(true), ClaimName: "traffic",
+		Rotation: &v1beta2.CaptureRotation{MaxAgeHours: ptr.To[int32](48)}}}
+	run.Spec.Research = &v1beta2.ResearchSpec{IntervalMinutes: 60}
+	spec := BuildJob(run, testConfig()).Spec.Template.Spec
+	args := spec.InitContainers[0].Args
+	if diff := cmp.Diff([]string{"--trace-prune-before", "2026-12-01T12:00:00Z"}, args[len(args)-2:]); diff != "" {
+		t.Errorf("input args end (-want +got):\n%s", diff)
+	}
+	for _, m := range spec.InitContainers[0].VolumeMounts {
+		if m.Name == "capture" && m.ReadOnly {
+			t.Errorf("the input container cannot delete segments: %+v", m)
+		}
+	}
+	for _, c := range spec.Containers {
+		for _, m := range c.VolumeMounts {
+			if m.Name == "capture" {
+				t.Errorf("container %s mounts the claim", c.Name)
+			}
+		}
+	}
+	for _, v := range spec.Volumes {
+		if v.Name == "capture" && (v.PersistentVolumeClaim == nil || v.PersistentVolumeClaim.ReadOnly) {
+			t.Errorf("capture volume %+v", v)
+		}
+	}
+}

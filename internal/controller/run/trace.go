@@ -137,8 +137,15 @@ func windowCut(run *v1beta2.DynamoGraphDeploymentRun) (*corev1.Volume, []string,
 		return nil, nil, nil
 	}
 	start := end.Add(-research.Window(&run.Spec))
+	// The age bound makes the cut delete old segments: then, and only then, the claim is writable.
+	var pruneBefore *time.Time
+	if r := d.Capture.Rotation; r != nil && r.MaxAgeHours != nil {
+		t := end.Add(-time.Duration(*r.MaxAgeHours) * time.Hour)
+		pruneBefore = &t
+	}
+	readOnly := pruneBefore == nil
 	vol := &corev1.Volume{Name: captureVolume, VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{
-		ClaimName: d.Capture.ClaimName, ReadOnly: true}}}
+		ClaimName: d.Capture.ClaimName, ReadOnly: readOnly}}}
 	args := []string{
 		"--trace-window-source", jobcontract.CaptureMountDir,
 		"--trace-window-start", start.UTC().Format(time.RFC3339),
@@ -148,8 +155,11 @@ func windowCut(run *v1beta2.DynamoGraphDeploymentRun) (*corev1.Volume, []string,
 		// The window's report is the container's termination message (the Run controller reads it).
 		"--termination-log", corev1.TerminationMessagePathDefault,
 	}
+	if pruneBefore != nil {
+		args = append(args, "--trace-prune-before", pruneBefore.UTC().Format(time.RFC3339))
+	}
 	mounts := []corev1.VolumeMount{
-		{Name: captureVolume, MountPath: jobcontract.CaptureMountDir, ReadOnly: true},
+		{Name: captureVolume, MountPath: jobcontract.CaptureMountDir, ReadOnly: readOnly},
 		{Name: traceVolume, MountPath: aisimulate.TraceMountDir},
 	}
 	return vol, args, mounts
