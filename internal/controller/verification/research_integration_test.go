@@ -39,19 +39,25 @@ func throughputMetrics(perGPU float64) *v1beta2.CandidateMetrics {
 		TTFTMs: ptr.To(80.0), ITLMs: ptr.To(6.0), E2EMs: ptr.To(900.0)}
 }
 
-// researchRequest is an autoApply request with capture onto the claim "traffic" and a
-// re-search every minute.
+// researchRequest is an autoApply request with capture onto the claim "traffic" (created) and
+// a re-search every minute.
 func researchRequest(t *testing.T, ns, name string) *v1beta2.DynamoGraphDeploymentRequest {
 	t.Helper()
-	ctx := context.Background()
 	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "traffic"},
 		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany},
 			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}
-	if err := k8s.Create(ctx, pvc); err != nil {
+	if err := k8s.Create(context.Background(), pvc); err != nil {
 		t.Fatal(err)
 	}
+	return researchRequestOn(t, ns, name, "traffic")
+}
+
+// researchRequestOn is researchRequest capturing onto claim, which it does not create.
+func researchRequestOn(t *testing.T, ns, name, claim string) *v1beta2.DynamoGraphDeploymentRequest {
+	t.Helper()
+	ctx := context.Background()
 	d := builders.Request(ns, name).GPUSKU("h200_sxm").AutoApply(name + "-dgd").Obj()
-	d.Spec.Deployment.Capture = &v1beta2.CaptureSpec{Enabled: ptr.To(true), ClaimName: "traffic"}
+	d.Spec.Deployment.Capture = &v1beta2.CaptureSpec{Enabled: ptr.To(true), ClaimName: claim}
 	d.Spec.Research = &v1beta2.ResearchSpec{IntervalMinutes: 1, MinRequests: ptr.To[int32](1)}
 	d.Spec.Objective = &v1beta2.ObjectiveSpec{Target: v1beta2.TargetThroughputPerGPU}
 	if err := k8s.Create(ctx, d); err != nil {
@@ -149,7 +155,7 @@ func nextResearchRun(t *testing.T, d *v1beta2.DynamoGraphDeploymentRequest, seen
 		}
 		for i := range list.Items {
 			rn := &list.Items[i]
-			if research.IsRun(rn) && !seen[rn.Name] && rn.Status.AISimulate != nil {
+			if research.IsRun(rn) && rn.Labels[v1beta2.LabelRequestName] == d.Name && !seen[rn.Name] && rn.Status.AISimulate != nil {
 				found = rn
 				return true, nil
 			}
@@ -299,18 +305,26 @@ func TestResearchReplacesOnlyABetterCandidate(t *testing.T) {
 // event) instead of starting a second search. When the active Run's window turns out to hold
 // too little traffic (the input container exits 4 with its report), the Run ends
 // InsufficientTraffic and the request records it as Skipped; ImprovementAvailable stays
-// Unknown.
+// Unknown. Beside it, a request whose capture claim is gone: its re-search Run ends
+// TraceSourceMissing naming the claim, recorded as Undecided.
 func TestResearchTicksOnceAcrossARestart(t *testing.T) {
 	ctx := context.Background()
 	ns := testenv.Namespace(t, k8s, "t")
 	d := researchRequest(t, ns, "restart")
+	lost := researchRequestOn(t, ns, "lost", "gone")
+	for _, req := range []*v1beta2.DynamoGraphDeploymentRequest{d, lost} {
+		gen := &v1beta2.DynamoGraphDeploymentRun{}
+		poll.Eventually(t, wait, "the generation's Run of "+req.Name, func() (bool, error) {
+			err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: naming.RunName(req.Name, 1)}, gen)
+			return err == nil && gen.Status.AISimulate != nil, client.IgnoreNotFound(err)
+		})
+		finishRun(t, gen, throughputMetrics(1000), nil)
+		makeReady(t, ns, req.Name+"-dgd")
+	}
 	gen := &v1beta2.DynamoGraphDeploymentRun{}
-	poll.Eventually(t, wait, "the generation's Run", func() (bool, error) {
-		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: naming.RunName(d.Name, 1)}, gen)
-		return err == nil && gen.Status.AISimulate != nil, client.IgnoreNotFound(err)
-	})
-	finishRun(t, gen, throughputMetrics(1000), nil)
-	makeReady(t, ns, "restart-dgd")
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: naming.RunName(d.Name, 1)}, gen); err != nil {
+		t.Fatal(err)
+	}
 	seen := map[string]bool{}
 	r1 := nextResearchRun(t, d, seen)
 	end, _ := research.WindowEnd(r1)
@@ -333,7 +347,7 @@ func TestResearchTicksOnceAcrossARestart(t *testing.T) {
 	}
 	var researchRuns []string
 	for i := range list.Items {
-		if research.IsRun(&list.Items[i]) {
+		if research.IsRun(&list.Items[i]) && list.Items[i].Labels[v1beta2.LabelRequestName] == d.Name {
 			researchRuns = append(researchRuns, list.Items[i].Name)
 		}
 	}
@@ -369,6 +383,26 @@ func TestResearchTicksOnceAcrossARestart(t *testing.T) {
 	}
 	if got.Status.Deployment == nil || got.Status.Deployment.Run != gen.Name {
 		t.Errorf("deployment = %+v, want the generation's Run kept", got.Status.Deployment)
+	}
+
+	var failed v1beta2.ResearchRecord
+	undecided := waitForStatus(t, lost, "the lost claim's re-search recorded", func(d *v1beta2.DynamoGraphDeploymentRequest) bool {
+		if d.Status.Research == nil {
+			return false
+		}
+		for _, r := range d.Status.Research.History {
+			if r.Decision != v1beta2.ResearchSkipped {
+				failed = r
+				return true
+			}
+		}
+		return false
+	})
+	if failed.Decision != v1beta2.ResearchUndecided || failed.Reason != v1beta2.ReasonTraceSourceMissing || !strings.Contains(failed.Message, ns+"/gone") {
+		t.Errorf("the lost claim's record = %+v", failed)
+	}
+	if c := condition(undecided, v1beta2.ConditionImprovementAvailable); c == nil || c.Status != metav1.ConditionUnknown || c.Reason != v1beta2.ReasonBaselineUnavailable {
+		t.Errorf("ImprovementAvailable after a failed re-search = %+v", c)
 	}
 }
 
