@@ -9,6 +9,7 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/podpatch"
+	"github.com/dgdr-operator/dgdr-operator/internal/research"
 )
 
 // ValidateDeployment checks that every pod template override is at most maxOverrideBytes long
@@ -110,7 +111,7 @@ func ValidateCaptureAge(spec *v1beta2.DynamoGraphDeploymentRequestSpec, fldPath 
 	}
 	age := *d.Capture.Rotation.MaxAgeHours
 	p := fldPath.Child("capture", "rotation", "maxAgeHours")
-	if !ResearchOn(spec) {
+	if !research.On(spec) {
 		return field.ErrorList{field.Invalid(p, age, "requires spec.research: its re-searches are what delete old segments (the Frontend deletes none)")}
 	}
 	window := spec.Research.IntervalMinutes // the window's default
@@ -121,9 +122,4 @@ func ValidateCaptureAge(spec *v1beta2.DynamoGraphDeploymentRequestSpec, fldPath 
 		return field.ErrorList{field.Invalid(p, age, fmt.Sprintf("must cover the re-search window of %d minutes: a re-search would delete the traffic it replays", window))}
 	}
 	return nil
-}
-
-// ResearchOn reports whether spec schedules re-searches.
-func ResearchOn(spec *v1beta2.DynamoGraphDeploymentRequestSpec) bool {
-	return spec.Research != nil && spec.Research.IntervalMinutes > 0
 }
