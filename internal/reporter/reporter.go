@@ -174,26 +174,18 @@ func (r *Reporter) Run(ctx context.Context) (*Publication, error) {
 	r.tail = tl
 	r.started = r.Now()
 
-	ended := make(chan containerExit, 1)
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	go func() {
-		code, err := r.Watcher.Wait(wctx)
-		ended <- containerExit{code, err}
-	}()
+	ended := awaitExit(wctx, r.Watcher)
 	// A re-search's baseline runs beside the search; its result goes out with the search's.
-	var baselineEnded chan containerExit
+	var baselineEnded <-chan containerExit
 	candidate := baselineCandidate(run)
 	switch {
 	case candidate == "":
 	case r.BaselineWatcher == nil:
 		r.baseline = baselineFailed(candidate, "the reporter does not watch the baseline container")
 	default:
-		baselineEnded = make(chan containerExit, 1)
-		go func() {
-			code, err := r.BaselineWatcher.Wait(wctx)
-			baselineEnded <- containerExit{code, err}
-		}()
+		baselineEnded = awaitExit(wctx, r.BaselineWatcher)
 	}
 
 	ticker := time.NewTicker(r.PollInterval)
@@ -206,92 +198,114 @@ func (r *Reporter) Run(ctx context.Context) (*Publication, error) {
 			r.stop(ctx, run, tl)
 			return nil, ctx.Err()
 		case e := <-ended:
-			if ctx.Err() != nil {
-				// Told to stop (SIGTERM: the Run was cancelled or its deadline passed) while the
-				// search ended: select picks either ready case, and the search, stopped with the
-				// same pod, may even exit 0. What was published stays, marked provisional; the
-				// final publication is never started after the stop.
-				r.stop(ctx, run, tl)
-				return nil, ctx.Err()
-			}
-			if e.err != nil {
-				return nil, fmt.Errorf("waiting for the search to end: %w", e.err)
-			}
-			r.Log.Info("search ended", "exitCode", e.code)
-			if baselineEnded != nil {
-				var target v1beta2.ObjectiveTarget
-				if o := run.Spec.Objective; o != nil {
-					target = o.Target
-				}
-				b, err := r.awaitBaseline(ctx, candidate, target, baselineEnded)
-				if err != nil {
-					r.stop(ctx, run, tl)
-					return nil, err
-				}
-				r.baseline = b
-			}
-			// The Run may have ended (cancelled, superseded, past its deadline) while the search
-			// finished before the pod's stop reached this process: a final ranking must never
-			// land on a Run that was stopped. It is read from the API server, not from the
-			// start-up copy, once per search.
-			if fresh, err := r.getRun(ctx); err == nil && meta.IsStatusConditionTrue(fresh.Status.Conditions, v1beta2.ConditionCompleted) {
-				c := meta.FindStatusCondition(fresh.Status.Conditions, v1beta2.ConditionCompleted)
-				r.Log.Info("the Run ended before the search's result was published; what was published stays provisional", "reason", c.Reason)
-				r.stop(ctx, fresh, tl)
-				return nil, fmt.Errorf("%w: Run %s ended %s before the search's result was published", context.Canceled, r.RunName, c.Reason)
-			}
-			if err := tl.Poll(); err != nil {
-				if candidates.IsOutputRejected(err) {
-					// Nothing is published from output that broke the contract.
-					r.withdraw(ctx, run)
-					return &Publication{SearchExitCode: e.code}, err
-				}
-				return nil, fmt.Errorf("reading %s: %w", output.EventsFile, err)
-			}
-			// Publication is idempotent (exactly once in effect), so a publication interrupted by
-			// an API outage is simply done again. A SIGTERM arriving meanwhile leaves it
-			// StopTimeout to finish.
-			pctx, pcancel := graceful(ctx, r.StopTimeout)
-			defer pcancel()
-			var out *Publication
-			err := apiretry.Do(pctx, r.APIRetryTimeout, r.logRetry("publishing the result"), func() error {
-				var perr error
-				p := tl.Tally().Progress()
-				p.Published = r.provisionalCount // what a failed search leaves published
-				out, perr = r.Publish(pctx, run, e.code, p)
-				return perr
-			})
-			if candidates.IsOutputRejected(err) {
-				r.withdraw(pctx, run)
-			}
-			return out, err
+			return r.searchEnded(ctx, run, tl, e, baselineEnded)
 		case <-ticker.C:
-			if tl.Rejected() {
-				continue // reported when the search ends
-			}
-			if err := tl.Poll(); err != nil {
-				// A damaged events file only costs live progress; the final result is read
-				// from recommendation.json.
-				r.Log.Error(err, "reading the events file")
-				continue
-			}
-			if r.provisionalDue(tl.Tally()) {
-				// The round writes the progress too.
-				if err := r.publishProvisional(ctx, run, tl.Tally()); err != nil {
-					r.Log.Error(err, "publishing provisional candidates")
-				}
-				continue
-			}
-			p := tl.Tally().Progress()
-			p.Published = r.provisionalCount
-			due := r.lastProgress == nil || (*r.lastProgress != p && r.Now().Sub(r.lastWrite) >= r.ProgressInterval)
-			if !due {
-				continue
-			}
-			if err := r.patchProgress(ctx, run, p); err != nil {
-				r.Log.Error(err, "publishing progress")
-			}
+			r.followSearch(ctx, run, tl)
 		}
+	}
+}
+
+// awaitExit reports the end of the container w waits for on the returned channel.
+func awaitExit(ctx context.Context, w SearchWatcher) <-chan containerExit {
+	ended := make(chan containerExit, 1)
+	go func() {
+		code, err := w.Wait(ctx)
+		ended <- containerExit{code, err}
+	}()
+	return ended
+}
+
+// searchEnded publishes the search's result once its container ended with e (and, for a
+// re-search, once the baseline ended or its grace passed).
+func (r *Reporter) searchEnded(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun, tl *ledger.Tail, e containerExit, baselineEnded <-chan containerExit) (*Publication, error) {
+	if ctx.Err() != nil {
+		// Told to stop (SIGTERM: the Run was cancelled or its deadline passed) while the
+		// search ended: select picks either ready case, and the search, stopped with the
+		// same pod, may even exit 0. What was published stays, marked provisional; the
+		// final publication is never started after the stop.
+		r.stop(ctx, run, tl)
+		return nil, ctx.Err()
+	}
+	if e.err != nil {
+		return nil, fmt.Errorf("waiting for the search to end: %w", e.err)
+	}
+	r.Log.Info("search ended", "exitCode", e.code)
+	if baselineEnded != nil {
+		var target v1beta2.ObjectiveTarget
+		if o := run.Spec.Objective; o != nil {
+			target = o.Target
+		}
+		b, err := r.awaitBaseline(ctx, baselineCandidate(run), target, baselineEnded)
+		if err != nil {
+			r.stop(ctx, run, tl)
+			return nil, err
+		}
+		r.baseline = b
+	}
+	// The Run may have ended (cancelled, superseded, past its deadline) while the search
+	// finished before the pod's stop reached this process: a final ranking must never
+	// land on a Run that was stopped. It is read from the API server, not from the
+	// start-up copy, once per search.
+	if fresh, err := r.getRun(ctx); err == nil && meta.IsStatusConditionTrue(fresh.Status.Conditions, v1beta2.ConditionCompleted) {
+		c := meta.FindStatusCondition(fresh.Status.Conditions, v1beta2.ConditionCompleted)
+		r.Log.Info("the Run ended before the search's result was published; what was published stays provisional", "reason", c.Reason)
+		r.stop(ctx, fresh, tl)
+		return nil, fmt.Errorf("%w: Run %s ended %s before the search's result was published", context.Canceled, r.RunName, c.Reason)
+	}
+	if err := tl.Poll(); err != nil {
+		if candidates.IsOutputRejected(err) {
+			// Nothing is published from output that broke the contract.
+			r.withdraw(ctx, run)
+			return &Publication{SearchExitCode: e.code}, err
+		}
+		return nil, fmt.Errorf("reading %s: %w", output.EventsFile, err)
+	}
+	// Publication is idempotent (exactly once in effect), so a publication interrupted by
+	// an API outage is simply done again. A SIGTERM arriving meanwhile leaves it
+	// StopTimeout to finish.
+	pctx, pcancel := graceful(ctx, r.StopTimeout)
+	defer pcancel()
+	var out *Publication
+	err := apiretry.Do(pctx, r.APIRetryTimeout, r.logRetry("publishing the result"), func() error {
+		var perr error
+		p := tl.Tally().Progress()
+		p.Published = r.provisionalCount // what a failed search leaves published
+		out, perr = r.Publish(pctx, run, e.code, p)
+		return perr
+	})
+	if candidates.IsOutputRejected(err) {
+		r.withdraw(pctx, run)
+	}
+	return out, err
+}
+
+// followSearch reads what the running search wrote since the last poll and publishes a
+// provisional round or the progress when one is due.
+func (r *Reporter) followSearch(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun, tl *ledger.Tail) {
+	if tl.Rejected() {
+		return // reported when the search ends
+	}
+	if err := tl.Poll(); err != nil {
+		// A damaged events file only costs live progress; the final result is read
+		// from recommendation.json.
+		r.Log.Error(err, "reading the events file")
+		return
+	}
+	if r.provisionalDue(tl.Tally()) {
+		// The round writes the progress too.
+		if err := r.publishProvisional(ctx, run, tl.Tally()); err != nil {
+			r.Log.Error(err, "publishing provisional candidates")
+		}
+		return
+	}
+	p := tl.Tally().Progress()
+	p.Published = r.provisionalCount
+	due := r.lastProgress == nil || (*r.lastProgress != p && r.Now().Sub(r.lastWrite) >= r.ProgressInterval)
+	if !due {
+		return
+	}
+	if err := r.patchProgress(ctx, run, p); err != nil {
+		r.Log.Error(err, "publishing progress")
 	}
 }
 
