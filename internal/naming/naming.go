@@ -25,6 +25,18 @@ func ResearchRunName(request string, generation, windowEnd int64) string {
 	return shorten(request, "-run-"+strconv.FormatInt(generation, 10)+"-r"+strconv.FormatInt(windowEnd, 10))
 }
 
+// IsResearchRunName reports whether name is a re-search Run of the request generation, for any
+// window end: the name ResearchRunName gives, shortened names included (their hash prefix
+// differs from RunName's, so a prefix test would miss them).
+func IsResearchRunName(name, request string, generation int64) bool {
+	i := strings.LastIndex(name, "-r")
+	if i < 0 {
+		return false
+	}
+	end, err := strconv.ParseInt(name[i+2:], 10, 64)
+	return err == nil && ResearchRunName(request, generation, end) == name
+}
+
 // CandidateName is a published candidate of a Run: "<run>-<candidate id digits>".
 func CandidateName(run, candidateID string) string {
 	return shorten(run, "-c"+digitsOf(candidateID))

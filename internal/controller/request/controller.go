@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -354,7 +353,7 @@ func (r *Reconciler) summarize(dgdr *v1beta2.DynamoGraphDeploymentRequest, runs 
 		}
 	}
 	if active == nil && dgdr.Status.ActiveRunRef != nil && !slices.ContainsFunc(runs, func(rn *v1beta2.DynamoGraphDeploymentRun) bool { return rn.Name == dgdr.Status.ActiveRunRef.Name }) &&
-		(dgdr.Status.ActiveRunRef.Name == current || strings.HasPrefix(dgdr.Status.ActiveRunRef.Name, current+"-r")) {
+		(dgdr.Status.ActiveRunRef.Name == current || naming.IsResearchRunName(dgdr.Status.ActiveRunRef.Name, dgdr.Name, dgdr.Status.ObservedGeneration)) {
 		// The cache has not seen the Run created a moment ago: keep pointing at it.
 		active = dgdr.Status.ActiveRunRef
 	}
