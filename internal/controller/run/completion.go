@@ -51,11 +51,18 @@ func jobFinished(job *batchv1.Job) *batchv1.JobCondition {
 	return nil
 }
 
+// newestFirst is a copy of pods, the newest first (pods created in the same second keep their
+// order). A Job with backoffLimit 0 has one pod; the newest is the one that counts.
+func newestFirst(pods []corev1.Pod) []corev1.Pod {
+	sorted := slices.Clone(pods)
+	slices.SortStableFunc(sorted, func(a, b corev1.Pod) int { return b.CreationTimestamp.Compare(a.CreationTimestamp.Time) })
+	return sorted
+}
+
 // terminations returns the terminated states of the search and reporter containers, taken from
 // the newest pod that has one (a Job with backoffLimit 0 has one pod, but be robust).
 func terminations(pods []corev1.Pod) (search, reporter *corev1.ContainerStateTerminated) {
-	sorted := append([]corev1.Pod(nil), pods...)
-	slices.SortStableFunc(sorted, func(a, b corev1.Pod) int { return b.CreationTimestamp.Compare(a.CreationTimestamp.Time) })
+	sorted := newestFirst(pods)
 	for i := range sorted {
 		for _, cs := range sorted[i].Status.ContainerStatuses {
 			t := cs.State.Terminated
@@ -85,8 +92,7 @@ func terminations(pods []corev1.Pod) (search, reporter *corev1.ContainerStateTer
 
 // inputTermination is the newest pod's terminated input init container, if any.
 func inputTermination(pods []corev1.Pod) *corev1.ContainerStateTerminated {
-	sorted := append([]corev1.Pod(nil), pods...)
-	slices.SortStableFunc(sorted, func(a, b corev1.Pod) int { return b.CreationTimestamp.Compare(a.CreationTimestamp.Time) })
+	sorted := newestFirst(pods)
 	for i := range sorted {
 		for _, cs := range sorted[i].Status.InitContainerStatuses {
 			if cs.Name == jobcontract.InputContainer && cs.State.Terminated != nil {
@@ -332,10 +338,8 @@ func boolRank(b bool) int {
 // StartFailureOf returns the start failure of the newest pod, or nil.
 func StartFailureOf(pods []corev1.Pod) *StartFailure {
 	var newest *corev1.Pod
-	for i := range pods {
-		if newest == nil || pods[i].CreationTimestamp.After(newest.CreationTimestamp.Time) {
-			newest = &pods[i]
-		}
+	if sorted := newestFirst(pods); len(sorted) > 0 {
+		newest = &sorted[0]
 	}
 	if newest == nil {
 		return nil
@@ -390,10 +394,8 @@ func outputRejected(reporter *corev1.ContainerStateTerminated) *Completion {
 // the output volume's sizeLimit (OutputRejected), or for another reason (SearchFailed).
 func evicted(pods []corev1.Pod) *Completion {
 	var newest *corev1.Pod
-	for i := range pods {
-		if newest == nil || pods[i].CreationTimestamp.After(newest.CreationTimestamp.Time) {
-			newest = &pods[i]
-		}
+	if sorted := newestFirst(pods); len(sorted) > 0 {
+		newest = &sorted[0]
 	}
 	if newest == nil || newest.Status.Reason != "Evicted" {
 		return nil

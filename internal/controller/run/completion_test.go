@@ -232,3 +232,23 @@ func TestStartFailedMessage(t *testing.T) {
 		}
 	}
 }
+
+// TestNewestFirst: the newest pod comes first; pods created in the same second keep their order,
+// so every reader of "the newest pod" picks the same one.
+func TestNewestFirst(t *testing.T) {
+	t0 := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+	pod := func(name string, created time.Time) corev1.Pod {
+		return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.NewTime(created)}}
+	}
+	pods := []corev1.Pod{pod("old", t0), pod("new-a", t0.Add(time.Minute)), pod("mid", t0.Add(time.Second)), pod("new-b", t0.Add(time.Minute))}
+	var got []string
+	for _, p := range newestFirst(pods) {
+		got = append(got, p.Name)
+	}
+	if diff := cmp.Diff([]string{"new-a", "new-b", "mid", "old"}, got); diff != "" {
+		t.Errorf("order (-want +got):\n%s", diff)
+	}
+	if pods[0].Name != "old" {
+		t.Errorf("newestFirst sorted its argument: %s first", pods[0].Name)
+	}
+}
