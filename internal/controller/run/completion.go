@@ -184,7 +184,14 @@ func Classify(job *batchv1.Job, pods []corev1.Pod, status *v1beta2.DynamoGraphDe
 		return &Completion{Reason: v1beta2.ReasonDeadlineExceeded, Message: fmt.Sprintf(
 			"the search did not finish within job.activeDeadlineSeconds (%ds) of the operator configuration; lower optimizer.max_trials through spec.aisimulate.inputOverrides, narrow the search, or ask the operator admin to raise the deadline", deadlineSeconds)}
 	}
+	published := search != nil && search.ExitCode == aisimulate.ExitOK && reporter != nil && reporter.ExitCode == 0
 	if fin.Type == batchv1.JobFailed && fin.Reason == batchv1.JobReasonDeadlineExceeded {
+		if published {
+			// Only a re-search's baseline outlives both: the reporter gave up waiting for it,
+			// published the result and recorded status.baseline.error.
+			return &Completion{Reason: v1beta2.ReasonSucceeded, Message: fmt.Sprintf(
+				"the search finished and its candidates are published; the baseline prediction did not finish within job.activeDeadlineSeconds (%ds) (status.baseline.error)", deadlineSeconds)}
+		}
 		return deadline()
 	}
 	if fin.Type == batchv1.JobComplete {
@@ -198,7 +205,7 @@ func Classify(job *batchv1.Job, pods []corev1.Pod, status *v1beta2.DynamoGraphDe
 	}
 	// A failed baseline fails the pod, and so the Job, but not the search: the reporter
 	// published the result and status.baseline.error says why the baseline is missing.
-	if search != nil && search.ExitCode == aisimulate.ExitOK && reporter != nil && reporter.ExitCode == 0 && baselineFailed(pods) {
+	if published && baselineFailed(pods) {
 		return &Completion{Reason: v1beta2.ReasonSucceeded, Message: "the search finished and its candidates are published; the baseline prediction failed (status.baseline.error)"}
 	}
 	if search == nil {
