@@ -128,7 +128,9 @@ func TestPlantedJobIsReplaced(t *testing.T) {
 	if job.UID == planted.UID || job.Spec.Template.Spec.Containers[0].Image != cfg.Planner.Image {
 		t.Errorf("the Run's search Job %s (uid %s, image %s) is the planted one (uid %s)", job.Name, job.UID, job.Spec.Template.Spec.Containers[0].Image, planted.UID)
 	}
-	if ref := getRun(t, target).Status.JobRef; ref == nil || ref.UID != job.UID {
-		t.Errorf("status.jobRef = %+v, want the operator's Job %s", ref, job.UID)
-	}
+	// The Job is created before the status write that records it.
+	poll.Eventually(t, wait, "status.jobRef to name the operator's Job "+string(job.UID), func() (bool, error) {
+		ref := getRun(t, target).Status.JobRef
+		return ref != nil && ref.UID == job.UID, nil
+	})
 }
