@@ -52,43 +52,12 @@ func Up(ctx context.Context, o Options) (*State, error) {
 	if o.Timeout == 0 {
 		o.Timeout = 5 * time.Minute
 	}
-	if st, err := LoadState(o.Root); err == nil {
-		if running(st) {
-			if st.NoOperator != o.NoOperator {
-				return nil, fmt.Errorf("a sandbox %s is running; stop it first (dgdr-sandbox down)", st.mode())
-			}
-			if st.Recommender.orDefault() != o.Recommender.orDefault() {
-				return nil, fmt.Errorf("a sandbox whose Planner image runs %s is running; stop it first (dgdr-sandbox down)", st.Recommender.orDefault())
-			}
-			if !slices.Equal(st.ImageLayouts, o.ImageLayouts) {
-				return nil, fmt.Errorf("a sandbox with other image layouts (%v) is running; stop it first (dgdr-sandbox down)", st.ImageLayouts)
-			}
-			o.printf("sandbox already running (kubeconfig: %s)", KubeconfigPath(o.Root))
-			return st, nil
-		}
-		o.printf("cleaning up a stopped sandbox")
-		if err := Down(o.Root, io.Discard); err != nil {
-			return nil, err
-		}
+	if st, err := runningSandbox(o); st != nil || err != nil {
+		return st, err
 	}
 	bin := filepath.Join(o.Root, "bin")
-	if !o.SkipBuild {
-		t0 := time.Now()
-		o.printf("building or reusing the control plane in bin/ (hack/setup-k8s.sh, WITH_CLUSTER=1)")
-		if err := runVisible(ctx, o, o.Root, []string{"WITH_CLUSTER=1"}, filepath.Join(o.Root, "hack", "setup-k8s.sh")); err != nil {
-			return nil, fmt.Errorf("hack/setup-k8s.sh: %w", err)
-		}
-		o.printf("building aisim, dgdr-operator, dgdrctl and dgdr-sandbox into bin/")
-		if err := runVisible(ctx, o, o.Root, nil, "go", "build", "-o", bin+"/",
-			"./tools/aisim/cmd/aisim", "./cmd/dgdr-operator", "./cmd/dgdrctl", "./tools/sandbox/cmd/dgdr-sandbox"); err != nil {
-			return nil, fmt.Errorf("go build: %w", err)
-		}
-		o.printf("binaries ready in %s", time.Since(t0).Round(100*time.Millisecond))
-	}
-	for _, b := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "aisim", "dgdr-operator"} {
-		if _, err := os.Stat(filepath.Join(bin, b)); err != nil {
-			return nil, fmt.Errorf("bin/%s is missing; run without --skip-build", b)
-		}
+	if err := buildBinaries(ctx, o, bin); err != nil {
+		return nil, err
 	}
 	recommender, err := o.Recommender.Binary(bin)
 	if err != nil {
@@ -97,9 +66,104 @@ func Up(ctx context.Context, o Options) (*State, error) {
 
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	t0 := time.Now()
-	dir := StateDir(o.Root)
-	for _, d := range []string{dir, filepath.Join(dir, "logs"), filepath.Join(dir, "pods")} {
+	u, err := newBringUp(o, bin)
+	if err != nil {
+		return nil, err
+	}
+	k, err := u.controlPlane(ctx)
+	if err != nil {
+		return nil, u.fail(err)
+	}
+	self, err := sandboxBinary(bin)
+	if err != nil {
+		return nil, u.fail(err)
+	}
+	python, err := u.nodeAgent(ctx, k, self, recommender)
+	if err != nil {
+		return nil, u.fail(err)
+	}
+	if err := u.realizer(self, python); err != nil {
+		return nil, u.fail(err)
+	}
+	if o.NoOperator {
+		o.printf("sandbox up without the operator in %s; kubeconfig: %s", time.Since(u.t0).Round(100*time.Millisecond), u.cl.Kubeconfig())
+		o.printf("install it with its chart; the node agent runs image %s as bin/dgdr-operator and %s as %s", OperatorImage, PlannerImage, recommender)
+		for _, il := range o.ImageLayouts {
+			o.printf("the node agent runs image %s from the layout %s", il.Ref, il.Dir)
+		}
+		return u.st, nil
+	}
+	if err := u.operator(ctx, k); err != nil {
+		return nil, u.fail(err)
+	}
+	o.printf("dgdr-operator ready (feature gate DGDRV1Beta2 on, webhooks on https://127.0.0.1:%d; the Planner image runs %s)", u.st.Ports.Webhook, recommender)
+	o.printf("sandbox up in %s; kubeconfig: %s", time.Since(u.t0).Round(100*time.Millisecond), u.cl.Kubeconfig())
+	return u.st, nil
+}
+
+// runningSandbox returns the sandbox of o.Root when one is running in the mode o asks for, an
+// error when it runs in another, and neither when none runs (a stopped one is cleaned up).
+func runningSandbox(o Options) (*State, error) {
+	st, err := LoadState(o.Root)
+	if err != nil {
+		return nil, nil
+	}
+	if !running(st) {
+		o.printf("cleaning up a stopped sandbox")
+		return nil, Down(o.Root, io.Discard)
+	}
+	if st.NoOperator != o.NoOperator {
+		return nil, fmt.Errorf("a sandbox %s is running; stop it first (dgdr-sandbox down)", st.mode())
+	}
+	if st.Recommender.orDefault() != o.Recommender.orDefault() {
+		return nil, fmt.Errorf("a sandbox whose Planner image runs %s is running; stop it first (dgdr-sandbox down)", st.Recommender.orDefault())
+	}
+	if !slices.Equal(st.ImageLayouts, o.ImageLayouts) {
+		return nil, fmt.Errorf("a sandbox with other image layouts (%v) is running; stop it first (dgdr-sandbox down)", st.ImageLayouts)
+	}
+	o.printf("sandbox already running (kubeconfig: %s)", KubeconfigPath(o.Root))
+	return st, nil
+}
+
+// buildBinaries builds (or lets make reuse) the control plane and the product's binaries in
+// bin, unless o.SkipBuild, and checks that those the sandbox runs are there.
+func buildBinaries(ctx context.Context, o Options, bin string) error {
+	if !o.SkipBuild {
+		t0 := time.Now()
+		o.printf("building or reusing the control plane in bin/ (hack/setup-k8s.sh, WITH_CLUSTER=1)")
+		if err := runVisible(ctx, o, o.Root, []string{"WITH_CLUSTER=1"}, filepath.Join(o.Root, "hack", "setup-k8s.sh")); err != nil {
+			return fmt.Errorf("hack/setup-k8s.sh: %w", err)
+		}
+		o.printf("building aisim, dgdr-operator, dgdrctl and dgdr-sandbox into bin/")
+		if err := runVisible(ctx, o, o.Root, nil, "go", "build", "-o", bin+"/",
+			"./tools/aisim/cmd/aisim", "./cmd/dgdr-operator", "./cmd/dgdrctl", "./tools/sandbox/cmd/dgdr-sandbox"); err != nil {
+			return fmt.Errorf("go build: %w", err)
+		}
+		o.printf("binaries ready in %s", time.Since(t0).Round(100*time.Millisecond))
+	}
+	for _, b := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "aisim", "dgdr-operator"} {
+		if _, err := os.Stat(filepath.Join(bin, b)); err != nil {
+			return fmt.Errorf("bin/%s is missing; run without --skip-build", b)
+		}
+	}
+	return nil
+}
+
+// bringUp is one start of a sandbox: its state (saved after every process started), directory
+// and control plane.
+type bringUp struct {
+	o   Options
+	bin string
+	dir string
+	cl  *controlplane.Cluster
+	st  *State
+	t0  time.Time
+}
+
+// newBringUp prepares the state directory, ports, PKI and kubeconfig of a new sandbox.
+func newBringUp(o Options, bin string) (*bringUp, error) {
+	u := &bringUp{o: o, bin: bin, dir: StateDir(o.Root), t0: time.Now()}
+	for _, d := range []string{u.dir, filepath.Join(u.dir, "logs"), filepath.Join(u.dir, "pods")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, err
 		}
@@ -108,143 +172,152 @@ func Up(ctx context.Context, o Options) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
-	cl := controlplane.New(bin, dir, ports)
-	if err := cl.PKI.Generate(); err != nil {
+	u.cl = controlplane.New(bin, u.dir, ports)
+	if err := u.cl.PKI.Generate(); err != nil {
 		return nil, err
 	}
-	if err := cl.WriteKubeconfig(); err != nil {
+	if err := u.cl.WriteKubeconfig(); err != nil {
 		return nil, err
 	}
-	st := &State{Root: o.Root, Ports: ports, StartedAt: time.Now(), NoOperator: o.NoOperator, Recommender: o.Recommender.orDefault(), ImageLayouts: o.ImageLayouts}
-	if err := st.save(); err != nil {
-		return nil, err
-	}
-	fail := func(err error) error {
-		o.printf("start-up failed: %v (logs in %s)", err, filepath.Join(dir, "logs"))
+	u.st = &State{Root: o.Root, Ports: ports, StartedAt: time.Now(), NoOperator: o.NoOperator, Recommender: o.Recommender.orDefault(), ImageLayouts: o.ImageLayouts}
+	return u, u.st.save()
+}
+
+func (u *bringUp) fail(err error) error {
+	u.o.printf("start-up failed: %v (logs in %s)", err, filepath.Join(u.dir, "logs"))
+	return err
+}
+
+// start starts p in the background and records it in the state.
+func (u *bringUp) start(p controlplane.Process) error {
+	ps, err := startProcess(u.dir, p)
+	if err != nil {
 		return err
 	}
-	start := func(p controlplane.Process) error {
-		ps, err := startProcess(dir, p)
-		if err != nil {
-			return err
-		}
-		st.Processes = append(st.Processes, *ps)
-		return st.save()
-	}
-	if err := start(cl.Etcd()); err != nil {
-		return nil, fail(err)
+	u.st.Processes = append(u.st.Processes, *ps)
+	return u.st.save()
+}
+
+// controlPlane starts etcd, the API server, the controller manager and the scheduler, and
+// installs the operator's CRDs and webhook configurations unless o.NoOperator.
+func (u *bringUp) controlPlane(ctx context.Context) (*kube, error) {
+	cl := u.cl
+	if err := u.start(cl.Etcd()); err != nil {
+		return nil, err
 	}
 	if err := cl.WaitEtcd(ctx); err != nil {
-		return nil, fail(err)
+		return nil, err
 	}
-	if err := start(cl.APIServer()); err != nil {
-		return nil, fail(err)
+	if err := u.start(cl.APIServer()); err != nil {
+		return nil, err
 	}
 	if err := cl.WaitAPIServer(ctx); err != nil {
-		return nil, fail(err)
+		return nil, err
 	}
-	o.printf("kube-apiserver ready at %s (%s)", cl.APIServerURL(), time.Since(t0).Round(100*time.Millisecond))
-	if err := start(cl.ControllerManager()); err != nil {
-		return nil, fail(err)
+	u.o.printf("kube-apiserver ready at %s (%s)", cl.APIServerURL(), time.Since(u.t0).Round(100*time.Millisecond))
+	if err := u.start(cl.ControllerManager()); err != nil {
+		return nil, err
 	}
-	if err := start(cl.Scheduler()); err != nil {
-		return nil, fail(err)
+	if err := u.start(cl.Scheduler()); err != nil {
+		return nil, err
 	}
 	k, err := newKube(cl.Kubeconfig())
 	if err != nil {
-		return nil, fail(err)
+		return nil, err
 	}
-	if !o.NoOperator {
-		if err := k.installCRDs(ctx, ports.Webhook, cl.PKI.WebhookCACert()); err != nil {
-			return nil, fail(err)
+	if !u.o.NoOperator {
+		if err := k.installCRDs(ctx, u.st.Ports.Webhook, cl.PKI.WebhookCACert()); err != nil {
+			return nil, err
 		}
-		if err := k.installWebhooks(ctx, filepath.Join(o.Root, "config", "webhook", "manifests.yaml"), ports.Webhook, cl.PKI.WebhookCACert()); err != nil {
-			return nil, fail(err)
+		if err := k.installWebhooks(ctx, filepath.Join(u.o.Root, "config", "webhook", "manifests.yaml"), u.st.Ports.Webhook, cl.PKI.WebhookCACert()); err != nil {
+			return nil, err
 		}
 		if err := k.ensureNamespace(ctx, OperatorNamespace); err != nil {
-			return nil, fail(err)
+			return nil, err
 		}
 	}
 	if err := cl.WaitControllers(ctx); err != nil {
-		return nil, fail(err)
+		return nil, err
 	}
-	if o.NoOperator {
-		o.printf("kube-controller-manager and kube-scheduler ready")
+	if u.o.NoOperator {
+		u.o.printf("kube-controller-manager and kube-scheduler ready")
 	} else {
-		o.printf("kube-controller-manager and kube-scheduler ready; CRDs and webhook configurations installed")
+		u.o.printf("kube-controller-manager and kube-scheduler ready; CRDs and webhook configurations installed")
 	}
+	return k, nil
+}
 
-	fromLayouts, err := extractImageLayouts(dir, o.ImageLayouts)
+// nodeAgent starts the node agent with every image it maps (the Planner image to recommender,
+// the Dynamo runtime images and AIPerf when the upstream venvs exist) and waits for its Node. It
+// returns the upstream venv's Python, or "" without one.
+func (u *bringUp) nodeAgent(ctx context.Context, k *kube, self, recommender string) (string, error) {
+	fromLayouts, err := extractImageLayouts(u.dir, u.o.ImageLayouts)
 	if err != nil {
-		return nil, fail(err)
+		return "", err
 	}
-	python, err := dynamoPython(o.Root, dir)
+	python, err := dynamoPython(u.o.Root, u.dir)
 	if err != nil {
-		return nil, fail(err)
+		return "", err
 	}
-	agent := nodeAgentConfig(bin, dir, cl, recommender, fromLayouts)
+	agent := nodeAgentConfig(u.bin, u.dir, u.cl, recommender, fromLayouts)
 	if python != "" {
 		maps.Copy(agent.Images, dynamoRuntimeImages(python))
 	}
-	aiperf, err := aiperfLauncher(o.Root, dir)
+	aiperf, err := aiperfLauncher(u.o.Root, u.dir)
 	if err != nil {
-		return nil, fail(err)
+		return "", err
 	}
 	if aiperf != "" {
 		agent.Images[VerificationImage] = nodeagent.Image{Binary: aiperf, Entrypoint: []string{"python3"}}
 	}
-	agentCfg := filepath.Join(dir, "node-agent.yaml")
+	agentCfg := filepath.Join(u.dir, "node-agent.yaml")
 	if err := writeConfig(agentCfg, agent); err != nil {
-		return nil, fail(err)
+		return "", err
 	}
-	self, err := sandboxBinary(bin)
-	if err != nil {
-		return nil, fail(err)
-	}
-	if err := start(controlplane.Process{Name: NodeAgent, Path: self, Args: []string{"node-agent", "--config", agentCfg}}); err != nil {
-		return nil, fail(err)
+	if err := u.start(controlplane.Process{Name: NodeAgent, Path: self, Args: []string{"node-agent", "--config", agentCfg}}); err != nil {
+		return "", err
 	}
 	if err := k.waitNodeReady(ctx, NodeName); err != nil {
-		return nil, fail(err)
+		return "", err
 	}
-	o.printf("node agent ready: Node %s (nvidia.com/gpu: 8, %s)", NodeName, GPUProduct)
-	if python == "" {
-		o.printf("no bin/upstream (make upstream): DynamoGraphDeployments are not realized")
-	} else {
-		realizerCfg := filepath.Join(dir, "dgd-realizer.yaml")
-		if err := writeConfig(realizerCfg, realizerConfig(o.Root, dir, cl.Kubeconfig())); err != nil {
-			return nil, fail(err)
-		}
-		if err := start(realizerProcess(self, realizerCfg)); err != nil {
-			return nil, fail(err)
-		}
-		o.printf("DGD realizer started: the runtime images run the real Dynamo frontend and mocker of bin/upstream")
-	}
-	if o.NoOperator {
-		o.printf("sandbox up without the operator in %s; kubeconfig: %s", time.Since(t0).Round(100*time.Millisecond), cl.Kubeconfig())
-		o.printf("install it with its chart; the node agent runs image %s as bin/dgdr-operator and %s as %s", OperatorImage, PlannerImage, recommender)
-		for _, il := range o.ImageLayouts {
-			o.printf("the node agent runs image %s from the layout %s", il.Ref, il.Dir)
-		}
-		return st, nil
-	}
+	u.o.printf("node agent ready: Node %s (nvidia.com/gpu: 8, %s)", NodeName, GPUProduct)
+	return python, nil
+}
 
-	opCfg := filepath.Join(dir, "operator-config.yaml")
-	if err := writeConfig(opCfg, operatorConfig(ports, cl.PKI.WebhookDir(), st.Recommender)); err != nil {
-		return nil, fail(err)
+// realizer starts the DGD realizer when the upstream venv's Python exists.
+func (u *bringUp) realizer(self, python string) error {
+	if python == "" {
+		u.o.printf("no bin/upstream (make upstream): DynamoGraphDeployments are not realized")
+		return nil
 	}
-	if err := start(OperatorProcess(bin, opCfg, cl.Kubeconfig())); err != nil {
-		return nil, fail(err)
+	realizerCfg := filepath.Join(u.dir, "dgd-realizer.yaml")
+	if err := writeConfig(realizerCfg, realizerConfig(u.o.Root, u.dir, u.cl.Kubeconfig())); err != nil {
+		return err
+	}
+	if err := u.start(realizerProcess(self, realizerCfg)); err != nil {
+		return err
+	}
+	u.o.printf("DGD realizer started: the runtime images run the real Dynamo frontend and mocker of bin/upstream")
+	return nil
+}
+
+// operator starts the operator and waits until it is ready and its webhooks answer.
+func (u *bringUp) operator(ctx context.Context, k *kube) error {
+	ports := u.st.Ports
+	opCfg := filepath.Join(u.dir, "operator-config.yaml")
+	if err := writeConfig(opCfg, operatorConfig(ports, u.cl.PKI.WebhookDir(), u.st.Recommender)); err != nil {
+		return err
+	}
+	if err := u.start(OperatorProcess(u.bin, opCfg, u.cl.Kubeconfig())); err != nil {
+		return err
 	}
 	if err := controlplane.WaitHTTP(ctx, httpClient(), fmt.Sprintf("http://127.0.0.1:%d/readyz", ports.Health)); err != nil {
-		return nil, fail(fmt.Errorf("dgdr-operator: %w", err))
+		return fmt.Errorf("dgdr-operator: %w", err)
 	}
 	if err := k.waitWebhooks(ctx); err != nil {
-		return nil, fail(fmt.Errorf("dgdr-operator webhooks: %w", err))
+		return fmt.Errorf("dgdr-operator webhooks: %w", err)
 	}
-	o.printf("dgdr-operator ready (feature gate DGDRV1Beta2 on, webhooks on https://127.0.0.1:%d; the Planner image runs %s)", ports.Webhook, recommender)
-	o.printf("sandbox up in %s; kubeconfig: %s", time.Since(t0).Round(100*time.Millisecond), cl.Kubeconfig())
-	return st, nil
+	return nil
 }
 
 // OperatorProcess is the operator's process (also used to restart it).
