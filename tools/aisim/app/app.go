@@ -255,8 +255,6 @@ func Recommend(ctx context.Context, opts Options) int {
 	if l == nil {
 		return code
 	}
-	// The space is handed to the search, which would otherwise enumerate it a second time.
-	fp, runID, createdAt, space := l.fingerprint, l.runID, l.createdAt, l.space
 	dir := opts.OutputDir
 	if dir == "" {
 		dir = DefaultOutputDir
@@ -265,14 +263,55 @@ func Recommend(ctx context.Context, opts Options) int {
 		fmt.Fprintf(opts.Stderr, "--output-dir: %v\n", err)
 		return aisimulate.ExitInvalidInput
 	}
-	// The ledger, in AISimulate's format (output.Event), written live: requested_config, then
-	// one candidate_completed per candidate record that is not a cache hit. AISimulate's other
-	// kinds record its memory admission (wave_admitted, wave_interrupted) and its optimizer
-	// giving up (optimizer_stopped), which aisim does not have.
+	began := time.Now()
+	run, code := searchWithLedger(ctx, opts, l, dir)
+	if run == nil {
+		return code
+	}
+	recPath := filepath.Join(dir, output.RecommendationFile)
+	// recommendation.json (megabytes of canonical JSON at large budgets) is encoded and written
+	// while the per-rank files are, on the other core: the files are independent.
+	recErr := make(chan error, 1)
+	go func() { recErr <- output.WriteJSONFile(recPath, sweepResult(l, run)) }()
+	ranked, rankErr := writeRecommendations(dir, run)
+	if err := cmp.Or(<-recErr, rankErr); err != nil {
+		fmt.Fprintf(opts.Stderr, "aisim recommend failed: %v\n", err)
+		return aisimulate.ExitFailure
+	}
+	if run.Interrupted {
+		fmt.Fprintf(opts.Stderr, "aisim recommend interrupted after %d candidates; saved partial result to: %s\n", len(run.Candidates), recPath)
+		return aisimulate.ExitInterrupted
+	}
+	if opts.Format == "json" {
+		rows := ranked.rows
+		if rows == nil {
+			rows = []output.Row{}
+		}
+		data, _ := output.MarshalCanonical(rows)
+		_, _ = opts.Stdout.Write(data)
+	} else {
+		ranked.print(opts.Stdout)
+		fmt.Fprintf(opts.Stdout, "Saved full result to: %s\n", recPath)
+		fmt.Fprintf(opts.Stderr, "evaluated %d candidates (%d feasible) in %s\n", run.Counts.Evaluated, run.Counts.Feasible,
+			time.Since(began).Round(time.Millisecond))
+	}
+	if len(ranked.rows) == 0 {
+		fmt.Fprintf(opts.Stderr, "no feasible candidate found; saved full result to: %s\n", recPath)
+		return aisimulate.ExitFailure
+	}
+	return aisimulate.ExitOK
+}
+
+// searchWithLedger runs the search and writes its ledger live, in AISimulate's format
+// (output.Event): requested_config, then one candidate_completed per candidate record that is
+// not a cache hit. AISimulate's other kinds record its memory admission (wave_admitted,
+// wave_interrupted) and its optimizer giving up (optimizer_stopped), which aisim does not have.
+// It returns nil and the exit code when the search or the ledger failed.
+func searchWithLedger(ctx context.Context, opts Options, l *loaded, dir string) (*search.Result, int) {
 	events, err := output.CreateEventWriter(dir)
 	if err != nil {
 		fmt.Fprintf(opts.Stderr, "aisim recommend failed: %v\n", err)
-		return aisimulate.ExitFailure
+		return nil, aisimulate.ExitFailure
 	}
 	defer events.Close()
 	// A ledger that cannot be written stops the search, as AISimulate's checkpoint does.
@@ -288,8 +327,8 @@ func Recommend(ctx context.Context, opts Options) int {
 		}
 	}
 	checkpoint(output.EventRequestedConfig, requestedConfig(l.doc))
-	start := time.Now()
-	run, err := l.env.Recommend(sctx, search.Options{Space: space, OnSettled: func(c output.Candidate, _, _ int) {
+	// The space is handed to the search, which would otherwise enumerate it a second time.
+	run, err := l.env.Recommend(sctx, search.Options{Space: l.space, OnSettled: func(c output.Candidate, _, _ int) {
 		// AISimulate writes no record, and so no line, for a cache hit.
 		if c.Provenance["cache_hit"] != true {
 			checkpoint(output.EventCandidateCompleted, c)
@@ -298,14 +337,20 @@ func Recommend(ctx context.Context, opts Options) int {
 	if writeErr != nil {
 		fmt.Fprintf(opts.Stderr, "aisim recommend failed: writing %s: %v\n", output.EventsFile, writeErr)
 		if errors.Is(writeErr, output.ErrEventBudget) {
-			return aisimulate.ExitResourceLimited
+			return nil, aisimulate.ExitResourceLimited
 		}
-		return aisimulate.ExitFailure
+		return nil, aisimulate.ExitFailure
 	}
 	if err != nil {
 		fmt.Fprintf(opts.Stderr, "aisim recommend failed: %v\n", err)
-		return aisimulate.ExitFailure
+		return nil, aisimulate.ExitFailure
 	}
+	return run, aisimulate.ExitOK
+}
+
+// sweepResult is recommendation.json of a finished search: every candidate record, and the
+// selected ones as the top-N or, for a pareto target, the Pareto-front view.
+func sweepResult(l *loaded, run *search.Result) *output.SweepResult {
 	strategy := "exhaustive"
 	if !run.Exhaustive {
 		strategy = "random"
@@ -317,7 +362,7 @@ func Recommend(ctx context.Context, opts Options) int {
 		Candidates:         run.Candidates,
 		Provenance: output.Provenance{
 			Implementation: "aisim", ImplementationVersion: Version, Estimator: "analytical",
-			SearchStrategy: strategy, RunID: runID, CreatedAt: createdAt, InputFingerprint: fp,
+			SearchStrategy: strategy, RunID: l.runID, CreatedAt: l.createdAt, InputFingerprint: l.fingerprint,
 			Config: rawConfig(l.doc), Note: Note,
 		},
 	}
@@ -333,59 +378,45 @@ func Recommend(ctx context.Context, opts Options) int {
 	} else {
 		sweep.Views.TopN = ids
 	}
-	recPath := filepath.Join(dir, output.RecommendationFile)
-	// recommendation.json (megabytes of canonical JSON at large budgets) is encoded and written
-	// while the per-rank files are, on the other core: the files are independent.
-	recErr := make(chan error, 1)
-	go func() { recErr <- output.WriteJSONFile(recPath, sweep) }()
-	var rows []output.Row
-	var latencies []string // table format: each row's mean TTFT and TPOT with their expected error
-	var bandNote string
-	var rankErr error
+	return sweep
+}
+
+// rankedRows are the selected candidates as the command prints them.
+type rankedRows struct {
+	rows      []output.Row
+	latencies []string // each row's mean TTFT and TPOT with their expected error
+	bandNote  string
+}
+
+// writeRecommendations writes recommendations/NNNN.yaml of each selected candidate, in rank
+// order, and returns their rows.
+func writeRecommendations(dir string, run *search.Result) (rankedRows, error) {
+	var r rankedRows
 	for rank, i := range run.Selected {
 		c := run.Candidates[i]
-		latencies = append(latencies, "ttft="+c.ErrorBand.Format("ttft_ms", c.Metrics["mean_ttft_ms"], "ms")+
+		r.latencies = append(r.latencies, "ttft="+c.ErrorBand.Format("ttft_ms", c.Metrics["mean_ttft_ms"], "ms")+
 			" tpot="+c.ErrorBand.Format("tpot_ms", c.Metrics["mean_tpot_ms"], "ms"))
-		if c.ErrorBand != nil && bandNote == "" {
-			bandNote = "±: median abs. error of aisim on measured runs (" + c.ErrorBand.Basis + ")"
+		if c.ErrorBand != nil && r.bandNote == "" {
+			r.bandNote = "±: median abs. error of aisim on measured runs (" + c.ErrorBand.Basis + ")"
 		}
-		if rankErr = output.WriteRecommendation(dir, rank, c.PredictionConfig); rankErr != nil {
-			break
+		if err := output.WriteRecommendation(dir, rank, c.PredictionConfig); err != nil {
+			return r, err
 		}
-		rows = append(rows, output.Row{Rank: rank + 1, Score: c.Score, Objectives: c.Objectives, UsedGPUs: c.UsedGPUs,
+		r.rows = append(r.rows, output.Row{Rank: rank + 1, Score: c.Score, Objectives: c.Objectives, UsedGPUs: c.UsedGPUs,
 			ConfigPath: output.RecommendationPath(dir, rank)})
 	}
-	if err := cmp.Or(<-recErr, rankErr); err != nil {
-		fmt.Fprintf(opts.Stderr, "aisim recommend failed: %v\n", err)
-		return aisimulate.ExitFailure
+	return r, nil
+}
+
+// print writes the table format's rows.
+func (r rankedRows) print(w io.Writer) {
+	fmt.Fprintln(w, "aisim recommendations (analytical estimate)")
+	for k, row := range r.rows {
+		fmt.Fprintf(w, "%d: score=%.4g used_gpus=%d %s config=%s\n", row.Rank, *row.Score, row.UsedGPUs, r.latencies[k], row.ConfigPath)
 	}
-	if run.Interrupted {
-		fmt.Fprintf(opts.Stderr, "aisim recommend interrupted after %d candidates; saved partial result to: %s\n", len(run.Candidates), recPath)
-		return aisimulate.ExitInterrupted
+	if r.bandNote != "" {
+		fmt.Fprintln(w, r.bandNote)
 	}
-	if opts.Format == "json" {
-		if rows == nil {
-			rows = []output.Row{}
-		}
-		data, _ := output.MarshalCanonical(rows)
-		_, _ = opts.Stdout.Write(data)
-	} else {
-		fmt.Fprintln(opts.Stdout, "aisim recommendations (analytical estimate)")
-		for k, r := range rows {
-			fmt.Fprintf(opts.Stdout, "%d: score=%.4g used_gpus=%d %s config=%s\n", r.Rank, *r.Score, r.UsedGPUs, latencies[k], r.ConfigPath)
-		}
-		if bandNote != "" {
-			fmt.Fprintln(opts.Stdout, bandNote)
-		}
-		fmt.Fprintf(opts.Stdout, "Saved full result to: %s\n", recPath)
-		fmt.Fprintf(opts.Stderr, "evaluated %d candidates (%d feasible) in %s\n", run.Counts.Evaluated, run.Counts.Feasible,
-			time.Since(start).Round(time.Millisecond))
-	}
-	if len(rows) == 0 {
-		fmt.Fprintf(opts.Stderr, "no feasible candidate found; saved full result to: %s\n", recPath)
-		return aisimulate.ExitFailure
-	}
-	return aisimulate.ExitOK
 }
 
 // Predict runs `aisim predict` and returns the exit code.
