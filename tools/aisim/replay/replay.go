@@ -146,6 +146,9 @@ type sim struct {
 
 // Simulate replays t on d.
 func Simulate(ctx context.Context, d perf.Deployment, t *trace.Trace, o Options, sla perf.SLA, deadline time.Time) (Result, error) {
+	if o.Concurrency <= 0 && o.Speedup <= 0 {
+		o.Speedup = 1
+	}
 	s := &sim{d: d, o: o, sla: sla, blockSize: t.BlockSize, reqs: make([]req, len(t.Requests))}
 	for _, h := range []*perf.LogHist{&s.ttft, &s.tpot, &s.e2e, &s.itl} {
 		h.FastLog = true
@@ -155,63 +158,92 @@ func Simulate(ctx context.Context, d perf.Deployment, t *trace.Trace, o Options,
 		s.reqs[i] = req{src: r, idx: int32(i), isl: r.Input, osl: r.Output}
 	}
 	var res Result
-	var firsts []int32 // sessions: the first turns, in trace order
 	if o.Sessions {
-		s.next = make([]int32, len(t.Requests))
-		last := map[string]int32{}
-		for i := range t.Requests {
-			s.next[i] = -1
-			id := t.Requests[i].Session
-			if id == "" {
-				firsts = append(firsts, int32(i))
-				continue
-			}
-			if prev, ok := last[id]; ok {
-				s.next[prev] = int32(i)
-			} else {
-				firsts = append(firsts, int32(i))
-			}
-			last[id] = int32(i)
-		}
-		s.order = firsts
+		s.chainSessions(t)
 	}
 	if o.Concurrency <= 0 {
-		if o.Speedup <= 0 {
-			o.Speedup = 1
-			s.o.Speedup = 1
-		}
-		arr, err := t.Arrivals(o.Speedup)
+		rate, err := s.orderArrivals(t)
 		if err != nil {
 			return res, err
 		}
-		s.arrivals = arr
-		if !o.Sessions {
-			s.order = make([]int32, len(arr))
-			for i := range s.order {
-				s.order[i] = int32(i)
-			}
+		res.OfferedRate = rate
+	}
+	s.addWorkers(t)
+	cutoff, err := s.run(ctx, deadline)
+	if err != nil {
+		return res, err
+	}
+	res.Cutoff = cutoff
+	res.Report = s.report()
+	res.MaxInFlight = s.maxInFlight
+	if s.promptTokens > 0 {
+		res.PrefixHitRatio = s.hitTokens / s.promptTokens
+	}
+	return res, nil
+}
+
+// chainSessions links each session's turns (s.next) and starts the load with the first turns,
+// in trace order.
+func (s *sim) chainSessions(t *trace.Trace) {
+	var firsts []int32
+	s.next = make([]int32, len(t.Requests))
+	last := map[string]int32{}
+	for i := range t.Requests {
+		s.next[i] = -1
+		id := t.Requests[i].Session
+		if id == "" {
+			firsts = append(firsts, int32(i))
+			continue
 		}
-		slices.SortStableFunc(s.order, func(a, b int32) int {
-			switch {
-			case arr[a] < arr[b]:
-				return -1
-			case arr[a] > arr[b]:
-				return 1
-			}
-			return 0
-		})
-		if n := len(s.order); n > 1 {
-			if span := arr[s.order[n-1]] - arr[s.order[0]]; span > 0 {
-				// Requests per second: a session's turns count as its requests.
-				res.OfferedRate = float64(n-1) / span * float64(len(arr)) / float64(n)
-			}
+		if prev, ok := last[id]; ok {
+			s.next[prev] = int32(i)
+		} else {
+			firsts = append(firsts, int32(i))
+		}
+		last[id] = int32(i)
+	}
+	s.order = firsts
+}
+
+// orderArrivals sorts the load (every request, or each session's first turn) by its arrival at
+// the trace's timestamps sped up, and returns the offered rate in requests per second.
+func (s *sim) orderArrivals(t *trace.Trace) (float64, error) {
+	arr, err := t.Arrivals(s.o.Speedup)
+	if err != nil {
+		return 0, err
+	}
+	s.arrivals = arr
+	if !s.o.Sessions {
+		s.order = make([]int32, len(arr))
+		for i := range s.order {
+			s.order[i] = int32(i)
 		}
 	}
+	slices.SortStableFunc(s.order, func(a, b int32) int {
+		switch {
+		case arr[a] < arr[b]:
+			return -1
+		case arr[a] > arr[b]:
+			return 1
+		}
+		return 0
+	})
+	if n := len(s.order); n > 1 {
+		if span := arr[s.order[n-1]] - arr[s.order[0]]; span > 0 {
+			// Requests per second: a session's turns count as its requests.
+			return float64(n-1) / span * float64(len(arr)) / float64(n), nil
+		}
+	}
+	return 0, nil
+}
+
+// addWorkers creates the deployment's workers, each prefilling one with its prefix cache.
+func (s *sim) addWorkers(t *trace.Trace) {
 	mk := func(p *perf.Pool, r perf.Role) []*worker {
 		var ws []*worker
 		for i := 0; i < p.Replicas; i++ {
 			wk := &worker{id: int32(len(s.workers)), pool: p, role: r, kvFree: p.KVTokens}
-			if o.PrefixCaching && r.Prefills() {
+			if s.o.PrefixCaching && r.Prefills() {
 				wk.cache = trace.NewPrefixCache(p.KVTokens / t.BlockSize)
 			}
 			ws = append(ws, wk)
@@ -219,15 +251,20 @@ func Simulate(ctx context.Context, d perf.Deployment, t *trace.Trace, o Options,
 		}
 		return ws
 	}
-	if d.Agg != nil {
-		s.entry = mk(d.Agg, perf.RoleAgg)
+	if s.d.Agg != nil {
+		s.entry = mk(s.d.Agg, perf.RoleAgg)
 	} else {
-		s.entry = mk(d.Prefill, perf.RolePrefill)
-		s.decode = mk(d.Decode, perf.RoleDecode)
+		s.entry = mk(s.d.Prefill, perf.RolePrefill)
+		s.decode = mk(s.d.Decode, perf.RoleDecode)
 	}
+}
+
+// run processes events until every request is done; cutoff reports a stop at
+// Options.MaxVirtualSeconds.
+func (s *sim) run(ctx context.Context, deadline time.Time) (cutoff bool, err error) {
 	total := len(s.reqs)
-	if o.Concurrency > 0 {
-		for s.issued < min(o.Concurrency, s.loadUnits()) {
+	if s.o.Concurrency > 0 {
+		for s.issued < min(s.o.Concurrency, s.loadUnits()) {
 			s.issue()
 		}
 	} else {
@@ -236,20 +273,19 @@ func Simulate(ctx context.Context, d perf.Deployment, t *trace.Trace, o Options,
 	s.startKicked()
 	for n := 0; s.done < total; n++ {
 		if s.q.Len() == 0 {
-			return res, perf.ErrStalled
+			return false, perf.ErrStalled
 		}
 		if n&1023 == 0 {
 			if err := ctx.Err(); err != nil {
-				return res, err
+				return false, err
 			}
 			if !deadline.IsZero() && time.Now().After(deadline) {
-				return res, perf.ErrDeadline
+				return false, perf.ErrDeadline
 			}
 		}
 		e := s.q.Pop()
-		if o.MaxVirtualSeconds > 0 && e.T > o.MaxVirtualSeconds {
-			res.Cutoff = true
-			break
+		if s.o.MaxVirtualSeconds > 0 && e.T > s.o.MaxVirtualSeconds {
+			return true, nil
 		}
 		s.now = e.T
 		switch e.Kind {
@@ -265,29 +301,29 @@ func Simulate(ctx context.Context, d perf.Deployment, t *trace.Trace, o Options,
 		case evTurn:
 			s.start(e.Ref)
 		case evHandoff:
-			r := &s.reqs[e.Ref]
-			r.ttft = s.now - r.arrival
-			r.firstTok = s.now
-			s.firstToken(r)
-			if r.osl == 1 {
-				s.complete(r)
-			} else {
-				wk := s.decode[s.rrDecode%len(s.decode)]
-				s.rrDecode++
-				wk.waiting = append(wk.waiting, e.Ref)
-				s.kick(wk)
-			}
+			s.handoff(e.Ref)
 		}
 		if s.q.Len() == 0 || s.q.Next() > s.now {
 			s.startKicked()
 		}
 	}
-	res.Report = s.report()
-	res.MaxInFlight = s.maxInFlight
-	if s.promptTokens > 0 {
-		res.PrefixHitRatio = s.hitTokens / s.promptTokens
+	return false, nil
+}
+
+// handoff delivers request i's KV to the decode pool: its first token becomes visible.
+func (s *sim) handoff(i int32) {
+	r := &s.reqs[i]
+	r.ttft = s.now - r.arrival
+	r.firstTok = s.now
+	s.firstToken(r)
+	if r.osl == 1 {
+		s.complete(r)
+		return
 	}
-	return res, nil
+	wk := s.decode[s.rrDecode%len(s.decode)]
+	s.rrDecode++
+	wk.waiting = append(wk.waiting, i)
+	s.kick(wk)
 }
 
 // loadUnits is the number of requests the load issues: every request, or each session's first.
