@@ -158,29 +158,7 @@ func SetDefaults(cfg *v1alpha1.OperatorConfiguration) {
 	if cfg.Verification.ImagePullPolicy == "" {
 		cfg.Verification.ImagePullPolicy = corev1.PullIfNotPresent
 	}
-	if cfg.Job.ActiveDeadlineSeconds == nil {
-		cfg.Job.ActiveDeadlineSeconds = ptr.To(DefaultActiveDeadline)
-	}
-	if cfg.Job.OutputSizeLimit == nil {
-		cfg.Job.OutputSizeLimit = ptr.To(resource.MustParse(DefaultOutputSizeLimit))
-	}
-	if cfg.Job.TmpSizeLimit == nil {
-		cfg.Job.TmpSizeLimit = ptr.To(resource.MustParse(DefaultTmpSizeLimit))
-	}
-	for _, id := range []**int64{&cfg.Job.RunAsUser, &cfg.Job.RunAsGroup, &cfg.Job.FSGroup} {
-		if *id == nil {
-			*id = ptr.To(DefaultSearchUID)
-		}
-	}
-	if cfg.Job.TTLSecondsAfterFinished == nil {
-		cfg.Job.TTLSecondsAfterFinished = ptr.To(DefaultJobTTL)
-	}
-	if cfg.Job.TokenExpirationSeconds == nil {
-		cfg.Job.TokenExpirationSeconds = ptr.To(DefaultTokenExpiration)
-	}
-	if cfg.Job.StartFailureGraceSeconds == nil {
-		cfg.Job.StartFailureGraceSeconds = ptr.To(DefaultStartFailureGrace)
-	}
+	defaultJob(&cfg.Job)
 	if cfg.Defaults.GPUDiscovery == nil {
 		cfg.Defaults.GPUDiscovery = ptr.To(true)
 	}
@@ -190,6 +168,48 @@ func SetDefaults(cfg *v1alpha1.OperatorConfiguration) {
 	if cfg.RunRetention == nil {
 		cfg.RunRetention = ptr.To(DefaultRunRetention)
 	}
+	defaultLimits(cfg)
+	defaultServing(cfg)
+	if cfg.Calibration.Namespace == "" {
+		cfg.Calibration.Namespace = os.Getenv("POD_NAMESPACE")
+	}
+	if cfg.Calibration.MinObservations == nil {
+		cfg.Calibration.MinObservations = ptr.To(DefaultMinObservations)
+	}
+	if c := cfg.CRDs; c != nil && c.ConversionService.Namespace == "" {
+		c.ConversionService.Namespace = os.Getenv("POD_NAMESPACE")
+	}
+}
+
+// defaultJob sets the search Job's defaults.
+func defaultJob(j *v1alpha1.JobConfig) {
+	if j.ActiveDeadlineSeconds == nil {
+		j.ActiveDeadlineSeconds = ptr.To(DefaultActiveDeadline)
+	}
+	if j.OutputSizeLimit == nil {
+		j.OutputSizeLimit = ptr.To(resource.MustParse(DefaultOutputSizeLimit))
+	}
+	if j.TmpSizeLimit == nil {
+		j.TmpSizeLimit = ptr.To(resource.MustParse(DefaultTmpSizeLimit))
+	}
+	for _, id := range []**int64{&j.RunAsUser, &j.RunAsGroup, &j.FSGroup} {
+		if *id == nil {
+			*id = ptr.To(DefaultSearchUID)
+		}
+	}
+	if j.TTLSecondsAfterFinished == nil {
+		j.TTLSecondsAfterFinished = ptr.To(DefaultJobTTL)
+	}
+	if j.TokenExpirationSeconds == nil {
+		j.TokenExpirationSeconds = ptr.To(DefaultTokenExpiration)
+	}
+	if j.StartFailureGraceSeconds == nil {
+		j.StartFailureGraceSeconds = ptr.To(DefaultStartFailureGrace)
+	}
+}
+
+// defaultLimits sets the per-namespace limits, the input caps and the workers' concurrency.
+func defaultLimits(cfg *v1alpha1.OperatorConfiguration) {
 	if cfg.Limits.MaxActiveRunsPerNamespace == nil {
 		cfg.Limits.MaxActiveRunsPerNamespace = ptr.To(DefaultMaxActiveRuns)
 	}
@@ -211,6 +231,10 @@ func SetDefaults(cfg *v1alpha1.OperatorConfiguration) {
 	if cfg.Concurrency.Runs == nil {
 		cfg.Concurrency.Runs = ptr.To(DefaultWorkers)
 	}
+}
+
+// defaultServing sets leader election and the metrics, health and webhook servers.
+func defaultServing(cfg *v1alpha1.OperatorConfiguration) {
 	le := &cfg.LeaderElection
 	if le.LeaseName == "" {
 		le.LeaseName = DefaultLeaseName
@@ -245,15 +269,6 @@ func SetDefaults(cfg *v1alpha1.OperatorConfiguration) {
 	if ss := cfg.Webhook.SelfSignedCertificates; ss != nil && ss.Namespace == "" {
 		ss.Namespace = os.Getenv("POD_NAMESPACE")
 	}
-	if cfg.Calibration.Namespace == "" {
-		cfg.Calibration.Namespace = os.Getenv("POD_NAMESPACE")
-	}
-	if cfg.Calibration.MinObservations == nil {
-		cfg.Calibration.MinObservations = ptr.To(DefaultMinObservations)
-	}
-	if c := cfg.CRDs; c != nil && c.ConversionService.Namespace == "" {
-		c.ConversionService.Namespace = os.Getenv("POD_NAMESPACE")
-	}
 }
 
 // Validate checks a defaulted configuration; errors carry field paths.
@@ -265,87 +280,21 @@ func Validate(cfg *v1alpha1.OperatorConfiguration) field.ErrorList {
 	if cfg.Kind != v1alpha1.Kind {
 		errs = append(errs, field.NotSupported(field.NewPath("kind"), cfg.Kind, []string{v1alpha1.Kind}))
 	}
-	if cfg.Planner.Image == "" {
-		errs = append(errs, field.Required(field.NewPath("planner", "image"), "the Planner image that runs the search"))
-	}
-	if cfg.Reporter.Image == "" {
-		errs = append(errs, field.Required(field.NewPath("reporter", "image"),
-			"the reporter image (normally the operator's own image): set it, or set the OPERATOR_IMAGE environment variable of the operator"))
-	}
-	if img := cfg.Verification.Image; img != "" && (len(img) > 512 || strings.ContainsFunc(img, unicode.IsSpace)) {
-		errs = append(errs, field.Invalid(field.NewPath("verification", "image"), img, "must be a container image reference without whitespace, at most 512 characters"))
-	}
-	switch p := cfg.Verification.ImagePullPolicy; p {
-	case corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
-	default:
-		errs = append(errs, field.NotSupported(field.NewPath("verification", "imagePullPolicy"), p,
-			[]corev1.PullPolicy{corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever}))
-	}
+	errs = append(errs, validateImages(cfg)...)
 	if sku := cfg.Defaults.GPUSKU; sku != "" && !aisimulate.KnownSKU(sku) {
 		errs = append(errs, field.NotSupported(field.NewPath("defaults", "gpuSKU"), sku, aisimulate.KnownSKUs()))
 	}
 	if r := *cfg.RunRetention; r < 1 || r > 100 {
 		errs = append(errs, field.Invalid(field.NewPath("runRetention"), r, "must be between 1 and 100"))
 	}
-	if d := *cfg.Job.ActiveDeadlineSeconds; d < 1 {
-		errs = append(errs, field.Invalid(field.NewPath("job", "activeDeadlineSeconds"), d, "must be at least 1"))
-	}
-	jp := field.NewPath("job")
-	for name, q := range map[string]*resource.Quantity{"outputSizeLimit": cfg.Job.OutputSizeLimit, "tmpSizeLimit": cfg.Job.TmpSizeLimit} {
-		if q.Sign() <= 0 {
-			errs = append(errs, field.Invalid(jp.Child(name), q.String(), "must be positive"))
-		}
-	}
-	if u := *cfg.Job.RunAsUser; u < 1 {
-		errs = append(errs, field.Invalid(jp.Child("runAsUser"), u, "must be a non-root UID (at least 1)"))
-	}
-	for name, v := range map[string]int64{"runAsGroup": *cfg.Job.RunAsGroup, "fsGroup": *cfg.Job.FSGroup} {
-		if v < 0 {
-			errs = append(errs, field.Invalid(jp.Child(name), v, "must not be negative"))
-		}
-	}
-	if g := *cfg.Job.StartFailureGraceSeconds; g < 1 {
-		errs = append(errs, field.Invalid(jp.Child("startFailureGraceSeconds"), g, "must be at least 1"))
-	}
-	if ttl := *cfg.Job.TTLSecondsAfterFinished; ttl < 0 {
-		errs = append(errs, field.Invalid(jp.Child("ttlSecondsAfterFinished"), ttl, "must not be negative"))
-	}
-	if exp := *cfg.Job.TokenExpirationSeconds; exp < 600 || exp == extendedTokenExpiration {
-		errs = append(errs, field.Invalid(jp.Child("tokenExpirationSeconds"), exp,
-			"must be at least 600 and not 3607 (the API server extends tokens of that lifetime to a year)"))
-	}
-	lp := field.NewPath("limits")
-	for name, v := range map[string]int32{"maxActiveRunsPerNamespace": *cfg.Limits.MaxActiveRunsPerNamespace,
-		"maxPendingRunsPerNamespace": *cfg.Limits.MaxPendingRunsPerNamespace,
-		"maxTrials":                  *cfg.Limits.MaxTrials, "maxParallelism": *cfg.Limits.MaxParallelism} {
-		if v < 0 {
-			errs = append(errs, field.Invalid(lp.Child(name), v, "must not be negative (0 means unlimited)"))
-		}
-	}
-	if v := *cfg.Limits.MaxPodTemplateOverrideBytes; v < 1024 || v > 1<<20 {
-		errs = append(errs, field.Invalid(lp.Child("maxPodTemplateOverrideBytes"), v, "must be between 1024 and 1048576"))
-	}
-	cp := field.NewPath("concurrency")
-	for name, v := range map[string]int32{"requests": *cfg.Concurrency.Requests, "runs": *cfg.Concurrency.Runs} {
-		if v < 1 || v > 64 {
-			errs = append(errs, field.Invalid(cp.Child(name), v, "must be between 1 and 64"))
-		}
-	}
+	errs = append(errs, validateJob(&cfg.Job, field.NewPath("job"))...)
+	errs = append(errs, validateLimits(cfg)...)
 	for backend := range cfg.RuntimeImages {
 		if _, known := output.LookupBackend(backend); !known {
 			errs = append(errs, field.NotSupported(field.NewPath("runtimeImages").Key(backend), backend, output.BackendNames()))
 		}
 	}
-	if ss := cfg.Webhook.SelfSignedCertificates; ss != nil {
-		sp := field.NewPath("webhook", "selfSignedCertificates")
-		for name, v := range map[string]string{"secretName": ss.SecretName, "serviceName": ss.ServiceName,
-			"mutatingWebhookConfigurationName":   ss.MutatingWebhookConfigurationName,
-			"validatingWebhookConfigurationName": ss.ValidatingWebhookConfigurationName} {
-			if v == "" {
-				errs = append(errs, field.Required(sp.Child(name), ""))
-			}
-		}
-	}
+	errs = append(errs, validateWebhook(cfg, field.NewPath("webhook"))...)
 	if c := cfg.CRDs; c != nil {
 		sp := field.NewPath("crds", "conversionService")
 		if c.ConversionService.Name == "" {
@@ -362,10 +311,104 @@ func Validate(cfg *v1alpha1.OperatorConfiguration) field.ErrorList {
 	if d := cfg.Research.MinInterval.Duration; d < time.Minute || d > 720*time.Hour {
 		errs = append(errs, field.Invalid(field.NewPath("research", "minInterval"), d.String(), "must be between 1m and 720h"))
 	}
-	if p := *cfg.Webhook.Port; p < 1 || p > 65535 {
-		errs = append(errs, field.Invalid(field.NewPath("webhook", "port"), p, "must be a TCP port"))
+	return errs
+}
+
+// validateImages checks the images the operator runs: the Planner's, the reporter's and the
+// verification's.
+func validateImages(cfg *v1alpha1.OperatorConfiguration) field.ErrorList {
+	var errs field.ErrorList
+	if cfg.Planner.Image == "" {
+		errs = append(errs, field.Required(field.NewPath("planner", "image"), "the Planner image that runs the search"))
 	}
-	wp := field.NewPath("webhook")
+	if cfg.Reporter.Image == "" {
+		errs = append(errs, field.Required(field.NewPath("reporter", "image"),
+			"the reporter image (normally the operator's own image): set it, or set the OPERATOR_IMAGE environment variable of the operator"))
+	}
+	if img := cfg.Verification.Image; img != "" && (len(img) > 512 || strings.ContainsFunc(img, unicode.IsSpace)) {
+		errs = append(errs, field.Invalid(field.NewPath("verification", "image"), img, "must be a container image reference without whitespace, at most 512 characters"))
+	}
+	switch p := cfg.Verification.ImagePullPolicy; p {
+	case corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
+	default:
+		errs = append(errs, field.NotSupported(field.NewPath("verification", "imagePullPolicy"), p,
+			[]corev1.PullPolicy{corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever}))
+	}
+	return errs
+}
+
+// validateJob checks the search Job's settings.
+func validateJob(j *v1alpha1.JobConfig, jp *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if d := *j.ActiveDeadlineSeconds; d < 1 {
+		errs = append(errs, field.Invalid(jp.Child("activeDeadlineSeconds"), d, "must be at least 1"))
+	}
+	for name, q := range map[string]*resource.Quantity{"outputSizeLimit": j.OutputSizeLimit, "tmpSizeLimit": j.TmpSizeLimit} {
+		if q.Sign() <= 0 {
+			errs = append(errs, field.Invalid(jp.Child(name), q.String(), "must be positive"))
+		}
+	}
+	if u := *j.RunAsUser; u < 1 {
+		errs = append(errs, field.Invalid(jp.Child("runAsUser"), u, "must be a non-root UID (at least 1)"))
+	}
+	for name, v := range map[string]int64{"runAsGroup": *j.RunAsGroup, "fsGroup": *j.FSGroup} {
+		if v < 0 {
+			errs = append(errs, field.Invalid(jp.Child(name), v, "must not be negative"))
+		}
+	}
+	if g := *j.StartFailureGraceSeconds; g < 1 {
+		errs = append(errs, field.Invalid(jp.Child("startFailureGraceSeconds"), g, "must be at least 1"))
+	}
+	if ttl := *j.TTLSecondsAfterFinished; ttl < 0 {
+		errs = append(errs, field.Invalid(jp.Child("ttlSecondsAfterFinished"), ttl, "must not be negative"))
+	}
+	if exp := *j.TokenExpirationSeconds; exp < 600 || exp == extendedTokenExpiration {
+		errs = append(errs, field.Invalid(jp.Child("tokenExpirationSeconds"), exp,
+			"must be at least 600 and not 3607 (the API server extends tokens of that lifetime to a year)"))
+	}
+	return errs
+}
+
+// validateLimits checks the per-namespace limits, the input caps and the workers' concurrency.
+func validateLimits(cfg *v1alpha1.OperatorConfiguration) field.ErrorList {
+	var errs field.ErrorList
+	lp := field.NewPath("limits")
+	l := &cfg.Limits
+	for name, v := range map[string]int32{"maxActiveRunsPerNamespace": *l.MaxActiveRunsPerNamespace,
+		"maxPendingRunsPerNamespace": *l.MaxPendingRunsPerNamespace,
+		"maxTrials":                  *l.MaxTrials, "maxParallelism": *l.MaxParallelism} {
+		if v < 0 {
+			errs = append(errs, field.Invalid(lp.Child(name), v, "must not be negative (0 means unlimited)"))
+		}
+	}
+	if v := *l.MaxPodTemplateOverrideBytes; v < 1024 || v > 1<<20 {
+		errs = append(errs, field.Invalid(lp.Child("maxPodTemplateOverrideBytes"), v, "must be between 1024 and 1048576"))
+	}
+	cp := field.NewPath("concurrency")
+	for name, v := range map[string]int32{"requests": *cfg.Concurrency.Requests, "runs": *cfg.Concurrency.Runs} {
+		if v < 1 || v > 64 {
+			errs = append(errs, field.Invalid(cp.Child(name), v, "must be between 1 and 64"))
+		}
+	}
+	return errs
+}
+
+// validateWebhook checks the webhook server's settings and its self-signed certificates.
+func validateWebhook(cfg *v1alpha1.OperatorConfiguration, wp *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if ss := cfg.Webhook.SelfSignedCertificates; ss != nil {
+		sp := wp.Child("selfSignedCertificates")
+		for name, v := range map[string]string{"secretName": ss.SecretName, "serviceName": ss.ServiceName,
+			"mutatingWebhookConfigurationName":   ss.MutatingWebhookConfigurationName,
+			"validatingWebhookConfigurationName": ss.ValidatingWebhookConfigurationName} {
+			if v == "" {
+				errs = append(errs, field.Required(sp.Child(name), ""))
+			}
+		}
+	}
+	if p := *cfg.Webhook.Port; p < 1 || p > 65535 {
+		errs = append(errs, field.Invalid(wp.Child("port"), p, "must be a TCP port"))
+	}
 	if q := cfg.Webhook.MaxRequestBodySize; q.Cmp(resource.MustParse("1Mi")) < 0 || q.Cmp(resource.MustParse("64Mi")) > 0 {
 		errs = append(errs, field.Invalid(wp.Child("maxRequestBodySize"), q.String(), "must be between 1Mi and 64Mi"))
 	}
