@@ -35,6 +35,32 @@ func TestOperatorLinksNoTools(t *testing.T) {
 	}
 }
 
+// TestOnlyTheReporterCommandImportsTheReporter: the reporter is the publishing loop of the search
+// pod; the operator's command that runs it (and the reporter's own test helpers) import it,
+// nothing else: dgdrctl, the web view and the controllers read search output through
+// internal/candidates.
+func TestOnlyTheReporterCommandImportsTheReporter(t *testing.T) {
+	reporter := module + "/internal/reporter"
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}: {{join .Imports \" \"}}", "../../...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	importers := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		pkg, imports, _ := strings.Cut(line, ": ")
+		if !slices.Contains(strings.Fields(imports), reporter) {
+			continue
+		}
+		importers++
+		if pkg != module+"/cmd/dgdr-operator" && !strings.HasPrefix(pkg, reporter+"/") {
+			t.Errorf("%s imports the reporter", pkg)
+		}
+	}
+	if importers == 0 {
+		t.Fatalf("no package imports %s; the listing is broken", reporter)
+	}
+}
+
 // TestControllersUseTheKit: both controllers reconcile with the controller kit
 // (internal/controller/status) and write their object's status only through its Writer, so a
 // fix to the stale-cache guard, the no-op skip or the event queue is made once.
