@@ -64,23 +64,7 @@ func TestParetoSpreadPublished(t *testing.T) {
 	ls.write(0, ls.settledLines(), 5*time.Millisecond)
 
 	// Provisional: the spread of the front of what settled, first of identical configurations.
-	events, err := output.ReadEvents(strings.NewReader(strings.Join(ls.lines, "\n") + "\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var feas []*output.Candidate
-	seen := map[string]bool{}
-	for _, e := range events {
-		c, err := e.Candidate()
-		if err != nil || c.Status != output.StatusFeasible || c.PredictionConfig == nil {
-			continue
-		}
-		key, _ := json.Marshal(c.PredictionConfig)
-		if !seen[string(key)] {
-			seen[string(key)] = true
-			feas = append(feas, c)
-		}
-	}
+	feas := distinctFeasible(t, ls.lines)
 	order := func(a, b *output.Candidate) int { return slices.Index(feas, a) - slices.Index(feas, b) }
 	wantProv := spreadOf(ls.run.Name, output.ParetoFront(feas, candidates.FrontObjectives, order))
 	poll.WaitFor(t, 15*time.Second, 50*time.Millisecond, "provisional spread", func(context.Context) (bool, string, error) {

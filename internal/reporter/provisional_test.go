@@ -119,9 +119,9 @@ func (ls *liveSearch) settledLines() int {
 	return len(ls.lines)
 }
 
-// bestOf is the provisional ranking the ledger's lines imply: feasible records, first of
-// identical configurations, score descending, then fewer GPUs, then settled first.
-func bestOf(t *testing.T, run string, lines []string, limit int) []string {
+// distinctFeasible are the feasible records of the ledger's lines in settling order, first of
+// identical configurations.
+func distinctFeasible(t *testing.T, lines []string) []*output.Candidate {
 	t.Helper()
 	events, err := output.ReadEvents(strings.NewReader(strings.Join(lines, "\n") + "\n"))
 	if err != nil {
@@ -141,6 +141,14 @@ func bestOf(t *testing.T, run string, lines []string, limit int) []string {
 		seen[string(key)] = true
 		feas = append(feas, c)
 	}
+	return feas
+}
+
+// bestOf is the provisional ranking the ledger's lines imply: feasible records, first of
+// identical configurations, score descending, then fewer GPUs, then settled first.
+func bestOf(t *testing.T, run string, lines []string, limit int) []string {
+	t.Helper()
+	feas := distinctFeasible(t, lines)
 	slices.SortStableFunc(feas, func(a, b *output.Candidate) int {
 		if *a.Score != *b.Score {
 			if *a.Score > *b.Score {
