@@ -138,6 +138,27 @@ func baselineFailed(pods []corev1.Pod) bool {
 	return false
 }
 
+// baselineOutlived is the Completion of a running Job whose newest pod's search and reporter
+// exited 0 while its baseline container still runs: the reporter gave up waiting for the baseline,
+// published the result and recorded status.baseline.error; nil otherwise.
+func baselineOutlived(pods []corev1.Pod) *Completion {
+	sorted := newestFirst(pods)
+	if len(sorted) == 0 {
+		return nil
+	}
+	search, reporter := terminations(sorted[:1])
+	if search == nil || search.ExitCode != aisimulate.ExitOK || reporter == nil || reporter.ExitCode != 0 {
+		return nil
+	}
+	for _, cs := range sorted[0].Status.ContainerStatuses {
+		if cs.Name == jobcontract.BaselineContainer && cs.State.Terminated == nil {
+			return &Completion{Reason: v1beta2.ReasonSucceeded, Message: "the search finished and its candidates are published; " +
+				"the baseline prediction was still running when the reporter stopped waiting for it (status.baseline.error), and the Job was deleted"}
+		}
+	}
+	return nil
+}
+
 // quote returns ": <message>" for a non-empty termination message, bounded.
 func quote(t *corev1.ContainerStateTerminated) string {
 	if t == nil {

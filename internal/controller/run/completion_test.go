@@ -257,3 +257,40 @@ func TestNewestFirst(t *testing.T) {
 		t.Errorf("newestFirst sorted its argument: %s first", pods[0].Name)
 	}
 }
+
+// TestBaselineOutlived: only a newest pod whose search and reporter exited 0 while its baseline
+// still runs ends the Run before its Job.
+func TestBaselineOutlived(t *testing.T) {
+	now := time.Now()
+	running := func(p corev1.Pod) corev1.Pod {
+		p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{Name: jobcontract.BaselineContainer,
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}})
+		return p
+	}
+	ok := exit(0, "Completed", "")
+	cases := []struct {
+		name string
+		pods []corev1.Pod
+		want bool
+	}{
+		{"published, baseline running", []corev1.Pod{running(podWith(now, ok, ok))}, true},
+		{"published, baseline ended", []corev1.Pod{withBaseline(podWith(now, ok, ok), 0)}, false},
+		{"published, no baseline", []corev1.Pod{podWith(now, ok, ok)}, false},
+		{"reporter still running", []corev1.Pod{running(podWith(now, ok, nil))}, false},
+		{"reporter failed", []corev1.Pod{running(podWith(now, ok, exit(1, "Error", "")))}, false},
+		{"search failed", []corev1.Pod{running(podWith(now, exit(1, "Error", ""), ok))}, false},
+		{"an older pod's", []corev1.Pod{running(podWith(now.Add(-time.Minute), ok, ok)), podWith(now, nil, nil)}, false},
+		{"no pod", nil, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := baselineOutlived(c.pods)
+			if (got != nil) != c.want {
+				t.Fatalf("baselineOutlived = %+v, want one: %v", got, c.want)
+			}
+			if got != nil && got.Reason != v1beta2.ReasonSucceeded {
+				t.Errorf("reason %s", got.Reason)
+			}
+		})
+	}
+}

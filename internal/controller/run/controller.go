@@ -430,9 +430,22 @@ func (r *Reconciler) track(ctx context.Context, run *v1beta2.DynamoGraphDeployme
 	}
 	// A pod that cannot start ends the Run within job.startFailureGraceSeconds, not at the
 	// Job's deadline; res requeues the Run when the grace of a failing container runs out.
-	done, res, err := r.checkStart(ctx, run, job, events)
+	pods, err := r.runningPods(ctx, run, job)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	done, res, err := r.checkStart(ctx, run, pods, events)
 	if done || err != nil {
 		return res, err
+	}
+	// A re-search's baseline that outlives the reporter holds the pod until the Job's deadline:
+	// the result is published, so the Job goes now.
+	if c := baselineOutlived(pods); c != nil {
+		if err := r.deleteJob(ctx, run); err != nil {
+			return ctrl.Result{}, err
+		}
+		r.setTerminal(run, c, events)
+		return ctrl.Result{}, nil
 	}
 	switch {
 	case job.Spec.Suspend != nil && *job.Spec.Suspend:

@@ -24,15 +24,10 @@ import (
 // init container that failed, a container whose process could not be started), after
 // job.startFailureGraceSeconds for one the kubelet retries (image pull errors, configuration
 // errors, a crash loop). It deletes the Job then, so the pod does not wait for the Job's
-// deadline. The pods come from the informer cache (label-selected by the Run's UID), and only
-// those the Run's Job controls count: anyone who may create pods can put the Run's labels on one
-// that never starts. done says the Run was ended; res requeues it when a grace runs out.
-func (r *Reconciler) checkStart(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun, job *batchv1.Job, events *status.Events) (done bool, res ctrl.Result, err error) {
-	var pods corev1.PodList
-	if err := r.Client.List(ctx, &pods, client.InNamespace(run.Namespace), client.MatchingLabels{v1beta2.LabelRunUID: string(run.UID)}); err != nil {
-		return false, ctrl.Result{}, err
-	}
-	f := StartFailureOf(controlledBy(pods.Items, job))
+// deadline. pods are the Job's (runningPods). done says the Run was ended; res requeues it when a
+// grace runs out.
+func (r *Reconciler) checkStart(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun, pods []corev1.Pod, events *status.Events) (done bool, res ctrl.Result, err error) {
+	f := StartFailureOf(pods)
 	if f == nil {
 		r.startFailures.Forget(run.UID)
 		return false, ctrl.Result{}, nil
@@ -55,6 +50,17 @@ func (r *Reconciler) checkStart(ctx context.Context, run *v1beta2.DynamoGraphDep
 	return true, ctrl.Result{}, nil
 }
 
+// runningPods lists the pods of a running Job from the informer cache (label-selected by the
+// Run's UID); only those the Run's Job controls count: anyone who may create pods can put the
+// Run's labels on one.
+func (r *Reconciler) runningPods(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun, job *batchv1.Job) ([]corev1.Pod, error) {
+	var pods corev1.PodList
+	if err := r.Client.List(ctx, &pods, client.InNamespace(run.Namespace), client.MatchingLabels{v1beta2.LabelRunUID: string(run.UID)}); err != nil {
+		return nil, err
+	}
+	return controlledBy(pods.Items, job), nil
+}
+
 // podRun maps a search pod to its Run through the Run labels the Job's pod template carries
 // (childLabels).
 func podRun(_ context.Context, obj client.Object) []reconcile.Request {
@@ -65,17 +71,18 @@ func podRun(_ context.Context, obj client.Object) []reconcile.Request {
 	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: obj.GetNamespace(), Name: name}}}
 }
 
-// podStartEvents passes the pod events that show a container unable to start: the Job's own
-// status says nothing while its pod waits, so without them the Run would wait for the Job's
-// deadline. Other pod changes reach the Run through its Job.
-func podStartEvents() builder.Predicates {
-	failing := func(obj client.Object) bool {
+// podEvents passes the pod events that end a Run before its Job does: a container unable to
+// start, or a baseline that outlives the reporter. The Job's own status says nothing while its
+// pod waits or runs, so without them the Run would wait for the Job's deadline. Other pod changes
+// reach the Run through its Job.
+func podEvents() builder.Predicates {
+	ends := func(obj client.Object) bool {
 		pod, ok := obj.(*corev1.Pod)
-		return ok && podStartFailure(pod) != nil
+		return ok && (podStartFailure(pod) != nil || baselineOutlived([]corev1.Pod{*pod}) != nil)
 	}
 	return builder.WithPredicates(predicate.Funcs{
-		CreateFunc:  func(e event.CreateEvent) bool { return failing(e.Object) },
-		UpdateFunc:  func(e event.UpdateEvent) bool { return failing(e.ObjectNew) },
+		CreateFunc:  func(e event.CreateEvent) bool { return ends(e.Object) },
+		UpdateFunc:  func(e event.UpdateEvent) bool { return ends(e.ObjectNew) },
 		DeleteFunc:  func(event.DeleteEvent) bool { return false },
 		GenericFunc: func(event.GenericEvent) bool { return false },
 	})
@@ -83,7 +90,7 @@ func podStartEvents() builder.Predicates {
 
 // podWatch is the pod source of the Run controller.
 func podWatch() (client.Object, handler.EventHandler, builder.WatchesOption) {
-	return &corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podRun), podStartEvents()
+	return &corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podRun), podEvents()
 }
 
 // controlledBy returns the pods whose controller owner reference (controller: true) is job. A

@@ -21,8 +21,9 @@ import (
 )
 
 // createStuckPod creates the Job's pod (as the Job controller would) with the given init and
-// container statuses (as a kubelet would): there is no kubelet in these tests.
-func createStuckPod(t *testing.T, job *batchv1.Job, init, containers []corev1.ContainerStatus) {
+// container statuses (as a kubelet would): there is no kubelet in these tests. mutate changes the
+// pod's spec first.
+func createStuckPod(t *testing.T, job *batchv1.Job, init, containers []corev1.ContainerStatus, mutate ...func(*corev1.PodSpec)) {
 	t.Helper()
 	ctx := context.Background()
 	labels := map[string]string{run.LabelJobName: job.Name}
@@ -33,6 +34,9 @@ func createStuckPod(t *testing.T, job *batchv1.Job, init, containers []corev1.Co
 		ObjectMeta: metav1.ObjectMeta{Namespace: job.Namespace, Name: job.Name + "-stuck", Labels: labels,
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, batchv1.SchemeGroupVersion.WithKind("Job"))}},
 		Spec: *job.Spec.Template.Spec.DeepCopy(),
+	}
+	for _, m := range mutate {
+		m(&pod.Spec)
 	}
 	if err := k8s.Create(ctx, pod); err != nil {
 		t.Fatal(err)
@@ -129,5 +133,52 @@ func TestPodThatRecoversKeepsRunning(t *testing.T) {
 	}
 	if err := k8s.Get(ctx, client.ObjectKeyFromObject(job), &batchv1.Job{}); err != nil {
 		t.Fatalf("the Job: %v", err)
+	}
+}
+
+// TestOutlivingBaselineEndsTheRun: a re-search pod whose search and reporter exited 0 while its
+// baseline container still runs (the reporter stopped waiting for it and published) ends the Run
+// Succeeded at once, and the Job is deleted, instead of holding the pod until the Job's
+// deadline. A baseline that ended leaves the Run to its Job.
+func TestOutlivingBaselineEndsTheRun(t *testing.T) {
+	exited := func(name string, code int32) corev1.ContainerStatus {
+		return corev1.ContainerStatus{Name: name, Image: "img", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code, Reason: "Completed"}}}
+	}
+	running := corev1.ContainerStatus{Name: jobcontract.BaselineContainer, Image: "img", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}
+	withBaseline := func(spec *corev1.PodSpec) {
+		b := *spec.Containers[0].DeepCopy()
+		b.Name = jobcontract.BaselineContainer
+		spec.Containers = append(spec.Containers, b)
+	}
+	initDone := []corev1.ContainerStatus{exited(jobcontract.InputContainer, 0)}
+	ns := testenv.Namespace(t, k8s, "t")
+
+	r := createRun(t, ns, "hung-baseline", nil)
+	job := waitForJob(t, r)
+	createStuckPod(t, job, initDone, []corev1.ContainerStatus{exited(jobcontract.SearchContainer, 0), running, exited(jobcontract.ReporterContainer, 0)}, withBaseline)
+	got := waitForReason(t, r, v1beta2.ReasonSucceeded)
+	if !strings.Contains(got.Status.Message, "baseline prediction was still running") {
+		t.Errorf("message %q does not name the baseline", got.Status.Message)
+	}
+	poll.Eventually(t, wait, "the Job to be deleted", func() (bool, error) {
+		err := k8s.Get(context.Background(), client.ObjectKeyFromObject(job), &batchv1.Job{})
+		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+	})
+
+	ended := createRun(t, ns, "ended-baseline", nil)
+	job = waitForJob(t, ended)
+	createStuckPod(t, job, initDone, []corev1.ContainerStatus{exited(jobcontract.SearchContainer, 0), exited(jobcontract.BaselineContainer, 0), exited(jobcontract.ReporterContainer, 0)}, withBaseline)
+	// The pod watch passes no event for it: touch the Run so a reconcile sees the pod.
+	patched := getRun(t, ended)
+	patched.Annotations = map[string]string{"test": "touch"}
+	if err := k8s.Update(context.Background(), patched); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second)
+	if c := getRun(t, ended); run.IsTerminal(c) {
+		t.Errorf("a Run whose baseline ended was ended before its Job: %s", c.Status.Message)
+	}
+	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(job), &batchv1.Job{}); err != nil {
+		t.Errorf("the Job of a Run whose baseline ended: %v", err)
 	}
 }
