@@ -138,6 +138,11 @@ func baselineFailed(pods []corev1.Pod) bool {
 	return false
 }
 
+// published tells whether the search and the reporter both exited 0: the result is published.
+func published(search, reporter *corev1.ContainerStateTerminated) bool {
+	return search != nil && search.ExitCode == aisimulate.ExitOK && reporter != nil && reporter.ExitCode == 0
+}
+
 // baselineOutlived is the Completion of a running Job whose newest pod's search and reporter
 // exited 0 while its baseline container still runs: the reporter gave up waiting for the baseline,
 // published the result and recorded status.baseline.error; nil otherwise.
@@ -146,8 +151,7 @@ func baselineOutlived(pods []corev1.Pod) *Completion {
 	if len(sorted) == 0 {
 		return nil
 	}
-	search, reporter := terminations(sorted[:1])
-	if search == nil || search.ExitCode != aisimulate.ExitOK || reporter == nil || reporter.ExitCode != 0 {
+	if !published(terminations(sorted[:1])) {
 		return nil
 	}
 	for _, cs := range sorted[0].Status.ContainerStatuses {
@@ -205,9 +209,9 @@ func Classify(job *batchv1.Job, pods []corev1.Pod, status *v1beta2.DynamoGraphDe
 		return &Completion{Reason: v1beta2.ReasonDeadlineExceeded, Message: fmt.Sprintf(
 			"the search did not finish within job.activeDeadlineSeconds (%ds) of the operator configuration; lower optimizer.max_trials through spec.aisimulate.inputOverrides, narrow the search, or ask the operator admin to raise the deadline", deadlineSeconds)}
 	}
-	published := search != nil && search.ExitCode == aisimulate.ExitOK && reporter != nil && reporter.ExitCode == 0
+	resultPublished := published(search, reporter)
 	if fin.Type == batchv1.JobFailed && fin.Reason == batchv1.JobReasonDeadlineExceeded {
-		if published {
+		if resultPublished {
 			// Only a re-search's baseline outlives both: the reporter gave up waiting for it,
 			// published the result and recorded status.baseline.error.
 			return &Completion{Reason: v1beta2.ReasonSucceeded, Message: fmt.Sprintf(
@@ -226,7 +230,7 @@ func Classify(job *batchv1.Job, pods []corev1.Pod, status *v1beta2.DynamoGraphDe
 	}
 	// A failed baseline fails the pod, and so the Job, but not the search: the reporter
 	// published the result and status.baseline.error says why the baseline is missing.
-	if published && baselineFailed(pods) {
+	if resultPublished && baselineFailed(pods) {
 		return &Completion{Reason: v1beta2.ReasonSucceeded, Message: "the search finished and its candidates are published; the baseline prediction failed (status.baseline.error)"}
 	}
 	if search == nil {

@@ -22,8 +22,8 @@ import (
 
 // createStuckPod creates the Job's pod (as the Job controller would) with the given init and
 // container statuses (as a kubelet would): there is no kubelet in these tests. mutate changes the
-// pod's spec first.
-func createStuckPod(t *testing.T, job *batchv1.Job, init, containers []corev1.ContainerStatus, mutate ...func(*corev1.PodSpec)) {
+// pod before it is created.
+func createStuckPod(t *testing.T, job *batchv1.Job, init, containers []corev1.ContainerStatus, mutate ...func(*corev1.Pod)) {
 	t.Helper()
 	ctx := context.Background()
 	labels := map[string]string{run.LabelJobName: job.Name}
@@ -36,7 +36,7 @@ func createStuckPod(t *testing.T, job *batchv1.Job, init, containers []corev1.Co
 		Spec: *job.Spec.Template.Spec.DeepCopy(),
 	}
 	for _, m := range mutate {
-		m(&pod.Spec)
+		m(pod)
 	}
 	if err := k8s.Create(ctx, pod); err != nil {
 		t.Fatal(err)
@@ -139,23 +139,26 @@ func TestPodThatRecoversKeepsRunning(t *testing.T) {
 // TestOutlivingBaselineEndsTheRun: a re-search pod whose search and reporter exited 0 while its
 // baseline container still runs (the reporter stopped waiting for it and published) ends the Run
 // Succeeded at once, and the Job is deleted, instead of holding the pod until the Job's
-// deadline. A baseline that ended leaves the Run to its Job.
+// deadline. A baseline that ended leaves the Run to its Job, and so does a tenant's pod that
+// carries the Run's labels and reports the same states (any pod running containers of those names
+// gets them from its kubelet) without being the Job's: honouring it would delete the search.
 func TestOutlivingBaselineEndsTheRun(t *testing.T) {
 	exited := func(name string, code int32) corev1.ContainerStatus {
 		return corev1.ContainerStatus{Name: name, Image: "img", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code, Reason: "Completed"}}}
 	}
 	running := corev1.ContainerStatus{Name: jobcontract.BaselineContainer, Image: "img", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}
-	withBaseline := func(spec *corev1.PodSpec) {
-		b := *spec.Containers[0].DeepCopy()
+	withBaseline := func(pod *corev1.Pod) {
+		b := *pod.Spec.Containers[0].DeepCopy()
 		b.Name = jobcontract.BaselineContainer
-		spec.Containers = append(spec.Containers, b)
+		pod.Spec.Containers = append(pod.Spec.Containers, b)
 	}
 	initDone := []corev1.ContainerStatus{exited(jobcontract.InputContainer, 0)}
+	outlived := []corev1.ContainerStatus{exited(jobcontract.SearchContainer, 0), running, exited(jobcontract.ReporterContainer, 0)}
 	ns := testenv.Namespace(t, k8s, "t")
 
 	r := createRun(t, ns, "hung-baseline", nil)
 	job := waitForJob(t, r)
-	createStuckPod(t, job, initDone, []corev1.ContainerStatus{exited(jobcontract.SearchContainer, 0), running, exited(jobcontract.ReporterContainer, 0)}, withBaseline)
+	createStuckPod(t, job, initDone, outlived, withBaseline)
 	got := waitForReason(t, r, v1beta2.ReasonSucceeded)
 	if !strings.Contains(got.Status.Message, "baseline prediction was still running") {
 		t.Errorf("message %q does not name the baseline", got.Status.Message)
@@ -168,17 +171,31 @@ func TestOutlivingBaselineEndsTheRun(t *testing.T) {
 	ended := createRun(t, ns, "ended-baseline", nil)
 	job = waitForJob(t, ended)
 	createStuckPod(t, job, initDone, []corev1.ContainerStatus{exited(jobcontract.SearchContainer, 0), exited(jobcontract.BaselineContainer, 0), exited(jobcontract.ReporterContainer, 0)}, withBaseline)
-	// The pod watch passes no event for it: touch the Run so a reconcile sees the pod.
-	patched := getRun(t, ended)
-	patched.Annotations = map[string]string{"test": "touch"}
-	if err := k8s.Update(context.Background(), patched); err != nil {
+	leftToItsJob(t, ended, job)
+
+	target := createRun(t, ns, "impostor-baseline", nil)
+	job = waitForJob(t, target)
+	createStuckPod(t, job, initDone, outlived, withBaseline, func(pod *corev1.Pod) {
+		pod.Name = "impostor"
+		pod.OwnerReferences = nil
+	})
+	leftToItsJob(t, target, job)
+}
+
+// leftToItsJob checks that a reconcile of r (forced by touching it) neither ends it nor deletes
+// its Job.
+func leftToItsJob(t *testing.T, r *v1beta2.DynamoGraphDeploymentRun, job *batchv1.Job) {
+	t.Helper()
+	touched := getRun(t, r)
+	touched.Annotations = map[string]string{"test": "touch"}
+	if err := k8s.Update(context.Background(), touched); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(2 * time.Second)
-	if c := getRun(t, ended); run.IsTerminal(c) {
-		t.Errorf("a Run whose baseline ended was ended before its Job: %s", c.Status.Message)
+	if c := getRun(t, r); run.IsTerminal(c) {
+		t.Errorf("Run %s was ended before its Job: %s", r.Name, c.Status.Message)
 	}
 	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(job), &batchv1.Job{}); err != nil {
-		t.Errorf("the Job of a Run whose baseline ended: %v", err)
+		t.Errorf("the Job of Run %s: %v", r.Name, err)
 	}
 }
