@@ -423,3 +423,36 @@ func TestValidate(t *testing.T) {
 		})
 	}
 }
+
+// TestValidateCaptureAge: the age bound must cover the re-search window, the interval where the
+// window is not written, and needs a schedule at all.
+func TestValidateCaptureAge(t *testing.T) {
+	spec := func(ageHours int32, research *v1beta2.ResearchSpec) *v1beta2.DynamoGraphDeploymentRequestSpec {
+		return &v1beta2.DynamoGraphDeploymentRequestSpec{Research: research, Deployment: &v1beta2.DeploymentSpec{
+			Capture: &v1beta2.CaptureSpec{Enabled: ptr.To(true), ClaimName: "traces", Rotation: &v1beta2.CaptureRotation{MaxAgeHours: ptr.To(ageHours)}}}}
+	}
+	cases := []struct {
+		name    string
+		spec    *v1beta2.DynamoGraphDeploymentRequestSpec
+		wantMsg string
+	}{
+		{"covers the window", spec(2, &v1beta2.ResearchSpec{IntervalMinutes: 60, WindowMinutes: i32(120)}), ""},
+		{"shorter than the window", spec(1, &v1beta2.ResearchSpec{IntervalMinutes: 60, WindowMinutes: i32(120)}), "must cover the re-search window of 120 minutes"},
+		{"shorter than the interval, no window written", spec(1, &v1beta2.ResearchSpec{IntervalMinutes: 90}), "must cover the re-search window of 90 minutes"},
+		{"no schedule", spec(1, nil), "requires spec.research"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			errs := admission.ValidateCaptureAge(c.spec, field.NewPath("spec", "deployment"))
+			if c.wantMsg == "" {
+				if len(errs) > 0 {
+					t.Fatalf("unexpected errors: %v", errs)
+				}
+				return
+			}
+			if len(errs) != 1 || errs[0].Field != "spec.deployment.capture.rotation.maxAgeHours" || !strings.Contains(errs[0].Detail, c.wantMsg) {
+				t.Fatalf("errors %v, want one at spec.deployment.capture.rotation.maxAgeHours with %q", errs, c.wantMsg)
+			}
+		})
+	}
+}

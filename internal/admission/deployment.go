@@ -2,6 +2,7 @@ package admission
 
 import (
 	"fmt"
+	"time"
 
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -114,12 +115,8 @@ func ValidateCaptureAge(spec *v1beta2.DynamoGraphDeploymentRequestSpec, fldPath 
 	if !research.On(spec) {
 		return field.ErrorList{field.Invalid(p, age, "requires spec.research: its re-searches are what delete old segments (the Frontend deletes none)")}
 	}
-	window := spec.Research.IntervalMinutes // the window's default
-	if w := spec.Research.WindowMinutes; w != nil {
-		window = *w
-	}
-	if int64(age)*60 < int64(window) {
-		return field.ErrorList{field.Invalid(p, age, fmt.Sprintf("must cover the re-search window of %d minutes: a re-search would delete the traffic it replays", window))}
+	if window := research.Window(spec); time.Duration(age)*time.Hour < window {
+		return field.ErrorList{field.Invalid(p, age, fmt.Sprintf("must cover the re-search window of %d minutes: a re-search would delete the traffic it replays", int64(window/time.Minute)))}
 	}
 	return nil
 }
