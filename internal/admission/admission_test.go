@@ -220,7 +220,8 @@ func TestDefault(t *testing.T) {
 }
 
 // TestDefaultGPUSKU: a request without a SKU gets the one system the cluster's GPU products map
-// to, else the configured default when no GPU Node was found; anything else is refused at
+// to, else the configured default when no GPU Node was found or it is one of several products;
+// anything else is refused at
 // spec.hardware.gpu.sku with a message naming what was found and how to fix it.
 func TestDefaultGPUSKU(t *testing.T) {
 	cases := []struct {
@@ -237,7 +238,10 @@ func TestDefaultGPUSKU(t *testing.T) {
 		{"one product", admission.DefaultingOptions{GPUDiscovery: true, GPUProducts: []string{"NVIDIA-A100-SXM4-80GB"}}, "a100_sxm", nil},
 		{"one product wins over the default", admission.DefaultingOptions{GPUDiscovery: true, DefaultGPUSKU: "h200_sxm", GPUProducts: []string{"NVIDIA-A100-SXM4-80GB"}}, "a100_sxm", nil},
 		{"two labels of one system", admission.DefaultingOptions{GPUDiscovery: true, GPUProducts: []string{"NVIDIA-H200", "NVIDIA-H200-SXM-141GB"}}, "h200_sxm", nil},
-		{"two products", admission.DefaultingOptions{GPUDiscovery: true, DefaultGPUSKU: "h200_sxm", GPUProducts: []string{"NVIDIA-A100-SXM4-80GB", "NVIDIA-H200"}}, "",
+		{"two products, the default among them", admission.DefaultingOptions{GPUDiscovery: true, DefaultGPUSKU: "h200_sxm", GPUProducts: []string{"NVIDIA-A100-SXM4-80GB", "NVIDIA-H200"}}, "h200_sxm", nil},
+		{"two products, the default not among them", admission.DefaultingOptions{GPUDiscovery: true, DefaultGPUSKU: "b200_sxm", GPUProducts: []string{"NVIDIA-A100-SXM4-80GB", "NVIDIA-H200"}}, "",
+			[]string{"several GPU products: NVIDIA-A100-SXM4-80GB (a100_sxm), NVIDIA-H200 (h200_sxm)"}},
+		{"two products, no default", admission.DefaultingOptions{GPUDiscovery: true, GPUProducts: []string{"NVIDIA-A100-SXM4-80GB", "NVIDIA-H200"}}, "",
 			[]string{"several GPU products: NVIDIA-A100-SXM4-80GB (a100_sxm), NVIDIA-H200 (h200_sxm)"}},
 		{"unsupported product", admission.DefaultingOptions{GPUDiscovery: true, DefaultGPUSKU: "h200_sxm", GPUProducts: []string{"NVIDIA-H100-PCIe"}}, "",
 			[]string{"NVIDIA-H100-PCIe (no AISimulate system)"}},

@@ -34,9 +34,10 @@ type DefaultingOptions struct {
 }
 
 // defaultGPUSKU is the SKU a request that names none gets: the one AISimulate system of the
-// cluster's GPU products, else the configured default when discovery found no GPU Nodes. GPU
-// products that map to several systems, or to none, are refused, naming them: searching on
-// one of them, or on the default, would optimize for GPUs the request may not run on.
+// cluster's GPU products; with several, the configured default when it is one of them; the
+// configured default when discovery found no GPU Nodes. Otherwise the request is refused,
+// naming the products: searching on one of them, or on a default the cluster does not have,
+// would optimize for GPUs the request may not run on.
 func defaultGPUSKU(opts DefaultingOptions) (string, *field.Error) {
 	path := field.NewPath("spec", "hardware", "gpu", "sku")
 	fix := "set spec.hardware.gpu.sku to the AISimulate system id of the GPUs to search for (" + strings.Join(aisimulate.KnownSKUs(), ", ") + ")"
@@ -58,6 +59,11 @@ func defaultGPUSKU(opts DefaultingOptions) (string, *field.Error) {
 			for sku := range skus {
 				return sku, nil
 			}
+		}
+		if skus[opts.DefaultGPUSKU] {
+			// A mixed cluster: the configured default is one of its products, and the rendered
+			// deployment selects that product's Nodes.
+			return opts.DefaultGPUSKU, nil
 		}
 		what := "the cluster's GPU Nodes have several GPU products: "
 		if len(named) == 1 {

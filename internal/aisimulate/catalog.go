@@ -39,6 +39,20 @@ func SKUForGPUProduct(product string) (string, bool) {
 	return sku, ok
 }
 
+// GPUProductsOf lists, sorted, the nvidia.com/gpu.product label values that map to sku: the
+// Nodes a deployment searched for sku must run on. Empty when the catalogue knows no label of
+// sku.
+func GPUProductsOf(sku string) []string {
+	var out []string
+	for product, s := range gpuProducts {
+		if s == sku {
+			out = append(out, product)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // gpusPerNode is the number of GPUs one node of each system has: 8 for HGX baseboards
 // (A100/H100/H200/H20/B200/B300 SXM), 4 for the Grace Blackwell compute trays (GB200/GB300 NVL),
 // 1 for a DGX Spark (GB10), and 8 for the PCIe server SKUs in their common 8-GPU chassis. A

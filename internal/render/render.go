@@ -15,7 +15,9 @@
 //     the cache claim mounted read-only with HF_HOME on it, HF_TOKEN from the token Secret —
 //     in every worker (internal/modelaccess);
 //   - capture (spec.deployment.capture): the Frontend alone mounts the capture claim and
-//     writes its request trace there (capture.go).
+//     writes its request trace there (capture.go);
+//   - placement: every worker component requires Nodes of the GPU product it was searched for
+//     (nvidia.com/gpu.product In the catalogue's labels of its system, placement.go).
 package render
 
 import (
@@ -184,11 +186,17 @@ func RenderPrediction(p *output.PredictionConfig, opts Options) (*dgdv1beta1.Dyn
 
 	total := 0
 	engineGPUs := map[string]int{}
+	// systems is the GPU each worker component was searched for: its role's, else the engine's.
+	systems := map[string]string{}
 	withPlanner := plannerEnabled(opts.Deployment)
 	for _, r := range roles {
 		c, gpus, err := renderWorker(backend, mode, &e, r, image, opts, gpusPerNode)
 		if err != nil {
 			return nil, Summary{}, fmt.Errorf("engine.workers.%s: %w", r.key, err)
+		}
+		systems[c.Name] = e.Hardware
+		if r.w.Hardware != "" {
+			systems[c.Name] = r.w.Hardware
 		}
 		total += gpus
 		engineGPUs[r.key] = gpus / int(*c.Replicas)
@@ -214,6 +222,11 @@ func RenderPrediction(p *output.PredictionConfig, opts Options) (*dgdv1beta1.Dyn
 		}
 		if c.Type == dgdv1beta1.ComponentFrontend && captureEnabled(opts.Deployment) {
 			applyCapture(c, opts.Deployment.Capture)
+		}
+		if system := systems[c.Name]; system != "" {
+			if err := pinGPUProduct(&c.PodTemplate.Spec, system); err != nil {
+				return nil, Summary{}, fmt.Errorf("spec.deployment.podTemplateOverrides of %s: %w", c.Name, err)
+			}
 		}
 	}
 	return dgd, Summary{Backend: backend, Mode: mode, GPUs: total}, nil

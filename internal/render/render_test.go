@@ -138,7 +138,7 @@ func TestRemoteCodePolicy(t *testing.T) {
 var deploymentOverrides = &v1beta2.PodTemplateOverrides{
 	All:      &runtime.RawExtension{Raw: []byte(`{"spec":{"tolerations":[{"key":"nvidia.com/gpu","operator":"Exists","effect":"NoSchedule"}]}}`)},
 	Frontend: &runtime.RawExtension{Raw: []byte(`{"metadata":{"labels":{"team":"serving"}}}`)},
-	Workers:  &runtime.RawExtension{Raw: []byte(`{"spec":{"nodeSelector":{"nvidia.com/gpu.product":"H200"},"containers":[{"name":"main","env":[{"name":"NCCL_DEBUG","value":"WARN"}]}]}}`)},
+	Workers:  &runtime.RawExtension{Raw: []byte(`{"spec":{"nodeSelector":{"nvidia.com/gpu.product":"NVIDIA-H200"},"containers":[{"name":"main","env":[{"name":"NCCL_DEBUG","value":"WARN"}]}]}}`)},
 	Prefill:  &runtime.RawExtension{Raw: []byte(`{"metadata":{"annotations":{"role":"prefill"}}}`)},
 	Decode:   &runtime.RawExtension{Raw: []byte(`{"metadata":{"annotations":{"role":"decode"}}}`)},
 }

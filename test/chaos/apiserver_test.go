@@ -30,7 +30,7 @@ func TestAPIServerKilledBriefly(t *testing.T) {
 	waitSearchRunning(t, ns, runName)
 
 	pids := map[string]int{}
-	for _, c := range []string{manager.Etcd, manager.ControllerManager, manager.Scheduler, manager.NodeAgent, manager.Operator} {
+	for _, c := range append([]string{manager.Etcd, manager.ControllerManager, manager.Scheduler, manager.Operator}, manager.NodeAgents()...) {
 		pid, err := manager.PID(root, c)
 		if err != nil {
 			t.Fatal(err)

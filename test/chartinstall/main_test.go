@@ -114,7 +114,7 @@ func run(m *testing.M) int {
 // loopback: the API server rejects loopback endpoints, so the webhook Service would have none.
 func requireRoutableNode() error {
 	var node corev1.Node
-	if err := k8s.Get(context.Background(), client.ObjectKey{Name: manager.NodeName}, &node); err != nil {
+	if err := k8s.Get(context.Background(), client.ObjectKey{Name: manager.CPUNode.Name}, &node); err != nil {
 		return err
 	}
 	for _, a := range node.Status.Addresses {

@@ -189,8 +189,14 @@ func TestAutoApplyRealizedOnDynamo(t *testing.T) {
 	var frontend *corev1.Pod
 	for i := range pods {
 		p := &pods[i]
-		if p.Status.Phase != corev1.PodRunning || p.Spec.NodeName != manager.NodeName {
-			t.Errorf("pod %s: phase %s on %q", p.Name, p.Status.Phase, p.Spec.NodeName)
+		// The frontend asks for no GPU (the CPU Node); the workers land on the Node of the
+		// searched product (h200_sxm), which the rendered deployment selects.
+		wantNode := manager.H200Node.Name
+		if p.Labels[dgdrealizer.LabelComponentType] == dgdv1beta1.ComponentFrontend {
+			wantNode = manager.CPUNode.Name
+		}
+		if p.Status.Phase != corev1.PodRunning || p.Spec.NodeName != wantNode {
+			t.Errorf("pod %s: phase %s on %q, want Running on %s", p.Name, p.Status.Phase, p.Spec.NodeName, wantNode)
 		}
 		if !metav1.IsControlledBy(p, dgd) {
 			t.Errorf("pod %s is not controlled by the deployment: %v", p.Name, p.OwnerReferences)

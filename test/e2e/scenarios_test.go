@@ -141,8 +141,9 @@ func TestDemoExamplesComplete(t *testing.T) {
 		if err := k8s.List(context.Background(), &pods, client.InNamespace(ns), client.MatchingLabels{v1beta2.LabelRunName: run.Name}); err != nil {
 			t.Fatal(err)
 		}
-		if len(pods.Items) != 1 || pods.Items[0].Spec.NodeName != manager.NodeName || pods.Items[0].Status.Phase != corev1.PodSucceeded {
-			t.Fatalf("Run %s: expected one Succeeded pod on %s, got %d pods", run.Name, manager.NodeName, len(pods.Items))
+		// Search pods ask for no GPU: the GPU Nodes' taint keeps them on the CPU Node.
+		if len(pods.Items) != 1 || pods.Items[0].Spec.NodeName != manager.CPUNode.Name || pods.Items[0].Status.Phase != corev1.PodSucceeded {
+			t.Fatalf("Run %s: expected one Succeeded pod on %s, got %d pods", run.Name, manager.CPUNode.Name, len(pods.Items))
 		}
 		t.Logf("%s: %s with %d candidates", n, run.Name, len(run.Status.CandidateRefs))
 	}

@@ -168,7 +168,7 @@ func (e *Env) Teardown(code int, keepEnv string) {
 
 // DumpLogs prints the end of the operator's and the node agent's logs.
 func (e *Env) DumpLogs() {
-	for _, name := range []string{manager.Operator, manager.NodeAgent} {
+	for _, name := range append([]string{manager.Operator}, manager.NodeAgents()...) {
 		PrintTail(filepath.Join(manager.StateDir(e.Root), "logs", name+".log"), 40)
 	}
 }

@@ -349,15 +349,16 @@ type JobConfig struct {
 // (gpuDiscovery), else gpuSKU; when neither gives a SKU, admission refuses it at
 // spec.hardware.gpu.sku. Nothing else is assumed (docs/operate/operator.md).
 type DefaultsConfig struct {
-	// gpuSKU is written into requests that name no GPU SKU when discovery is off or finds no
-	// GPU Nodes. Unset (the default) means no default: such a request is refused.
+	// gpuSKU is written into requests that name no GPU SKU when discovery is off, finds no
+	// GPU Nodes, or finds several products of which this is one. Unset (the default) means no
+	// default: such a request is refused.
 	// +optional
 	GPUSKU string `json:"gpuSKU,omitempty"`
 
 	// gpuDiscovery reads the nvidia.com/gpu.product label of the cluster's Nodes: a request that
 	// names no SKU gets the product's AISimulate system when all labelled Nodes agree on one,
-	// and is refused, naming the products, when they do not or a product has no AISimulate
-	// system. Defaults to true.
+	// gpuSKU when they do not and it is one of theirs, and is refused, naming the products,
+	// otherwise or when a product has no AISimulate system. Defaults to true.
 	// +optional
 	GPUDiscovery *bool `json:"gpuDiscovery,omitempty"`
 }

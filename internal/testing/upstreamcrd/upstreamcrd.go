@@ -57,8 +57,11 @@ func DGDR() (*apiextensionsv1.CustomResourceDefinition, error) {
 // so the API server validates the rendered object against upstream's v1beta1 schema (and its
 // CEL rules) directly. (v1alpha1 stays served; with conversion None its objects would be
 // rewritten only in apiVersion, which no test relies on.)
-func DGD() (*apiextensionsv1.CustomResourceDefinition, error) {
-	crd, err := Load(filepath.Join(Dir(), DGDFile))
+func DGD() (*apiextensionsv1.CustomResourceDefinition, error) { return DGDIn(Dir()) }
+
+// DGDIn is DGD read from dir, for binaries whose source tree is elsewhere (the sandbox).
+func DGDIn(dir string) (*apiextensionsv1.CustomResourceDefinition, error) {
+	crd, err := Load(filepath.Join(dir, DGDFile))
 	if err != nil {
 		return nil, err
 	}

@@ -37,7 +37,7 @@ const (
 	frontendHTTPTimout = 2 * time.Second
 )
 
-// Reconciler realizes DynamoGraphDeployments in namespaces labelled LabelRealize=true.
+// Reconciler realizes DynamoGraphDeployments in every namespace not labelled LabelRealize=false.
 type Reconciler struct {
 	Client client.Client
 	Config *Config
@@ -63,7 +63,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: req.Namespace}, ns); err != nil {
 		return ctrl.Result{}, err
 	}
-	if ns.Labels[LabelRealize] != "true" {
+	if ns.Labels[LabelRealize] == "false" {
 		return ctrl.Result{}, nil
 	}
 	port, err := r.frontendPort(ctx, dgd)

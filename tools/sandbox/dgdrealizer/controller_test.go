@@ -65,8 +65,8 @@ func newFixture(t *testing.T, realize bool, port int32) *fixture {
 	dgd := deploymentFromYAML(t, testDeployment)
 	dgd.SetResourceVersion("")
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team", Labels: map[string]string{}}}
-	if realize {
-		ns.Labels[LabelRealize] = "true"
+	if !realize {
+		ns.Labels[LabelRealize] = "false"
 	}
 	c := fake.NewClientBuilder().WithScheme(s).WithObjects(ns, dgd).WithStatusSubresource(dgd).Build()
 	cfg := &Config{StateDir: t.TempDir(), ModelDir: "/m", LauncherDir: "/l", AISSystem: "h200_sxm"}
@@ -188,8 +188,8 @@ func TestReconcileRealizesAndFollowsTheFrontend(t *testing.T) {
 	}
 }
 
-// TestReconcileLeavesOtherNamespacesAlone: a deployment in a namespace without the opt-in
-// label gets no pods and no status.
+// TestReconcileLeavesOtherNamespacesAlone: a deployment in a namespace that opts out (a test
+// playing the Dynamo operator) gets no pods and no status.
 func TestReconcileLeavesOtherNamespacesAlone(t *testing.T) {
 	f := newFixture(t, false, 1)
 	f.reconcile(t)

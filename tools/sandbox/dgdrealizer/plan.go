@@ -19,6 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
+	"github.com/dgdr-operator/dgdr-operator/internal/gpunodes"
 	"github.com/dgdr-operator/dgdr-operator/internal/render/dgdv1beta1"
 )
 
@@ -33,9 +35,9 @@ const (
 	// AnnotationGeneration is the deployment generation a pod was planned from: a pod of an
 	// older generation is replaced.
 	AnnotationGeneration = "sandbox.dgdr-operator.dev/dgd-generation"
-	// LabelRealize on a Namespace opts its DynamoGraphDeployments in. The Dynamo operator
-	// realizes every deployment; the stand-in leaves the others alone, so tests that play the
-	// Dynamo operator themselves (writing the status) are not raced.
+	// LabelRealize "false" on a Namespace opts its DynamoGraphDeployments out. The realizer,
+	// like the Dynamo operator, realizes every other deployment; tests that play the Dynamo
+	// operator themselves (writing the status) opt out so that they are not raced.
 	LabelRealize = "sandbox.dgdr-operator.dev/realize-dgd"
 )
 
@@ -61,8 +63,9 @@ type Settings struct {
 	// DiscoveryDir is the host directory the deployment's processes share for Dynamo's file
 	// discovery backend (one per deployment).
 	DiscoveryDir string
-	// AISSystem is the AISimulate system whose performance data times the workers' steps
-	// (h200_sxm for the sandbox Node's NVIDIA-H200).
+	// AISSystem is the AISimulate system whose performance data times the steps of workers
+	// that select no GPU product; a worker that selects one (nvidia.com/gpu.product, as the
+	// operator's rendering does) is timed with that product's system.
 	AISSystem string
 }
 
@@ -315,6 +318,9 @@ func podBase(dgd *unstructured.Unstructured, spec *dgdv1beta1.DynamoGraphDeploym
 	}
 	env = append(env, spec.Env...)
 	env = append(env, main.Env...)
+	// The component's placement, as the Dynamo operator applies its pod template: the scheduler
+	// puts each pod where the deployment asks (its GPU product).
+	tmpl := c.PodTemplate.Spec
 	return corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: name, Namespace: dgd.GetNamespace(),
@@ -326,6 +332,9 @@ func podBase(dgd *unstructured.Unstructured, spec *dgdv1beta1.DynamoGraphDeploym
 			RestartPolicy:                 corev1.RestartPolicyNever,
 			AutomountServiceAccountToken:  ptr.To(false),
 			TerminationGracePeriodSeconds: ptr.To[int64](5),
+			NodeSelector:                  tmpl.NodeSelector,
+			Affinity:                      tmpl.Affinity,
+			Tolerations:                   tmpl.Tolerations,
 			Containers: []corev1.Container{{
 				Name: dgdv1beta1.MainContainer, Image: main.Image, Env: env,
 				Resources: gpuResources(main.Resources),
@@ -399,7 +408,7 @@ func hasEnv(env []corev1.EnvVar, name string) bool {
 
 func workerPod(dgd *unstructured.Unstructured, spec *dgdv1beta1.DynamoGraphDeploymentSpec, c *dgdv1beta1.Component, main *corev1.Container, r role, n int, owner metav1.OwnerReference, s Settings) corev1.Pod {
 	pod := podBase(dgd, spec, c, main, fmt.Sprintf("%s-%s-%d", dgd.GetName(), dnsLabel(c.Name), n), owner, s)
-	ais, _ := json.Marshal(map[string]any{"model": ModelMount, "backend": spec.BackendFramework, "system": s.AISSystem, "tp": r.tp})
+	ais, _ := json.Marshal(map[string]any{"model": ModelMount, "backend": spec.BackendFramework, "system": systemOf(&c.PodTemplate.Spec, s.AISSystem), "tp": r.tp})
 	args := []string{
 		"--profile-out", ProfileMount + "/perf.npz",
 		"--model-path", ModelMount, "--model-name", r.model,
@@ -433,4 +442,26 @@ func workerPod(dgd *unstructured.Unstructured, spec *dgdv1beta1.DynamoGraphDeplo
 		corev1.Volume{Name: "launcher", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: s.LauncherDir}}},
 		corev1.Volume{Name: "profile", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
 	return pod
+}
+
+// systemOf is the AISimulate system of the GPU product a pod template selects (its nodeSelector,
+// or the first product of a required node affinity term), or def when it selects none the
+// catalogue knows.
+func systemOf(spec *corev1.PodSpec, def string) string {
+	products := []string{spec.NodeSelector[gpunodes.ProductLabel]}
+	if a := spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
+		for _, term := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+			for _, req := range term.MatchExpressions {
+				if req.Key == gpunodes.ProductLabel && req.Operator == corev1.NodeSelectorOpIn {
+					products = append(products, req.Values...)
+				}
+			}
+		}
+	}
+	for _, p := range products {
+		if sys, ok := aisimulate.SKUForGPUProduct(p); ok {
+			return sys
+		}
+	}
+	return def
 }

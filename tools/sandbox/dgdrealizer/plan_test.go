@@ -315,3 +315,53 @@ func TestDynamoNamespace(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanDeploymentKeepsPlacement: each pod keeps its component's placement (as the Dynamo
+// operator applies the pod template), and a worker that selects a GPU product is timed with that
+// product's AISimulate system; one that selects none with the configured default.
+func TestPlanDeploymentKeepsPlacement(t *testing.T) {
+	d := deploymentFromYAML(t, `
+backendFramework: vllm
+components:
+- {name: Frontend, type: frontend, podTemplate: {spec: {containers: [{name: main, image: v:1}]}}}
+- name: Pinned
+  type: prefill
+  podTemplate:
+    spec:
+      affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [
+        {matchExpressions: [{key: nvidia.com/gpu.product, operator: In, values: [NVIDIA-H100-80GB-HBM3, NVIDIA-H100-SXM5-80GB]}]}]}}}
+      tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+      containers: [{name: main, image: v:1, args: [--model, m]}]
+- name: Selected
+  type: decode
+  podTemplate: {spec: {nodeSelector: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}, containers: [{name: main, image: v:1, args: [--model, m]}]}}
+- {name: Free, type: worker, podTemplate: {spec: {containers: [{name: main, image: v:1, args: [--model, m]}]}}}
+`)
+	plan, err := PlanDeployment(d, 31000, testSettings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	systems := map[string]string{}
+	for _, p := range plan.Pods[1:] {
+		args := p.Spec.Containers[0].Args
+		i := slices.Index(args, "--ais-perf-config")
+		var cfg struct {
+			System string `json:"system"`
+		}
+		if err := yaml.Unmarshal([]byte(args[i+1]), &cfg); err != nil {
+			t.Fatal(err)
+		}
+		systems[p.Name] = cfg.System
+	}
+	want := map[string]string{"llama-pinned-0": "h100_sxm", "llama-selected-0": "a100_sxm", "llama-free-0": "h200_sxm"}
+	if diff := cmp.Diff(want, systems); diff != "" {
+		t.Errorf("mocker systems (-want +got):\n%s", diff)
+	}
+	pinned := plan.Pods[1].Spec
+	if pinned.Affinity == nil || len(pinned.Tolerations) != 1 {
+		t.Errorf("the pinned worker lost its placement: affinity %v, tolerations %v", pinned.Affinity, pinned.Tolerations)
+	}
+	if plan.Pods[2].Spec.NodeSelector["nvidia.com/gpu.product"] != "NVIDIA-A100-SXM4-80GB" {
+		t.Errorf("the selected worker lost its nodeSelector: %v", plan.Pods[2].Spec.NodeSelector)
+	}
+}

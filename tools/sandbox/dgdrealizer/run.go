@@ -22,7 +22,7 @@ import (
 
 // Config is the realizer's configuration file (written by dgdr-sandbox up).
 type Config struct {
-	// Kubeconfig is the realizer's (admin) kubeconfig.
+	// Kubeconfig is the realizer's kubeconfig (its own ServiceAccount's in the sandbox).
 	Kubeconfig string `json:"kubeconfig"`
 	// StateDir holds one discovery directory per deployment.
 	StateDir string `json:"stateDir"`
@@ -30,7 +30,7 @@ type Config struct {
 	ModelDir string `json:"modelDir"`
 	// LauncherDir holds mocker_worker.py (python/).
 	LauncherDir string `json:"launcherDir"`
-	// AISSystem is the AISimulate system of the sandbox Node's GPUs.
+	// AISSystem is the AISimulate system that times workers selecting no GPU product.
 	AISSystem string `json:"aisSystem"`
 }
 
@@ -95,6 +95,6 @@ func Run(ctx context.Context, c *Config) error {
 	if err := ctrl.NewControllerManagedBy(mgr).Named("dgd-realizer").For(dgd).Owns(&corev1.Pod{}).Complete(r); err != nil {
 		return err
 	}
-	log.Info("realizing DynamoGraphDeployments in namespaces labelled " + LabelRealize + "=true")
+	log.Info("realizing DynamoGraphDeployments in every namespace not labelled " + LabelRealize + "=false")
 	return mgr.Start(ctx)
 }

@@ -62,7 +62,7 @@ func withoutSandboxSettings(c *v1alpha1.OperatorConfiguration) *v1alpha1.Operato
 func TestNodeAgentConfigLoads(t *testing.T) {
 	dir := t.TempDir()
 	cl := controlplane.New(filepath.Join(dir, "bin"), dir, controlplane.Ports{APIServer: 16443})
-	want := nodeAgentConfig("/bin", dir, cl, "/bin/aisim", nil)
+	want := nodeAgentConfig(H200Node, "/bin", dir, cl, "/bin/aisim", nil)
 	path := filepath.Join(dir, "node-agent.yaml")
 	if err := writeConfig(path, want); err != nil {
 		t.Fatal(err)

@@ -1,9 +1,17 @@
 package manager
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/upstreamcrd"
 
 	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/controlplane"
 	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/dgdrealizer"
@@ -13,9 +21,67 @@ import (
 // DGDRealizer is the component that stands in for the Dynamo operator (tools/sandbox/dgdrealizer).
 const DGDRealizer = "dgd-realizer"
 
-// aisSystems maps the sandbox Node's GPU product to the AISimulate system that times the
-// mocker's steps.
-var aisSystems = map[string]string{GPUProduct: "h200_sxm"}
+// The DGD realizer's identity: the ServiceAccount the Dynamo operator's chart installs, with
+// the rights the realizer uses of those its chart grants (realizerRules).
+const (
+	RealizerNamespace      = "dynamo-system"
+	RealizerServiceAccount = "dynamo-operator"
+	realizerRoleName       = "dgdr-sandbox-dynamo-operator"
+)
+
+// realizerRules are the DGD realizer's rights: it reconciles DynamoGraphDeployments (and their
+// status) into pods and a frontend Service, reads the Namespaces it serves, and records events.
+// The Dynamo operator's chart grants these and more (it also manages Deployments, LeaderWorkerSets,
+// Grove objects, ...), which the realizer does not create.
+var realizerRules = []rbacv1.PolicyRule{
+	{APIGroups: []string{"nvidia.com"}, Resources: []string{"dynamographdeployments"}, Verbs: []string{"get", "list", "watch", "update", "patch"}},
+	{APIGroups: []string{"nvidia.com"}, Resources: []string{"dynamographdeployments/status"}, Verbs: []string{"get", "update", "patch"}},
+	{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch", "create", "delete"}},
+	{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"get", "list", "watch", "create"}},
+	{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"get", "list", "watch"}},
+	{APIGroups: []string{"", "events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
+}
+
+// installRealizerIdentity creates the realizer's namespace, ServiceAccount, ClusterRole and
+// binding (or updates them).
+func (k *kube) installRealizerIdentity(ctx context.Context) error {
+	if err := k.ensureNamespace(ctx, RealizerNamespace); err != nil {
+		return err
+	}
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: RealizerServiceAccount, Namespace: RealizerNamespace}}
+	if _, err := k.cs.CoreV1().ServiceAccounts(RealizerNamespace).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: realizerRoleName}, Rules: realizerRules}
+	if _, err := k.cs.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
+		_, err = k.cs.RbacV1().ClusterRoles().Update(ctx, role, metav1.UpdateOptions{})
+		if err != nil {
+			return err
+		}
+	} else if err != nil {
+		return err
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: realizerRoleName},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: realizerRoleName},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: RealizerServiceAccount, Namespace: RealizerNamespace}},
+	}
+	if _, err := k.cs.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	return nil
+}
+
+// installDynamoPlatform installs the Dynamo platform's DynamoGraphDeployment CRD (the vendored
+// upstream copy under test/crds/upstream/dynamo, made installable without the Dynamo operator's
+// conversion webhook: upstreamcrd.DGD), as a cluster running Dynamo has it.
+func (k *kube) installDynamoPlatform(ctx context.Context, root string) error {
+	crd, err := upstreamcrd.DGDIn(filepath.Join(root, "test", "crds", "upstream", "dynamo"))
+	if err != nil {
+		return err
+	}
+	return k.applyCRDObjects(ctx, crd)
+}
 
 // dynamoPython writes dir/dynamo-python3, which runs the upstream venv's python by its own
 // path: the node agent starts a container's command through a symlink on the pod's PATH, and
@@ -82,7 +148,7 @@ func realizerConfig(root, dir, kubeconfig string) *dgdrealizer.Config {
 		StateDir:    filepath.Join(dir, "dgd"),
 		ModelDir:    filepath.Join(src, "testdata", "tiny-llama"),
 		LauncherDir: filepath.Join(src, "python"),
-		AISSystem:   aisSystems[GPUProduct],
+		AISSystem:   DefaultGPUSKU,
 	}
 }
 

@@ -1,9 +1,7 @@
 package manager
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"net/http"
@@ -11,7 +9,6 @@ import (
 	"path/filepath"
 	"time"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
@@ -21,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -36,12 +32,6 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/crdinstall"
 	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/controlplane"
 	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/nodeagent"
-)
-
-// The Node the agent registers and its GPU product label.
-const (
-	NodeName   = "sandbox-node"
-	GPUProduct = "NVIDIA-H200"
 )
 
 // OperatorNamespace stands for the namespace an installed operator runs in (its POD_NAMESPACE):
@@ -118,7 +108,7 @@ func (k *kube) installCRDs(ctx context.Context, webhookPort int, caFile string) 
 }
 
 func (k *kube) applyCRDs(ctx context.Context, files []string) error {
-	var names []string
+	crds := make([]*apiextensionsv1.CustomResourceDefinition, 0, len(files))
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
@@ -128,14 +118,24 @@ func (k *kube) applyCRDs(ctx context.Context, files []string) error {
 		if err := yaml.Unmarshal(b, &crd); err != nil {
 			return fmt.Errorf("%s: %w", f, err)
 		}
+		crds = append(crds, &crd)
+	}
+	return k.applyCRDObjects(ctx, crds...)
+}
+
+// applyCRDObjects creates or updates crds and waits until they are Established.
+func (k *kube) applyCRDObjects(ctx context.Context, crds ...*apiextensionsv1.CustomResourceDefinition) error {
+	var names []string
+	for _, c := range crds {
+		crd := c.DeepCopy()
 		api := k.ext.ApiextensionsV1().CustomResourceDefinitions()
 		old, err := api.Get(ctx, crd.Name, metav1.GetOptions{})
 		switch {
 		case apierrors.IsNotFound(err):
-			_, err = api.Create(ctx, &crd, metav1.CreateOptions{})
+			_, err = api.Create(ctx, crd, metav1.CreateOptions{})
 		case err == nil:
 			crd.ResourceVersion = old.ResourceVersion
-			_, err = api.Update(ctx, &crd, metav1.UpdateOptions{})
+			_, err = api.Update(ctx, crd, metav1.UpdateOptions{})
 		}
 		if err != nil {
 			return fmt.Errorf("installing CRD %s: %w", crd.Name, err)
@@ -157,69 +157,6 @@ func (k *kube) applyCRDs(ctx context.Context, files []string) error {
 		})
 		if err != nil {
 			return fmt.Errorf("CRD %s not established: %w", n, err)
-		}
-	}
-	return nil
-}
-
-// installWebhooks installs the generated webhook configurations with the service references
-// replaced by URLs on loopback and the sandbox's webhook CA as caBundle.
-func (k *kube) installWebhooks(ctx context.Context, manifests string, port int, caFile string) error {
-	b, err := os.ReadFile(manifests)
-	if err != nil {
-		return err
-	}
-	ca, err := os.ReadFile(caFile)
-	if err != nil {
-		return err
-	}
-	url := func(cc *admissionregistrationv1.WebhookClientConfig) {
-		path := ""
-		if cc.Service != nil && cc.Service.Path != nil {
-			path = *cc.Service.Path
-		}
-		u := fmt.Sprintf("https://127.0.0.1:%d%s", port, path)
-		cc.Service, cc.URL, cc.CABundle = nil, &u, ca
-	}
-	for _, doc := range bytes.Split(b, []byte("\n---")) {
-		var meta metav1.TypeMeta
-		if err := yaml.Unmarshal(doc, &meta); err != nil || meta.Kind == "" {
-			continue
-		}
-		var obj any
-		var resource string
-		switch meta.Kind {
-		case "MutatingWebhookConfiguration":
-			w := &admissionregistrationv1.MutatingWebhookConfiguration{}
-			if err := yaml.Unmarshal(doc, w); err != nil {
-				return err
-			}
-			for i := range w.Webhooks {
-				url(&w.Webhooks[i].ClientConfig)
-			}
-			obj, resource = w, "mutatingwebhookconfigurations"
-		case "ValidatingWebhookConfiguration":
-			w := &admissionregistrationv1.ValidatingWebhookConfiguration{}
-			if err := yaml.Unmarshal(doc, w); err != nil {
-				return err
-			}
-			for i := range w.Webhooks {
-				url(&w.Webhooks[i].ClientConfig)
-			}
-			obj, resource = w, "validatingwebhookconfigurations"
-		default:
-			continue
-		}
-		// One server-side apply creates or updates either kind.
-		data, err := json.Marshal(obj)
-		if err != nil {
-			return err
-		}
-		gvr := admissionregistrationv1.SchemeGroupVersion.WithResource(resource)
-		name := obj.(metav1.Object).GetName()
-		if _, err := k.dyn.Resource(gvr).Patch(ctx, name, types.ApplyPatchType, data,
-			metav1.PatchOptions{FieldManager: "dgdr-sandbox", Force: ptr.To(true)}); err != nil {
-			return fmt.Errorf("applying %s %s: %w", meta.Kind, name, err)
 		}
 	}
 	return nil
@@ -262,18 +199,20 @@ func (k *kube) waitWebhooks(ctx context.Context) error {
 
 func httpClient() *http.Client { return &http.Client{Timeout: 5 * time.Second} }
 
-// nodeAgentConfig is the node agent's configuration: images map to local programs, the Planner
-// image to recommender (bin/aisim, or the real aisimulate of the upstream venv), and the images
-// of fromLayouts to binaries extracted from OCI image layouts.
-func nodeAgentConfig(bin, dir string, cl *controlplane.Cluster, recommender string, fromLayouts map[string]nodeagent.Image) *nodeagent.Config {
+// nodeAgentConfig is the configuration of node n's agent: images map to local programs, the
+// Planner image to recommender (bin/aisim, or the real aisimulate of the upstream venv), and the
+// images of fromLayouts to binaries extracted from OCI image layouts. Every agent keeps its
+// pods' directories under the same pods/ directory.
+func nodeAgentConfig(n Node, bin, dir string, cl *controlplane.Cluster, recommender string, fromLayouts map[string]nodeagent.Image) *nodeagent.Config {
 	cfg := &nodeagent.Config{
-		NodeName:      NodeName,
+		NodeName:      n.Name,
 		Kubeconfig:    cl.Kubeconfig(),
 		APIServerHost: "127.0.0.1",
 		APIServerPort: cl.Ports.APIServer,
 		StateDir:      filepath.Join(dir, "pods"),
-		Capacity:      map[string]string{"cpu": "16", "memory": "64Gi", "pods": "110", "ephemeral-storage": "100Gi", "nvidia.com/gpu": "8"},
-		Labels:        map[string]string{"nvidia.com/gpu.product": GPUProduct, "nvidia.com/gpu.count": "8"},
+		Capacity:      n.capacity(),
+		Labels:        n.labels(),
+		Taints:        n.taints(),
 		Images: map[string]nodeagent.Image{
 			// The Planner image runs aisim, the local AISimulate-compatible recommender, or the
 			// real AISimulate, under the name the Job's command uses (aisimulate).
@@ -321,8 +260,9 @@ func operatorConfigFor(p OperatorPorts, certDir string, le *LeaderElection, r Re
 			ActiveDeadlineSeconds:   ptr.To[int64](600),
 			TTLSecondsAfterFinished: ptr.To[int32](3600),
 		},
-		// No defaults.gpuSKU: requests that name no SKU get the sandbox Node's product
-		// (GPUProduct, discovery is on by default).
+		// GPU discovery sees two products (H200Node, H100Node): requests that name no SKU are
+		// searched for the default, one of them.
+		Defaults: v1alpha1.DefaultsConfig{GPUSKU: DefaultGPUSKU},
 		RunRetention: ptr.To[int32](5),
 		Limits: v1alpha1.LimitsConfig{
 			MaxActiveRunsPerNamespace: ptr.To[int32](4),

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
 	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/controlplane"
 	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/nodeagent"
 )
@@ -78,11 +79,11 @@ func Up(ctx context.Context, o Options) (*State, error) {
 	if err != nil {
 		return nil, u.fail(err)
 	}
-	python, err := u.nodeAgent(ctx, k, self, recommender)
+	python, err := u.nodeAgents(ctx, k, self, recommender)
 	if err != nil {
 		return nil, u.fail(err)
 	}
-	if err := u.realizer(self, python); err != nil {
+	if err := u.realizer(ctx, k, self, python); err != nil {
 		return nil, u.fail(err)
 	}
 	if o.NoOperator {
@@ -93,10 +94,10 @@ func Up(ctx context.Context, o Options) (*State, error) {
 		}
 		return u.st, nil
 	}
-	if err := u.operator(ctx, k); err != nil {
+	if err := u.operator(ctx, k, self); err != nil {
 		return nil, u.fail(err)
 	}
-	o.printf("dgdr-operator ready (feature gate DGDRV1Beta2 on, webhooks on https://127.0.0.1:%d; the Planner image runs %s)", u.st.Ports.Webhook, recommender)
+	o.printf("dgdr-operator ready as %s (feature gate DGDRV1Beta2 on, webhooks on https://127.0.0.1:%d; the Planner image runs %s)", OperatorUsername(), u.st.Ports.Webhook, recommender)
 	o.printf("sandbox up in %s; kubeconfig: %s", time.Since(u.t0).Round(100*time.Millisecond), u.cl.Kubeconfig())
 	return u.st, nil
 }
@@ -130,8 +131,8 @@ func runningSandbox(o Options) (*State, error) {
 func buildBinaries(ctx context.Context, o Options, bin string) error {
 	if !o.SkipBuild {
 		t0 := time.Now()
-		o.printf("building or reusing the control plane in bin/ (hack/setup-k8s.sh, WITH_CLUSTER=1)")
-		if err := runVisible(ctx, o, o.Root, []string{"WITH_CLUSTER=1"}, filepath.Join(o.Root, "hack", "setup-k8s.sh")); err != nil {
+		o.printf("building or reusing the control plane and helm in bin/ (hack/setup-k8s.sh, WITH_CLUSTER=1 WITH_HELM=1)")
+		if err := runVisible(ctx, o, o.Root, []string{"WITH_CLUSTER=1", "WITH_HELM=1"}, filepath.Join(o.Root, "hack", "setup-k8s.sh")); err != nil {
 			return fmt.Errorf("hack/setup-k8s.sh: %w", err)
 		}
 		o.printf("building aisim, dgdr-operator, dgdrctl and dgdr-sandbox into bin/")
@@ -141,7 +142,7 @@ func buildBinaries(ctx context.Context, o Options, bin string) error {
 		}
 		o.printf("binaries ready in %s", time.Since(t0).Round(100*time.Millisecond))
 	}
-	for _, b := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "aisim", "dgdr-operator"} {
+	for _, b := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "helm", "aisim", "dgdr-operator"} {
 		if _, err := os.Stat(filepath.Join(bin, b)); err != nil {
 			return fmt.Errorf("bin/%s is missing; run without --skip-build", b)
 		}
@@ -158,6 +159,8 @@ type bringUp struct {
 	cl  *controlplane.Cluster
 	st  *State
 	t0  time.Time
+	// operatorConfig is the configuration the operator runs with; the chart is rendered from it.
+	operatorConfig *v1alpha1.OperatorConfiguration
 }
 
 // newBringUp prepares the state directory, ports, PKI and kubeconfig of a new sandbox.
@@ -180,6 +183,7 @@ func newBringUp(o Options, bin string) (*bringUp, error) {
 		return nil, err
 	}
 	u.st = &State{Root: o.Root, Ports: ports, StartedAt: time.Now(), NoOperator: o.NoOperator, Recommender: o.Recommender.orDefault(), ImageLayouts: o.ImageLayouts}
+	u.operatorConfig = operatorConfig(ports, u.cl.PKI.WebhookDir(), u.st.Recommender)
 	return u, u.st.save()
 }
 
@@ -225,32 +229,47 @@ func (u *bringUp) controlPlane(ctx context.Context) (*kube, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := k.installDynamoPlatform(ctx, u.o.Root); err != nil {
+		return nil, err
+	}
 	if !u.o.NoOperator {
 		if err := k.installCRDs(ctx, u.st.Ports.Webhook, cl.PKI.WebhookCACert()); err != nil {
 			return nil, err
 		}
-		if err := k.installWebhooks(ctx, filepath.Join(u.o.Root, "config", "webhook", "manifests.yaml"), u.st.Ports.Webhook, cl.PKI.WebhookCACert()); err != nil {
-			return nil, err
-		}
-		if err := k.ensureNamespace(ctx, OperatorNamespace); err != nil {
+		if err := u.installChart(ctx, k); err != nil {
 			return nil, err
 		}
 	}
 	if err := cl.WaitControllers(ctx); err != nil {
 		return nil, err
 	}
-	if u.o.NoOperator {
-		u.o.printf("kube-controller-manager and kube-scheduler ready")
-	} else {
-		u.o.printf("kube-controller-manager and kube-scheduler ready; CRDs and webhook configurations installed")
-	}
+	u.o.printf("kube-controller-manager and kube-scheduler ready; the Dynamo platform's DynamoGraphDeployment CRD installed")
 	return k, nil
 }
 
-// nodeAgent starts the node agent with every image it maps (the Planner image to recommender,
-// the Dynamo runtime images and AIPerf when the upstream venvs exist) and waits for its Node. It
-// returns the upstream venv's Python, or "" without one.
-func (u *bringUp) nodeAgent(ctx context.Context, k *kube, self, recommender string) (string, error) {
+// installChart renders charts/dgdr-operator with the operator's configuration and applies its
+// ServiceAccount, RBAC, fence and webhook configurations (chartKinds), after the CRDs.
+func (u *bringUp) installChart(ctx context.Context, k *kube) error {
+	if err := k.ensureNamespace(ctx, OperatorNamespace); err != nil {
+		return err
+	}
+	objs, err := renderChart(ctx, u.bin, u.dir, filepath.Join(u.o.Root, "charts", "dgdr-operator"), chartValues(u.operatorConfig))
+	if err != nil {
+		return err
+	}
+	n, err := k.installChart(ctx, objs, u.st.Ports.Webhook, u.cl.PKI.WebhookCACert())
+	if err != nil {
+		return err
+	}
+	u.o.printf("CRDs installed; the operator's chart applied (%d objects: ServiceAccount %s/%s, its RBAC, fence and webhook configurations)",
+		n, OperatorNamespace, OperatorServiceAccount)
+	return nil
+}
+
+// nodeAgents starts one node agent per Node with every image it maps (the Planner image to
+// recommender, the Dynamo runtime images and AIPerf when the upstream venvs exist) and waits for
+// the Nodes. It returns the upstream venv's Python, or "" without one.
+func (u *bringUp) nodeAgents(ctx context.Context, k *kube, self, recommender string) (string, error) {
 	fromLayouts, err := extractImageLayouts(u.dir, u.o.ImageLayouts)
 	if err != nil {
 		return "", err
@@ -259,39 +278,54 @@ func (u *bringUp) nodeAgent(ctx context.Context, k *kube, self, recommender stri
 	if err != nil {
 		return "", err
 	}
-	agent := nodeAgentConfig(u.bin, u.dir, u.cl, recommender, fromLayouts)
-	if python != "" {
-		maps.Copy(agent.Images, dynamoRuntimeImages(python))
-	}
 	aiperf, err := aiperfLauncher(u.o.Root, u.dir)
 	if err != nil {
 		return "", err
 	}
-	if aiperf != "" {
-		agent.Images[VerificationImage] = nodeagent.Image{Binary: aiperf, Entrypoint: []string{"python3"}}
+	for _, n := range Nodes {
+		agent := nodeAgentConfig(n, u.bin, u.dir, u.cl, recommender, fromLayouts)
+		if python != "" {
+			maps.Copy(agent.Images, dynamoRuntimeImages(python))
+		}
+		if aiperf != "" {
+			agent.Images[VerificationImage] = nodeagent.Image{Binary: aiperf, Entrypoint: []string{"python3"}}
+		}
+		agentCfg := filepath.Join(u.dir, n.AgentName()+".yaml")
+		if err := writeConfig(agentCfg, agent); err != nil {
+			return "", err
+		}
+		if err := u.start(controlplane.Process{Name: n.AgentName(), Path: self, Args: []string{"node-agent", "--config", agentCfg}}); err != nil {
+			return "", err
+		}
 	}
-	agentCfg := filepath.Join(u.dir, "node-agent.yaml")
-	if err := writeConfig(agentCfg, agent); err != nil {
-		return "", err
+	for _, n := range Nodes {
+		if err := k.waitNodeReady(ctx, n.Name); err != nil {
+			return "", fmt.Errorf("Node %s: %w", n.Name, err)
+		}
+		if n.GPUs > 0 {
+			u.o.printf("node agent ready: Node %s (nvidia.com/gpu: %d, %s, tainted %s)", n.Name, n.GPUs, n.GPUProduct, GPUTaint.ToString())
+		} else {
+			u.o.printf("node agent ready: Node %s (CPU only: searches, verifications, frontends)", n.Name)
+		}
 	}
-	if err := u.start(controlplane.Process{Name: NodeAgent, Path: self, Args: []string{"node-agent", "--config", agentCfg}}); err != nil {
-		return "", err
-	}
-	if err := k.waitNodeReady(ctx, NodeName); err != nil {
-		return "", err
-	}
-	u.o.printf("node agent ready: Node %s (nvidia.com/gpu: 8, %s)", NodeName, GPUProduct)
 	return python, nil
 }
 
 // realizer starts the DGD realizer when the upstream venv's Python exists.
-func (u *bringUp) realizer(self, python string) error {
+func (u *bringUp) realizer(ctx context.Context, k *kube, self, python string) error {
 	if python == "" {
 		u.o.printf("no bin/upstream (make upstream): DynamoGraphDeployments are not realized")
 		return nil
 	}
+	if err := k.installRealizerIdentity(ctx); err != nil {
+		return err
+	}
+	kubeconfig := filepath.Join(u.dir, "dgd-realizer.kubeconfig")
+	if err := writeServiceAccountKubeconfig(kubeconfig, u.cl.Kubeconfig(), self, RealizerNamespace, RealizerServiceAccount); err != nil {
+		return err
+	}
 	realizerCfg := filepath.Join(u.dir, "dgd-realizer.yaml")
-	if err := writeConfig(realizerCfg, realizerConfig(u.o.Root, u.dir, u.cl.Kubeconfig())); err != nil {
+	if err := writeConfig(realizerCfg, realizerConfig(u.o.Root, u.dir, kubeconfig)); err != nil {
 		return err
 	}
 	if err := u.start(realizerProcess(self, realizerCfg)); err != nil {
@@ -302,13 +336,17 @@ func (u *bringUp) realizer(self, python string) error {
 }
 
 // operator starts the operator and waits until it is ready and its webhooks answer.
-func (u *bringUp) operator(ctx context.Context, k *kube) error {
+func (u *bringUp) operator(ctx context.Context, k *kube, self string) error {
 	ports := u.st.Ports
 	opCfg := filepath.Join(u.dir, "operator-config.yaml")
-	if err := writeConfig(opCfg, operatorConfig(ports, u.cl.PKI.WebhookDir(), u.st.Recommender)); err != nil {
+	if err := writeConfig(opCfg, u.operatorConfig); err != nil {
 		return err
 	}
-	if err := u.start(OperatorProcess(u.bin, opCfg, u.cl.Kubeconfig())); err != nil {
+	kubeconfig := OperatorKubeconfigPath(u.o.Root)
+	if err := writeServiceAccountKubeconfig(kubeconfig, u.cl.Kubeconfig(), self, OperatorNamespace, OperatorServiceAccount); err != nil {
+		return err
+	}
+	if err := u.start(OperatorProcess(u.bin, opCfg, kubeconfig)); err != nil {
 		return err
 	}
 	if err := controlplane.WaitHTTP(ctx, httpClient(), fmt.Sprintf("http://127.0.0.1:%d/readyz", ports.Health)); err != nil {
@@ -320,11 +358,12 @@ func (u *bringUp) operator(ctx context.Context, k *kube) error {
 	return nil
 }
 
-// OperatorProcess is the operator's process (also used to restart it).
+// OperatorProcess is the operator's process (also used to restart it): with kubeconfig, the
+// chart ServiceAccount's, and in OperatorNamespace, as the chart's Deployment runs it.
 func OperatorProcess(bin, cfg, kubeconfig string) controlplane.Process {
 	return controlplane.Process{Name: Operator, Path: filepath.Join(bin, "dgdr-operator"),
 		Args: []string{"--config", cfg, "--zap-log-level=info"},
-		Env:  []string{"KUBECONFIG=" + kubeconfig}}
+		Env:  []string{"KUBECONFIG=" + kubeconfig, "POD_NAMESPACE=" + OperatorNamespace}}
 }
 
 // sandboxBinary is the binary that runs the node agent: bin/dgdr-sandbox when built, else

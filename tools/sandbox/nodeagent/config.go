@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -33,6 +34,9 @@ type Config struct {
 	Capacity map[string]string `json:"capacity,omitempty"`
 	// Labels of the Node, e.g. nvidia.com/gpu.product: NVIDIA-H200.
 	Labels map[string]string `json:"labels,omitempty"`
+	// Taints of the Node, e.g. nvidia.com/gpu=present:NoSchedule on a GPU Node, as GPU clusters
+	// taint theirs so that only pods asking for GPUs land there.
+	Taints []corev1.Taint `json:"taints,omitempty"`
 	// Images maps an image reference to the local binary that plays it.
 	Images map[string]Image `json:"images"`
 }

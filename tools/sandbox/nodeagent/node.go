@@ -36,6 +36,7 @@ func (a *Agent) nodeObject() (*corev1.Node, error) {
 	}
 	return &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: a.cfg.NodeName, Labels: labels},
+		Spec:       corev1.NodeSpec{Taints: a.cfg.Taints},
 		Status: corev1.NodeStatus{
 			Capacity:    res,
 			Allocatable: res.DeepCopy(),
@@ -81,7 +82,7 @@ func (a *Agent) registerNode(ctx context.Context) error {
 		return err
 	default:
 		node.Labels = want.Labels
-		node.Spec.Taints = nil
+		node.Spec.Taints = want.Spec.Taints
 		node.Spec.Unschedulable = false
 		if node, err = nodes.Update(ctx, node, metav1.UpdateOptions{}); err != nil {
 			return err

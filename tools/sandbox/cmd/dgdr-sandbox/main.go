@@ -34,7 +34,7 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(upCommand(), downCommand(), statusCommand(), kubeconfigCommand(), restartCommand(), nodeAgentCommand(), dgdRealizerCommand(), hostileSearchCommand())
+	root.AddCommand(upCommand(), downCommand(), statusCommand(), kubeconfigCommand(), restartCommand(), nodeAgentCommand(), dgdRealizerCommand(), hostileSearchCommand(), tokenCommand())
 	return root
 }
 
@@ -224,4 +224,34 @@ func hostileSearchCommand() *cobra.Command {
 			os.Exit(hostile.Search(args, cmd.ErrOrStderr()))
 		},
 	}
+}
+
+// tokenCommand is the credential plugin of the sandbox's ServiceAccount kubeconfigs (the
+// operator's, the DGD realizer's): it prints an ExecCredential with a fresh token of the
+// ServiceAccount, requested with the admin kubeconfig as a kubelet requests projected tokens.
+func tokenCommand() *cobra.Command {
+	var kubeconfig, namespace, serviceAccount string
+	cmd := &cobra.Command{
+		Use:    "token --kubeconfig ADMIN --namespace NS --service-account NAME",
+		Short:  "Print an ExecCredential with a token of a ServiceAccount (client-go credential plugin)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
+			defer cancel()
+			b, err := manager.ExecCredential(ctx, kubeconfig, namespace, serviceAccount)
+			if err != nil {
+				return err
+			}
+			_, err = cmd.OutOrStdout().Write(append(b, '\n'))
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "the sandbox's admin kubeconfig")
+	cmd.Flags().StringVar(&namespace, "namespace", "", "the ServiceAccount's namespace")
+	cmd.Flags().StringVar(&serviceAccount, "service-account", "", "the ServiceAccount")
+	for _, f := range []string{"kubeconfig", "namespace", "service-account"} {
+		_ = cmd.MarkFlagRequired(f)
+	}
+	return cmd
 }
