@@ -1,6 +1,7 @@
 package sandboxtest
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -66,5 +67,5 @@ func (e *Env) CheckAudit(user string, since time.Time) error {
 	for _, f := range findings {
 		b.WriteString("\n  " + f.String())
 	}
-	return fmt.Errorf("%s", b.String())
+	return errors.New(b.String())
 }
