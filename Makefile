@@ -74,10 +74,15 @@ api-docs: $(CRD_REF_DOCS) ## Generate the API reference (docs/reference/api.md) 
 layout: ## Write README.md's package table from the packages' doc comments (fails on a package without one).
 	go run ./hack/layout
 
+.PHONY: rbac-doc
+rbac-doc: ## Write docs/operate/security.md's table of the operator's rights from the RBAC markers' and the chart's rules and the comments above them (fails on one without).
+	WITH_HELM=1 hack/setup-k8s.sh
+	go run ./hack/rbacdoc
+
 .PHONY: verify
-verify: generate manifests schema api-docs chart-docs layout ## Regenerate everything and fail on drift.
+verify: generate manifests schema api-docs chart-docs layout rbac-doc ## Regenerate everything and fail on drift.
 	gofmt -l $$(git ls-files '*.go') | (! grep .) || (echo "gofmt needed"; exit 1)
-	git diff --exit-code -- api config internal/aisimulate/schema docs/reference charts README.md || (echo "generated files drifted: run make generate manifests layout"; exit 1)
+	git diff --exit-code -- api config internal/aisimulate/schema docs/reference docs/operate/security.md charts README.md || (echo "generated files drifted: run make generate manifests layout rbac-doc"; exit 1)
 	@test -z "$$(git status --porcelain -- api config charts docs/reference)" || (git status --porcelain -- api config charts docs/reference; echo "untracked generated files"; exit 1)
 
 ##@ Build

@@ -22,8 +22,9 @@ const ConfigMapName = "dgdr-operator-calibration"
 // DataKey is the ConfigMap data key holding the profile as JSON.
 const DataKey = "profile.json"
 
-// The operator records observations: get and create (which RBAC cannot confine by name), and
-// update of the profile only.
+// The calibration profile, which the operator reads at each Run's start and adds verified
+// observations to: get and create of ConfigMaps (which RBAC cannot confine by name), update of
+// the profile's only.
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;create
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=update,resourceNames=dgdr-operator-calibration
 

@@ -50,10 +50,17 @@ const (
 	EventRunCreationFailed = "RunCreationFailed"
 )
 
+// The request controller follows requests and patches their status, and follows their Runs:
+// it creates one per generation, marks an active one superseded or cancelled (an annotation
+// patch) and deletes those beyond the run retention:
 // +kubebuilder:rbac:groups=nvidia.com,resources=dynamographdeploymentrequests,verbs=get;list;watch
-// +kubebuilder:rbac:groups=nvidia.com,resources=dynamographdeploymentrequests/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=nvidia.com,resources=dynamographdeploymentruns,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=nvidia.com,resources=dynamographdeploymentrequests/status,verbs=patch
+// +kubebuilder:rbac:groups=nvidia.com,resources=dynamographdeploymentruns,verbs=get;list;watch;create;patch;delete
+// Events on requests (Run created, superseded or deleted, invalid spec):
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// No code path calls these (status writes are merge patches of the status subresource):
+// candidates for removal.
+// +kubebuilder:rbac:groups=nvidia.com,resources=dynamographdeploymentrequests/status,verbs=get;update
 
 // Reconciler reconciles DynamoGraphDeploymentRequests.
 type Reconciler struct {

@@ -28,7 +28,8 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/research"
 )
 
-// autoApply creates or updates DynamoGraphDeployments and reads their readiness:
+// autoApply reads the best Candidate, creates or updates its DynamoGraphDeployment (it never
+// deletes one) and reads the deployment's readiness:
 // +kubebuilder:rbac:groups=nvidia.com,resources=dynamographdeployments,verbs=get;create;update
 // +kubebuilder:rbac:groups=nvidia.com,resources=dynamographdeploymentcandidates,verbs=get;list;watch
 

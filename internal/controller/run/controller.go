@@ -57,19 +57,34 @@ const (
 // LabelJobName is the label the Job controller puts on a Job's pods.
 const LabelJobName = "batch.kubernetes.io/job-name"
 
-// +kubebuilder:rbac:groups=nvidia.com,resources=dynamographdeploymentruns,verbs=get;list;watch;update;patch;delete
-// +kubebuilder:rbac:groups=nvidia.com,resources=dynamographdeploymentruns/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=nvidia.com,resources=dynamographdeploymentcandidates,verbs=get;list;watch;create;delete
-// +kubebuilder:rbac:groups=nvidia.com,resources=dynamographdeploymentcandidates/status,verbs=get;update;patch
+// The Run controller follows Runs and patches their status, runs each search as a Job owned by
+// its Run (cached by label), and reads the Job's pods to tell why a search did not start or how
+// it ended (the reporter Role grants the same pod rights):
+// +kubebuilder:rbac:groups=nvidia.com,resources=dynamographdeploymentruns,verbs=get;list;watch
+// +kubebuilder:rbac:groups=nvidia.com,resources=dynamographdeploymentruns/status,verbs=patch
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// It reads a re-search's baseline Candidate; creating and deleting Candidates and updating their
+// status it holds only to grant them to the reporter Role (RBAC lets it grant nothing it does
+// not hold):
+// +kubebuilder:rbac:groups=nvidia.com,resources=dynamographdeploymentcandidates,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=nvidia.com,resources=dynamographdeploymentcandidates/status,verbs=update
+// Each Run's search identity: a ServiceAccount and a RoleBinding to the namespace's reporter
+// Role, which it creates and repairs when edited (cached by label); both are deleted when the
+// Run ends:
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;create;delete
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles,verbs=get;list;watch;create;update
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=rolebindings,verbs=get;create;delete
 // Children carry blockOwnerDeletion, which OwnerReferencesPermissionEnforcement allows only to
 // those who may update the owner's finalizers:
 // +kubebuilder:rbac:groups=nvidia.com,resources=dynamographdeploymentruns/finalizers;dynamographdeploymentrequests/finalizers,verbs=update
+// Events on Runs (queued, completed, failed, cancelled, superseded):
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// No code path calls these (status writes are merge patches of the status subresource):
+// candidates for removal.
+// +kubebuilder:rbac:groups=nvidia.com,resources=dynamographdeploymentruns,verbs=update
+// +kubebuilder:rbac:groups=nvidia.com,resources=dynamographdeploymentruns/status,verbs=get;update
+// +kubebuilder:rbac:groups=nvidia.com,resources=dynamographdeploymentcandidates/status,verbs=get
 
 // Reconciler reconciles DynamoGraphDeploymentRuns.
 type Reconciler struct {

@@ -119,7 +119,7 @@ func (c *Cluster) Etcd() Process {
 // APIServer is the kube-apiserver process.
 func (c *Cluster) APIServer() Process {
 	p := c.PKI
-	return Process{Name: "kube-apiserver", Path: filepath.Join(c.BinDir, "kube-apiserver"), Args: []string{
+	return Process{Name: "kube-apiserver", Path: filepath.Join(c.BinDir, "kube-apiserver"), Args: append([]string{
 		"--etcd-servers=http://127.0.0.1:" + strconv.Itoa(c.Ports.EtcdClient),
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
 		"--secure-port=" + strconv.Itoa(c.Ports.APIServer),
@@ -131,8 +131,10 @@ func (c *Cluster) APIServer() Process {
 		"--service-cluster-ip-range=10.0.0.0/24",
 		"--authorization-mode=Node,RBAC",
 		// The admission of a hardened cluster (OpenShift enables OwnerReferencesPermissionEnforcement
-		// by default): setting blockOwnerDeletion needs update on the owner's finalizers.
-		"--enable-admission-plugins=NodeRestriction,OwnerReferencesPermissionEnforcement",
+		// by default): setting blockOwnerDeletion needs update on the owner's finalizers. GPU nodes
+		// carry the taint nvidia.com/gpu=present:NoSchedule, and ExtendedResourceToleration gives
+		// every pod that requests nvidia.com/gpu its toleration, as GPU clusters commonly do.
+		"--enable-admission-plugins=NodeRestriction,OwnerReferencesPermissionEnforcement,ExtendedResourceToleration",
 		"--allow-privileged=true",
 		"--enable-priority-and-fairness=false",
 		"--endpoint-reconciler-type=none",
@@ -141,7 +143,7 @@ func (c *Cluster) APIServer() Process {
 		"--enable-aggregator-routing=true",
 		"--profiling=false",
 		"--v=1",
-	}}
+	}, c.auditArgs()...)}
 }
 
 // ControllerManager is the kube-controller-manager (Job, garbage collector, service-account

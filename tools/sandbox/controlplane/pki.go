@@ -19,7 +19,8 @@ import (
 	"time"
 )
 
-// PKI holds the paths of every certificate and key the sandbox uses. All live in one directory.
+// PKI holds the paths of every certificate and key the sandbox uses, and of the API server's
+// audit policy. All live in one directory.
 type PKI struct {
 	Dir string
 }
@@ -38,6 +39,7 @@ func (p PKI) WebhookCACert() string   { return filepath.Join(p.Dir, "webhook-ca.
 func (p PKI) WebhookCert() string     { return filepath.Join(p.WebhookDir(), "tls.crt") }
 func (p PKI) WebhookKey() string      { return filepath.Join(p.WebhookDir(), "tls.key") }
 func (p PKI) AdminKubeconfig() string { return filepath.Join(filepath.Dir(p.Dir), "kubeconfig") }
+func (p PKI) AuditPolicy() string     { return filepath.Join(p.Dir, "audit-policy.yaml") }
 
 type keyPair struct {
 	cert *x509.Certificate
@@ -46,9 +48,13 @@ type keyPair struct {
 
 // Generate writes a fresh cluster CA, the apiserver serving certificate, an admin client
 // certificate (system:masters), the service-account signing key, and a separate webhook CA with
-// a serving certificate for 127.0.0.1.
+// a serving certificate for 127.0.0.1; and the API server's audit policy for the ServiceAccounts
+// of OperatorNamespace.
 func (p PKI) Generate() error {
 	if err := os.MkdirAll(p.WebhookDir(), 0o700); err != nil {
+		return err
+	}
+	if err := os.WriteFile(p.AuditPolicy(), AuditPolicy(OperatorNamespace), 0o600); err != nil {
 		return err
 	}
 	ca, err := newCA("dgdr-sandbox-ca")
