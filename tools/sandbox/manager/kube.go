@@ -262,7 +262,7 @@ func operatorConfigFor(p OperatorPorts, certDir string, le *LeaderElection, r Re
 		},
 		// GPU discovery sees two products (H200Node, H100Node): requests that name no SKU are
 		// searched for the default, one of them.
-		Defaults: v1alpha1.DefaultsConfig{GPUSKU: DefaultGPUSKU},
+		Defaults:     v1alpha1.DefaultsConfig{GPUSKU: DefaultGPUSKU},
 		RunRetention: ptr.To[int32](5),
 		Limits: v1alpha1.LimitsConfig{
 			MaxActiveRunsPerNamespace: ptr.To[int32](4),
