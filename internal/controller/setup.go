@@ -53,8 +53,15 @@ func CacheOptions(cfg *v1alpha1.OperatorConfiguration) cache.Options {
 			&v1beta2.DynamoGraphDeploymentCandidate{}: {Transform: fit.StripCandidate},
 		},
 	}
-	// Nodes are cluster-scoped: no namespace bounds them.
-	defer func() { opts.ByObject[&corev1.Node{}] = cache.ByObject{Transform: fit.StripNode} }()
+	// Nodes and the DynamoGraphDeployment CRD are cluster-scoped: no namespace bounds them. Of
+	// CRDs only that one is cached, and only whether it is established (autoApply waits for it).
+	defer func() {
+		opts.ByObject[&corev1.Node{}] = cache.ByObject{Transform: fit.StripNode}
+		opts.ByObject[request.DGDCRDObject()] = cache.ByObject{
+			Field:     fields.OneTermEqualSelector("metadata.name", request.DGDCRDName),
+			Transform: request.StripCRD,
+		}
+	}()
 	if len(cfg.Namespaces) > 0 {
 		opts.DefaultNamespaces = map[string]cache.Config{}
 		for _, ns := range cfg.Namespaces {

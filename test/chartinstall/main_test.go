@@ -84,6 +84,7 @@ func run(m *testing.M) int {
 	}
 	fmt.Printf("chartinstall: installing %s; the node agent runs its image %s from %s\n", chartPackage, operatorImage, layout)
 	env, err = sandboxtest.Setup(sandboxtest.Options{Suite: "chartinstall", QPS: 50, Burst: 100, NoOperator: true,
+		OperatorUser: "system:serviceaccount:" + namespace + ":" + fullname,
 		ImageLayouts: []manager.ImageLayout{{Ref: operatorImage, Dir: layout}}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "chartinstall:", err)
@@ -106,8 +107,7 @@ func run(m *testing.M) int {
 	if code != 0 {
 		dumpOperatorLog()
 	}
-	env.Teardown(code, "DGDR_CHART_INSTALL_KEEP")
-	return code
+	return env.Finish(code, "DGDR_CHART_INSTALL_KEEP")
 }
 
 // requireRoutableNode fails early, with the reason, on a host whose only IPv4 address is

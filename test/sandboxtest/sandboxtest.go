@@ -39,6 +39,10 @@ type Env struct {
 	Client     client.Client
 	suite      string
 	started    bool
+	// operatorUser is the operator's user, whose refused requests fail the suite (CheckAudit);
+	// since is when the suite began.
+	operatorUser string
+	since        time.Time
 }
 
 // Options shape the client and the sandbox.
@@ -60,6 +64,9 @@ type Options struct {
 	Recommender manager.Recommender
 	// ImageLayouts are images the node agent runs from OCI image layouts (make images).
 	ImageLayouts []manager.ImageLayout
+	// OperatorUser is the operator's user (default manager.OperatorUsername(): the sandbox's
+	// chart ServiceAccount); the suite fails when the API server refused it anything.
+	OperatorUser string
 }
 
 // Main is the body of a suite's TestMain: it skips the suite unless $enableEnv is "1", sets up
@@ -76,8 +83,17 @@ func Main(m *testing.M, enableEnv, keepEnv string, opts Options, use func(*Env))
 		return 1
 	}
 	use(env)
-	code := m.Run()
-	env.Teardown(code, keepEnv)
+	return env.Finish(m.Run(), keepEnv)
+}
+
+// Finish ends a suite whose tests returned code: it fails the suite (code 1) when the audit log
+// shows a request of the operator the API server refused (CheckAudit), then tears down.
+func (e *Env) Finish(code int, keepEnv string) int {
+	if err := e.CheckAudit(e.operatorUser, e.since); err != nil {
+		fmt.Fprintln(os.Stderr, e.suite+":", err)
+		code = 1
+	}
+	e.Teardown(code, keepEnv)
 	return code
 }
 
@@ -88,7 +104,10 @@ func Setup(opts Options) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Env{Root: root, suite: opts.Suite}
+	e := &Env{Root: root, suite: opts.Suite, operatorUser: opts.OperatorUser, since: time.Now()}
+	if e.operatorUser == "" {
+		e.operatorUser = manager.OperatorUsername()
+	}
 	ctx := context.Background()
 	if st, err := manager.LoadState(root); err == nil && isRunning(root) {
 		if st.NoOperator != opts.NoOperator {

@@ -67,9 +67,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "ui:", err)
 		return 1
 	}
-	code := m.Run()
-	env.Teardown(code, "DGDR_UI_KEEP")
-	return code
+	return env.Finish(m.Run(), "DGDR_UI_KEEP")
 }
 
 // ensureChromium finds Debian's chromium, installing the package when it is missing.

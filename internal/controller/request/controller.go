@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
@@ -103,6 +104,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&v1beta2.DynamoGraphDeploymentRun{}).
 		// A verification Job's end is what its request waits for.
 		Owns(&batchv1.Job{}).
+		// autoApply waits for the Dynamo platform's CRD when the cluster lacks it.
+		Watches(DGDCRDObject(), handler.EnqueueRequestsFromMapFunc(r.awaitingDGDCRD), builder.WithPredicates(dgdCRDEstablished)).
 		Complete(r)
 }
 

@@ -41,9 +41,9 @@ const (
 	EventDeployCRDMissing = "DeployCRDMissing"
 )
 
-// How often autoApply looks at a deployment again. The DynamoGraphDeployment kind belongs to
-// the Dynamo platform and may be installed after the operator starts, so it is read on a timer
-// (one GET per request and period) rather than watched.
+// How often autoApply looks at a deployment again. The DynamoGraphDeployments themselves belong
+// to the Dynamo platform and are read on a timer (one GET per request and period) rather than
+// watched; a missing CRD is waited for by watching it (crdwatch.go), the timer only a fallback.
 const (
 	deployPollProgressing = 15 * time.Second
 	deployPollSettled     = 2 * time.Minute
@@ -170,7 +170,7 @@ func (r *Reconciler) deploy(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploy
 		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonDeploymentConflict, conflict.Error()+"; set spec.deployment.name to another name, or delete it", events)
 		return deployPollSettled, nil
 	case errors.Is(err, promote.ErrCRDMissing):
-		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonDeploymentCRDMissing, promote.ErrCRDMissing.Error()+"; autoApply retries every "+deployPollMissingCRD.String(), events)
+		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonDeploymentCRDMissing, promote.ErrCRDMissing.Error()+"; autoApply deploys once its CRD ("+DGDCRDName+") is established", events)
 		return deployPollMissingCRD, nil
 	case err != nil:
 		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonDeploymentFailed, err.Error(), events)

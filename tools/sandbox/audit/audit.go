@@ -1,6 +1,6 @@
 // Package audit scans the sandbox API server's audit log for the requests of one user that the
-// API server refused (403) and for the lists and watches of that user that it did not answer
-// with success: rights the user lacks, and informers that never synced.
+// API server refused (403) and for the lists and watches of that user that failed in a way a
+// retry does not mend (persistent): rights the user lacks, and informers that never synced.
 package audit
 
 import (
@@ -135,6 +135,14 @@ func Scan(r io.Reader, name string, opts Options) ([]Finding, error) {
 	return out, nil
 }
 
+// persistent tells whether a list or watch answered code fails again when retried, so that the
+// informer behind it never syncs: a client error other than 410 Gone (an expired
+// resourceVersion: the reflector lists afresh) and 429 (throttled). Server errors pass with the
+// outage that caused them (the chaos suite kills the API server).
+func persistent(code int32) bool {
+	return code >= 400 && code < 500 && code != 410 && code != 429
+}
+
 // finding tells whether ev is a finding for opts.
 func finding(ev *auditv1.Event, opts Options) (Finding, bool) {
 	if ev.Stage != auditv1.StageResponseComplete || ev.User.Username != opts.User || ev.ResponseStatus == nil {
@@ -142,7 +150,7 @@ func finding(ev *auditv1.Event, opts Options) (Finding, bool) {
 	}
 	code := ev.ResponseStatus.Code
 	listed := ev.Verb == "list" || ev.Verb == "watch"
-	if code != 403 && (!listed || (code >= 200 && code < 300)) {
+	if code != 403 && (!listed || !persistent(code)) {
 		return Finding{}, false
 	}
 	t := ev.RequestReceivedTimestamp.Time

@@ -36,7 +36,7 @@ import (
 
 // OperatorNamespace stands for the namespace an installed operator runs in (its POD_NAMESPACE):
 // it holds the calibration profile.
-const OperatorNamespace = "dgdr-system"
+const OperatorNamespace = controlplane.OperatorNamespace
 
 // ensureNamespace creates namespace name unless it exists.
 func (k *kube) ensureNamespace(ctx context.Context, name string) error {

@@ -14,6 +14,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/audit"
+	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/controlplane"
 	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/dgdrealizer"
 	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/hostile"
 	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/manager"
@@ -34,7 +36,7 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(upCommand(), downCommand(), statusCommand(), kubeconfigCommand(), restartCommand(), nodeAgentCommand(), dgdRealizerCommand(), hostileSearchCommand(), tokenCommand())
+	root.AddCommand(upCommand(), downCommand(), statusCommand(), kubeconfigCommand(), restartCommand(), nodeAgentCommand(), dgdRealizerCommand(), hostileSearchCommand(), tokenCommand(), auditCommand())
 	return root
 }
 
@@ -253,5 +255,40 @@ func tokenCommand() *cobra.Command {
 	for _, f := range []string{"kubeconfig", "namespace", "service-account"} {
 		_ = cmd.MarkFlagRequired(f)
 	}
+	return cmd
+}
+
+// auditCommand scans the sandbox API server's audit log for the operator's refused requests
+// (docs/develop/sandbox.md, "Audit log"): make demo ends with it.
+func auditCommand() *cobra.Command {
+	var user string
+	cmd := &cobra.Command{
+		Use:   "audit",
+		Short: "List the operator's requests the API server refused since the sandbox started (exit 1 when any)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			root, err := manager.FindRoot()
+			if err != nil {
+				return err
+			}
+			st, err := manager.LoadState(root)
+			if err != nil {
+				return fmt.Errorf("no sandbox (run: dgdr-sandbox up): %w", err)
+			}
+			findings, err := audit.ScanFile(controlplane.AuditLogPath(manager.StateDir(root)), audit.Options{User: user, Since: st.StartedAt})
+			if err != nil {
+				return err
+			}
+			for _, f := range findings {
+				fmt.Fprintln(cmd.OutOrStdout(), f.String())
+			}
+			if len(findings) > 0 {
+				return fmt.Errorf("the API server refused %d requests of %s", len(findings), user)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "audit: no request of %s refused since %s\n", user, st.StartedAt.Format(time.RFC3339))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&user, "user", manager.OperatorUsername(), "the user whose refused requests to list")
 	return cmd
 }
