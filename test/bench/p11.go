@@ -22,10 +22,8 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/admission"
 	"github.com/dgdr-operator/dgdr-operator/internal/promote"
-	"github.com/dgdr-operator/dgdr-operator/internal/testing/upstreamcrd"
 	"github.com/dgdr-operator/dgdr-operator/internal/verification"
 	"github.com/dgdr-operator/dgdr-operator/test/sandboxtest"
-	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/dgdrealizer"
 )
 
 // Bounds of one P11 request on the shared machine: the search, then the realization (pods,
@@ -95,17 +93,8 @@ func benchVerification(root string, requests, maxDuration int32) (figure, error)
 			return figure{}, fmt.Errorf("P11 needs %s (make aiperf, make upstream): %w", need, err)
 		}
 	}
-	tmp, err := os.MkdirTemp("", "bench-p11-")
-	if err != nil {
-		return figure{}, err
-	}
-	defer os.RemoveAll(tmp)
-	// The realizer serves the Dynamo platform's own DynamoGraphDeployment CRD, as in the e2e suite.
-	dgd, err := upstreamcrd.WriteDGD(tmp)
-	if err != nil {
-		return figure{}, err
-	}
-	env, err := sandboxtest.Setup(sandboxtest.Options{Suite: "bench P11", QPS: 50, Burst: 100, Timeout: 30 * time.Second, CRDFiles: []string{dgd}})
+	// The sandbox serves the Dynamo platform's own DynamoGraphDeployment CRD and realizes it.
+	env, err := sandboxtest.Setup(sandboxtest.Options{Suite: "bench P11", QPS: 50, Burst: 100, Timeout: 30 * time.Second})
 	if err != nil {
 		return figure{}, err
 	}
@@ -198,7 +187,7 @@ func verifyDemoRequest(env *sandboxtest.Env, root, file string, requests, maxDur
 	}
 	d.Spec.Deployment.Verification = &v1beta2.VerificationSpec{Enabled: ptr.To(true), Requests: ptr.To(requests), MaxDurationSeconds: ptr.To(maxDuration)}
 
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "bench-p11-", Labels: map[string]string{dgdrealizer.LabelRealize: "true"}}}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "bench-p11-"}}
 	if err := env.Client.Create(ctx, ns); err != nil {
 		return p11Result{}, fmt.Errorf("creating a namespace: %w", err)
 	}

@@ -18,7 +18,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
-	"github.com/dgdr-operator/dgdr-operator/internal/testing/upstreamcrd"
 	"github.com/dgdr-operator/dgdr-operator/test/sandboxtest"
 )
 
@@ -31,24 +30,11 @@ var (
 
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
-// run installs the Dynamo platform's DynamoGraphDeployment CRD (upstreamcrd.DGD, written to a
-// temporary file: the sandbox installs CRD files) so that promoted deployments are validated
-// by the upstream schema.
+// run runs the suite on the sandbox, which serves the Dynamo platform's DynamoGraphDeployment
+// CRD (promoted deployments are validated by the upstream schema) and realizes deployments.
 func run(m *testing.M) int {
-	tmp, err := os.MkdirTemp("", "e2e-crds-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e:", err)
-		return 1
-	}
-	defer os.RemoveAll(tmp)
-	dgd, err := upstreamcrd.WriteDGD(tmp)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e:", err)
-		return 1
-	}
 	return sandboxtest.Main(m, "DGDR_E2E", "DGDR_E2E_KEEP", sandboxtest.Options{
 		Suite: "e2e", QPS: 50, Burst: 100,
-		CRDFiles: []string{dgd},
 	}, func(e *sandboxtest.Env) { env, root, kubeconfig, k8s = e, e.Root, e.Kubeconfig, e.Client })
 }
 

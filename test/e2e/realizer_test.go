@@ -31,19 +31,12 @@ import (
 // its mocker registered, the frontend listing the model.
 const realizeTimeout = 3 * time.Minute
 
-// realizedNamespace is a test namespace whose DynamoGraphDeployments the sandbox realizes.
+// realizedNamespace is a test namespace whose DynamoGraphDeployments the sandbox realizes (as
+// every namespace not opting out), with the realizer's and the pods' logs printed when the test
+// fails.
 func realizedNamespace(t *testing.T) string {
 	t.Helper()
 	ns := newNamespace(t)
-	n := &corev1.Namespace{}
-	if err := k8s.Get(context.Background(), client.ObjectKey{Name: ns}, n); err != nil {
-		t.Fatal(err)
-	}
-	patch := client.MergeFrom(n.DeepCopy())
-	n.Labels[dgdrealizer.LabelRealize] = "true"
-	if err := k8s.Patch(context.Background(), n, patch); err != nil {
-		t.Fatal(err)
-	}
 	t.Cleanup(func() {
 		if !t.Failed() {
 			return
@@ -254,4 +247,21 @@ func TestAutoApplyRealizedOnDynamo(t *testing.T) {
 		}
 		return len(pods) == 0 && err != nil, fmt.Sprintf("%d pods, Service error %v", len(pods), err), nil
 	})
+}
+
+// unrealizedNamespace is a test namespace the sandbox's realizer leaves alone: the test plays
+// the Dynamo operator itself (it writes the deployments' status).
+func unrealizedNamespace(t *testing.T) string {
+	t.Helper()
+	ns := newNamespace(t)
+	n := &corev1.Namespace{}
+	if err := k8s.Get(context.Background(), client.ObjectKey{Name: ns}, n); err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(n.DeepCopy())
+	n.Labels[dgdrealizer.LabelRealize] = "false"
+	if err := k8s.Patch(context.Background(), n, patch); err != nil {
+		t.Fatal(err)
+	}
+	return ns
 }

@@ -293,7 +293,7 @@ func readyBehind(t *testing.T, ns, dgdName string, port int) {
 // ends Failed within maxDurationSeconds (20 s) plus the Job's start grace, with no metrics
 // compared and PredictionHeld Unknown.
 func TestVerificationFaults(t *testing.T) {
-	ns := newNamespace(t)
+	ns := unrealizedNamespace(t)
 	env.CreateRequest(t, ns, fmt.Sprintf(faultRequest, "down", "llama-down"))
 	env.CreateRequest(t, ns, fmt.Sprintf(faultRequest, "stalled", "llama-stalled"))
 	requireSucceededWithCandidates(t, waitRequestDone(t, ns, "down"))

@@ -15,7 +15,6 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/dgdr-operator/dgdr-operator/internal/testing/upstreamcrd"
 	"github.com/dgdr-operator/dgdr-operator/internal/upstreamtest"
 	"github.com/dgdr-operator/dgdr-operator/test/sandboxtest"
 	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/manager"
@@ -38,20 +37,8 @@ func run(m *testing.M) int {
 			return 1
 		}
 	}
-	tmp, err := os.MkdirTemp("", "e2e-upstream-crds-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e-upstream:", err)
-		return 1
-	}
-	defer os.RemoveAll(tmp)
-	dgd, err := upstreamcrd.WriteDGD(tmp)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e-upstream:", err)
-		return 1
-	}
 	return sandboxtest.Main(m, "DGDR_E2E_UPSTREAM", "DGDR_E2E_UPSTREAM_KEEP", sandboxtest.Options{
 		Suite: "e2e-upstream", QPS: 20, Burst: 40,
-		CRDFiles:    []string{dgd},
 		Recommender: manager.RecommenderAISimulate,
 	}, func(e *sandboxtest.Env) { env, root, k8s = e, e.Root, e.Client })
 }
