@@ -12,31 +12,38 @@ NS=${DEMO_NAMESPACE:-dgdr-demo}
 RECOMMENDER=${RECOMMENDER:-aisim}
 case "$RECOMMENDER" in
   aisim) TIMEOUT=${DEMO_TIMEOUT:-300} ;;
-  aisimulate) TIMEOUT=${DEMO_TIMEOUT:-3600}; make --no-print-directory upstream ;;
+  aisimulate) TIMEOUT=${DEMO_TIMEOUT:-3600} ;;
   *) echo "RECOMMENDER must be aisim or aisimulate, not $RECOMMENDER" >&2; exit 2 ;;
 esac
+# The deployed candidate runs the real Dynamo frontend and mocker (the upstream venv) and is
+# verified with the real AIPerf (its venv): both are installed once and reused.
+make --no-print-directory upstream aiperf
 t0=$(date +%s)
 h() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
-h "1. Sandbox: control plane, node agent and operator on this machine"
+h "1. Sandbox: control plane, three Nodes (H200, H100, CPU) and the operator as its chart installs it"
 go build -o "$BIN/" ./tools/sandbox/cmd/dgdr-sandbox
 "$BIN/dgdr-sandbox" up --recommender "$RECOMMENDER"
 export KUBECONFIG=$("$BIN/dgdr-sandbox" kubeconfig)
 K="$BIN/kubectl"
-"$K" get nodes -L nvidia.com/gpu.product
+"$K" get nodes -L nvidia.com/gpu.product,nvidia.com/gpu.count
+# The operator's identity: the chart's ServiceAccount, with the chart's RBAC and fence only.
+"$K" auth can-i --list --as system:serviceaccount:dgdr-system:dgdr-operator -n "$NS" | sed -n '1,12p'
+echo "..."
 
 h "2. Requests: examples/demo/ into namespace $NS"
 "$K" create namespace "$NS" --dry-run=client -o yaml | "$K" apply -f - >/dev/null
 "$K" -n "$NS" delete dgdr --all --wait=true >/dev/null 2>&1 || true
-# Offline, dgdrctl has no Nodes to discover the GPU from: it validates with the sandbox Node's
-# (admission then takes the same SKU from the Node's nvidia.com/gpu.product label).
-for f in examples/demo/*.yaml examples/demo/trace/*.yaml; do "$BIN/dgdrctl" validate --gpu-sku h200_sxm -f "$f"; done
+# Offline, dgdrctl has no Nodes to discover the GPU from: it validates with the sandbox's default
+# (admission takes the operator configuration's defaults.gpuSKU, one of the two products the
+# Nodes' nvidia.com/gpu.product labels name, for requests that name none).
+for f in examples/demo/*.yaml examples/demo/trace/*.yaml examples/demo/deploy/*.yaml; do "$BIN/dgdrctl" validate --gpu-sku h200_sxm -f "$f"; done
 # examples/demo/trace/ replays the sample mooncake trace from a ConfigMap, created first (a
 # request whose ConfigMap is missing ends TraceSourceMissing). What it replays:
 "$BIN/aisim" trace summary examples/traces/mooncake-sample.jsonl
 "$K" -n "$NS" create configmap llama-traffic --from-file=trace.jsonl=examples/traces/mooncake-sample.jsonl \
   --dry-run=client -o yaml | "$K" apply -f - >/dev/null
-"$K" -n "$NS" apply -f examples/demo/ -f examples/demo/trace/
+"$K" -n "$NS" apply -f examples/demo/ -f examples/demo/trace/ -f examples/demo/deploy/
 NAMES=$("$K" -n "$NS" get dgdr -o jsonpath='{.items[*].metadata.name}')
 
 h "3. Waiting for the searches (each is a Job whose pod runs $RECOMMENDER + the reporter)"
@@ -77,6 +84,32 @@ echo
 BEST=$("$K" -n "$NS" get dgdr "$FIRST" -o jsonpath='{.status.latestRun.bestCandidate}')
 h "7. The DynamoGraphDeployment rendered for the best candidate $BEST (dgdrctl promote --dry-run)"
 "$BIN/dgdrctl" promote "$BEST" -n "$NS" --name "$FIRST" --dry-run
+
+D=llama-h100
+h "8. $D: searched for H100, deployed on the H100 Node, verified at its searched load, calibrated"
+echo "Its candidates, priced (h100_sxm's price) and fitted to the H100 Node's GPUs:"
+"$K" -n "$NS" get dgdc -l nvidia.com/dgdr-request-name="$D" --sort-by=.metadata.labels.nvidia\\.com/dgdc-rank \
+  -o custom-columns='NAME:.metadata.name,RANK:.status.rank,GPUS:.spec.gpus,COST/H:.status.display.costPerHour,SKU:.status.fitsCluster.sku,FITS:.status.fitsCluster.fits,NODES:.status.fitsCluster.nodes'
+deadline=$(( $(date +%s) + TIMEOUT ))
+until [ "$("$K" -n "$NS" get dgdr "$D" -o jsonpath='{.status.conditions[?(@.type=="Deployed")].status}')" = True ]; do
+  if [ "$(date +%s)" -gt "$deadline" ]; then
+    echo "timed out waiting for $D to be deployed:" >&2; "$K" -n "$NS" get dgdr "$D" -o jsonpath='{.status.conditions}' >&2; exit 1; fi
+  sleep 2
+done
+echo "Deployed; the realized pods (the real Dynamo frontend and mocker workers) and their Nodes:"
+"$K" -n "$NS" get pods -l nvidia.com/dynamo-graph-deployment-name="$D" -o wide
+until phase=$("$K" -n "$NS" get dgdr "$D" -o jsonpath='{.status.verification.phase}') && { [ "$phase" = Succeeded ] || [ "$phase" = Failed ]; }; do
+  if [ "$(date +%s)" -gt "$deadline" ]; then
+    echo "timed out waiting for the verification of $D ($phase):" >&2; "$K" -n "$NS" get dgdr "$D" -o jsonpath='{.status.verification}' >&2; exit 1; fi
+  sleep 2
+done
+"$BIN/dgdrctl" status "$D" -n "$NS"
+echo
+echo "The calibration profile (dgdr-system), with the observation the verification recorded:"
+"$BIN/dgdrctl" calibration show -n dgdr-system --min-observations 1 --observations
+
+h "9. Audit: every request of the operator's ServiceAccount was allowed"
+"$BIN/dgdr-sandbox" audit
 
 h "Done in $(( $(date +%s) - t0 ))s"
 cat <<MSG

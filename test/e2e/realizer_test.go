@@ -253,15 +253,5 @@ func TestAutoApplyRealizedOnDynamo(t *testing.T) {
 // the Dynamo operator itself (it writes the deployments' status).
 func unrealizedNamespace(t *testing.T) string {
 	t.Helper()
-	ns := newNamespace(t)
-	n := &corev1.Namespace{}
-	if err := k8s.Get(context.Background(), client.ObjectKey{Name: ns}, n); err != nil {
-		t.Fatal(err)
-	}
-	patch := client.MergeFrom(n.DeepCopy())
-	n.Labels[dgdrealizer.LabelRealize] = "false"
-	if err := k8s.Patch(context.Background(), n, patch); err != nil {
-		t.Fatal(err)
-	}
-	return ns
+	return sandboxtest.UnrealizedNamespace(t, k8s, "")
 }

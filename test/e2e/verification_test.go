@@ -13,10 +13,8 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
@@ -242,14 +240,7 @@ func stalledFrontend(t *testing.T) int {
 		_, _ = w.Write([]byte(`{"object":"list","data":[{"id":"meta-llama/Llama-3.1-8B-Instruct","object":"model"}]}`))
 	})
 	mux.HandleFunc("/v1/chat/completions", func(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: time.Minute}
-	go func() { _ = srv.Serve(l) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	return l.Addr().(*net.TCPAddr).Port
+	return sandboxtest.Serve(t, mux)
 }
 
 // closedPort is a port of the node where nothing listens.
@@ -264,30 +255,6 @@ func closedPort(t *testing.T) int {
 	return port
 }
 
-// readyBehind makes a deployment Ready, as the Dynamo operator would, behind a frontend Service
-// on port (this namespace is not realized: nothing else serves it).
-func readyBehind(t *testing.T, ns, dgdName string, port int) {
-	t.Helper()
-	ctx := context.Background()
-	var dgd *unstructured.Unstructured
-	waitFor(t, searchTimeout, dgdName+" created", func(ctx context.Context) (bool, string, error) {
-		d, err := deployment(ctx, ns, dgdName)
-		dgd = d
-		return d != nil, "absent", err
-	})
-	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: dgdName + "-frontend"},
-		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: int32(port)}}}}
-	if err := k8s.Create(ctx, svc); err != nil {
-		t.Fatal(err)
-	}
-	_ = unstructured.SetNestedField(dgd.Object, "successful", "status", "state")
-	_ = unstructured.SetNestedSlice(dgd.Object, []any{map[string]any{"type": "Ready", "status": "True", "reason": "Test",
-		"message": "ready behind a test frontend", "lastTransitionTime": time.Now().UTC().Format(time.RFC3339)}}, "status", "conditions")
-	if err := k8s.Status().Update(ctx, dgd); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestVerificationFaults: the real verification Job against a frontend that is down ends
 // Failed, reason FrontendUnreachable; against one that accepts requests and never answers it
 // ends Failed within maxDurationSeconds (20 s) plus the Job's start grace, with no metrics
@@ -298,8 +265,8 @@ func TestVerificationFaults(t *testing.T) {
 	env.CreateRequest(t, ns, fmt.Sprintf(faultRequest, "stalled", "llama-stalled"))
 	requireSucceededWithCandidates(t, waitRequestDone(t, ns, "down"))
 	requireSucceededWithCandidates(t, waitRequestDone(t, ns, "stalled"))
-	readyBehind(t, ns, "llama-down", closedPort(t))
-	readyBehind(t, ns, "llama-stalled", stalledFrontend(t))
+	env.ReadyBehind(t, ns, "llama-down", closedPort(t), searchTimeout)
+	env.ReadyBehind(t, ns, "llama-stalled", stalledFrontend(t), searchTimeout)
 
 	for name, reasons := range map[string][]string{
 		"down":    {verification.ReasonFrontendUnreachable},

@@ -28,6 +28,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
 	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
 	"github.com/dgdr-operator/dgdr-operator/internal/testing/poll"
+	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/dgdrealizer"
 	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/manager"
 )
 
@@ -245,4 +246,24 @@ func PrintTail(path string, n int) {
 func Namespace(t testing.TB, c client.Client, prefix string) string {
 	t.Helper()
 	return testenv.Namespace(t, c, prefix)
+}
+
+// UnrealizedNamespace is Namespace opted out of the sandbox's DGD realizer: the test plays the
+// Dynamo operator itself (it writes the deployments' status), or needs no deployment to run.
+func UnrealizedNamespace(t testing.TB, c client.Client, prefix string) string {
+	t.Helper()
+	ns := testenv.Namespace(t, c, prefix)
+	n := &corev1.Namespace{}
+	if err := c.Get(context.Background(), client.ObjectKey{Name: ns}, n); err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(n.DeepCopy())
+	if n.Labels == nil {
+		n.Labels = map[string]string{}
+	}
+	n.Labels[dgdrealizer.LabelRealize] = "false"
+	if err := c.Patch(context.Background(), n, patch); err != nil {
+		t.Fatal(err)
+	}
+	return ns
 }

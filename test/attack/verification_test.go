@@ -1,0 +1,106 @@
+//go:build attack
+
+package attack
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/calibration"
+	"github.com/dgdr-operator/dgdr-operator/test/sandboxtest"
+	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/manager"
+)
+
+// verifiedRequest is an autoApply request verified with 10 short requests against whatever
+// frontend the test serves.
+const verifiedRequest = `
+apiVersion: nvidia.com/v1beta2
+kind: DynamoGraphDeploymentRequest
+metadata:
+  name: %s
+spec:
+  model:
+    name: meta-llama/Llama-3.1-8B-Instruct
+  hardware:
+    gpu:
+      budget: 8
+  deployment:
+    autoApply: true
+    name: %s
+    verification:
+      enabled: true
+      requests: 10
+      maxDurationSeconds: 30
+      load: {concurrency: 2, inputTokens: 64, outputTokens: 16}
+  aisimulate:
+    inputOverrides:
+      optimizer:
+        max_trials: 8
+`
+
+// TestVerificationsDoNotStallTheOperator: on a chart install the operator may read and write the
+// calibration profile, but not list or watch ConfigMaps. Recording a verification's observation
+// once went through the cached client, whose informer then waited for ever to sync: each
+// verification held a request worker, and after concurrency.requests of them (4 here) no
+// request anywhere was reconciled. Five verifications at once each record their observation
+// within a minute of ending, and a request created afterwards in another namespace gets its
+// Run within a minute.
+func TestVerificationsDoNotStallTheOperator(t *testing.T) {
+	ns := newNamespace(t)
+	port := sandboxtest.ServingFrontend(t, "meta-llama/Llama-3.1-8B-Instruct")
+	const n = 5
+	for i := range n {
+		env.CreateRequest(t, ns, fmt.Sprintf(verifiedRequest, fmt.Sprintf("v%d", i), fmt.Sprintf("llama-v%d", i)))
+	}
+	for i := range n {
+		env.ReadyBehind(t, ns, fmt.Sprintf("llama-v%d", i), port, searchTimeout)
+	}
+	for i := range n {
+		name := fmt.Sprintf("v%d", i)
+		var ended *v1beta2.DynamoGraphDeploymentRequest
+		sandboxtest.WaitFor(t, 3*time.Minute, poll, name+"'s verification to end", func(ctx context.Context) (bool, string, error) {
+			d := &v1beta2.DynamoGraphDeploymentRequest{}
+			if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, d); err != nil {
+				return false, "", err
+			}
+			v := d.Status.Verification
+			if v == nil {
+				return false, "no verification", nil
+			}
+			ended = d
+			return v.Phase == v1beta2.VerificationSucceeded || v.Phase == v1beta2.VerificationFailed, string(v.Phase), nil
+		})
+		v := ended.Status.Verification
+		if v.Phase != v1beta2.VerificationSucceeded {
+			t.Fatalf("%s: verification %s %s: %s", name, v.Phase, v.Reason, v.Message)
+		}
+		source := fmt.Sprintf("%s/%s@gen%d", ns, name, v.DeploymentGeneration)
+		sandboxtest.WaitFor(t, time.Minute, poll, "the calibration observation "+source, func(ctx context.Context) (bool, string, error) {
+			p, err := calibration.Load(ctx, k8s, manager.OperatorNamespace)
+			if err != nil {
+				return false, "", err
+			}
+			for _, o := range p.Observations {
+				if o.Source == source {
+					return true, "", nil
+				}
+			}
+			return false, fmt.Sprintf("%d observations", len(p.Observations)), nil
+		})
+	}
+
+	other := newNamespace(t)
+	env.CreateRequest(t, other, fmt.Sprintf(sandboxtest.TinyRequest, "after"))
+	sandboxtest.WaitFor(t, time.Minute, poll, "a Run for the request created after the verifications", func(ctx context.Context) (bool, string, error) {
+		d := &v1beta2.DynamoGraphDeploymentRequest{}
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: other, Name: "after"}, d); err != nil {
+			return false, "", err
+		}
+		return d.Status.ActiveRunRef != nil || d.Status.LatestRun != nil, "no Run", nil
+	})
+}
