@@ -172,12 +172,27 @@ func renderWebhooks() (string, error) {
 }
 
 // renderFence renders the operator's fence (jobcontract.OperatorFencePolicy) for the chart's
-// ServiceAccount and configured images. The chart installs it and the operator's RBAC does not
-// name it, so the operator cannot change its own fence (docs/operate/security.md).
+// ServiceAccount and the values the chart renders into the operator configuration (images,
+// commands, arguments), so the fence admits exactly the Jobs that configuration builds. The chart
+// installs it and the operator's RBAC does not name it, so the operator cannot change its own
+// fence (docs/operate/security.md).
 func renderFence() (string, error) {
 	policy, binding := jobcontract.OperatorFencePolicy(jobcontract.FenceOptions{
-		Username: "__USERNAME__", Images: []string{"__PLANNER_IMAGE__", "__REPORTER_IMAGE__"},
+		Username:     "__USERNAME__",
+		PlannerImage: "__PLANNER_IMAGE__", SearchCommand: []string{"__SEARCH_COMMAND__"}, PlannerArgs: []string{"__PLANNER_ARGS__"},
+		PredictCommand: []string{"__PREDICT_COMMAND__"}, ReporterImage: "__REPORTER_IMAGE__", VerificationImage: "__VERIFICATION_IMAGE__",
 	})
+	// Each value is a CEL literal the policy's variable is set to: the JSON of the value (JSON
+	// strings and lists of strings are CEL literals), as a YAML double-quoted string.
+	values := []struct{ placeholder, template string }{
+		{`'"__PLANNER_IMAGE__"'`, `{{ .Values.planner.image | toJson | quote }}`},
+		{`'["__SEARCH_COMMAND__"]'`, `{{ .Values.planner.command | toJson | quote }}`},
+		{`'["__PLANNER_ARGS__"]'`, `{{ default (list) .Values.planner.args | toJson | quote }}`},
+		{`'["__PREDICT_COMMAND__"]'`, `{{ .Values.planner.predictCommand | toJson | quote }}`},
+		{`'"__REPORTER_IMAGE__"'`, `{{ default (include "dgdr-operator.image" .) .Values.reporter.image | toJson | quote }}`},
+		{`'"__VERIFICATION_IMAGE__"'`, `{{ .Values.verification.image | toJson | quote }}`},
+		{`"__USERNAME__"`, `"system:serviceaccount:{{ .Release.Namespace }}:{{ include "dgdr-operator.serviceAccountName" . }}"`},
+	}
 	var b strings.Builder
 	b.WriteString("{{- if .Values.operatorFence.enabled }}\n")
 	for _, obj := range []struct {
@@ -202,10 +217,19 @@ func renderFence() (string, error) {
 		if err != nil {
 			return "", err
 		}
+		// Helm would read braces of the policy's own text (the verification program) as actions.
+		if strings.Contains(y, "{{") || strings.Contains(y, "}}") {
+			return "", fmt.Errorf("the %s contains {{ or }}, which Helm would read as a template action", obj.kind)
+		}
 		y = strings.Replace(y, "  labels: __LABELS__\n", "  labels:\n    {{- include \"dgdr-operator.labels\" . | nindent 4 }}\n", 1)
-		y = strings.ReplaceAll(y, "__USERNAME__", "system:serviceaccount:{{ .Release.Namespace }}:{{ include \"dgdr-operator.serviceAccountName\" . }}")
-		y = strings.ReplaceAll(y, "__PLANNER_IMAGE__", "{{ .Values.planner.image }}")
-		y = strings.ReplaceAll(y, "__REPORTER_IMAGE__", "{{ default (include \"dgdr-operator.image\" .) .Values.reporter.image }}")
+		if obj.kind == "ValidatingAdmissionPolicy" {
+			for _, v := range values {
+				if n := strings.Count(y, v.placeholder); n != 1 {
+					return "", fmt.Errorf("the rendered fence holds %s %d times, want once", v.placeholder, n)
+				}
+				y = strings.Replace(y, v.placeholder, v.template, 1)
+			}
+		}
 		b.WriteString("---\n" + y)
 	}
 	b.WriteString("{{- end }}\n")

@@ -71,6 +71,20 @@ const (
 	TokenVolume = "reporter-token"
 	// TokenDir is the standard in-cluster credentials directory.
 	TokenDir = "/var/run/secrets/kubernetes.io/serviceaccount"
+	// TraceVolume holds the trace of a trace workload, mounted read-only at
+	// aisimulate.TraceMountDir in the search and baseline containers: the ConfigMap or claim the
+	// request names, or, for a re-search, an emptyDir the input container cuts the window into.
+	TraceVolume = "trace"
+	// CaptureVolume is a re-search's capture claim, mounted at CaptureMountDir in the input
+	// container only.
+	CaptureVolume = "capture"
+)
+
+// The label that marks what the operator creates (Jobs, search identities, the reporter Role).
+// The operator caches only objects carrying it, and its fence lets it delete only those.
+const (
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	ManagedByValue = "dgdr-operator"
 )
 
 // Environment variables of the reporter and input containers.

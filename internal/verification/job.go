@@ -15,10 +15,14 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 )
 
-// launcher is the verification container's program, run with python3 -c.
+// Launcher is the verification container's program, run with python3 -c (Command, then "-c",
+// Launcher and its flags); the operator fence admits no other (jobcontract.OperatorFencePolicy).
 //
 //go:embed launcher.py
-var launcher string
+var Launcher string
+
+// Command is the verification container's command.
+var Command = []string{"python3"}
 
 // Names and labels of the verification Job.
 const (
@@ -31,10 +35,15 @@ const (
 	labelManagedBy            = "app.kubernetes.io/managed-by"
 	managedByValue            = "dgdr-operator"
 	labelComponent            = "app.kubernetes.io/component"
-	tmpVolume                 = "tmp"
-	tmpDir                    = "/tmp"
-	tmpSizeLimit              = "256Mi"
+	// TmpVolume is the container's writable emptyDir, mounted at TmpDir; the pod's only volume.
+	TmpVolume = "tmp"
+	// TmpDir is where TmpVolume is mounted (the root file system is read-only).
+	TmpDir       = "/tmp"
+	tmpSizeLimit = "256Mi"
 )
+
+// EnvNames are the verification container's environment variables (both set to TmpDir).
+var EnvNames = []string{"TMPDIR", "HOME"}
 
 // Target is the deployment a Job measures.
 type Target struct {
@@ -59,7 +68,7 @@ func BuildJob(dgdr *v1beta2.DynamoGraphDeploymentRequest, p *Plan, t Target, cfg
 		v1beta2.LabelRequestUID:   string(dgdr.UID),
 		LabelDeploymentGeneration: strconv.FormatInt(t.Generation, 10),
 	}
-	args := []string{"-c", launcher,
+	args := []string{"-c", Launcher,
 		"--url", t.URL, "--model", t.Model, "--tokenizer", t.Model,
 		"--isl", strconv.Itoa(int(*p.Load.InputTokens)), "--osl", strconv.Itoa(int(*p.Load.OutputTokens)),
 		"--requests", strconv.Itoa(int(p.Requests)), "--max-duration", strconv.Itoa(int(p.MaxDurationSeconds)),
@@ -86,16 +95,13 @@ func BuildJob(dgdr *v1beta2.DynamoGraphDeploymentRequest, p *Plan, t Target, cfg
 			Name:            ContainerName,
 			Image:           cfg.Verification.Image,
 			ImagePullPolicy: cfg.Verification.ImagePullPolicy,
-			Command:         []string{"python3"},
+			Command:         append([]string(nil), Command...),
 			Args:            args,
 			Resources:       *cfg.Verification.Resources.DeepCopy(),
 			// AIPerf's console goes to the log; only the launcher's result is the message.
 			TerminationMessagePolicy: corev1.TerminationMessageReadFile,
-			Env: []corev1.EnvVar{
-				{Name: "TMPDIR", Value: tmpDir},
-				{Name: "HOME", Value: tmpDir},
-			},
-			VolumeMounts: []corev1.VolumeMount{{Name: tmpVolume, MountPath: tmpDir}},
+			Env:                      envOf(TmpDir),
+			VolumeMounts:             []corev1.VolumeMount{{Name: TmpVolume, MountPath: TmpDir}},
 			SecurityContext: &corev1.SecurityContext{
 				RunAsNonRoot:             ptr.To(true),
 				ReadOnlyRootFilesystem:   ptr.To(true),
@@ -104,7 +110,7 @@ func BuildJob(dgdr *v1beta2.DynamoGraphDeploymentRequest, p *Plan, t Target, cfg
 				SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 			},
 		}},
-		Volumes: []corev1.Volume{{Name: tmpVolume, VolumeSource: corev1.VolumeSource{
+		Volumes: []corev1.Volume{{Name: TmpVolume, VolumeSource: corev1.VolumeSource{
 			EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(resource.MustParse(tmpSizeLimit))}}}},
 	}
 	return &batchv1.Job{
@@ -124,4 +130,13 @@ func BuildJob(dgdr *v1beta2.DynamoGraphDeploymentRequest, p *Plan, t Target, cfg
 			},
 		},
 	}
+}
+
+// envOf sets every name of EnvNames to dir.
+func envOf(dir string) []corev1.EnvVar {
+	env := make([]corev1.EnvVar, 0, len(EnvNames))
+	for _, name := range EnvNames {
+		env = append(env, corev1.EnvVar{Name: name, Value: dir})
+	}
+	return env
 }

@@ -45,7 +45,7 @@ func TestBuildJob(t *testing.T) {
 	}
 	wantArgs := []string{"--url", "http://llama-frontend.team.svc:8000", "--model", "org/llama", "--tokenizer", "org/llama",
 		"--isl", "512", "--osl", "64", "--requests", "50", "--max-duration", "90", "--request-rate", "2.5"}
-	if diff := cmp.Diff(wantArgs, c.Args[2:]); diff != "" || c.Args[0] != "-c" || c.Args[1] != launcher {
+	if diff := cmp.Diff(wantArgs, c.Args[2:]); diff != "" || c.Args[0] != "-c" || c.Args[1] != Launcher {
 		t.Errorf("args (-want +got):\n%s", diff)
 	}
 	if job.Labels[LabelDeploymentGeneration] != "3" || job.Spec.Template.Labels[v1beta2.LabelRequestUID] != "uid-1" {

@@ -30,12 +30,14 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/config"
 	runcontroller "github.com/dgdr-operator/dgdr-operator/internal/controller/run"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 	"github.com/dgdr-operator/dgdr-operator/internal/promote"
 	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
 	"github.com/dgdr-operator/dgdr-operator/internal/testing/builders"
+	"github.com/dgdr-operator/dgdr-operator/internal/verification"
 	"github.com/dgdr-operator/dgdr-operator/test/sandboxtest"
 	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/manager"
 )
@@ -368,12 +370,15 @@ func TestPlantedServiceAccountFailsTheRun(t *testing.T) {
 // TestOperatorTokenIsFenced plays a compromised operator on the sandbox: a ServiceAccount
 // holding exactly the operator's generated ClusterRole (config/rbac/role.yaml, what the chart
 // grants), bound cluster-wide as with watchNamespaces empty, under the chart's fence
-// (jobcontract.OperatorFencePolicy for that ServiceAccount and the sandbox's configured images).
-// Impersonating it (the sandbox's operator itself runs with the admin kubeconfig), it is refused
-// (403) on patching a foreign CRD (the Dynamo platform's DynamoGraphDeployment CRD), on creating
-// an arbitrary ValidatingAdmissionPolicy, on a Job in kube-system and on a DynamoGraphDeployment
-// without autoApply's annotation. Reverted (CRD and policy rules without resourceNames, no
-// fence), each succeeds.
+// (jobcontract.OperatorFencePolicy for that ServiceAccount and the sandbox operator's
+// configuration). Impersonating it (the sandbox's operator itself runs with the admin
+// kubeconfig), it is refused (403) on patching a foreign CRD (the Dynamo platform's
+// DynamoGraphDeployment CRD), on creating an arbitrary ValidatingAdmissionPolicy, on a Job in
+// kube-system, on a DynamoGraphDeployment without autoApply's annotation, on deleting a
+// ConfigMap in kube-system and on a Job shaped like its search with a tenant's Secret mounted;
+// its own search and verification Jobs pass. Reverted (CRD and policy rules without
+// resourceNames, a fence matching no delete and checking only a Job's images and ServiceAccount),
+// each attack succeeds; before, the fence also refused the verification Job.
 func TestOperatorTokenIsFenced(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t)
@@ -391,7 +396,11 @@ func TestOperatorTokenIsFenced(t *testing.T) {
 	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: generated.Name},
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: generated.Name},
 		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: ns}}}
-	policy, policyBinding := jobcontract.OperatorFencePolicy(jobcontract.FenceOptions{Username: user, Images: []string{manager.PlannerImage, manager.OperatorImage}})
+	operatorCfg, err := config.Load(manager.OperatorConfigPath(root))
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy, policyBinding := jobcontract.OperatorFencePolicy(jobcontract.FenceOptionsFor(user, operatorCfg))
 	policy.Name, policyBinding.Name, policyBinding.Spec.PolicyName = "fence-"+ns, "fence-"+ns, "fence-"+ns
 	for _, obj := range []client.Object{&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}, &generated, binding, policy, policyBinding} {
 		if err := k8s.Create(ctx, obj); err != nil {
@@ -442,10 +451,28 @@ func TestOperatorTokenIsFenced(t *testing.T) {
 	vapObj.SetAPIVersion("admissionregistration.k8s.io/v1")
 	vapObj.SetKind("ValidatingAdmissionPolicy")
 
+	systemConfigMap := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "attack-" + ns}}
+	if err := k8s.Create(ctx, systemConfigMap); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k8s.Delete(context.Background(), systemConfigMap) })
+	searchRun := builders.Run(ns, "fenced").UID("00000000-0000-4000-8000-000000000001").InputHash("sha256:in").Obj()
+	searchJob := runcontroller.BuildJob(searchRun, operatorCfg)
+	lootJob := searchJob.DeepCopy()
+	pod := &lootJob.Spec.Template.Spec
+	pod.Volumes = append(pod.Volumes, corev1.Volume{Name: "loot", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "db-credentials"}}})
+	pod.Containers[0].VolumeMounts = append(pod.Containers[0].VolumeMounts, corev1.VolumeMount{Name: "loot", MountPath: "/loot"})
+	request := &v1beta2.DynamoGraphDeploymentRequest{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "fenced", UID: "00000000-0000-4000-8000-000000000002"}}
+	verifyJob := verification.BuildJob(request, &verification.Plan{Load: v1beta2.VerificationLoad{Concurrency: ptr.To[int32](4),
+		InputTokens: ptr.To[int32](512), OutputTokens: ptr.To[int32](64)}, Requests: 50, MaxDurationSeconds: 90},
+		verification.Target{URL: "http://fenced-frontend." + ns + ".svc:8000", Model: "org/llama", Deployment: "fenced", Generation: 1}, operatorCfg)
+
 	attacks := map[string]func() error{
-		"patch a foreign CRD":                  func() error { return operator.Patch(ctx, foreignCRD, crdPatch) },
-		"create an arbitrary admission policy": func() error { return operator.Create(ctx, vapObj) },
-		"create a Job in kube-system":          func() error { return operator.Create(ctx, sysJob) },
+		"delete a ConfigMap in kube-system":              func() error { return operator.Delete(ctx, systemConfigMap, client.DryRunAll) },
+		"create a search Job mounting a tenant's Secret": func() error { return operator.Create(ctx, lootJob, client.DryRunAll) },
+		"patch a foreign CRD":                            func() error { return operator.Patch(ctx, foreignCRD, crdPatch) },
+		"create an arbitrary admission policy":           func() error { return operator.Create(ctx, vapObj) },
+		"create a Job in kube-system":                    func() error { return operator.Create(ctx, sysJob) },
 		"create a DGD without autoApply's annotation": func() error {
 			return operator.Create(ctx, dgd)
 		},
@@ -462,6 +489,11 @@ func TestOperatorTokenIsFenced(t *testing.T) {
 			t.Errorf("%s with the operator's token: err = %v, want 403 Forbidden", what, err)
 		} else if errors.As(err, &status) {
 			t.Logf("%s: %s", what, status.Status().Message)
+		}
+	}
+	for what, job := range map[string]*batchv1.Job{"search": searchJob, "verification": verifyJob} {
+		if err := operator.Create(ctx, job, client.DryRunAll); err != nil {
+			t.Errorf("the operator's own %s Job with the operator's token: %v", what, err)
 		}
 	}
 }

@@ -99,6 +99,13 @@ var variants = map[string][]string{
 	// The verification Job's image (spec.deployment.verification).
 	"verification": {"--set", "featureGates.DGDRV1Beta2=true", "--set", "verification.image=registry.example/aiperf:0.13.0",
 		"--set", "verification.resources.limits.cpu=2"},
+	// Every value the operator fence pins, with characters CEL, YAML and Helm each treat
+	// specially (quotes, a backslash, braces, spaces, <&>).
+	"fence": {"--set", "featureGates.DGDRV1Beta2=true", "--set", "planner.image=registry.example/planner:7",
+		"--set-json", `planner.command=["/opt/aisim/bin/aisimulate","recommend","--mode","it's \"fast\""]`,
+		"--set-json", `planner.args=["--seed","7","--note","a\\b {x} <&> 'q'"]`,
+		"--set-json", `planner.predictCommand=["aisimulate","predict","--quiet"]`,
+		"--set", "reporter.image=registry.example/reporter:7", "--set", "verification.image=registry.example/aiperf:0.13.0"},
 	// What the released chart sets: the image pinned by digest.
 	"pinned": {"--set", "featureGates.DGDRV1Beta2=true", "--set", "image.digest=" + pinnedDigest},
 }
@@ -135,7 +142,7 @@ func TestTemplateGolden(t *testing.T) {
 // TestServerDryRun validates every rendered object with the real API server.
 func TestServerDryRun(t *testing.T) {
 	tool(t, []byte("apiVersion: v1\nkind: Namespace\nmetadata: {name: dgdr-system}\n"), "kubectl", "apply", "-f", "-")
-	for _, name := range []string{"default", "certmanager", "gate-off", "networkpolicy"} {
+	for _, name := range []string{"default", "certmanager", "gate-off", "networkpolicy", "fence"} {
 		t.Run(name, func(t *testing.T) {
 			out := tool(t, template(t, name), "kubectl", "apply", "--dry-run=server", "-f", "-")
 			if !strings.Contains(string(out), "deployment.apps/dgdr-operator created (server dry run)") {
@@ -271,7 +278,7 @@ func TestOperatorConfigDecodes(t *testing.T) {
 				if diff := cmp.Diff(wantPricing, cfg.Pricing); diff != "" {
 					t.Errorf("pricing (-want +got):\n%s", diff)
 				}
-				if wantImage := map[string]string{"verification": "registry.example/aiperf:0.13.0"}[name]; cfg.Verification.Image != wantImage {
+				if wantImage := map[string]string{"verification": "registry.example/aiperf:0.13.0", "fence": "registry.example/aiperf:0.13.0"}[name]; cfg.Verification.Image != wantImage {
 					t.Errorf("verification.image %q, want %q", cfg.Verification.Image, wantImage)
 				}
 				if name == "certmanager" && !cfg.LeaderElection.Enabled {

