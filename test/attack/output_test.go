@@ -133,8 +133,9 @@ func hostileOutput(t *testing.T, attack, want string) {
 }
 
 // withOperatorConfig replaces the sandbox's operator, for the rest of the test, by one whose
-// configuration is the sandbox's with edit applied (same ports, so the webhooks keep working).
-// The sandbox's normal operator is restored when the test ends.
+// configuration is the sandbox's with edit applied (same ports, so the webhooks keep working),
+// its chart applied with the new values (the fence names the new images), as an admin upgrades
+// the release. The sandbox's normal operator and chart are restored when the test ends.
 func withOperatorConfig(t *testing.T, edit func(*v1alpha1.OperatorConfiguration)) {
 	t.Helper()
 	original, err := manager.Component(root, manager.Operator)
@@ -146,10 +147,14 @@ func withOperatorConfig(t *testing.T, edit func(*v1alpha1.OperatorConfiguration)
 		t.Fatal(err)
 	}
 	path := filepath.Join(manager.StateDir(root), "operator-attack.yaml")
-	if err := manager.WriteOperatorConfigWith(root, path, ports, nil, edit); err != nil {
+	if err := manager.ReconfigureOperator(context.Background(), root, path, ports, edit); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
+		restore := filepath.Join(manager.StateDir(root), "operator-restored.yaml")
+		if err := manager.ReconfigureOperator(context.Background(), root, restore, ports, nil); err != nil {
+			t.Errorf("restoring the sandbox's operator chart: %v", err)
+		}
 		if _, err := manager.StartComponent(root, original); err != nil {
 			t.Errorf("restoring the sandbox's operator: %v", err)
 			return

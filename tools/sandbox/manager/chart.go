@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
+	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/controlplane"
 )
 
 // The sandbox installs charts/dgdr-operator as release ChartRelease in OperatorNamespace: the
@@ -73,7 +74,8 @@ func chartValues(cfg *v1alpha1.OperatorConfiguration) map[string]any {
 		"featureGates": map[string]any{"DGDRV1Beta2": cfg.FeatureGates["DGDRV1Beta2"]},
 		"replicaCount": 1,
 		"image":        map[string]any{"repository": repo, "tag": tag},
-		"planner":      map[string]any{"image": cfg.Planner.Image, "command": cfg.Planner.Command},
+		"planner": map[string]any{"image": cfg.Planner.Image, "command": cfg.Planner.Command,
+			"predictCommand": cfg.Planner.PredictCommand, "args": cfg.Planner.Args},
 		"reporter":     map[string]any{"image": cfg.Reporter.Image},
 		"autoApply":    map[string]any{"enabled": cfg.AutoApply.Enabled},
 	}
@@ -209,4 +211,26 @@ func pointWebhooksAt(obj *unstructured.Unstructured, port int, ca []byte) error 
 		hooks[i] = hook
 	}
 	return unstructured.SetNestedSlice(obj.Object, hooks, "webhooks")
+}
+
+// ApplyChart renders the operator's chart with the values of cfg and applies it to the running
+// sandbox of root, as `helm upgrade` does when an admin changes the operator's values: the fence
+// then names cfg's images and commands.
+func ApplyChart(ctx context.Context, root string, cfg *v1alpha1.OperatorConfiguration) error {
+	st, err := LoadState(root)
+	if err != nil {
+		return err
+	}
+	k, err := newKube(KubeconfigPath(root))
+	if err != nil {
+		return err
+	}
+	dir := StateDir(root)
+	objs, err := renderChart(ctx, filepath.Join(root, "bin"), dir, filepath.Join(root, "charts", "dgdr-operator"), chartValues(cfg))
+	if err != nil {
+		return err
+	}
+	pki := controlplane.New(filepath.Join(root, "bin"), dir, st.Ports).PKI
+	_, err = k.installChart(ctx, objs, st.Ports.Webhook, pki.WebhookCACert())
+	return err
 }

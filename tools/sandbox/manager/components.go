@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -137,10 +138,36 @@ func WriteOperatorConfig(root, path string, ports OperatorPorts, le *LeaderElect
 }
 
 // WriteOperatorConfigWith is WriteOperatorConfig with edit applied to the configuration before
-// it is written (the attack suite runs the operator with another Planner image).
+// it is written.
 func WriteOperatorConfigWith(root, path string, ports OperatorPorts, le *LeaderElection, edit func(*v1alpha1.OperatorConfiguration)) error {
+	cfg, err := OperatorConfigWith(root, ports, le, edit)
+	if err != nil {
+		return err
+	}
+	return writeConfig(path, cfg)
+}
+
+// ReconfigureOperator writes the sandbox's operator configuration with edit applied to path and
+// applies the operator's chart with its values (ApplyChart), as an admin who changes the
+// operator's values upgrades its release (the attack suite runs the operator with another Planner
+// image, which the fence must name). Restart the operator with path afterwards; edit nil
+// restores the sandbox's own values.
+func ReconfigureOperator(ctx context.Context, root, path string, ports OperatorPorts, edit func(*v1alpha1.OperatorConfiguration)) error {
+	cfg, err := OperatorConfigWith(root, ports, nil, edit)
+	if err != nil {
+		return err
+	}
+	if err := writeConfig(path, cfg); err != nil {
+		return err
+	}
+	return ApplyChart(ctx, root, cfg)
+}
+
+// OperatorConfigWith is the sandbox's operator configuration with the given ports, leader
+// election when le is not nil, and edit applied.
+func OperatorConfigWith(root string, ports OperatorPorts, le *LeaderElection, edit func(*v1alpha1.OperatorConfiguration)) (*v1alpha1.OperatorConfiguration, error) {
 	if le != nil && (le.Namespace == "" || le.LeaseDuration <= 0 || le.RenewDeadline <= 0 || le.RetryPeriod <= 0) {
-		return errors.New("leader election needs a namespace and positive durations")
+		return nil, errors.New("leader election needs a namespace and positive durations")
 	}
 	certDir := controlplane.New(filepath.Join(root, "bin"), StateDir(root), controlplane.Ports{}).PKI.WebhookDir()
 	var recommender Recommender
@@ -151,7 +178,7 @@ func WriteOperatorConfigWith(root, path string, ports OperatorPorts, le *LeaderE
 	if edit != nil {
 		edit(cfg)
 	}
-	return writeConfig(path, cfg)
+	return cfg, nil
 }
 
 // OperatorReplica is an operator process named name with configuration cfg, using the
