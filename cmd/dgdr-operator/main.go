@@ -300,6 +300,7 @@ func managerOptions(cfg *v1alpha1.OperatorConfiguration) ctrl.Options {
 	return ctrl.Options{
 		Scheme:                  scheme.Scheme,
 		Cache:                   controller.CacheOptions(cfg),
+		Controller:              controller.ControllerConfig(cfg),
 		Metrics:                 metricsserver.Options{BindAddress: cfg.Metrics.BindAddress},
 		HealthProbeBindAddress:  cfg.Health.BindAddress,
 		LeaderElection:          le.Enabled,

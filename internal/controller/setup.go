@@ -16,6 +16,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	crconfig "sigs.k8s.io/controller-runtime/pkg/config"
 
 	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
@@ -183,6 +184,20 @@ func stripAcceptedRequest(obj any) (any, error) {
 // Events on the objects the controllers manage, in their namespaces (leader election's Lease
 // and events live in the operator's own namespace: a Role in the chart, not cluster-wide).
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+
+// ControllerConfig is the manager's configuration of its controllers: every reconcile of every
+// controller runs under reconciliationTimeout (controller-runtime ends its context then). An API
+// call that never returns (a cached read of a kind that cannot sync, an API server that does
+// not answer) thus fails its reconcile, which is retried with backoff, instead of holding a
+// worker for good; with all workers held no object of the kind would be reconciled again. No
+// controller sets a timeout of its own.
+func ControllerConfig(cfg *v1alpha1.OperatorConfiguration) crconfig.Controller {
+	timeout := config.DefaultReconciliationTimeout // a configuration not defaulted
+	if cfg.ReconciliationTimeout != nil {
+		timeout = cfg.ReconciliationTimeout.Duration
+	}
+	return crconfig.Controller{ReconciliationTimeout: timeout}
+}
 
 // AddInformers adds to mgr's cache (made with CacheOptions) the informer of every kind
 // CacheOptions declares: they start and sync with the cache, before any controller or webhook

@@ -65,6 +65,7 @@ func NewManagerAs(env *testenv.Env, restCfg *rest.Config, cfg *v1alpha1.Operator
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Cache:                  controller.CacheOptions(cfg),
+		Controller:             controller.ControllerConfig(cfg),
 	}
 	// Controllers in several managers of one process (restart tests) need distinct names.
 	skip := true
