@@ -76,7 +76,7 @@ config.dgdr.nvidia.com/v1alpha1); see docs/operate/operator.md.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+			ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts), zap.WriteTo(cmd.ErrOrStderr())))
 			return runManager(ctrl.SetupSignalHandler(), configFile)
 		},
 	}
@@ -300,6 +300,7 @@ func managerOptions(cfg *v1alpha1.OperatorConfiguration) ctrl.Options {
 	return ctrl.Options{
 		Scheme:                  scheme.Scheme,
 		Cache:                   controller.CacheOptions(cfg),
+		Controller:              controller.ControllerConfig(cfg),
 		Metrics:                 metricsserver.Options{BindAddress: cfg.Metrics.BindAddress},
 		HealthProbeBindAddress:  cfg.Health.BindAddress,
 		LeaderElection:          le.Enabled,

@@ -95,7 +95,8 @@ func TestDevConfigurationLoadsWithTheGateOn(t *testing.T) {
 		t.Error("the dev configuration must turn DGDRV1Beta2 on")
 	}
 	opts := managerOptions(cfg)
-	if opts.Metrics.BindAddress != cfg.Metrics.BindAddress || opts.HealthProbeBindAddress != cfg.Health.BindAddress {
+	if opts.Metrics.BindAddress != cfg.Metrics.BindAddress || opts.HealthProbeBindAddress != cfg.Health.BindAddress ||
+		opts.Controller.ReconciliationTimeout != cfg.ReconciliationTimeout.Duration || opts.Controller.ReconciliationTimeout == 0 {
 		t.Errorf("manager options do not follow the configuration: %+v", opts)
 	}
 }

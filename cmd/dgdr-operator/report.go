@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/client/config"
 
@@ -94,12 +95,16 @@ reason on stderr and in the termination message, when the result cannot be publi
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			log := newLogger(cmd, o.Verbose)
+			// controller-runtime's own messages (its client's API warnings) go where the
+			// reporter's go.
+			ctrl.SetLogger(log)
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
 			defer stop()
 			if o.WriteInput {
-				return writeInput(ctx, cmd, o)
+				return writeInput(ctx, cmd, o, log)
 			}
-			out, err := executeReport(ctx, o, newLogger(cmd, o.Verbose))
+			out, err := executeReport(ctx, o, log)
 			if err != nil {
 				msg := "report: " + err.Error()
 				fmt.Fprintln(cmd.ErrOrStderr(), msg)
@@ -165,7 +170,7 @@ func newLogger(cmd *cobra.Command, verbose bool) logr.Logger {
 // writeInput runs the --write-input mode and reports like the reporter does. With a trace
 // window, the termination message is the window's summary (JSON) once the window is cut, also
 // when it holds too few requests, so that the operator can record it.
-func writeInput(ctx context.Context, cmd *cobra.Command, o *reportOptions) error {
+func writeInput(ctx context.Context, cmd *cobra.Command, o *reportOptions, log logr.Logger) error {
 	fail := func(err error) error {
 		msg := "report --write-input: " + err.Error()
 		fmt.Fprintln(cmd.ErrOrStderr(), msg)
@@ -198,7 +203,7 @@ func writeInput(ctx context.Context, cmd *cobra.Command, o *reportOptions) error
 			return short
 		}
 	}
-	hash, err := executeWriteInput(ctx, o, newLogger(cmd, o.Verbose))
+	hash, err := executeWriteInput(ctx, o, log)
 	if err != nil {
 		return fail(err)
 	}

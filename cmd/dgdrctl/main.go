@@ -14,8 +14,10 @@ import (
 	"path/filepath"
 
 	"github.com/spf13/cobra"
+	crlog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/dgdr-operator/dgdr-operator/internal/dgdrctl"
+	"github.com/dgdr-operator/dgdr-operator/internal/logging"
 	"github.com/dgdr-operator/dgdr-operator/internal/version"
 )
 
@@ -33,9 +35,11 @@ func main() {
 	}
 }
 
-// newRootCommand is dgdrctl's command tree with `version`.
+// newRootCommand is dgdrctl's command tree with `version`. Every command sends what
+// controller-runtime logs (its clients' API warnings and errors) to stderr.
 func newRootCommand(executable string, stdout, stderr io.Writer) *cobra.Command {
 	root := dgdrctl.NewRootCommandAs(executable, stdout, stderr)
+	root.PersistentPreRun = func(*cobra.Command, []string) { crlog.SetLogger(logging.CommandLine(stderr)) }
 	root.AddCommand(newVersionCommand(stdout, version.Get()))
 	return root
 }

@@ -68,7 +68,11 @@ func encode(cm *corev1.ConfigMap, p Profile) error {
 // Record adds obs to the profile of namespace, creating its ConfigMap when missing and dropping
 // the oldest observations beyond MaxObservations. Concurrent Records do not lose observations:
 // each update carries the resourceVersion it read, and a conflict reads and adds again.
-func Record(ctx context.Context, c client.Client, namespace string, obs Observation) error {
+//
+// r reads the profile and w writes it. In the operator r is the manager's API reader: a read
+// through its cache would start a cluster-wide ConfigMap informer, which the operator's RBAC
+// does not allow (get only), and block the reconcile that asked for it.
+func Record(ctx context.Context, r client.Reader, w client.Writer, namespace string, obs Observation) error {
 	if errs := obs.Validate(); len(errs) > 0 {
 		return fmt.Errorf("calibration observation from %q: %w", obs.Source, errs.ToAggregate())
 	}
@@ -76,14 +80,14 @@ func Record(ctx context.Context, c client.Client, namespace string, obs Observat
 		return apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err)
 	}, func() error {
 		cm := &corev1.ConfigMap{}
-		err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: ConfigMapName}, cm)
+		err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: ConfigMapName}, cm)
 		if apierrors.IsNotFound(err) {
 			cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: ConfigMapName,
 				Labels: map[string]string{"app.kubernetes.io/name": "dgdr-operator", "app.kubernetes.io/component": "calibration"}}}
 			if err := encode(cm, Profile{}.Add(obs, MaxObservations)); err != nil {
 				return err
 			}
-			return c.Create(ctx, cm)
+			return w.Create(ctx, cm)
 		}
 		if err != nil {
 			return err
@@ -95,7 +99,7 @@ func Record(ctx context.Context, c client.Client, namespace string, obs Observat
 		if err := encode(cm, p.Add(obs, MaxObservations)); err != nil {
 			return err
 		}
-		return c.Update(ctx, cm)
+		return w.Update(ctx, cm)
 	})
 }
 

@@ -52,7 +52,7 @@ func TestRecordConcurrently(t *testing.T) {
 		wg.Go(func() {
 			o := obs(agg4, i, calibration.Pair{Predicted: 100, Observed: float64(100 + i)})
 			o.Source = fmt.Sprintf("ns/r%d@gen1", i)
-			errs[i] = calibration.Record(ctx, env.Client, ns, o)
+			errs[i] = calibration.Record(ctx, env.Client, env.Client, ns, o)
 		})
 	}
 	wg.Wait()
@@ -78,11 +78,11 @@ func TestRecordConcurrently(t *testing.T) {
 func TestRecordRefusesInvalidAndResetDeletes(t *testing.T) {
 	ctx := context.Background()
 	ns := namespace(t)
-	err := calibration.Record(ctx, env.Client, ns, calibration.Observation{Key: agg4, Source: "ns/r@gen1"})
+	err := calibration.Record(ctx, env.Client, env.Client, ns, calibration.Observation{Key: agg4, Source: "ns/r@gen1"})
 	if err == nil || !contains(err.Error(), "metrics") || !contains(err.Error(), "measuredAt") {
 		t.Errorf("invalid observation: error %v, want one naming metrics and measuredAt", err)
 	}
-	if err := calibration.Record(ctx, env.Client, ns, obs(agg4, 1, calibration.Pair{Predicted: 1, Observed: 2})); err != nil {
+	if err := calibration.Record(ctx, env.Client, env.Client, ns, obs(agg4, 1, calibration.Pair{Predicted: 1, Observed: 2})); err != nil {
 		t.Fatal(err)
 	}
 	if err := calibration.Reset(ctx, env.Client, ns); err != nil {

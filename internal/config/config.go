@@ -82,6 +82,17 @@ var DefaultPredictCommand = []string{"aisimulate", "predict"}
 // DefaultResearchMinInterval is research.minInterval when unset.
 const DefaultResearchMinInterval = time.Hour
 
+// DefaultReconciliationTimeout is reconciliationTimeout when unset: far above what a reconcile
+// takes (a few API calls, each answered in milliseconds; none waits for a Job or a pod), and
+// short enough that a hung call frees its worker within minutes.
+const DefaultReconciliationTimeout = 2 * time.Minute
+
+// Bounds of reconciliationTimeout.
+const (
+	MinReconciliationTimeout = 10 * time.Second
+	MaxReconciliationTimeout = time.Hour
+)
+
 // Load reads, strictly decodes, defaults and validates a configuration file.
 func Load(path string) (*v1alpha1.OperatorConfiguration, error) {
 	data, err := os.ReadFile(path)
@@ -231,6 +242,9 @@ func defaultLimits(cfg *v1alpha1.OperatorConfiguration) {
 	if cfg.Concurrency.Runs == nil {
 		cfg.Concurrency.Runs = ptr.To(DefaultWorkers)
 	}
+	if cfg.ReconciliationTimeout == nil {
+		cfg.ReconciliationTimeout = &metav1.Duration{Duration: DefaultReconciliationTimeout}
+	}
 }
 
 // defaultServing sets leader election and the metrics, health and webhook servers.
@@ -307,6 +321,10 @@ func Validate(cfg *v1alpha1.OperatorConfiguration) field.ErrorList {
 	errs = append(errs, validatePricing(cfg.Pricing, field.NewPath("pricing"))...)
 	if n := *cfg.Calibration.MinObservations; n < 1 || n > 100 {
 		errs = append(errs, field.Invalid(field.NewPath("calibration", "minObservations"), n, "must be between 1 and 100"))
+	}
+	if d := cfg.ReconciliationTimeout.Duration; d < MinReconciliationTimeout || d > MaxReconciliationTimeout {
+		errs = append(errs, field.Invalid(field.NewPath("reconciliationTimeout"), d.String(),
+			fmt.Sprintf("must be between %s and %s", MinReconciliationTimeout, MaxReconciliationTimeout)))
 	}
 	if d := cfg.Research.MinInterval.Duration; d < time.Minute || d > 720*time.Hour {
 		errs = append(errs, field.Invalid(field.NewPath("research", "minInterval"), d.String(), "must be between 1m and 720h"))

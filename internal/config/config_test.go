@@ -33,6 +33,7 @@ func TestDecodeDefaults(t *testing.T) {
 		"autoApply": cfg.AutoApply.Enabled,
 		"localPath": cfg.Models.AllowLocalPaths,
 		"override":  *cfg.Limits.MaxPodTemplateOverrideBytes,
+		"reconcile": cfg.ReconciliationTimeout.Duration,
 	}
 	want := map[string]any{
 		"command": []string{"aisimulate", "recommend"}, "sku": "", "discovery": true, "retention": int32(5),
@@ -42,6 +43,7 @@ func TestDecodeDefaults(t *testing.T) {
 		"jobTTL": int32(3600), "tokenLife": int64(600),
 		"bodyLimit": int64(3 << 20), "readTime": 10 * time.Second,
 		"autoApply": false, "localPath": false, "override": int32(32768),
+		"reconcile": 2 * time.Minute,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
@@ -75,6 +77,8 @@ func TestDecodeErrorsNamePaths(t *testing.T) {
 		{"unknown verification field", header + "planner: {image: x}\nverification: {images: y}\n", "verification.images"},
 		{"verification image with whitespace", header + "planner: {image: x}\nverification: {image: \"aiperf latest\"}\n", "verification.image"},
 		{"unknown verification pull policy", header + "planner: {image: x}\nverification: {image: aiperf:1, imagePullPolicy: Sometimes}\n", "verification.imagePullPolicy"},
+		{"reconciliation timeout below 10s", header + "planner: {image: x}\nreconciliationTimeout: 5s\n", "reconciliationTimeout"},
+		{"reconciliation timeout above 1h", header + "planner: {image: x}\nreconciliationTimeout: 2h\n", "reconciliationTimeout"},
 		{"crds without a conversion service", header + "planner: {image: x}\ncrds: {conversionService: {namespace: ns}}\n", "crds.conversionService.name"},
 	}
 	for _, tc := range cases {

@@ -3,6 +3,9 @@
 package controller
 
 import (
+	"context"
+	"fmt"
+
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -13,6 +16,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	crconfig "sigs.k8s.io/controller-runtime/pkg/config"
 
 	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
@@ -29,7 +33,8 @@ func managedSelector() labels.Selector {
 	return labels.SelectorFromSet(labels.Set{run.LabelManagedBy: run.ManagedByValue})
 }
 
-// CacheOptions caches only what the operator manages, and only the parts it reads: Jobs and
+// CacheOptions declares every kind the operator reads through the manager's cache (ByObject),
+// and caches only what the operator manages, and only the parts it reads: Jobs and
 // Pods are label-selected; managed fields are stripped everywhere; Jobs keep only whether they
 // are suspended, their active count and conditions; Pods no spec; accepted requests drop their
 // spec and terminal Runs their spec, recorded input, progress and candidate list (the
@@ -41,9 +46,18 @@ func managedSelector() labels.Selector {
 // Nothing writes a cached object back whole (status and metadata are JSON merge patches
 // computed against the cached object itself), so a stripped field is never cleared on the
 // server.
+//
+// A read through the cache of a kind not declared in ByObject fails at once
+// (cache.ErrResourceNotCached, ReaderFailOnMissingInformer): otherwise it would start a
+// cluster-wide informer for that kind and wait for it to sync, which without list and watch in
+// the operator's RBAC never happens and blocks the reconcile worker for good. Everything else
+// is read through the manager's API reader. AddInformers starts the informer of every declared
+// kind; TestCachedKindsAreListedAndWatched and TestChartRBACCoversTheOperatorsReads (test/chart)
+// hold the RBAC to them.
 func CacheOptions(cfg *v1alpha1.OperatorConfiguration) cache.Options {
 	opts := cache.Options{
-		DefaultTransform: cache.TransformStripManagedFields(),
+		DefaultTransform:            cache.TransformStripManagedFields(),
+		ReaderFailOnMissingInformer: true,
 		ByObject: map[client.Object]cache.ByObject{
 			&batchv1.Job{}:                            {Label: managedSelector(), Transform: stripJob},
 			&corev1.Pod{}:                             {Label: managedSelector(), Transform: stripPod},
@@ -53,10 +67,13 @@ func CacheOptions(cfg *v1alpha1.OperatorConfiguration) cache.Options {
 			&v1beta2.DynamoGraphDeploymentCandidate{}: {Transform: fit.StripCandidate},
 		},
 	}
-	// Nodes and the DynamoGraphDeployment CRD are cluster-scoped: no namespace bounds them. Of
-	// CRDs only that one is cached, and only whether it is established (autoApply waits for it).
+	// Nodes and the DynamoGraphDeployment CRD are cluster-scoped: no namespace bounds them.
+	// Without GPU discovery no Node is read. Of CRDs only that one is cached, and only whether it
+	// is established (autoApply waits for it).
 	defer func() {
-		opts.ByObject[&corev1.Node{}] = cache.ByObject{Transform: fit.StripNode}
+		if config.GPUDiscoveryEnabled(cfg) {
+			opts.ByObject[&corev1.Node{}] = cache.ByObject{Transform: fit.StripNode}
+		}
 		opts.ByObject[request.DGDCRDObject()] = cache.ByObject{
 			Field:     fields.OneTermEqualSelector("metadata.name", request.DGDCRDName),
 			Transform: request.StripCRD,
@@ -176,8 +193,38 @@ func stripAcceptedRequest(obj any) (any, error) {
 // and events live in the operator's own namespace: a Role in the chart, not cluster-wide).
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 
-// Setup registers the request and Run controllers and the metrics.
+// ControllerConfig is the manager's configuration of its controllers: every reconcile of every
+// controller runs under reconciliationTimeout (controller-runtime ends its context then). An API
+// call that never returns (a cached read of a kind that cannot sync, an API server that does
+// not answer) thus fails its reconcile, which is retried with backoff, instead of holding a
+// worker for good; with all workers held no object of the kind would be reconciled again. No
+// controller sets a timeout of its own.
+func ControllerConfig(cfg *v1alpha1.OperatorConfiguration) crconfig.Controller {
+	timeout := config.DefaultReconciliationTimeout // a configuration not defaulted
+	if cfg.ReconciliationTimeout != nil {
+		timeout = cfg.ReconciliationTimeout.Duration
+	}
+	return crconfig.Controller{ReconciliationTimeout: timeout}
+}
+
+// AddInformers adds to mgr's cache (made with CacheOptions) the informer of every kind
+// CacheOptions declares: they start and sync with the cache, before any controller or webhook
+// reads them, whether or not a controller watches the kind.
+func AddInformers(mgr ctrl.Manager, cfg *v1alpha1.OperatorConfiguration) error {
+	for obj := range CacheOptions(cfg).ByObject {
+		if _, err := mgr.GetCache().GetInformer(context.Background(), obj); err != nil {
+			return fmt.Errorf("adding the informer of %T: %w", obj, err)
+		}
+	}
+	return nil
+}
+
+// Setup registers the informers (AddInformers), the request and Run controllers and the
+// metrics.
 func Setup(mgr ctrl.Manager, cfg *v1alpha1.OperatorConfiguration) error {
+	if err := AddInformers(mgr, cfg); err != nil {
+		return err
+	}
 	metrics.Register(mgr.GetCache())
 	if err := (&request.Reconciler{
 		Client:    mgr.GetClient(),

@@ -1,18 +1,26 @@
 package controller
 
 import (
+	"os"
+	"path/filepath"
+	"slices"
 	"testing"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/yaml"
 
 	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
 	"github.com/dgdr-operator/dgdr-operator/internal/testing/builders"
+	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
 )
 
 // The cache transforms drop only what the controllers never read: a request's spec is kept
@@ -89,6 +97,63 @@ func TestCacheSkipsSystemNamespaces(t *testing.T) {
 	for obj, by := range scoped.ByObject {
 		if by.Field != nil {
 			t.Errorf("%T: field selector %v with watchNamespaces set", obj, by.Field)
+		}
+	}
+}
+
+// TestCachedKindsAreListedAndWatched: every kind the manager's cache holds is one the generated
+// RBAC (config/rbac/role.yaml, which the chart grants) lets the operator list and watch, for
+// every name (an informer lists and watches the whole kind). A kind cached without them would
+// never sync. Reads of any other kind fail at once (ReaderFailOnMissingInformer) rather than
+// starting an informer.
+func TestCachedKindsAreListedAndWatched(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(testenv.Root(), "config", "rbac", "role.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var role rbacv1.ClusterRole
+	if err := yaml.UnmarshalStrict(data, &role); err != nil {
+		t.Fatal(err)
+	}
+	for _, cfg := range []*v1alpha1.OperatorConfiguration{{}, {Namespaces: []string{"team-a"}}} {
+		opts := CacheOptions(cfg)
+		if !opts.ReaderFailOnMissingInformer {
+			t.Error("ReaderFailOnMissingInformer is off: a read of an undeclared kind starts an informer")
+		}
+		for obj := range opts.ByObject {
+			gvk, err := apiutil.GVKForObject(obj, scheme.Scheme)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resource, _ := meta.UnsafeGuessKindToResource(gvk)
+			var verbs []string
+			for _, r := range role.Rules {
+				if len(r.ResourceNames) == 0 && slices.Contains(r.APIGroups, gvk.Group) && slices.Contains(r.Resources, resource.Resource) {
+					verbs = append(verbs, r.Verbs...)
+				}
+			}
+			for _, v := range []string{"list", "watch"} {
+				if !slices.Contains(verbs, v) {
+					t.Errorf("%s is cached but the generated RBAC grants %v on %s, not %s", gvk.Kind, verbs, resource.GroupResource(), v)
+				}
+			}
+		}
+	}
+}
+
+// TestNodesCachedOnlyWithGPUDiscovery: without GPU discovery no Node is read, so none is cached
+// (and none needs to be listable).
+func TestNodesCachedOnlyWithGPUDiscovery(t *testing.T) {
+	for _, discovery := range []bool{true, false} {
+		opts := CacheOptions(&v1alpha1.OperatorConfiguration{Defaults: v1alpha1.DefaultsConfig{GPUDiscovery: ptr.To(discovery)}})
+		cached := false
+		for obj := range opts.ByObject {
+			if _, ok := obj.(*corev1.Node); ok {
+				cached = true
+			}
+		}
+		if cached != discovery {
+			t.Errorf("gpuDiscovery %v: Nodes cached = %v", discovery, cached)
 		}
 	}
 }

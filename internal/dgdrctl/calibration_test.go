@@ -29,7 +29,7 @@ func TestCalibrationShowAndReset(t *testing.T) {
 		if o.itl > 0 {
 			m[calibration.MetricITLMs] = calibration.Pair{Predicted: 10, Observed: o.itl}
 		}
-		if err := calibration.Record(ctx, env.Client, ns, calibration.Observation{Key: o.key, Metrics: m,
+		if err := calibration.Record(ctx, env.Client, env.Client, ns, calibration.Observation{Key: o.key, Metrics: m,
 			MeasuredAt: at.Add(time.Duration(i) * time.Minute), Source: "team/chat@gen" + string(rune('1'+i))}); err != nil {
 			t.Fatal(err)
 		}

@@ -87,7 +87,7 @@ func TestPublishedCalibration(t *testing.T) {
 		if o.throughput > 0 {
 			m[calibration.MetricThroughputPerGPU] = calibration.Pair{Predicted: 100, Observed: o.throughput}
 		}
-		if err := calibration.Record(ctx, k8s, profileNS, calibration.Observation{Key: o.key, Metrics: m,
+		if err := calibration.Record(ctx, k8s, k8s, profileNS, calibration.Observation{Key: o.key, Metrics: m,
 			MeasuredAt: at.Add(time.Duration(i) * time.Minute), Source: fmt.Sprintf("team/llm@gen%d", i+1)}); err != nil {
 			t.Fatal(err)
 		}

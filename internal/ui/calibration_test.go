@@ -75,7 +75,7 @@ func TestCalibrationPage(t *testing.T) {
 		key      calibration.Key
 		observed float64
 	}{{key, 90}, {key, 110}, {agg, 300}} {
-		if err := calibration.Record(ctx, env.Client, ns, calibration.Observation{Key: o.key,
+		if err := calibration.Record(ctx, env.Client, env.Client, ns, calibration.Observation{Key: o.key,
 			Metrics:    map[string]calibration.Pair{calibration.MetricThroughputPerGPU: {Predicted: 100, Observed: o.observed}},
 			MeasuredAt: at.Add(time.Duration(i) * time.Hour), Source: fmt.Sprintf("team/r@gen%d", i+1)}); err != nil {
 			t.Fatal(err)

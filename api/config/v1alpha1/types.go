@@ -81,6 +81,13 @@ type OperatorConfiguration struct {
 	// +optional
 	Concurrency ConcurrencyConfig `json:"concurrency,omitempty"`
 
+	// reconciliationTimeout bounds every reconcile of every controller: its context ends after
+	// this long, so an API call that never returns fails the reconcile (which is retried with
+	// backoff) instead of holding one of the controller's workers for good. Defaults to 2m.
+	// Minimum 10s, maximum 1h.
+	// +optional
+	ReconciliationTimeout *metav1.Duration `json:"reconciliationTimeout,omitempty"`
+
 	// featureGates turns feature gates on or off, e.g. {DGDRV1Beta2: true}.
 	// +optional
 	FeatureGates map[string]bool `json:"featureGates,omitempty"`

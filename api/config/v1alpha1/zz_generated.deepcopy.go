@@ -343,6 +343,11 @@ func (in *OperatorConfiguration) DeepCopyInto(out *OperatorConfiguration) {
 		}
 	}
 	in.Concurrency.DeepCopyInto(&out.Concurrency)
+	if in.ReconciliationTimeout != nil {
+		in, out := &in.ReconciliationTimeout, &out.ReconciliationTimeout
+		*out = new(v1.Duration)
+		**out = **in
+	}
 	if in.FeatureGates != nil {
 		in, out := &in.FeatureGates, &out.FeatureGates
 		*out = make(map[string]bool, len(*in))

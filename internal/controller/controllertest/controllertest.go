@@ -6,19 +6,24 @@ package controllertest
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/yaml"
 
 	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
 	"github.com/dgdr-operator/dgdr-operator/internal/config"
@@ -48,13 +53,19 @@ func Config() *v1alpha1.OperatorConfiguration {
 }
 
 // NewManager returns a manager on env with the operator's cache options (and the webhook
-// server where env installed webhooks).
+// server where env installed webhooks), with the API server's admin identity.
 func NewManager(env *testenv.Env, cfg *v1alpha1.OperatorConfiguration) (ctrl.Manager, error) {
+	return NewManagerAs(env, env.Config, cfg)
+}
+
+// NewManagerAs is NewManager with the identity of restCfg (OperatorIdentity).
+func NewManagerAs(env *testenv.Env, restCfg *rest.Config, cfg *v1alpha1.OperatorConfiguration) (ctrl.Manager, error) {
 	opts := ctrl.Options{
 		Scheme:                 scheme.Scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Cache:                  controller.CacheOptions(cfg),
+		Controller:             controller.ControllerConfig(cfg),
 	}
 	// Controllers in several managers of one process (restart tests) need distinct names.
 	skip := true
@@ -62,7 +73,56 @@ func NewManager(env *testenv.Env, cfg *v1alpha1.OperatorConfiguration) (ctrl.Man
 	if w := env.Env.WebhookInstallOptions; env.Webhooks() {
 		opts.WebhookServer = webhook.NewServer(webhook.Options{Host: w.LocalServingHost, Port: w.LocalServingPort, CertDir: w.LocalServingCertDir})
 	}
-	return ctrl.NewManager(env.Config, opts)
+	mgr, err := ctrl.NewManager(restCfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	return mgr, controller.AddInformers(mgr, cfg)
+}
+
+// OperatorIdentity creates, as admin, the identity the chart gives the operator when it watches
+// every namespace: a ServiceAccount in namespace bound cluster-wide to the rules controller-gen
+// generated (config/rbac/role.yaml, which the chart binds cluster-wide in two ClusterRoles).
+// It returns env's config impersonating that ServiceAccount, once the API server's authorizer
+// knows the binding. A manager on it may read and write only what the operator's RBAC allows,
+// so an informer or call the chart does not permit fails in the tests as in a cluster.
+func OperatorIdentity(ctx context.Context, env *testenv.Env, namespace, name string) (*rest.Config, error) {
+	data, err := os.ReadFile(filepath.Join(testenv.Root(), "config", "rbac", "role.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	generated := &rbacv1.ClusterRole{}
+	if err := yaml.UnmarshalStrict(data, generated); err != nil {
+		return nil, fmt.Errorf("config/rbac/role.yaml: %w", err)
+	}
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: namespace + "-" + name}, Rules: generated.Rules}
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role.Name},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: namespace}}}
+	for _, obj := range []client.Object{&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}, role, binding} {
+		if err := env.Client.Create(ctx, obj); err != nil {
+			return nil, err
+		}
+	}
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + namespace + ":" + name,
+		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + namespace, "system:authenticated"}}
+	c, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
+	if err != nil {
+		return nil, err
+	}
+	// RBAC learns bindings from an informer: wait until the identity may list what it watches.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := c.List(ctx, &batchv1.JobList{}, client.Limit(1))
+		if err == nil {
+			return cfg, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("the operator identity %s/%s cannot list Jobs: %w", namespace, name, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // Start runs mgr until the returned stop function is called; stop waits for it to return.

@@ -156,7 +156,7 @@ func (r *Reconciler) recordCalibration(ctx context.Context, dgdr *v1beta2.Dynamo
 	if len(obs.Metrics) == 0 {
 		return nil
 	}
-	if err := calibration.Record(ctx, r.Client, ns, obs); err != nil {
+	if err := calibration.Record(ctx, r.APIReader, r.Client, ns, obs); err != nil {
 		return fmt.Errorf("recording the verification in the calibration profile: %w", err)
 	}
 	return nil

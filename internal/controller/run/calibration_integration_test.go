@@ -30,7 +30,7 @@ func TestCalibrationRecordedWithTheInput(t *testing.T) {
 	at := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	record := func(k calibration.Key, ttftObserved float64, minute int) {
 		t.Helper()
-		if err := calibration.Record(ctx, k8s, calibrationNamespace, calibration.Observation{Key: k,
+		if err := calibration.Record(ctx, k8s, k8s, calibrationNamespace, calibration.Observation{Key: k,
 			Metrics: map[string]calibration.Pair{
 				calibration.MetricTTFTMs: {Predicted: 100, Observed: ttftObserved},
 				calibration.MetricITLMs:  {Predicted: 10, Observed: 12},

@@ -10,6 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
@@ -26,6 +28,10 @@ var (
 	cfg *v1alpha1.OperatorConfiguration
 	// stopManager stops the running operator (a restart test replaces it).
 	stopManager func()
+	// operator is the manager's identity: the chart's RBAC (controllertest.OperatorIdentity).
+	operator *rest.Config
+	// mgr is the running operator's manager.
+	mgr ctrl.Manager
 )
 
 // verificationImage is the configured verification image.
@@ -63,6 +69,12 @@ func runTests(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	// The operator runs with the chart's RBAC, installed in the calibration namespace (the
+	// release namespace of an installed operator): whatever it reads or writes beyond it fails.
+	if operator, err = controllertest.OperatorIdentity(context.Background(), env, calibrationNamespace, "dgdr-operator"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	if err := startOperator(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -72,9 +84,11 @@ func runTests(m *testing.M) int {
 	return m.Run()
 }
 
-// startOperator starts a manager wired like cmd/dgdr-operator: the webhooks and the controllers.
+// startOperator starts a manager wired like cmd/dgdr-operator, the webhooks and the
+// controllers, as the operator's identity.
 func startOperator() error {
-	mgr, err := controllertest.NewManager(env, cfg)
+	var err error
+	mgr, err = controllertest.NewManagerAs(env, operator, cfg)
 	if err != nil {
 		return err
 	}

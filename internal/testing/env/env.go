@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/go-logr/logr"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
@@ -28,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	crlog "sigs.k8s.io/controller-runtime/pkg/log"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
@@ -71,6 +73,11 @@ type Env struct {
 
 // Start starts etcd and kube-apiserver from bin/ (KUBEBUILDER_ASSETS overrides).
 func Start(opts Options) (*Env, error) {
+	// The operator's components in the test process log through controller-runtime; the tests
+	// judge state, not logs. Discarding them (as an unset logger does) also keeps
+	// controller-runtime from printing, 30 s in, that no logger was set, with a stack trace. A
+	// test that reads logs sets its logger before Start: only the first one counts.
+	crlog.SetLogger(logr.Discard())
 	assets := os.Getenv("KUBEBUILDER_ASSETS")
 	if assets == "" {
 		assets = filepath.Join(Root(), "bin")

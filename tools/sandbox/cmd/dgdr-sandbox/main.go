@@ -13,7 +13,10 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	crlog "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/dgdr-operator/dgdr-operator/internal/logging"
 	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/audit"
 	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/controlplane"
 	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/dgdrealizer"
@@ -35,6 +38,9 @@ func newRootCommand() *cobra.Command {
 		Short:         "The whole dgdr system on one machine (control plane, node agent, operator)",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// What controller-runtime logs (its clients' API warnings and errors) goes to stderr; the
+		// long-running node agent and DGD realizer log with zap instead (processLogger).
+		PersistentPreRun: func(cmd *cobra.Command, _ []string) { crlog.SetLogger(logging.CommandLine(cmd.ErrOrStderr())) },
 	}
 	root.AddCommand(upCommand(), downCommand(), statusCommand(), kubeconfigCommand(), restartCommand(), nodeAgentCommand(), dgdRealizerCommand(), hostileSearchCommand(), tokenCommand(), auditCommand())
 	return root
@@ -166,13 +172,20 @@ func restartCommand() *cobra.Command {
 	}
 }
 
+// processLogger sets controller-runtime's logger of a long-running subcommand: zap's JSON lines
+// on stderr, as the operator logs.
+func processLogger(cmd *cobra.Command, _ []string) {
+	crlog.SetLogger(zap.New(zap.WriteTo(cmd.ErrOrStderr())))
+}
+
 func dgdRealizerCommand() *cobra.Command {
 	var cfgPath string
 	cmd := &cobra.Command{
-		Use:    "dgd-realizer --config FILE",
-		Short:  "Realize DynamoGraphDeployments with the real Dynamo frontend and mocker (started by up)",
-		Hidden: true,
-		Args:   cobra.NoArgs,
+		Use:              "dgd-realizer --config FILE",
+		Short:            "Realize DynamoGraphDeployments with the real Dynamo frontend and mocker (started by up)",
+		Hidden:           true,
+		Args:             cobra.NoArgs,
+		PersistentPreRun: processLogger,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := dgdrealizer.LoadConfig(cfgPath)
 			if err != nil {
@@ -191,10 +204,11 @@ func dgdRealizerCommand() *cobra.Command {
 func nodeAgentCommand() *cobra.Command {
 	var cfgPath string
 	cmd := &cobra.Command{
-		Use:    "node-agent --config FILE",
-		Short:  "Run the process-based node agent (started by up)",
-		Hidden: true,
-		Args:   cobra.NoArgs,
+		Use:              "node-agent --config FILE",
+		Short:            "Run the process-based node agent (started by up)",
+		Hidden:           true,
+		Args:             cobra.NoArgs,
+		PersistentPreRun: processLogger,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := nodeagent.LoadConfig(cfgPath)
 			if err != nil {
