@@ -11,13 +11,16 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/yaml"
 
 	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/controller/request"
 	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
 	"github.com/dgdr-operator/dgdr-operator/internal/testing/builders"
 	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
@@ -72,7 +75,8 @@ func TestCacheTransforms(t *testing.T) {
 // TestCacheSkipsSystemNamespaces: watching every namespace, the cache holds none of the kinds
 // the operator manages in kube-system, kube-public or kube-node-lease (so nothing there is
 // reconciled); with watchNamespaces, the namespaces bound the cache and no field selector is set.
-// Nodes, cluster-scoped, are cached whole but trimmed.
+// Nodes, cluster-scoped, are cached whole but trimmed; of CRDs only the DynamoGraphDeployment
+// CRD is cached, by its name.
 func TestCacheSkipsSystemNamespaces(t *testing.T) {
 	all := CacheOptions(&v1alpha1.OperatorConfiguration{})
 	for obj, by := range all.ByObject {
@@ -81,6 +85,9 @@ func TestCacheSkipsSystemNamespaces(t *testing.T) {
 			if by.Field != nil || by.Transform == nil {
 				t.Errorf("Nodes: field selector %v, transform set %v; want none and a transform", by.Field, by.Transform != nil)
 			}
+			continue
+		}
+		if isDGDCRD(obj) {
 			continue
 		}
 		if by.Field == nil {
@@ -95,10 +102,22 @@ func TestCacheSkipsSystemNamespaces(t *testing.T) {
 	}
 	scoped := CacheOptions(&v1alpha1.OperatorConfiguration{Namespaces: []string{"team-a"}})
 	for obj, by := range scoped.ByObject {
+		if isDGDCRD(obj) {
+			if by.Field == nil || !by.Field.Matches(fields.Set{"metadata.name": request.DGDCRDName}) || by.Field.Matches(fields.Set{"metadata.name": "other.nvidia.com"}) {
+				t.Errorf("the DGD CRD's field selector %v does not select that CRD alone", by.Field)
+			}
+			continue
+		}
 		if by.Field != nil {
 			t.Errorf("%T: field selector %v with watchNamespaces set", obj, by.Field)
 		}
 	}
+}
+
+// isDGDCRD tells whether a cached object is the DynamoGraphDeployment CRD request watches.
+func isDGDCRD(obj client.Object) bool {
+	u, ok := obj.(*unstructured.Unstructured)
+	return ok && u.GroupVersionKind() == request.DGDCRDObject().GroupVersionKind()
 }
 
 // TestCachedKindsAreListedAndWatched: every kind the manager's cache holds is one the generated
