@@ -6,8 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -367,61 +365,24 @@ func TestPlantedServiceAccountFailsTheRun(t *testing.T) {
 	}
 }
 
-// TestOperatorTokenIsFenced plays a compromised operator on the sandbox: a ServiceAccount
-// holding exactly the operator's generated ClusterRole (config/rbac/role.yaml, what the chart
-// grants), bound cluster-wide as with watchNamespaces empty, under the chart's fence
-// (jobcontract.OperatorFencePolicy for that ServiceAccount and the sandbox operator's
-// configuration). Impersonating it (the sandbox's operator itself runs with the admin
-// kubeconfig), it is refused (403) on patching a foreign CRD (the Dynamo platform's
-// DynamoGraphDeployment CRD), on creating an arbitrary ValidatingAdmissionPolicy, on a Job in
-// kube-system, on a DynamoGraphDeployment without autoApply's annotation, on deleting a
+// TestOperatorTokenIsFenced plays a compromised operator on the sandbox, with a token of the
+// operator's own ServiceAccount (the chart's, TokenRequest) under the chart's RBAC and fence as
+// the sandbox installs them. It is refused (403) on patching a foreign CRD (the Dynamo
+// platform's DynamoGraphDeployment CRD), on creating an arbitrary ValidatingAdmissionPolicy, on
+// a Job in kube-system, on a DynamoGraphDeployment without autoApply's annotation, on deleting a
 // ConfigMap in kube-system and on a Job shaped like its search with a tenant's Secret mounted;
 // its own search and verification Jobs pass. Reverted (CRD and policy rules without
 // resourceNames, a fence matching no delete and checking only a Job's images and ServiceAccount),
 // each attack succeeds; before, the fence also refused the verification Job.
 func TestOperatorTokenIsFenced(t *testing.T) {
 	ctx := context.Background()
+	sandboxtest.ExpectDenials(t) // the attacks are refused requests of the operator's own user
 	ns := newNamespace(t)
-	data, err := os.ReadFile(filepath.Join(root, "config", "rbac", "role.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var generated rbacv1.ClusterRole
-	if err := yaml.UnmarshalStrict(data, &generated); err != nil {
-		t.Fatal(err)
-	}
-	const name = "dgdr-operator"
-	user := "system:serviceaccount:" + ns + ":" + name
-	generated.ObjectMeta = metav1.ObjectMeta{Name: "attack-operator-" + ns}
-	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: generated.Name},
-		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: generated.Name},
-		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: ns}}}
 	operatorCfg, err := config.Load(manager.OperatorConfigPath(root))
 	if err != nil {
 		t.Fatal(err)
 	}
-	policy, policyBinding := jobcontract.OperatorFencePolicy(jobcontract.FenceOptionsFor(user, operatorCfg))
-	policy.Name, policyBinding.Name, policyBinding.Spec.PolicyName = "fence-"+ns, "fence-"+ns, "fence-"+ns
-	for _, obj := range []client.Object{&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}, &generated, binding, policy, policyBinding} {
-		if err := k8s.Create(ctx, obj); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Cleanup(func() {
-		for _, obj := range []client.Object{policyBinding, policy, binding, &generated} {
-			_ = k8s.Delete(context.Background(), obj)
-		}
-	})
-	admin, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := rest.CopyConfig(admin)
-	cfg.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"}}
-	operator, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	operator := operatorClient(t)
 
 	r := builders.Run("kube-system", "x").UID("00000000-0000-0000-0000-000000000000").Obj()
 	sysJob := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "dgdr-attack"},
@@ -496,4 +457,26 @@ func TestOperatorTokenIsFenced(t *testing.T) {
 			t.Errorf("the operator's own %s Job with the operator's token: %v", what, err)
 		}
 	}
+}
+
+// operatorClient is a client with a fresh token of the sandbox operator's ServiceAccount: what a
+// compromised operator process holds.
+func operatorClient(t *testing.T) client.Client {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := cs.CoreV1().ServiceAccounts(manager.OperatorNamespace).CreateToken(context.Background(), manager.OperatorServiceAccount,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](600)}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := rest.AnonymousClientConfig(env.Config)
+	cfg.BearerToken = tr.Status.Token
+	c, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
