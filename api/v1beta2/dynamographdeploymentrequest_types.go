@@ -1111,7 +1111,8 @@ type VerificationStatus struct {
 	Phase VerificationPhase `json:"phase,omitempty"`
 
 	// reason is a CamelCase word saying why the phase is Failed (FrontendUnreachable,
-	// TimedOut, ErrorRateExceeded, JobFailed, OutputRejected, NoModeledMetrics).
+	// TimedOut, ErrorRateExceeded, NoRequestsCompleted, JobFailed, OutputRejected,
+	// NoModeledMetrics, NotConfigured, PodFailedToStart).
 	// +optional
 	// +kubebuilder:validation:MaxLength=64
 	Reason string `json:"reason,omitempty"`

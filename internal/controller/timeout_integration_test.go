@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/controllertest"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/fit"
@@ -100,7 +101,7 @@ func TestEveryReconcileEndsAtReconciliationTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	ns := testenv.Namespace(t, env.Client, "timeout")
-	r := builders.Run(ns, "hung-run").Label("nvidia.com/dgdr-request-name", "req").Obj()
+	r := builders.Run(ns, "hung-run").Label(v1beta2.LabelRequestName, "req").Obj()
 	r.Spec.Model.Name = "Qwen/Qwen3-0.6B"
 	for _, obj := range []client.Object{
 		builders.Request(ns, "hung-request").Model("Qwen/Qwen3-0.6B").GPUSKU("h200_sxm").Obj(),

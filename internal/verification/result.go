@@ -20,6 +20,9 @@ const (
 	ReasonNoRequestsCompleted = "NoRequestsCompleted"
 	ReasonJobFailed           = "JobFailed"
 	ReasonOutputRejected      = "OutputRejected"
+	// ReasonPodFailedToStart: the verification pod could not start (podstart), or the Job
+	// created none; the Job was deleted.
+	ReasonPodFailedToStart = "PodFailedToStart"
 )
 
 // MaxResultBytes caps the result the operator reads: the kubelet's own cap on a termination

@@ -30,7 +30,7 @@ const replicaB = "dgdr-operator-b"
 // and exit, without creating anything. Afterwards the sandbox's operator is restored to its
 // original configuration.
 func TestLeaderElectionTakeover(t *testing.T) {
-	le := &manager.LeaderElection{Namespace: "default", LeaseDuration: 4 * time.Second, RenewDeadline: 3 * time.Second, RetryPeriod: time.Second}
+	le := &manager.LeaderElection{Namespace: manager.OperatorNamespace, LeaseDuration: 4 * time.Second, RenewDeadline: 3 * time.Second, RetryPeriod: time.Second}
 	original, err := manager.Component(root, manager.Operator)
 	if err != nil {
 		t.Fatal(err)

@@ -77,6 +77,9 @@ type Reconciler struct {
 	// status write was computed from (triggered by its new Run's event): they would resend the
 	// same status.
 	expectations status.Expectations
+	// verificationStarts holds since when each request's verification pod has had a given
+	// container unable to start (podstart.Due).
+	verificationStarts status.Sightings
 }
 
 // runControllerUIDIndex indexes cached Runs by the UID of their controlling owner (the
@@ -102,8 +105,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		WithOptions(controller.Options{MaxConcurrentReconciles: status.Workers(r.Config.Concurrency.Requests)}).
 		For(&v1beta2.DynamoGraphDeploymentRequest{}, builder.WithPredicates(predicate.NewPredicateFuncs(isV1Beta2Native))).
 		Owns(&v1beta2.DynamoGraphDeploymentRun{}).
-		// A verification Job's end is what its request waits for.
+		// A verification Job's end is what its request waits for, or its pod failing to start.
 		Owns(&batchv1.Job{}).
+		Watches(verificationPodWatch()).
 		// autoApply waits for the Dynamo platform's CRD when the cluster lacks it.
 		Watches(DGDCRDObject(), handler.EnqueueRequestsFromMapFunc(r.awaitingDGDCRD), builder.WithPredicates(dgdCRDEstablished)).
 		Complete(r)

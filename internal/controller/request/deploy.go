@@ -259,7 +259,11 @@ func (r *Reconciler) followReadiness(ctx context.Context, dgdr *v1beta2.DynamoGr
 			msg += fmt.Sprintf("; re-search %s kept it: %s", kept.Run, kept.Message)
 		}
 		r.setDeployed(dgdr, metav1.ConditionTrue, reason, msg, events)
-		return deployPollSettled, r.verify(ctx, dgdr, dgd, events)
+		wait, err := r.verify(ctx, dgdr, dgd, events)
+		if wait > 0 && wait < deployPollSettled {
+			return wait, err
+		}
+		return deployPollSettled, err
 	}
 	r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonDeploymentProgressing,
 		fmt.Sprintf("DynamoGraphDeployment %s (candidate %s of Run %s) is not ready: %s", d.Name, d.Candidate, d.Run, why), events)

@@ -16,10 +16,17 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/calibration"
+	"github.com/dgdr-operator/dgdr-operator/internal/controller/podstart"
+	"github.com/dgdr-operator/dgdr-operator/internal/controller/run"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/status"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 	"github.com/dgdr-operator/dgdr-operator/internal/verification"
@@ -47,18 +54,18 @@ func frontendServiceName(dgd string) string { return dgd + "-frontend" }
 
 // verify runs one verification Job per ready DynamoGraphDeployment generation and records its
 // result in status.verification and the PredictionHeld condition. It is called only while
-// Deployed is True.
-func (r *Reconciler) verify(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, dgd *unstructured.Unstructured, events *status.Events) error {
+// Deployed is True. It returns when to look at a running Job again (0: its events will tell).
+func (r *Reconciler) verify(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, dgd *unstructured.Unstructured, events *status.Events) (time.Duration, error) {
 	if !verification.Enabled(dgdr) {
 		dgdr.Status.Verification = nil
 		meta.RemoveStatusCondition(&dgdr.Status.Conditions, v1beta2.ConditionPredictionHeld)
-		return nil
+		return 0, nil
 	}
 	d := dgdr.Status.Deployment
 	gen := dgd.GetGeneration()
 	v := dgdr.Status.Verification
 	if v != nil && v.Deployment == d.Name && v.DeploymentGeneration == gen && v.Candidate == d.Candidate && v.Phase != v1beta2.VerificationRunning {
-		return nil // this generation was measured
+		return 0, nil // this generation was measured
 	}
 	base := v1beta2.VerificationStatus{
 		Phase: v1beta2.VerificationRunning, JobName: naming.VerificationJobName(dgdr.Name, gen),
@@ -67,7 +74,7 @@ func (r *Reconciler) verify(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploy
 	if r.Config.Verification.Image == "" {
 		r.failVerification(dgdr, base, verification.ReasonNotConfigured,
 			"the operator configuration sets no verification.image; nothing is measured", events)
-		return nil
+		return 0, nil
 	}
 	job := &batchv1.Job{}
 	err := r.Client.Get(ctx, types.NamespacedName{Namespace: dgdr.Namespace, Name: base.JobName}, job)
@@ -75,36 +82,40 @@ func (r *Reconciler) verify(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploy
 	case apierrors.IsNotFound(err):
 		full, _, plan, err := r.verificationPlan(ctx, dgdr, &base, events)
 		if plan == nil || err != nil {
-			return err
+			return 0, err
 		}
-		return r.startVerification(ctx, dgdr, full, plan, base, gen, events)
+		return 0, r.startVerification(ctx, dgdr, full, plan, base, gen, events)
 	case err != nil:
-		return err
+		return 0, err
 	case !metav1.IsControlledBy(job, dgdr):
 		r.failVerification(dgdr, base, verification.ReasonJobFailed,
 			fmt.Sprintf("a Job named %s exists and this request does not control it", base.JobName), events)
-		return nil
+		return 0, nil
 	}
 	finished, failed := jobFinished(job)
 	if !finished {
 		if v == nil || v.JobName != base.JobName {
 			// The status lost the Job it started (an older write, a restart): resolve it again.
 			if _, _, plan, err := r.verificationPlan(ctx, dgdr, &base, events); plan == nil || err != nil {
-				return err
+				return 0, err
 			}
 			dgdr.Status.Verification = &base
 		}
+		ended, again, err := r.checkVerificationStart(ctx, dgdr, job, events)
+		if err != nil || ended {
+			return 0, err
+		}
 		r.setPredictionHeld(dgdr, metav1.ConditionUnknown, v1beta2.ReasonVerifying,
 			fmt.Sprintf("Job %s measures DynamoGraphDeployment %s generation %d", base.JobName, d.Name, gen))
-		return nil
+		return again, nil
 	}
 	full, cand, plan, err := r.verificationPlan(ctx, dgdr, &base, events)
 	if plan == nil || err != nil {
-		return err
+		return 0, err
 	}
 	msg, finishedAt, err := r.terminationMessage(ctx, job)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	base.MeasuredAt = finishedAt
 	if msg == nil {
@@ -113,22 +124,22 @@ func (r *Reconciler) verify(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploy
 			reason, why = verification.ReasonTimedOut, fmt.Sprintf("it ran past its deadline (maxDurationSeconds %d + %d s)", plan.MaxDurationSeconds, verification.StartGraceSeconds)
 		}
 		r.failVerification(dgdr, base, reason, fmt.Sprintf("Job %s ended without a measurement: %s", base.JobName, why), events)
-		return nil
+		return 0, nil
 	}
 	out := verification.ParseResult(msg, plan.GPUs)
 	base.Observed = out.Observed
 	if out.FailReason != "" {
 		r.failVerification(dgdr, base, out.FailReason, out.Message, events)
-		return nil
+		return 0, nil
 	}
 	// The profile first: when Record fails the status still says Running, and the next reconcile
 	// reads the finished Job again (Record replaces an earlier observation of the same source).
 	measured, _ := verification.Judge(plan, base.Observed)
 	if err := r.recordCalibration(ctx, full, cand, &base, measured); err != nil {
-		return err
+		return 0, err
 	}
 	r.recordVerification(dgdr, base, plan, events)
-	return nil
+	return 0, nil
 }
 
 // recordCalibration adds a successful verification to the cluster's calibration profile, where
@@ -241,18 +252,115 @@ func jobFinished(job *batchv1.Job) (bool, *batchv1.JobCondition) {
 	return false, nil
 }
 
+// verificationPods lists the pods of a verification Job from the informer cache; only those the
+// Job controls count (podstart.ControlledBy): anyone who may create pods can give one the Job's
+// labels.
+func (r *Reconciler) verificationPods(ctx context.Context, job *batchv1.Job) ([]corev1.Pod, error) {
+	var pods corev1.PodList
+	if err := r.Client.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingLabels{batchv1.JobNameLabel: job.Name}); err != nil {
+		return nil, err
+	}
+	return podstart.ControlledBy(pods.Items, job), nil
+}
+
+// verificationStartRule is what counts as a start failure of a verification pod: the rule of
+// search pods, and a pod no node can hold (the deployment it measures already runs).
+var verificationStartRule = podstart.Rule{First: verification.ContainerName, Unschedulable: true}
+
+// checkVerificationStart ends the running verification of job when its pod cannot start
+// (verificationStartRule): at once for a final failure, once it has lasted
+// job.startFailureGraceSeconds for one the kubelet retries (an image it cannot pull, a
+// configuration error, a crash loop) or a pod no node can hold; and when the Job has created no
+// pod that long after its creation (its pods are refused). It deletes the Job, so that its pod
+// does not wait for the Job's deadline. Otherwise again is when a failure's grace runs out.
+func (r *Reconciler) checkVerificationStart(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, job *batchv1.Job, events *status.Events) (ended bool, again time.Duration, err error) {
+	pods, err := r.verificationPods(ctx, job)
+	if err != nil {
+		return false, 0, err
+	}
+	grace := time.Duration(*r.Config.Job.StartFailureGraceSeconds) * time.Second
+	now := r.now()
+	var msg string
+	if f := verificationStartRule.Newest(pods); f != nil {
+		due, lasted, wait := podstart.Due(&r.verificationStarts, dgdr.UID, f, now, grace)
+		if !due {
+			return false, wait, nil
+		}
+		msg = fmt.Sprintf("the verification pod %s could not start: %s; Job %s was deleted. %s",
+			f.Pod, f.Describe(lasted, 1024), job.Name, verificationStartAdvice(f.Kind()))
+	} else {
+		r.verificationStarts.Forget(dgdr.UID)
+		if no, wait := podstart.NoPod(job, pods, now, grace); !no {
+			return false, wait, nil
+		}
+		// The cache keeps of a Job only its active count; the API server's copy says whether a
+		// pod of it ever ran.
+		live := &batchv1.Job{}
+		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(job), live); err != nil {
+			return false, 0, client.IgnoreNotFound(err)
+		}
+		if no, _ := podstart.NoPod(live, pods, now, grace); !no || live.UID != job.UID {
+			return false, 0, nil
+		}
+		msg = fmt.Sprintf("Job %s created no pod within %s (job.startFailureGraceSeconds): the API server refuses its pods "+
+			"(admission, a ResourceQuota or a LimitRange; the Job's FailedCreate events say which), or the Job controller is not running; the Job was deleted",
+			job.Name, grace)
+	}
+	r.verificationStarts.Forget(dgdr.UID)
+	err = r.Client.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &job.UID})
+	if client.IgnoreNotFound(err) != nil {
+		return false, 0, fmt.Errorf("deleting verification Job %s: %w", job.Name, err)
+	}
+	r.failVerification(dgdr, *dgdr.Status.Verification, verification.ReasonPodFailedToStart, msg, events)
+	return true, 0, nil
+}
+
+// verificationStartAdvice says what to check when the verification pod cannot start.
+func verificationStartAdvice(k podstart.Kind) string {
+	switch k {
+	case podstart.KindImage:
+		return "Check that verification.image of the operator configuration exists and that the node can pull it"
+	case podstart.KindCrash:
+		return "See the container's logs"
+	case podstart.KindUnschedulable:
+		return "Check that a node can hold the verification pod: job.nodeSelector, job.tolerations, job.priorityClassName and verification.resources of the operator configuration"
+	default:
+		return "Check that verification.image runs as the non-root job.runAsUser/runAsGroup of the operator configuration with a read-only root file system"
+	}
+}
+
+// verificationPodWatch is the pod source of the request controller: a verification pod that
+// cannot start reaches its request (checkVerificationStart); its Job's status says nothing while
+// the pod waits. Other pod changes reach the request through its Job.
+func verificationPodWatch() (client.Object, handler.EventHandler, builder.WatchesOption) {
+	cannotStart := func(obj client.Object) bool {
+		pod, ok := obj.(*corev1.Pod)
+		return ok && pod.Labels[run.LabelComponent] == verification.ComponentValue && verificationStartRule.Of(pod) != nil
+	}
+	toRequest := func(_ context.Context, obj client.Object) []reconcile.Request {
+		name := obj.GetLabels()[v1beta2.LabelRequestName]
+		if name == "" || obj.GetLabels()[run.LabelComponent] != verification.ComponentValue {
+			return nil
+		}
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}}}
+	}
+	return &corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(toRequest), builder.WithPredicates(predicate.Funcs{
+		CreateFunc:  func(e event.CreateEvent) bool { return cannotStart(e.Object) },
+		UpdateFunc:  func(e event.UpdateEvent) bool { return cannotStart(e.ObjectNew) },
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	})
+}
+
 // terminationMessage is the verification container's termination message (capped by the
 // kubelet at 4 KiB; ParseResult refuses anything longer) and when it ended; nil when no pod of
 // the Job has one.
 func (r *Reconciler) terminationMessage(ctx context.Context, job *batchv1.Job) ([]byte, *metav1.Time, error) {
-	var pods corev1.PodList
-	if err := r.Client.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingLabels{batchv1.JobNameLabel: job.Name}); err != nil {
+	pods, err := r.verificationPods(ctx, job)
+	if err != nil {
 		return nil, nil, err
 	}
-	for _, p := range pods.Items {
-		if !metav1.IsControlledBy(&p, job) {
-			continue
-		}
+	for _, p := range pods {
 		for _, cs := range p.Status.ContainerStatuses {
 			if t := cs.State.Terminated; cs.Name == verification.ContainerName && t != nil && strings.TrimSpace(t.Message) != "" {
 				at := t.FinishedAt

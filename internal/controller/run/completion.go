@@ -3,7 +3,6 @@ package run
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
+	"github.com/dgdr-operator/dgdr-operator/internal/controller/podstart"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/requesttrace"
 )
@@ -51,18 +51,10 @@ func jobFinished(job *batchv1.Job) *batchv1.JobCondition {
 	return nil
 }
 
-// newestFirst is a copy of pods, the newest first (pods created in the same second keep their
-// order). A Job with backoffLimit 0 has one pod; the newest is the one that counts.
-func newestFirst(pods []corev1.Pod) []corev1.Pod {
-	sorted := slices.Clone(pods)
-	slices.SortStableFunc(sorted, func(a, b corev1.Pod) int { return b.CreationTimestamp.Compare(a.CreationTimestamp.Time) })
-	return sorted
-}
-
 // terminations returns the terminated states of the search and reporter containers, taken from
 // the newest pod that has one (a Job with backoffLimit 0 has one pod, but be robust).
 func terminations(pods []corev1.Pod) (search, reporter *corev1.ContainerStateTerminated) {
-	sorted := newestFirst(pods)
+	sorted := podstart.NewestFirst(pods)
 	for i := range sorted {
 		for _, cs := range sorted[i].Status.ContainerStatuses {
 			t := cs.State.Terminated
@@ -92,7 +84,7 @@ func terminations(pods []corev1.Pod) (search, reporter *corev1.ContainerStateTer
 
 // inputTermination is the newest pod's terminated input init container, if any.
 func inputTermination(pods []corev1.Pod) *corev1.ContainerStateTerminated {
-	sorted := newestFirst(pods)
+	sorted := podstart.NewestFirst(pods)
 	for i := range sorted {
 		for _, cs := range sorted[i].Status.InitContainerStatuses {
 			if cs.Name == jobcontract.InputContainer && cs.State.Terminated != nil {
@@ -147,7 +139,7 @@ func published(search, reporter *corev1.ContainerStateTerminated) bool {
 // exited 0 while its baseline container still runs: the reporter gave up waiting for the baseline,
 // published the result and recorded status.baseline.error; nil otherwise.
 func baselineOutlived(pods []corev1.Pod) *Completion {
-	sorted := newestFirst(pods)
+	sorted := podstart.NewestFirst(pods)
 	if len(sorted) == 0 {
 		return nil
 	}
@@ -290,127 +282,36 @@ func orDefault(s, d string) string {
 	return s
 }
 
-// startFailureWaiting are the waiting reasons of a container that cannot start. The kubelet
-// retries them, so they end the Run only once they have lasted job.startFailureGraceSeconds.
-var startFailureWaiting = map[string]string{
-	"ErrImagePull":               imageAdvice,
-	"ImagePullBackOff":           imageAdvice,
-	"InvalidImageName":           imageAdvice,
-	"ErrImageNeverPull":          imageAdvice,
-	"CreateContainerConfigError": configAdvice,
-	"CreateContainerError":       configAdvice,
-	"RunContainerError":          configAdvice,
-	"PreStartHookError":          configAdvice,
-	"CrashLoopBackOff":           "See the container's logs",
-}
-
-// startFailureTerminated are the terminated reasons of a container that never ran (the runtime
-// could not start its process); with restartPolicy Never nothing retries them.
-var startFailureTerminated = map[string]bool{"StartError": true, "ContainerCannotRun": true}
-
 const (
 	imageAdvice  = "Check that the image of the operator configuration (planner.image for the search container, reporter.image for the others) exists and that the node can pull it"
 	configAdvice = "Check the Secrets and claims the pod references (spec.model), and that the image runs as the non-root job.runAsUser/runAsGroup of the operator configuration with a read-only root file system"
 )
 
-// StartFailure is a container of the search pod that cannot start.
-type StartFailure struct {
-	// Pod and Container name it; Init is true for an init container.
-	Pod, Container string
-	Init           bool
-	// Reason is the container's waiting or terminated reason; Message the kubelet's message.
-	Reason, Message string
-	// Final: nothing will retry it (a failed init container, a container whose process could
-	// not be started), so no grace applies.
-	Final bool
-	// ExitCode of a failed init container.
-	ExitCode int32
-}
+// startRule is what counts as a start failure of a search pod: the search container first; a
+// pod no node can hold waits for capacity, as Kueue and the Job's deadline intend.
+var startRule = podstart.Rule{First: jobcontract.SearchContainer}
 
-// key identifies the failing container of a pod (the grace runs while it keeps failing).
-func (f *StartFailure) key() string { return f.Pod + "/" + f.Container }
-
-// podStartFailure returns the first container of pod (init containers, then the search
-// container, then the others) that cannot start, or nil.
-func podStartFailure(pod *corev1.Pod) *StartFailure {
-	if !pod.DeletionTimestamp.IsZero() {
-		return nil
-	}
-	for _, cs := range pod.Status.InitContainerStatuses {
-		if t := cs.State.Terminated; t != nil && t.ExitCode != 0 {
-			return &StartFailure{Pod: pod.Name, Container: cs.Name, Init: true, Reason: orDefault(t.Reason, "Error"),
-				Message: t.Message, ExitCode: t.ExitCode, Final: true}
-		}
-		if w := cs.State.Waiting; w != nil && startFailureWaiting[w.Reason] != "" {
-			return &StartFailure{Pod: pod.Name, Container: cs.Name, Init: true, Reason: w.Reason, Message: w.Message}
-		}
-	}
-	statuses := append([]corev1.ContainerStatus(nil), pod.Status.ContainerStatuses...)
-	slices.SortStableFunc(statuses, func(a, b corev1.ContainerStatus) int {
-		return boolRank(a.Name != jobcontract.SearchContainer) - boolRank(b.Name != jobcontract.SearchContainer)
-	})
-	for _, cs := range statuses {
-		if t := cs.State.Terminated; t != nil && startFailureTerminated[t.Reason] {
-			return &StartFailure{Pod: pod.Name, Container: cs.Name, Reason: t.Reason, Message: t.Message, ExitCode: t.ExitCode, Final: true}
-		}
-		if w := cs.State.Waiting; w != nil && startFailureWaiting[w.Reason] != "" {
-			return &StartFailure{Pod: pod.Name, Container: cs.Name, Reason: w.Reason, Message: w.Message}
-		}
-	}
-	return nil
-}
-
-func boolRank(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-// StartFailureOf returns the start failure of the newest pod, or nil.
-func StartFailureOf(pods []corev1.Pod) *StartFailure {
-	var newest *corev1.Pod
-	if sorted := newestFirst(pods); len(sorted) > 0 {
-		newest = &sorted[0]
-	}
-	if newest == nil {
-		return nil
-	}
-	return podStartFailure(newest)
+// StartFailureOf returns the start failure of the Job's newest pod (startRule), or nil.
+func StartFailureOf(pods []corev1.Pod) *podstart.Failure {
+	return startRule.Newest(pods)
 }
 
 // StartFailed is the Completion of a search pod that could not start; lasted is how long
 // the failure had lasted (0 for a final one).
-func StartFailed(f *StartFailure, lasted time.Duration) *Completion {
-	what := "container"
-	if f.Init {
-		what = "init container"
-	}
-	msg := strings.TrimSpace(f.Message)
-	if len(msg) > maxTerminationMessage {
-		msg = "…" + msg[len(msg)-maxTerminationMessage:]
-	}
-	if msg != "" {
-		msg = " (" + msg + ")"
-	}
+func StartFailed(f *podstart.Failure, lasted time.Duration) *Completion {
 	var b strings.Builder
-	fmt.Fprintf(&b, "the search pod %s could not start: %s %q ", f.Pod, what, f.Container)
-	switch {
-	case f.Init && f.Final:
-		fmt.Fprintf(&b, "failed with exit code %d, %s%s", f.ExitCode, f.Reason, msg)
-	case f.Final:
-		fmt.Fprintf(&b, "could not be started, %s%s", f.Reason, msg)
+	fmt.Fprintf(&b, "the search pod %s could not start: %s; the search Job was deleted. ", f.Pod, f.Describe(lasted, maxTerminationMessage))
+	switch f.Kind() {
+	case podstart.KindImage:
+		b.WriteString(imageAdvice)
+	case podstart.KindCrash:
+		b.WriteString("See the container's logs")
 	default:
-		fmt.Fprintf(&b, "stayed in %s%s for %s (job.startFailureGraceSeconds)", f.Reason, msg, lasted.Round(time.Second))
-	}
-	b.WriteString("; the search Job was deleted. ")
-	switch advice := startFailureWaiting[f.Reason]; {
-	case advice != "":
-		b.WriteString(advice)
-	case f.Init && f.Container == jobcontract.InputContainer:
-		b.WriteString("The input init container could not write the Run's recorded input; see its logs")
-	default:
-		b.WriteString(configAdvice)
+		if f.Init && f.Container == jobcontract.InputContainer {
+			b.WriteString("The input init container could not write the Run's recorded input; see its logs")
+		} else {
+			b.WriteString(configAdvice)
+		}
 	}
 	return &Completion{Reason: v1beta2.ReasonSearchPodFailedToStart, Message: b.String()}
 }
@@ -426,7 +327,7 @@ func outputRejected(reporter *corev1.ContainerStateTerminated) *Completion {
 // the output volume's sizeLimit (OutputRejected), or for another reason (SearchFailed).
 func evicted(pods []corev1.Pod) *Completion {
 	var newest *corev1.Pod
-	if sorted := newestFirst(pods); len(sorted) > 0 {
+	if sorted := podstart.NewestFirst(pods); len(sorted) > 0 {
 		newest = &sorted[0]
 	}
 	if newest == nil || newest.Status.Reason != "Evicted" {

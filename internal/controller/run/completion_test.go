@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/controller/podstart"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 )
 
@@ -168,65 +169,8 @@ func TestPhase(t *testing.T) {
 	}
 }
 
-func waitingPod(created time.Time, init bool, container, reason, msg string) corev1.Pod {
-	p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "job-pod", CreationTimestamp: metav1.NewTime(created)}}
-	cs := corev1.ContainerStatus{Name: container, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: msg}}}
-	if init {
-		p.Status.InitContainerStatuses = []corev1.ContainerStatus{cs}
-		return p
-	}
-	running := corev1.ContainerStatus{Name: "reporter", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}
-	p.Status.ContainerStatuses = []corev1.ContainerStatus{running, cs}
-	return p
-}
-
-func TestStartFailureOf(t *testing.T) {
-	now := time.Now()
-	deleting := waitingPod(now, false, "search", "ErrImagePull", "")
-	deleting.DeletionTimestamp = &metav1.Time{Time: now}
-	cases := []struct {
-		name      string
-		pods      []corev1.Pod
-		want      string // container/reason, "" for none
-		wantFinal bool
-	}{
-		{name: "no pod"},
-		{name: "creating", pods: []corev1.Pod{waitingPod(now, false, "search", "ContainerCreating", "")}},
-		{name: "pod initializing", pods: []corev1.Pod{waitingPod(now, false, "search", "PodInitializing", "")}},
-		{name: "running", pods: []corev1.Pod{podWith(now, nil, nil)}},
-		{name: "search exited", pods: []corev1.Pod{podWith(now, exit(2, "Error", ""), nil)}},
-		{name: "image pull error", pods: []corev1.Pod{waitingPod(now, false, "search", "ErrImagePull", "not found")}, want: "search/ErrImagePull"},
-		{name: "image pull back-off", pods: []corev1.Pod{waitingPod(now, false, "search", "ImagePullBackOff", "")}, want: "search/ImagePullBackOff"},
-		{name: "invalid image name", pods: []corev1.Pod{waitingPod(now, false, "search", "InvalidImageName", "")}, want: "search/InvalidImageName"},
-		{name: "config error", pods: []corev1.Pod{waitingPod(now, false, "search", "CreateContainerConfigError", "secret hf not found")}, want: "search/CreateContainerConfigError"},
-		{name: "create error", pods: []corev1.Pod{waitingPod(now, false, "search", "CreateContainerError", "")}, want: "search/CreateContainerError"},
-		{name: "run error", pods: []corev1.Pod{waitingPod(now, false, "search", "RunContainerError", "")}, want: "search/RunContainerError"},
-		{name: "crash loop", pods: []corev1.Pod{waitingPod(now, false, "reporter", "CrashLoopBackOff", "")}, want: "reporter/CrashLoopBackOff"},
-		{name: "init image pull error", pods: []corev1.Pod{waitingPod(now, true, "input", "ErrImagePull", "")}, want: "input/ErrImagePull"},
-		{name: "init failed", pods: []corev1.Pod{initFailed(now, podWith(now, nil, nil))}, want: "input/Error", wantFinal: true},
-		{name: "start error", pods: []corev1.Pod{podWith(now, exit(128, "StartError", ""), nil)}, want: "search/StartError", wantFinal: true},
-		{name: "pod being deleted", pods: []corev1.Pod{deleting}},
-		{name: "newest pod counts", pods: []corev1.Pod{waitingPod(now.Add(-time.Minute), false, "search", "ErrImagePull", ""), podWith(now, nil, nil)}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			f := StartFailureOf(tc.pods)
-			got := ""
-			if f != nil {
-				got = f.Container + "/" + f.Reason
-			}
-			if got != tc.want {
-				t.Fatalf("got %q, want %q", got, tc.want)
-			}
-			if f != nil && f.Final != tc.wantFinal {
-				t.Errorf("final = %v, want %v", f.Final, tc.wantFinal)
-			}
-		})
-	}
-}
-
 func TestStartFailedMessage(t *testing.T) {
-	f := &StartFailure{Pod: "run-search-x", Container: "search", Reason: "ErrImagePull", Message: `image "bad:1" not found`}
+	f := &podstart.Failure{Pod: "run-search-x", Container: "search", Reason: "ErrImagePull", Message: `image "bad:1" not found`}
 	o := StartFailed(f, 121*time.Second)
 	if o.Reason != v1beta2.ReasonSearchPodFailedToStart {
 		t.Fatalf("reason %s", o.Reason)
@@ -235,26 +179,6 @@ func TestStartFailedMessage(t *testing.T) {
 		if !strings.Contains(o.Message, want) {
 			t.Errorf("message %q does not contain %q", o.Message, want)
 		}
-	}
-}
-
-// TestNewestFirst: the newest pod comes first; pods created in the same second keep their order,
-// so every reader of "the newest pod" picks the same one.
-func TestNewestFirst(t *testing.T) {
-	t0 := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
-	pod := func(name string, created time.Time) corev1.Pod {
-		return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.NewTime(created)}}
-	}
-	pods := []corev1.Pod{pod("old", t0), pod("new-a", t0.Add(time.Minute)), pod("mid", t0.Add(time.Second)), pod("new-b", t0.Add(time.Minute))}
-	var got []string
-	for _, p := range newestFirst(pods) {
-		got = append(got, p.Name)
-	}
-	if diff := cmp.Diff([]string{"new-a", "new-b", "mid", "old"}, got); diff != "" {
-		t.Errorf("order (-want +got):\n%s", diff)
-	}
-	if pods[0].Name != "old" {
-		t.Errorf("newestFirst sorted its argument: %s first", pods[0].Name)
 	}
 }
 

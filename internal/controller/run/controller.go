@@ -35,6 +35,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
 	"github.com/dgdr-operator/dgdr-operator/internal/calibration"
 	"github.com/dgdr-operator/dgdr-operator/internal/config"
+	"github.com/dgdr-operator/dgdr-operator/internal/controller/podstart"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/slotqueue"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/status"
 	"github.com/dgdr-operator/dgdr-operator/internal/metrics"
@@ -494,13 +495,13 @@ func (r *Reconciler) searchPods(ctx context.Context, job *batchv1.Job) ([]corev1
 	if err := r.Client.List(ctx, &pods, opts...); err != nil {
 		return nil, err
 	}
-	if s, _ := terminations(controlledBy(pods.Items, job)); s != nil {
-		return controlledBy(pods.Items, job), nil
+	if s, _ := terminations(podstart.ControlledBy(pods.Items, job)); s != nil {
+		return podstart.ControlledBy(pods.Items, job), nil
 	}
 	if err := r.APIReader.List(ctx, &pods, opts...); err != nil {
 		return nil, err
 	}
-	return controlledBy(pods.Items, job), nil
+	return podstart.ControlledBy(pods.Items, job), nil
 }
 
 // Bounds of the wait for a stopped search's pod (stoppingSearch).
@@ -533,7 +534,7 @@ func (r *Reconciler) stoppingSearch(ctx context.Context, run *v1beta2.DynamoGrap
 	}
 	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: ref.Name, UID: ref.UID}}
 	var wait time.Duration
-	for _, p := range controlledBy(pods.Items, job) {
+	for _, p := range podstart.ControlledBy(pods.Items, job) {
 		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 			continue
 		}

@@ -6,7 +6,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -17,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/controller/podstart"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/status"
 )
 
@@ -32,14 +32,10 @@ func (r *Reconciler) checkStart(ctx context.Context, run *v1beta2.DynamoGraphDep
 		r.startFailures.Forget(run.UID)
 		return false, ctrl.Result{}, nil
 	}
-	now := r.Now()
-	var lasted time.Duration
-	if !f.Final {
-		lasted = now.Sub(r.startFailures.Since(run.UID, f.key(), now))
-		grace := time.Duration(*r.Config.Job.StartFailureGraceSeconds) * time.Second
-		if lasted < grace {
-			return false, ctrl.Result{RequeueAfter: grace - lasted}, nil
-		}
+	grace := time.Duration(*r.Config.Job.StartFailureGraceSeconds) * time.Second
+	due, lasted, wait := podstart.Due(&r.startFailures, run.UID, f, r.Now(), grace)
+	if !due {
+		return false, ctrl.Result{RequeueAfter: wait}, nil
 	}
 	if err := r.deleteJob(ctx, run); err != nil {
 		return false, ctrl.Result{}, err
@@ -58,7 +54,7 @@ func (r *Reconciler) runningPods(ctx context.Context, run *v1beta2.DynamoGraphDe
 	if err := r.Client.List(ctx, &pods, client.InNamespace(run.Namespace), client.MatchingLabels{v1beta2.LabelRunUID: string(run.UID)}); err != nil {
 		return nil, err
 	}
-	return controlledBy(pods.Items, job), nil
+	return podstart.ControlledBy(pods.Items, job), nil
 }
 
 // podRun maps a search pod to its Run through the Run labels the Job's pod template carries
@@ -78,7 +74,7 @@ func podRun(_ context.Context, obj client.Object) []reconcile.Request {
 func podEvents() builder.Predicates {
 	ends := func(obj client.Object) bool {
 		pod, ok := obj.(*corev1.Pod)
-		return ok && (podStartFailure(pod) != nil || baselineOutlived([]corev1.Pod{*pod}) != nil)
+		return ok && (startRule.Of(pod) != nil || baselineOutlived([]corev1.Pod{*pod}) != nil)
 	}
 	return builder.WithPredicates(predicate.Funcs{
 		CreateFunc:  func(e event.CreateEvent) bool { return ends(e.Object) },
@@ -91,17 +87,4 @@ func podEvents() builder.Predicates {
 // podWatch is the pod source of the Run controller.
 func podWatch() (client.Object, handler.EventHandler, builder.WatchesOption) {
 	return &corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podRun), podEvents()
-}
-
-// controlledBy returns the pods whose controller owner reference (controller: true) is job. A
-// label or a non-controller reference is not enough: both can be set by whoever creates the pod,
-// while the Job controller sets itself as the controller of the pods it creates.
-func controlledBy(pods []corev1.Pod, job *batchv1.Job) []corev1.Pod {
-	out := make([]corev1.Pod, 0, len(pods))
-	for i := range pods {
-		if metav1.IsControlledBy(&pods[i], job) {
-			out = append(out, pods[i])
-		}
-	}
-	return out
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
+	"github.com/dgdr-operator/dgdr-operator/internal/controller/podstart"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/research"
 )
@@ -171,7 +172,7 @@ func (r *Reconciler) recordWindow(ctx context.Context, run *v1beta2.DynamoGraphD
 	if err := r.Client.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingLabels{LabelJobName: job.Name}); err != nil {
 		return nil, err
 	}
-	sum, code := WindowReport(controlledBy(pods.Items, job))
+	sum, code := WindowReport(podstart.ControlledBy(pods.Items, job))
 	if sum == nil {
 		return nil, nil
 	}

@@ -37,6 +37,9 @@ var (
 // verificationImage is the configured verification image.
 const verificationImage = "registry.example/aiperf:0.13.0"
 
+// startFailureGrace is job.startFailureGraceSeconds of this package's operator.
+const startFailureGrace = 5 * time.Second
+
 // calibrationNamespace holds the calibration profile successful verifications are added to.
 const calibrationNamespace = "dgdr-calibration"
 
@@ -59,6 +62,8 @@ func runTests(m *testing.M) int {
 	cfg = controllertest.Config()
 	cfg.Verification.Image = verificationImage
 	cfg.Calibration.Namespace = calibrationNamespace
+	grace := int32(startFailureGrace / time.Second)
+	cfg.Job.StartFailureGraceSeconds = &grace
 	// Re-searches every minute (the default minimum is an hour).
 	cfg.Research.MinInterval = &metav1.Duration{Duration: time.Minute}
 	if err := env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: calibrationNamespace}}); err != nil {

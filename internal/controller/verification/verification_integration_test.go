@@ -138,8 +138,19 @@ func waitForStatus(t *testing.T, d *v1beta2.DynamoGraphDeploymentRequest, what s
 	return cur
 }
 
-// verificationJob waits for the request's verification Job of deployment generation 1.
+// verificationJob waits for the request's verification Job of deployment generation 1 and
+// marks it active, as the Job controller does once it has created the Job's pod.
 func verificationJob(t *testing.T, d *v1beta2.DynamoGraphDeploymentRequest) *batchv1.Job {
+	t.Helper()
+	job := createdVerificationJob(t, d)
+	if err := ct.SetJobRunning(context.Background(), k8s, job); err != nil {
+		t.Fatal(err)
+	}
+	return job
+}
+
+// createdVerificationJob waits for the request's verification Job of deployment generation 1.
+func createdVerificationJob(t *testing.T, d *v1beta2.DynamoGraphDeploymentRequest) *batchv1.Job {
 	t.Helper()
 	job := &batchv1.Job{}
 	poll.Eventually(t, 2*wait, "the verification Job", func() (bool, error) {
