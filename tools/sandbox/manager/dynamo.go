@@ -30,12 +30,15 @@ const (
 )
 
 // realizerRules are the DGD realizer's rights: it reconciles DynamoGraphDeployments (and their
-// status) into pods and a frontend Service, reads the Namespaces it serves, and records events.
+// status) into pods and a frontend Service owned by them, reads the Namespaces it serves, and
+// records events.
 // The Dynamo operator's chart grants these and more (it also manages Deployments, LeaderWorkerSets,
 // Grove objects, ...), which the realizer does not create.
 var realizerRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{"nvidia.com"}, Resources: []string{"dynamographdeployments"}, Verbs: []string{"get", "list", "watch", "update", "patch"}},
 	{APIGroups: []string{"nvidia.com"}, Resources: []string{"dynamographdeployments/status"}, Verbs: []string{"get", "update", "patch"}},
+	// Its pods and Service block their deployment's deletion (OwnerReferencesPermissionEnforcement).
+	{APIGroups: []string{"nvidia.com"}, Resources: []string{"dynamographdeployments/finalizers"}, Verbs: []string{"update"}},
 	{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch", "create", "delete"}},
 	{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"get", "list", "watch", "create"}},
 	{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"get", "list", "watch"}},
