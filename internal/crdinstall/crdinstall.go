@@ -43,7 +43,7 @@ const (
 // server-side apply, which authorizes the creation of a missing CRD by its name: it may read,
 // create and patch its own three CRDs only (TestRBACNamesOurCRDs keeps these names equal to
 // config/crd's), and list and watch the others (the certificate rotator follows the request
-// CRD's conversion webhook).
+// CRD's conversion webhook; autoApply follows the DynamoGraphDeployment CRD's establishment).
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=list;watch
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;create;patch,resourceNames=dynamographdeploymentrequests.nvidia.com;dynamographdeploymentruns.nvidia.com;dynamographdeploymentcandidates.nvidia.com
 
