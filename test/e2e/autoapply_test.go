@@ -85,7 +85,7 @@ func markReady(t *testing.T, dgd *unstructured.Unstructured) {
 // second generation updates the same deployment with its own best candidate.
 func TestAutoApplyDeploysAndFollowsReadiness(t *testing.T) {
 	ctx := context.Background()
-	ns := unrealizedNamespace(t)
+	ns := newNamespace(t)
 	env.CreateRequest(t, ns, fmt.Sprintf(autoApplyRequest, "auto", "llama-prod"))
 	first := waitRequestDone(t, ns, "auto")
 	requireSucceededWithCandidates(t, first)
@@ -149,7 +149,7 @@ func TestAutoApplyDeploysAndFollowsReadiness(t *testing.T) {
 // the request did not create gives Deployed=False Conflict and stays exactly as it was.
 func TestAutoApplyNeverOverwritesAForeignDeployment(t *testing.T) {
 	ctx := context.Background()
-	ns := unrealizedNamespace(t)
+	ns := newNamespace(t)
 	foreign := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{
 		"backendFramework": "sglang",
 		"components": []any{map[string]any{"name": "Frontend", "type": "frontend", "replicas": int64(1),

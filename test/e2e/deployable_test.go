@@ -64,7 +64,7 @@ spec:
 // creates a DynamoGraphDeployment carrying all of them.
 func TestDeployableCandidatePromoted(t *testing.T) {
 	ctx := context.Background()
-	ns := unrealizedNamespace(t) // the promoted deployment is checked, not served
+	ns := newNamespace(t)
 	secret := &corev1.Secret{}
 	secret.Name, secret.Namespace = "hf-token", ns
 	secret.StringData = map[string]string{"HF_TOKEN": "hf_not_a_real_token"}

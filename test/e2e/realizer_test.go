@@ -36,7 +36,7 @@ const realizeTimeout = 3 * time.Minute
 // fails.
 func realizedNamespace(t *testing.T) string {
 	t.Helper()
-	ns := newNamespace(t)
+	ns := sandboxtest.Namespace(t, k8s, "")
 	t.Cleanup(func() {
 		if !t.Failed() {
 			return
@@ -247,11 +247,4 @@ func TestAutoApplyRealizedOnDynamo(t *testing.T) {
 		}
 		return len(pods) == 0 && err != nil, fmt.Sprintf("%d pods, Service error %v", len(pods), err), nil
 	})
-}
-
-// unrealizedNamespace is a test namespace the sandbox's realizer leaves alone: the test plays
-// the Dynamo operator itself (it writes the deployments' status).
-func unrealizedNamespace(t *testing.T) string {
-	t.Helper()
-	return sandboxtest.UnrealizedNamespace(t, k8s, "")
 }

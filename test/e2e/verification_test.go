@@ -260,7 +260,7 @@ func closedPort(t *testing.T) int {
 // ends Failed within maxDurationSeconds (20 s) plus the Job's start grace, with no metrics
 // compared and PredictionHeld Unknown.
 func TestVerificationFaults(t *testing.T) {
-	ns := unrealizedNamespace(t)
+	ns := newNamespace(t)
 	env.CreateRequest(t, ns, fmt.Sprintf(faultRequest, "down", "llama-down"))
 	env.CreateRequest(t, ns, fmt.Sprintf(faultRequest, "stalled", "llama-stalled"))
 	requireSucceededWithCandidates(t, waitRequestDone(t, ns, "down"))
