@@ -135,6 +135,11 @@ func Scan(r io.Reader, name string, opts Options) ([]Finding, error) {
 	return out, nil
 }
 
+// namespaceTerminating ends the message of the 403 the NamespaceLifecycle admission plugin gives
+// a create in a namespace being deleted: not a right the user lacks (an event about an object of
+// a namespace a test just deleted).
+const namespaceTerminating = "because it is being terminated"
+
 // persistent tells whether a list or watch answered code fails again when retried, so that the
 // informer behind it never syncs: a client error other than 410 Gone (an expired
 // resourceVersion: the reflector lists afresh) and 429 (throttled). Server errors pass with the
@@ -151,6 +156,9 @@ func finding(ev *auditv1.Event, opts Options) (Finding, bool) {
 	code := ev.ResponseStatus.Code
 	listed := ev.Verb == "list" || ev.Verb == "watch"
 	if code != 403 && (!listed || !persistent(code)) {
+		return Finding{}, false
+	}
+	if code == 403 && strings.Contains(ev.ResponseStatus.Message, namespaceTerminating) {
 		return Finding{}, false
 	}
 	t := ev.RequestReceivedTimestamp.Time

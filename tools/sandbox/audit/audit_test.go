@@ -18,6 +18,7 @@ import (
 //	4 watch pods 403 (cluster)      5 list dynamographdeployments 404 6 admin impersonating: 403
 //	7 watch configmaps 200          8 another ServiceAccount: 403     9 list leases 500
 //	10 get /metrics 403             11 patch pods/status 403
+//	12 create events in a namespace being deleted: 403 (NamespaceLifecycle, not a missing right)
 const operator = "system:serviceaccount:dgdr-system:dgdr-operator"
 
 func at(sec int) time.Time {
