@@ -209,9 +209,16 @@ func ControllerConfig(cfg *v1alpha1.OperatorConfiguration) crconfig.Controller {
 
 // AddInformers adds to mgr's cache (made with CacheOptions) the informer of every kind
 // CacheOptions declares: they start and sync with the cache, before any controller or webhook
-// reads them, whether or not a controller watches the kind.
+// reads them, whether or not a controller watches the kind. All but the requests': listing them
+// converts every stored v1beta1 request through the operator's own conversion webhook, which
+// serves only once the webhook certificate exists, and the certificate rotator (self-signed
+// mode) runs only after the cache synced; the request informer starts with the request
+// controller, its only reader, after both.
 func AddInformers(mgr ctrl.Manager, cfg *v1alpha1.OperatorConfiguration) error {
 	for obj := range CacheOptions(cfg).ByObject {
+		if _, converted := obj.(*v1beta2.DynamoGraphDeploymentRequest); converted {
+			continue
+		}
 		if _, err := mgr.GetCache().GetInformer(context.Background(), obj); err != nil {
 			return fmt.Errorf("adding the informer of %T: %w", obj, err)
 		}

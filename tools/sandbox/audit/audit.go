@@ -135,10 +135,17 @@ func Scan(r io.Reader, name string, opts Options) ([]Finding, error) {
 	return out, nil
 }
 
-// namespaceTerminating ends the message of the 403 the NamespaceLifecycle admission plugin gives
-// a create in a namespace being deleted: not a right the user lacks (an event about an object of
-// a namespace a test just deleted).
-const namespaceTerminating = "because it is being terminated"
+// transientRefusals are parts of the messages of 403s that admission plugins give for a moment,
+// which say nothing of the user's rights: NamespaceLifecycle refusing a create in a namespace
+// being deleted (an event about an object of a namespace a test just deleted), and
+// OwnerReferencesPermissionEnforcement before the API server's REST mapper knows a version a CRD
+// just gained (the operator's first Runs after it installed its CRDs; retried).
+var transientRefusals = []string{"because it is being terminated", "cannot find RESTMapping"}
+
+// transientRefusal tells whether a 403's message is one of transientRefusals.
+func transientRefusal(msg string) bool {
+	return slices.ContainsFunc(transientRefusals, func(s string) bool { return strings.Contains(msg, s) })
+}
 
 // persistent tells whether a list or watch answered code fails again when retried, so that the
 // informer behind it never syncs: a client error other than 410 Gone (an expired
@@ -158,7 +165,7 @@ func finding(ev *auditv1.Event, opts Options) (Finding, bool) {
 	if code != 403 && (!listed || !persistent(code)) {
 		return Finding{}, false
 	}
-	if code == 403 && strings.Contains(ev.ResponseStatus.Message, namespaceTerminating) {
+	if code == 403 && transientRefusal(ev.ResponseStatus.Message) {
 		return Finding{}, false
 	}
 	t := ev.RequestReceivedTimestamp.Time

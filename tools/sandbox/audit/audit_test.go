@@ -19,6 +19,7 @@ import (
 //	7 watch configmaps 200          8 another ServiceAccount: 403     9 list leases 500
 //	10 get /metrics 403             11 patch pods/status 403
 //	12 create events in a namespace being deleted: 403 (NamespaceLifecycle, not a missing right)
+//	13 the same create, refused while the REST mapper lags a CRD's new version: 403 (transient)
 const operator = "system:serviceaccount:dgdr-system:dgdr-operator"
 
 func at(sec int) time.Time {
