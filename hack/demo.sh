@@ -34,10 +34,11 @@ echo "..."
 h "2. Requests: examples/demo/ into namespace $NS"
 "$K" create namespace "$NS" --dry-run=client -o yaml | "$K" apply -f - >/dev/null
 "$K" -n "$NS" delete dgdr --all --wait=true >/dev/null 2>&1 || true
-# Offline, dgdrctl has no Nodes to discover the GPU from: it validates with the sandbox's default
-# (admission takes the operator configuration's defaults.gpuSKU, one of the two products the
-# Nodes' nvidia.com/gpu.product labels name, for requests that name none).
-for f in examples/demo/*.yaml examples/demo/trace/*.yaml examples/demo/deploy/*.yaml; do "$BIN/dgdrctl" validate --gpu-sku h200_sxm -f "$f"; done
+# Offline, dgdrctl validates with the sandbox operator's configuration (autoApply on, and
+# defaults.gpuSKU, which admission also takes for requests that name no GPU: it is one of the two
+# products the Nodes' nvidia.com/gpu.product labels name).
+for f in examples/demo/*.yaml examples/demo/trace/*.yaml examples/demo/deploy/*.yaml; do
+  "$BIN/dgdrctl" validate --config .sandbox/operator-config.yaml -f "$f"; done
 # examples/demo/trace/ replays the sample mooncake trace from a ConfigMap, created first (a
 # request whose ConfigMap is missing ends TraceSourceMissing). What it replays:
 "$BIN/aisim" trace summary examples/traces/mooncake-sample.jsonl
