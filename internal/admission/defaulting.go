@@ -60,7 +60,7 @@ func defaultGPUSKU(opts DefaultingOptions) (string, *field.Error) {
 				return sku, nil
 			}
 		}
-		if skus[opts.DefaultGPUSKU] {
+		if !unsupported && skus[opts.DefaultGPUSKU] {
 			// A mixed cluster: the configured default is one of its products, and the rendered
 			// deployment selects that product's Nodes.
 			return opts.DefaultGPUSKU, nil

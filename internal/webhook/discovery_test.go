@@ -92,6 +92,12 @@ func TestMissingSKUFollowsTheClusterGPUs(t *testing.T) {
 	}
 	waitFor("a refusal listing both products", refusal("NVIDIA-B200 (b200_sxm), NVIDIA-H200 (h200_sxm)"))
 
+	b.Labels[webhook.GPUProductLabel] = "NVIDIA-H100-80GB-HBM3"
+	if err := k8s.Update(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the configured default, one of the two products", is("h100_sxm"))
+
 	a.Labels[webhook.GPUProductLabel] = "NVIDIA-H100-PCIe"
 	if err := k8s.Update(ctx, a); err != nil {
 		t.Fatal(err)
@@ -136,7 +142,8 @@ func TestServedAdmissionDefaultsFromGPUNodes(t *testing.T) {
 		t.Errorf("warnings %q, want one saying the budget exceeds the 12 GPUs of a100_sxm", warnings)
 	}
 
-	gpuNode(t, "served-h200", "NVIDIA-H200", 8)
+	// A second product, not the configured default: a request naming no GPU is refused.
+	gpuNode(t, "served-h100", "NVIDIA-H100-80GB-HBM3", 8)
 	poll.WaitFor(t, 10*time.Second, 100*time.Millisecond, "a refusal listing both products", func(context.Context) (bool, string, error) {
 		dgdr := builders.Request("default", "served-mixed").Model("Qwen/Qwen3-0.6B").Obj()
 		err := k8s.Create(ctx, dgdr)
@@ -145,7 +152,7 @@ func TestServedAdmissionDefaultsFromGPUNodes(t *testing.T) {
 			return false, "accepted with sku " + dgdr.Spec.Hardware.GPU.SKU, nil
 		}
 		ok := apierrors.IsInvalid(err) && strings.Contains(err.Error(), "spec.hardware.gpu.sku") &&
-			strings.Contains(err.Error(), "NVIDIA-A100-SXM4-80GB (a100_sxm), NVIDIA-H200 (h200_sxm)")
+			strings.Contains(err.Error(), "NVIDIA-A100-SXM4-80GB (a100_sxm), NVIDIA-H100-80GB-HBM3 (h100_sxm)")
 		return ok, err.Error(), nil
 	})
 }

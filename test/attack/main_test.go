@@ -37,4 +37,7 @@ const (
 
 // newNamespace creates a namespace for one test, named after it, that the sandbox's realizer
 // leaves alone: the attacks need no running deployment.
-func newNamespace(t *testing.T) string { t.Helper(); return sandboxtest.UnrealizedNamespace(t, k8s, "") }
+func newNamespace(t *testing.T) string {
+	t.Helper()
+	return sandboxtest.UnrealizedNamespace(t, k8s, "")
+}

@@ -47,7 +47,10 @@ const (
 // newNamespace creates a namespace for one test, named after it, that the sandbox's realizer
 // leaves alone: a deployment a test creates there holds no GPUs, and a test that plays the Dynamo
 // operator (writing the deployments' status) is not raced. realizedNamespace is served.
-func newNamespace(t *testing.T) string { t.Helper(); return sandboxtest.UnrealizedNamespace(t, k8s, "") }
+func newNamespace(t *testing.T) string {
+	t.Helper()
+	return sandboxtest.UnrealizedNamespace(t, k8s, "")
+}
 
 // waitFor polls cond until it returns true, failing the test after timeout with the last
 // description cond gave.

@@ -76,8 +76,8 @@ func chartValues(cfg *v1alpha1.OperatorConfiguration) map[string]any {
 		"image":        map[string]any{"repository": repo, "tag": tag},
 		"planner": map[string]any{"image": cfg.Planner.Image, "command": cfg.Planner.Command,
 			"predictCommand": cfg.Planner.PredictCommand, "args": cfg.Planner.Args},
-		"reporter":     map[string]any{"image": cfg.Reporter.Image},
-		"autoApply":    map[string]any{"enabled": cfg.AutoApply.Enabled},
+		"reporter":  map[string]any{"image": cfg.Reporter.Image},
+		"autoApply": map[string]any{"enabled": cfg.AutoApply.Enabled},
 	}
 	if cfg.Verification.Image != "" {
 		values["verification"] = map[string]any{"image": cfg.Verification.Image}
