@@ -4,9 +4,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/dgdr-operator/dgdr-operator/internal/controller/request"
 )
 
 const module = "github.com/dgdr-operator/dgdr-operator"
@@ -61,34 +64,92 @@ func TestOnlyTheReporterCommandImportsTheReporter(t *testing.T) {
 	}
 }
 
-// TestControllersUseTheKit: both controllers reconcile with the controller kit
+// TestControllersUseTheKit: the controllers reconcile with the controller kit
 // (internal/controller/status) and write their object's status only through its Writer, so a
 // fix to the stale-cache guard, the no-op skip or the event queue is made once.
 func TestControllersUseTheKit(t *testing.T) {
 	kit := module + "/internal/controller/status"
-	for _, dir := range []string{"../../internal/controller/request", "../../internal/controller/run"} {
-		out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}\n{{.Dir}}\n{{join .GoFiles \" \"}}\n{{join .Imports \" \"}}", dir).Output()
-		if err != nil {
-			t.Fatalf("go list %s: %v", dir, err)
-		}
-		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-		if len(lines) != 4 {
-			t.Fatalf("go list %s: unexpected output %q", dir, out)
-		}
-		pkg, pkgDir, files, imports := lines[0], lines[1], strings.Fields(lines[2]), strings.Fields(lines[3])
+	for _, dir := range append(slices.Clone(requestReconcilers), "../../internal/controller/run") {
+		pkg, files, imports := goFiles(t, dir)
 		if !slices.Contains(imports, kit) {
 			t.Errorf("%s does not import the controller kit %s", pkg, kit)
 		}
-		for _, f := range files {
-			src, err := os.ReadFile(filepath.Join(pkgDir, f))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if strings.Contains(string(src), ".Status().Patch(") || strings.Contains(string(src), ".Status().Update(") {
-				t.Errorf("%s/%s writes a status itself; use status.Writer", pkg, f)
+		for name, src := range files {
+			if strings.Contains(src, ".Status().Patch(") || strings.Contains(src, ".Status().Update(") {
+				t.Errorf("%s/%s writes a status itself; use status.Writer", pkg, name)
 			}
 		}
 	}
+}
+
+// requestReconcilers are the packages of the request's reconcilers (request.StatusOwners).
+var requestReconcilers = []string{"../../internal/controller/request", "../../internal/controller/deployment", "../../internal/controller/research"}
+
+// TestRequestReconcilersWriteOnlyTheirShare: each of the request's reconcilers writes the
+// request's status through the Writer of its own owner in the field-owner table
+// (request.StatusOwners), which sends only that owner's fields and condition types and refuses
+// a reconcile that changed others' (status.Owner); the controller it registers carries the same
+// owner's name, which is the field manager of its writes. No two reconcilers share an owner, and
+// none writes with the unrestricted Writer. The envtest packages of the three check the writes
+// themselves (controllertest.CheckStatusOwners).
+func TestRequestReconcilersWriteOnlyTheirShare(t *testing.T) {
+	writer := regexp.MustCompile(`\b(?:request\.)?(\w+Owner)\.NewWriter\(`)
+	registered := regexp.MustCompile(`NewControllerManagedBy\(mgr, (?:request\.)?(\w+Owner)\b`)
+	byOwner := map[string]string{}
+	for _, dir := range requestReconcilers {
+		pkg, files, _ := goFiles(t, dir)
+		writers, controllers := map[string]bool{}, map[string]bool{}
+		for name, src := range files {
+			if strings.Contains(src, "status.NewWriter(") {
+				t.Errorf("%s/%s writes the request's status with the unrestricted status.NewWriter", pkg, name)
+			}
+			for _, m := range writer.FindAllStringSubmatch(src, -1) {
+				writers[m[1]] = true
+			}
+			for _, m := range registered.FindAllStringSubmatch(src, -1) {
+				controllers[m[1]] = true
+			}
+		}
+		if len(writers) != 1 || len(controllers) != 1 {
+			t.Errorf("%s writes as %v and registers its controller as %v; want one owner of request.StatusOwners for both", pkg, writers, controllers)
+			continue
+		}
+		for owner := range writers {
+			if !controllers[owner] {
+				t.Errorf("%s writes as %s but registers its controller as %v", pkg, owner, controllers)
+			}
+			if other, ok := byOwner[owner]; ok {
+				t.Errorf("%s and %s both write as %s", other, pkg, owner)
+			}
+			byOwner[owner] = pkg
+		}
+	}
+	if len(byOwner) != len(request.StatusOwners) {
+		t.Errorf("the reconcilers write as %v; the field-owner table has %d owners", byOwner, len(request.StatusOwners))
+	}
+}
+
+// goFiles lists the package in dir: its import path, its Go files (not tests) by name with their
+// source, and its imports.
+func goFiles(t *testing.T, dir string) (string, map[string]string, []string) {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}\n{{.Dir}}\n{{join .GoFiles \" \"}}\n{{join .Imports \" \"}}", dir).Output()
+	if err != nil {
+		t.Fatalf("go list %s: %v", dir, err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("go list %s: unexpected output %q", dir, out)
+	}
+	files := map[string]string{}
+	for _, f := range strings.Fields(lines[2]) {
+		src, err := os.ReadFile(filepath.Join(lines[1], f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[f] = string(src)
+	}
+	return lines[0], files, strings.Fields(lines[3])
 }
 
 // TestConsumersReadTheTypedDocument: the renderer and the web view read a prediction through the

@@ -21,8 +21,10 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/config"
+	"github.com/dgdr-operator/dgdr-operator/internal/controller/deployment"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/fit"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/request"
+	"github.com/dgdr-operator/dgdr-operator/internal/controller/research"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/run"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/metrics"
@@ -74,9 +76,9 @@ func CacheOptions(cfg *v1alpha1.OperatorConfiguration) cache.Options {
 		if config.GPUDiscoveryEnabled(cfg) {
 			opts.ByObject[&corev1.Node{}] = cache.ByObject{Transform: fit.StripNode}
 		}
-		opts.ByObject[request.DGDCRDObject()] = cache.ByObject{
-			Field:     fields.OneTermEqualSelector("metadata.name", request.DGDCRDName),
-			Transform: request.StripCRD,
+		opts.ByObject[deployment.DGDCRDObject()] = cache.ByObject{
+			Field:     fields.OneTermEqualSelector("metadata.name", deployment.DGDCRDName),
+			Transform: deployment.StripCRD,
 		}
 	}()
 	if len(cfg.Namespaces) > 0 {
@@ -133,7 +135,7 @@ func stripPod(obj any) (any, error) {
 	return obj, nil
 }
 
-// stripTerminalRun: the Run controller ignores terminal Runs, and the request controller and
+// stripTerminalRun: the Run controller ignores terminal Runs, and the request's reconcilers and
 // the runs gauge read only their identity, labels, owner, phase, Completed reason and best
 // candidate. A terminal Run never changes again, so nothing else of it is worth keeping.
 func stripTerminalRun(obj any) (any, error) {
@@ -168,22 +170,23 @@ func stripTerminalRun(obj any) (any, error) {
 	return obj, nil
 }
 
-// stripAcceptedRequest: the request controller reads a request's spec only to accept a new
+// stripAcceptedRequest: the request reconciler reads a request's spec only to accept a new
 // generation (generation > status.observedGeneration); an accepted one keeps its metadata,
-// status and spec.deployment's autoApply and name. kubectl's last-applied annotation (a second
+// status, spec.deployment's autoApply, name and verification, and spec.research. kubectl's last-applied annotation (a second
 // copy of the spec) is never read.
 func stripAcceptedRequest(obj any) (any, error) {
 	if r, ok := obj.(*v1beta2.DynamoGraphDeploymentRequest); ok {
 		stripManaged(r)
 		delete(r.Annotations, corev1.LastAppliedConfigAnnotation)
 		if r.Generation == r.Status.ObservedGeneration && r.DeletionTimestamp.IsZero() {
-			// autoApply reads spec.deployment.autoApply, name and verification on every reconcile,
-			// and re-searches their schedule (a tick reads the whole request).
-			var deployment *v1beta2.DeploymentSpec
+			// The deployment reconciler reads spec.deployment.autoApply, name and verification on
+			// every reconcile, and the research reconciler the schedule (a tick reads the whole
+			// request).
+			var kept *v1beta2.DeploymentSpec
 			if d := r.Spec.Deployment; d != nil && (d.AutoApply != nil || d.Name != "" || d.Verification != nil) {
-				deployment = &v1beta2.DeploymentSpec{AutoApply: d.AutoApply, Name: d.Name, Verification: d.Verification}
+				kept = &v1beta2.DeploymentSpec{AutoApply: d.AutoApply, Name: d.Name, Verification: d.Verification}
 			}
-			r.Spec = v1beta2.DynamoGraphDeploymentRequestSpec{Deployment: deployment, Research: r.Spec.Research}
+			r.Spec = v1beta2.DynamoGraphDeploymentRequestSpec{Deployment: kept, Research: r.Spec.Research}
 		}
 	}
 	return obj, nil
@@ -226,31 +229,36 @@ func AddInformers(mgr ctrl.Manager, cfg *v1alpha1.OperatorConfiguration) error {
 	return nil
 }
 
-// Setup registers the informers (AddInformers), the request and Run controllers and the
-// metrics.
+// Setup registers the informers (AddInformers), the controllers and the metrics: the request's
+// three reconcilers (its generations and Runs, its deployment, its re-searches; each writes its
+// own share of the request's status, request.StatusOwners), the Run controller and, with GPU
+// discovery, the fit controller.
 func Setup(mgr ctrl.Manager, cfg *v1alpha1.OperatorConfiguration) error {
 	if err := AddInformers(mgr, cfg); err != nil {
 		return err
 	}
 	metrics.Register(mgr.GetCache())
-	if err := (&request.Reconciler{
-		Client:    mgr.GetClient(),
-		APIReader: mgr.GetAPIReader(),
-		Config:    cfg,
-		Recorder:  mgr.GetEventRecorder(request.ControllerName),
-	}).SetupWithManager(mgr); err != nil {
+	if err := request.IndexRuns(mgr); err != nil {
 		return err
 	}
-	if err := (&run.Reconciler{
-		Client:    mgr.GetClient(),
-		APIReader: mgr.GetAPIReader(),
-		Config:    cfg,
-		Recorder:  mgr.GetEventRecorder(run.ControllerName),
-	}).SetupWithManager(mgr); err != nil {
-		return err
+	reconcilers := []interface{ SetupWithManager(ctrl.Manager) error }{
+		&request.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Config: cfg,
+			Recorder: mgr.GetEventRecorder(request.RequestOwner.Manager)},
+		&deployment.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Config: cfg,
+			Recorder: mgr.GetEventRecorder(request.DeploymentOwner.Manager)},
+		&research.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Config: cfg,
+			Recorder: mgr.GetEventRecorder(request.ResearchOwner.Manager)},
+		&run.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Config: cfg,
+			Recorder: mgr.GetEventRecorder(run.ControllerName)},
 	}
-	if !config.GPUDiscoveryEnabled(cfg) {
-		return nil // the operator reads no Nodes: Candidates get no fitsCluster
+	if config.GPUDiscoveryEnabled(cfg) {
+		// Without it the operator reads no Nodes: Candidates get no fitsCluster.
+		reconcilers = append(reconcilers, &fit.Reconciler{Client: mgr.GetClient()})
 	}
-	return (&fit.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)
+	for _, r := range reconcilers {
+		if err := r.SetupWithManager(mgr); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -20,7 +20,7 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
-	"github.com/dgdr-operator/dgdr-operator/internal/controller/request"
+	"github.com/dgdr-operator/dgdr-operator/internal/controller/deployment"
 	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
 	"github.com/dgdr-operator/dgdr-operator/internal/testing/builders"
 	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
@@ -103,7 +103,7 @@ func TestCacheSkipsSystemNamespaces(t *testing.T) {
 	scoped := CacheOptions(&v1alpha1.OperatorConfiguration{Namespaces: []string{"team-a"}})
 	for obj, by := range scoped.ByObject {
 		if isDGDCRD(obj) {
-			if by.Field == nil || !by.Field.Matches(fields.Set{"metadata.name": request.DGDCRDName}) || by.Field.Matches(fields.Set{"metadata.name": "other.nvidia.com"}) {
+			if by.Field == nil || !by.Field.Matches(fields.Set{"metadata.name": deployment.DGDCRDName}) || by.Field.Matches(fields.Set{"metadata.name": "other.nvidia.com"}) {
 				t.Errorf("the DGD CRD's field selector %v does not select that CRD alone", by.Field)
 			}
 			continue
@@ -117,7 +117,7 @@ func TestCacheSkipsSystemNamespaces(t *testing.T) {
 // isDGDCRD tells whether a cached object is the DynamoGraphDeployment CRD request watches.
 func isDGDCRD(obj client.Object) bool {
 	u, ok := obj.(*unstructured.Unstructured)
-	return ok && u.GroupVersionKind() == request.DGDCRDObject().GroupVersionKind()
+	return ok && u.GroupVersionKind() == deployment.DGDCRDObject().GroupVersionKind()
 }
 
 // TestCachedKindsAreListedAndWatched: every kind the manager's cache holds is one the generated

@@ -70,8 +70,8 @@ func (f roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { ret
 // on a manager configured like cmd/dgdr-operator's) against an API server that never answers
 // their writes. Each controller's reconcile of a fresh object (a request, a Run, a Candidate)
 // blocks in a write; with reconciliationTimeout 2s the write ends with the reconcile's context,
-// DeadlineExceeded, and controller-runtime counts a reconcile timeout for each of the three
-// controllers. Without the timeout the writes would hold every worker for good.
+// DeadlineExceeded, and controller-runtime counts a reconcile timeout for each controller (the
+// request's three reconcilers, the Run's and the fit controller). Without the timeout the writes would hold every worker for good.
 func TestEveryReconcileEndsAtReconciliationTimeout(t *testing.T) {
 	env, err := testenv.Start(testenv.Options{})
 	if err != nil {
@@ -104,7 +104,8 @@ func TestEveryReconcileEndsAtReconciliationTimeout(t *testing.T) {
 	r := builders.Run(ns, "hung-run").Label(v1beta2.LabelRequestName, "req").Obj()
 	r.Spec.Model.Name = "Qwen/Qwen3-0.6B"
 	for _, obj := range []client.Object{
-		builders.Request(ns, "hung-request").Model("Qwen/Qwen3-0.6B").GPUSKU("h200_sxm").Obj(),
+		// autoApply and re-searches on: each of the request's three reconcilers has a status to write.
+		builders.Request(ns, "hung-request").Model("Qwen/Qwen3-0.6B").GPUSKU("h200_sxm").AutoApply("hung").Capture("traffic").Research(60, 1).Obj(),
 		r,
 		builders.Candidate(ns, "hung-candidate").GPUs(4).GraphDeployment([]byte(`{}`)).Parameters(`{"engine":{"hardware":"h200_sxm"}}`).Obj(),
 	} {
@@ -114,7 +115,10 @@ func TestEveryReconcileEndsAtReconciliationTimeout(t *testing.T) {
 	}
 
 	start := time.Now()
-	want := []string{request.ControllerName, run.ControllerName, fit.ControllerName}
+	want := []string{run.ControllerName, fit.ControllerName}
+	for _, o := range request.StatusOwners {
+		want = append(want, o.Manager)
+	}
 	poll.WaitFor(t, time.Minute, 200*time.Millisecond, "a reconcile timeout of every controller", func(context.Context) (bool, string, error) {
 		got, err := reconcileTimeouts()
 		if err != nil {

@@ -1,6 +1,6 @@
 // Package promote turns a published Candidate into a DynamoGraphDeployment and creates or
-// updates it: the one code path of `dgdrctl promote` and of the request controller's autoApply
-// (docs/design/results.md).
+// updates it: the one code path of `dgdrctl promote` and of autoApply
+// (internal/controller/deployment; docs/design/results.md).
 //
 // Ownership is recorded on the DynamoGraphDeployment itself (annotations), not with an owner
 // reference: a deployment serves traffic and must outlive the request that found it. An

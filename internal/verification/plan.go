@@ -1,7 +1,8 @@
 // Package verification measures a deployed candidate: it resolves what to measure from the
 // request and the candidate (Resolve), builds the Job that drives the frontend with AIPerf
 // (BuildJob), reads the Job's result (ParseResult) and compares it with the prediction (Judge).
-// Everything here is pure; the request controller does the I/O.
+// Everything here is pure; the request's deployment reconciler (internal/controller/deployment)
+// does the I/O.
 package verification
 
 import (

@@ -1,6 +1,7 @@
 // Package controllertest holds what the controllers' integration tests share beyond
-// internal/testing: a manager configured like the operator's, and helpers that play the part of
-// the Job controller and the kubelet (envtest runs neither).
+// internal/testing: a manager configured like the operator's, helpers that play the part of the
+// Job controller, the kubelet, the reporter and the Dynamo operator (envtest runs none of them),
+// and the check that the request's reconcilers wrote only their share of its status.
 package controllertest
 
 import (
@@ -66,6 +67,9 @@ func NewManagerAs(env *testenv.Env, restCfg *rest.Config, cfg *v1alpha1.Operator
 		HealthProbeBindAddress: "0",
 		Cache:                  controller.CacheOptions(cfg),
 		Controller:             controller.ControllerConfig(cfg),
+		// What the tests keep of the operator's logs: the status writes refused for ownership
+		// (CheckStatusOwners).
+		Logger: refusals.logger(),
 	}
 	// Controllers in several managers of one process (restart tests) need distinct names.
 	skip := true

@@ -1,9 +1,9 @@
 // Package podstart tells when the pod of a Job the operator created cannot start: a container
 // the kubelet cannot start or keeps failing to start, an init container that failed, a pod no
 // node can hold. It is the one rule for the search Job (Run controller) and the verification Job
-// (request controller): which pods count (ControlledBy), which states are failures (Rule), when a
-// failure ends its Job (Due, job.startFailureGraceSeconds), and when a Job whose pods are never
-// created has waited long enough (NoPod).
+// (the request's deployment reconciler): which pods count (ControlledBy), which states are
+// failures (Rule), when a failure ends its Job (Due, job.startFailureGraceSeconds), and when a
+// Job whose pods are never created has waited long enough (NoPod).
 package podstart
 
 import (

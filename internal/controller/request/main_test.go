@@ -29,8 +29,9 @@ const retention = 2
 // clusterNode is the H200 Node with 8 GPUs that TestMain creates.
 const clusterNode = "gpu-h200-a"
 
-// TestMain starts one real API server with the admission webhooks, and the operator (both
-// controllers and the webhooks) in this process.
+// TestMain starts one real API server with the admission webhooks, and the operator (its
+// controllers and the webhooks) in this process. After the tests, no reconciler may have written
+// outside its share of a request's status.
 func TestMain(m *testing.M) { os.Exit(runTests(m)) }
 
 func runTests(m *testing.M) int {
@@ -56,7 +57,12 @@ func runTests(m *testing.M) int {
 	}
 	defer func() { stopManager() }()
 	k8s = env.Client
-	return m.Run()
+	code := m.Run()
+	if err := controllertest.CheckStatusOwners(context.Background(), env.Client); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return code
 }
 
 // startOperator starts a manager wired like cmd/dgdr-operator with the gate on.

@@ -1,9 +1,7 @@
 package request_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
@@ -11,8 +9,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,7 +20,6 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/request"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
-	"github.com/dgdr-operator/dgdr-operator/internal/render"
 	"github.com/dgdr-operator/dgdr-operator/internal/testing/builders"
 	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
 	"github.com/dgdr-operator/dgdr-operator/internal/testing/poll"
@@ -350,185 +345,5 @@ func TestRestartCreatesNoDuplicates(t *testing.T) {
 	}
 	if g := strconv.FormatInt(after.Generation, 10); r.Labels[v1beta2.LabelRequestGeneration] != g {
 		t.Errorf("Run generation label %s, request generation %s", r.Labels[v1beta2.LabelRequestGeneration], g)
-	}
-}
-
-// succeedWithCandidate finishes the Run's search as the reporter and the Job would: a
-// published best Candidate (<run>-c1) controlled by the Run, then a successful Job.
-func succeedWithCandidate(t *testing.T, r *v1beta2.DynamoGraphDeploymentRun) {
-	t.Helper()
-	succeedWith(t, r, func(c *v1beta2.DynamoGraphDeploymentCandidate) {})
-}
-
-// candidateParameters is a recommendations/NNNN.yaml as the search writes it.
-const candidateParameters = `{"engine":{"backend":"vllm","hardware":"h200_sxm","mode":"aggregated","model":"Qwen/Qwen3-0.6B","context_length":8192,
-	"workers":{"aggregated":{"kv_cache":{"block_size":32,"capacity":{"memory_fraction":0.9,"type":"default"},"prefix_caching":true},
-	"parallelism":{"attention_data":1,"moe_expert":1,"moe_tensor":1,"pipeline":1,"replicas":2,"tensor":2},
-	"scheduler":{"max_batched_tokens":8192,"max_sequences":256}}}},
-	"traffic":{"load":{"concurrency":10,"type":"concurrency"},"source":{"input_tokens":1024,"output_tokens":128,"type":"synthetic"}}}`
-
-// succeedWith is succeedWithCandidate with the Candidate (rendered from candidateParameters as
-// the reporter renders it) changed by alter before it is created.
-func succeedWith(t *testing.T, r *v1beta2.DynamoGraphDeploymentRun, alter func(*v1beta2.DynamoGraphDeploymentCandidate)) {
-	t.Helper()
-	ctx := context.Background()
-	best := r.Name + "-c1"
-	var params map[string]any
-	if err := json.Unmarshal([]byte(candidateParameters), &params); err != nil {
-		t.Fatal(err)
-	}
-	dgd, _, err := render.Render(params, render.RunOptions(r, best, cfg.RuntimeImages, render.DefaultGPUsPerNode, cfg.Planner.Image))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rendered, err := json.Marshal(dgd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cand := builders.Candidate(r.Namespace, best).OwnedBy(r).GraphDeployment(rendered).Parameters(candidateParameters).Obj()
-	alter(cand)
-	if err := k8s.Create(ctx, cand); err != nil {
-		t.Fatal(err)
-	}
-	patch := client.MergeFrom(r.DeepCopy())
-	r.Status.Recommendation = &v1beta2.RecommendationSummary{BestCandidate: best, Evaluated: 10, Feasible: 4}
-	r.Status.CandidateRefs = []v1beta2.CandidateReference{{Name: best}}
-	if err := k8s.Status().Patch(ctx, r, patch); err != nil {
-		t.Fatal(err)
-	}
-	job := &batchv1.Job{}
-	poll.Eventually(t, wait, "the search Job", func() (bool, error) {
-		err := k8s.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: naming.JobName(r.Name)}, job)
-		return err == nil, client.IgnoreNotFound(err)
-	})
-	if _, err := ct.CreatePod(ctx, k8s, job, &ct.Terminated{}, &ct.Terminated{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := ct.FinishJob(ctx, k8s, job, ""); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// TestAutoApplyWithoutTheDeploymentCRD: this API server does not serve DynamoGraphDeployments
-// (the Dynamo platform is not installed). autoApply says so in the Deployed condition, with a
-// warning event, instead of failing or retrying hot; a request without autoApply has no
-// Deployed condition at all. (test/e2e covers create, update and conflict with the CRD.)
-func TestAutoApplyWithoutTheDeploymentCRD(t *testing.T) {
-	ctx := context.Background()
-	ns := testenv.Namespace(t, k8s, "t")
-	d := builders.Request(ns, "auto").AutoApply("llama-prod").Obj()
-	plain := builders.Request(ns, "plain").Obj()
-	for _, obj := range []*v1beta2.DynamoGraphDeploymentRequest{d, plain} {
-		if err := k8s.Create(ctx, obj); err != nil {
-			t.Fatal(err)
-		}
-	}
-	awaiting := waitForStatus(t, d, "Deployed=False AwaitingResult while the search runs", func(d *v1beta2.DynamoGraphDeploymentRequest) bool {
-		c := meta.FindStatusCondition(d.Status.Conditions, v1beta2.ConditionDeployed)
-		return c != nil && c.Reason == v1beta2.ReasonAwaitingResult
-	})
-	if awaiting.Status.Deployment != nil {
-		t.Errorf("status.deployment before any result: %+v", awaiting.Status.Deployment)
-	}
-	succeedWithCandidate(t, waitForRun(t, d, 1))
-	succeedWithCandidate(t, waitForRun(t, plain, 1))
-
-	got := waitForStatus(t, d, "Deployed=False CRDNotInstalled", func(d *v1beta2.DynamoGraphDeploymentRequest) bool {
-		c := meta.FindStatusCondition(d.Status.Conditions, v1beta2.ConditionDeployed)
-		return c != nil && c.Reason == v1beta2.ReasonDeploymentCRDMissing
-	})
-	c := meta.FindStatusCondition(got.Status.Conditions, v1beta2.ConditionDeployed)
-	if c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "DynamoGraphDeployment") {
-		t.Errorf("Deployed = %+v", c)
-	}
-	if got.Status.Deployment != nil {
-		t.Errorf("status.deployment without a deployment: %+v", got.Status.Deployment)
-	}
-	poll.Eventually(t, wait, "a DeployCRDMissing warning event", func() (bool, error) {
-		var evs eventsv1.EventList
-		if err := k8s.List(ctx, &evs, client.InNamespace(ns)); err != nil {
-			return false, err
-		}
-		for _, e := range evs.Items {
-			if e.Regarding.Name == d.Name && e.Reason == request.EventDeployCRDMissing && e.Type == corev1.EventTypeWarning {
-				return true, nil
-			}
-		}
-		return false, nil
-	})
-	st := waitForStatus(t, plain, "the plain request's Run summarized", func(d *v1beta2.DynamoGraphDeploymentRequest) bool {
-		return d.Status.LatestRun != nil && d.Status.LatestRun.Phase == v1beta2.RunPhaseSucceeded
-	})
-	if c := meta.FindStatusCondition(st.Status.Conditions, v1beta2.ConditionDeployed); c != nil {
-		t.Errorf("a request without autoApply has a Deployed condition: %+v", c)
-	}
-}
-
-// TestAutoApplyRefusesAnAlteredCandidate: the best Candidate's stored graphDeployment is not
-// what its parameters render to (a privileged sidecar added, as a forged Candidate would carry).
-// autoApply refuses it with Deployed=False CandidateNotReproduced naming the candidate, and
-// never reaches the deployment (here: the CRDNotInstalled of an untampered Candidate, in the
-// same namespace, shows that the check is what stopped it). Reverted, the altered Candidate
-// goes on to the deployment step.
-func TestAutoApplyRefusesAnAlteredCandidate(t *testing.T) {
-	ctx := context.Background()
-	ns := testenv.Namespace(t, k8s, "t")
-	forged := builders.Request(ns, "forged").AutoApply("llama-forged").Obj()
-	honest := builders.Request(ns, "honest").AutoApply("llama-honest").Obj()
-	for _, obj := range []*v1beta2.DynamoGraphDeploymentRequest{forged, honest} {
-		if err := k8s.Create(ctx, obj); err != nil {
-			t.Fatal(err)
-		}
-	}
-	succeedWith(t, waitForRun(t, forged, 1), func(c *v1beta2.DynamoGraphDeploymentCandidate) {
-		c.Spec.GraphDeployment.Raw = bytes.Replace(c.Spec.GraphDeployment.Raw, []byte(`"containers":[`),
-			[]byte(`"containers":[{"name":"evil","image":"attacker/miner","securityContext":{"privileged":true}},`), 1)
-	})
-	succeedWithCandidate(t, waitForRun(t, honest, 1))
-
-	got := waitForStatus(t, forged, "Deployed=False CandidateNotReproduced", func(d *v1beta2.DynamoGraphDeploymentRequest) bool {
-		c := meta.FindStatusCondition(d.Status.Conditions, v1beta2.ConditionDeployed)
-		return c != nil && c.Reason == v1beta2.ReasonCandidateNotReproduced
-	})
-	c := meta.FindStatusCondition(got.Status.Conditions, v1beta2.ConditionDeployed)
-	if c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, naming.RunName("forged", 1)+"-c1") || got.Status.Deployment != nil {
-		t.Errorf("Deployed = %+v, deployment %+v", c, got.Status.Deployment)
-	}
-	waitForStatus(t, honest, "the honest request reaching the deployment step (CRDNotInstalled)", func(d *v1beta2.DynamoGraphDeploymentRequest) bool {
-		c := meta.FindStatusCondition(d.Status.Conditions, v1beta2.ConditionDeployed)
-		return c != nil && c.Reason == v1beta2.ReasonDeploymentCRDMissing
-	})
-}
-
-// TestAutoApplyDisabledDeploysNothing: a request stored with autoApply while the operator
-// allowed it is not deployed once the operator's configuration turns autoApply off: Deployed
-// says AutoApplyDisabled (admission refuses new autoApply requests; internal/webhook).
-func TestAutoApplyDisabledDeploysNothing(t *testing.T) {
-	ctx := context.Background()
-	ns := testenv.Namespace(t, k8s, "t")
-	d := builders.Request(ns, "auto-off").AutoApply("llama-off").Obj()
-	if err := k8s.Create(ctx, d); err != nil {
-		t.Fatal(err)
-	}
-	run := waitForRun(t, d, 1)
-	restart := func(enabled bool) {
-		stopManager()
-		cfg.AutoApply.Enabled = enabled
-		if err := startOperator(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	restart(false)
-	defer restart(true)
-	succeedWithCandidate(t, run)
-	got := waitForStatus(t, d, "Deployed=False AutoApplyDisabled", func(d *v1beta2.DynamoGraphDeploymentRequest) bool {
-		c := meta.FindStatusCondition(d.Status.Conditions, v1beta2.ConditionDeployed)
-		return c != nil && c.Reason == v1beta2.ReasonAutoApplyDisabled
-	})
-	if c := meta.FindStatusCondition(got.Status.Conditions, v1beta2.ConditionDeployed); c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "autoApply.enabled") {
-		t.Errorf("Deployed = %+v", c)
-	}
-	if got.Status.Deployment != nil {
-		t.Errorf("status.deployment with autoApply disabled: %+v", got.Status.Deployment)
 	}
 }

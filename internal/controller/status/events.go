@@ -47,3 +47,12 @@ func (q *Events) Emit(r recorder.EventRecorder, regarding runtime.Object) {
 	}
 	q.pending = nil
 }
+
+// Truncate caps a message at n bytes, marking the cut with "...": status messages and event
+// notes have bounds, and the causes they quote (API errors, pod messages) do not.
+func Truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-3] + "..."
+}

@@ -1,9 +1,9 @@
-// Package status is the kit both controllers reconcile with: one status write per reconcile
-// (Writer), a guard against stale cache reads of it (Expectations), and events sent only after
-// the write (Events). A reconcile fetches its object, asks the Expectations whether the cache
-// still shows the version its own last status write was computed from, computes the new status
-// on the object, writes it once through a Writer, and emits the Events it queued only after the
-// write succeeded. Sightings time conditions that must last a while before they count; Workers
+// Package status is the kit the controllers reconcile with: one status write per reconcile
+// (Writer; an Owner's Writer where several controllers write one status), a guard against stale
+// cache reads of it (Expectations), and events sent only after the write (Events). A reconcile
+// fetches its object, asks the Expectations whether the cache still shows the version its own
+// last status write was computed from, computes the new status on the object, writes it once
+// through a Writer, and emits the Events it queued only after the write succeeded. Sightings time conditions that must last a while before they count; Workers
 // sizes a controller's concurrency.
 package status
 
@@ -21,11 +21,16 @@ import (
 // patch.Helper: it keeps a copy of the object as read (the base) and, at the end of the
 // reconcile, sends only the status fields that differ from it, or nothing when none do. The
 // patch carries no resourceVersion: the fields a controller owns are its own (the reporter owns
-// other fields of a Run's status and patches them likewise).
+// other fields of a Run's status and patches them likewise). An Owner's Writer sends only the
+// Owner's share (owner.go).
 type Writer struct {
 	client       client.Client
 	base         client.Object
 	expectations *Expectations
+	// owner, when set, is the share of the status this writer may write, and live reads the
+	// object again when a write of it conflicts.
+	owner *Owner
+	live  client.Reader
 }
 
 // NewWriter takes the base copy of obj. After a write, expectations (nil for none) records the
@@ -38,6 +43,9 @@ func NewWriter(c client.Client, obj client.Object, expectations *Expectations) *
 // Patch writes obj's status if it differs from the base, and reports whether it sent a patch.
 // On success obj holds what the API server returned.
 func (w *Writer) Patch(ctx context.Context, obj client.Object) (bool, error) {
+	if w.owner != nil {
+		return w.patchOwned(ctx, obj)
+	}
 	patch, err := statusPatch(w.base, obj)
 	if err != nil || patch == nil {
 		return false, err

@@ -43,6 +43,16 @@ func TestRequest(t *testing.T) {
 						PodTemplateOverrides: &v1beta2.PodTemplateOverrides{Workers: raw(`{"spec":{}}`)}},
 				},
 			}},
+		{"deployment and re-search", builders.Request("", "").AutoApply("prod").Capture("traffic").
+			Verification(&v1beta2.VerificationSpec{Enabled: ptr.To(true)}).Research(60, 5).Objective(v1beta2.TargetThroughputPerGPU).Obj(),
+			&v1beta2.DynamoGraphDeploymentRequest{Spec: v1beta2.DynamoGraphDeploymentRequestSpec{
+				Model: v1beta2.ModelSpec{Name: builders.Model},
+				Deployment: &v1beta2.DeploymentSpec{AutoApply: ptr.To(true), Name: "prod",
+					Capture:      &v1beta2.CaptureSpec{Enabled: ptr.To(true), ClaimName: "traffic"},
+					Verification: &v1beta2.VerificationSpec{Enabled: ptr.To(true)}},
+				Research:  &v1beta2.ResearchSpec{IntervalMinutes: 60, MinRequests: ptr.To[int32](5)},
+				Objective: &v1beta2.ObjectiveSpec{Target: v1beta2.TargetThroughputPerGPU},
+			}}},
 		{"load", builders.Request("", "").Load(v1beta2.LoadSpec{Concurrency: ptr.To[int32](4)}).Obj(), &v1beta2.DynamoGraphDeploymentRequest{
 			Spec: v1beta2.DynamoGraphDeploymentRequestSpec{Model: v1beta2.ModelSpec{Name: builders.Model},
 				Workload: &v1beta2.WorkloadSpec{Static: &v1beta2.StaticWorkload{Load: &v1beta2.LoadSpec{Concurrency: ptr.To[int32](4)}}}},

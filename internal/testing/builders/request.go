@@ -163,6 +163,31 @@ func (w *RequestWrapper) AutoApply(name string) *RequestWrapper {
 	return w
 }
 
+// Verification sets spec.deployment.verification.
+func (w *RequestWrapper) Verification(v *v1beta2.VerificationSpec) *RequestWrapper {
+	w.deployment().Verification = v.DeepCopy()
+	return w
+}
+
+// Capture turns on spec.deployment.capture onto the claim.
+func (w *RequestWrapper) Capture(claim string) *RequestWrapper {
+	w.deployment().Capture = &v1beta2.CaptureSpec{Enabled: ptr.To(true), ClaimName: claim}
+	return w
+}
+
+// Research sets spec.research: a re-search every intervalMinutes, with at least minRequests
+// in the window.
+func (w *RequestWrapper) Research(intervalMinutes, minRequests int32) *RequestWrapper {
+	w.Spec.Research = &v1beta2.ResearchSpec{IntervalMinutes: intervalMinutes, MinRequests: ptr.To(minRequests)}
+	return w
+}
+
+// Objective sets spec.objective.target.
+func (w *RequestWrapper) Objective(target v1beta2.ObjectiveTarget) *RequestWrapper {
+	w.Spec.Objective = &v1beta2.ObjectiveSpec{Target: target}
+	return w
+}
+
 // WorkersOverride sets spec.deployment.podTemplateOverrides.workers to a JSON patch document.
 func (w *RequestWrapper) WorkersOverride(patch string) *RequestWrapper {
 	w.deployment().PodTemplateOverrides = &v1beta2.PodTemplateOverrides{Workers: &runtime.RawExtension{Raw: []byte(patch)}}

@@ -1,20 +1,16 @@
-package verification_test
+package deployment_test
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -23,22 +19,11 @@ import (
 	ct "github.com/dgdr-operator/dgdr-operator/internal/controller/controllertest"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/run"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
-	"github.com/dgdr-operator/dgdr-operator/internal/promote"
-	"github.com/dgdr-operator/dgdr-operator/internal/render"
 	"github.com/dgdr-operator/dgdr-operator/internal/testing/builders"
 	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
 	"github.com/dgdr-operator/dgdr-operator/internal/testing/poll"
 	"github.com/dgdr-operator/dgdr-operator/internal/verification"
 )
-
-const wait = 20 * time.Second
-
-// candidateParameters is a recommendation of 4 GPUs of h200_sxm (2 replicas of TP2).
-const candidateParameters = `{"engine":{"backend":"vllm","hardware":"h200_sxm","mode":"aggregated","model":"Qwen/Qwen3-0.6B","context_length":8192,
-	"workers":{"aggregated":{"kv_cache":{"block_size":32,"capacity":{"memory_fraction":0.9,"type":"default"},"prefix_caching":true},
-	"parallelism":{"attention_data":1,"moe_expert":1,"moe_tensor":1,"pipeline":1,"replicas":2,"tensor":2},
-	"scheduler":{"max_batched_tokens":8192,"max_sequences":256}}}},
-	"traffic":{"load":{"concurrency":10,"type":"concurrency"},"source":{"input_tokens":1024,"output_tokens":128,"type":"synthetic"}}}`
 
 // realResult is the launcher's termination message of a real AIPerf 0.13.0 run (30 streaming
 // requests at concurrency 3): TTFT mean 24.48 ms, ITL mean 5.70 ms, 390.27 tokens/s.
@@ -57,85 +42,19 @@ func realResult(t *testing.T, name string) string {
 func deployed(t *testing.T, ns, name string, v *v1beta2.VerificationSpec, metrics *v1beta2.CandidateMetrics) *v1beta2.DynamoGraphDeploymentRequest {
 	t.Helper()
 	ctx := context.Background()
-	d := builders.Request(ns, name).GPUSKU("h200_sxm").AutoApply(name + "-dgd").Obj()
-	d.Spec.Deployment.Verification = v
+	d := builders.Request(ns, name).GPUSKU("h200_sxm").AutoApply(name + "-dgd").Verification(v).Obj()
 	if err := k8s.Create(ctx, d); err != nil {
 		t.Fatal(err)
 	}
-	r := &v1beta2.DynamoGraphDeploymentRun{}
-	poll.Eventually(t, wait, "the Run", func() (bool, error) {
-		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: naming.RunName(name, 1)}, r)
-		return err == nil && r.Status.AISimulate != nil, client.IgnoreNotFound(err)
-	})
-	var params map[string]any
-	if err := json.Unmarshal([]byte(candidateParameters), &params); err != nil {
-		t.Fatal(err)
-	}
-	candName := r.Name + "-c1"
-	dgd, _, err := render.Render(params, render.RunOptions(r, candName, cfg.RuntimeImages, render.DefaultGPUsPerNode, cfg.Planner.Image))
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := json.Marshal(dgd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cand := builders.Candidate(ns, candName).OwnedBy(r).GPUs(4).GraphDeployment(raw).Parameters(candidateParameters).Obj()
-	if err := k8s.Create(ctx, cand); err != nil {
-		t.Fatal(err)
-	}
-	candPatch := client.MergeFrom(cand.DeepCopy())
-	cand.Status.Metrics = metrics
-	if err := k8s.Status().Patch(ctx, cand, candPatch); err != nil {
-		t.Fatal(err)
-	}
-	patch := client.MergeFrom(r.DeepCopy())
-	r.Status.CandidateRefs = []v1beta2.CandidateReference{{Name: candName}}
-	r.Status.Recommendation = &v1beta2.RecommendationSummary{BestCandidate: candName, Evaluated: 1, Feasible: 1}
-	if err := k8s.Status().Patch(ctx, r, patch); err != nil {
-		t.Fatal(err)
-	}
-	job := &batchv1.Job{}
-	poll.Eventually(t, wait, "the search Job", func() (bool, error) {
-		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: naming.JobName(r.Name)}, job)
-		return err == nil, client.IgnoreNotFound(err)
-	})
-	if _, err := ct.CreatePod(ctx, k8s, job, &ct.Terminated{}, &ct.Terminated{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := ct.FinishJob(ctx, k8s, job, ""); err != nil {
-		t.Fatal(err)
-	}
-
-	obj := &unstructured.Unstructured{}
-	obj.SetGroupVersionKind(promote.GVK)
-	poll.Eventually(t, 2*wait, "the DynamoGraphDeployment", func() (bool, error) {
-		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name + "-dgd"}, obj)
-		return err == nil, client.IgnoreNotFound(err)
-	})
+	r := waitForRun(t, d, 1)
+	ct.FinishSearch(t, k8s, r, ct.Search{Candidates: []*v1beta2.DynamoGraphDeploymentCandidate{ct.RenderedCandidate(t, cfg, r, r.Name+"-c1", metrics)}})
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-dgd-frontend"},
 		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 8000}}}}
 	if err := k8s.Create(ctx, svc); err != nil {
 		t.Fatal(err)
 	}
-	ready := obj.DeepCopy()
-	_ = unstructured.SetNestedField(ready.Object, "successful", "status", "state")
-	_ = unstructured.SetNestedSlice(ready.Object, []any{map[string]any{"type": "Ready", "status": "True", "reason": "AllReady",
-		"message": "all components ready", "lastTransitionTime": time.Now().UTC().Format(time.RFC3339)}}, "status", "conditions")
-	if err := k8s.Status().Update(ctx, ready); err != nil {
-		t.Fatal(err)
-	}
+	ct.MakeReady(t, k8s, ns, name+"-dgd")
 	return d
-}
-
-func waitForStatus(t *testing.T, d *v1beta2.DynamoGraphDeploymentRequest, what string, cond func(*v1beta2.DynamoGraphDeploymentRequest) bool) *v1beta2.DynamoGraphDeploymentRequest {
-	t.Helper()
-	cur := &v1beta2.DynamoGraphDeploymentRequest{}
-	poll.Eventually(t, 2*wait, what, func() (bool, error) {
-		err := k8s.Get(context.Background(), client.ObjectKeyFromObject(d), cur)
-		return err == nil && cond(cur), err
-	})
-	return cur
 }
 
 // verificationJob waits for the request's verification Job of deployment generation 1 and
@@ -333,18 +252,7 @@ func assertFailed(t *testing.T, d *v1beta2.DynamoGraphDeploymentRequest, reason,
 
 func waitForEvent(t *testing.T, ns, request, reason string) {
 	t.Helper()
-	poll.Eventually(t, wait, "event "+reason, func() (bool, error) {
-		var list eventsv1.EventList
-		if err := k8s.List(context.Background(), &list, client.InNamespace(ns)); err != nil {
-			return false, err
-		}
-		for _, e := range list.Items {
-			if e.Regarding.Name == request && e.Reason == reason {
-				return true, nil
-			}
-		}
-		return false, nil
-	})
+	ct.WaitForEvent(t, k8s, ns, request, reason, "")
 }
 
 // observationOf is the calibration profile's observation from source, or nil.

@@ -1,4 +1,4 @@
-package request
+package research
 
 import (
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"

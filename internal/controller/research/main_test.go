@@ -1,4 +1,4 @@
-package verification_test
+package research_test
 
 import (
 	"context"
@@ -11,7 +11,6 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
@@ -30,21 +29,16 @@ var (
 	stopManager func()
 	// operator is the manager's identity: the chart's RBAC (controllertest.OperatorIdentity).
 	operator *rest.Config
-	// mgr is the running operator's manager.
-	mgr ctrl.Manager
 )
 
-// verificationImage is the configured verification image.
-const verificationImage = "registry.example/aiperf:0.13.0"
+const wait = controllertest.Wait
 
-// startFailureGrace is job.startFailureGraceSeconds of this package's operator.
-const startFailureGrace = 5 * time.Second
-
-// calibrationNamespace holds the calibration profile successful verifications are added to.
-const calibrationNamespace = "dgdr-calibration"
+// operatorNamespace is the release namespace of the operator's identity.
+const operatorNamespace = "dgdr-system"
 
 // TestMain starts one real API server serving DynamoGraphDeployments, with the admission
-// webhooks, and the operator in this process with a verification image configured.
+// webhooks, and the operator in this process with re-searches every minute allowed. After the
+// tests, no reconciler may have written outside its share of a request's status.
 func TestMain(m *testing.M) { os.Exit(runTests(m)) }
 
 func runTests(m *testing.M) int {
@@ -60,23 +54,19 @@ func runTests(m *testing.M) int {
 	}
 	defer env.Stop()
 	cfg = controllertest.Config()
-	cfg.Verification.Image = verificationImage
-	cfg.Calibration.Namespace = calibrationNamespace
-	grace := int32(startFailureGrace / time.Second)
-	cfg.Job.StartFailureGraceSeconds = &grace
 	// Re-searches every minute (the default minimum is an hour).
 	cfg.Research.MinInterval = &metav1.Duration{Duration: time.Minute}
-	if err := env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: calibrationNamespace}}); err != nil {
+	ctx := context.Background()
+	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: operatorNamespace}}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if _, err := controllertest.GPUNode(context.Background(), env.Client, "gpu-h200-a", "NVIDIA-H200", 8); err != nil {
+	if _, err := controllertest.GPUNode(ctx, env.Client, "gpu-h200-a", "NVIDIA-H200", 8); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	// The operator runs with the chart's RBAC, installed in the calibration namespace (the
-	// release namespace of an installed operator): whatever it reads or writes beyond it fails.
-	if operator, err = controllertest.OperatorIdentity(context.Background(), env, calibrationNamespace, "dgdr-operator"); err != nil {
+	// The operator runs with the chart's RBAC: whatever it reads or writes beyond it fails.
+	if operator, err = controllertest.OperatorIdentity(ctx, env, operatorNamespace, "dgdr-operator"); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -86,14 +76,18 @@ func runTests(m *testing.M) int {
 	}
 	defer func() { stopManager() }()
 	k8s = env.Client
-	return m.Run()
+	code := m.Run()
+	if err := controllertest.CheckStatusOwners(ctx, env.Client); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return code
 }
 
 // startOperator starts a manager wired like cmd/dgdr-operator, the webhooks and the
 // controllers, as the operator's identity.
 func startOperator() error {
-	var err error
-	mgr, err = controllertest.NewManagerAs(env, operator, cfg)
+	mgr, err := controllertest.NewManagerAs(env, operator, cfg)
 	if err != nil {
 		return err
 	}

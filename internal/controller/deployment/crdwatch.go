@@ -1,4 +1,4 @@
-package request
+package deployment
 
 import (
 	"context"
@@ -23,7 +23,7 @@ var DGDCRDName = "dynamographdeployments." + promote.GVK.Group
 // scheme does not know apiextensions, and only one CRD's name and conditions are read).
 var crdGVK = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
 
-// DGDCRDObject is the object the request controller watches for the DynamoGraphDeployment CRD
+// DGDCRDObject is the object the deployment reconciler watches for the DynamoGraphDeployment CRD
 // (and the cache holds it as, setup.go).
 func DGDCRDObject() *unstructured.Unstructured {
 	u := &unstructured.Unstructured{}

@@ -1,13 +1,11 @@
-package request_test
+package deployment_test
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/utils/ptr"
@@ -15,8 +13,6 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	ct "github.com/dgdr-operator/dgdr-operator/internal/controller/controllertest"
-	"github.com/dgdr-operator/dgdr-operator/internal/naming"
-	"github.com/dgdr-operator/dgdr-operator/internal/render"
 	"github.com/dgdr-operator/dgdr-operator/internal/testing/builders"
 	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
 	"github.com/dgdr-operator/dgdr-operator/internal/testing/poll"
@@ -29,53 +25,6 @@ func tooLarge(r *v1beta2.DynamoGraphDeploymentRun, name string) *v1beta2.DynamoG
 		`"resources":{"limits":{"nvidia.com/gpu":"16"},"requests":{"nvidia.com/gpu":"16"}}}]}}}]}}`
 	return builders.Candidate(r.Namespace, name).OwnedBy(r).GPUs(32).GraphDeployment([]byte(dgd)).
 		Parameters(`{"engine":{"hardware":"h200_sxm"}}`).Obj()
-}
-
-// rendered is the Candidate of candidateParameters (4 GPUs of h200_sxm: 2 replicas of TP2) as
-// the reporter renders it.
-func rendered(t *testing.T, r *v1beta2.DynamoGraphDeploymentRun, name string) *v1beta2.DynamoGraphDeploymentCandidate {
-	t.Helper()
-	var params map[string]any
-	if err := json.Unmarshal([]byte(candidateParameters), &params); err != nil {
-		t.Fatal(err)
-	}
-	dgd, _, err := render.Render(params, render.RunOptions(r, name, cfg.RuntimeImages, render.DefaultGPUsPerNode, cfg.Planner.Image))
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := json.Marshal(dgd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return builders.Candidate(r.Namespace, name).OwnedBy(r).GPUs(4).GraphDeployment(raw).Parameters(candidateParameters).Obj()
-}
-
-// succeedWithCandidates publishes cands (best first) for r and ends its search successfully.
-func succeedWithCandidates(t *testing.T, r *v1beta2.DynamoGraphDeploymentRun, cands ...*v1beta2.DynamoGraphDeploymentCandidate) {
-	t.Helper()
-	ctx := context.Background()
-	patch := client.MergeFrom(r.DeepCopy())
-	for _, c := range cands {
-		if err := k8s.Create(ctx, c); err != nil {
-			t.Fatal(err)
-		}
-		r.Status.CandidateRefs = append(r.Status.CandidateRefs, v1beta2.CandidateReference{Name: c.Name})
-	}
-	r.Status.Recommendation = &v1beta2.RecommendationSummary{BestCandidate: cands[0].Name, Evaluated: 10, Feasible: int64(len(cands))}
-	if err := k8s.Status().Patch(ctx, r, patch); err != nil {
-		t.Fatal(err)
-	}
-	job := &batchv1.Job{}
-	poll.Eventually(t, wait, "the search Job", func() (bool, error) {
-		err := k8s.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: naming.JobName(r.Name)}, job)
-		return err == nil, client.IgnoreNotFound(err)
-	})
-	if _, err := ct.CreatePod(ctx, k8s, job, &ct.Terminated{}, &ct.Terminated{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := ct.FinishJob(ctx, k8s, job, ""); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // waitFit waits for the Candidate's status.fitsCluster to equal want (message aside).
@@ -105,6 +54,7 @@ func waitFit(t *testing.T, ns, name string, want v1beta2.ClusterFit) {
 // When no candidate fits, Deployed=False NoCandidateFits names them. A second H200 Node of 16
 // GPUs changes the verdicts of the published Candidates.
 func TestFitsClusterWithNodesOfTwoProducts(t *testing.T) {
+	withoutDGDCRD(t)
 	ctx := context.Background()
 	a100, err := ct.GPUNode(ctx, k8s, "gpu-a100-a", "NVIDIA-A100-SXM4-80GB", 16)
 	if err != nil {
@@ -121,10 +71,10 @@ func TestFitsClusterWithNodesOfTwoProducts(t *testing.T) {
 		}
 	}
 	run := waitForRun(t, mixed, 1)
-	big, small := tooLarge(run, run.Name+"-c1"), rendered(t, run, run.Name+"-c2")
-	succeedWithCandidates(t, run, big, small)
+	big, small := tooLarge(run, run.Name+"-c1"), ct.RenderedCandidate(t, cfg, run, run.Name+"-c2", nil)
+	ct.FinishSearch(t, k8s, run, ct.Search{Candidates: []*v1beta2.DynamoGraphDeploymentCandidate{big, small}})
 	noneRun := waitForRun(t, none, 1)
-	succeedWithCandidates(t, noneRun, tooLarge(noneRun, noneRun.Name+"-c1"), tooLarge(noneRun, noneRun.Name+"-c2"))
+	ct.FinishSearch(t, k8s, noneRun, ct.Search{Candidates: []*v1beta2.DynamoGraphDeploymentCandidate{tooLarge(noneRun, noneRun.Name+"-c1"), tooLarge(noneRun, noneRun.Name+"-c2")}})
 
 	waitFit(t, ns, big.Name, v1beta2.ClusterFit{Fits: ptr.To(false), SKU: "h200_sxm", GPUsNeeded: 32, GPUsAvailable: ptr.To[int64](8), GPUsPerNodeNeeded: 16, LargestNodeGPUs: 8, Nodes: 1})
 	waitFit(t, ns, small.Name, v1beta2.ClusterFit{Fits: ptr.To(true), SKU: "h200_sxm", GPUsNeeded: 4, GPUsAvailable: ptr.To[int64](8), GPUsPerNodeNeeded: 2, LargestNodeGPUs: 8, Nodes: 1})

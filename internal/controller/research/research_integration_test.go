@@ -1,4 +1,4 @@
-package verification_test
+package research_test
 
 import (
 	"context"
@@ -13,15 +13,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	ct "github.com/dgdr-operator/dgdr-operator/internal/controller/controllertest"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
-	"github.com/dgdr-operator/dgdr-operator/internal/promote"
-	"github.com/dgdr-operator/dgdr-operator/internal/render"
 	"github.com/dgdr-operator/dgdr-operator/internal/research"
 	"github.com/dgdr-operator/dgdr-operator/internal/testing/builders"
 	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
@@ -55,93 +52,33 @@ func researchRequest(t *testing.T, ns, name string) *v1beta2.DynamoGraphDeployme
 // researchRequestOn is researchRequest capturing onto claim, which it does not create.
 func researchRequestOn(t *testing.T, ns, name, claim string) *v1beta2.DynamoGraphDeploymentRequest {
 	t.Helper()
-	ctx := context.Background()
-	d := builders.Request(ns, name).GPUSKU("h200_sxm").AutoApply(name + "-dgd").Obj()
-	d.Spec.Deployment.Capture = &v1beta2.CaptureSpec{Enabled: ptr.To(true), ClaimName: claim}
-	d.Spec.Research = &v1beta2.ResearchSpec{IntervalMinutes: 1, MinRequests: ptr.To[int32](1)}
-	d.Spec.Objective = &v1beta2.ObjectiveSpec{Target: v1beta2.TargetThroughputPerGPU}
-	if err := k8s.Create(ctx, d); err != nil {
+	d := builders.Request(ns, name).GPUSKU("h200_sxm").AutoApply(name+"-dgd").Capture(claim).
+		Research(1, 1).Objective(v1beta2.TargetThroughputPerGPU).Obj()
+	if err := k8s.Create(context.Background(), d); err != nil {
 		t.Fatal(err)
 	}
 	return d
 }
 
-// finishRun publishes one Candidate of r (rendered from candidateParameters, with metrics) as
-// its best, an optional baseline, and ends its Job successfully.
+// finishRun publishes one Candidate of r (rendered from the shared candidate parameters, with
+// metrics) as its best, an optional baseline, for a re-search the input container's report of
+// its window (42 requests), and ends its Job successfully.
 func finishRun(t *testing.T, r *v1beta2.DynamoGraphDeploymentRun, metrics *v1beta2.CandidateMetrics, baseline *v1beta2.BaselineStatus) string {
 	t.Helper()
-	ctx := context.Background()
-	var params map[string]any
-	if err := json.Unmarshal([]byte(candidateParameters), &params); err != nil {
-		t.Fatal(err)
-	}
-	candName := naming.CandidateName(r.Name, "1")
-	dgd, _, err := render.Render(params, render.RunOptions(r, candName, cfg.RuntimeImages, render.DefaultGPUsPerNode, cfg.Planner.Image))
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := json.Marshal(dgd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cand := builders.Candidate(r.Namespace, candName).OwnedBy(r).GPUs(4).GraphDeployment(raw).Parameters(candidateParameters).Obj()
-	if err := k8s.Create(ctx, cand); err != nil {
-		t.Fatal(err)
-	}
-	candPatch := client.MergeFrom(cand.DeepCopy())
-	cand.Status.Metrics = metrics
-	if err := k8s.Status().Patch(ctx, cand, candPatch); err != nil {
-		t.Fatal(err)
-	}
-	job := &batchv1.Job{}
-	poll.Eventually(t, wait, "the search Job of "+r.Name, func() (bool, error) {
-		err := k8s.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: naming.JobName(r.Name)}, job)
-		return err == nil, client.IgnoreNotFound(err)
-	})
-	if err := k8s.Get(ctx, client.ObjectKeyFromObject(r), r); err != nil {
-		t.Fatal(err)
-	}
-	patch := client.MergeFrom(r.DeepCopy())
-	r.Status.CandidateRefs = []v1beta2.CandidateReference{{Name: candName}}
-	r.Status.Recommendation = &v1beta2.RecommendationSummary{BestCandidate: candName, Evaluated: 1, Feasible: 1}
-	r.Status.Baseline = baseline
-	if err := k8s.Status().Patch(ctx, r, patch); err != nil {
-		t.Fatal(err)
-	}
-	pod, err := ct.CreatePod(ctx, k8s, job, &ct.Terminated{}, &ct.Terminated{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cand := ct.RenderedCandidate(t, cfg, r, naming.CandidateName(r.Name, "1"), metrics)
+	s := ct.Search{Candidates: []*v1beta2.DynamoGraphDeploymentCandidate{cand}, Baseline: baseline}
 	if research.IsRun(r) {
-		// The input container's report of the window it cut (searchinput.SummaryMessage).
-		pod.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "input", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-			Message: `{"requests":42,"sha256":"` + strings.Repeat("ab", 32) + `","segments":3,"truncatedSegments":0,"pods":2}`}}}}
-		if err := k8s.Status().Update(ctx, pod); err != nil {
-			t.Fatal(err)
-		}
+		// searchinput.SummaryMessage
+		s.Window = `{"requests":42,"sha256":"` + strings.Repeat("ab", 32) + `","segments":3,"truncatedSegments":0,"pods":2}`
 	}
-	if err := ct.FinishJob(ctx, k8s, job, ""); err != nil {
-		t.Fatal(err)
-	}
-	return candName
+	ct.FinishSearch(t, k8s, r, s)
+	return cand.Name
 }
 
 // makeReady marks the DynamoGraphDeployment ready, as the Dynamo operator would.
 func makeReady(t *testing.T, ns, name string) {
 	t.Helper()
-	ctx := context.Background()
-	obj := &unstructured.Unstructured{}
-	obj.SetGroupVersionKind(promote.GVK)
-	poll.Eventually(t, 2*wait, "the DynamoGraphDeployment "+name, func() (bool, error) {
-		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj)
-		return err == nil, client.IgnoreNotFound(err)
-	})
-	_ = unstructured.SetNestedField(obj.Object, "successful", "status", "state")
-	_ = unstructured.SetNestedSlice(obj.Object, []any{map[string]any{"type": "Ready", "status": "True", "reason": "AllReady",
-		"message": "all components ready", "lastTransitionTime": time.Now().UTC().Format(time.RFC3339)}}, "status", "conditions")
-	if err := k8s.Status().Update(ctx, obj); err != nil {
-		t.Fatal(err)
-	}
+	ct.MakeReady(t, k8s, ns, name)
 }
 
 // nextResearchRun waits for a re-search Run of the request other than those in seen.
@@ -418,12 +355,17 @@ func historyOf(d *v1beta2.DynamoGraphDeploymentRequest, run string) *v1beta2.Res
 	return nil
 }
 
+func waitForStatus(t *testing.T, d *v1beta2.DynamoGraphDeploymentRequest, what string, cond func(*v1beta2.DynamoGraphDeploymentRequest) bool) *v1beta2.DynamoGraphDeploymentRequest {
+	t.Helper()
+	return ct.WaitForStatus(t, k8s, d, 2*wait, what, cond)
+}
+
 func waitForStatusWithin(t *testing.T, d *v1beta2.DynamoGraphDeploymentRequest, within time.Duration, what string, cond func(*v1beta2.DynamoGraphDeploymentRequest) bool) *v1beta2.DynamoGraphDeploymentRequest {
 	t.Helper()
-	cur := &v1beta2.DynamoGraphDeploymentRequest{}
-	poll.Eventually(t, within, what, func() (bool, error) {
-		err := k8s.Get(context.Background(), client.ObjectKeyFromObject(d), cur)
-		return err == nil && cond(cur), err
-	})
-	return cur
+	return ct.WaitForStatus(t, k8s, d, within, what, cond)
+}
+
+func waitForEvent(t *testing.T, ns, request, reason string) {
+	t.Helper()
+	ct.WaitForEvent(t, k8s, ns, request, reason, "")
 }

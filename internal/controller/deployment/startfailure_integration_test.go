@@ -1,4 +1,4 @@
-package verification_test
+package deployment_test
 
 import (
 	"context"

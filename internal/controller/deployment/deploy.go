@@ -1,4 +1,4 @@
-package request
+package deployment
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -17,11 +16,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
-	"github.com/dgdr-operator/dgdr-operator/internal/config"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/fit"
+	"github.com/dgdr-operator/dgdr-operator/internal/controller/request"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/run"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/status"
-	"github.com/dgdr-operator/dgdr-operator/internal/gpunodes"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 	"github.com/dgdr-operator/dgdr-operator/internal/promote"
 	"github.com/dgdr-operator/dgdr-operator/internal/render"
@@ -41,21 +39,6 @@ const (
 	EventDeployCRDMissing = "DeployCRDMissing"
 )
 
-// How often autoApply looks at a deployment again. The DynamoGraphDeployments themselves belong
-// to the Dynamo platform and are read on a timer (one GET per request and period) rather than
-// watched; a missing CRD is waited for by watching it (crdwatch.go), the timer only a fallback.
-const (
-	deployPollProgressing = 15 * time.Second
-	deployPollSettled     = 2 * time.Minute
-	deployPollMissingCRD  = 5 * time.Minute
-)
-
-// autoApplyOn tells whether the request asks for automatic promotion.
-func autoApplyOn(dgdr *v1beta2.DynamoGraphDeploymentRequest) bool {
-	d := dgdr.Spec.Deployment
-	return d != nil && d.AutoApply != nil && *d.AutoApply
-}
-
 // deploymentName is spec.deployment.name, or the request's name (admission materializes it;
 // requests stored before the field existed fall back here).
 func deploymentName(dgdr *v1beta2.DynamoGraphDeploymentRequest) string {
@@ -67,18 +50,13 @@ func deploymentName(dgdr *v1beta2.DynamoGraphDeploymentRequest) string {
 
 // autoApply deploys the best candidate of the current generation's successful Run (through
 // promote, the code path of dgdrctl promote), and mirrors the deployment's readiness into the
-// Deployed condition. It returns when to look again (0: only on the next event).
-func (r *Reconciler) autoApply(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, runs []*v1beta2.DynamoGraphDeploymentRun, events *status.Events) (time.Duration, error) {
-	if !autoApplyOn(dgdr) {
-		meta.RemoveStatusCondition(&dgdr.Status.Conditions, v1beta2.ConditionDeployed)
-		meta.RemoveStatusCondition(&dgdr.Status.Conditions, v1beta2.ConditionPredictionHeld)
-		dgdr.Status.Verification = nil
-		return 0, nil
-	}
+// Deployed condition. It returns when to look again (0: only on the next event), and the
+// deployment when it is ready.
+func (r *Reconciler) autoApply(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, runs []*v1beta2.DynamoGraphDeploymentRun, events *status.Events) (time.Duration, *unstructured.Unstructured, error) {
 	if !r.Config.AutoApply.Enabled {
 		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonAutoApplyDisabled,
 			"autoApply is disabled in the operator's configuration (autoApply.enabled); nothing is deployed: deploy a candidate with dgdrctl promote", events)
-		return 0, nil
+		return 0, nil, nil
 	}
 	name := deploymentName(dgdr)
 	src := succeededCurrentRun(dgdr, runs)
@@ -91,22 +69,22 @@ func (r *Reconciler) autoApply(ctx context.Context, dgdr *v1beta2.DynamoGraphDep
 		msg := fmt.Sprintf("nothing deployed yet: waiting for the search of generation %d (Run %s) to succeed",
 			dgdr.Status.ObservedGeneration, naming.RunName(dgdr.Name, dgdr.Status.ObservedGeneration))
 		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonAwaitingResult, msg, events)
-		return 0, nil
+		return 0, nil, nil
 	}
 	return r.followReadiness(ctx, dgdr, events)
 }
 
 // succeededCurrentRun is the newest Run of the current generation that succeeded with a best
 // candidate and may deploy: the generation's own Run, or a re-search Run whose comparison with
-// the deployed candidate decided to replace it. Older generations never deploy: their results
-// are superseded.
+// the deployed candidate decided to replace it (its decision in status.research, the research
+// reconciler's). Older generations never deploy: their results are superseded.
 func succeededCurrentRun(dgdr *v1beta2.DynamoGraphDeploymentRequest, runs []*v1beta2.DynamoGraphDeploymentRun) *v1beta2.DynamoGraphDeploymentRun {
 	current := naming.RunName(dgdr.Name, dgdr.Status.ObservedGeneration)
 	for _, rn := range runs { // newest first
-		if generationOf(rn) != dgdr.Status.ObservedGeneration || !run.IsTerminal(rn) {
+		if request.GenerationOf(rn) != dgdr.Status.ObservedGeneration || !run.IsTerminal(rn) {
 			continue
 		}
-		if rn.Name != current && !(research.IsRun(rn) && replacedBy(dgdr, rn)) {
+		if rn.Name != current && !(research.IsRun(rn) && request.Replaces(dgdr, rn.Name)) {
 			continue
 		}
 		c := meta.FindStatusCondition(rn.Status.Conditions, v1beta2.ConditionCompleted)
@@ -119,7 +97,7 @@ func succeededCurrentRun(dgdr *v1beta2.DynamoGraphDeploymentRequest, runs []*v1b
 
 // deploy renders the Run's best candidate that fits the cluster and creates or updates the
 // deployment.
-func (r *Reconciler) deploy(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, src *v1beta2.DynamoGraphDeploymentRun, name string, events *status.Events) (time.Duration, error) {
+func (r *Reconciler) deploy(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, src *v1beta2.DynamoGraphDeploymentRun, name string, events *status.Events) (time.Duration, *unstructured.Unstructured, error) {
 	// The cache keeps no spec or candidate list of a terminal Run (stripTerminalRun): read it
 	// whole, as rarely as the Candidate.
 	full := &v1beta2.DynamoGraphDeploymentRun{}
@@ -128,53 +106,53 @@ func (r *Reconciler) deploy(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploy
 			err = fmt.Errorf("the Run %s was replaced", src.Name)
 		}
 		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonDeploymentFailed, fmt.Sprintf("reading Run %s: %v", src.Name, err), events)
-		return 0, err
+		return 0, nil, err
 	}
-	best, unfit, err := r.bestFitting(ctx, full)
+	best, unfit, err := fit.BestFitting(ctx, r.Client, r.APIReader, r.Config, full)
 	if err != nil {
 		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonDeploymentFailed, fmt.Sprintf("judging the fit of the candidates of Run %s: %v", src.Name, err), events)
-		return 0, err
+		return 0, nil, err
 	}
 	if best == "" {
 		msg := fmt.Sprintf("no candidate of Run %s fits the cluster's GPU Nodes (%s); nothing is deployed: add Nodes, or search again with a smaller spec.hardware.gpu.budget",
 			src.Name, strings.Join(unfit, "; "))
 		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonNoCandidateFits, msg, events)
-		return deployPollSettled, nil
+		return deployPollSettled, nil, nil
 	}
 	cand := &v1beta2.DynamoGraphDeploymentCandidate{}
 	// The cache keeps only the engine's hardware of a Candidate's parameters: read it whole.
 	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: dgdr.Namespace, Name: best}, cand); err != nil {
 		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonDeploymentFailed, fmt.Sprintf("reading the best candidate %s of Run %s: %v", best, src.Name, err), events)
-		return 0, err
+		return 0, nil, err
 	}
 	if !metav1.IsControlledBy(cand, src) {
 		msg := fmt.Sprintf("candidate %s is not controlled by Run %s; it is not deployed", best, src.Name)
 		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonDeploymentFailed, msg, events)
-		return deployPollSettled, nil
+		return deployPollSettled, nil, nil
 	}
 	// The Candidate was written by a search identity, whose pod runs the search image: only
 	// what the operator's own renderer makes of its parameters is deployed.
 	if msg := r.reproduce(full, cand); msg != "" {
 		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonCandidateNotReproduced, msg, events)
-		return deployPollSettled, nil
+		return deployPollSettled, nil, nil
 	}
-	obj, err := promote.Render(cand, name, &promote.Owner{RequestUID: dgdr.UID, Generation: generationOf(src)})
+	obj, err := promote.Render(cand, name, &promote.Owner{RequestUID: dgdr.UID, Generation: request.GenerationOf(src)})
 	if err != nil {
 		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonDeploymentFailed, err.Error(), events)
-		return deployPollSettled, nil
+		return deployPollSettled, nil, nil
 	}
-	result, err := promote.Apply(ctx, r.Client, obj, &promote.Owner{RequestUID: dgdr.UID, Generation: generationOf(src)})
+	result, err := promote.Apply(ctx, r.Client, obj, &promote.Owner{RequestUID: dgdr.UID, Generation: request.GenerationOf(src)})
 	var conflict *promote.ConflictError
 	switch {
 	case errors.As(err, &conflict):
 		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonDeploymentConflict, conflict.Error()+"; set spec.deployment.name to another name, or delete it", events)
-		return deployPollSettled, nil
+		return deployPollSettled, nil, nil
 	case errors.Is(err, promote.ErrCRDMissing):
 		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonDeploymentCRDMissing, promote.ErrCRDMissing.Error()+"; autoApply deploys once its CRD ("+DGDCRDName+") is established", events)
-		return deployPollMissingCRD, nil
+		return deployPollMissingCRD, nil, nil
 	case err != nil:
 		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonDeploymentFailed, err.Error(), events)
-		return 0, err
+		return 0, nil, err
 	}
 	dgdr.Status.Deployment = &v1beta2.DeploymentStatus{Name: name, Run: src.Name, Candidate: best}
 	if result != promote.Unchanged {
@@ -182,113 +160,6 @@ func (r *Reconciler) deploy(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploy
 			fmt.Sprintf("%s DynamoGraphDeployment %s from candidate %s of Run %s", result, name, best, src.Name))
 	}
 	return r.followReadiness(ctx, dgdr, events)
-}
-
-// bestFitting returns the best candidate of run (candidateRefs, best first) that fits the GPUs of
-// the cluster's Nodes, judged now from the Node informer with the rule of status.fitsCluster
-// (not read from that status: the search identity can write Candidates' status). With GPU
-// discovery off the operator reads no Nodes and the best candidate is deployed. unfit says
-// why each candidate does not fit.
-func (r *Reconciler) bestFitting(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun) (best string, unfit []string, err error) {
-	if !config.GPUDiscoveryEnabled(r.Config) {
-		return run.Status.Recommendation.BestCandidate, nil, nil
-	}
-	inv, err := fit.Inventory(ctx, r.Client)
-	if err != nil {
-		return "", nil, err
-	}
-	refs := run.Status.CandidateRefs
-	if len(refs) == 0 {
-		refs = []v1beta2.CandidateReference{{Name: run.Status.Recommendation.BestCandidate}}
-	}
-	for _, ref := range refs {
-		cand := &v1beta2.DynamoGraphDeploymentCandidate{}
-		if err := r.Client.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: ref.Name}, cand); err != nil {
-			if !apierrors.IsNotFound(err) {
-				return "", nil, err
-			}
-			// Not in the cache yet: read it from the API server.
-			if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: ref.Name}, cand); err != nil {
-				return "", nil, err
-			}
-		}
-		needs, sku, err := gpunodes.NeedsOf(cand)
-		if err != nil {
-			unfit = append(unfit, ref.Name+": "+err.Error())
-			continue
-		}
-		f := gpunodes.Fit(needs, sku, inv.Pool(sku))
-		if *f.Fits {
-			return ref.Name, nil, nil
-		}
-		unfit = append(unfit, ref.Name+": "+f.Message)
-	}
-	return "", unfit, nil
-}
-
-// followReadiness reads the deployed DynamoGraphDeployment and mirrors its readiness.
-func (r *Reconciler) followReadiness(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, events *status.Events) (time.Duration, error) {
-	d := dgdr.Status.Deployment
-	dgd := &unstructured.Unstructured{}
-	dgd.SetGroupVersionKind(promote.GVK)
-	err := r.Client.Get(ctx, client.ObjectKey{Namespace: dgdr.Namespace, Name: d.Name}, dgd)
-	switch {
-	case meta.IsNoMatchError(err):
-		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonDeploymentCRDMissing, promote.ErrCRDMissing.Error(), events)
-		return deployPollMissingCRD, nil
-	case apierrors.IsNotFound(err):
-		// Deleted by someone: deploy again from the same result.
-		dgdr.Status.Deployment = nil
-		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonDeploymentProgressing,
-			fmt.Sprintf("DynamoGraphDeployment %s was deleted; deploying candidate %s again", d.Name, d.Candidate), events)
-		return time.Second, nil
-	case err != nil:
-		return 0, err
-	}
-	if dgd.GetAnnotations()[promote.AnnotationAppliedBy] != string(dgdr.UID) {
-		dgdr.Status.Deployment = nil
-		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonDeploymentConflict,
-			fmt.Sprintf("DynamoGraphDeployment %s was replaced by one this request did not create; it is left unchanged", d.Name), events)
-		return deployPollSettled, nil
-	}
-	ready, why := promote.Readiness(dgd)
-	if ready {
-		reason, msg := v1beta2.ReasonDeploymentReady, fmt.Sprintf("DynamoGraphDeployment %s (candidate %s of Run %s) is ready: %s", d.Name, d.Candidate, d.Run, why)
-		if kept := latestKept(dgdr); kept != nil && researchOn(dgdr) && kept.DeployedCandidate == d.Candidate {
-			reason = v1beta2.ReasonBaselineStillBest
-			msg += fmt.Sprintf("; re-search %s kept it: %s", kept.Run, kept.Message)
-		}
-		r.setDeployed(dgdr, metav1.ConditionTrue, reason, msg, events)
-		wait, err := r.verify(ctx, dgdr, dgd, events)
-		if wait > 0 && wait < deployPollSettled {
-			return wait, err
-		}
-		return deployPollSettled, err
-	}
-	r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonDeploymentProgressing,
-		fmt.Sprintf("DynamoGraphDeployment %s (candidate %s of Run %s) is not ready: %s", d.Name, d.Candidate, d.Run, why), events)
-	return deployPollProgressing, nil
-}
-
-// setDeployed sets the Deployed condition, with an event when its reason changes to one worth
-// telling (ready, conflict, missing CRD).
-func (r *Reconciler) setDeployed(dgdr *v1beta2.DynamoGraphDeploymentRequest, status metav1.ConditionStatus, reason, msg string, events *status.Events) {
-	before := meta.FindStatusCondition(dgdr.Status.Conditions, v1beta2.ConditionDeployed)
-	changed := before == nil || before.Reason != reason || before.Status != status
-	meta.SetStatusCondition(&dgdr.Status.Conditions, metav1.Condition{
-		Type: v1beta2.ConditionDeployed, Status: status, Reason: reason, Message: msg, ObservedGeneration: dgdr.Generation,
-	})
-	if !changed {
-		return
-	}
-	switch reason {
-	case v1beta2.ReasonDeploymentReady:
-		events.Normal(EventDeploymentReady, "Deploy", msg)
-	case v1beta2.ReasonDeploymentConflict:
-		events.Warning(EventDeployConflict, "Deploy", msg)
-	case v1beta2.ReasonDeploymentCRDMissing:
-		events.Warning(EventDeployCRDMissing, "Deploy", msg)
-	}
 }
 
 // reproduce renders the Candidate again from its recorded parameters (spec.parameters) and the

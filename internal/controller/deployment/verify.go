@@ -1,4 +1,4 @@
-package request
+package deployment
 
 import (
 	"context"
@@ -15,18 +15,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
-	"github.com/dgdr-operator/dgdr-operator/internal/calibration"
-	"github.com/dgdr-operator/dgdr-operator/internal/controller/podstart"
-	"github.com/dgdr-operator/dgdr-operator/internal/controller/run"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/status"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 	"github.com/dgdr-operator/dgdr-operator/internal/verification"
@@ -54,13 +45,9 @@ func frontendServiceName(dgd string) string { return dgd + "-frontend" }
 
 // verify runs one verification Job per ready DynamoGraphDeployment generation and records its
 // result in status.verification and the PredictionHeld condition. It is called only while
-// Deployed is True. It returns when to look at a running Job again (0: its events will tell).
+// Deployed is True and verification is enabled. It returns when to look at a running Job again
+// (0: its events will tell).
 func (r *Reconciler) verify(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, dgd *unstructured.Unstructured, events *status.Events) (time.Duration, error) {
-	if !verification.Enabled(dgdr) {
-		dgdr.Status.Verification = nil
-		meta.RemoveStatusCondition(&dgdr.Status.Conditions, v1beta2.ConditionPredictionHeld)
-		return 0, nil
-	}
 	d := dgdr.Status.Deployment
 	gen := dgd.GetGeneration()
 	v := dgdr.Status.Verification
@@ -142,37 +129,6 @@ func (r *Reconciler) verify(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploy
 	return 0, nil
 }
 
-// recordCalibration adds a successful verification to the cluster's calibration profile, where
-// the next searches find it (docs/design/results.md, "Calibration").
-func (r *Reconciler) recordCalibration(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, cand *v1beta2.DynamoGraphDeploymentCandidate, v *v1beta2.VerificationStatus, metrics []v1beta2.VerifiedMetric) error {
-	ns := r.Config.Calibration.Namespace
-	if ns == "" || v.MeasuredAt == nil {
-		return nil
-	}
-	key, err := calibration.CandidateKey(&dgdr.Spec, cand)
-	if err != nil {
-		// A Candidate without a key has no place in the profile; the verification stands.
-		ctrl.LoggerFrom(ctx).Info("verification not added to the calibration profile", "candidate", cand.Name, "reason", err.Error())
-		return nil
-	}
-	obs := calibration.Observation{
-		Key: key, Metrics: map[string]calibration.Pair{}, MeasuredAt: v.MeasuredAt.UTC(),
-		Source: fmt.Sprintf("%s/%s@gen%d", dgdr.Namespace, dgdr.Name, v.DeploymentGeneration),
-	}
-	for _, m := range metrics {
-		if m.Predicted != nil && m.Observed != nil && *m.Predicted > 0 && *m.Observed > 0 {
-			obs.Metrics[string(m.Name)] = calibration.Pair{Predicted: *m.Predicted, Observed: *m.Observed}
-		}
-	}
-	if len(obs.Metrics) == 0 {
-		return nil
-	}
-	if err := calibration.Record(ctx, r.APIReader, r.Client, ns, obs); err != nil {
-		return fmt.Errorf("recording the verification in the calibration profile: %w", err)
-	}
-	return nil
-}
-
 // verificationPlan reads the request whole and the deployed Candidate (the cache keeps neither
 // the workload nor the metrics) and resolves the verification, filling base with it. A nil plan
 // without an error means the verification failed (recorded).
@@ -252,106 +208,6 @@ func jobFinished(job *batchv1.Job) (bool, *batchv1.JobCondition) {
 	return false, nil
 }
 
-// verificationPods lists the pods of a verification Job from the informer cache; only those the
-// Job controls count (podstart.ControlledBy): anyone who may create pods can give one the Job's
-// labels.
-func (r *Reconciler) verificationPods(ctx context.Context, job *batchv1.Job) ([]corev1.Pod, error) {
-	var pods corev1.PodList
-	if err := r.Client.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingLabels{batchv1.JobNameLabel: job.Name}); err != nil {
-		return nil, err
-	}
-	return podstart.ControlledBy(pods.Items, job), nil
-}
-
-// verificationStartRule is what counts as a start failure of a verification pod: the rule of
-// search pods, and a pod no node can hold (the deployment it measures already runs).
-var verificationStartRule = podstart.Rule{First: verification.ContainerName, Unschedulable: true}
-
-// checkVerificationStart ends the running verification of job when its pod cannot start
-// (verificationStartRule): at once for a final failure, once it has lasted
-// job.startFailureGraceSeconds for one the kubelet retries (an image it cannot pull, a
-// configuration error, a crash loop) or a pod no node can hold; and when the Job has created no
-// pod that long after its creation (its pods are refused). It deletes the Job, so that its pod
-// does not wait for the Job's deadline. Otherwise again is when a failure's grace runs out.
-func (r *Reconciler) checkVerificationStart(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, job *batchv1.Job, events *status.Events) (ended bool, again time.Duration, err error) {
-	pods, err := r.verificationPods(ctx, job)
-	if err != nil {
-		return false, 0, err
-	}
-	grace := time.Duration(*r.Config.Job.StartFailureGraceSeconds) * time.Second
-	now := r.now()
-	var msg string
-	if f := verificationStartRule.Newest(pods); f != nil {
-		due, lasted, wait := podstart.Due(&r.verificationStarts, dgdr.UID, f, now, grace)
-		if !due {
-			return false, wait, nil
-		}
-		msg = fmt.Sprintf("the verification pod %s could not start: %s; Job %s was deleted. %s",
-			f.Pod, f.Describe(lasted, 1024), job.Name, verificationStartAdvice(f.Kind()))
-	} else {
-		r.verificationStarts.Forget(dgdr.UID)
-		if no, wait := podstart.NoPod(job, pods, now, grace); !no {
-			return false, wait, nil
-		}
-		// The cache keeps of a Job only its active count; the API server's copy says whether a
-		// pod of it ever ran.
-		live := &batchv1.Job{}
-		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(job), live); err != nil {
-			return false, 0, client.IgnoreNotFound(err)
-		}
-		if no, _ := podstart.NoPod(live, pods, now, grace); !no || live.UID != job.UID {
-			return false, 0, nil
-		}
-		msg = fmt.Sprintf("Job %s created no pod within %s (job.startFailureGraceSeconds): the API server refuses its pods "+
-			"(admission, a ResourceQuota or a LimitRange; the Job's FailedCreate events say which), or the Job controller is not running; the Job was deleted",
-			job.Name, grace)
-	}
-	r.verificationStarts.Forget(dgdr.UID)
-	err = r.Client.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &job.UID})
-	if client.IgnoreNotFound(err) != nil {
-		return false, 0, fmt.Errorf("deleting verification Job %s: %w", job.Name, err)
-	}
-	r.failVerification(dgdr, *dgdr.Status.Verification, verification.ReasonPodFailedToStart, msg, events)
-	return true, 0, nil
-}
-
-// verificationStartAdvice says what to check when the verification pod cannot start.
-func verificationStartAdvice(k podstart.Kind) string {
-	switch k {
-	case podstart.KindImage:
-		return "Check that verification.image of the operator configuration exists and that the node can pull it"
-	case podstart.KindCrash:
-		return "See the container's logs"
-	case podstart.KindUnschedulable:
-		return "Check that a node can hold the verification pod: job.nodeSelector, job.tolerations, job.priorityClassName and verification.resources of the operator configuration"
-	default:
-		return "Check that verification.image runs as the non-root job.runAsUser/runAsGroup of the operator configuration with a read-only root file system"
-	}
-}
-
-// verificationPodWatch is the pod source of the request controller: a verification pod that
-// cannot start reaches its request (checkVerificationStart); its Job's status says nothing while
-// the pod waits. Other pod changes reach the request through its Job.
-func verificationPodWatch() (client.Object, handler.EventHandler, builder.WatchesOption) {
-	cannotStart := func(obj client.Object) bool {
-		pod, ok := obj.(*corev1.Pod)
-		return ok && pod.Labels[run.LabelComponent] == verification.ComponentValue && verificationStartRule.Of(pod) != nil
-	}
-	toRequest := func(_ context.Context, obj client.Object) []reconcile.Request {
-		name := obj.GetLabels()[v1beta2.LabelRequestName]
-		if name == "" || obj.GetLabels()[run.LabelComponent] != verification.ComponentValue {
-			return nil
-		}
-		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}}}
-	}
-	return &corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(toRequest), builder.WithPredicates(predicate.Funcs{
-		CreateFunc:  func(e event.CreateEvent) bool { return cannotStart(e.Object) },
-		UpdateFunc:  func(e event.UpdateEvent) bool { return cannotStart(e.ObjectNew) },
-		DeleteFunc:  func(event.DeleteEvent) bool { return false },
-		GenericFunc: func(event.GenericEvent) bool { return false },
-	})
-}
-
 // terminationMessage is the verification container's termination message (capped by the
 // kubelet at 4 KiB; ParseResult refuses anything longer) and when it ended; nil when no pod of
 // the Job has one.
@@ -395,22 +251,15 @@ func (r *Reconciler) recordVerification(dgdr *v1beta2.DynamoGraphDeploymentReque
 
 // failVerification records a verification that measured nothing usable.
 func (r *Reconciler) failVerification(dgdr *v1beta2.DynamoGraphDeploymentRequest, v v1beta2.VerificationStatus, reason, msg string, events *status.Events) {
-	v.Phase, v.Reason, v.Message = v1beta2.VerificationFailed, reason, truncate(msg, 1024)
+	v.Phase, v.Reason, v.Message = v1beta2.VerificationFailed, reason, status.Truncate(msg, 1024)
 	dgdr.Status.Verification = &v
 	full := fmt.Sprintf("verification of DynamoGraphDeployment %s generation %d failed (%s): %s", v.Deployment, v.DeploymentGeneration, reason, msg)
-	r.setPredictionHeld(dgdr, metav1.ConditionUnknown, v1beta2.ReasonVerificationFailed, truncate(full, 1024))
-	events.Warning(EventVerificationFailed, "Verify", truncate(full, 1024))
+	r.setPredictionHeld(dgdr, metav1.ConditionUnknown, v1beta2.ReasonVerificationFailed, status.Truncate(full, 1024))
+	events.Warning(EventVerificationFailed, "Verify", status.Truncate(full, 1024))
 }
 
 func (r *Reconciler) setPredictionHeld(dgdr *v1beta2.DynamoGraphDeploymentRequest, s metav1.ConditionStatus, reason, msg string) {
 	meta.SetStatusCondition(&dgdr.Status.Conditions, metav1.Condition{
-		Type: v1beta2.ConditionPredictionHeld, Status: s, Reason: reason, Message: truncate(msg, 32768), ObservedGeneration: dgdr.Generation,
+		Type: v1beta2.ConditionPredictionHeld, Status: s, Reason: reason, Message: status.Truncate(msg, 32768), ObservedGeneration: dgdr.Generation,
 	})
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n-3] + "..."
 }

@@ -1,0 +1,149 @@
+package request
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"slices"
+	"strconv"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/controller/run"
+	"github.com/dgdr-operator/dgdr-operator/internal/naming"
+	"github.com/dgdr-operator/dgdr-operator/internal/research"
+	"github.com/dgdr-operator/dgdr-operator/internal/version"
+)
+
+// BuildRun returns the Run of the request's current generation: deterministic name, controller
+// owner reference, labels and annotations identifying the request, and spec = exact copy.
+func BuildRun(dgdr *v1beta2.DynamoGraphDeploymentRequest, inputHash string) (*v1beta2.DynamoGraphDeploymentRun, error) {
+	specHash, err := SpecHash(&dgdr.Spec)
+	if err != nil {
+		return nil, err
+	}
+	labels := map[string]string{
+		v1beta2.LabelRequestName:       dgdr.Name,
+		v1beta2.LabelRequestUID:        string(dgdr.UID),
+		v1beta2.LabelRequestGeneration: strconv.FormatInt(dgdr.Generation, 10),
+	}
+	if q := dgdr.Labels[v1beta2.LabelKueueQueueName]; q != "" {
+		labels[v1beta2.LabelKueueQueueName] = q
+	}
+	return &v1beta2.DynamoGraphDeploymentRun{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      naming.RunName(dgdr.Name, dgdr.Generation),
+			Namespace: dgdr.Namespace,
+			Labels:    labels,
+			Annotations: map[string]string{
+				v1beta2.AnnotationSpecHash:        specHash,
+				v1beta2.AnnotationInputHash:       inputHash,
+				v1beta2.AnnotationOperatorVersion: version.Get().Version,
+			},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(dgdr, v1beta2.GroupVersion.WithKind("DynamoGraphDeploymentRequest"))},
+		},
+		Spec: *dgdr.Spec.DeepCopy(),
+	}, nil
+}
+
+// SpecHash is "sha256:<hex>" of the JSON encoding of an accepted spec.
+func SpecHash(spec *v1beta2.DynamoGraphDeploymentRequestSpec) (string, error) {
+	data, err := json.Marshal(spec)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(data)
+	return "sha256:" + hex.EncodeToString(sum[:]), nil
+}
+
+// BelongsTo tells whether r is a Run of the request's generation (by the request's UID: a Run
+// of a deleted request of the same name is not).
+func BelongsTo(r *v1beta2.DynamoGraphDeploymentRun, dgdr *v1beta2.DynamoGraphDeploymentRequest, generation int64) bool {
+	return r.Labels[v1beta2.LabelRequestUID] == string(dgdr.UID) &&
+		r.Labels[v1beta2.LabelRequestGeneration] == strconv.FormatInt(generation, 10)
+}
+
+// GenerationOf is the request generation a Run was created for.
+func GenerationOf(r *v1beta2.DynamoGraphDeploymentRun) int64 {
+	g, _ := strconv.ParseInt(r.Labels[v1beta2.LabelRequestGeneration], 10, 64)
+	return g
+}
+
+// runControllerUIDIndex indexes cached Runs by the UID of their controlling owner (the
+// request), so a reconcile finds a request's Runs without scanning its namespace's Runs: with
+// a label selector the cache filters every Run of the namespace, which made a burst of n
+// requests in one namespace cost O(n²) (docs/develop/performance.md, P3).
+const runControllerUIDIndex = "dgdr.nvidia.com/controller-uid"
+
+// IndexRuns adds the index OwnedRuns reads to mgr's cache, once for the request's reconcilers.
+func IndexRuns(mgr ctrl.Manager) error {
+	return mgr.GetFieldIndexer().IndexField(context.Background(), &v1beta2.DynamoGraphDeploymentRun{}, runControllerUIDIndex,
+		func(o client.Object) []string {
+			if ref := metav1.GetControllerOf(o); ref != nil {
+				return []string{string(ref.UID)}
+			}
+			return nil
+		})
+}
+
+// OwnedRuns lists the request's Runs from c (the manager's cache, IndexRuns), newest generation
+// first; within a generation its re-search Runs come first, newest window first, then the
+// generation's own Run.
+func OwnedRuns(ctx context.Context, c client.Reader, dgdr *v1beta2.DynamoGraphDeploymentRequest) ([]*v1beta2.DynamoGraphDeploymentRun, error) {
+	var list v1beta2.DynamoGraphDeploymentRunList
+	if err := c.List(ctx, &list, client.InNamespace(dgdr.Namespace),
+		client.MatchingFields{runControllerUIDIndex: string(dgdr.UID)}); err != nil {
+		return nil, err
+	}
+	runs := make([]*v1beta2.DynamoGraphDeploymentRun, 0, len(list.Items))
+	for i := range list.Items {
+		if metav1.IsControlledBy(&list.Items[i], dgdr) {
+			runs = append(runs, &list.Items[i])
+		}
+	}
+	slices.SortFunc(runs, func(a, b *v1beta2.DynamoGraphDeploymentRun) int {
+		if c := cmp.Compare(GenerationOf(b), GenerationOf(a)); c != 0 {
+			return c
+		}
+		ea, _ := research.WindowEnd(a)
+		eb, _ := research.WindowEnd(b)
+		return eb.Compare(ea)
+	})
+	return runs, nil
+}
+
+// FindRun is the Run of runs named name, or nil.
+func FindRun(runs []*v1beta2.DynamoGraphDeploymentRun, name string) *v1beta2.DynamoGraphDeploymentRun {
+	for _, rn := range runs {
+		if rn.Name == name {
+			return rn
+		}
+	}
+	return nil
+}
+
+// ActiveRun is the request's active Run: the newest Run of its current generation that has not
+// ended, or the one status.activeRunRef names while runs (the cache) do not show it yet (created
+// a moment ago); nil when there is none. The request reconciler records it in
+// status.activeRunRef; the research reconciler asks it of the Runs, which show a Run's end
+// before that status does.
+func ActiveRun(dgdr *v1beta2.DynamoGraphDeploymentRequest, runs []*v1beta2.DynamoGraphDeploymentRun) *v1beta2.RunReference {
+	for _, rn := range runs { // newest generation first
+		if !run.IsTerminal(rn) && GenerationOf(rn) == dgdr.Status.ObservedGeneration {
+			return &v1beta2.RunReference{Name: rn.Name}
+		}
+	}
+	ref := dgdr.Status.ActiveRunRef
+	if ref == nil || FindRun(runs, ref.Name) != nil {
+		return nil
+	}
+	if ref.Name == naming.RunName(dgdr.Name, dgdr.Status.ObservedGeneration) || naming.IsResearchRunName(ref.Name, dgdr.Name, dgdr.Status.ObservedGeneration) {
+		return ref
+	}
+	return nil
+}
