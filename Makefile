@@ -264,7 +264,7 @@ bench: tools upstream aiperf ## Measure P1–P11 (docs/develop/performance.md, d
 	go run ./test/bench
 
 .PHONY: pareto-spread-picture
-pareto-spread-picture: ## docs/images/pareto-spread.svg: the spread Pareto set of docs/design/results.md, drawn by output.SpreadFront's test.
+pareto-spread-picture: ## docs/images/pareto-spread.svg: the spread Pareto set of docs/design/reporter.md, drawn by output.SpreadFront's test.
 	go test ./internal/aisimulate/output -run TestSpreadPicture -update-picture
 
 .PHONY: aisim-calibration-plot

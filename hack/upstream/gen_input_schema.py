@@ -15,7 +15,7 @@ the model accepts:
   $id, title, description, and the versions of aisimulate and pydantic it was generated with.
 
 Everything the model checks in Python (model validators, cross-field rules) is not in the
-schema; internal/aisimulate/rules.go implements those, each naming the validator it mirrors.
+schema; internal/aisimulate/rules_*.go implement those, each naming the validator it mirrors.
 Usage: gen_input_schema.py OUTPUT
 """
 

@@ -146,13 +146,12 @@ func rewriteDiscriminators(node any) error {
 // bundled JSON Schema and the rules JSON Schema cannot express (rules.go). Problems come back
 // sorted by path.
 func CheckInput(doc map[string]any) []Problem {
-	sch, err := inputSchema()
-	if err != nil {
+	if _, err := inputSchema(); err != nil {
 		return []Problem{{Message: fmt.Sprintf("the bundled input schema does not compile: %v", err)}}
 	}
 	doc = beforeValidators(doc)
 	var problems []Problem
-	if err := sch.Validate(any(doc)); err != nil {
+	if err := ValidateSchema(doc); err != nil {
 		var verr *jsonschema.ValidationError
 		if !errors.As(err, &verr) {
 			return []Problem{{Message: err.Error()}}
@@ -162,6 +161,18 @@ func CheckInput(doc map[string]any) []Problem {
 	problems = append(problems, crossFieldProblems(doc, problems)...)
 	slices.SortStableFunc(problems, func(a, b Problem) int { return strings.Compare(a.PathString(), b.PathString()) })
 	return dedupe(problems)
+}
+
+// ValidateSchema validates doc against the bundled JSON Schema alone: the generated-schema check
+// CheckInput runs before the rules, which admission's own work is measured against
+// (docs/develop/performance.md, P1). Its error is a *jsonschema.ValidationError, or says why the
+// bundled schema does not compile.
+func ValidateSchema(doc map[string]any) error {
+	sch, err := inputSchema()
+	if err != nil {
+		return fmt.Errorf("the bundled input schema does not compile: %w", err)
+	}
+	return sch.Validate(any(doc))
 }
 
 // CheckInputJSON decodes data (a JSON or YAML-converted JSON object) and checks it.

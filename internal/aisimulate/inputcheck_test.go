@@ -269,3 +269,35 @@ optimization: {}
 		})
 	}
 }
+
+// TestValidateSchemaIsTheSchemaAlone: ValidateSchema, the generated-schema check that P1 weighs
+// admission's own work against, judges what the schema says and nothing of the cross-field
+// rules: a document only a rule refuses passes it, one the schema refuses does not, and a valid
+// document passes both.
+func TestValidateSchemaIsTheSchemaAlone(t *testing.T) {
+	const model = `engine: {model: meta-llama/Llama-3.1-8B-Instruct, hardware: h200_sxm, workers: {aggregated: {}, prefill: {}, decode: {}}}
+optimization: {}
+`
+	cases := []struct {
+		name              string
+		doc               string
+		schemaOK, checkOK bool
+	}{
+		{"valid", model, true, true},
+		{"refused by a rule (common.py SlaConfig._validate_form)", model + "evaluation: {sla: {e2e_ms: 100, ttft_ms: 10}}\n", true, false},
+		{"refused by the schema (unknown field)", model + "evaluation: {sla: {e2e_ms: 100, p99_ms: 10}}\n", false, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			doc, err := aisimulate.DecodeDocument([]byte(tc.doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := struct{ SchemaOK, CheckOK bool }{aisimulate.ValidateSchema(doc) == nil, len(aisimulate.CheckInput(doc)) == 0}
+			want := struct{ SchemaOK, CheckOK bool }{tc.schemaOK, tc.checkOK}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -2,6 +2,8 @@ package ui
 
 import (
 	"html/template"
+	"net/http"
+	"strings"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/resultsview"
@@ -43,4 +45,71 @@ func parsePages() (map[string]*template.Template, error) {
 		pages[name] = t
 	}
 	return pages, nil
+}
+
+func (s *Server) render(w http.ResponseWriter, code int, page string, data any) {
+	var buf strings.Builder
+	if err := s.pages[page].ExecuteTemplate(&buf, "layout", data); err != nil {
+		http.Error(w, "rendering "+page+": "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(code)
+	_, _ = w.Write([]byte(buf.String()))
+}
+
+func (s *Server) htmlError(w http.ResponseWriter, err error) {
+	code := statusOf(err)
+	s.render(w, code, "error", map[string]any{"Title": http.StatusText(code), "Code": code, "Message": err.Error()})
+}
+
+func (s *Server) requestsPage(w http.ResponseWriter, r *http.Request) {
+	rows, err := s.requestRows(r.Context())
+	if err != nil {
+		s.htmlError(w, err)
+		return
+	}
+	scope := "all namespaces"
+	if s.ns != "" {
+		scope = "namespace " + s.ns
+	}
+	s.render(w, http.StatusOK, "requests", map[string]any{"Title": "Requests", "Rows": rows, "Scope": scope})
+}
+
+func (s *Server) requestPage(w http.ResponseWriter, r *http.Request) {
+	v, err := s.requestView(r)
+	if err != nil {
+		s.htmlError(w, err)
+		return
+	}
+	s.render(w, http.StatusOK, "request", map[string]any{"Title": v.Request.Name, "V": v})
+}
+
+func (s *Server) candidatesPage(w http.ResponseWriter, r *http.Request) {
+	v, err := s.candidatesView(r)
+	if err != nil {
+		s.htmlError(w, err)
+		return
+	}
+	s.render(w, http.StatusOK, "candidates", map[string]any{"Title": "Candidates of " + v.Run, "V": v, "Plot": v.plot})
+}
+
+func (s *Server) plotSVG(w http.ResponseWriter, r *http.Request) {
+	v, err := s.candidatesView(r)
+	if err != nil {
+		http.Error(w, err.Error(), statusOf(err))
+		return
+	}
+	w.Header().Set("Content-Type", "image/svg+xml")
+	_, _ = w.Write([]byte(v.plot))
+}
+
+func (s *Server) candidatePage(w http.ResponseWriter, r *http.Request) {
+	cand, err := s.candidate(r)
+	if err != nil {
+		s.htmlError(w, err)
+		return
+	}
+	v := s.candidateView(r, cand, r.URL.Query().Get("name"))
+	s.render(w, http.StatusOK, "candidate", map[string]any{"Title": cand.Name, "V": v})
 }

@@ -2,7 +2,7 @@
 // figure, each a ratio against a baseline measured in the same run (or an absolute value with
 // its goal). A line reads:
 //
-//	P1 lowering_vs_json_roundtrip ratio=3.2 goal<=5 ok
+//	P1 admission_own_work_vs_schema_check ratio=1.52 own_us=52.0 schema_us=34.3 ... goal<=0.5 miss
 //
 // Run it with `make bench` (it needs bin/etcd, bin/kube-apiserver and bin/dgdr-operator; P11 also
 // the sandbox's binaries, bin/upstream and bin/aiperf).
@@ -28,8 +28,10 @@ type figure struct {
 	isRatio      bool
 	extra        string // e.g. "p99_ms=1.2"
 	goal         float64
-	ok           bool
-	note         string
+	// goalAlso is a second condition of the goal, printed after it ("budget64_wall_s<=2").
+	goalAlso string
+	ok       bool
+	note     string
 	// measurement: the figure is reported with no goal (P7b, P9, P11).
 	measurement bool
 }
@@ -53,7 +55,11 @@ func (f figure) line() string {
 		b.WriteString(" measurement")
 		return b.String()
 	}
-	fmt.Fprintf(&b, " goal<=%g %s", f.goal, verdict)
+	fmt.Fprintf(&b, " goal<=%g", f.goal)
+	if f.goalAlso != "" {
+		fmt.Fprintf(&b, ",%s", f.goalAlso)
+	}
+	fmt.Fprintf(&b, " %s", verdict)
 	return b.String()
 }
 

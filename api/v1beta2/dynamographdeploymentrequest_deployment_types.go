@@ -1,0 +1,415 @@
+package v1beta2
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// RouterMode is how the Dynamo Frontend routes requests to workers.
+// +kubebuilder:validation:Enum=RoundRobin;Random;KV
+type RouterMode string
+
+// DeploymentSpec shapes the rendered DynamoGraphDeployments.
+type DeploymentSpec struct {
+	// router configures the Frontend's request routing.
+	// +optional
+	Router *RouterSpec `json:"router,omitempty"`
+
+	// podTemplateOverrides are strategic merge patches of the rendered components' pod
+	// templates, per role. Each is at most limits.maxPodTemplateOverrideBytes of the operator
+	// configuration (32 KiB by default). A user who may not create pods in the namespace may
+	// override only tolerations, nodeSelector, affinity, the main container's resources and
+	// literal env values, and pod labels and annotations (docs/operate/security.md).
+	// +optional
+	PodTemplateOverrides *PodTemplateOverrides `json:"podTemplateOverrides,omitempty"`
+
+	// planner adds Dynamo's SLA Planner to every rendered deployment, so it scales the workers
+	// at run time. Admission materializes {enabled: false}.
+	// +optional
+	Planner *PlannerSpec `json:"planner,omitempty"`
+
+	// autoApply deploys the best candidate when a search succeeds. It is equivalent to creating
+	// pods: admission refuses it unless the operator configuration sets autoApply.enabled and
+	// the requesting user may create and update dynamographdeployments and create pods in the
+	// namespace (docs/operate/security.md). The operator creates the
+	// DynamoGraphDeployment named by name, or updates the one this request created before; it
+	// never changes one it did not create (condition Deployed=False, reason Conflict). The
+	// request's Deployed condition then follows the DynamoGraphDeployment's readiness.
+	// Admission materializes false (v1beta1 defaults to true: a v1beta2 request is a search
+	// first, and deploying GPUs must be asked for; docs/design/results.md).
+	// +optional
+	AutoApply *bool `json:"autoApply,omitempty"`
+
+	// name of the DynamoGraphDeployment that autoApply creates or updates, in the request's
+	// namespace: a DNS-1123 subdomain of at most 63 characters (Dynamo derives Service names and
+	// label values from it). Admission materializes the request's name.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	Name string `json:"name,omitempty"`
+
+	// verification measures the deployed candidate once its DynamoGraphDeployment is ready: a
+	// Job drives the frontend's OpenAI-compatible endpoint with AIPerf at the modeled load and
+	// status.verification compares what it observed with what the search predicted. Off unless
+	// enabled; it only acts with autoApply.
+	// +optional
+	Verification *VerificationSpec `json:"verification,omitempty"`
+
+	// capture makes the rendered deployment's Frontend record Dynamo's request trace of the
+	// traffic it serves onto a PersistentVolumeClaim of the request's namespace: one JSON record
+	// per finished request with token counts, timings and prefix hashes, never prompt or
+	// completion text (docs/design/results.md, "Request capture"). Off unless enabled.
+	// +optional
+	Capture *CaptureSpec `json:"capture,omitempty"`
+
+	// replaceMargin is how much better, on the objective, the best candidate of a re-search
+	// (spec.research) must be than the deployed candidate evaluated under the same window
+	// before autoApply replaces the deployment: a percentage from 0% to 100%. A candidate that
+	// meets the SLA where the deployed one misses it is always better. Admission materializes
+	// 10% when spec.research is set.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4
+	// +kubebuilder:validation:Pattern=`^(100|[1-9]?[0-9])%$`
+	ReplaceMargin string `json:"replaceMargin,omitempty"`
+}
+
+// VerificationSpec configures the verification of a deployed candidate
+// (docs/design/verification.md).
+type VerificationSpec struct {
+	// enabled runs one verification Job per deployed DynamoGraphDeployment generation.
+	// Defaults to false.
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+
+	// load is the traffic the Job offers. When omitted, the deployed candidate's modeled
+	// operating point: spec.workload.static's concurrency or requestsPerSecond (a
+	// kvCapacityFraction or trace workload falls back to concurrency 1) and its inputTokens
+	// and outputTokens (1024 and 128 without a static workload).
+	// +optional
+	Load *VerificationLoad `json:"load,omitempty"`
+
+	// requests is how many requests the Job sends. Defaults to 100. Minimum 1, maximum 10000.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000
+	Requests *int32 `json:"requests,omitempty"`
+
+	// maxDurationSeconds bounds the measurement: the Job's activeDeadlineSeconds is this plus a
+	// fixed 120 s for the pod's start, and AIPerf stops sending after it. Defaults to 300.
+	// Minimum 10, maximum 3600.
+	// +optional
+	// +kubebuilder:validation:Minimum=10
+	// +kubebuilder:validation:Maximum=3600
+	MaxDurationSeconds *int32 `json:"maxDurationSeconds,omitempty"`
+
+	// tolerance is the relative error allowed per metric before PredictionHeld turns False.
+	// A metric without one gets the candidate's error band (status.metrics.errorBand: the 80th
+	// percentile error of ttftMs and itlMs), else 25%.
+	// +optional
+	Tolerance *VerificationTolerance `json:"tolerance,omitempty"`
+}
+
+// VerificationLoad is the load of a verification: exactly one of concurrency or
+// requestsPerSecond, and optionally the token lengths.
+// +kubebuilder:validation:XValidation:rule="has(self.concurrency) != has(self.requestsPerSecond)",message="exactly one of concurrency or requestsPerSecond must be set"
+type VerificationLoad struct {
+	// concurrency keeps this many streaming requests in flight. Minimum 1, maximum 10000.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000
+	Concurrency *int32 `json:"concurrency,omitempty"`
+
+	// requestsPerSecond sends requests at this rate. Greater than 0, maximum 10000.
+	// +optional
+	// +kubebuilder:validation:ExclusiveMinimum=true
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=10000
+	RequestsPerSecond *float64 `json:"requestsPerSecond,omitempty"`
+
+	// inputTokens is the prompt length of every request. When omitted, the workload's.
+	// Minimum 1, maximum 2097152.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=2097152
+	InputTokens *int32 `json:"inputTokens,omitempty"`
+
+	// outputTokens is the generated length of every request. When omitted, the workload's.
+	// Minimum 1, maximum 2097152.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=2097152
+	OutputTokens *int32 `json:"outputTokens,omitempty"`
+}
+
+// VerificationTolerance is the allowed relative error per metric, in percent.
+type VerificationTolerance struct {
+	// ttftPct bounds the relative error of the mean time to first token. Greater than 0,
+	// maximum 1000. When omitted, the candidate's errorBand.ttftP80Pct, else 25.
+	// +optional
+	// +kubebuilder:validation:ExclusiveMinimum=true
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
+	TTFTPct *float64 `json:"ttftPct,omitempty"`
+
+	// itlPct bounds the relative error of the mean inter-token latency. Greater than 0,
+	// maximum 1000. When omitted, the candidate's errorBand.itlP80Pct, else 25.
+	// +optional
+	// +kubebuilder:validation:ExclusiveMinimum=true
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
+	ITLPct *float64 `json:"itlPct,omitempty"`
+
+	// throughputPerGpuPct bounds the relative error of the output throughput per GPU. Greater
+	// than 0, maximum 1000. When omitted, 25 (the error band covers latencies only).
+	// +optional
+	// +kubebuilder:validation:ExclusiveMinimum=true
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
+	ThroughputPerGPUPct *float64 `json:"throughputPerGpuPct,omitempty"`
+}
+
+// PlannerSpec configures the rendered Planner component.
+type PlannerSpec struct {
+	// enabled renders a Planner component (type planner, the operator's Planner image, running
+	// python3 -m dynamo.planner) configured from the request's SLA and model and the candidate's
+	// backend, mode and per-worker GPUs, and lets it own the workers' replicas (scalingAdapter).
+	// With sla.ttftMs and sla.itlMs it scales for those targets (optimization_target sla, with
+	// the Planner's rapid pre-deployment sweep); otherwise it scales on load alone. Admission
+	// materializes false. docs/design/results.md lists the exact configuration.
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+}
+
+// RouterSpec configures the Frontend's request routing.
+type RouterSpec struct {
+	// mode is RoundRobin (the default), Random or KV. It renders the Frontend's DYN_ROUTER_MODE
+	// (round-robin, random, kv); KV also makes the workers publish KV-cache events.
+	// +optional
+	Mode RouterMode `json:"mode,omitempty"`
+}
+
+// PodTemplateOverrides are strategic merge patches of a core/v1 PodTemplateSpec (containers,
+// env, volumes and volume mounts merge by name; the engine container is "main"), applied to the
+// rendered components in the order all, then frontend, workers or planner, then prefill or
+// decode. Each must be a JSON object that decodes as a PodTemplateSpec patch; admission rejects
+// anything else.
+type PodTemplateOverrides struct {
+	// all is applied to every component.
+	// +optional
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Type=object
+	// +kubebuilder:validation:Schemaless
+	All *runtime.RawExtension `json:"all,omitempty"`
+
+	// frontend is applied to the Frontend.
+	// +optional
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Type=object
+	// +kubebuilder:validation:Schemaless
+	Frontend *runtime.RawExtension `json:"frontend,omitempty"`
+
+	// workers is applied to every worker component (aggregated, prefill and decode).
+	// +optional
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Type=object
+	// +kubebuilder:validation:Schemaless
+	Workers *runtime.RawExtension `json:"workers,omitempty"`
+
+	// prefill is applied to the prefill component of disaggregated candidates.
+	// +optional
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Type=object
+	// +kubebuilder:validation:Schemaless
+	Prefill *runtime.RawExtension `json:"prefill,omitempty"`
+
+	// decode is applied to the decode component of disaggregated candidates.
+	// +optional
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Type=object
+	// +kubebuilder:validation:Schemaless
+	Decode *runtime.RawExtension `json:"decode,omitempty"`
+
+	// planner is applied to the Planner component (with planner.enabled).
+	// +optional
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Type=object
+	// +kubebuilder:validation:Schemaless
+	Planner *runtime.RawExtension `json:"planner,omitempty"`
+}
+
+// DeploymentStatus is the DynamoGraphDeployment autoApply created or updated.
+type DeploymentStatus struct {
+	// name of the DynamoGraphDeployment, in the request's namespace.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name,omitempty"`
+
+	// run is the Run whose search found the deployed candidate.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Run string `json:"run,omitempty"`
+
+	// candidate is the deployed DynamoGraphDeploymentCandidate (the Run's best).
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Candidate string `json:"candidate,omitempty"`
+}
+
+// VerificationPhase is where a verification is.
+// +kubebuilder:validation:Enum=Running;Succeeded;Failed
+type VerificationPhase string
+
+// VerificationMetricName names a compared metric: the keys of calibration observations.
+// +kubebuilder:validation:Enum=ttftMs;itlMs;throughputPerGpu
+type VerificationMetricName string
+
+// VerificationStatus is one verification of a deployed DynamoGraphDeployment generation.
+type VerificationStatus struct {
+	// phase is Running, Succeeded (measured; PredictionHeld says how it compared) or Failed
+	// (nothing usable was measured; reason says why).
+	// +required
+	Phase VerificationPhase `json:"phase,omitempty"`
+
+	// reason is a CamelCase word saying why the phase is Failed (FrontendUnreachable,
+	// TimedOut, ErrorRateExceeded, NoRequestsCompleted, JobFailed, OutputRejected,
+	// NoModeledMetrics, NotConfigured, PodFailedToStart).
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	Reason string `json:"reason,omitempty"`
+
+	// message says what happened, for people.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Message string `json:"message,omitempty"`
+
+	// jobName is the verification Job.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	JobName string `json:"jobName,omitempty"`
+
+	// deployment is the DynamoGraphDeployment measured.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Deployment string `json:"deployment,omitempty"`
+
+	// deploymentGeneration is the metadata.generation of the DynamoGraphDeployment measured.
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	DeploymentGeneration int64 `json:"deploymentGeneration,omitempty"`
+
+	// run is the Run whose search found the candidate.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Run string `json:"run,omitempty"`
+
+	// candidate is the deployed DynamoGraphDeploymentCandidate whose prediction is verified.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Candidate string `json:"candidate,omitempty"`
+
+	// load is the load the Job offers (spec.deployment.verification resolved); absent when the
+	// verification failed before it was resolved.
+	// +optional
+	Load *VerificationLoad `json:"load,omitempty"`
+
+	// requests is the number of requests the Job sends, as resolved.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	Requests int32 `json:"requests,omitempty"`
+
+	// maxDurationSeconds bounds the measurement, as resolved.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	MaxDurationSeconds int32 `json:"maxDurationSeconds,omitempty"`
+
+	// measuredAt is when the Job's measurement ended.
+	// +optional
+	MeasuredAt *metav1.Time `json:"measuredAt,omitempty"`
+
+	// observed is what AIPerf measured.
+	// +optional
+	Observed *ObservedMetrics `json:"observed,omitempty"`
+
+	// metrics compare each predicted metric with the observed one.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=3
+	Metrics []VerifiedMetric `json:"metrics,omitempty"`
+}
+
+// ObservedMetrics are AIPerf's measurement. Latencies in milliseconds, throughputs in output
+// tokens per second.
+type ObservedMetrics struct {
+	// ttftMs is the time to first token.
+	// +optional
+	TTFTMs *Percentiles `json:"ttftMs,omitempty"`
+	// itlMs is the inter-token latency.
+	// +optional
+	ITLMs *Percentiles `json:"itlMs,omitempty"`
+	// throughput is the output token throughput of the whole deployment.
+	// +optional
+	Throughput *float64 `json:"throughput,omitempty"`
+	// throughputPerGpu is throughput divided by the candidate's GPUs.
+	// +optional
+	ThroughputPerGPU *float64 `json:"throughputPerGpu,omitempty"`
+	// requests is the number of requests that completed.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	Requests int64 `json:"requests,omitempty"`
+	// errors is the number of requests that failed.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	Errors int64 `json:"errors,omitempty"`
+}
+
+// Percentiles of a latency, in milliseconds.
+type Percentiles struct {
+	// mean is the average.
+	// +required
+	Mean *float64 `json:"mean,omitempty"`
+	// p50 is the median.
+	// +optional
+	P50 *float64 `json:"p50,omitempty"`
+	// p90 is the 90th percentile.
+	// +optional
+	P90 *float64 `json:"p90,omitempty"`
+	// p99 is the 99th percentile.
+	// +optional
+	P99 *float64 `json:"p99,omitempty"`
+}
+
+// VerifiedMetric compares one predicted metric with its observation.
+type VerifiedMetric struct {
+	// name of the metric.
+	// +required
+	Name VerificationMetricName `json:"name,omitempty"`
+	// predicted is the candidate's modeled value (status.metrics of the Candidate; latencies
+	// are means).
+	// +required
+	Predicted *float64 `json:"predicted,omitempty"`
+	// observed is the measured value (the mean for latencies).
+	// +required
+	Observed *float64 `json:"observed,omitempty"`
+	// relativeErrorPct is |observed - predicted| / predicted, in percent.
+	// +required
+	RelativeErrorPct *float64 `json:"relativeErrorPct,omitempty"`
+	// bandPct is the candidate's 80th percentile error band of this metric, in percent, when
+	// it has one.
+	// +optional
+	BandPct *float64 `json:"bandPct,omitempty"`
+	// tolerancePct is the allowed relative error (spec tolerance, else bandPct, else 25).
+	// +required
+	TolerancePct *float64 `json:"tolerancePct,omitempty"`
+	// held is true when relativeErrorPct is at most tolerancePct.
+	// +required
+	Held *bool `json:"held,omitempty"`
+}
