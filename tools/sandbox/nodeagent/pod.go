@@ -34,6 +34,10 @@ const (
 	maxGrace = 10 * time.Second
 )
 
+// minSidecarGrace is the least time a sidecar gets between its SIGTERM and SIGKILL, also when
+// the other containers used up the pod's grace (the kubelet's minimumGracePeriodInSeconds).
+const minSidecarGrace = 2 * time.Second
+
 // Restart backoff of sidecars (restartable init containers): the kubelet starts at 10 s and
 // doubles up to 5 min; the sandbox is quicker so tests do not wait.
 var (
@@ -75,6 +79,8 @@ type podRunner struct {
 	isDeleted  bool
 	killCh     chan struct{}
 	grace      time.Duration
+	// killDeadline is when kill SIGKILLs the containers it stopped (zero until killed).
+	killDeadline time.Time
 	// initialized is set once every init container has completed (sidecars started).
 	initialized bool
 	// Sidecars: their names, the channel closed when they must stop (the main containers
@@ -126,9 +132,9 @@ func (r *podRunner) deleted() bool {
 	return r.isDeleted
 }
 
-// kill asks every process to stop: SIGTERM, then SIGKILL after grace. Sidecars get their
-// SIGTERM only once the other containers have stopped (stopSidecars), as the kubelet orders it;
-// the SIGKILL after grace reaches them too.
+// kill asks every process but the sidecars to stop: SIGTERM, then SIGKILL after grace. Sidecars
+// get their SIGTERM once the other containers have stopped (stopSidecars), with what is left of
+// the grace, as the kubelet orders it.
 func (r *podRunner) kill(reason, msg string, grace time.Duration) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -136,19 +142,22 @@ func (r *podRunner) kill(reason, msg string, grace time.Duration) {
 		return
 	}
 	r.killed, r.killReason, r.killMsg, r.grace = true, reason, msg, grace
+	grace = min(grace, maxGrace)
+	r.killDeadline = time.Now().Add(grace)
 	close(r.killCh)
 	for name, c := range r.procs {
 		if !r.sidecars[name] {
 			signalGroup(c, syscall.SIGTERM)
 		}
 	}
-	grace = min(grace, maxGrace)
 	go func() {
 		time.Sleep(grace)
 		r.mu.Lock()
 		defer r.mu.Unlock()
-		for _, c := range r.procs {
-			signalGroup(c, syscall.SIGKILL)
+		for name, c := range r.procs {
+			if !r.sidecars[name] {
+				signalGroup(c, syscall.SIGKILL)
+			}
 		}
 	}()
 }
@@ -333,8 +342,9 @@ func (r *podRunner) sidecarsStopping() bool {
 	}
 }
 
-// stopSidecars stops every sidecar: SIGTERM, SIGKILL after the pod's termination grace period,
-// and waits for their loops to end.
+// stopSidecars stops every sidecar: SIGTERM, SIGKILL after the pod's termination grace period
+// (when the pod is killed, what is left of the kill's grace, at least minSidecarGrace), and
+// waits for their loops to end.
 func (r *podRunner) stopSidecars(pod *corev1.Pod) {
 	r.stopSidecarOnce.Do(func() {
 		grace := 30 * time.Second
@@ -342,6 +352,9 @@ func (r *podRunner) stopSidecars(pod *corev1.Pod) {
 			grace = time.Duration(*g) * time.Second
 		}
 		r.mu.Lock()
+		if r.killed {
+			grace = max(time.Until(r.killDeadline), minSidecarGrace)
+		}
 		close(r.sidecarStop)
 		for name := range r.sidecars {
 			if c := r.procs[name]; c != nil {

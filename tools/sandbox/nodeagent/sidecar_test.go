@@ -203,3 +203,50 @@ func TestFailedInitContainerStopsTheSidecars(t *testing.T) {
 		t.Errorf("the main container ran after a failed init container: %v", err)
 	}
 }
+
+// TestKilledPodStopsSidecarsLast: a pod being deleted stops its main containers first (SIGTERM,
+// SIGKILL after the grace for one that ignores it); its sidecar gets SIGTERM only then, with time
+// left to finish (at least two seconds, as with the kubelet), so a reporter can still publish
+// what it holds when its Run is cancelled.
+func TestKilledPodStopsSidecarsLast(t *testing.T) {
+	pod := sidecarPod(30)
+	r := newTestRunner(t, pod)
+	dir := t.TempDir()
+	specs := &podSpecs{
+		init: []*containerSpec{shContainer(r, "reporter", dir,
+			`trap 'touch "$DIR/term"; echo term >> "$DIR/side"; sleep 0.5; echo published >> "$DIR/side"; exit 0' TERM; while :; do sleep 0.02; done`, true)},
+		// The main container ignores SIGTERM, as a frozen search does.
+		main: []*containerSpec{shContainer(r, "search", dir, `trap '' TERM; touch "$DIR/running"; while :; do sleep 0.02; done`, false)},
+	}
+	var killedAt time.Time
+	go func() {
+		for i := 0; i < 500; i++ {
+			if _, err := os.Stat(filepath.Join(dir, "running")); err == nil {
+				killedAt = time.Now()
+				r.kill("Killing", "the pod is being deleted", time.Second)
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	st := execute(t, r, pod, specs)
+	if killedAt.IsZero() {
+		t.Fatal("the main container never ran")
+	}
+	term, err := os.Stat(filepath.Join(dir, "term"))
+	if err != nil {
+		t.Fatalf("the sidecar got no SIGTERM: %v", err)
+	}
+	if d := term.ModTime().Sub(killedAt); d < 900*time.Millisecond {
+		t.Errorf("the sidecar was stopped %s after the kill, before the main container's 1s grace ran out", d)
+	}
+	if diff := cmp.Diff([]string{"term", "published"}, lines(t, filepath.Join(dir, "side"))); diff != "" {
+		t.Errorf("the sidecar had no time to finish (-want +got):\n%s", diff)
+	}
+	if got := statusOf(t, st.ContainerStatuses, "search"); got.State.Terminated == nil || got.State.Terminated.ExitCode != 137 {
+		t.Errorf("main container status = %+v, want SIGKILLed", got)
+	}
+	if side := statusOf(t, st.InitContainerStatuses, "reporter"); side.State.Terminated == nil || side.State.Terminated.ExitCode != 0 || side.RestartCount != 0 {
+		t.Errorf("sidecar status = %+v, want exited 0 on its SIGTERM, not restarted", side)
+	}
+}
