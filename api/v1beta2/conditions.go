@@ -91,6 +91,12 @@ const (
 	// ConditionQueued is True while the Run waits for a free slot (concurrency limit) or for
 	// Kueue admission.
 	ConditionQueued = "Queued"
+	// ConditionSearched, on a re-search Run with a baseline Job, is True once its search Job
+	// ended successfully: its reason and message are how the search ended, which the Completed
+	// condition takes over once the baseline ended too (Completed is False with reason
+	// EvaluatingBaseline meanwhile). Absent on other Runs, and on a re-search whose search
+	// failed: that ends the Run at once.
+	ConditionSearched = "Searched"
 
 	// ReasonPending: the Run waits for its Job to start.
 	ReasonPending = "Pending"
@@ -104,6 +110,9 @@ const (
 	ReasonWaitingForAdmission = "WaitingForAdmission"
 	// ReasonEvaluatingCandidates: the search is running.
 	ReasonEvaluatingCandidates = "EvaluatingCandidates"
+	// ReasonEvaluatingBaseline: a re-search's search succeeded and the Run waits for its
+	// baseline Job to publish status.baseline (at most job.baselineDeadlineSeconds).
+	ReasonEvaluatingBaseline = "EvaluatingBaseline"
 	// ReasonSucceeded: the search finished and its candidates are published.
 	ReasonSucceeded = "Succeeded"
 	// ReasonNoFeasibleCandidate: the search finished but no candidate met the constraints.
@@ -170,7 +179,7 @@ const (
 	// AnnotationInputHash is the sha256 of the effective AISimulate input (on Runs).
 	AnnotationInputHash = "nvidia.com/dgdr-input-hash"
 	// AnnotationBaselineInputHash is status.aisimulate.baseline.inputHash as the operator
-	// recorded it (on a re-search Run's search Job and pod).
+	// recorded it (on a re-search Run's baseline Job and pod).
 	AnnotationBaselineInputHash = "nvidia.com/dgdr-baseline-input-hash"
 	// AnnotationOperatorVersion is set by the operator on each Run it creates: the version of
 	// that operator (`dgdr-operator --version`), so a Run says which release accepted its request

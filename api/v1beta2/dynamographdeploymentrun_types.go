@@ -484,13 +484,21 @@ type DynamoGraphDeploymentRunStatus struct {
 	Calibration *RunCalibration `json:"calibration,omitempty"`
 
 	// baseline is the deployed candidate's predicted metrics under this re-search's traffic
-	// (status.aisimulate.baseline), written by the reporter.
+	// (status.aisimulate.baseline), written by the reporter of the baseline Job; by the operator
+	// (error only) when the baseline Job ended without it. A re-search Run whose search succeeded
+	// ends only once it is written.
 	// +optional
 	Baseline *BaselineStatus `json:"baseline,omitempty"`
 
 	// jobRef names the search Job.
 	// +optional
 	JobRef *JobReference `json:"jobRef,omitempty"`
+
+	// baselineJobRef names a re-search's baseline Job, which predicts the deployed candidate
+	// under the window the search replays (status.aisimulate.baseline); created once the
+	// search's input container has cut the window.
+	// +optional
+	BaselineJobRef *JobReference `json:"baselineJobRef,omitempty"`
 
 	// startTime is when the search Job was created.
 	// +optional

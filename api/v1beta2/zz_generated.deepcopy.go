@@ -857,6 +857,11 @@ func (in *DynamoGraphDeploymentRunStatus) DeepCopyInto(out *DynamoGraphDeploymen
 		*out = new(JobReference)
 		**out = **in
 	}
+	if in.BaselineJobRef != nil {
+		in, out := &in.BaselineJobRef, &out.BaselineJobRef
+		*out = new(JobReference)
+		**out = **in
+	}
 	if in.StartTime != nil {
 		in, out := &in.StartTime, &out.StartTime
 		*out = (*in).DeepCopy()

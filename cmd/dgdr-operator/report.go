@@ -40,13 +40,19 @@ type reportOptions struct {
 	PlannerImage    string
 	SearchContainer string
 	SearchExitFile  string
-	// BaselineExitFile, BaselineOutputDir and BaselineGrace concern a re-search's baseline
-	// container (a Run with status.aisimulate.baseline).
-	BaselineExitFile  string
-	BaselineOutputDir string
-	BaselineGrace     time.Duration
-	ProgressInterval  time.Duration
-	PollInterval      time.Duration
+	// Baseline selects the baseline Job's reporter: publish the baseline's prediction (in
+	// OutputDir) as status.baseline once the baseline container (SearchContainer, default
+	// jobcontract.BaselineContainer) ended.
+	Baseline bool
+	// OutcomeFile makes the reporter a sidecar: it writes how its publication ended there, for
+	// the publication container, then waits for SIGTERM (a sidecar that exits is restarted);
+	// one that finds the outcome already written publishes nothing again.
+	OutcomeFile string
+	// AwaitOutcome selects the publication container's mode: wait for the reporter's outcome
+	// in this file, and exit with its exit code.
+	AwaitOutcome     string
+	ProgressInterval time.Duration
+	PollInterval     time.Duration
 	// PublishInterval spaces provisional publish rounds (0: none); StopTimeout bounds what is
 	// published after SIGTERM.
 	PublishInterval time.Duration
@@ -71,17 +77,22 @@ type reportOptions struct {
 	// TracePruneBefore (RFC 3339), with --trace-window-source, deletes the complete segments of
 	// the capture all of whose requests arrived before it, after the cut.
 	TracePruneBefore string
-	// BaselineInputHash is the baseline input hash the operator recorded on the search Job
-	// (--baseline-input-hash, $DGDR_BASELINE_INPUT_HASH); set, --write-input also writes the
-	// baseline input, refusing one that does not hash to it.
+	// TraceWindowSHA256 ("sha256:<hex>"), with --trace-window-source, is the hash the window
+	// must have (the baseline Job's cut, checked against the search's).
+	TraceWindowSHA256 string
+	// BaselineInputHash is the baseline input hash the operator recorded on the baseline Job
+	// (--baseline-input-hash, $DGDR_BASELINE_INPUT_HASH); set instead of InputHash, --write-input
+	// writes the baseline input, refusing one that does not hash to it.
 	BaselineInputHash string
 
 	// RESTConfig, when set, is used instead of --kubeconfig / in-cluster credentials (tests).
 	RESTConfig *rest.Config
 }
 
-// newReportCommand returns the `report` subcommand: the reporter of every search Job, and with
-// --write-input its input init container. o holds preset options (tests inject a REST config).
+// newReportCommand returns the `report` subcommand: the reporter of every search Job (with
+// --baseline, of every baseline Job), with --write-input their input init container, and with
+// --await-outcome their publication container. o holds preset options (tests inject a REST
+// config).
 func newReportCommand(o *reportOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "report",
@@ -90,7 +101,10 @@ func newReportCommand(o *reportOptions) *cobra.Command {
 directory and publishes Run.status.progress; when the search container has terminated (seen by
 watching this pod's own status) it publishes the ranked DynamoGraphDeploymentCandidates,
 Run.status.candidateRefs and Run.status.recommendation, then exits 0. It exits non-zero, with the
-reason on stderr and in the termination message, when the result cannot be published.`,
+reason on stderr and in the termination message, when the result cannot be published. With
+--baseline it publishes a re-search's baseline prediction as Run.status.baseline instead. With
+--outcome-file it runs as a sidecar: it writes that exit code and reason into the file, and waits
+for SIGTERM.`,
 		Args:          cobra.NoArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -101,20 +115,16 @@ reason on stderr and in the termination message, when the result cannot be publi
 			ctrl.SetLogger(log)
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
 			defer stop()
-			if o.WriteInput {
+			switch {
+			case o.WriteInput:
 				return writeInput(ctx, cmd, o, log)
+			case o.AwaitOutcome != "":
+				return awaitOutcome(ctx, cmd, o)
+			case o.OutcomeFile != "":
+				return reportAsSidecar(ctx, cmd, o, log)
 			}
-			out, err := executeReport(ctx, o, log)
-			if err != nil {
-				msg := "report: " + err.Error()
-				fmt.Fprintln(cmd.ErrOrStderr(), msg)
-				writeTerminationMessage(o.TerminationLog, msg)
-				return err
-			}
-			msg := fmt.Sprintf("published %d candidate(s); search exit code %d", len(out.Published), out.SearchExitCode)
-			fmt.Fprintln(cmd.OutOrStdout(), msg)
-			writeTerminationMessage(o.TerminationLog, msg)
-			return nil
+			msg, err := executeReport(ctx, o, log)
+			return reportDone(cmd, o, msg, err)
 		},
 	}
 	f := cmd.Flags()
@@ -126,11 +136,11 @@ reason on stderr and in the termination message, when the result cannot be publi
 	f.StringVar(&o.RuntimeImages, "runtime-images", os.Getenv(jobcontract.EnvRuntimeImages), "backend=image,... used to render DynamoGraphDeployments ($"+jobcontract.EnvRuntimeImages+")")
 	f.IntVar(&o.GPUsPerNode, "gpus-per-node", render.DefaultGPUsPerNode, "GPUs per node, for multinode rendering")
 	f.StringVar(&o.PlannerImage, "planner-image", os.Getenv(jobcontract.EnvPlannerImage), "the Planner image, for rendering the Planner component ($"+jobcontract.EnvPlannerImage+")")
-	f.StringVar(&o.SearchContainer, "search-container", jobcontract.SearchContainer, "name of the search container in this pod")
+	f.StringVar(&o.SearchContainer, "search-container", "", "name of the container in this pod whose end is watched (default "+jobcontract.SearchContainer+", with --baseline "+jobcontract.BaselineContainer+")")
 	f.StringVar(&o.SearchExitFile, "search-exit-file", "", "instead of watching the pod, wait for this file to hold the search's exit code (local runs and tests)")
-	f.StringVar(&o.BaselineExitFile, "baseline-exit-file", "", "with --search-exit-file: wait for this file to hold the baseline's exit code")
-	f.StringVar(&o.BaselineOutputDir, "baseline-output-dir", jobcontract.BaselineOutputDir, "the baseline's output directory, holding prediction.json")
-	f.DurationVar(&o.BaselineGrace, "baseline-grace", reporter.DefaultBaselineGrace, "how long to wait for the baseline container once the search ended")
+	f.BoolVar(&o.Baseline, "baseline", false, "publish the baseline's prediction (prediction.json in --output-dir) as the Run's status.baseline once the baseline container ended (a re-search's baseline Job)")
+	f.StringVar(&o.OutcomeFile, "outcome-file", "", "run as a sidecar: write the publication's exit code and message into this file, then wait for SIGTERM")
+	f.StringVar(&o.AwaitOutcome, "await-outcome", "", "wait until the reporter has written its outcome into this file and exit with its exit code (the publication container)")
 	f.DurationVar(&o.ProgressInterval, "progress-interval", reporter.DefaultProgressInterval, "minimum time between two progress writes")
 	f.DurationVar(&o.PollInterval, "poll-interval", reporter.DefaultPollInterval, "how often the output directory is read")
 	f.DurationVar(&o.PublishInterval, "publish-interval", reporter.DefaultPublishInterval, "minimum time between two rounds publishing the best candidates so far while the search runs, and before the first (0: publish only when the search ends)")
@@ -140,13 +150,14 @@ reason on stderr and in the termination message, when the result cannot be publi
 	f.BoolVarP(&o.Verbose, "verbose", "v", false, "log every progress write")
 	f.BoolVar(&o.WriteInput, "write-input", false, "write the Run's recorded input (status.aisimulate.input, checked against its hash) to --input-dir and exit (the search Job's input init container)")
 	f.StringVar(&o.InputHash, "input-hash", os.Getenv(jobcontract.EnvInputHash), "the input hash the operator recorded on the search Job, which --write-input checks the input against ($"+jobcontract.EnvInputHash+")")
-	f.StringVar(&o.BaselineInputHash, "baseline-input-hash", os.Getenv(jobcontract.EnvBaselineInputHash), "the baseline input hash the operator recorded on the search Job; set, --write-input also writes "+jobcontract.BaselineInputFile+", checked against it ($"+jobcontract.EnvBaselineInputHash+")")
+	f.StringVar(&o.BaselineInputHash, "baseline-input-hash", os.Getenv(jobcontract.EnvBaselineInputHash), "the baseline input hash the operator recorded on the baseline Job; set instead of --input-hash, --write-input writes "+jobcontract.BaselineInputFile+", checked against it ($"+jobcontract.EnvBaselineInputHash+")")
 	f.StringVar(&o.InputDir, "input-dir", envOr(jobcontract.EnvInputDir, jobcontract.InputDir), "where --write-input writes "+jobcontract.InputFile+" ($"+jobcontract.EnvInputDir+")")
 	f.StringVar(&o.TraceWindowSource, "trace-window-source", "", "with --write-input, first cut a trace window out of the capture mounted here (one directory per Frontend pod of request-trace.N.jsonl.gz segments)")
 	f.StringVar(&o.TraceWindowStart, "trace-window-start", "", "the window's first arrival time, inclusive (RFC 3339)")
 	f.StringVar(&o.TraceWindowEnd, "trace-window-end", "", "the window's end, exclusive (RFC 3339)")
 	f.StringVar(&o.TraceWindowOut, "trace-window-out", "", "the window file to write (gzip JSONL, ordered by arrival)")
 	f.StringVar(&o.TracePruneBefore, "trace-prune-before", "", "with --trace-window-source, delete the capture's complete segments all of whose requests arrived before this time (RFC 3339), after the cut")
+	f.StringVar(&o.TraceWindowSHA256, "trace-window-sha256", "", fmt.Sprintf("with --trace-window-source, the hash (sha256:<hex>) the window must have; a window that differs writes no input and exits %d", jobcontract.InputExitWindowMismatch))
 	f.IntVar(&o.TraceWindowMinRequests, "trace-window-min-requests", 1, fmt.Sprintf("the fewest requests the window needs; with fewer, --write-input writes no input and exits %d", jobcontract.InputExitInsufficientTraffic))
 	return cmd
 }
@@ -189,6 +200,7 @@ func writeInput(ctx context.Context, cmd *cobra.Command, o *reportOptions, log l
 		sum, err := tw.Cut()
 		var short *searchinput.InsufficientTrafficError
 		if err != nil && !errors.As(err, &short) {
+			// A window that is not the search's exits with its own code (the error carries it).
 			return fail(err)
 		}
 		msg, merr := searchinput.SummaryMessage(sum)
@@ -230,12 +242,12 @@ func checkWriteInput(o *reportOptions) error {
 // traceWindow is the window the --trace-window-* flags ask for, nil without --trace-window-source.
 func traceWindow(o *reportOptions) (*searchinput.TraceWindow, error) {
 	if o.TraceWindowSource == "" {
-		if o.TraceWindowStart != "" || o.TraceWindowEnd != "" || o.TraceWindowOut != "" || o.TracePruneBefore != "" {
-			return nil, errors.New("--trace-window-start, --trace-window-end, --trace-window-out and --trace-prune-before need --trace-window-source")
+		if o.TraceWindowStart != "" || o.TraceWindowEnd != "" || o.TraceWindowOut != "" || o.TracePruneBefore != "" || o.TraceWindowSHA256 != "" {
+			return nil, errors.New("--trace-window-start, --trace-window-end, --trace-window-out, --trace-prune-before and --trace-window-sha256 need --trace-window-source")
 		}
 		return nil, nil
 	}
-	tw := &searchinput.TraceWindow{Source: o.TraceWindowSource, Out: o.TraceWindowOut, MinRequests: o.TraceWindowMinRequests}
+	tw := &searchinput.TraceWindow{Source: o.TraceWindowSource, Out: o.TraceWindowOut, MinRequests: o.TraceWindowMinRequests, SHA256: o.TraceWindowSHA256}
 	var err error
 	if tw.Window.Start, err = time.Parse(time.RFC3339, o.TraceWindowStart); err != nil {
 		return nil, fmt.Errorf("--trace-window-start: %w", err)
@@ -300,31 +312,34 @@ func newClient(o *reportOptions) (client.WithWatch, error) {
 	return client.NewWithWatch(cfg, client.Options{Scheme: scheme.Scheme})
 }
 
-// executeReport validates the options, builds the client and the watcher, and runs the reporter.
-func executeReport(ctx context.Context, o *reportOptions, log logr.Logger) (*reporter.Publication, error) {
+// executeReport validates the options, builds the client and the watcher, and runs the reporter
+// (publishing the search's result, or with --baseline the baseline's). It returns the message
+// saying what was published.
+func executeReport(ctx context.Context, o *reportOptions, log logr.Logger) (string, error) {
 	if err := requireRun(o); err != nil {
-		return nil, err
+		return "", err
 	}
 	if o.SearchExitFile == "" && o.PodName == "" {
-		return nil, errors.New("the pod name is required to watch the search (--pod-name or $" + jobcontract.EnvPodName + "), or --search-exit-file")
+		return "", errors.New("the pod name is required to watch the search (--pod-name or $" + jobcontract.EnvPodName + "), or --search-exit-file")
 	}
 	images, err := render.ParseRuntimeImages(o.RuntimeImages)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	c, err := newClient(o)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	var w, bw reporter.SearchWatcher
+	container := o.SearchContainer
+	if container == "" {
+		container = jobcontract.SearchContainer
+		if o.Baseline {
+			container = jobcontract.BaselineContainer
+		}
+	}
+	var w reporter.SearchWatcher = &reporter.PodWatcher{Client: c, Namespace: o.Namespace, PodName: o.PodName, Container: container}
 	if o.SearchExitFile != "" {
 		w = &reporter.FileWatcher{Path: o.SearchExitFile, Interval: o.PollInterval}
-		if o.BaselineExitFile != "" {
-			bw = &reporter.FileWatcher{Path: o.BaselineExitFile, Interval: o.PollInterval}
-		}
-	} else {
-		w = &reporter.PodWatcher{Client: c, Namespace: o.Namespace, PodName: o.PodName, Container: o.SearchContainer}
-		bw = &reporter.PodWatcher{Client: c, Namespace: o.Namespace, PodName: o.PodName, Container: jobcontract.BaselineContainer}
 	}
 	r := &reporter.Reporter{
 		Client:           c,
@@ -336,9 +351,6 @@ func executeReport(ctx context.Context, o *reportOptions, log logr.Logger) (*rep
 		GPUsPerNode:      o.GPUsPerNode,
 		PlannerImage:     o.PlannerImage,
 		Watcher:          w,
-		BaselineWatcher:  bw,
-		BaselineDir:      o.BaselineOutputDir,
-		BaselineGrace:    o.BaselineGrace,
 		ProgressInterval: o.ProgressInterval,
 		PollInterval:     o.PollInterval,
 		PublishInterval:  o.PublishInterval,
@@ -348,7 +360,98 @@ func executeReport(ctx context.Context, o *reportOptions, log logr.Logger) (*rep
 	if o.PublishInterval <= 0 {
 		r.PublishInterval = -1 // no provisional publishing
 	}
-	return r.Run(ctx)
+	if o.Baseline {
+		r.OutputDir = o.OutputDir
+		b, err := r.PublishBaseline(ctx)
+		if err != nil {
+			return "", err
+		}
+		if b.Error != "" {
+			return "published the baseline's failure: " + b.Error, nil
+		}
+		return fmt.Sprintf("published the baseline of %s (%d completed requests)", b.Candidate, b.CompletedRequests), nil
+	}
+	out, err := r.Run(ctx)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("published %d candidate(s); search exit code %d", len(out.Published), out.SearchExitCode), nil
+}
+
+// reportDone reports how the publication ended, on stdout or stderr and in the termination
+// message, and returns err.
+func reportDone(cmd *cobra.Command, o *reportOptions, msg string, err error) error {
+	if err != nil {
+		msg := "report: " + err.Error()
+		fmt.Fprintln(cmd.ErrOrStderr(), msg)
+		writeTerminationMessage(o.TerminationLog, msg)
+		return err
+	}
+	fmt.Fprintln(cmd.OutOrStdout(), msg)
+	writeTerminationMessage(o.TerminationLog, msg)
+	return nil
+}
+
+// reportAsSidecar runs the reporter as the pod's sidecar: it publishes, writes the outcome for
+// the publication container, then waits for the kubelet's SIGTERM (a sidecar that exits is
+// started again). Restarted after it wrote the outcome, it publishes nothing again. Stopped
+// before the search ended (the pod is being deleted), it writes no outcome.
+func reportAsSidecar(ctx context.Context, cmd *cobra.Command, o *reportOptions, log logr.Logger) error {
+	prior, err := reporter.ReadOutcome(o.OutcomeFile)
+	if err != nil {
+		return reportDone(cmd, o, "", err)
+	}
+	if prior != nil {
+		log.Info("the publication already ended; waiting for the pod to stop", "exitCode", prior.ExitCode)
+		<-ctx.Done()
+		return nil
+	}
+	msg, err := executeReport(ctx, o, log)
+	_ = reportDone(cmd, o, msg, err)
+	if ctx.Err() != nil {
+		return err
+	}
+	outcome := reporter.Outcome{ExitCode: 0, Message: msg}
+	if err != nil {
+		outcome = reporter.Outcome{ExitCode: exitCode(err), Message: "report: " + err.Error()}
+	}
+	if werr := reporter.WriteOutcome(o.OutcomeFile, outcome); werr != nil {
+		// Exiting makes the kubelet start the reporter again, which publishes again.
+		return reportDone(cmd, o, "", werr)
+	}
+	<-ctx.Done()
+	return nil
+}
+
+// outcomeError is a publication that did not succeed, carrying the reporter's exit code.
+type outcomeError struct{ reporter.Outcome }
+
+func (e *outcomeError) Error() string { return e.Message }
+
+// ExitCode is the reporter's exit code.
+func (e *outcomeError) ExitCode() int { return e.Outcome.ExitCode }
+
+// awaitOutcome is the publication container: it waits for the reporter's outcome and ends with
+// its exit code and message.
+func awaitOutcome(ctx context.Context, cmd *cobra.Command, o *reportOptions) error {
+	interval := o.PollInterval
+	if interval <= 0 {
+		interval = reporter.DefaultPollInterval
+	}
+	out, err := reporter.AwaitOutcome(ctx, o.AwaitOutcome, interval)
+	if err != nil {
+		msg := "report --await-outcome: " + err.Error()
+		fmt.Fprintln(cmd.ErrOrStderr(), msg)
+		writeTerminationMessage(o.TerminationLog, msg)
+		return err
+	}
+	writeTerminationMessage(o.TerminationLog, out.Message)
+	if out.ExitCode != 0 {
+		fmt.Fprintln(cmd.ErrOrStderr(), out.Message)
+		return &outcomeError{*out}
+	}
+	fmt.Fprintln(cmd.OutOrStdout(), out.Message)
+	return nil
 }
 
 // writeTerminationMessage writes msg to path (the container's terminationMessagePath) when that

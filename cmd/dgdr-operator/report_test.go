@@ -273,10 +273,10 @@ func recordBaseline(t *testing.T, run *v1beta2.DynamoGraphDeploymentRun, in *ais
 	}
 }
 
-// TestWriteInputBaseline: with the baseline hash of the Job, the input init container writes the
-// recorded baseline input next to the search's input, and refuses one that does not hash to the
-// Job's (a forged input with its matching hash, or an altered one); without that hash it writes
-// no baseline file.
+// TestWriteInputBaseline: in the baseline Job (its baseline hash instead of the search's), the
+// input init container writes the recorded baseline input, and refuses one that does not hash
+// to the Job's (a forged input with its matching hash, or an altered one); a pod naming both
+// hashes is refused.
 func TestWriteInputBaseline(t *testing.T) {
 	in, base := recordedInput(t), baselineInput(t)
 	forged, err := aisimulate.Canonicalize(bytes.Replace(base.JSON, []byte(`"tp":1`), []byte(`"tp":8`), 1))
@@ -286,26 +286,22 @@ func TestWriteInputBaseline(t *testing.T) {
 	for name, tc := range map[string]struct {
 		raw      []byte
 		hash     string
+		search   string
 		expected string
 		wantErr  string
-		wantFile bool
 	}{
-		"recorded":               {raw: base.JSON, hash: base.Hash, expected: base.Hash, wantFile: true},
-		"no baseline on the Job": {raw: base.JSON, hash: base.Hash},
-		"forged input and hash":  {raw: forged.JSON, hash: forged.Hash, expected: base.Hash, wantErr: "the operator recorded"},
-		"altered input":          {raw: forged.JSON, hash: base.Hash, expected: base.Hash, wantErr: "the operator recorded"},
-		"status hash disagrees":  {raw: base.JSON, hash: forged.Hash, expected: base.Hash, wantErr: "status.aisimulate.baseline.inputHash"},
+		"recorded":              {raw: base.JSON, hash: base.Hash, expected: base.Hash},
+		"forged input and hash": {raw: forged.JSON, hash: forged.Hash, expected: base.Hash, wantErr: "the operator recorded"},
+		"altered input":         {raw: forged.JSON, hash: base.Hash, expected: base.Hash, wantErr: "the operator recorded"},
+		"status hash disagrees": {raw: base.JSON, hash: forged.Hash, expected: base.Hash, wantErr: "status.aisimulate.baseline.inputHash"},
+		"both hashes":           {raw: base.JSON, hash: base.Hash, search: in.Hash, expected: base.Hash, wantErr: "not both"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			ns := newNamespace(t)
 			run := newRun(t, ns, "llm-run-base")
 			recordBaseline(t, run, in, tc.raw, tc.hash)
 			dir := t.TempDir()
-			var extra []string
-			if tc.expected != "" {
-				extra = []string{"--baseline-input-hash", tc.expected}
-			}
-			out, err := runWriteInput(t, ns, run.Name, dir, in.Hash, extra...)
+			out, err := runWriteInput(t, ns, run.Name, dir, tc.search, "--baseline-input-hash", tc.expected)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(out, tc.wantErr) {
 					t.Fatalf("err = %v, output %q, want %q", err, out, tc.wantErr)
@@ -321,12 +317,6 @@ func TestWriteInputBaseline(t *testing.T) {
 				t.Fatalf("%v: %s", err, out)
 			}
 			got, err := os.ReadFile(filepath.Join(dir, jobcontract.BaselineInputFile))
-			if !tc.wantFile {
-				if !os.IsNotExist(err) {
-					t.Errorf("%s written without a baseline on the Job: %v", jobcontract.BaselineInputFile, err)
-				}
-				return
-			}
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -334,28 +324,171 @@ func TestWriteInputBaseline(t *testing.T) {
 			if diff := cmp.Diff(string(want), string(got)); diff != "" {
 				t.Errorf("baseline file (-want +got):\n%s", diff)
 			}
-			if _, err := os.Stat(filepath.Join(dir, jobcontract.InputFile)); err != nil {
-				t.Errorf("the search's input: %v", err)
+			if _, err := os.Stat(filepath.Join(dir, jobcontract.InputFile)); !os.IsNotExist(err) {
+				t.Errorf("the baseline pod got the search's input: %v", err)
 			}
 		})
 	}
 }
 
-// TestWriteInputWaitsForTheBaseline: a Job with a baseline waits until the Run records it.
+// TestWriteInputWaitsForTheBaseline: the baseline Job's input container waits until the Run
+// records its baseline.
 func TestWriteInputWaitsForTheBaseline(t *testing.T) {
 	ns := newNamespace(t)
 	run := newRun(t, ns, "llm-run-wait")
 	in, base := recordedInput(t), baselineInput(t)
-	recordInput(t, run, in.JSON, in.Hash)
 	go func() {
 		time.Sleep(300 * time.Millisecond)
 		recordBaseline(t, run, in, base.JSON, base.Hash)
 	}()
 	dir := t.TempDir()
-	if out, err := runWriteInput(t, ns, run.Name, dir, in.Hash, "--baseline-input-hash", base.Hash); err != nil {
+	if out, err := runWriteInput(t, ns, run.Name, dir, "", "--baseline-input-hash", base.Hash); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
 	if _, err := os.Stat(filepath.Join(dir, jobcontract.BaselineInputFile)); err != nil {
 		t.Error(err)
+	}
+}
+
+// reportArgs are the `report` flags of a local run against ns/run whose watched container
+// ended with the code in exitFile.
+func reportArgs(t *testing.T, ns, run, dir, exitFile string) []string {
+	return []string{"--run-name", run, "--namespace", ns, "--output-dir", dir, "--runtime-images", "vllm=v:1.3.1,sglang=s:1.3.1",
+		"--search-exit-file", exitFile, "--termination-log", filepath.Join(t.TempDir(), "term"), "--poll-interval", "10ms",
+		"--progress-interval", "10ms", "--publish-interval", "0"}
+}
+
+// runSidecar runs `report --outcome-file` as the kubelet runs the reporter sidecar: until the
+// outcome is written, then SIGTERM (the context ends).
+func runSidecar(t *testing.T, args []string, outcome string) error {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		cmd := newReportCommand(&reportOptions{RESTConfig: reportEnv(t).Config})
+		cmd.SetOut(&bytes.Buffer{})
+		cmd.SetErr(&bytes.Buffer{})
+		cmd.SetArgs(append(args, "--outcome-file", outcome))
+		done <- cmd.ExecuteContext(ctx)
+	}()
+	deadline := time.After(time.Minute)
+	for {
+		if _, err := os.Stat(outcome); err == nil {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("the sidecar exited before writing its outcome: %v", err)
+		case <-deadline:
+			t.Fatal("no outcome within a minute")
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("the sidecar exited after writing its outcome, before SIGTERM (the kubelet would start it again): %v", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	cancel()
+	return <-done
+}
+
+// awaitOutcomeCommand runs the publication container, `report --await-outcome`.
+func awaitOutcomeCommand(t *testing.T, outcome string) (string, error) {
+	t.Helper()
+	cmd := newReportCommand(&reportOptions{})
+	term := filepath.Join(t.TempDir(), "term")
+	cmd.SetOut(&bytes.Buffer{})
+	cmd.SetErr(&bytes.Buffer{})
+	cmd.SetArgs([]string{"--await-outcome", outcome, "--termination-log", term, "--poll-interval", "10ms"})
+	err := cmd.ExecuteContext(context.Background())
+	msg, _ := os.ReadFile(term)
+	return string(msg), err
+}
+
+// TestReporterSidecar: as the pod's sidecar the reporter publishes, writes its outcome and
+// waits for SIGTERM; started again after that (the kubelet restarts a sidecar that exits), it
+// publishes nothing again. The publication container ends with the outcome: 0 once published,
+// the reporter's own exit code and message when publication failed.
+func TestReporterSidecar(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	if err := outputtest.Recommend(outputtest.SearchInput, dir); err != nil {
+		t.Fatal(err)
+	}
+	exitFile := filepath.Join(t.TempDir(), "search-exit")
+	if err := os.WriteFile(exitFile, []byte("0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ns := newNamespace(t)
+	run := newRun(t, ns, "llm-run-side")
+	outcome := filepath.Join(t.TempDir(), "outcome.json")
+	if err := runSidecar(t, reportArgs(t, ns, run.Name, dir, exitFile), outcome); err != nil {
+		t.Fatalf("the sidecar stopped by SIGTERM: %v", err)
+	}
+	if n := len(listCandidates(t, ns)); n != 2 {
+		t.Fatalf("%d Candidates, want 2", n)
+	}
+	msg, err := awaitOutcomeCommand(t, outcome)
+	if err != nil || !strings.Contains(msg, "published 2 candidate(s)") {
+		t.Errorf("the publication container: %v, termination message %q", err, msg)
+	}
+
+	// Started again once it has published: it publishes nothing again.
+	for _, c := range listCandidates(t, ns) {
+		if err := reportEnv(t).Client.Delete(context.Background(), &c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := runSidecar(t, reportArgs(t, ns, run.Name, dir, exitFile), outcome); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(listCandidates(t, ns)); n != 0 {
+		t.Errorf("a restarted sidecar published %d Candidates again", n)
+	}
+
+	// A publication that fails: the publication container exits with the reporter's code.
+	failed := newRun(t, ns, "llm-run-side-fail")
+	failedOutcome := filepath.Join(t.TempDir(), "outcome.json")
+	args := reportArgs(t, ns, failed.Name, dir, exitFile)
+	args[7] = "trtllm=img:1" // no image for the chosen backends
+	_ = runSidecar(t, args, failedOutcome)
+	msg, err = awaitOutcomeCommand(t, failedOutcome)
+	if err == nil || exitCode(err) != 1 || !strings.Contains(msg, "no runtime image") {
+		t.Errorf("the publication container after a failed publication: exit %d (%v), termination message %q", exitCode(err), err, msg)
+	}
+}
+
+// TestBaselineReportCommand: `report --baseline` publishes the baseline's prediction as
+// status.baseline once the watched (baseline) container ended.
+func TestBaselineReportCommand(t *testing.T) {
+	ns := newNamespace(t)
+	run := newRun(t, ns, "llm-run-predict")
+	in, base := recordedInput(t), baselineInput(t)
+	recordBaseline(t, run, in, base.JSON, base.Hash)
+	dir := t.TempDir()
+	prediction := `{"completed_requests": 36, "duration_ms": 8580.0, "gpu_hours": 0.0023833333333333333, "mean_ttft_ms": 40.25,
+		"mean_tpot_ms": 9.75, "output_throughput_tok_s": 537.0}`
+	if err := os.WriteFile(filepath.Join(dir, "prediction.json"), []byte(prediction), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	exitFile := filepath.Join(t.TempDir(), "baseline-exit")
+	if err := os.WriteFile(exitFile, []byte("0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := newReportCommand(&reportOptions{RESTConfig: reportEnv(t).Config})
+	var stdout bytes.Buffer
+	cmd.SetOut(&stdout)
+	cmd.SetErr(&bytes.Buffer{})
+	cmd.SetArgs(append(reportArgs(t, ns, run.Name, dir, exitFile), "--baseline"))
+	if err := cmd.ExecuteContext(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	b := getRun(t, ns, run.Name).Status.Baseline
+	if b == nil || b.Candidate != "llm-run-1-0001" || b.CompletedRequests != 36 || b.Metrics == nil || b.Error != "" {
+		t.Errorf("status.baseline = %+v", b)
+	}
+	if !strings.Contains(stdout.String(), "published the baseline of llm-run-1-0001") {
+		t.Errorf("stdout %q", stdout.String())
 	}
 }

@@ -42,7 +42,10 @@ func TestTraceWindowFlags(t *testing.T) {
 			"--trace-window-end", "2026-02-09T06:00:00+01:00", "--trace-window-out", "/w"},
 			&searchinput.TraceWindow{Source: "/capture", Window: requesttrace.Window{Start: start, End: end}, Out: "/w", MinRequests: 1}, ""},
 		{"a window without its source", []string{"--trace-window-out", "/w"}, nil,
-			"--trace-window-start, --trace-window-end, --trace-window-out and --trace-prune-before need --trace-window-source"},
+			"--trace-window-start, --trace-window-end, --trace-window-out, --trace-prune-before and --trace-window-sha256 need --trace-window-source"},
+		{"a hash to check", []string{"--trace-window-source", "/capture", "--trace-window-start", "2026-02-09T00:00:00Z",
+			"--trace-window-end", "2026-02-09T06:00:00+01:00", "--trace-window-out", "/w", "--trace-window-sha256", "sha256:ab"},
+			&searchinput.TraceWindow{Source: "/capture", Window: requesttrace.Window{Start: start, End: end}, Out: "/w", MinRequests: 1, SHA256: "sha256:ab"}, ""},
 		{"an age bound", []string{"--trace-window-source", "/capture", "--trace-window-start", "2026-02-09T00:00:00Z",
 			"--trace-window-end", "2026-02-09T06:00:00+01:00", "--trace-window-out", "/w", "--trace-prune-before", "2026-02-08T00:00:00Z"},
 			&searchinput.TraceWindow{Source: "/capture", Window: requesttrace.Window{Start: start, End: end, StaleBefore: start.Add(-24 * time.Hour)},
@@ -175,5 +178,71 @@ func TestWriteInputWithTooFewRequests(t *testing.T) {
 	checkSummary(t, term, window, 36)
 	if _, err := os.Stat(filepath.Join(dir, jobcontract.InputFile)); !os.IsNotExist(err) {
 		t.Errorf("the input was written: %v", err)
+	}
+}
+
+// TestBaselineRecutsTheSearchWindow: the baseline Job's input container cuts the window again
+// and writes the baseline input only when the cut hashes to what the search's cut reported; a
+// different window (here: a capture that gained a Frontend pod's segment since) writes no input
+// and exits with the code the Run controller reads as a window mismatch, naming both hashes.
+func TestBaselineRecutsTheSearchWindow(t *testing.T) {
+	ns := newNamespace(t)
+	run := newRun(t, ns, "llm-run-recut")
+	in, base := recordedInput(t), baselineInput(t)
+	recordBaseline(t, run, in, base.JSON, base.Hash)
+	term, _, err := runWriteInputWithWindow(t, ns, run.Name, t.TempDir(), in.Hash, 36)
+	if err != nil {
+		t.Fatalf("the search's cut: %v (%s)", err, term)
+	}
+	var sum requesttrace.WindowSummary
+	if err := json.Unmarshal([]byte(term), &sum); err != nil {
+		t.Fatal(err)
+	}
+	searched := "sha256:" + sum.SHA256
+
+	recut := func(t *testing.T, claim string) (string, string, error) {
+		t.Helper()
+		dir := t.TempDir()
+		cmd := newReportCommand(&reportOptions{RESTConfig: reportEnv(t).Config})
+		cmd.SetOut(&bytes.Buffer{})
+		cmd.SetErr(&bytes.Buffer{})
+		termFile := filepath.Join(t.TempDir(), "term")
+		cmd.SetArgs([]string{"--write-input", "--run-name", run.Name, "--namespace", ns, "--input-dir", dir, "--baseline-input-hash", base.Hash,
+			"--poll-interval", "20ms", "--termination-log", termFile,
+			"--trace-window-source", claim, "--trace-window-start", captureStart, "--trace-window-end", captureEnd,
+			"--trace-window-out", filepath.Join(t.TempDir(), jobcontract.TraceWindowFile), "--trace-window-sha256", searched})
+		err := cmd.ExecuteContext(context.Background())
+		msg, _ := os.ReadFile(termFile)
+		return dir, string(msg), err
+	}
+
+	dir, _, err := recut(t, newCaptureClaim(t))
+	if err != nil {
+		t.Fatalf("the same window: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, jobcontract.BaselineInputFile)); err != nil {
+		t.Errorf("the baseline input was not written: %v", err)
+	}
+
+	grown := newCaptureClaim(t)
+	if err := os.Mkdir(filepath.Join(grown, "fe-b"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(captureSegment)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(grown, "fe-b", "request-trace.000000.jsonl.gz"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir, msg, err := recut(t, grown)
+	if got := exitCode(err); got != jobcontract.InputExitWindowMismatch {
+		t.Fatalf("exit code %d (%v), want %d", got, err, jobcontract.InputExitWindowMismatch)
+	}
+	if !strings.Contains(msg, "not to "+searched) {
+		t.Errorf("termination message %q does not name the search's hash", msg)
+	}
+	if _, err := os.Stat(filepath.Join(dir, jobcontract.BaselineInputFile)); !os.IsNotExist(err) {
+		t.Errorf("the baseline input was written for another window: %v", err)
 	}
 }

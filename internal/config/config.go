@@ -32,8 +32,10 @@ import (
 const (
 	DefaultRunRetention   int32 = 5
 	DefaultActiveDeadline int64 = 6 * 60 * 60
-	DefaultMaxActiveRuns  int32 = 4
-	DefaultMaxPendingRuns int32 = 1000
+	// DefaultBaselineDeadline is job.baselineDeadlineSeconds when unset.
+	DefaultBaselineDeadline int64 = 30 * 60
+	DefaultMaxActiveRuns    int32 = 4
+	DefaultMaxPendingRuns   int32 = 1000
 	// DefaultMinObservations is calibration.minObservations when unset.
 	DefaultMinObservations int32 = 3
 	DefaultMaxTrials       int32 = 2000
@@ -196,6 +198,9 @@ func SetDefaults(cfg *v1alpha1.OperatorConfiguration) {
 func defaultJob(j *v1alpha1.JobConfig) {
 	if j.ActiveDeadlineSeconds == nil {
 		j.ActiveDeadlineSeconds = ptr.To(DefaultActiveDeadline)
+	}
+	if j.BaselineDeadlineSeconds == nil {
+		j.BaselineDeadlineSeconds = ptr.To(DefaultBaselineDeadline)
 	}
 	if j.OutputSizeLimit == nil {
 		j.OutputSizeLimit = ptr.To(resource.MustParse(DefaultOutputSizeLimit))
@@ -360,6 +365,9 @@ func validateJob(j *v1alpha1.JobConfig, jp *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if d := *j.ActiveDeadlineSeconds; d < 1 {
 		errs = append(errs, field.Invalid(jp.Child("activeDeadlineSeconds"), d, "must be at least 1"))
+	}
+	if d := *j.BaselineDeadlineSeconds; d < 1 {
+		errs = append(errs, field.Invalid(jp.Child("baselineDeadlineSeconds"), d, "must be at least 1"))
 	}
 	for name, q := range map[string]*resource.Quantity{"outputSizeLimit": j.OutputSizeLimit, "tmpSizeLimit": j.TmpSizeLimit} {
 		if q.Sign() <= 0 {

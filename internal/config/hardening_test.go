@@ -33,6 +33,7 @@ func TestSearchPodHardeningValidation(t *testing.T) {
 		{"outputSizeLimit: 0", "job.outputSizeLimit"},
 		{"tmpSizeLimit: -1Gi", "job.tmpSizeLimit"},
 		{"startFailureGraceSeconds: 0", "job.startFailureGraceSeconds"},
+		{"baselineDeadlineSeconds: 0", "job.baselineDeadlineSeconds"},
 	} {
 		t.Run(tc.job, func(t *testing.T) {
 			_, err := config.Decode([]byte(header + "planner: {image: x}\njob: {" + tc.job + "}\n"))

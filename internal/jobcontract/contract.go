@@ -1,24 +1,37 @@
-// Package jobcontract is the contract between the search Job the Run controller builds and the
-// reporter that runs inside it: container names, paths, environment variables, flags and what the
-// search pod may do (ReporterRules). Both sides import them so that they cannot drift.
+// Package jobcontract is the contract between the Jobs the Run controller builds (a Run's search
+// Job and a re-search's baseline Job) and the reporter that runs inside them: container names,
+// paths, environment variables, flags and what their pods may do. Both sides import them so that
+// they cannot drift.
 package jobcontract
 
 import "k8s.io/apimachinery/pkg/types"
 
-// Container names of the search pod.
+// Container names of the search and baseline pods. Both pods are: the init container
+// InputContainer, the reporter as a sidecar (ReporterContainer, an init container with
+// restartPolicy Always), then SearchContainer (search pod) or BaselineContainer (baseline pod)
+// beside PublicationContainer.
 const (
 	// SearchContainer runs the configured Planner image (aisimulate recommend).
 	SearchContainer = "search"
-	// ReporterContainer runs `dgdr-operator report` with the reporter image.
+	// ReporterContainer runs `dgdr-operator report` with the reporter image, as a restartable
+	// init container: the kubelet starts it again whenever it exits while the pod runs, and it
+	// publishes (again, idempotently) from the output volume. It writes OutcomeFile once it
+	// has published.
 	ReporterContainer = "reporter"
 	// InputContainer is the init container (reporter image, `dgdr-operator report
 	// --write-input`) that writes the Run's recorded input into InputDir before the search
 	// starts.
 	InputContainer = "input"
 	// BaselineContainer runs the configured Planner image's predict command (aisimulate
-	// predict) on the deployed Candidate's parameters under a re-search's traffic, beside the
-	// search.
+	// predict) on the deployed Candidate's parameters under a re-search's traffic, in the
+	// re-search's baseline Job.
 	BaselineContainer = "baseline"
+	// PublicationContainer (reporter image, PublicationArgs) keeps the pod running until the
+	// reporter has written OutcomeFile, and exits with the outcome's exit code: the kubelet
+	// stops a sidecar once the main containers have ended and restarts it only while they run,
+	// so without it a reporter killed after the search ended would not publish again, and the
+	// Job would complete whether the result was published or not.
+	PublicationContainer = "publication"
 )
 
 // Volumes and paths.
@@ -49,17 +62,21 @@ const (
 	// ResultDir is AISimulate's --output-dir: a subdirectory, because AISimulate wants an
 	// empty or absent directory.
 	ResultDir = OutputMountDir + "/result"
-	// BaselineOutputDir is the baseline's --output-dir, next to ResultDir in the output volume.
+	// BaselineOutputDir is the baseline's --output-dir in the baseline pod's output volume.
 	BaselineOutputDir = OutputMountDir + "/baseline"
-	// TmpVolume is the writable emptyDir mounted at TmpDir in the search container, whose root
-	// file system is read-only.
+	// PublicationVolume is the emptyDir of OutcomeFile, mounted only in the reporter and the
+	// publication container: the search cannot write an outcome.
+	PublicationVolume = "publication"
+	// PublicationDir is where PublicationVolume is mounted.
+	PublicationDir = "/var/run/dgdr/publication"
+	// OutcomeFile is where the reporter writes how its publication ended (exit code and
+	// message, JSON), which the publication container waits for.
+	OutcomeFile = PublicationDir + "/outcome.json"
+	// TmpVolume is the writable emptyDir mounted at TmpDir in the search and baseline
+	// containers, whose root file systems are read-only.
 	TmpVolume = "tmp"
 	// TmpDir is where TmpVolume is mounted.
 	TmpDir = "/tmp"
-	// BaselineTmpVolume is the baseline container's writable /tmp: its own, because AISimulate's
-	// supervisor keeps a monitor directory there (aisimulate-monitor-XXXX) and the reporter reads
-	// the search's from TmpVolume.
-	BaselineTmpVolume = "baseline-tmp"
 	// SearchTmpDir is where TmpVolume is mounted, read-only, in the reporter container: the real
 	// AISimulate writes its live ledger there ($TMPDIR/aisimulate-monitor-XXXX/events.jsonl) and
 	// copies it into the output directory only when the search ends (docs/design/results.md, "While
@@ -73,7 +90,8 @@ const (
 	TokenDir = "/var/run/secrets/kubernetes.io/serviceaccount"
 	// TraceVolume holds the trace of a trace workload, mounted read-only at
 	// aisimulate.TraceMountDir in the search and baseline containers: the ConfigMap or claim the
-	// request names, or, for a re-search, an emptyDir the input container cuts the window into.
+	// request names, or, for a re-search, an emptyDir the input container cuts the window into
+	// (each pod cuts its own).
 	TraceVolume = "trace"
 	// CaptureVolume is a re-search's capture claim, mounted at CaptureMountDir in the input
 	// container only.
@@ -102,8 +120,9 @@ const (
 	// init container refuses a recorded input that does not hash to it.
 	EnvInputHash = "DGDR_INPUT_HASH"
 	// EnvBaselineInputHash is the hash of the baseline input the operator recorded (downward
-	// API: the pod's v1beta2.AnnotationBaselineInputHash annotation), set only on a re-search
-	// with a baseline. The input init container refuses a baseline input that does not hash to it.
+	// API: the pod's v1beta2.AnnotationBaselineInputHash annotation), set only in the baseline
+	// pod, instead of EnvInputHash. The input init container refuses a baseline input that does
+	// not hash to it.
 	EnvBaselineInputHash = "DGDR_BASELINE_INPUT_HASH"
 	// EnvRuntimeImages is "backend=image,backend=image" from the operator configuration, used
 	// to render candidate DynamoGraphDeployments.
@@ -127,9 +146,16 @@ const SearchIdentityPrefix = "dgdr-search-"
 // SearchIdentity is the name of a Run's search ServiceAccount and RoleBinding.
 func SearchIdentity(runUID types.UID) string { return SearchIdentityPrefix + string(runUID) }
 
-// ReporterArgs are the reporter container's arguments (the command is the reporter image's
-// entrypoint, dgdr-operator).
-var ReporterArgs = []string{"report"}
+// ReporterArgs are the reporter container's arguments in the search pod (the command is the
+// reporter image's entrypoint, dgdr-operator).
+var ReporterArgs = []string{"report", "--outcome-file", OutcomeFile}
+
+// BaselineReporterArgs are the reporter container's arguments in the baseline pod: it publishes
+// the baseline's prediction as the Run's status.baseline.
+var BaselineReporterArgs = []string{"report", "--baseline", "--outcome-file", OutcomeFile}
+
+// PublicationArgs are the publication container's arguments (the reporter image's entrypoint).
+var PublicationArgs = []string{"report", "--await-outcome", OutcomeFile}
 
 // InputArgs are the input init container's arguments (same image and entrypoint as the
 // reporter): read the Run, check the recorded input against its hash, write InputFile, exit.

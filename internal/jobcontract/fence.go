@@ -42,8 +42,8 @@ type FenceOptions struct {
 	SearchCommand, PlannerArgs []string
 	// PredictCommand is planner.predictCommand: the baseline container runs it with BaselineArgs.
 	PredictCommand []string
-	// ReporterImage is reporter.image: the input and reporter containers' image, run with its
-	// entrypoint.
+	// ReporterImage is reporter.image: the input, reporter and publication containers' image,
+	// run with its entrypoint.
 	ReporterImage string
 	// VerificationImage is verification.image: the verification container's image.
 	VerificationImage string
@@ -63,14 +63,16 @@ func FenceOptionsFor(username string, cfg *v1alpha1.OperatorConfiguration) Fence
 // cannot say which Jobs, which names or which objects to delete):
 //
 //   - nothing in SystemNamespaces, whatever the operation;
-//   - Jobs only of the two pod shapes the operator builds: the search pod (internal/controller/run
-//     BuildJob: a search identity as ServiceAccount) and the verification pod (internal/verification
-//     BuildJob: no ServiceAccount), each container with its configured image, command and
-//     arguments, its own environment variable names and mounts, no lifecycle hooks or probes
-//     (they run commands of their own), no ServiceAccount token but the search identity's
-//     projected one in the reporter and input containers, only the volumes the operator adds
-//     (emptyDirs, the trace ConfigMap, claims, that token: no Secret, no hostPath), nothing
-//     privileged, no added capabilities, no host namespaces or ports, not as root;
+//   - Jobs only of the pod shapes the operator builds: the search pod and a re-search's baseline
+//     pod (internal/controller/run BuildJob and BuildBaselineJob: a search identity as
+//     ServiceAccount; the input init container, the reporter sidecar, then the search or the
+//     baseline container beside the publication container) and the verification pod
+//     (internal/verification BuildJob: no ServiceAccount), each container with its configured
+//     image, command and arguments, its own environment variable names and mounts, no lifecycle
+//     hooks or probes (they run commands of their own), no ServiceAccount token but the search
+//     identity's projected one in the reporter and input containers, only the volumes the
+//     operator adds (emptyDirs, the trace ConfigMap, claims, that token: no Secret, no hostPath),
+//     nothing privileged, no added capabilities, no host namespaces or ports, not as root;
 //   - ServiceAccounts only named SearchIdentityPrefix*, Roles and RoleBindings only named dgdr-*;
 //   - DynamoGraphDeployments only carrying AnnotationAppliedBy (autoApply's);
 //   - deletes only of what the operator deletes, marked as it marks them (fenceDeletes): its
@@ -133,13 +135,14 @@ func OperatorFencePolicy(opts FenceOptions) (*admissionregistrationv1.Validating
 				},
 				{
 					Expression: job("variables.searchPod ? (" + searchPodShape() + ") : (" + verificationPodShape() + ")"),
-					MessageExpression: "variables.searchPod ? " + prefix + "a search Job (ServiceAccount " + SearchIdentityPrefix +
-						"*) runs only the operator\\'s search pod: init container " + InputContainer + " and container " + ReporterContainer +
-						" with the reporter image ' + variables.reporterImage + ' and its entrypoint (args " + strings.Join(InputArgs, " ") +
-						"... and " + strings.Join(ReporterArgs, " ") + "...), container " + SearchContainer + " with ' + variables.plannerImage + " +
+					MessageExpression: "variables.searchPod ? " + prefix + "a Job of a search identity (ServiceAccount " + SearchIdentityPrefix +
+						"*) runs only the operator\\'s search or baseline pod: with the reporter image ' + variables.reporterImage + ' and its entrypoint, init container " +
+						InputContainer + " (args " + strings.Join(InputArgs, " ") + "...), then init container " + ReporterContainer +
+						" with restartPolicy Always (args " + reporterArgsPrefix[0] + "...); then container " + SearchContainer + " with ' + variables.plannerImage + " +
 						"' running ' + variables.searchCommand.join(' ') + ' " + strings.Join(SearchArgs, " ") + " ' + variables.plannerArgs.join(' ') + '" +
-						", optionally container " + BaselineContainer + " with ' + variables.plannerImage + ' running ' + variables.predictCommand.join(' ') + ' " +
-						strings.Join(BaselineArgs, " ") + "; got ' + " + describeContainers() +
+						" or container " + BaselineContainer + " with ' + variables.plannerImage + ' running ' + variables.predictCommand.join(' ') + ' " +
+						strings.Join(BaselineArgs, " ") + ", beside container " + PublicationContainer + " (args " + strings.Join(PublicationArgs, " ") +
+						"); got ' + " + describeContainers() +
 						" : " + prefix + "a Job without a " + SearchIdentityPrefix + "* ServiceAccount is the operator\\'s verification Job only: one container " +
 						verification.ContainerName + " with ' + variables.verificationImage + ' running " + strings.Join(verification.Command, " ") +
 						" -c and the operator\\'s verification program; got ' + " + describeContainers(),
@@ -267,6 +270,10 @@ func argsStartWith(c string, args []string) string {
 	return strings.Join(parts, " && ")
 }
 
+// reporterArgsPrefix is what the reporter's arguments start with, in the search pod
+// (ReporterArgs) and in the baseline pod (BaselineReporterArgs).
+var reporterArgsPrefix = []string{"report"}
+
 // reporterEnv are the reporter's and the input container's environment variables.
 var reporterEnv = []string{EnvRunName, EnvRunNamespace, EnvPodName, EnvOutputDir, EnvSearchTmpDir, EnvInputDir,
 	EnvInputHash, EnvBaselineInputHash, EnvRuntimeImages, EnvPlannerImage}
@@ -274,9 +281,10 @@ var reporterEnv = []string{EnvRunName, EnvRunNamespace, EnvPodName, EnvOutputDir
 // modelEnv are the search and baseline containers' environment variables (internal/modelaccess).
 var modelEnv = []string{modelaccess.EnvHFToken, modelaccess.EnvHFHome, modelaccess.EnvHFHubOffline}
 
-// containerShapes are the containers of both pods: the search pod's (internal/controller/run
-// BuildJob) and the verification pod's (internal/verification BuildJob). Names are unique across
-// both; which names a pod may have is searchPodShape's and verificationPodShape's.
+// containerShapes are the containers of every pod: the search and baseline pods'
+// (internal/controller/run BuildJob, BuildBaselineJob) and the verification pod's
+// (internal/verification BuildJob). Names are unique across them; which names a pod may have is
+// searchPodShape's and verificationPodShape's.
 var containerShapes = []containerShape{
 	{
 		name: InputContainer, image: "variables.reporterImage", run: "!has(c.command) && " + argsStartWith("c", InputArgs), env: reporterEnv,
@@ -291,12 +299,16 @@ var containerShapes = []containerShape{
 	{
 		name: BaselineContainer, image: "variables.plannerImage", env: modelEnv,
 		run: "has(c.command) && c.command == variables.predictCommand && has(c.args) && c.args == " + celLiteral(BaselineArgs),
-		mounts: [][2]string{{InputVolume, InputDir}, {OutputVolume, OutputMountDir}, {BaselineTmpVolume, TmpDir},
+		mounts: [][2]string{{InputVolume, InputDir}, {OutputVolume, OutputMountDir}, {TmpVolume, TmpDir},
 			{modelaccess.VolumeName, modelaccess.MountPath}, {TraceVolume, aisimulate.TraceMountDir}},
 	},
 	{
-		name: ReporterContainer, image: "variables.reporterImage", run: "!has(c.command) && " + argsStartWith("c", ReporterArgs), env: reporterEnv,
-		mounts: [][2]string{{OutputVolume, OutputMountDir}, {TmpVolume, SearchTmpDir}, {TokenVolume, TokenDir}},
+		name: ReporterContainer, image: "variables.reporterImage", run: "!has(c.command) && " + argsStartWith("c", reporterArgsPrefix), env: reporterEnv,
+		mounts: [][2]string{{OutputVolume, OutputMountDir}, {TmpVolume, SearchTmpDir}, {TokenVolume, TokenDir}, {PublicationVolume, PublicationDir}},
+	},
+	{
+		name: PublicationContainer, image: "variables.reporterImage", run: "!has(c.command) && has(c.args) && c.args == " + celLiteral(PublicationArgs),
+		mounts: [][2]string{{PublicationVolume, PublicationDir}},
 	},
 	{
 		name: verification.ContainerName, image: "variables.verificationImage", env: verification.EnvNames,
@@ -318,11 +330,15 @@ func runs(name string) string {
 	return fmt.Sprintf("(c.name == %q && c.image == %s && %s)", s.name, s.image, s.run)
 }
 
-// searchPodShape: the input init container, then search, reporter and optionally baseline.
+// searchPodShape: the search pod or a re-search's baseline pod, both run by the Run's search
+// identity: the input init container, then the reporter as a sidecar (restartPolicy Always),
+// then the search or the baseline container beside the publication container.
 func searchPodShape() string {
-	return "has(variables.pod.initContainers) && size(variables.pod.initContainers) == 1 && variables.pod.initContainers.all(c, " + runs(InputContainer) + ") && " +
-		fmt.Sprintf("variables.pod.containers.exists(c, c.name == %q) && variables.pod.containers.exists(c, c.name == %q) && ", SearchContainer, ReporterContainer) +
-		"variables.pod.containers.all(c, " + runs(SearchContainer) + " || " + runs(BaselineContainer) + " || " + runs(ReporterContainer) + ")"
+	return "has(variables.pod.initContainers) && size(variables.pod.initContainers) == 2 && " +
+		"[variables.pod.initContainers[0]].all(c, " + runs(InputContainer) + " && !has(c.restartPolicy)) && " +
+		"[variables.pod.initContainers[1]].all(c, " + runs(ReporterContainer) + " && has(c.restartPolicy) && c.restartPolicy == 'Always') && " +
+		"size(variables.pod.containers) == 2 && variables.pod.containers.exists(c, " + runs(PublicationContainer) + ") && " +
+		"variables.pod.containers.exists(c, " + runs(SearchContainer) + " || " + runs(BaselineContainer) + ")"
 }
 
 // verificationPodShape: the verification container alone.
@@ -331,7 +347,8 @@ func verificationPodShape() string {
 		"variables.pod.containers.all(c, " + runs(verification.ContainerName) + ")"
 }
 
-// describeContainers is the CEL expression naming the Job's containers and images, for messages.
+// describeContainers is the CEL expression naming the Job's containers and images (init
+// containers last), for messages.
 func describeContainers() string {
 	return "variables.containers.map(c, c.name + ' (' + c.image + ')').join(', ')"
 }
@@ -415,10 +432,10 @@ type volumeShape struct{ name, source string }
 const tokenSources = "has(v.projected) && v.projected.sources.all(s, has(s.serviceAccountToken) || " +
 	"(has(s.configMap) && s.configMap.name == 'kube-root-ca.crt') || has(s.downwardAPI))"
 
-// searchVolumes are the search pod's volumes (internal/controller/run podVolumes, traceMount,
-// windowCut; internal/modelaccess Volumes).
+// searchVolumes are the search and baseline pods' volumes (internal/controller/run podVolumes,
+// traceMount, windowCut; internal/modelaccess Volumes).
 var searchVolumes = []volumeShape{
-	{InputVolume, "has(v.emptyDir)"}, {OutputVolume, "has(v.emptyDir)"}, {TmpVolume, "has(v.emptyDir)"}, {BaselineTmpVolume, "has(v.emptyDir)"},
+	{InputVolume, "has(v.emptyDir)"}, {OutputVolume, "has(v.emptyDir)"}, {TmpVolume, "has(v.emptyDir)"}, {PublicationVolume, "has(v.emptyDir)"},
 	{TraceVolume, "has(v.emptyDir) || has(v.configMap) || has(v.persistentVolumeClaim)"},
 	{modelaccess.VolumeName, "has(v.persistentVolumeClaim)"}, {CaptureVolume, "has(v.persistentVolumeClaim)"},
 	{TokenVolume, tokenSources},

@@ -24,8 +24,9 @@ const (
 	MaxPredictionBytes int64 = 1 << 20
 )
 
-// Exit codes of the reporter container. The Run controller's Classify reads them from the
-// reporter's terminated state; they are defined here only.
+// Exit codes of the reporter's publication: the reporter writes them into OutcomeFile and the
+// publication container exits with them, where the Run controller's Classify reads them; they
+// are defined here only.
 const (
 	// ReporterExitFailed: publication failed (API errors, RBAC, an unreadable result).
 	ReporterExitFailed = 1
@@ -41,4 +42,8 @@ const (
 	// --trace-window-min-requests. The container wrote the window and its summary (the termination
 	// message, as on success) but not the input, so the search never starts.
 	InputExitInsufficientTraffic = 4
+	// InputExitWindowMismatch: the window cut again for the baseline does not hash to
+	// --trace-window-sha256, the hash of the window the search replayed; the baseline does not
+	// run, since it would not be compared under the same traffic.
+	InputExitWindowMismatch = 5
 )

@@ -144,7 +144,7 @@ func fitsCluster(obj string) string {
 
 // OperatorOwnedRunStatus are the fields of a Run's status that only the operator writes: the
 // search-identity policy denies any change of them by a search identity.
-var OperatorOwnedRunStatus = []string{"conditions", "phase", "message", "aisimulate", "pricing", "calibration", "jobRef", "startTime", "completionTime"}
+var OperatorOwnedRunStatus = []string{"conditions", "phase", "message", "aisimulate", "pricing", "calibration", "jobRef", "baselineJobRef", "startTime", "completionTime"}
 
 // statusKept is the CEL expression saying that no field of OperatorOwnedRunStatus differs
 // between oldObject and object (present in both with equal values, or absent from both).

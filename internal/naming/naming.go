@@ -51,6 +51,9 @@ func VerificationJobName(request string, deploymentGeneration int64) string {
 // JobName is a Run's search Job.
 func JobName(run string) string { return shorten(run, "-search") }
 
+// BaselineJobName is a re-search Run's baseline Job.
+func BaselineJobName(run string) string { return shorten(run, "-baseline") }
+
 // shorten returns base+suffix if it fits, else a prefix of base, an 8-hex hash of base and the
 // suffix. The hash keeps distinct long names distinct.
 func shorten(base, suffix string) string {

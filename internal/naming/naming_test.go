@@ -33,3 +33,19 @@ func TestIsResearchRunName(t *testing.T) {
 		t.Fatalf("the long-name case no longer shortens differently: %q, %q", r, own)
 	}
 }
+
+// TestJobNames: a Run's two Jobs have distinct names that fit a label value, also for a Run name
+// at the limit (two long Runs differing only at the end keep distinct Jobs).
+func TestJobNames(t *testing.T) {
+	long := ResearchRunName(strings.Repeat("a", 60), 3, 1764763200)
+	other := long[:len(long)-1] + "1"
+	for _, run := range []string{"llama-run-3-r1764763200", long} {
+		search, baseline := JobName(run), BaselineJobName(run)
+		if search == baseline || len(search) > MaxChildNameLength || len(baseline) > MaxChildNameLength || !strings.HasSuffix(baseline, "-baseline") {
+			t.Errorf("Run %q: search Job %q, baseline Job %q", run, search, baseline)
+		}
+	}
+	if BaselineJobName(long) == BaselineJobName(other) {
+		t.Errorf("two Runs share the baseline Job %q", BaselineJobName(long))
+	}
+}

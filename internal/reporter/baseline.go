@@ -2,36 +2,26 @@ package reporter
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"path"
 	"path/filepath"
-	"time"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
+	"github.com/dgdr-operator/dgdr-operator/internal/apiretry"
 	"github.com/dgdr-operator/dgdr-operator/internal/candidates"
 	"github.com/dgdr-operator/dgdr-operator/internal/gate"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 )
-
-// DefaultBaselineGrace bounds how long the reporter waits for the baseline container once the
-// search has ended. One prediction costs about one trial of the search, so a baseline still
-// running then is stuck.
-const DefaultBaselineGrace = 2 * time.Minute
 
 // maxBaselineError is the API's cap on status.baseline.error.
 const maxBaselineError = 2048
 
 // PredictionFile is the file the baseline's predict command writes in its output directory.
 const PredictionFile = output.PredictionFile
-
-// containerExit is how a watched container ended.
-type containerExit struct {
-	code int
-	err  error
-}
 
 // baselineCandidate returns the Candidate a Run's baseline evaluates, or "" for a Run without a
 // baseline.
@@ -42,23 +32,41 @@ func baselineCandidate(run *v1beta2.DynamoGraphDeploymentRun) string {
 	return ""
 }
 
-// awaitBaseline waits for the baseline container at most BaselineGrace after the search ended
-// and returns what to publish as status.baseline. It returns an error only when ctx ends.
-func (r *Reporter) awaitBaseline(ctx context.Context, candidate string, target v1beta2.ObjectiveTarget, ended <-chan containerExit) (*v1beta2.BaselineStatus, error) {
-	timer := time.NewTimer(r.BaselineGrace)
-	defer timer.Stop()
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case e := <-ended:
-		if e.err != nil {
-			return baselineFailed(candidate, fmt.Sprintf("watching the baseline container: %v", e.err)), nil
-		}
-		r.Log.Info("baseline ended", "exitCode", e.code)
-		return BaselineResult(candidate, target, e.code, r.BaselineDir), nil
-	case <-timer.C:
-		return baselineFailed(candidate, fmt.Sprintf("the baseline container had not terminated %s after the search ended", r.BaselineGrace)), nil
+// PublishBaseline is the reporter of a re-search's baseline Job: it waits for the baseline
+// container (Watcher) to end, reads its prediction from OutputDir and publishes it, or why
+// there is none, as the Run's status.baseline. It returns what it published; an error when
+// there is no baseline to publish (the Run records none) or the write failed.
+func (r *Reporter) PublishBaseline(ctx context.Context) (*v1beta2.BaselineStatus, error) {
+	r.defaults()
+	if r.Watcher == nil {
+		return nil, errors.New("no baseline watcher configured")
 	}
+	run, err := r.getRun(ctx)
+	if err != nil {
+		return nil, err
+	}
+	candidate := baselineCandidate(run)
+	if candidate == "" {
+		return nil, fmt.Errorf("the Run %s/%s records no baseline (status.aisimulate.baseline)", r.Namespace, r.RunName)
+	}
+	code, err := r.Watcher.Wait(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("waiting for the baseline to end: %w", err)
+	}
+	r.Log.Info("baseline ended", "exitCode", code)
+	var target v1beta2.ObjectiveTarget
+	if o := run.Spec.Objective; o != nil {
+		target = o.Target
+	}
+	b := BaselineResult(candidate, target, code, r.OutputDir)
+	err = apiretry.Do(ctx, r.APIRetryTimeout, r.logRetry("publishing the baseline"), func() error {
+		return r.patchStatus(ctx, run, statusPatch{Baseline: b})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("patching status.baseline of Run %s: %w", run.Name, err)
+	}
+	r.Log.Info("published the baseline", "candidate", b.Candidate, "error", b.Error)
+	return b, nil
 }
 
 // BaselineResult is status.baseline for a baseline container that exited with exitCode and

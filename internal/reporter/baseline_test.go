@@ -74,25 +74,18 @@ func exited(code int) reporter.ChanWatcher {
 	return c
 }
 
-// TestBaselinePublished: the baseline's prediction is published as status.baseline in the
-// Candidates' metrics form, in the final publication of the search.
+// TestBaselinePublished: the baseline Job's reporter publishes the baseline's prediction as
+// status.baseline in the Candidates' metrics form, and nothing of the search's.
 func TestBaselinePublished(t *testing.T) {
 	ns := newNamespace(t)
 	run := newRun(t, ns, "llm-run-base", 2)
 	recordBaseline(t, run)
-	dir := outputtest.Search(t)
 	baseDir := filepath.Join(t.TempDir(), "baseline")
 	writeFile(t, filepath.Join(baseDir, reporter.PredictionFile), validPrediction)
 
-	r := newReporter(ns, run.Name, dir, exited(0))
-	r.BaselineWatcher, r.BaselineDir = exited(0), baseDir
-	out, err := r.Run(context.Background())
+	got, err := newReporter(ns, run.Name, baseDir, exited(0)).PublishBaseline(context.Background())
 	if err != nil {
 		t.Fatal(err)
-	}
-	st := getRun(t, ns, run.Name).Status
-	if len(out.Published) != 2 || st.Recommendation == nil || len(st.CandidateRefs) != 2 {
-		t.Errorf("the search's result: published %v, recommendation %+v", out.Published, st.Recommendation)
 	}
 	want := &v1beta2.BaselineStatus{
 		Candidate: baselineCandidate,
@@ -104,19 +97,28 @@ func TestBaselinePublished(t *testing.T) {
 		GPUs:              ptr.To(0.0023833333333333333 / (8580.0 / 3.6e6)),
 		CompletedRequests: 36,
 	}
+	st := getRun(t, ns, run.Name).Status
 	if diff := cmp.Diff(want, st.Baseline); diff != "" {
 		t.Errorf("status.baseline (-want +got):\n%s", diff)
 	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("returned baseline (-want +got):\n%s", diff)
+	}
+	if st.Recommendation != nil || len(st.CandidateRefs) != 0 || st.Progress != nil {
+		t.Errorf("the baseline's reporter published search results: %+v", st)
+	}
+	if len(listCandidates(t, ns)) != 0 {
+		t.Error("the baseline's reporter created Candidates")
+	}
 }
 
-// TestBaselineFailures: whatever goes wrong with the baseline, the search's result is still
-// published and status.baseline.error says why there are no baseline metrics.
+// TestBaselineFailures: whatever goes wrong with the baseline container or its output,
+// status.baseline.error says why there are no baseline metrics, and the publication succeeds.
 func TestBaselineFailures(t *testing.T) {
 	cases := []struct {
 		name    string
 		write   func(t *testing.T, dir string)
 		code    int
-		noExit  bool
 		wantErr string
 	}{
 		{name: "exit 1 with an invalid prediction", code: 1, write: func(t *testing.T, dir string) {
@@ -140,10 +142,8 @@ func TestBaselineFailures(t *testing.T) {
 		{name: "no completed_requests", write: func(t *testing.T, dir string) {
 			writeFile(t, filepath.Join(dir, reporter.PredictionFile), `{"mean_ttft_ms": 1}`)
 		}, wantErr: "baseline/prediction.json: completed_requests: required"},
-		{name: "still running after the grace", noExit: true, wantErr: "the baseline container had not terminated 200ms after the search ended"},
 	}
 	ns := newNamespace(t)
-	search := outputtest.Search(t)
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			run := newRun(t, ns, "llm-run-fail-"+string(rune('a'+i)), 1)
@@ -155,21 +155,10 @@ func TestBaselineFailures(t *testing.T) {
 			if tc.write != nil {
 				tc.write(t, baseDir)
 			}
-			r := newReporter(ns, run.Name, search, exited(0))
-			r.BaselineDir, r.BaselineGrace = baseDir, 200*time.Millisecond
-			r.BaselineWatcher = exited(tc.code)
-			if tc.noExit {
-				r.BaselineWatcher = make(reporter.ChanWatcher)
-			}
-			out, err := r.Run(context.Background())
-			if err != nil {
+			if _, err := newReporter(ns, run.Name, baseDir, exited(tc.code)).PublishBaseline(context.Background()); err != nil {
 				t.Fatalf("a failed baseline failed the publication: %v", err)
 			}
-			st := getRun(t, ns, run.Name).Status
-			if len(out.Published) != 1 || st.Recommendation == nil || st.Recommendation.BestCandidate != out.Published[0] {
-				t.Errorf("the search's result: published %v, recommendation %+v", out.Published, st.Recommendation)
-			}
-			b := st.Baseline
+			b := getRun(t, ns, run.Name).Status.Baseline
 			if b == nil || b.Candidate != baselineCandidate || b.Metrics != nil || !strings.Contains(b.Error, tc.wantErr) {
 				t.Errorf("status.baseline = %+v, want an error containing %q", b, tc.wantErr)
 			}
@@ -177,33 +166,29 @@ func TestBaselineFailures(t *testing.T) {
 	}
 }
 
-// TestBaselineWithAFailedSearch: a search that failed without a result still gets its
-// baseline published with its last progress.
-func TestBaselineWithAFailedSearch(t *testing.T) {
+// TestBaselineNeedsARecordedOne: a Run without status.aisimulate.baseline has no baseline to
+// publish: the reporter fails (its outcome fails the baseline Job) and writes nothing.
+func TestBaselineNeedsARecordedOne(t *testing.T) {
 	ns := newNamespace(t)
-	run := newRun(t, ns, "llm-run-nores", 1)
-	recordBaseline(t, run)
-	baseDir := filepath.Join(t.TempDir(), "baseline")
-	writeFile(t, filepath.Join(baseDir, reporter.PredictionFile), validPrediction)
-	r := newReporter(ns, run.Name, filepath.Join(t.TempDir(), "result"), exited(2))
-	r.BaselineWatcher, r.BaselineDir = exited(0), baseDir
-	if _, err := r.Run(context.Background()); err != nil {
-		t.Fatal(err)
+	run := newRun(t, ns, "llm-run-plain", 1)
+	_, err := newReporter(ns, run.Name, t.TempDir(), exited(0)).PublishBaseline(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "records no baseline (status.aisimulate.baseline)") {
+		t.Errorf("err = %v, want one naming status.aisimulate.baseline", err)
 	}
-	if b := getRun(t, ns, run.Name).Status.Baseline; b == nil || b.Metrics == nil || b.CompletedRequests != 36 || b.Error != "" {
-		t.Errorf("status.baseline = %+v", b)
+	if b := getRun(t, ns, run.Name).Status.Baseline; b != nil {
+		t.Errorf("status.baseline = %+v, want none", b)
 	}
 }
 
-// TestNoBaselineWithoutARecordedOne: a Run without status.aisimulate.baseline never waits for a
-// baseline nor publishes one.
-func TestNoBaselineWithoutARecordedOne(t *testing.T) {
+// TestBaselineStopped: a reporter stopped before the baseline ended publishes nothing.
+func TestBaselineStopped(t *testing.T) {
 	ns := newNamespace(t)
-	run := newRun(t, ns, "llm-run-plain", 1)
-	r := newReporter(ns, run.Name, outputtest.Search(t), exited(0))
-	r.BaselineWatcher = make(reporter.ChanWatcher) // never ends
-	if _, err := r.Run(context.Background()); err != nil {
-		t.Fatal(err)
+	run := newRun(t, ns, "llm-run-stop", 1)
+	recordBaseline(t, run)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if _, err := newReporter(ns, run.Name, t.TempDir(), make(reporter.ChanWatcher)).PublishBaseline(ctx); err == nil {
+		t.Error("a stopped baseline reporter reported success")
 	}
 	if b := getRun(t, ns, run.Name).Status.Baseline; b != nil {
 		t.Errorf("status.baseline = %+v, want none", b)

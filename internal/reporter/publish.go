@@ -45,7 +45,7 @@ func (r *Reporter) Publish(ctx context.Context, run *v1beta2.DynamoGraphDeployme
 		if aerr != nil {
 			return out, aerr
 		}
-		return out, r.patchFinal(ctx, run, statusPatch{Progress: &progress, Artifacts: art, Baseline: r.baseline}, out)
+		return out, r.patchFinal(ctx, run, statusPatch{Progress: &progress, Artifacts: art}, out)
 	}
 	progress = candidates.WithCounts(progress, sweep.Counts)
 
@@ -84,7 +84,7 @@ func (r *Reporter) Publish(ctx context.Context, run *v1beta2.DynamoGraphDeployme
 		InfeasibleReasons:     candidates.ResultReasons(sweep),
 		View:                  candidates.ViewName(sweep),
 	}
-	sp := statusPatch{Progress: &progress, Recommendation: summary, Artifacts: art, Baseline: r.baseline}
+	sp := statusPatch{Progress: &progress, Recommendation: summary, Artifacts: art}
 	if len(desired) > 0 {
 		summary.BestCandidate = desired[0].Name
 		summary.Metrics = desired[0].Status.Metrics.DeepCopy()

@@ -1,18 +1,21 @@
-// Package reporter is the second container of every search Job (`dgdr-operator report`): the
-// loop that publishes a search. While the search runs it follows the ledger (internal/ledger)
-// and publishes Run.status.progress and the best candidates so far; when the search ends it
+// Package reporter is the sidecar of every search Job (`dgdr-operator report`): the loop that
+// publishes a search. While the search runs it follows the ledger (internal/ledger) and
+// publishes Run.status.progress and the best candidates so far; when the search ends it
 // publishes the result: the ranked DynamoGraphDeploymentCandidates internal/candidates builds
 // from the output, Run.status.candidateRefs and Run.status.recommendation, and keeps the output
-// as the Run's artifacts ConfigMap.
+// as the Run's artifacts ConfigMap. In a re-search's baseline Job (PublishBaseline) it publishes
+// the baseline's prediction as Run.status.baseline.
 //
 // The reporter writes only status.progress, status.lastProgressTime, status.candidateRefs,
-// status.recommendation, status.artifacts and status.baseline of its Run, with JSON merge patches on the status subresource, so it
-// never clobbers what the operator owns (phase, conditions, jobRef, aisimulate, times).
+// status.recommendation, status.artifacts and status.baseline of its Run, with JSON merge
+// patches on the status subresource, so it never clobbers what the operator owns (phase,
+// conditions, jobRef, aisimulate, times).
 //
 // Publication is exactly-once in effect: candidate names are deterministic, creation treats
 // AlreadyExists as success after verifying the existing object is the same candidate of the same
 // Run, statuses are set only when missing, stale candidates of the Run are deleted, and
-// candidateRefs are written last. A reporter restarted at any point converges to the same set.
+// candidateRefs are written last. A reporter restarted at any point (the kubelet restarts the
+// sidecar whenever it exits while the pod runs) converges to the same set from the same output.
 package reporter
 
 import (
@@ -64,17 +67,8 @@ type Reporter struct {
 	GPUsPerNode int
 	// PlannerImage is the image of the rendered Planner component (planner.enabled).
 	PlannerImage string
-	// Watcher tells when the search ended.
+	// Watcher tells when the search (or, for PublishBaseline, the baseline) container ended.
 	Watcher SearchWatcher
-	// BaselineWatcher tells when the baseline container ended (a Run with
-	// status.aisimulate.baseline); nil publishes the baseline as failed.
-	BaselineWatcher SearchWatcher
-	// BaselineDir is the baseline's --output-dir, holding prediction.json (default
-	// jobcontract.BaselineOutputDir).
-	BaselineDir string
-	// BaselineGrace bounds the wait for the baseline once the search ended (default
-	// DefaultBaselineGrace).
-	BaselineGrace time.Duration
 	// ProgressInterval is the minimum time between two progress writes (default 5s).
 	ProgressInterval time.Duration
 	// PollInterval is how often the events file is read (default 1s).
@@ -92,9 +86,6 @@ type Reporter struct {
 	// OnCandidateCreated, when set, is called after each successful Create (a test hook used to
 	// interrupt a publication midway).
 	OnCandidateCreated func(name string)
-
-	// baseline is what the final publication writes as status.baseline (set by Run).
-	baseline *v1beta2.BaselineStatus
 
 	lastProgress *v1beta2.RunProgress
 	lastWrite    time.Time
@@ -146,12 +137,6 @@ func (r *Reporter) defaults() {
 	if r.APIRetryTimeout <= 0 {
 		r.APIRetryTimeout = apiretry.DefaultTimeout
 	}
-	if r.BaselineDir == "" {
-		r.BaselineDir = jobcontract.BaselineOutputDir
-	}
-	if r.BaselineGrace <= 0 {
-		r.BaselineGrace = DefaultBaselineGrace
-	}
 }
 
 // Run follows the search until the watcher reports its end, then publishes the output. It
@@ -177,16 +162,6 @@ func (r *Reporter) Run(ctx context.Context) (*Publication, error) {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	ended := awaitExit(wctx, r.Watcher)
-	// A re-search's baseline runs beside the search; its result goes out with the search's.
-	var baselineEnded <-chan containerExit
-	candidate := baselineCandidate(run)
-	switch {
-	case candidate == "":
-	case r.BaselineWatcher == nil:
-		r.baseline = baselineFailed(candidate, "the reporter does not watch the baseline container")
-	default:
-		baselineEnded = awaitExit(wctx, r.BaselineWatcher)
-	}
 
 	ticker := time.NewTicker(r.PollInterval)
 	defer ticker.Stop()
@@ -198,11 +173,17 @@ func (r *Reporter) Run(ctx context.Context) (*Publication, error) {
 			r.stop(ctx, run, tl)
 			return nil, ctx.Err()
 		case e := <-ended:
-			return r.searchEnded(ctx, run, tl, e, baselineEnded)
+			return r.searchEnded(ctx, run, tl, e)
 		case <-ticker.C:
 			r.followSearch(ctx, run, tl)
 		}
 	}
+}
+
+// containerExit is how a watched container ended.
+type containerExit struct {
+	code int
+	err  error
 }
 
 // awaitExit reports the end of the container w waits for on the returned channel.
@@ -215,9 +196,8 @@ func awaitExit(ctx context.Context, w SearchWatcher) <-chan containerExit {
 	return ended
 }
 
-// searchEnded publishes the search's result once its container ended with e (and, for a
-// re-search, once the baseline ended or its grace passed).
-func (r *Reporter) searchEnded(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun, tl *ledger.Tail, e containerExit, baselineEnded <-chan containerExit) (*Publication, error) {
+// searchEnded publishes the search's result once its container ended with e.
+func (r *Reporter) searchEnded(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun, tl *ledger.Tail, e containerExit) (*Publication, error) {
 	if ctx.Err() != nil {
 		// Told to stop (SIGTERM: the Run was cancelled or its deadline passed) while the
 		// search ended: select picks either ready case, and the search, stopped with the
@@ -230,18 +210,6 @@ func (r *Reporter) searchEnded(ctx context.Context, run *v1beta2.DynamoGraphDepl
 		return nil, fmt.Errorf("waiting for the search to end: %w", e.err)
 	}
 	r.Log.Info("search ended", "exitCode", e.code)
-	if baselineEnded != nil {
-		var target v1beta2.ObjectiveTarget
-		if o := run.Spec.Objective; o != nil {
-			target = o.Target
-		}
-		b, err := r.awaitBaseline(ctx, baselineCandidate(run), target, baselineEnded)
-		if err != nil {
-			r.stop(ctx, run, tl)
-			return nil, err
-		}
-		r.baseline = b
-	}
 	// The Run may have ended (cancelled, superseded, past its deadline) while the search
 	// finished before the pod's stop reached this process: a final ranking must never
 	// land on a Run that was stopped. It is read from the API server, not from the

@@ -26,16 +26,11 @@ type SearchWatcher interface {
 }
 
 // PodWatcher watches the reporter's own pod (a field selector on metadata.name) until the
-// search container is terminated, and returns its exit code.
-//
-// Why the own pod and not native sidecars: the reporter must run after the search has written
-// its last file and before the Job completes. A native sidecar (an init container with
-// restartPolicy Always) is stopped by the kubelet as soon as the main container exits, which is
-// exactly when the final publication starts; it would also not fail the Job when publication
-// fails. As a second regular container the reporter keeps the pod (and the Job) alive until it
-// exits, and its exit code tells the Job whether the result was published. The pod status is
-// the authoritative "search ended" signal: the kubelet sets the terminated state only after the
-// process exited, so every file it wrote is visible in the shared emptyDir.
+// watched container (the search, or the baseline) is terminated, and returns its exit code. The
+// pod status is the authoritative "search ended" signal: the kubelet sets the terminated state
+// only after the process exited, so every file it wrote is visible in the shared emptyDir. A
+// reporter the kubelet restarted after the search ended sees the terminated state at once, and
+// publishes from the same output again.
 type PodWatcher struct {
 	Client    client.WithWatch
 	Namespace string

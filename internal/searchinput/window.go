@@ -30,7 +30,23 @@ type TraceWindow struct {
 	// Prune deletes, after the cut, the complete segments all of whose requests arrived before
 	// Window.StaleBefore (spec.deployment.capture.rotation.maxAgeHours).
 	Prune bool
+	// SHA256, when set ("sha256:<hex>"), is the hash the window must have: the baseline Job cuts
+	// the window again and replays it only when it is the one the search replayed.
+	SHA256 string
 }
+
+// WindowMismatchError is a window cut again that is not the one the search replayed.
+type WindowMismatchError struct {
+	// Got and Want are "sha256:<hex>".
+	Got, Want string
+}
+
+func (e *WindowMismatchError) Error() string {
+	return fmt.Sprintf("the trace window cut again hashes to %s, not to %s, the hash of the window the search replayed", e.Got, e.Want)
+}
+
+// ExitCode is the input container's exit code for it.
+func (e *WindowMismatchError) ExitCode() int { return jobcontract.InputExitWindowMismatch }
 
 // InsufficientTrafficError is a window with fewer requests than the search needs.
 type InsufficientTrafficError struct {
@@ -45,8 +61,9 @@ func (e *InsufficientTrafficError) Error() string {
 func (e *InsufficientTrafficError) ExitCode() int { return jobcontract.InputExitInsufficientTraffic }
 
 // Cut writes the window file (atomically, so the search never reads a partial one) and returns
-// its summary. With fewer than MinRequests requests it still writes both, and returns an
-// *InsufficientTrafficError with the summary.
+// its summary. A window that does not hash to SHA256 returns a *WindowMismatchError. With fewer
+// than MinRequests requests it still writes both, and returns an *InsufficientTrafficError with
+// the summary.
 func (tw TraceWindow) Cut() (requesttrace.WindowSummary, error) {
 	var sum requesttrace.WindowSummary
 	// Reading the capture through fs.Glob would take a missing directory for an empty one.
@@ -70,6 +87,9 @@ func (tw TraceWindow) Cut() (requesttrace.WindowSummary, error) {
 			}
 			sum.PrunedSegments++
 		}
+	}
+	if got := "sha256:" + sum.SHA256; tw.SHA256 != "" && got != tw.SHA256 {
+		return sum, &WindowMismatchError{Got: got, Want: tw.SHA256}
 	}
 	if sum.Requests < tw.MinRequests {
 		return sum, &InsufficientTrafficError{Requests: sum.Requests, MinRequests: tw.MinRequests}

@@ -1,8 +1,9 @@
-// Package searchinput is the input init container of a search Job (`dgdr-operator report
-// --write-input`): it writes the effective input the Run recorded, checked against the hash the
-// operator put on the Job, for the search to read, and a re-search's baseline prediction input
-// the same way for the baseline container; for a re-search it first cuts the window of a capture
-// that the search replays.
+// Package searchinput is the input init container of a search Job and of a re-search's baseline
+// Job (`dgdr-operator report --write-input`): it writes the effective input the Run recorded,
+// checked against the hash the operator put on the Job, for the search to read, or the baseline
+// prediction input the same way for the baseline container; for a re-search it first cuts the
+// window of a capture that the search replays, and the baseline Job cuts it again, checked
+// against the hash of the search's cut.
 package searchinput
 
 import (
@@ -32,30 +33,30 @@ const DefaultWaitTimeout = 3 * time.Minute
 // DefaultPollInterval spaces the reads of the Run while its input is not recorded yet.
 const DefaultPollInterval = time.Second
 
-// errNoInputYet marks a Run whose status.aisimulate.input (or, when the Job expects one,
+// errNoInputYet marks a Run whose status.aisimulate.input (or, for the baseline Job,
 // status.aisimulate.baseline) is not recorded yet.
 var errNoInputYet = errors.New("status.aisimulate.input is not recorded yet")
 
-// errNoBaselineYet marks a Run whose status.aisimulate.baseline is not recorded yet although
-// the search Job has a baseline container.
+// errNoBaselineYet marks a Run whose status.aisimulate.baseline is not recorded yet.
 var errNoBaselineYet = fmt.Errorf("%w: status.aisimulate.baseline is not recorded yet", errNoInputYet)
 
-// Writer writes a Run's recorded effective input for the search (the input init container
-// of the search Job, `dgdr-operator report --write-input`).
+// Writer writes a Run's recorded effective input for the search, or its baseline input for
+// the baseline (the input init container, `dgdr-operator report --write-input`).
 type Writer struct {
 	// Client is a direct (uncached) client with the v1beta2 types in its scheme.
 	Client    client.Client
 	Namespace string
 	RunName   string
-	// Dir receives jobcontract.InputFile.
+	// Dir receives jobcontract.InputFile or jobcontract.BaselineInputFile.
 	Dir string
-	// ExpectedHash is the input hash the operator recorded on the Job when it created it
-	// (jobcontract.EnvInputHash). Required: the recorded input must hash to it.
+	// ExpectedHash is the input hash the operator recorded on the search Job when it created
+	// it (jobcontract.EnvInputHash): the recorded input must hash to it, and is written to
+	// Dir/jobcontract.InputFile.
 	ExpectedHash string
-	// ExpectedBaselineHash is the baseline input hash the operator recorded on the Job
-	// (jobcontract.EnvBaselineInputHash), set only when the Job has a baseline container: the
-	// Run's status.aisimulate.baseline.input must then hash to it, and is written to
-	// Dir/jobcontract.BaselineInputFile. Empty: no baseline is written.
+	// ExpectedBaselineHash is the baseline input hash the operator recorded on the baseline Job
+	// (jobcontract.EnvBaselineInputHash): the Run's status.aisimulate.baseline.input must hash
+	// to it, and is written to Dir/jobcontract.BaselineInputFile. Exactly one of the two hashes
+	// is set: a pod runs either the search or the baseline.
 	ExpectedBaselineHash string
 	// WaitTimeout bounds the wait for the input to be recorded (default DefaultWaitTimeout);
 	// PollInterval spaces the reads meanwhile (default DefaultPollInterval).
@@ -66,9 +67,9 @@ type Writer struct {
 	Log             logr.Logger
 }
 
-// Write reads the Run until its input is recorded, checks the input against
-// status.aisimulate.inputHash and writes it as YAML to Dir/jobcontract.InputFile, and the
-// baseline input likewise when ExpectedBaselineHash is set. It returns the input's hash.
+// Write reads the Run until the input its hash names is recorded, checks it against that hash
+// and the one recorded beside it, and writes it as YAML (the search's input or the baseline's).
+// It returns the input's hash.
 func (w *Writer) Write(ctx context.Context) (string, error) {
 	if w.WaitTimeout <= 0 {
 		w.WaitTimeout = DefaultWaitTimeout
@@ -82,20 +83,22 @@ func (w *Writer) Write(ctx context.Context) (string, error) {
 	if w.Log.GetSink() == nil {
 		w.Log = logr.Discard()
 	}
-	if w.ExpectedHash == "" {
-		return "", errors.New("the expected input hash is required ($" + jobcontract.EnvInputHash + ", from the search Job's " + v1beta2.AnnotationInputHash + " annotation)")
+	switch {
+	case w.ExpectedHash == "" && w.ExpectedBaselineHash == "":
+		return "", errors.New("the expected input hash is required ($" + jobcontract.EnvInputHash + ", from the search Job's " + v1beta2.AnnotationInputHash +
+			" annotation, or $" + jobcontract.EnvBaselineInputHash + ", from the baseline Job's " + v1beta2.AnnotationBaselineInputHash + " annotation)")
+	case w.ExpectedHash != "" && w.ExpectedBaselineHash != "":
+		return "", errors.New("$" + jobcontract.EnvInputHash + " and $" + jobcontract.EnvBaselineInputHash + " are both set: a pod runs the search or the baseline, not both")
+	}
+	name := jobcontract.InputFile
+	if w.ExpectedBaselineHash != "" {
+		name = jobcontract.BaselineInputFile
 	}
 	deadline := time.Now().Add(w.WaitTimeout)
 	for {
-		in, baseline, err := w.read(ctx)
+		in, err := w.read(ctx)
 		if err == nil {
-			// The baseline first: the search's input file is the last one written.
-			if baseline != nil {
-				if err := w.writeFile(baseline, jobcontract.BaselineInputFile); err != nil {
-					return "", err
-				}
-			}
-			return in.Hash, w.writeFile(in, jobcontract.InputFile)
+			return in.Hash, w.writeFile(in, name)
 		}
 		if !errors.Is(err, errNoInputYet) {
 			return "", err
@@ -111,9 +114,9 @@ func (w *Writer) Write(ctx context.Context) (string, error) {
 	}
 }
 
-// read returns the Run's recorded input once it is there and matches its hash, and its
-// baseline input when the Job expects one.
-func (w *Writer) read(ctx context.Context) (*aisimulate.Input, *aisimulate.Input, error) {
+// read returns the Run's recorded input (or baseline input) once it is there and matches its
+// hashes.
+func (w *Writer) read(ctx context.Context) (*aisimulate.Input, error) {
 	var run v1beta2.DynamoGraphDeploymentRun
 	err := apiretry.Do(ctx, w.APIRetryTimeout, func(err error) {
 		w.Log.Info("transient API error; retrying", "what", "getting the Run", "error", err.Error())
@@ -121,36 +124,35 @@ func (w *Writer) read(ctx context.Context) (*aisimulate.Input, *aisimulate.Input
 		return w.Client.Get(ctx, types.NamespacedName{Namespace: w.Namespace, Name: w.RunName}, &run)
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("getting Run %s/%s: %w", w.Namespace, w.RunName, err)
+		return nil, fmt.Errorf("getting Run %s/%s: %w", w.Namespace, w.RunName, err)
 	}
 	a := run.Status.AISimulate
+	if w.ExpectedBaselineHash != "" {
+		if a == nil {
+			return nil, errNoBaselineYet
+		}
+		return w.checkBaseline(a.Baseline)
+	}
 	if a == nil || a.Input == nil || len(a.Input.Raw) == 0 {
-		return nil, nil, errNoInputYet
+		return nil, errNoInputYet
 	}
 	in, err := aisimulate.Canonicalize(a.Input.Raw)
 	if err != nil {
-		return nil, nil, fmt.Errorf("the Run %s/%s: status.aisimulate.input is not a JSON object: %w", w.Namespace, w.RunName, err)
+		return nil, fmt.Errorf("the Run %s/%s: status.aisimulate.input is not a JSON object: %w", w.Namespace, w.RunName, err)
 	}
 	// The hash the operator wrote on the Job (the pod's annotation) is what the Run promises is
 	// searched; a mismatch means the recorded input was altered after the operator wrote it,
 	// and the search must not run on it. status.aisimulate.inputHash is in the same status the
 	// input is, so it proves nothing by itself.
 	if in.Hash != w.ExpectedHash {
-		return nil, nil, fmt.Errorf("the Run %s/%s: status.aisimulate.input hashes to %s, but the operator recorded %q on the search Job (%s)",
+		return nil, fmt.Errorf("the Run %s/%s: status.aisimulate.input hashes to %s, but the operator recorded %q on the search Job (%s)",
 			w.Namespace, w.RunName, in.Hash, w.ExpectedHash, v1beta2.AnnotationInputHash)
 	}
 	if in.Hash != a.InputHash {
-		return nil, nil, fmt.Errorf("the Run %s/%s: status.aisimulate.input hashes to %s, but status.aisimulate.inputHash is %q",
+		return nil, fmt.Errorf("the Run %s/%s: status.aisimulate.input hashes to %s, but status.aisimulate.inputHash is %q",
 			w.Namespace, w.RunName, in.Hash, a.InputHash)
 	}
-	if w.ExpectedBaselineHash == "" {
-		return in, nil, nil
-	}
-	baseline, err := w.checkBaseline(a.Baseline)
-	if err != nil {
-		return nil, nil, err
-	}
-	return in, baseline, nil
+	return in, nil
 }
 
 // checkBaseline returns the recorded baseline input once it is there and matches the hash on the
@@ -164,7 +166,7 @@ func (w *Writer) checkBaseline(b *v1beta2.BaselineInputStatus) (*aisimulate.Inpu
 		return nil, fmt.Errorf("the Run %s/%s: status.aisimulate.baseline.input is not a JSON object: %w", w.Namespace, w.RunName, err)
 	}
 	if in.Hash != w.ExpectedBaselineHash {
-		return nil, fmt.Errorf("the Run %s/%s: status.aisimulate.baseline.input hashes to %s, but the operator recorded %q on the search Job (%s)",
+		return nil, fmt.Errorf("the Run %s/%s: status.aisimulate.baseline.input hashes to %s, but the operator recorded %q on the baseline Job (%s)",
 			w.Namespace, w.RunName, in.Hash, w.ExpectedBaselineHash, v1beta2.AnnotationBaselineInputHash)
 	}
 	if in.Hash != b.InputHash {

@@ -31,9 +31,10 @@ import (
 // records when the process exits, and no OOM kill by the agent's memory-limit enforcement).
 //
 // It proves the reporter's caps (internal/candidates/output.go: readCapped, checked before
-// anything is published) and their classification (jobcontract.ReporterExitOutputRejected →
-// Classify → OutputRejected). Reverted, the reporter reads the whole gigabyte: the agent kills
-// it over its 256Mi limit and the Run ends PublishFailed.
+// anything is published) and their classification (jobcontract.ReporterExitOutputRejected, the
+// publication container's exit → Classify → OutputRejected). Reverted, the reporter reads the
+// whole gigabyte: the agent kills it over its 256Mi limit at each of its restarts, and the Run
+// never ends OutputRejected.
 func TestHugeResultIsRejected(t *testing.T) {
 	hostileOutput(t, hostile.AttackHugeResult, "recommendation.json is 1073741824 bytes, over the reporter's cap of 32 MiB")
 }
@@ -44,7 +45,7 @@ func TestHugeResultIsRejected(t *testing.T) {
 //
 // It proves that the reporter refuses symbolic links and non-regular files (O_NOFOLLOW and the
 // fstat check of internal/candidates/output.go: OpenRegular). Reverted, the reporter reads
-// /dev/zero without end until the agent kills it over its memory limit (PublishFailed).
+// /dev/zero without end until the agent kills it over its memory limit, at each restart.
 func TestDevZeroResultIsRejected(t *testing.T) {
 	hostileOutput(t, hostile.AttackDevZero, "recommendation.json is a symbolic link (refused)")
 }
@@ -90,8 +91,8 @@ func TestImageThatCannotStart(t *testing.T) {
 }
 
 // hostileOutput runs one search with the hostile search image and the given attack and checks
-// that the Run ends OutputRejected with want in its message, nothing published, and the reporter
-// within its memory limit.
+// that the Run ends OutputRejected with want in its message, nothing published, the reporter
+// within its memory limit and the publication container ending with the reporter's refusal.
 func hostileOutput(t *testing.T, attack, want string) {
 	var limit int64
 	withOperatorConfig(t, func(cfg *v1alpha1.OperatorConfiguration) {
@@ -122,13 +123,14 @@ func hostileOutput(t *testing.T, attack, want string) {
 	if len(run.Status.CandidateRefs) != 0 || run.Status.Recommendation != nil {
 		t.Errorf("status published from hostile output: refs %v, recommendation %+v", run.Status.CandidateRefs, run.Status.Recommendation)
 	}
-	u := reporterUsage(t, ns)
+	u := containerUsage(t, ns, jobcontract.ReporterContainer)
 	t.Logf("reporter: peak RSS %d MiB (limit %d MiB), exit code %d, OOM-killed %v", u.MaxRSSBytes>>20, limit>>20, u.ExitCode, u.OOMKilled)
 	if u.OOMKilled || u.MaxRSSBytes <= 0 || u.MaxRSSBytes >= limit {
 		t.Errorf("the reporter did not stay within its memory limit: peak RSS %d bytes, limit %d, OOM-killed %v", u.MaxRSSBytes, limit, u.OOMKilled)
 	}
-	if u.ExitCode != jobcontract.ReporterExitOutputRejected {
-		t.Errorf("reporter exit code %d, want %d", u.ExitCode, jobcontract.ReporterExitOutputRejected)
+	// The reporter is a sidecar: its refusal is the outcome the publication container ends with.
+	if p := containerUsage(t, ns, jobcontract.PublicationContainer); p.ExitCode != jobcontract.ReporterExitOutputRejected {
+		t.Errorf("publication container exit code %d, want the reporter's %d", p.ExitCode, jobcontract.ReporterExitOutputRejected)
 	}
 }
 
@@ -186,16 +188,16 @@ func awaitRunOf(t *testing.T, ns, request string) string {
 	return name
 }
 
-// reporterUsage is what the node agent recorded of the reporter process of the namespace's
-// (only) search pod.
-func reporterUsage(t *testing.T, ns string) *nodeagent.Usage {
+// containerUsage is what the node agent recorded of the named container's process of the
+// namespace's (only) search pod.
+func containerUsage(t *testing.T, ns, container string) *nodeagent.Usage {
 	t.Helper()
 	dirs, err := nodeagent.PodDirs(filepath.Join(manager.StateDir(root), "pods"), ns)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, d := range dirs {
-		u, err := nodeagent.ReadUsage(d, jobcontract.ReporterContainer)
+		u, err := nodeagent.ReadUsage(d, container)
 		if err == nil {
 			return u
 		}
@@ -203,6 +205,6 @@ func reporterUsage(t *testing.T, ns string) *nodeagent.Usage {
 			t.Fatal(err)
 		}
 	}
-	t.Fatalf("no recorded usage of the reporter in %v", dirs)
+	t.Fatalf("no recorded usage of container %s in %v", container, dirs)
 	return nil
 }

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	runctl "github.com/dgdr-operator/dgdr-operator/internal/controller/run"
 	"github.com/dgdr-operator/dgdr-operator/test/sandboxtest"
 )
 
@@ -147,8 +148,10 @@ func (s *snapshot) violations() (out []string, reasons map[string]int) {
 			}
 		}
 	}
-	// One Job per Run, no orphans, every Run whose Job ended is terminal.
+	// One search Job per Run (and one baseline Job per re-search Run), no orphans, every Run
+	// whose Jobs all ended is terminal.
 	jobsOfRun := map[types.UID][]*batchv1.Job{}
+	baselinesOfRun := map[types.UID][]*batchv1.Job{}
 	for i := range s.jobs {
 		j := &s.jobs[i]
 		owner, ok := controllerOf(j, "DynamoGraphDeploymentRun")
@@ -156,16 +159,27 @@ func (s *snapshot) violations() (out []string, reasons map[string]int) {
 			bad("Job %s has no existing owner Run", j.Name)
 			continue
 		}
-		jobsOfRun[owner] = append(jobsOfRun[owner], j)
-		if jobEnded(j) {
-			if _, _, done := sandboxtest.Completed(runByUID[owner]); !done {
-				bad("Job %s ended but Run %s is not terminal", j.Name, runByUID[owner].Name)
-			}
+		if j.Labels[runctl.LabelComponent] == "baseline" {
+			baselinesOfRun[owner] = append(baselinesOfRun[owner], j)
+		} else {
+			jobsOfRun[owner] = append(jobsOfRun[owner], j)
 		}
 	}
 	for uid, js := range jobsOfRun {
 		if len(js) > 1 {
-			bad("Run %s has %d Jobs", runByUID[uid].Name, len(js))
+			bad("Run %s has %d search Jobs", runByUID[uid].Name, len(js))
+		}
+		ended := jobEnded(js[0])
+		for _, b := range baselinesOfRun[uid] {
+			ended = ended && jobEnded(b)
+		}
+		if _, _, done := sandboxtest.Completed(runByUID[uid]); ended && !done {
+			bad("the Jobs of Run %s ended but it is not terminal", runByUID[uid].Name)
+		}
+	}
+	for uid, js := range baselinesOfRun {
+		if len(js) > 1 {
+			bad("Run %s has %d baseline Jobs", runByUID[uid].Name, len(js))
 		}
 	}
 	for i := range s.runs {

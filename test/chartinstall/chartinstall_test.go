@@ -290,10 +290,11 @@ func TestRequestReconciled(t *testing.T) {
 		t.Fatalf("Run %s has %d Jobs, want 1", runName, len(jobs.Items))
 	}
 	images := map[string]string{}
-	for _, c := range jobs.Items[0].Spec.Template.Spec.Containers {
+	for _, c := range append(jobs.Items[0].Spec.Template.Spec.InitContainers, jobs.Items[0].Spec.Template.Spec.Containers...) {
 		images[c.Name] = c.Image
 	}
-	wantImages := map[string]string{jobcontract.SearchContainer: manager.PlannerImage, jobcontract.ReporterContainer: operatorImage}
+	wantImages := map[string]string{jobcontract.SearchContainer: manager.PlannerImage, jobcontract.ReporterContainer: operatorImage,
+		jobcontract.PublicationContainer: operatorImage}
 	for c, img := range wantImages {
 		if images[c] != img {
 			t.Errorf("container %s of the search Job runs %q, want %q (from the chart's values)", c, images[c], img)

@@ -285,6 +285,13 @@ type JobConfig struct {
 	// +optional
 	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
 
+	// baselineDeadlineSeconds bounds a re-search's baseline Job (one prediction of the deployed
+	// candidate under the window): a baseline that has not published by then ends with
+	// status.baseline.error, and the Run, whose search succeeded, ends without waiting longer.
+	// Defaults to 1800 (30 min); at least 1.
+	// +optional
+	BaselineDeadlineSeconds *int64 `json:"baselineDeadlineSeconds,omitempty"`
+
 	// ttlSecondsAfterFinished lets the Job controller delete finished Jobs and their pods this
 	// many seconds after they end (the Run keeps everything the search produced). Defaults to
 	// 3600; 0 deletes them at once.

@@ -152,6 +152,11 @@ func (in *JobConfig) DeepCopyInto(out *JobConfig) {
 		*out = new(int64)
 		**out = **in
 	}
+	if in.BaselineDeadlineSeconds != nil {
+		in, out := &in.BaselineDeadlineSeconds, &out.BaselineDeadlineSeconds
+		*out = new(int64)
+		**out = **in
+	}
 	if in.TTLSecondsAfterFinished != nil {
 		in, out := &in.TTLSecondsAfterFinished, &out.TTLSecondsAfterFinished
 		*out = new(int32)

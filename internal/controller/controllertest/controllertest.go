@@ -180,7 +180,8 @@ type Terminated struct {
 }
 
 // CreatePod creates the Job's pod as the Job controller would and gives its containers the
-// terminated states a kubelet would report (nil: still running).
+// terminated states a kubelet would report (nil: still running): search is the search
+// container's, reporter how the reporter's publication ended (the publication container's).
 func CreatePod(ctx context.Context, c client.Client, job *batchv1.Job, search, reporter *Terminated) (*corev1.Pod, error) {
 	labels := map[string]string{}
 	for k, v := range job.Spec.Template.Labels {
@@ -213,7 +214,7 @@ func CreatePod(ctx context.Context, c client.Client, job *batchv1.Job, search, r
 			pod.Status.Phase = corev1.PodSucceeded
 		}
 	}
-	pod.Status.ContainerStatuses = []corev1.ContainerStatus{state(jobcontract.SearchContainer, search), state(jobcontract.ReporterContainer, reporter)}
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{state(jobcontract.SearchContainer, search), state(jobcontract.PublicationContainer, reporter)}
 	return pod, c.Status().Update(ctx, pod)
 }
 

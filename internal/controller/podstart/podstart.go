@@ -94,6 +94,10 @@ type Rule struct {
 	// Kueue and the Job's deadline intend; a verification pod measures a deployment that already
 	// runs, and waiting for the Job's deadline only delays the answer.
 	Unschedulable bool
+	// Sidecars name the init containers with restartPolicy Always (the cache keeps no pod
+	// spec to tell): the kubelet restarts one that exits or could not start, so only a waiting
+	// reason of theirs counts, once it has lasted the grace (a crash loop).
+	Sidecars []string
 }
 
 // Of returns what keeps pod from starting, or nil: an unschedulable pod (with
@@ -109,6 +113,14 @@ func (r Rule) Of(pod *corev1.Pod) *Failure {
 		}
 	}
 	for _, cs := range pod.Status.InitContainerStatuses {
+		if slices.Contains(r.Sidecars, cs.Name) {
+			if w := cs.State.Waiting; w != nil {
+				if _, ok := waiting[w.Reason]; ok {
+					return &Failure{Pod: pod.Name, Container: cs.Name, Init: true, Reason: w.Reason, Message: w.Message}
+				}
+			}
+			continue
+		}
 		if t := cs.State.Terminated; t != nil && t.ExitCode != 0 {
 			reason := t.Reason
 			if reason == "" {

@@ -41,8 +41,8 @@ func unschedulable(created time.Time) corev1.Pod {
 // TestNewest: which pod states are start failures (waiting reasons the kubelet retries, a failed
 // init container and a process that could not start, which nothing retries; a pod no node can
 // hold, with Rule.Unschedulable), which are not (creating, initializing, running, exited,
-// scheduling gates, being deleted), the Job's container before the others, and only the newest
-// pod counting.
+// scheduling gates, being deleted, a sidecar that exited or could not start: the kubelet
+// restarts it), the Job's container before the others, and only the newest pod counting.
 func TestNewest(t *testing.T) {
 	now := time.Now()
 	deleting := pod(now, nil, []corev1.ContainerStatus{waiting("main", "ErrImagePull")})
@@ -76,10 +76,19 @@ func TestNewest(t *testing.T) {
 		{name: "start error", pods: []corev1.Pod{pod(now, nil, []corev1.ContainerStatus{terminated("main", 128, "StartError")})}, want: "main/StartError", wantFinal: true},
 		{name: "unschedulable", pods: []corev1.Pod{unschedulable(now)}, want: "/Unschedulable", wantKind: podstart.KindUnschedulable},
 		{name: "newest pod counts", pods: []corev1.Pod{pod(now.Add(-time.Minute), nil, []corev1.ContainerStatus{waiting("main", "ErrImagePull")}), pod(now, nil, []corev1.ContainerStatus{running})}},
+		// The reporter sidecar is restarted by the kubelet: its exit is no failure, its crash
+		// loop is one (after the grace).
+		{name: "sidecar exited", pods: []corev1.Pod{pod(now, []corev1.ContainerStatus{terminated("input", 0, "Completed"), terminated("reporter", 137, "Error")},
+			[]corev1.ContainerStatus{running})}},
+		{name: "sidecar could not start", pods: []corev1.Pod{pod(now, []corev1.ContainerStatus{terminated("reporter", 128, "StartError")}, nil)}},
+		{name: "sidecar crash loop", pods: []corev1.Pod{pod(now, []corev1.ContainerStatus{terminated("input", 0, "Completed"), waiting("reporter", "CrashLoopBackOff")},
+			[]corev1.ContainerStatus{running})}, want: "reporter/CrashLoopBackOff", wantKind: podstart.KindCrash},
+		{name: "sidecar image pull error", pods: []corev1.Pod{pod(now, []corev1.ContainerStatus{waiting("reporter", "ImagePullBackOff")}, nil)},
+			want: "reporter/ImagePullBackOff", wantKind: podstart.KindImage},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			f := podstart.Rule{First: "main", Unschedulable: true}.Newest(tc.pods)
+			f := podstart.Rule{First: "main", Unschedulable: true, Sidecars: []string{"reporter"}}.Newest(tc.pods)
 			got := ""
 			if f != nil {
 				got = f.Container + "/" + f.Reason

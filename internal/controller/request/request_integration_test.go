@@ -218,7 +218,7 @@ func TestNoRequestFieldChangesThePlannerImage(t *testing.T) {
 		return err == nil, client.IgnoreNotFound(err)
 	})
 	for _, c := range job.Spec.Template.Spec.Containers {
-		want := map[string]string{jobcontract.SearchContainer: ct.PlannerImage, jobcontract.ReporterContainer: ct.ReporterImage}[c.Name]
+		want := map[string]string{jobcontract.SearchContainer: ct.PlannerImage, jobcontract.PublicationContainer: ct.ReporterImage}[c.Name]
 		if c.Image != want {
 			t.Errorf("container %s image %s, want %s", c.Name, c.Image, want)
 		}

@@ -3,15 +3,25 @@ package run
 import (
 	"context"
 	"fmt"
+	"strings"
 
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/status"
+	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
+	"github.com/dgdr-operator/dgdr-operator/internal/modelaccess"
+	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 	"github.com/dgdr-operator/dgdr-operator/internal/research"
 )
 
@@ -66,3 +76,206 @@ func (r *Reconciler) recordBaseline(ctx context.Context, run *v1beta2.DynamoGrap
 	}
 	return nil
 }
+
+// baselineInput is the re-search baseline the operator recorded for the Run, or nil.
+func baselineInput(run *v1beta2.DynamoGraphDeploymentRun) *v1beta2.BaselineInputStatus {
+	if a := run.Status.AISimulate; a != nil {
+		return a.Baseline
+	}
+	return nil
+}
+
+// BuildBaselineJob returns a re-search's baseline Job, nil for a Run without a recorded baseline.
+// The deployed Candidate is predicted in a pod of its own, run by the Run's search identity like
+// the search: the input container cuts the recorded window again from the capture claim,
+// checked against the hash of the search's cut (so the baseline replays the traffic the search
+// replayed), and writes the baseline input, checked against the hash the operator put on the
+// Job; the baseline container runs planner.predictCommand on it; the reporter, in baseline
+// mode, publishes the prediction as the Run's status.baseline. Its deadline is
+// job.baselineDeadlineSeconds. Pure, like BuildJob.
+func BuildBaselineJob(run *v1beta2.DynamoGraphDeploymentRun, cfg *v1alpha1.OperatorConfiguration) *batchv1.Job {
+	b := baselineInput(run)
+	if b == nil {
+		return nil
+	}
+	predict := baselineContainer(run, cfg)
+	traceVolumes, traceMounts := traceMount(run)
+	predict.VolumeMounts = append(predict.VolumeMounts, traceMounts...)
+	input := inputContainer(run, cfg, jobcontract.EnvBaselineInputHash, v1beta2.AnnotationBaselineInputHash)
+	volumes := append(modelaccess.Volumes(&run.Spec.Model), traceVolumes...)
+	if captureVolume, inputArgs, inputMounts := windowRecut(run); captureVolume != nil {
+		volumes = append(volumes, *captureVolume)
+		input.Args = append(input.Args, inputArgs...)
+		input.VolumeMounts = append(input.VolumeMounts, inputMounts...)
+	}
+	return podJob(run, cfg, podParts{
+		name: naming.BaselineJobName(run.Name), component: componentBaseline, deadline: cfg.Job.BaselineDeadlineSeconds,
+		annotations: hashAnnotation(v1beta2.AnnotationBaselineInputHash, b.InputHash),
+		input:       input, reporter: baselineReporter(run, cfg), main: predict, volumes: volumes,
+	})
+}
+
+// baselineContainer predicts the deployed Candidate under the re-search's traffic: the search
+// container's image, context, resources and model access with the predict command.
+func baselineContainer(run *v1beta2.DynamoGraphDeploymentRun, cfg *v1alpha1.OperatorConfiguration) corev1.Container {
+	b := searchContainer(run, cfg)
+	b.Name = jobcontract.BaselineContainer
+	b.Command = append([]string(nil), cfg.Planner.PredictCommand...)
+	b.Args = append([]string(nil), jobcontract.BaselineArgs...)
+	return b
+}
+
+// baselineReporter is the baseline pod's reporter: it publishes the baseline's prediction.
+func baselineReporter(run *v1beta2.DynamoGraphDeploymentRun, cfg *v1alpha1.OperatorConfiguration) corev1.Container {
+	reporter := reporterImageContainer(cfg, jobcontract.ReporterContainer, jobcontract.BaselineReporterArgs)
+	reporter.Env = []corev1.EnvVar{
+		runNameEnv(run),
+		fieldEnv(jobcontract.EnvRunNamespace, "metadata.namespace"),
+		fieldEnv(jobcontract.EnvPodName, "metadata.name"),
+		{Name: jobcontract.EnvOutputDir, Value: jobcontract.BaselineOutputDir},
+	}
+	reporter.VolumeMounts = []corev1.VolumeMount{outputMount(), tokenMount(), publicationMount(false)}
+	return reporter
+}
+
+// startBaseline creates a re-search's baseline Job once the search's input container has
+// reported the window it cut (the baseline's cut is checked against its hash), and records it
+// in status.baselineJobRef. Nothing for a Run without a recorded baseline, or whose baseline
+// Job exists or whose status.baseline is written. A Job under the baseline's name that the
+// operator did not make ends the baseline with status.baseline.error.
+func (r *Reconciler) startBaseline(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun) error {
+	b := baselineInput(run)
+	if b == nil || run.Status.BaselineJobRef != nil || run.Status.Baseline != nil {
+		return nil
+	}
+	if w := recordedWindow(run); w != nil && w.SHA256 == "" {
+		return nil // the search's input container has not reported its cut yet
+	}
+	job := BuildBaselineJob(run, r.Config)
+	if err := r.Client.Create(ctx, job); err != nil {
+		if !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating the baseline Job: %w", err)
+		}
+		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(job), job); err != nil {
+			return err
+		}
+		if !madeFor(job, run) {
+			run.Status.Baseline = baselineError(b.Candidate, fmt.Sprintf("Job %s/%s exists but was not created by the operator (owner references %s); the baseline was not predicted",
+				job.Namespace, job.Name, describeOwners(job)))
+			return nil
+		}
+	}
+	run.Status.BaselineJobRef = &v1beta2.JobReference{Name: job.Name, UID: job.UID}
+	log.FromContext(ctx).Info("created baseline job", "job", job.Name, "candidate", b.Candidate)
+	return nil
+}
+
+// baselineEnded tells whether a re-search's baseline has ended: its reporter published
+// status.baseline, or its Job ended (or went) without it, which this records as
+// status.baseline.error. It creates the Job when the search ended before it was (startBaseline).
+// A Run without a recorded baseline has none to wait for.
+func (r *Reconciler) baselineEnded(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun) (bool, error) {
+	b := baselineInput(run)
+	if b == nil || run.Status.Baseline != nil {
+		return true, nil
+	}
+	ref := run.Status.BaselineJobRef
+	if ref == nil {
+		err := r.startBaseline(ctx, run)
+		return run.Status.Baseline != nil, err
+	}
+	job := &batchv1.Job{}
+	key := types.NamespacedName{Namespace: run.Namespace, Name: ref.Name}
+	err := r.Client.Get(ctx, key, job)
+	if apierrors.IsNotFound(err) {
+		// The cache may not show a Job created moments ago.
+		err = r.APIReader.Get(ctx, key, job)
+	}
+	switch {
+	case apierrors.IsNotFound(err):
+		run.Status.Baseline = baselineError(b.Candidate, fmt.Sprintf("the baseline Job %s was deleted before the baseline was published", ref.Name))
+		return true, nil
+	case err != nil:
+		return false, err
+	case job.UID != ref.UID:
+		run.Status.Baseline = baselineError(b.Candidate, fmt.Sprintf("Job %s (uid %s) replaced the baseline Job the operator created (uid %s)", ref.Name, job.UID, ref.UID))
+		return true, nil
+	case jobFinished(job) == nil:
+		return false, nil
+	}
+	// The reporter writes status.baseline before its pod, and so the Job, can end: only a
+	// cache behind the API server misses it.
+	live := &v1beta2.DynamoGraphDeploymentRun{}
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(run), live); err != nil {
+		return false, err
+	}
+	if live.Status.Baseline != nil {
+		run.Status.Baseline = live.Status.Baseline.DeepCopy()
+		return true, nil
+	}
+	pods, err := r.jobPods(ctx, job)
+	if err != nil {
+		return false, err
+	}
+	run.Status.Baseline = BaselineFailure(b.Candidate, job, pods, *r.Config.Job.BaselineDeadlineSeconds)
+	return true, nil
+}
+
+// stopBaseline deletes a re-search's baseline Job that has not finished, when its Run ends
+// without waiting for it (cancelled, superseded, or its search did not succeed): the prediction
+// would compare with nothing.
+func (r *Reconciler) stopBaseline(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun) error {
+	ref := run.Status.BaselineJobRef
+	if ref == nil || ref.UID == "" {
+		return nil
+	}
+	job := &batchv1.Job{}
+	err := r.Client.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: ref.Name}, job)
+	if apierrors.IsNotFound(err) || (err == nil && (job.UID != ref.UID || jobFinished(job) != nil)) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	err = r.Client.Delete(ctx, job, client.Preconditions{UID: ptr.To(ref.UID)}, client.PropagationPolicy(metav1.DeletePropagationBackground))
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("deleting the baseline Job: %w", err)
+	}
+	return nil
+}
+
+// BaselineFailure is status.baseline of a baseline Job that finished without its reporter
+// publishing it: why, from its input container (a window that is not the search's), its
+// publication container (the reporter's outcome), or its deadline.
+func BaselineFailure(candidate string, job *batchv1.Job, pods []corev1.Pod, deadlineSeconds int64) *v1beta2.BaselineStatus {
+	fin := jobFinished(job)
+	_, reporter := terminations(pods)
+	input := inputTermination(pods)
+	var msg string
+	switch {
+	case input != nil && input.ExitCode == jobcontract.InputExitWindowMismatch:
+		msg = "the window cut again for the baseline is not the one the search replayed, so the deployed candidate was not predicted under it" + quote(input)
+	case input != nil && input.ExitCode != 0:
+		msg = fmt.Sprintf("the baseline's input container failed (exit code %d)%s", input.ExitCode, quote(input))
+	case reporter != nil && reporter.ExitCode != 0:
+		msg = fmt.Sprintf("the baseline's reporter could not publish it (exit code %d)%s", reporter.ExitCode, quote(reporter))
+	case fin != nil && fin.Type == batchv1.JobFailed && fin.Reason == batchv1.JobReasonDeadlineExceeded:
+		msg = fmt.Sprintf("the baseline prediction did not finish within job.baselineDeadlineSeconds (%ds) of the operator configuration", deadlineSeconds)
+	case fin != nil:
+		msg = fmt.Sprintf("the baseline Job %s ended (%s: %s) without publishing the baseline", job.Name, fin.Reason, strings.TrimSpace(fin.Message))
+	default:
+		msg = fmt.Sprintf("the baseline Job %s ended without publishing the baseline", job.Name)
+	}
+	return baselineError(candidate, msg)
+}
+
+// baselineError is status.baseline saying why the candidate has no predicted metrics.
+func baselineError(candidate, msg string) *v1beta2.BaselineStatus {
+	if len(msg) > maxBaselineError {
+		msg = msg[:maxBaselineError-len("…")] + "…"
+	}
+	return &v1beta2.BaselineStatus{Candidate: candidate, Error: msg}
+}
+
+// maxBaselineError is the API's cap on status.baseline.error.
+const maxBaselineError = 2048

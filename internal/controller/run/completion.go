@@ -51,9 +51,10 @@ func jobFinished(job *batchv1.Job) *batchv1.JobCondition {
 	return nil
 }
 
-// terminations returns the terminated states of the search and reporter containers, taken from
-// the newest pod that has one (a Job with backoffLimit 0 has one pod, but be robust).
-func terminations(pods []corev1.Pod) (search, reporter *corev1.ContainerStateTerminated) {
+// terminations returns the terminated states of the search container and of the publication
+// container (which ends with the reporter's outcome: its exit code and message), taken from the
+// newest pod that has one (a Job with backoffLimit 0 has one pod, but be robust).
+func terminations(pods []corev1.Pod) (search, publication *corev1.ContainerStateTerminated) {
 	sorted := podstart.NewestFirst(pods)
 	for i := range sorted {
 		for _, cs := range sorted[i].Status.ContainerStatuses {
@@ -69,17 +70,17 @@ func terminations(pods []corev1.Pod) (search, reporter *corev1.ContainerStateTer
 				if search == nil {
 					search = t
 				}
-			case jobcontract.ReporterContainer:
-				if reporter == nil {
-					reporter = t
+			case jobcontract.PublicationContainer:
+				if publication == nil {
+					publication = t
 				}
 			}
 		}
 		if search != nil {
-			return search, reporter
+			return search, publication
 		}
 	}
-	return search, reporter
+	return search, publication
 }
 
 // inputTermination is the newest pod's terminated input init container, if any.
@@ -118,43 +119,6 @@ func insufficientTraffic(sum *requesttrace.WindowSummary) *Completion {
 		sum.Requests, sum.Segments, sum.Pods)}
 }
 
-// baselineFailed tells whether a pod's baseline container terminated with a non-zero exit code.
-func baselineFailed(pods []corev1.Pod) bool {
-	for i := range pods {
-		for _, cs := range pods[i].Status.ContainerStatuses {
-			if cs.Name == jobcontract.BaselineContainer && cs.State.Terminated != nil && cs.State.Terminated.ExitCode != 0 {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// published tells whether the search and the reporter both exited 0: the result is published.
-func published(search, reporter *corev1.ContainerStateTerminated) bool {
-	return search != nil && search.ExitCode == aisimulate.ExitOK && reporter != nil && reporter.ExitCode == 0
-}
-
-// baselineOutlived is the Completion of a running Job whose newest pod's search and reporter
-// exited 0 while its baseline container still runs: the reporter gave up waiting for the baseline,
-// published the result and recorded status.baseline.error; nil otherwise.
-func baselineOutlived(pods []corev1.Pod) *Completion {
-	sorted := podstart.NewestFirst(pods)
-	if len(sorted) == 0 {
-		return nil
-	}
-	if !published(terminations(sorted[:1])) {
-		return nil
-	}
-	for _, cs := range sorted[0].Status.ContainerStatuses {
-		if cs.Name == jobcontract.BaselineContainer && cs.State.Terminated == nil {
-			return &Completion{Reason: v1beta2.ReasonSucceeded, Message: "the search finished and its candidates are published; " +
-				"the baseline prediction was still running when the reporter stopped waiting for it (status.baseline.error), and the Job was deleted"}
-		}
-	}
-	return nil
-}
-
 // quote returns ": <message>" for a non-empty termination message, bounded.
 func quote(t *corev1.ContainerStateTerminated) string {
 	if t == nil {
@@ -183,8 +147,9 @@ func noFeasible(status *v1beta2.DynamoGraphDeploymentRunStatus) bool {
 }
 
 // Classify derives the Completion of a finished Job from its conditions, the exit codes of
-// its pod's containers, and the progress the reporter published on the Run. It returns nil while
-// the Job has not finished.
+// its pod's containers (the search's, and the publication container's, which is the reporter's
+// outcome), and the progress the reporter published on the Run. It returns nil while the Job has
+// not finished.
 func Classify(job *batchv1.Job, pods []corev1.Pod, status *v1beta2.DynamoGraphDeploymentRunStatus, deadlineSeconds int64) *Completion {
 	fin := jobFinished(job)
 	if fin == nil {
@@ -197,19 +162,9 @@ func Classify(job *batchv1.Job, pods []corev1.Pod, status *v1beta2.DynamoGraphDe
 	if f := StartFailureOf(pods); f != nil && f.Final {
 		return StartFailed(f, 0)
 	}
-	deadline := func() *Completion {
+	if fin.Type == batchv1.JobFailed && fin.Reason == batchv1.JobReasonDeadlineExceeded {
 		return &Completion{Reason: v1beta2.ReasonDeadlineExceeded, Message: fmt.Sprintf(
 			"the search did not finish within job.activeDeadlineSeconds (%ds) of the operator configuration; lower optimizer.max_trials through spec.aisimulate.inputOverrides, narrow the search, or ask the operator admin to raise the deadline", deadlineSeconds)}
-	}
-	resultPublished := published(search, reporter)
-	if fin.Type == batchv1.JobFailed && fin.Reason == batchv1.JobReasonDeadlineExceeded {
-		if resultPublished {
-			// Only a re-search's baseline outlives both: the reporter gave up waiting for it,
-			// published the result and recorded status.baseline.error.
-			return &Completion{Reason: v1beta2.ReasonSucceeded, Message: fmt.Sprintf(
-				"the search finished and its candidates are published; the baseline prediction did not finish within job.activeDeadlineSeconds (%ds) (status.baseline.error)", deadlineSeconds)}
-		}
-		return deadline()
 	}
 	if fin.Type == batchv1.JobComplete {
 		return &Completion{Reason: v1beta2.ReasonSucceeded, Message: "the search finished and its candidates are published"}
@@ -219,11 +174,6 @@ func Classify(job *batchv1.Job, pods []corev1.Pod, status *v1beta2.DynamoGraphDe
 	}
 	if o := evicted(pods); o != nil {
 		return o
-	}
-	// A failed baseline fails the pod, and so the Job, but not the search: the reporter
-	// published the result and status.baseline.error says why the baseline is missing.
-	if resultPublished && baselineFailed(pods) {
-		return &Completion{Reason: v1beta2.ReasonSucceeded, Message: "the search finished and its candidates are published; the baseline prediction failed (status.baseline.error)"}
 	}
 	if search == nil {
 		return &Completion{Reason: v1beta2.ReasonSearchFailed, Message: fmt.Sprintf(
@@ -287,9 +237,10 @@ const (
 	configAdvice = "Check the Secrets and claims the pod references (spec.model), and that the image runs as the non-root job.runAsUser/runAsGroup of the operator configuration with a read-only root file system"
 )
 
-// startRule is what counts as a start failure of a search pod: the search container first; a
-// pod no node can hold waits for capacity, as Kueue and the Job's deadline intend.
-var startRule = podstart.Rule{First: jobcontract.SearchContainer}
+// startRule is what counts as a start failure of a search pod: the search container first; the
+// reporter is a sidecar the kubelet restarts; a pod no node can hold waits for capacity, as
+// Kueue and the Job's deadline intend.
+var startRule = podstart.Rule{First: jobcontract.SearchContainer, Sidecars: []string{jobcontract.ReporterContainer}}
 
 // StartFailureOf returns the start failure of the Job's newest pod (startRule), or nil.
 func StartFailureOf(pods []corev1.Pod) *podstart.Failure {

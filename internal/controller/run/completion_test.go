@@ -20,21 +20,16 @@ func finishedJob(typ batchv1.JobConditionType, reason string) *batchv1.Job {
 		{Type: typ, Status: corev1.ConditionTrue, Reason: reason, Message: "job message"}}}}
 }
 
-func podWith(created time.Time, search, reporter *corev1.ContainerStateTerminated) corev1.Pod {
+// podWith is a pod whose search and publication containers (the reporter's outcome) ended as
+// given (nil: not yet).
+func podWith(created time.Time, search, publication *corev1.ContainerStateTerminated) corev1.Pod {
 	p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{CreationTimestamp: metav1.NewTime(created)}}
 	if search != nil {
 		p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{Name: "search", State: corev1.ContainerState{Terminated: search}})
 	}
-	if reporter != nil {
-		p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{Name: "reporter", State: corev1.ContainerState{Terminated: reporter}})
+	if publication != nil {
+		p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{Name: "publication", State: corev1.ContainerState{Terminated: publication}})
 	}
-	return p
-}
-
-// withBaseline adds a terminated baseline container to p.
-func withBaseline(p corev1.Pod, code int32) corev1.Pod {
-	p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{Name: "baseline",
-		State: corev1.ContainerState{Terminated: exit(code, "Error", "")}})
 	return p
 }
 
@@ -92,17 +87,10 @@ func TestClassify(t *testing.T) {
 		{name: "other exit", job: failed, pods: []corev1.Pod{podWith(now, exit(42, "Error", ""), nil)}, wantReason: v1beta2.ReasonSearchFailed, wantInMsg: "42"},
 		{name: "job deadline wins over the kill", job: finishedJob(batchv1.JobFailed, batchv1.JobReasonDeadlineExceeded),
 			pods: []corev1.Pod{podWith(now, exit(137, "Error", ""), nil)}, wantReason: v1beta2.ReasonDeadlineExceeded, wantInMsg: "activeDeadlineSeconds (60s)"},
-		{name: "hung baseline past the deadline, published search", job: finishedJob(batchv1.JobFailed, batchv1.JobReasonDeadlineExceeded),
-			pods: []corev1.Pod{podWith(now, exit(0, "Completed", ""), exit(0, "Completed", ""))}, wantReason: v1beta2.ReasonSucceeded,
-			wantInMsg: "the baseline prediction did not finish within job.activeDeadlineSeconds (60s)"},
 		{name: "job deadline before the reporter published", job: finishedJob(batchv1.JobFailed, batchv1.JobReasonDeadlineExceeded),
 			pods: []corev1.Pod{podWith(now, exit(0, "Completed", ""), nil)}, wantReason: v1beta2.ReasonDeadlineExceeded},
-		{name: "failed baseline, published search", job: failed, pods: []corev1.Pod{withBaseline(podWith(now, exit(0, "Completed", ""), exit(0, "Completed", "")), 1)},
-			wantReason: v1beta2.ReasonSucceeded, wantInMsg: "status.baseline.error"},
-		{name: "failed baseline and reporter", job: failed, pods: []corev1.Pod{withBaseline(podWith(now, exit(0, "Completed", ""), exit(1, "Error", "forbidden")), 1)},
-			wantReason: v1beta2.ReasonPublishFailed},
-		{name: "failed baseline and search", job: failed, pods: []corev1.Pod{withBaseline(podWith(now, exit(1, "Error", "boom"), exit(0, "Completed", "")), 1)},
-			wantReason: v1beta2.ReasonSearchFailed, wantInMsg: "boom"},
+		{name: "job deadline after the publication", job: finishedJob(batchv1.JobFailed, batchv1.JobReasonDeadlineExceeded),
+			pods: []corev1.Pod{podWith(now, exit(0, "Completed", ""), exit(0, "Completed", ""))}, wantReason: v1beta2.ReasonDeadlineExceeded},
 		{name: "no pod", job: failed, wantReason: v1beta2.ReasonSearchFailed, wantInMsg: "job message"},
 		{name: "window too small", job: failed, pods: []corev1.Pod{withInput(podWith(now, nil, nil), jobcontract.InputExitInsufficientTraffic,
 			`{"requests":3,"sha256":"`+strings.Repeat("0", 64)+`","segments":2,"truncatedSegments":1,"pods":1}`)},
@@ -182,39 +170,49 @@ func TestStartFailedMessage(t *testing.T) {
 	}
 }
 
-// TestBaselineOutlived: only a newest pod whose search and reporter exited 0 while its baseline
-// still runs ends the Run before its Job.
-func TestBaselineOutlived(t *testing.T) {
+// TestBaselineFailure: why a baseline Job that ended without its reporter publishing
+// status.baseline has no baseline, in status.baseline.error (bounded), for the Candidate.
+func TestBaselineFailure(t *testing.T) {
 	now := time.Now()
-	running := func(p corev1.Pod) corev1.Pod {
-		p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{Name: jobcontract.BaselineContainer,
-			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}})
+	failed := finishedJob(batchv1.JobFailed, batchv1.JobReasonBackoffLimitExceeded)
+	failed.Name = "r-baseline"
+	deadline := finishedJob(batchv1.JobFailed, batchv1.JobReasonDeadlineExceeded)
+	baseline := func(predict, publication *corev1.ContainerStateTerminated) corev1.Pod {
+		p := podWith(now, nil, publication)
+		if predict != nil {
+			p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{Name: jobcontract.BaselineContainer,
+				State: corev1.ContainerState{Terminated: predict}})
+		}
 		return p
 	}
-	ok := exit(0, "Completed", "")
 	cases := []struct {
-		name string
-		pods []corev1.Pod
-		want bool
+		name      string
+		job       *batchv1.Job
+		pods      []corev1.Pod
+		wantInErr string
 	}{
-		{"published, baseline running", []corev1.Pod{running(podWith(now, ok, ok))}, true},
-		{"published, baseline ended", []corev1.Pod{withBaseline(podWith(now, ok, ok), 0)}, false},
-		{"published, no baseline", []corev1.Pod{podWith(now, ok, ok)}, false},
-		{"reporter still running", []corev1.Pod{running(podWith(now, ok, nil))}, false},
-		{"reporter failed", []corev1.Pod{running(podWith(now, ok, exit(1, "Error", "")))}, false},
-		{"search failed", []corev1.Pod{running(podWith(now, exit(1, "Error", ""), ok))}, false},
-		{"an older pod's", []corev1.Pod{running(podWith(now.Add(-time.Minute), ok, ok)), podWith(now, nil, nil)}, false},
-		{"no pod", nil, false},
+		{"the window is not the search's", failed, []corev1.Pod{withInput(baseline(nil, nil), jobcontract.InputExitWindowMismatch,
+			"report --write-input: the trace window cut again hashes to sha256:aa, not to sha256:bb")},
+			"the window cut again for the baseline is not the one the search replayed, so the deployed candidate was not predicted under it: report --write-input: the trace window cut again hashes to sha256:aa, not to sha256:bb"},
+		{"input failed otherwise", failed, []corev1.Pod{withInput(baseline(nil, nil), 1, "forbidden")},
+			"the baseline's input container failed (exit code 1): forbidden"},
+		{"the reporter could not publish", failed, []corev1.Pod{withInput(baseline(exit(0, "Completed", ""), exit(1, "Error", "report: patching status.baseline: forbidden")), 0, "{}")},
+			"the baseline's reporter could not publish it (exit code 1): report: patching status.baseline: forbidden"},
+		{"hung past its deadline", deadline, []corev1.Pod{withInput(baseline(nil, nil), 0, "{}")},
+			"the baseline prediction did not finish within job.baselineDeadlineSeconds (60s) of the operator configuration"},
+		{"deadline, pod gone", deadline, nil, "job.baselineDeadlineSeconds (60s)"},
+		{"failed otherwise", failed, nil, "the baseline Job r-baseline ended (BackoffLimitExceeded: job message) without publishing the baseline"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := baselineOutlived(c.pods)
-			if (got != nil) != c.want {
-				t.Fatalf("baselineOutlived = %+v, want one: %v", got, c.want)
-			}
-			if got != nil && got.Reason != v1beta2.ReasonSucceeded {
-				t.Errorf("reason %s", got.Reason)
+			got := BaselineFailure("llama-run-1-c1", c.job, c.pods, 60)
+			if got.Candidate != "llama-run-1-c1" || got.Metrics != nil || got.Error != c.wantInErr && !strings.Contains(got.Error, c.wantInErr) {
+				t.Errorf("BaselineFailure = %+v, want an error containing %q", got, c.wantInErr)
 			}
 		})
+	}
+	long := BaselineFailure("c", failed, []corev1.Pod{withInput(baseline(nil, nil), 1, strings.Repeat("x", 5000))}, 60)
+	if len(long.Error) > 2048 {
+		t.Errorf("status.baseline.error is %d bytes, over the API's 2048", len(long.Error))
 	}
 }

@@ -1,17 +1,20 @@
 // Package run is the DynamoGraphDeploymentRun controller: it lowers the Run's immutable spec
 // into the effective AISimulate input (recorded once in status.aisimulate, from where the Job's
-// input init container reads it), creates the search Job, and derives the terminal Completed condition from the Job and
-// the search container's exit code.
+// input init container reads it), creates the search Job (and a re-search's baseline Job), and
+// derives the terminal Completed condition from the Jobs and the search container's exit code.
 //
-// Status ownership: this controller writes phase, message, aisimulate, jobRef, startTime,
-// completionTime and conditions; the reporter inside the Job writes progress, lastProgressTime,
-// candidateRefs and recommendation. Both use JSON merge patches of only the fields they own.
+// Status ownership: this controller writes phase, message, aisimulate, pricing, calibration,
+// jobRef, baselineJobRef, startTime, completionTime and conditions; the reporter inside the
+// search Job writes progress, lastProgressTime, candidateRefs, recommendation and artifacts, the
+// reporter inside the baseline Job writes baseline (this controller writes it only when the
+// baseline Job ended without it). Both use JSON merge patches of only the fields they own.
 package run
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -150,8 +153,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	res, err := r.reconcile(ctx, run, &events)
 	if err == nil && IsTerminal(run) {
 		// The search identity ends with its search, before the Run says so: a terminal Run
-		// never has one (docs/operate/security.md). Reconcile returns early for terminal Runs, so this
-		// runs once per Run, when it ends (again only if the status write fails).
+		// never has one (docs/operate/security.md); a baseline still running would compare with
+		// nothing. Reconcile returns early for terminal Runs, so this runs once per Run, when it
+		// ends (again only if the status write fails).
+		if err := r.stopBaseline(ctx, run); err != nil {
+			return ctrl.Result{}, err
+		}
 		if err := r.deleteSearchIdentity(ctx, run); err != nil {
 			return ctrl.Result{}, err
 		}
@@ -188,65 +195,94 @@ func stopRequest(run *v1beta2.DynamoGraphDeploymentRun) (string, string) {
 	return "", ""
 }
 
+// reconcile computes the Run's status: a stopped Run stops its search and ends; otherwise its
+// input is recorded, its search Job created and followed until the search ends, and a re-search
+// whose search succeeded (Searched) then waits for its baseline before it ends.
 func (r *Reconciler) reconcile(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun, events *status.Events) (ctrl.Result, error) {
 	if reason, msg := stopRequest(run); reason != "" {
-		if err := r.deleteJob(ctx, run); err != nil {
-			return ctrl.Result{}, err
-		}
-		if wait, err := r.stoppingSearch(ctx, run); err != nil || wait > 0 {
-			return ctrl.Result{RequeueAfter: wait}, err
-		}
-		r.stops.Forget(run.UID)
-		r.setTerminal(run, &Completion{Reason: reason, Message: msg}, events)
-		return ctrl.Result{}, nil
+		return r.stop(ctx, run, &Completion{Reason: reason, Message: msg}, events)
 	}
+	input, err := r.recordInput(ctx, run, events)
+	if err != nil || input == nil {
+		return ctrl.Result{}, err
+	}
+	if c := meta.FindStatusCondition(run.Status.Conditions, v1beta2.ConditionSearched); c != nil {
+		return r.awaitBaseline(ctx, run, &Completion{Reason: c.Reason, Message: c.Message}, events)
+	}
+	job, res, err := r.searchJob(ctx, run, input, events)
+	if job == nil || err != nil {
+		return res, err
+	}
+	return r.track(ctx, run, job, events)
+}
 
+// stop ends a cancelled or superseded Run once its search is stopped (stoppingSearch).
+func (r *Reconciler) stop(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun, c *Completion, events *status.Events) (ctrl.Result, error) {
+	if err := r.deleteJob(ctx, run); err != nil {
+		return ctrl.Result{}, err
+	}
+	if wait, err := r.stoppingSearch(ctx, run); err != nil || wait > 0 {
+		return ctrl.Result{RequeueAfter: wait}, err
+	}
+	r.stops.Forget(run.UID)
+	r.setTerminal(run, c, events)
+	return ctrl.Result{}, nil
+}
+
+// recordInput returns the Run's effective input, lowering and recording it (with the
+// calibration in effect, and a re-search's baseline input) the first time; nil when the spec
+// cannot be lowered, which ends the Run.
+func (r *Reconciler) recordInput(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun, events *status.Events) (*aisimulate.Input, error) {
+	a := run.Status.AISimulate
+	fresh := a == nil || a.Input == nil || len(a.Input.Raw) == 0
 	var profile *calibration.Profile
-	if a := run.Status.AISimulate; a == nil || a.Input == nil || len(a.Input.Raw) == 0 {
-		// Read before the effective input is recorded, with it in the same status write; a failed
-		// read is retried rather than recorded as "no corrections".
-		if ns := r.Config.Calibration.Namespace; ns != "" {
-			p, err := calibration.Load(ctx, r.APIReader, ns)
-			switch {
-			case errors.Is(err, calibration.ErrInvalidProfile):
-				// A damaged profile must not stop searches: they run uncalibrated.
-				log.FromContext(ctx).Error(err, "the calibration profile is not used")
-			case err != nil:
-				return ctrl.Result{}, err
-			default:
-				profile = &p
-			}
+	if ns := r.Config.Calibration.Namespace; fresh && ns != "" {
+		// Read before the effective input is recorded, with it in the same status write; a
+		// failed read is retried rather than recorded as "no corrections".
+		p, err := calibration.Load(ctx, r.APIReader, ns)
+		switch {
+		case errors.Is(err, calibration.ErrInvalidProfile):
+			// A damaged profile must not stop searches: they run uncalibrated.
+			log.FromContext(ctx).Error(err, "the calibration profile is not used")
+		case err != nil:
+			return nil, err
+		default:
+			profile = &p
 		}
 	}
-	fresh := run.Status.AISimulate == nil || run.Status.AISimulate.Input == nil
 	input, err := r.effectiveInput(run, profile)
 	if err != nil {
 		r.setTerminal(run, &Completion{Reason: v1beta2.ReasonInvalidInput, Message: err.Error()}, events)
-		return ctrl.Result{}, nil
+		return nil, nil
 	}
 	if fresh && research.IsRun(run) {
 		if err := r.recordBaseline(ctx, run, input, events); err != nil {
-			return ctrl.Result{}, err
+			return nil, err
 		}
 	}
+	return input, nil
+}
 
+// searchJob returns the Run's search Job to track, creating it when the Run has none yet
+// (startSearch); nil when the Run ended or must wait (res says when to look again).
+func (r *Reconciler) searchJob(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun, input *aisimulate.Input, events *status.Events) (*batchv1.Job, ctrl.Result, error) {
 	job := &batchv1.Job{}
-	err = r.Client.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: naming.JobName(run.Name)}, job)
+	err := r.Client.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: naming.JobName(run.Name)}, job)
 	switch {
 	case apierrors.IsNotFound(err):
 		if run.Status.JobRef == nil {
 			if o := Preflight(input.Document, aisimulate.CapsFrom(r.Config.Limits)); o != nil {
 				r.setTerminal(run, o, events)
-				return ctrl.Result{}, nil
+				return nil, ctrl.Result{}, nil
 			}
 		}
 		return r.startSearch(ctx, run, events)
 	case err != nil:
-		return ctrl.Result{}, err
+		return nil, ctrl.Result{}, err
 	}
 	if !ownedExactly(job, run) {
 		r.setTerminal(run, foreignObject("Job", job, "it is not tracked as the search"), events)
-		return ctrl.Result{}, nil
+		return nil, ctrl.Result{}, nil
 	}
 	// The Job the operator created is recorded in status.jobRef by the same reconcile. An owner
 	// reference proves nothing by itself (whoever creates an object writes them): a Job that
@@ -256,26 +292,26 @@ func (r *Reconciler) reconcile(ctx context.Context, run *v1beta2.DynamoGraphDepl
 		r.setTerminal(run, &Completion{Reason: v1beta2.ReasonSearchFailed, Message: fmt.Sprintf(
 			"Job %s/%s (uid %s) replaced the search Job the operator created (uid %s); it is not tracked as the search. Create a new request generation to search again",
 			job.Namespace, job.Name, job.UID, ref.UID)}, events)
-		return ctrl.Result{}, nil
+		return nil, ctrl.Result{}, nil
 	}
 	if run.Status.JobRef == nil {
 		// The cache may show the Run from before the write that recorded the Job (another
 		// writer's change came in between): only the API server's copy says it is unrecorded.
 		live := &v1beta2.DynamoGraphDeploymentRun{}
 		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(run), live); err != nil {
-			return ctrl.Result{}, client.IgnoreNotFound(err)
+			return nil, ctrl.Result{}, client.IgnoreNotFound(err)
 		}
 		if live.UID != run.UID || live.Status.JobRef != nil {
-			return ctrl.Result{}, nil // the newer Run's event follows
+			return nil, ctrl.Result{}, nil // the newer Run's event follows
 		}
 		err := r.Client.Delete(ctx, job, client.Preconditions{UID: ptr.To(job.UID)}, client.PropagationPolicy(metav1.DeletePropagationBackground))
 		if err != nil && !apierrors.IsNotFound(err) {
-			return ctrl.Result{}, fmt.Errorf("replacing the unrecorded search Job %s: %w", job.Name, err)
+			return nil, ctrl.Result{}, fmt.Errorf("replacing the unrecorded search Job %s: %w", job.Name, err)
 		}
 		log.FromContext(ctx).Info("replacing a search Job the Run has not recorded", "job", job.Name, "uid", job.UID)
-		return ctrl.Result{RequeueAfter: time.Second}, nil
+		return nil, ctrl.Result{RequeueAfter: time.Second}, nil
 	}
-	return r.track(ctx, run, job, events)
+	return job, ctrl.Result{}, nil
 }
 
 // effectiveInput returns the Run's effective input, lowering the spec only the first time and
@@ -354,26 +390,26 @@ func invalidInputMessage(problems []aisimulate.Problem) string {
 	return b.String()
 }
 
-// startSearch creates the Job when a slot is free.
-func (r *Reconciler) startSearch(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun, events *status.Events) (ctrl.Result, error) {
+// startSearch creates the Job when a slot is free, and returns it to track.
+func (r *Reconciler) startSearch(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun, events *status.Events) (*batchv1.Job, ctrl.Result, error) {
 	if run.Status.JobRef != nil {
 		// The Job existed once; make sure the cache is not just behind.
 		var live batchv1.Job
 		err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: run.Status.JobRef.Name}, &live)
 		if err == nil {
-			return ctrl.Result{RequeueAfter: time.Second}, nil
+			return nil, ctrl.Result{RequeueAfter: time.Second}, nil
 		}
 		if !apierrors.IsNotFound(err) {
-			return ctrl.Result{}, err
+			return nil, ctrl.Result{}, err
 		}
 		r.setTerminal(run, &Completion{Reason: v1beta2.ReasonSearchFailed, Message: fmt.Sprintf(
 			"the search Job %s was deleted before the Run completed; create a new request generation to search again", run.Status.JobRef.Name)}, events)
-		return ctrl.Result{}, nil
+		return nil, ctrl.Result{}, nil
 	}
 
 	if QueueName(run) == "" {
 		if start := r.admit(run, events); !start {
-			return ctrl.Result{}, nil
+			return nil, ctrl.Result{}, nil
 		}
 	}
 
@@ -381,7 +417,7 @@ func (r *Reconciler) startSearch(ctx context.Context, run *v1beta2.DynamoGraphDe
 		if o != nil {
 			r.setTerminal(run, o, events)
 		}
-		return ctrl.Result{}, err
+		return nil, ctrl.Result{}, err
 	}
 	// Each search gets an identity of its own (docs/operate/security.md): a ServiceAccount and a
 	// RoleBinding to the namespace's reporter Role, which the search-identity admission policy
@@ -390,21 +426,21 @@ func (r *Reconciler) startSearch(ctx context.Context, run *v1beta2.DynamoGraphDe
 		if o != nil {
 			r.setTerminal(run, o, events)
 		}
-		return ctrl.Result{}, err
+		return nil, ctrl.Result{}, err
 	}
 	// The Job's input init container reads the input from status.aisimulate, which the status
 	// write after this reconcile records (it waits for it): no separate object carries it.
 	job := BuildJob(run, r.Config)
 	if err := r.Client.Create(ctx, job); err != nil {
 		if !apierrors.IsAlreadyExists(err) {
-			return ctrl.Result{}, fmt.Errorf("creating the search Job: %w", err)
+			return nil, ctrl.Result{}, fmt.Errorf("creating the search Job: %w", err)
 		}
 		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(job), job); err != nil {
-			return ctrl.Result{}, err
+			return nil, ctrl.Result{}, err
 		}
 		if !madeFor(job, run) {
 			r.setTerminal(run, foreignObject("Job", job, "it is not tracked as the search"), events)
-			return ctrl.Result{}, nil
+			return nil, ctrl.Result{}, nil
 		}
 	}
 	now := metav1.NewTime(r.Now())
@@ -414,10 +450,11 @@ func (r *Reconciler) startSearch(ctx context.Context, run *v1beta2.DynamoGraphDe
 	// says the search started, and an event per search start would be one more API write per
 	// request (docs/develop/performance.md, P4).
 	log.FromContext(ctx).Info("created search job", "job", job.Name, "image", r.Config.Planner.Image)
-	return r.track(ctx, run, job, events)
+	return job, ctrl.Result{}, nil
 }
 
-// track mirrors the Job into the Run's phase and conditions, and ends the Run when the Job ends.
+// track mirrors the search Job into the Run's phase and conditions, starts a re-search's
+// baseline once the search's window is cut, and ends the Run when the search ends (searchEnded).
 func (r *Reconciler) track(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun, job *batchv1.Job, events *status.Events) (ctrl.Result, error) {
 	if run.Status.JobRef == nil || run.Status.JobRef.UID != job.UID {
 		run.Status.JobRef = &v1beta2.JobReference{Name: job.Name, UID: job.UID}
@@ -437,12 +474,11 @@ func (r *Reconciler) track(ctx context.Context, run *v1beta2.DynamoGraphDeployme
 	}
 	if jobFinished(job) != nil {
 		r.startFailures.Forget(run.UID)
-		pods, err := r.searchPods(ctx, job)
+		pods, err := r.jobPods(ctx, job)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
-		r.setTerminal(run, Classify(job, pods, &run.Status, *r.Config.Job.ActiveDeadlineSeconds), events)
-		return ctrl.Result{}, nil
+		return r.searchEnded(ctx, run, Classify(job, pods, &run.Status, *r.Config.Job.ActiveDeadlineSeconds), events)
 	}
 	// A pod that cannot start ends the Run within job.startFailureGraceSeconds, not at the
 	// Job's deadline; res requeues the Run when the grace of a failing container runs out.
@@ -454,54 +490,86 @@ func (r *Reconciler) track(ctx context.Context, run *v1beta2.DynamoGraphDeployme
 	if done || err != nil {
 		return res, err
 	}
-	// A re-search's baseline that outlives the reporter holds the pod until the Job's deadline:
-	// the result is published, so the Job goes now.
-	if c := baselineOutlived(pods); c != nil {
-		if err := r.deleteJob(ctx, run); err != nil {
-			return ctrl.Result{}, err
-		}
-		r.setTerminal(run, c, events)
-		return ctrl.Result{}, nil
+	if err := r.startBaseline(ctx, run); err != nil {
+		return ctrl.Result{}, err
 	}
-	switch {
-	case job.Spec.Suspend != nil && *job.Spec.Suspend:
-		msg := fmt.Sprintf("the search Job %s is suspended until Kueue admits it (queue %s)", job.Name, QueueName(run))
-		run.Status.Phase = v1beta2.RunPhasePending
-		run.Status.Message = msg
-		r.setCondition(run, v1beta2.ConditionQueued, metav1.ConditionTrue, v1beta2.ReasonWaitingForAdmission, msg)
-		r.setCondition(run, v1beta2.ConditionCompleted, metav1.ConditionFalse, v1beta2.ReasonWaitingForAdmission, msg)
-	case job.Status.Active > 0:
-		msg := "the search is running"
-		run.Status.Phase = v1beta2.RunPhaseRunning
-		run.Status.Message = msg
-		r.setCondition(run, v1beta2.ConditionQueued, metav1.ConditionFalse, v1beta2.ReasonEvaluatingCandidates, msg)
-		r.setCondition(run, v1beta2.ConditionCompleted, metav1.ConditionFalse, v1beta2.ReasonEvaluatingCandidates, msg)
-	default:
-		msg := fmt.Sprintf("waiting for the search Job %s to start", job.Name)
-		run.Status.Phase = v1beta2.RunPhasePending
-		run.Status.Message = msg
-		r.setCondition(run, v1beta2.ConditionQueued, metav1.ConditionFalse, v1beta2.ReasonPending, msg)
-		r.setCondition(run, v1beta2.ConditionCompleted, metav1.ConditionFalse, v1beta2.ReasonPending, msg)
-	}
+	r.setSearching(run, job)
 	return res, nil
 }
 
-// searchPods lists the pods the Job controls from the cache and, when none of them has a
-// terminated search container yet, from the API server (the cache may lag behind the Job
-// status). Pods that only carry the Job's labels are not its pods (controlledBy).
-func (r *Reconciler) searchPods(ctx context.Context, job *batchv1.Job) ([]corev1.Pod, error) {
+// setSearching says in the Run's phase and conditions where its search Job is.
+func (r *Reconciler) setSearching(run *v1beta2.DynamoGraphDeploymentRun, job *batchv1.Job) {
+	queued, phase, reason := metav1.ConditionFalse, v1beta2.RunPhasePending, v1beta2.ReasonPending
+	msg := fmt.Sprintf("waiting for the search Job %s to start", job.Name)
+	switch {
+	case job.Spec.Suspend != nil && *job.Spec.Suspend:
+		queued, reason = metav1.ConditionTrue, v1beta2.ReasonWaitingForAdmission
+		msg = fmt.Sprintf("the search Job %s is suspended until Kueue admits it (queue %s)", job.Name, QueueName(run))
+	case job.Status.Active > 0:
+		phase, reason, msg = v1beta2.RunPhaseRunning, v1beta2.ReasonEvaluatingCandidates, "the search is running"
+	}
+	run.Status.Phase = phase
+	run.Status.Message = msg
+	r.setCondition(run, v1beta2.ConditionQueued, queued, reason, msg)
+	r.setCondition(run, v1beta2.ConditionCompleted, metav1.ConditionFalse, reason, msg)
+}
+
+// searchEnded ends the Run the way its search ended (c), except a re-search whose search
+// succeeded: it waits for its baseline, keeping how the search ended in the Searched condition
+// meanwhile, since the request judges the re-search by its status.baseline once it has ended.
+// A search that did not succeed ends the Run at once: there is nothing to compare.
+func (r *Reconciler) searchEnded(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun, c *Completion, events *status.Events) (ctrl.Result, error) {
+	if c.Reason != v1beta2.ReasonSucceeded || baselineInput(run) == nil {
+		r.setTerminal(run, c, events)
+		return ctrl.Result{}, nil
+	}
+	r.setCondition(run, v1beta2.ConditionSearched, metav1.ConditionTrue, c.Reason, c.Message)
+	return r.awaitBaseline(ctx, run, c, events)
+}
+
+// awaitBaseline ends a re-search whose search ended as searched once its baseline ended too
+// (baselineEnded: published, or failed with status.baseline.error, at the latest at
+// job.baselineDeadlineSeconds); meanwhile the Run runs with reason EvaluatingBaseline.
+func (r *Reconciler) awaitBaseline(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun, searched *Completion, events *status.Events) (ctrl.Result, error) {
+	ended, err := r.baselineEnded(ctx, run)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if ended {
+		r.setTerminal(run, searched, events)
+		return ctrl.Result{}, nil
+	}
+	msg := fmt.Sprintf("the search finished; waiting for the baseline Job %s to predict the deployed candidate %s", naming.BaselineJobName(run.Name), baselineInput(run).Candidate)
+	run.Status.Phase = v1beta2.RunPhaseRunning
+	run.Status.Message = msg
+	r.setCondition(run, v1beta2.ConditionQueued, metav1.ConditionFalse, v1beta2.ReasonEvaluatingBaseline, msg)
+	r.setCondition(run, v1beta2.ConditionCompleted, metav1.ConditionFalse, v1beta2.ReasonEvaluatingBaseline, msg)
+	return ctrl.Result{}, nil
+}
+
+// jobPods lists the pods a Job controls from the cache and, when none of them has ended yet,
+// from the API server (the cache may lag behind the Job status). Pods that only carry the Job's
+// labels are not its pods (controlledBy).
+func (r *Reconciler) jobPods(ctx context.Context, job *batchv1.Job) ([]corev1.Pod, error) {
 	opts := []client.ListOption{client.InNamespace(job.Namespace), client.MatchingLabels{LabelJobName: job.Name}}
 	var pods corev1.PodList
 	if err := r.Client.List(ctx, &pods, opts...); err != nil {
 		return nil, err
 	}
-	if s, _ := terminations(podstart.ControlledBy(pods.Items, job)); s != nil {
+	if ended(podstart.ControlledBy(pods.Items, job)) {
 		return podstart.ControlledBy(pods.Items, job), nil
 	}
 	if err := r.APIReader.List(ctx, &pods, opts...); err != nil {
 		return nil, err
 	}
 	return podstart.ControlledBy(pods.Items, job), nil
+}
+
+// ended tells whether one of pods has ended (Succeeded or Failed).
+func ended(pods []corev1.Pod) bool {
+	return slices.ContainsFunc(pods, func(p corev1.Pod) bool {
+		return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+	})
 }
 
 // Bounds of the wait for a stopped search's pod (stoppingSearch).

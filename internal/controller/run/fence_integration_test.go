@@ -203,8 +203,9 @@ func withModelAccess(r *v1beta2.DynamoGraphDeploymentRun) {
 	r.Spec.Model.Cache = &v1beta2.ModelCacheSpec{PVC: &v1beta2.ModelCachePVC{ClaimName: "models", Path: "hf"}}
 }
 
-// asResearch makes the Run a re-search of a deployment with capture whose recorded baseline
-// runs beside the search, its window cut from the capture claim (pruned: the claim is writable).
+// asResearch makes the Run a re-search of a deployment with capture, its window cut from the
+// capture claim (pruned: the claim is writable) and reported by the search's input container,
+// with a recorded baseline (whose Job cuts the window again).
 func asResearch(r *v1beta2.DynamoGraphDeploymentRun) {
 	withModelAccess(r)
 	r.Annotations = map[string]string{v1beta2.AnnotationResearchWindowEnd: "2026-12-03T12:00:00Z"}
@@ -215,6 +216,9 @@ func asResearch(r *v1beta2.DynamoGraphDeploymentRun) {
 	r.Spec.Research = &v1beta2.ResearchSpec{IntervalMinutes: 60, WindowMinutes: ptr.To[int32](360), MinRequests: ptr.To[int32](50)}
 	r.Status.AISimulate.Baseline = &v1beta2.BaselineInputStatus{Candidate: "llama-run-1-0001",
 		Input: &runtime.RawExtension{Raw: []byte(`{"engine":{}}`)}, InputHash: "sha256:base"}
+	end := metav1.NewTime(time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC))
+	r.Status.AISimulate.Trace = &v1beta2.TraceSourceStatus{Window: &v1beta2.TraceWindowStatus{ClaimName: "traffic",
+		Start: ptr.To(metav1.NewTime(end.Add(-6 * time.Hour))), End: &end, Requests: ptr.To[int64](120), SHA256: "sha256:" + strings.Repeat("ab", 32)}}
 }
 
 // verificationJob is the operator's verification Job (verification.BuildJob) of a request in ns.
@@ -227,9 +231,10 @@ func verificationJob(ns string, c *v1alpha1.OperatorConfiguration) *batchv1.Job 
 
 // TestOperatorFenceAdmitsItsOwnJobs: every Job the operator builds passes its fence: the search
 // Job of a plain Run, with model access (token Secret, cache claim), with a trace from a
-// ConfigMap or a claim, and a re-search's (baseline container, window cut from the capture
-// claim), and the verification Job. Before, the fence refused the verification Job (no search
-// identity), so every verification failed with 403.
+// ConfigMap or a claim, and a re-search's (window cut from the capture claim), the re-search's
+// baseline Job (the window cut again, the predict command), and the verification Job. Before,
+// the fence refused the verification Job (no search identity), so every verification failed
+// with 403; and it admitted only the baseline as a container of the search pod.
 func TestOperatorFenceAdmitsItsOwnJobs(t *testing.T) {
 	ctx := context.Background()
 	ns := testenv.Namespace(t, k8s, "t")
@@ -247,12 +252,15 @@ func TestOperatorFenceAdmitsItsOwnJobs(t *testing.T) {
 			r.Spec.Workload = &v1beta2.WorkloadSpec{Trace: &v1beta2.TraceWorkload{
 				Source: &v1beta2.TraceSource{PVC: &v1beta2.TracePVCSource{ClaimName: "traces", Path: "t.jsonl"}}}}
 		}), c),
-		"re-search with baseline and capture": run.BuildJob(fenceRun(ns, "run-05", asResearch), c),
-		"verification":                        verificationJob(ns, c),
+		"re-search with capture": run.BuildJob(fenceRun(ns, "run-05", asResearch), c),
+		"baseline":               run.BuildBaselineJob(fenceRun(ns, "run-06", asResearch), c),
+		"verification":           verificationJob(ns, c),
 	}
-	research := jobs["re-search with baseline and capture"].Spec.Template.Spec
-	if len(research.Containers) != 3 || !hasVolume(research, jobcontract.CaptureVolume) || !hasVolume(research, modelaccess.VolumeName) {
-		t.Fatalf("the re-search Job lacks the baseline container or the capture and cache volumes: %+v", research)
+	for _, name := range []string{"re-search with capture", "baseline"} {
+		spec := jobs[name].Spec.Template.Spec
+		if len(spec.InitContainers) != 2 || len(spec.Containers) != 2 || !hasVolume(spec, jobcontract.CaptureVolume) || !hasVolume(spec, modelaccess.VolumeName) {
+			t.Fatalf("the %s Job lacks its reporter sidecar, its publication container or the capture and cache volumes: %+v", name, spec)
+		}
 	}
 	for name, job := range jobs {
 		if err := operator.Create(ctx, job, client.DryRunAll); err != nil {
@@ -295,6 +303,7 @@ func TestOperatorFenceRefusesOtherJobs(t *testing.T) {
 	c := fenceConfig()
 	operator := fencedOperator(t, ns, "operator", c)
 	search := run.BuildJob(fenceRun(ns, "run-01", asResearch), c)
+	baseline := run.BuildBaselineJob(fenceRun(ns, "run-02", asResearch), c)
 	verify := verificationJob(ns, c)
 	secretVolume := corev1.Volume{Name: "loot", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "db-credentials"}}}
 	cases := []struct {
@@ -349,9 +358,32 @@ func TestOperatorFenceRefusesOtherJobs(t *testing.T) {
 			s := containerNamed(p, jobcontract.SearchContainer)
 			s.Args = append(s.Args, "--plugin", "/loot/x.py")
 		}, "running " + strings.Join(c.Planner.Command, " ")},
-		{"another baseline command", search, func(p *corev1.PodSpec) {
+		{"another baseline command", baseline, func(p *corev1.PodSpec) {
 			containerNamed(p, jobcontract.BaselineContainer).Command = []string{"python3", "-c", "import os"}
-		}, "optionally container " + jobcontract.BaselineContainer},
+		}, "or container " + jobcontract.BaselineContainer},
+		{"the search and the baseline in one pod", search, func(p *corev1.PodSpec) {
+			p.Containers = append(p.Containers, *containerNamed(&baseline.Spec.Template.Spec, jobcontract.BaselineContainer))
+		}, "baseline (" + c.Planner.Image + ")"},
+		{"a search pod without its publication container", search, func(p *corev1.PodSpec) {
+			p.Containers = p.Containers[:1]
+		}, "beside container " + jobcontract.PublicationContainer},
+		{"another publication command", search, func(p *corev1.PodSpec) {
+			containerNamed(p, jobcontract.PublicationContainer).Args = []string{"report", "--await-outcome", "/tmp/never"}
+		}, "args " + strings.Join(jobcontract.PublicationArgs, " ")},
+		{"the reporter as a regular init container", search, func(p *corev1.PodSpec) {
+			containerNamed(p, jobcontract.ReporterContainer).RestartPolicy = nil
+		}, "with restartPolicy Always"},
+		{"the input container as a sidecar", baseline, func(p *corev1.PodSpec) {
+			containerNamed(p, jobcontract.InputContainer).RestartPolicy = ptr.To(corev1.ContainerRestartPolicyAlways)
+		}, "init container " + jobcontract.InputContainer},
+		{"the token mounted into the publication container", baseline, func(p *corev1.PodSpec) {
+			pub := containerNamed(p, jobcontract.PublicationContainer)
+			pub.VolumeMounts = append(pub.VolumeMounts, corev1.VolumeMount{Name: jobcontract.TokenVolume, MountPath: jobcontract.TokenDir})
+		}, jobcontract.PublicationContainer + ": " + jobcontract.TokenVolume + " at " + jobcontract.TokenDir},
+		{"an environment variable in the publication container", search, func(p *corev1.PodSpec) {
+			pub := containerNamed(p, jobcontract.PublicationContainer)
+			pub.Env = append(pub.Env, corev1.EnvVar{Name: jobcontract.EnvRunName, Value: "other"})
+		}, jobcontract.PublicationContainer + ": " + jobcontract.EnvRunName},
 		{"a command for the reporter image", search, func(p *corev1.PodSpec) {
 			containerNamed(p, jobcontract.ReporterContainer).Command = []string{"/bin/sh"}
 		}, "its entrypoint"},
@@ -445,8 +477,9 @@ func TestOperatorFenceDeletes(t *testing.T) {
 	tenantConfigMap := create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tenant-settings"}})
 	unmarkedRun := create(fenceRun(ns, "run-01", func(r *v1beta2.DynamoGraphDeploymentRun) { r.UID = "" }))
 
-	owner := fenceRun(ns, "run-02", nil)
+	owner := fenceRun(ns, "run-02", asResearch)
 	searchJob := run.BuildJob(owner, c)
+	baselineJob := run.BuildBaselineJob(owner, c)
 	sa, binding := run.BuildSearchIdentity(owner)
 	verifyJob := verificationJob(ns, c)
 	requestRun, err := request.BuildRun(&v1beta2.DynamoGraphDeploymentRequest{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "llama",
@@ -454,7 +487,7 @@ func TestOperatorFenceDeletes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, obj := range []client.Object{searchJob, sa, binding, verifyJob, requestRun} {
+	for _, obj := range []client.Object{searchJob, baselineJob, sa, binding, verifyJob, requestRun} {
 		create(obj)
 	}
 
@@ -472,7 +505,7 @@ func TestOperatorFenceDeletes(t *testing.T) {
 		}
 	}
 	admitted := map[string]client.Object{
-		"its search Job": searchJob, "its search ServiceAccount": sa, "its search RoleBinding": binding,
+		"its search Job": searchJob, "its baseline Job": baselineJob, "its search ServiceAccount": sa, "its search RoleBinding": binding,
 		"its verification Job": verifyJob, "a request's Run": requestRun,
 	}
 	for what, obj := range admitted {

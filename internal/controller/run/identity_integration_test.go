@@ -150,6 +150,11 @@ func TestSearchIdentityIsConfinedToItsRun(t *testing.T) {
 			return ownStatus(attacker, runA, `{"status":{"aisimulate":{"baseline":{"candidate":"`+runA.Name+`-c1","input":{"engine":{"workers":{"aggregated":{"tp":8}}}},"inputHash":"sha256:forged"}}}}`)
 		},
 		"write A's jobRef": func() error { return ownStatus(attacker, runA, `{"status":{"jobRef":{"name":"planted","uid":"x"}}}`) },
+		// Which Job's end is the baseline's end: a planted one would end a re-search on the
+		// attacker's baseline.
+		"write A's baselineJobRef": func() error {
+			return ownStatus(attacker, runA, `{"status":{"baselineJobRef":{"name":"planted","uid":"x"}}}`)
+		},
 		// The corrections the reporter applies: a forged one would publish made-up calibrated figures.
 		"write A's calibration": func() error {
 			return ownStatus(attacker, runA, `{"status":{"calibration":{"minObservations":1,"corrections":[`+

@@ -33,11 +33,22 @@ func runOwnerRef(run *v1beta2.DynamoGraphDeploymentRun) metav1.OwnerReference {
 	return *metav1.NewControllerRef(run, v1beta2.GroupVersion.WithKind("DynamoGraphDeploymentRun"))
 }
 
-// childLabels are the labels of every object created for a Run.
+// Components of the Jobs of a Run (LabelComponent).
+const (
+	componentSearch   = "search"
+	componentBaseline = "baseline"
+)
+
+// childLabels are the labels of every object created for a Run: component "search", or for
+// a re-search's baseline Job "baseline".
 func childLabels(run *v1beta2.DynamoGraphDeploymentRun) map[string]string {
+	return componentLabels(run, componentSearch)
+}
+
+func componentLabels(run *v1beta2.DynamoGraphDeploymentRun, component string) map[string]string {
 	l := map[string]string{
 		LabelManagedBy:           ManagedByValue,
-		LabelComponent:           "search",
+		LabelComponent:           component,
 		v1beta2.LabelRunName:     run.Name,
 		v1beta2.LabelRunUID:      string(run.UID),
 		v1beta2.LabelRequestName: run.Labels[v1beta2.LabelRequestName],
@@ -53,8 +64,9 @@ func QueueName(run *v1beta2.DynamoGraphDeploymentRun) string {
 	return run.Labels[v1beta2.LabelKueueQueueName]
 }
 
-// reporterImageContainer is a container of the reporter image (the input init container and the
-// reporter): the operator's own binary, with the reporter's resources and a restricted context.
+// reporterImageContainer is a container of the reporter image (the input init container, the
+// reporter and the publication container): the operator's own binary, with the reporter's
+// resources and a restricted context.
 func reporterImageContainer(cfg *v1alpha1.OperatorConfiguration, name string, args []string) corev1.Container {
 	return corev1.Container{
 		Name:                     name,
@@ -96,54 +108,67 @@ func runtimeImagesEnv(images map[string]string) string {
 // yield the same Job. The search image comes only from cfg.Planner.Image; nothing in the Run
 // can change it. A Run with a Kueue queue label gets a suspended Job carrying that label.
 func BuildJob(run *v1beta2.DynamoGraphDeploymentRun, cfg *v1alpha1.OperatorConfiguration) *batchv1.Job {
-	labels := childLabels(run)
-	queue := QueueName(run)
-	if queue != "" {
-		labels[v1beta2.LabelKueueQueueName] = queue
+	var hash string
+	if a := run.Status.AISimulate; a != nil {
+		hash = a.InputHash
 	}
-	baseline := baselineInput(run)
-	input := inputContainer(run, cfg, baseline != nil)
 	search := searchContainer(run, cfg)
-	containers := []corev1.Container{search}
-	volumes := podVolumes(cfg)
-	if baseline != nil {
-		containers = append(containers, baselineContainer(search, cfg))
-		volumes = append(volumes, emptyDir(jobcontract.BaselineTmpVolume, cfg.Job.TmpSizeLimit))
-	}
-	containers = append(containers, reporterContainer(run, cfg, baseline != nil))
-	volumes = append(volumes, modelaccess.Volumes(&run.Spec.Model)...)
-
-	// The trace of a trace workload, read-only, where the effective input names it: the
-	// baseline replays the same traffic as the search.
 	traceVolumes, traceMounts := traceMount(run)
-	volumes = append(volumes, traceVolumes...)
-	for i := range containers {
-		if c := &containers[i]; c.Name == jobcontract.SearchContainer || c.Name == jobcontract.BaselineContainer {
-			c.VolumeMounts = append(c.VolumeMounts, traceMounts...)
-		}
-	}
+	search.VolumeMounts = append(search.VolumeMounts, traceMounts...)
+	input := inputContainer(run, cfg, jobcontract.EnvInputHash, v1beta2.AnnotationInputHash)
+	volumes := append(modelaccess.Volumes(&run.Spec.Model), traceVolumes...)
 	// A re-search's input container cuts the window of the capture into the trace volume first.
 	if captureVolume, inputArgs, inputMounts := windowCut(run); captureVolume != nil {
 		volumes = append(volumes, *captureVolume)
 		input.Args = append(input.Args, inputArgs...)
 		input.VolumeMounts = append(input.VolumeMounts, inputMounts...)
 	}
+	return podJob(run, cfg, podParts{
+		name: naming.JobName(run.Name), component: componentSearch, deadline: cfg.Job.ActiveDeadlineSeconds,
+		annotations: hashAnnotation(v1beta2.AnnotationInputHash, hash),
+		input:       input, reporter: searchReporter(run, cfg), main: search, volumes: volumes,
+	})
+}
 
-	annotations := jobAnnotations(run, baseline)
+// podParts are what differs between the Jobs a Run runs as its search identity (podJob).
+type podParts struct {
+	name, component string
+	deadline        *int64
+	annotations     map[string]string
+	// input is the input init container, reporter the reporter sidecar, main the search or
+	// the baseline container; volumes are added to podVolumes.
+	input, reporter, main corev1.Container
+	volumes               []corev1.Volume
+}
+
+// podJob is a Job of the Run's search identity: the input init container, the reporter as a
+// sidecar (restartPolicy Always: the kubelet starts it again whenever it exits while the pod
+// runs), then the main container beside the publication container, which ends with the
+// reporter's outcome.
+func podJob(run *v1beta2.DynamoGraphDeploymentRun, cfg *v1alpha1.OperatorConfiguration, p podParts) *batchv1.Job {
+	labels := componentLabels(run, p.component)
+	queue := QueueName(run)
+	if queue != "" {
+		labels[v1beta2.LabelKueueQueueName] = queue
+	}
+	reporter := p.reporter
+	reporter.RestartPolicy = ptr.To(corev1.ContainerRestartPolicyAlways)
+	publication := reporterImageContainer(cfg, jobcontract.PublicationContainer, jobcontract.PublicationArgs)
+	publication.VolumeMounts = []corev1.VolumeMount{publicationMount(true)}
 	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:            naming.JobName(run.Name),
+			Name:            p.name,
 			Namespace:       run.Namespace,
 			Labels:          labels,
-			Annotations:     annotations,
+			Annotations:     p.annotations,
 			OwnerReferences: []metav1.OwnerReference{runOwnerRef(run)},
 		},
 		Spec: batchv1.JobSpec{
 			BackoffLimit:            ptr.To[int32](0),
-			ActiveDeadlineSeconds:   cfg.Job.ActiveDeadlineSeconds,
+			ActiveDeadlineSeconds:   p.deadline,
 			TTLSecondsAfterFinished: cfg.Job.TTLSecondsAfterFinished,
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: childLabels(run), Annotations: maps.Clone(annotations)},
+				ObjectMeta: metav1.ObjectMeta{Labels: componentLabels(run, p.component), Annotations: maps.Clone(p.annotations)},
 				Spec: corev1.PodSpec{
 					RestartPolicy:                corev1.RestartPolicyNever,
 					ServiceAccountName:           jobcontract.SearchIdentity(run.UID),
@@ -152,9 +177,9 @@ func BuildJob(run *v1beta2.DynamoGraphDeploymentRun, cfg *v1alpha1.OperatorConfi
 					Tolerations:                  cfg.Job.Tolerations,
 					PriorityClassName:            cfg.Job.PriorityClassName,
 					SecurityContext:              podSecurityContext(cfg),
-					InitContainers:               []corev1.Container{input},
-					Containers:                   containers,
-					Volumes:                      volumes,
+					InitContainers:               []corev1.Container{p.input, reporter},
+					Containers:                   []corev1.Container{p.main, publication},
+					Volumes:                      append(podVolumes(cfg), p.volumes...),
 				},
 			},
 		},
@@ -165,28 +190,13 @@ func BuildJob(run *v1beta2.DynamoGraphDeploymentRun, cfg *v1alpha1.OperatorConfi
 	return job
 }
 
-// baselineInput is the re-search baseline the operator recorded for the Run, or nil.
-func baselineInput(run *v1beta2.DynamoGraphDeploymentRun) *v1beta2.BaselineInputStatus {
-	if a := run.Status.AISimulate; a != nil {
-		return a.Baseline
+// hashAnnotation carries the hash of the input the operator recorded for the Job (set by the
+// reconcile that creates the Job, before it) onto the Job and its pod; nil without one.
+func hashAnnotation(key, hash string) map[string]string {
+	if hash == "" {
+		return nil
 	}
-	return nil
-}
-
-// jobAnnotations carry the hashes of the inputs the operator recorded for the Run (set by the
-// reconcile that creates the Job, before it) onto the Job and its pod.
-func jobAnnotations(run *v1beta2.DynamoGraphDeploymentRun, baseline *v1beta2.BaselineInputStatus) map[string]string {
-	var annotations map[string]string
-	if a := run.Status.AISimulate; a != nil && a.InputHash != "" {
-		annotations = map[string]string{v1beta2.AnnotationInputHash: a.InputHash}
-	}
-	if baseline != nil {
-		if annotations == nil {
-			annotations = map[string]string{}
-		}
-		annotations[v1beta2.AnnotationBaselineInputHash] = baseline.InputHash
-	}
-	return annotations
+	return map[string]string{key: hash}
 }
 
 func runNameEnv(run *v1beta2.DynamoGraphDeploymentRun) corev1.EnvVar {
@@ -206,9 +216,10 @@ func outputMount() corev1.VolumeMount {
 }
 
 // inputContainer copies the Run's recorded input (checked against its hash) into the input
-// emptyDir, so the search reads exactly what status.aisimulate records and no other object
-// carries it.
-func inputContainer(run *v1beta2.DynamoGraphDeploymentRun, cfg *v1alpha1.OperatorConfiguration, baseline bool) corev1.Container {
+// emptyDir, so the search (or the baseline) reads exactly what status.aisimulate records and no
+// other object carries it. hashEnv names the hash to check (the search's or the baseline's),
+// read from the pod's annotation.
+func inputContainer(run *v1beta2.DynamoGraphDeploymentRun, cfg *v1alpha1.OperatorConfiguration, hashEnv, annotation string) corev1.Container {
 	input := reporterImageContainer(cfg, jobcontract.InputContainer, jobcontract.InputArgs)
 	input.Env = []corev1.EnvVar{
 		runNameEnv(run),
@@ -217,11 +228,7 @@ func inputContainer(run *v1beta2.DynamoGraphDeploymentRun, cfg *v1alpha1.Operato
 		// The hash the operator recorded, from the pod's own annotation: no search identity can
 		// write a pod, a Job or the Run's status.aisimulate, so the input the search reads is
 		// the one the operator lowered (docs/operate/security.md).
-		fieldEnv(jobcontract.EnvInputHash, "metadata.annotations['"+v1beta2.AnnotationInputHash+"']"),
-	}
-	if baseline {
-		// A re-search's baseline input, checked the same way against its own annotation.
-		input.Env = append(input.Env, fieldEnv(jobcontract.EnvBaselineInputHash, "metadata.annotations['"+v1beta2.AnnotationBaselineInputHash+"']"))
+		fieldEnv(hashEnv, "metadata.annotations['"+annotation+"']"),
 	}
 	input.VolumeMounts = []corev1.VolumeMount{
 		{Name: jobcontract.InputVolume, MountPath: jobcontract.InputDir},
@@ -252,30 +259,9 @@ func searchContainer(run *v1beta2.DynamoGraphDeploymentRun, cfg *v1alpha1.Operat
 	}
 }
 
-// baselineContainer predicts the deployed Candidate under the re-search's traffic: the search
-// container's image, context, resources and model access with the predict command and a /tmp of
-// its own.
-func baselineContainer(search corev1.Container, cfg *v1alpha1.OperatorConfiguration) corev1.Container {
-	b := *search.DeepCopy()
-	b.Name = jobcontract.BaselineContainer
-	b.Command = append([]string(nil), cfg.Planner.PredictCommand...)
-	b.Args = append([]string(nil), jobcontract.BaselineArgs...)
-	for i := range b.VolumeMounts {
-		if b.VolumeMounts[i].Name == jobcontract.TmpVolume {
-			b.VolumeMounts[i].Name = jobcontract.BaselineTmpVolume
-		}
-	}
-	return b
-}
-
-// reporterContainer publishes what the search writes.
-func reporterContainer(run *v1beta2.DynamoGraphDeploymentRun, cfg *v1alpha1.OperatorConfiguration, baseline bool) corev1.Container {
+// searchReporter is the search pod's reporter: it publishes what the search writes.
+func searchReporter(run *v1beta2.DynamoGraphDeploymentRun, cfg *v1alpha1.OperatorConfiguration) corev1.Container {
 	reporter := reporterImageContainer(cfg, jobcontract.ReporterContainer, jobcontract.ReporterArgs)
-	if baseline {
-		// Named in the arguments, like every path of the pod contract, not left to the binary's
-		// default: the pod's mounts decide where it is.
-		reporter.Args = append(reporter.Args, "--baseline-output-dir", jobcontract.BaselineOutputDir)
-	}
 	reporter.Env = []corev1.EnvVar{
 		runNameEnv(run),
 		fieldEnv(jobcontract.EnvRunNamespace, "metadata.namespace"),
@@ -292,8 +278,14 @@ func reporterContainer(run *v1beta2.DynamoGraphDeploymentRun, cfg *v1alpha1.Oper
 		// its copy only when the search ends (docs/design/results.md, "While the search runs").
 		{Name: jobcontract.TmpVolume, MountPath: jobcontract.SearchTmpDir, ReadOnly: true},
 		tokenMount(),
+		publicationMount(false),
 	}
 	return reporter
+}
+
+// publicationMount is the mount of the outcome's volume: writable by the reporter only.
+func publicationMount(readOnly bool) corev1.VolumeMount {
+	return corev1.VolumeMount{Name: jobcontract.PublicationVolume, MountPath: jobcontract.PublicationDir, ReadOnly: readOnly}
 }
 
 // podSecurityContext is an explicit non-root identity: an image whose USER is root (or a name
@@ -313,11 +305,12 @@ func emptyDir(name string, sizeLimit *resource.Quantity) corev1.Volume {
 	return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(sizeLimit.DeepCopy())}}}
 }
 
-// podVolumes are the volumes every search pod has: the input, the bounded output and /tmp, and
-// the search identity's token.
+// podVolumes are the volumes every search and baseline pod has: the input, the bounded output
+// and /tmp, the reporter's outcome, and the search identity's token.
 func podVolumes(cfg *v1alpha1.OperatorConfiguration) []corev1.Volume {
 	return []corev1.Volume{
 		{Name: jobcontract.InputVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		{Name: jobcontract.PublicationVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 		// The search is not trusted to bound what it writes: the kubelet evicts the pod when the
 		// output grows past job.outputSizeLimit.
 		emptyDir(jobcontract.OutputVolume, cfg.Job.OutputSizeLimit),

@@ -2,9 +2,11 @@ package run
 
 import (
 	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
@@ -85,6 +87,26 @@ func TestBuildJob(t *testing.T) {
 						},
 						VolumeMounts: []corev1.VolumeMount{{Name: "input", MountPath: "/etc/dgdr/input"},
 							{Name: "reporter-token", MountPath: "/var/run/secrets/kubernetes.io/serviceaccount", ReadOnly: true}},
+					}, {
+						// A sidecar: the kubelet restarts it whenever it exits while the search runs.
+						Name: "reporter", Image: "registry.example/operator:1", ImagePullPolicy: corev1.PullIfNotPresent,
+						RestartPolicy:            ptr.To(corev1.ContainerRestartPolicyAlways),
+						Args:                     []string{"report", "--outcome-file", "/var/run/dgdr/publication/outcome.json"},
+						SecurityContext:          restricted,
+						TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+						Env: []corev1.EnvVar{
+							{Name: "DGDR_RUN_NAME", Value: "llama-run-3"},
+							{Name: "DGDR_RUN_NAMESPACE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"}}},
+							{Name: "DGDR_POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}},
+							{Name: "DGDR_OUTPUT_DIR", Value: "/var/run/dgdr/output/result"},
+							{Name: "DGDR_SEARCH_TMP_DIR", Value: "/var/run/dgdr/search-tmp"},
+							{Name: "DGDR_RUNTIME_IMAGES", Value: "sglang=s:1,vllm=v:1"},
+							{Name: "DGDR_PLANNER_IMAGE", Value: "registry.example/planner:1"},
+						},
+						VolumeMounts: []corev1.VolumeMount{output,
+							{Name: "tmp", MountPath: "/var/run/dgdr/search-tmp", ReadOnly: true},
+							{Name: "reporter-token", MountPath: "/var/run/secrets/kubernetes.io/serviceaccount", ReadOnly: true},
+							{Name: "publication", MountPath: "/var/run/dgdr/publication"}},
 					}},
 					Containers: []corev1.Container{
 						{
@@ -99,26 +121,17 @@ func TestBuildJob(t *testing.T) {
 								{Name: "tmp", MountPath: "/tmp"}},
 						},
 						{
-							Name: "reporter", Image: "registry.example/operator:1", ImagePullPolicy: corev1.PullIfNotPresent,
-							Args:                     []string{"report"},
+							// Ends with the reporter's outcome: the pod runs until the result is published.
+							Name: "publication", Image: "registry.example/operator:1", ImagePullPolicy: corev1.PullIfNotPresent,
+							Args:                     []string{"report", "--await-outcome", "/var/run/dgdr/publication/outcome.json"},
 							SecurityContext:          restricted,
 							TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
-							Env: []corev1.EnvVar{
-								{Name: "DGDR_RUN_NAME", Value: "llama-run-3"},
-								{Name: "DGDR_RUN_NAMESPACE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"}}},
-								{Name: "DGDR_POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}},
-								{Name: "DGDR_OUTPUT_DIR", Value: "/var/run/dgdr/output/result"},
-								{Name: "DGDR_SEARCH_TMP_DIR", Value: "/var/run/dgdr/search-tmp"},
-								{Name: "DGDR_RUNTIME_IMAGES", Value: "sglang=s:1,vllm=v:1"},
-								{Name: "DGDR_PLANNER_IMAGE", Value: "registry.example/planner:1"},
-							},
-							VolumeMounts: []corev1.VolumeMount{output,
-								{Name: "tmp", MountPath: "/var/run/dgdr/search-tmp", ReadOnly: true},
-								{Name: "reporter-token", MountPath: "/var/run/secrets/kubernetes.io/serviceaccount", ReadOnly: true}},
+							VolumeMounts:             []corev1.VolumeMount{{Name: "publication", MountPath: "/var/run/dgdr/publication", ReadOnly: true}},
 						},
 					},
 					Volumes: []corev1.Volume{
 						{Name: "input", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+						{Name: "publication", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 						{Name: "output", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(resource.MustParse("256Mi"))}}},
 						{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(resource.MustParse("1Gi"))}}},
 						{Name: "reporter-token", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
@@ -269,7 +282,7 @@ func TestBuildJobHardening(t *testing.T) {
 			if limits[jobcontract.OutputVolume] != tc.outputLimit || limits[jobcontract.TmpVolume] != tc.tmpLim {
 				t.Errorf("emptyDir size limits %v, want output %s, tmp %s", limits, tc.outputLimit, tc.tmpLim)
 			}
-			for _, c := range spec.Containers {
+			for _, c := range append(spec.InitContainers, spec.Containers...) {
 				tmp, searchTmp := false, false
 				for _, m := range c.VolumeMounts {
 					tmp = tmp || (m.Name == jobcontract.TmpVolume && m.MountPath == "/tmp" && !m.ReadOnly)
@@ -295,103 +308,116 @@ func TestBuildJobHardening(t *testing.T) {
 	}
 }
 
-// baselineRun is testRun with a recorded baseline, as a re-search Run has before its Job exists.
+// baselineRun is a re-search Run with a recorded baseline whose search's input container
+// reported the window it cut, as the Run controller has it when it creates the baseline Job.
 func baselineRun() *v1beta2.DynamoGraphDeploymentRun {
 	r := testRun()
+	r.Annotations = map[string]string{v1beta2.AnnotationResearchWindowEnd: "2026-12-03T12:00:00Z"}
+	r.Spec.Deployment = &v1beta2.DeploymentSpec{Capture: &v1beta2.CaptureSpec{Enabled: ptr.To(true), ClaimName: "traffic",
+		Rotation: &v1beta2.CaptureRotation{MaxAgeHours: ptr.To[int32](48)}}}
+	r.Spec.Research = &v1beta2.ResearchSpec{IntervalMinutes: 60, WindowMinutes: ptr.To[int32](360), MinRequests: ptr.To[int32](50)}
+	r.Spec.Model = v1beta2.ModelSpec{Name: "org/m",
+		Cache:          &v1beta2.ModelCacheSpec{PVC: &v1beta2.ModelCachePVC{ClaimName: "models", Path: "hf"}},
+		TokenSecretRef: &v1beta2.TokenSecretReference{Name: "hf", Key: "token"}}
+	r.Spec.Workload = &v1beta2.WorkloadSpec{Trace: &v1beta2.TraceWorkload{
+		Source: &v1beta2.TraceSource{PVC: &v1beta2.TracePVCSource{ClaimName: "traffic", Path: "t.jsonl"}}}}
 	r.Status.AISimulate.Baseline = &v1beta2.BaselineInputStatus{Candidate: "llama-run-1-0001",
 		Input: &runtime.RawExtension{Raw: []byte(`{"engine":{}}`)}, InputHash: "sha256:base"}
+	r.Status.AISimulate.Trace = &v1beta2.TraceSourceStatus{Window: &v1beta2.TraceWindowStatus{ClaimName: "traffic",
+		Start: ptr.To(metav1.NewTime(time.Date(2026, 12, 3, 6, 0, 0, 0, time.UTC))), End: ptr.To(metav1.NewTime(time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC))),
+		Requests: ptr.To[int64](51002), SHA256: "sha256:" + strings.Repeat("ab", 32)}}
 	return r
 }
 
-// TestBuildJobBaseline: a Run with a recorded baseline gets a baseline container beside the
-// search (the Planner image's predict command, the search's context, resources, input and
-// model access, its own /tmp, no token), the baseline hash on the Job and pod, and that hash for
-// the input init container. A Run without one gets none of it.
-func TestBuildJobBaseline(t *testing.T) {
-	cfg := testConfig()
-	plain := BuildJob(testRun(), cfg)
-	job := BuildJob(baselineRun(), cfg)
-
-	wantAnnotations := map[string]string{"nvidia.com/dgdr-input-hash": "sha256:in", "nvidia.com/dgdr-baseline-input-hash": "sha256:base"}
-	if diff := cmp.Diff(wantAnnotations, job.Annotations); diff != "" {
-		t.Errorf("Job annotations (-want +got):\n%s", diff)
+// TestSearchJobHasNoBaseline: a re-search's search Job is the plain search pod (input, reporter
+// sidecar, search and publication): the baseline is a Job of its own.
+func TestSearchJobHasNoBaseline(t *testing.T) {
+	job := BuildJob(baselineRun(), testConfig())
+	spec := job.Spec.Template.Spec
+	var names []string
+	for _, c := range append(spec.InitContainers, spec.Containers...) {
+		names = append(names, c.Name)
+		for _, e := range c.Env {
+			if e.Name == jobcontract.EnvBaselineInputHash {
+				t.Errorf("container %s of the search Job checks the baseline's input", c.Name)
+			}
+		}
 	}
-	if diff := cmp.Diff(wantAnnotations, job.Spec.Template.Annotations); diff != "" {
+	if diff := cmp.Diff([]string{"input", "reporter", "search", "publication"}, names); diff != "" {
+		t.Errorf("search pod containers (-want +got):\n%s", diff)
+	}
+	if _, ok := job.Annotations[v1beta2.AnnotationBaselineInputHash]; ok {
+		t.Errorf("the search Job carries the baseline's hash: %v", job.Annotations)
+	}
+}
+
+// TestBuildBaselineJob: a re-search's baseline Job, owned by its Run and named after it, runs as
+// the Run's search identity: its input container cuts the recorded window again from the claim,
+// read-only (no pruning), checked against the search's hash, and writes the baseline input
+// checked against the hash on the Job; the baseline container runs the configured predict
+// command with the search's model access and the window; the reporter publishes it in baseline
+// mode; the publication container ends with its outcome; the deadline is
+// job.baselineDeadlineSeconds. A Run without a recorded baseline gets none.
+func TestBuildBaselineJob(t *testing.T) {
+	cfg := testConfig()
+	cfg.Planner.PredictCommand = []string{"aisim", "predict"}
+	cfg.Job.BaselineDeadlineSeconds = ptr.To[int64](900)
+	run := baselineRun()
+	search := BuildJob(run, cfg)
+	job := BuildBaselineJob(run, cfg)
+
+	labels := maps.Clone(search.Labels)
+	labels["app.kubernetes.io/component"] = "baseline"
+	annotations := map[string]string{"nvidia.com/dgdr-baseline-input-hash": "sha256:base"}
+	wantMeta := metav1.ObjectMeta{Name: "llama-run-3-baseline", Namespace: "inference", Labels: labels, Annotations: annotations,
+		OwnerReferences: search.OwnerReferences}
+	if diff := cmp.Diff(wantMeta, job.ObjectMeta); diff != "" {
+		t.Errorf("baseline Job metadata (-want +got):\n%s", diff)
+	}
+	if *job.Spec.ActiveDeadlineSeconds != 900 || *job.Spec.BackoffLimit != 0 || job.Spec.Template.Spec.ServiceAccountName != search.Spec.Template.Spec.ServiceAccountName {
+		t.Errorf("baseline Job spec: deadline %d, backoff %d, service account %q", *job.Spec.ActiveDeadlineSeconds, *job.Spec.BackoffLimit, job.Spec.Template.Spec.ServiceAccountName)
+	}
+	if diff := cmp.Diff(annotations, job.Spec.Template.Annotations); diff != "" {
 		t.Errorf("pod annotations (-want +got):\n%s", diff)
 	}
-	spec := job.Spec.Template.Spec
-	wantInputEnv := append(append([]corev1.EnvVar(nil), plain.Spec.Template.Spec.InitContainers[0].Env...),
-		corev1.EnvVar{Name: "DGDR_BASELINE_INPUT_HASH", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{
-			APIVersion: "v1", FieldPath: "metadata.annotations['nvidia.com/dgdr-baseline-input-hash']"}}})
-	if diff := cmp.Diff(wantInputEnv, spec.InitContainers[0].Env); diff != "" {
-		t.Errorf("input init container env (-want +got):\n%s", diff)
+	spec, searchSpec := job.Spec.Template.Spec, search.Spec.Template.Spec
+
+	wantInput := *searchSpec.InitContainers[0].DeepCopy()
+	wantInput.Env[3] = corev1.EnvVar{Name: "DGDR_BASELINE_INPUT_HASH", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{
+		APIVersion: "v1", FieldPath: "metadata.annotations['nvidia.com/dgdr-baseline-input-hash']"}}}
+	wantInput.Args = []string{"report", "--write-input",
+		"--trace-window-source", "/var/run/dgdr/capture",
+		"--trace-window-start", "2026-12-03T06:00:00Z", "--trace-window-end", "2026-12-03T12:00:00Z",
+		"--trace-window-out", "/var/run/dgdr/trace/window.jsonl.gz", "--trace-window-sha256", "sha256:" + strings.Repeat("ab", 32),
+		"--termination-log", "/dev/termination-log"}
+	wantInput.VolumeMounts[2].ReadOnly = true // the capture claim: the search's cut pruned it
+	wantReporter := *searchSpec.InitContainers[1].DeepCopy()
+	wantReporter.Args = []string{"report", "--baseline", "--outcome-file", "/var/run/dgdr/publication/outcome.json"}
+	wantReporter.Env = append(wantReporter.Env[:3:3], corev1.EnvVar{Name: "DGDR_OUTPUT_DIR", Value: "/var/run/dgdr/output/baseline"})
+	wantReporter.VolumeMounts = []corev1.VolumeMount{{Name: "output", MountPath: "/var/run/dgdr/output"},
+		{Name: "reporter-token", MountPath: "/var/run/secrets/kubernetes.io/serviceaccount", ReadOnly: true},
+		{Name: "publication", MountPath: "/var/run/dgdr/publication"}}
+	if diff := cmp.Diff([]corev1.Container{wantInput, wantReporter}, spec.InitContainers); diff != "" {
+		t.Errorf("init containers (-want +got):\n%s", diff)
 	}
 
-	search := plain.Spec.Template.Spec.Containers[0]
-	wantBaseline := corev1.Container{
-		Name: "baseline", Image: "registry.example/planner:1", ImagePullPolicy: corev1.PullIfNotPresent,
-		Command:                  []string{"aisimulate", "predict"},
-		Args:                     []string{"--config", "/etc/dgdr/input/baseline.yaml", "--output-dir", "/var/run/dgdr/output/baseline", "--format", "json"},
-		Resources:                search.Resources,
-		SecurityContext:          search.SecurityContext,
-		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
-		VolumeMounts: []corev1.VolumeMount{{Name: "input", MountPath: "/etc/dgdr/input", ReadOnly: true},
-			{Name: "output", MountPath: "/var/run/dgdr/output"}, {Name: "baseline-tmp", MountPath: "/tmp"}},
-	}
-	wantReporter := *plain.Spec.Template.Spec.Containers[1].DeepCopy()
-	wantReporter.Args = append(wantReporter.Args, "--baseline-output-dir", "/var/run/dgdr/output/baseline")
-	wantContainers := []corev1.Container{search, wantBaseline, wantReporter}
-	if diff := cmp.Diff(wantContainers, spec.Containers); diff != "" {
+	wantBaseline := *searchSpec.Containers[0].DeepCopy()
+	wantBaseline.Name = "baseline"
+	wantBaseline.Command = []string{"aisim", "predict"}
+	// The search's configured args are recommend's, not predict's.
+	wantBaseline.Args = []string{"--config", "/etc/dgdr/input/baseline.yaml", "--output-dir", "/var/run/dgdr/output/baseline", "--format", "json"}
+	if diff := cmp.Diff([]corev1.Container{wantBaseline, searchSpec.Containers[1]}, spec.Containers); diff != "" {
 		t.Errorf("containers (-want +got):\n%s", diff)
 	}
-	wantVolumes := append(append([]corev1.Volume(nil), plain.Spec.Template.Spec.Volumes...), corev1.Volume{Name: "baseline-tmp",
-		VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(resource.MustParse("1Gi"))}}})
+	wantVolumes := slices.Clone(searchSpec.Volumes)
+	wantVolumes[len(wantVolumes)-1].PersistentVolumeClaim.ReadOnly = true
 	if diff := cmp.Diff(wantVolumes, spec.Volumes); diff != "" {
 		t.Errorf("volumes (-want +got):\n%s", diff)
 	}
 
-	// The configured predict command; the search's configured args are recommend's, not predict's.
-	cfg.Planner.PredictCommand = []string{"aisim", "predict"}
-	got := BuildJob(baselineRun(), cfg).Spec.Template.Spec.Containers[1]
-	if diff := cmp.Diff([]string{"aisim", "predict"}, got.Command); diff != "" {
-		t.Errorf("configured predict command (-want +got):\n%s", diff)
-	}
-}
-
-// TestBuildJobBaselineModelAndTrace: the baseline resolves the same model and replays the same
-// trace as the search, so it gets the search's model access and trace mount.
-func TestBuildJobBaselineModelAndTrace(t *testing.T) {
-	run := baselineRun()
-	run.Spec.Model = v1beta2.ModelSpec{Name: "org/m",
-		Cache:          &v1beta2.ModelCacheSpec{PVC: &v1beta2.ModelCachePVC{ClaimName: "models", Path: "hf"}},
-		TokenSecretRef: &v1beta2.TokenSecretReference{Name: "hf", Key: "token"}}
-	run.Spec.Workload = &v1beta2.WorkloadSpec{Trace: &v1beta2.TraceWorkload{
-		Source: &v1beta2.TraceSource{PVC: &v1beta2.TracePVCSource{ClaimName: "capture", Path: "t.jsonl"}}}}
-	containers := BuildJob(run, testConfig()).Spec.Template.Spec.Containers
-	search, baseline := containers[0], containers[1]
-	if baseline.Name != jobcontract.BaselineContainer {
-		t.Fatalf("containers[1] is %q", baseline.Name)
-	}
-	if diff := cmp.Diff(search.Env, baseline.Env); diff != "" {
-		t.Errorf("baseline env differs from the search's (-search +baseline):\n%s", diff)
-	}
-	wantMounts := slices.Clone(search.VolumeMounts)
-	for i := range wantMounts {
-		if wantMounts[i].Name == jobcontract.TmpVolume {
-			wantMounts[i].Name = jobcontract.BaselineTmpVolume
-		}
-	}
-	if diff := cmp.Diff(wantMounts, baseline.VolumeMounts); diff != "" {
-		t.Errorf("baseline mounts (-want +got):\n%s", diff)
-	}
-	trace := corev1.VolumeMount{Name: "trace", MountPath: "/var/run/dgdr/trace", ReadOnly: true}
-	if !slices.ContainsFunc(baseline.VolumeMounts, func(m corev1.VolumeMount) bool { return cmp.Equal(m, trace) }) {
-		t.Errorf("the baseline does not mount the trace: %+v", baseline.VolumeMounts)
-	}
-	for _, m := range baseline.VolumeMounts {
-		if m.Name == jobcontract.TokenVolume {
-			t.Errorf("the baseline mounts the service-account token")
-		}
+	plain := testRun()
+	if got := BuildBaselineJob(plain, cfg); got != nil {
+		t.Errorf("a Run without a recorded baseline got a baseline Job %s", got.Name)
 	}
 }
 

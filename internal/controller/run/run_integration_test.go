@@ -126,8 +126,9 @@ func TestInputRecordedOnceAndSearchJobBuilt(t *testing.T) {
 	if !metav1.IsControlledBy(job, got) {
 		t.Error("the Job must be controlled by the Run")
 	}
-	if ic := job.Spec.Template.Spec.InitContainers; len(ic) != 1 || ic[0].Name != jobcontract.InputContainer || ic[0].Image != ct.ReporterImage {
-		t.Errorf("input init container %+v", ic)
+	if ic := job.Spec.Template.Spec.InitContainers; len(ic) != 2 || ic[0].Name != jobcontract.InputContainer || ic[0].Image != ct.ReporterImage ||
+		ic[1].Name != jobcontract.ReporterContainer || ic[1].RestartPolicy == nil || *ic[1].RestartPolicy != corev1.ContainerRestartPolicyAlways {
+		t.Errorf("the input init container, then the reporter sidecar: %+v", ic)
 	}
 	if c := job.Spec.Template.Spec.Containers[0]; c.Name != jobcontract.SearchContainer || c.Image != ct.PlannerImage {
 		t.Errorf("search container %s image %s", c.Name, c.Image)

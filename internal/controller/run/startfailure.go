@@ -67,18 +67,23 @@ func podRun(_ context.Context, obj client.Object) []reconcile.Request {
 	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: obj.GetNamespace(), Name: name}}}
 }
 
-// podEvents passes the pod events that end a Run before its Job does: a container unable to
-// start, or a baseline that outlives the reporter. The Job's own status says nothing while its
-// pod waits or runs, so without them the Run would wait for the Job's deadline. Other pod changes
+// podEvents passes the pod events the Job's own status does not reflect: a container unable to
+// start, which ends the Run before the Job's deadline would, and the end of the input
+// container, whose report of a re-search's window starts the baseline Job. Other pod changes
 // reach the Run through its Job.
 func podEvents() builder.Predicates {
 	ends := func(obj client.Object) bool {
 		pod, ok := obj.(*corev1.Pod)
-		return ok && (startRule.Of(pod) != nil || baselineOutlived([]corev1.Pod{*pod}) != nil)
+		return ok && startRule.Of(pod) != nil
+	}
+	inputEnded := func(old, cur client.Object) bool {
+		o, ok1 := old.(*corev1.Pod)
+		c, ok2 := cur.(*corev1.Pod)
+		return ok1 && ok2 && inputTermination([]corev1.Pod{*o}) == nil && inputTermination([]corev1.Pod{*c}) != nil
 	}
 	return builder.WithPredicates(predicate.Funcs{
 		CreateFunc:  func(e event.CreateEvent) bool { return ends(e.Object) },
-		UpdateFunc:  func(e event.UpdateEvent) bool { return ends(e.ObjectNew) },
+		UpdateFunc:  func(e event.UpdateEvent) bool { return ends(e.ObjectNew) || inputEnded(e.ObjectOld, e.ObjectNew) },
 		DeleteFunc:  func(event.DeleteEvent) bool { return false },
 		GenericFunc: func(event.GenericEvent) bool { return false },
 	})

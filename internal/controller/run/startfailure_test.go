@@ -68,13 +68,13 @@ func TestPodThatCannotStartEndsTheRun(t *testing.T) {
 			init: []corev1.ContainerStatus{{Name: jobcontract.InputContainer, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Completed"}}}},
 			containers: []corev1.ContainerStatus{
 				waiting(jobcontract.SearchContainer, "ImagePullBackOff", `Back-off pulling image "registry.example/planner:nope"`),
-				waiting(jobcontract.ReporterContainer, "ContainerCreating", ""),
+				waiting(jobcontract.PublicationContainer, "ContainerCreating", ""),
 			},
 			want: []string{`container "search"`, "ImagePullBackOff", "registry.example/planner:nope", "planner.image", "Job was deleted"}},
 		{name: "failed init container", final: true,
 			init: []corev1.ContainerStatus{{Name: jobcontract.InputContainer, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
 				ExitCode: 1, Reason: "Error", Message: "the recorded input does not match its hash"}}}},
-			containers: []corev1.ContainerStatus{waiting(jobcontract.SearchContainer, "PodInitializing", ""), waiting(jobcontract.ReporterContainer, "PodInitializing", "")},
+			containers: []corev1.ContainerStatus{waiting(jobcontract.SearchContainer, "PodInitializing", ""), waiting(jobcontract.PublicationContainer, "PodInitializing", "")},
 			want:       []string{`init container "input"`, "exit code 1", "does not match its hash"}},
 	}
 	ns := testenv.Namespace(t, k8s, "t")
@@ -136,50 +136,34 @@ func TestPodThatRecoversKeepsRunning(t *testing.T) {
 	}
 }
 
-// TestOutlivingBaselineEndsTheRun: a re-search pod whose search and reporter exited 0 while its
-// baseline container still runs (the reporter stopped waiting for it and published) ends the Run
-// Succeeded at once, and the Job is deleted, instead of holding the pod until the Job's
-// deadline. A baseline that ended leaves the Run to its Job, and so does a tenant's pod that
-// carries the Run's labels and reports the same states (any pod running containers of those names
-// gets them from its kubelet) without being the Job's: honouring it would delete the search.
-func TestOutlivingBaselineEndsTheRun(t *testing.T) {
+// TestReporterRestartIsNoStartFailure: the reporter is a sidecar the kubelet starts again: a
+// search pod whose reporter exited (killed mid-publication, not restarted yet) is left to its
+// Job; a reporter that stays in CrashLoopBackOff for job.startFailureGraceSeconds ends the Run.
+func TestReporterRestartIsNoStartFailure(t *testing.T) {
 	exited := func(name string, code int32) corev1.ContainerStatus {
-		return corev1.ContainerStatus{Name: name, Image: "img", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code, Reason: "Completed"}}}
+		return corev1.ContainerStatus{Name: name, Image: "img", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code, Reason: "Error"}}}
 	}
-	running := corev1.ContainerStatus{Name: jobcontract.BaselineContainer, Image: "img", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}
-	withBaseline := func(pod *corev1.Pod) {
-		b := *pod.Spec.Containers[0].DeepCopy()
-		b.Name = jobcontract.BaselineContainer
-		pod.Spec.Containers = append(pod.Spec.Containers, b)
+	running := func(name string) corev1.ContainerStatus {
+		return corev1.ContainerStatus{Name: name, Image: "img", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}
 	}
-	initDone := []corev1.ContainerStatus{exited(jobcontract.InputContainer, 0)}
-	outlived := []corev1.ContainerStatus{exited(jobcontract.SearchContainer, 0), running, exited(jobcontract.ReporterContainer, 0)}
+	mains := []corev1.ContainerStatus{running(jobcontract.SearchContainer), running(jobcontract.PublicationContainer)}
 	ns := testenv.Namespace(t, k8s, "t")
 
-	r := createRun(t, ns, "hung-baseline", nil)
-	job := waitForJob(t, r)
-	createStuckPod(t, job, initDone, outlived, withBaseline)
-	got := waitForReason(t, r, v1beta2.ReasonSucceeded)
-	if !strings.Contains(got.Status.Message, "baseline prediction was still running") {
-		t.Errorf("message %q does not name the baseline", got.Status.Message)
+	killed := createRun(t, ns, "killed-reporter", nil)
+	job := waitForJob(t, killed)
+	createStuckPod(t, job, []corev1.ContainerStatus{exited(jobcontract.InputContainer, 0), exited(jobcontract.ReporterContainer, 137)}, mains)
+	leftToItsJob(t, killed, job)
+
+	looping := createRun(t, ns, "looping-reporter", nil)
+	job = waitForJob(t, looping)
+	createStuckPod(t, job, []corev1.ContainerStatus{exited(jobcontract.InputContainer, 0),
+		waiting(jobcontract.ReporterContainer, "CrashLoopBackOff", "back-off 40s restarting failed container=reporter")}, mains)
+	got := waitForReason(t, looping, v1beta2.ReasonSearchPodFailedToStart)
+	for _, w := range []string{`init container "reporter"`, "CrashLoopBackOff", "job.startFailureGraceSeconds"} {
+		if !strings.Contains(got.Status.Message, w) {
+			t.Errorf("message %q does not contain %q", got.Status.Message, w)
+		}
 	}
-	poll.Eventually(t, wait, "the Job to be deleted", func() (bool, error) {
-		err := k8s.Get(context.Background(), client.ObjectKeyFromObject(job), &batchv1.Job{})
-		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
-	})
-
-	ended := createRun(t, ns, "ended-baseline", nil)
-	job = waitForJob(t, ended)
-	createStuckPod(t, job, initDone, []corev1.ContainerStatus{exited(jobcontract.SearchContainer, 0), exited(jobcontract.BaselineContainer, 0), exited(jobcontract.ReporterContainer, 0)}, withBaseline)
-	leftToItsJob(t, ended, job)
-
-	target := createRun(t, ns, "impostor-baseline", nil)
-	job = waitForJob(t, target)
-	createStuckPod(t, job, initDone, outlived, withBaseline, func(pod *corev1.Pod) {
-		pod.Name = "impostor"
-		pod.OwnerReferences = nil
-	})
-	leftToItsJob(t, target, job)
 }
 
 // leftToItsJob checks that a reconcile of r (forced by touching it) neither ends it nor deletes

@@ -138,21 +138,47 @@ func windowCut(run *v1beta2.DynamoGraphDeploymentRun) (*corev1.Volume, []string,
 		t := end.Add(-time.Duration(*r.MaxAgeHours) * time.Hour)
 		pruneBefore = &t
 	}
-	readOnly := pruneBefore == nil
+	vol, args, mounts := cutFrom(d.Capture.ClaimName, start, end, pruneBefore == nil,
+		"--trace-window-min-requests", strconv.Itoa(int(research.MinRequests(&run.Spec))))
+	if pruneBefore != nil {
+		args = append(args, "--trace-prune-before", pruneBefore.UTC().Format(time.RFC3339))
+	}
+	return vol, args, mounts
+}
+
+// windowRecut is windowCut for a re-search's baseline Job: the window the Run recorded, cut
+// again from the claim, read-only (the search's cut pruned what was to prune), and checked
+// against the hash of the search's cut, so the baseline replays the traffic the search
+// replayed. Nil while the search's input container has not reported its window.
+func windowRecut(run *v1beta2.DynamoGraphDeploymentRun) (*corev1.Volume, []string, []corev1.VolumeMount) {
+	w := recordedWindow(run)
+	if w == nil || w.SHA256 == "" || w.Start == nil || w.End == nil {
+		return nil, nil, nil
+	}
+	return cutFrom(w.ClaimName, w.Start.Time, w.End.Time, true, "--trace-window-sha256", w.SHA256)
+}
+
+// recordedWindow is the window status.aisimulate.trace.window records, or nil.
+func recordedWindow(run *v1beta2.DynamoGraphDeploymentRun) *v1beta2.TraceWindowStatus {
+	if a := run.Status.AISimulate; a != nil && a.Trace != nil {
+		return a.Trace.Window
+	}
+	return nil
+}
+
+// cutFrom is the capture claim's volume, the input container's arguments cutting [start, end)
+// from it into the trace volume (with check, the arguments checking the cut), and its mounts.
+func cutFrom(claim string, start, end time.Time, readOnly bool, check ...string) (*corev1.Volume, []string, []corev1.VolumeMount) {
 	vol := &corev1.Volume{Name: jobcontract.CaptureVolume, VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{
-		ClaimName: d.Capture.ClaimName, ReadOnly: readOnly}}}
+		ClaimName: claim, ReadOnly: readOnly}}}
 	args := []string{
 		"--trace-window-source", jobcontract.CaptureMountDir,
 		"--trace-window-start", start.UTC().Format(time.RFC3339),
 		"--trace-window-end", end.UTC().Format(time.RFC3339),
 		"--trace-window-out", path.Join(aisimulate.TraceMountDir, jobcontract.TraceWindowFile),
-		"--trace-window-min-requests", strconv.Itoa(int(research.MinRequests(&run.Spec))),
-		// The window's report is the container's termination message (the Run controller reads it).
-		"--termination-log", corev1.TerminationMessagePathDefault,
 	}
-	if pruneBefore != nil {
-		args = append(args, "--trace-prune-before", pruneBefore.UTC().Format(time.RFC3339))
-	}
+	// The window's report is the container's termination message (the Run controller reads it).
+	args = append(append(args, check...), "--termination-log", corev1.TerminationMessagePathDefault)
 	mounts := []corev1.VolumeMount{
 		{Name: jobcontract.CaptureVolume, MountPath: jobcontract.CaptureMountDir, ReadOnly: readOnly},
 		{Name: jobcontract.TraceVolume, MountPath: aisimulate.TraceMountDir},

@@ -30,6 +30,33 @@ const (
 	// volumeResyncPeriod is how often ConfigMap and Secret volumes are refreshed (the kubelet
 	// takes up to about a minute; the sandbox is quicker so tests do not wait).
 	volumeResyncPeriod = 2 * time.Second
+	// maxGrace caps every grace period the agent waits before SIGKILL, so tests do not wait.
+	maxGrace = 10 * time.Second
+)
+
+// minSidecarGrace is the least time a sidecar gets between its SIGTERM and SIGKILL, also when
+// the other containers used up the pod's grace (the kubelet's minimumGracePeriodInSeconds).
+const minSidecarGrace = 2 * time.Second
+
+// Restart backoff of sidecars (restartable init containers): the kubelet starts at 10 s and
+// doubles up to 5 min; the sandbox is quicker so tests do not wait.
+var (
+	sidecarBackoff    = time.Second
+	maxSidecarBackoff = 10 * time.Second
+)
+
+// containerKind is how the agent runs a container.
+type containerKind int
+
+const (
+	// kindInit runs to completion before the next container starts.
+	kindInit containerKind = iota
+	// kindSidecar is an init container with restartPolicy Always: started in the init
+	// sequence without waiting for it, restarted whenever it exits while the main containers
+	// run, and stopped once they have all ended.
+	kindSidecar
+	// kindMain is a container of spec.containers.
+	kindMain
 )
 
 // podRunner runs one pod: it prepares its volumes, starts its containers as processes and
@@ -45,13 +72,23 @@ type podRunner struct {
 	pubMu      sync.Mutex // serializes publish; the snapshot is taken inside it
 	pod        *corev1.Pod
 	status     corev1.PodStatus
-	procs      map[string]*exec.Cmd
+	procs      map[string]*exec.Cmd // the running processes, by container
 	killed     bool
 	killReason string
 	killMsg    string
 	isDeleted  bool
 	killCh     chan struct{}
 	grace      time.Duration
+	// killDeadline is when kill SIGKILLs the containers it stopped (zero until killed).
+	killDeadline time.Time
+	// initialized is set once every init container has completed (sidecars started).
+	initialized bool
+	// Sidecars: their names, the channel closed when they must stop (the main containers
+	// ended, or the pod is finishing) and their restart loops.
+	sidecars        map[string]bool
+	sidecarStop     chan struct{}
+	stopSidecarOnce sync.Once
+	sidecarLoops    sync.WaitGroup
 	// mounts maps container mount paths to host directories over all containers (set by
 	// tryPrepare; used to rewrite paths inside ConfigMap volume files).
 	mounts []mapping
@@ -64,9 +101,11 @@ func newPodRunner(a *Agent, pod *corev1.Pod) *podRunner {
 	}
 	return &podRunner{
 		a: a, uid: pod.UID, namespace: pod.Namespace, name: pod.Name, pod: pod.DeepCopy(),
-		dir:    filepath.Join(a.cfg.StateDir, pod.Namespace+"_"+pod.Name+"_"+uid),
-		procs:  map[string]*exec.Cmd{},
-		killCh: make(chan struct{}),
+		dir:         filepath.Join(a.cfg.StateDir, pod.Namespace+"_"+pod.Name+"_"+uid),
+		procs:       map[string]*exec.Cmd{},
+		killCh:      make(chan struct{}),
+		sidecars:    map[string]bool{},
+		sidecarStop: make(chan struct{}),
 	}
 }
 
@@ -93,7 +132,9 @@ func (r *podRunner) deleted() bool {
 	return r.isDeleted
 }
 
-// kill asks every process to stop: SIGTERM, then SIGKILL after grace.
+// kill asks every process but the sidecars to stop: SIGTERM, then SIGKILL after grace. Sidecars
+// get their SIGTERM once the other containers have stopped (stopSidecars), with what is left of
+// the grace, as the kubelet orders it.
 func (r *podRunner) kill(reason, msg string, grace time.Duration) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -101,30 +142,29 @@ func (r *podRunner) kill(reason, msg string, grace time.Duration) {
 		return
 	}
 	r.killed, r.killReason, r.killMsg, r.grace = true, reason, msg, grace
+	grace = min(grace, maxGrace)
+	r.killDeadline = time.Now().Add(grace)
 	close(r.killCh)
-	for _, c := range r.procs {
-		signalGroup(c, syscall.SIGTERM)
-	}
-	if grace > 10*time.Second {
-		grace = 10 * time.Second
-	}
-	procs := make([]*exec.Cmd, 0, len(r.procs))
-	for _, c := range r.procs {
-		procs = append(procs, c)
+	for name, c := range r.procs {
+		if !r.sidecars[name] {
+			signalGroup(c, syscall.SIGTERM)
+		}
 	}
 	go func() {
 		time.Sleep(grace)
-		for _, c := range procs {
-			signalGroup(c, syscall.SIGKILL)
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		for name, c := range r.procs {
+			if !r.sidecars[name] {
+				signalGroup(c, syscall.SIGKILL)
+			}
 		}
 	}()
 }
 
+// signalGroup signals the process group of a running container (r.procs, with r.mu held).
 func signalGroup(c *exec.Cmd, sig syscall.Signal) {
 	if c.Process == nil {
-		return
-	}
-	if c.ProcessState != nil {
 		return
 	}
 	_ = syscall.Kill(-c.Process.Pid, sig)
@@ -179,30 +219,48 @@ func (r *podRunner) run(ctx context.Context) {
 	resyncCtx, stopResync := context.WithCancel(ctx)
 	defer stopResync()
 	go r.resync(resyncCtx, pod, volumeResyncPeriod)
-	// Init containers run one after the other.
+	r.execute(ctx, pod, specs)
+}
+
+// execute runs the pod's resolved containers as the kubelet does: the init containers one after
+// the other, a sidecar (restartPolicy Always) started without waiting for it; then the main
+// containers at once. The pod ends when every main container has ended: its sidecars are then
+// stopped (SIGTERM, SIGKILL after the pod's termination grace period) and not restarted, and
+// the phase follows the main containers alone.
+func (r *podRunner) execute(ctx context.Context, pod *corev1.Pod, specs *podSpecs) {
 	for _, s := range specs.init {
-		code, _ := r.runOne(ctx, s, true)
+		if s.sidecar {
+			r.startSidecar(ctx, s)
+			continue
+		}
+		code, _ := r.runOne(ctx, s, kindInit)
 		if code != 0 {
+			r.stopSidecars(pod)
 			r.finishUnstarted(ctx, pod, "InitContainerFailed", fmt.Sprintf("init container %s exited %d", s.name, code))
 			return
 		}
 	}
 	if len(specs.init) > 0 {
 		if err := r.rewriteHandoffs(pod); err != nil {
+			r.stopSidecars(pod)
 			r.finishUnstarted(ctx, pod, "InitContainerFailed", "rewriting the paths in the files of the init containers: "+err.Error())
 			return
 		}
 	}
+	r.mu.Lock()
+	r.initialized = true
+	r.mu.Unlock()
 	r.setConditions(true, false)
 	var wg sync.WaitGroup
 	for _, s := range specs.main {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, _ = r.runOne(ctx, s, false) // runOne records the termination in the pod status
+			_, _ = r.runOne(ctx, s, kindMain) // runOne records the termination in the pod status
 		}()
 	}
 	wg.Wait()
+	r.stopSidecars(pod)
 
 	r.mu.Lock()
 	phase := corev1.PodSucceeded
@@ -220,6 +278,118 @@ func (r *podRunner) run(ctx context.Context) {
 	r.setConditions(true, false)
 	r.publish(ctx)
 	r.logf("finished: %s", phase)
+}
+
+// startSidecar runs a sidecar in its own goroutine, restarting it whenever it exits until
+// stopSidecars.
+func (r *podRunner) startSidecar(ctx context.Context, s *containerSpec) {
+	r.mu.Lock()
+	r.sidecars[s.name] = true
+	r.mu.Unlock()
+	started := make(chan struct{})
+	r.sidecarLoops.Add(1)
+	go func() {
+		defer r.sidecarLoops.Done()
+		r.sidecarLoop(ctx, s, started)
+	}()
+	// The next container starts once this one has started, as with the kubelet.
+	select {
+	case <-started:
+	case <-r.sidecarStop:
+	}
+}
+
+// sidecarLoop runs s, and again after a backoff each time it exits, until the sidecars stop or
+// the pod is killed. started is closed once the first process has started (or could not).
+func (r *podRunner) sidecarLoop(ctx context.Context, s *containerSpec, started chan struct{}) {
+	backoff := sidecarBackoff
+	var once sync.Once
+	for {
+		_, _ = r.runOneNotifying(ctx, s, kindSidecar, func() { once.Do(func() { close(started) }) })
+		once.Do(func() { close(started) })
+		if r.sidecarsStopping() {
+			return
+		}
+		last := r.containerStatus(s.name, true)
+		r.logf("sidecar %s ended; restarting it in %s", s.name, backoff)
+		r.setContainer(corev1.ContainerStatus{Name: s.name, Image: s.image, ImageID: s.image, Started: ptr.To(false),
+			RestartCount: last.RestartCount + 1, LastTerminationState: last.State,
+			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff",
+				Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", backoff, s.name, r.name)}}}, true)
+		r.publish(ctx)
+		select {
+		case <-time.After(backoff):
+		case <-r.sidecarStop:
+			// Stopped while waiting: the container stays as it ended.
+			r.setContainer(last, true)
+			return
+		case <-ctx.Done():
+			return
+		}
+		backoff = min(2*backoff, maxSidecarBackoff)
+	}
+}
+
+// sidecarsStopping tells whether the sidecars must stop (and not be restarted).
+func (r *podRunner) sidecarsStopping() bool {
+	select {
+	case <-r.sidecarStop:
+		return true
+	case <-r.killCh:
+		return true
+	default:
+		return false
+	}
+}
+
+// stopSidecars stops every sidecar: SIGTERM, SIGKILL after the pod's termination grace period
+// (when the pod is killed, what is left of the kill's grace, at least minSidecarGrace), and
+// waits for their loops to end.
+func (r *podRunner) stopSidecars(pod *corev1.Pod) {
+	r.stopSidecarOnce.Do(func() {
+		grace := 30 * time.Second
+		if g := pod.Spec.TerminationGracePeriodSeconds; g != nil {
+			grace = time.Duration(*g) * time.Second
+		}
+		r.mu.Lock()
+		if r.killed {
+			grace = max(time.Until(r.killDeadline), minSidecarGrace)
+		}
+		close(r.sidecarStop)
+		for name := range r.sidecars {
+			if c := r.procs[name]; c != nil {
+				signalGroup(c, syscall.SIGTERM)
+			}
+		}
+		r.mu.Unlock()
+		kill := time.AfterFunc(min(grace, maxGrace), func() {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			for name := range r.sidecars {
+				if c := r.procs[name]; c != nil {
+					signalGroup(c, syscall.SIGKILL)
+				}
+			}
+		})
+		defer kill.Stop()
+		r.sidecarLoops.Wait()
+	})
+}
+
+// containerStatus returns a copy of the named container's status.
+func (r *podRunner) containerStatus(name string, init bool) corev1.ContainerStatus {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	list := r.status.ContainerStatuses
+	if init {
+		list = r.status.InitContainerStatuses
+	}
+	for _, cs := range list {
+		if cs.Name == name {
+			return *cs.DeepCopy()
+		}
+	}
+	return corev1.ContainerStatus{Name: name}
 }
 
 func anyStarted(pod *corev1.Pod) bool {
@@ -369,7 +539,13 @@ func replaceCondition(conds *[]corev1.PodCondition, c corev1.PodCondition) {
 }
 
 // runOne starts one container process, waits for it and records its termination.
-func (r *podRunner) runOne(ctx context.Context, s *containerSpec, init bool) (int, error) {
+func (r *podRunner) runOne(ctx context.Context, s *containerSpec, kind containerKind) (int, error) {
+	return r.runOneNotifying(ctx, s, kind, func() {})
+}
+
+// runOneNotifying is runOne calling started once the process started (not when it could not).
+func (r *podRunner) runOneNotifying(ctx context.Context, s *containerSpec, kind containerKind, started func()) (int, error) {
+	init := kind != kindMain
 	if killed, _, _ := r.isKilled(); killed {
 		return 137, errors.New("killed before start")
 	}
@@ -385,7 +561,7 @@ func (r *podRunner) runOne(ctx context.Context, s *containerSpec, init bool) (in
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	r.mu.Lock()
-	if r.killed {
+	if r.killed || (kind == kindSidecar && r.sidecarsStoppingLocked()) {
 		r.mu.Unlock()
 		return 137, errors.New("killed before start")
 	}
@@ -398,18 +574,24 @@ func (r *podRunner) runOne(ctx context.Context, s *containerSpec, init bool) (in
 		return r.startFailed(ctx, s, init, err)
 	}
 	_ = os.WriteFile(filepath.Join(r.dir, "pids", s.name), []byte(strconv.Itoa(cmd.Process.Pid)), 0o644)
-	started := metav1.Now()
+	startedAt := metav1.Now()
 	r.logf("container %s started (pid %d): %s %s", s.name, cmd.Process.Pid, s.argv0, strings.Join(s.args, " "))
-	r.setContainer(corev1.ContainerStatus{Name: s.name, Image: s.image, ImageID: s.image, Ready: !init && s.readiness == nil, Started: ptr.To(true),
+	// A restarted sidecar keeps its restart count and last state, as with the kubelet.
+	prev := r.containerStatus(s.name, init)
+	// A sidecar without a readiness probe is ready once started; an init container never is.
+	ready := (kind == kindMain && s.readiness == nil) || kind == kindSidecar
+	r.setContainer(corev1.ContainerStatus{Name: s.name, Image: s.image, ImageID: s.image, Ready: ready, Started: ptr.To(true),
+		RestartCount: prev.RestartCount, LastTerminationState: prev.LastTerminationState,
 		ContainerID: "process://" + strconv.Itoa(cmd.Process.Pid),
-		State:       corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}}}, init)
-	if !init {
+		State:       corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: startedAt}}}, init)
+	if kind == kindMain {
 		r.mu.Lock()
 		r.status.Phase = corev1.PodRunning
 		r.mu.Unlock()
 	}
-	r.setConditions(!init, false)
+	r.setConditions(r.isInitialized(), false)
 	r.publish(ctx)
+	started()
 
 	var oom atomic.Bool
 	memDone := make(chan struct{})
@@ -434,6 +616,9 @@ func (r *podRunner) runOne(ctx context.Context, s *containerSpec, init bool) (in
 		close(probed)
 	}
 	werr := cmd.Wait()
+	r.mu.Lock()
+	delete(r.procs, s.name) // r.procs holds running processes only
+	r.mu.Unlock()
 	close(memDone)
 	stopProbe()
 	<-probed
@@ -453,14 +638,32 @@ func (r *podRunner) runOne(ctx context.Context, s *containerSpec, init bool) (in
 	msg := readTerminationMessage(s, code)
 	r.logf("container %s exited %d", s.name, code)
 	r.setContainer(corev1.ContainerStatus{Name: s.name, Image: s.image, ImageID: s.image, Started: ptr.To(false),
+		RestartCount: prev.RestartCount, LastTerminationState: prev.LastTerminationState,
 		ContainerID: "process://" + strconv.Itoa(cmd.Process.Pid),
 		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-			ExitCode: int32(code), Reason: reason, Message: msg, StartedAt: started, FinishedAt: metav1.Now(),
+			ExitCode: int32(code), Reason: reason, Message: msg, StartedAt: startedAt, FinishedAt: metav1.Now(),
 			ContainerID: "process://" + strconv.Itoa(cmd.Process.Pid),
 		}}}, init)
-	r.setConditions(true, false)
+	r.setConditions(r.isInitialized(), false)
 	r.publish(ctx)
 	return code, nil
+}
+
+// isInitialized tells whether every init container has completed.
+func (r *podRunner) isInitialized() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.initialized
+}
+
+// sidecarsStoppingLocked is sidecarsStopping with r.mu held.
+func (r *podRunner) sidecarsStoppingLocked() bool {
+	select {
+	case <-r.sidecarStop:
+		return true
+	default:
+		return r.killed
+	}
 }
 
 // setReady records a running container's readiness and reports whether it changed.

@@ -38,6 +38,8 @@ type containerSpec struct {
 	readiness *prober
 	// memoryLimit is the container's memory limit in bytes (0: none), enforced by watchMemory.
 	memoryLimit int64
+	// sidecar marks an init container with restartPolicy Always (execute).
+	sidecar bool
 }
 
 type podSpecs struct {
@@ -612,6 +614,7 @@ func (r *podRunner) resolve(ctx context.Context, pod *corev1.Pod, c *corev1.Cont
 		terminationPolicy: c.TerminationMessagePolicy,
 		readiness:         newProber(c.ReadinessProbe, r.a.cfg.NodeIP, c),
 		memoryLimit:       c.Resources.Limits.Memory().Value(),
+		sidecar:           c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways,
 	}, "", nil
 }
 
