@@ -1,5 +1,7 @@
 package aisimulate
 
+import "github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
+
 // AISimulate's own defaults (contract §6, §7), used when the effective input leaves a field out.
 // They are facts about the bundled AISimulate release, spelled once here: the lowering, the cap
 // check, the effective-input rules and the local recommender all read them from this file.
@@ -17,7 +19,7 @@ const (
 	// DefaultMaxCandidateGPUs is optimization.constraints.max_candidate_gpus when absent.
 	DefaultMaxCandidateGPUs = 32
 	// DefaultTarget is optimization.target when absent.
-	DefaultTarget = "throughput"
+	DefaultTarget = output.TargetThroughput
 )
 
 // DefaultModes is recommend's engine.mode domain when absent: one search branch per mode.

@@ -407,9 +407,6 @@ func decodeEvaluation(root *object) (Evaluation, error) {
 	return e, nil
 }
 
-var targets = []string{TargetThroughput, TargetThroughputPerGPU, TargetThroughputPerUser, TargetGoodput,
-	TargetGoodputPerGPU, TargetTTFT, TargetE2ELatency, TargetMinGPUs, TargetPareto}
-
 func decodeOptimization(root *object, sla SLA) (Optimization, error) {
 	o := Optimization{Target: aisimulate.DefaultTarget, MaxGPUs: aisimulate.DefaultMaxCandidateGPUs}
 	x := root.get("optimization")
@@ -421,7 +418,7 @@ func decodeOptimization(root *object, sla SLA) (Optimization, error) {
 	if err != nil {
 		return o, err
 	}
-	if o.Target, err = oo.enum("target", aisimulate.DefaultTarget, targets...); err != nil {
+	if o.Target, err = oo.enum("target", aisimulate.DefaultTarget, output.TargetNames()...); err != nil {
 		return o, err
 	}
 	if o.Hardware, err = oo.str("hardware", ""); err != nil {
@@ -448,7 +445,7 @@ func decodeOptimization(root *object, sla SLA) (Optimization, error) {
 		if o.MinGoodputRPS, err = co.positive("min_goodput_rps", 0); err != nil {
 			return o, err
 		}
-		if o.MinGoodputRPS > 0 && o.Target != TargetMinGPUs {
+		if o.MinGoodputRPS > 0 && o.Target != output.TargetMinGPUs {
 			return o, errf(co.p("min_goodput_rps"), "applies only to target min_gpus")
 		}
 		if o.MinGPUs > o.MaxGPUs {
@@ -459,7 +456,7 @@ func decodeOptimization(root *object, sla SLA) (Optimization, error) {
 		return o, errf(oo.p("strict_sla"), "requires at least one evaluation.sla bound")
 	}
 	switch o.Target {
-	case TargetGoodput, TargetGoodputPerGPU, TargetMinGPUs:
+	case output.TargetGoodput, output.TargetGoodputPerGPU, output.TargetMinGPUs:
 		if !sla.Any() {
 			return o, errf(oo.p("target"), "%s requires at least one evaluation.sla bound", o.Target)
 		}
@@ -841,7 +838,7 @@ func crossChecks(doc *Document) error {
 		if doc.Optimizer.MaxTrials < branches {
 			return errf("optimizer.max_trials", "must be >= the number of mode branches (%d)", branches)
 		}
-		if doc.Optimization.Target == TargetMinGPUs {
+		if doc.Optimization.Target == output.TargetMinGPUs {
 			if !t.Load.Intensity.IsFixed() {
 				return errf("traffic.load", "min_gpus requires a fixed load (no domains)")
 			}

@@ -45,19 +45,6 @@ const (
 	LoadTraceTimestamps = "trace_timestamps"
 )
 
-// Optimization targets.
-const (
-	TargetThroughput        = "throughput"
-	TargetThroughputPerGPU  = "throughput_per_gpu"
-	TargetThroughputPerUser = "throughput_per_user"
-	TargetGoodput           = "goodput"
-	TargetGoodputPerGPU     = "goodput_per_gpu"
-	TargetTTFT              = "ttft"
-	TargetE2ELatency        = "e2e_latency"
-	TargetMinGPUs           = "min_gpus"
-	TargetPareto            = "pareto"
-)
-
 // FieldError is a validation failure at a document path. The CLI prints it
 // as "<file>: <path>: <reason>".
 type FieldError struct {
