@@ -26,7 +26,7 @@ const (
 var DefaultModes = []string{"aggregated", "disaggregated"}
 
 // DefaultBackends is recommend's engine.backend domain when absent (trtllm only when chosen).
-var DefaultBackends = []string{"vllm", "sglang"}
+var DefaultBackends = []string{output.BackendVLLM, output.BackendSGLang}
 
 // AISimulate's traffic defaults (contract §3): an omitted traffic section is replaced wholesale
 // by synthetic DefaultInputTokens/DefaultOutputTokens at concurrency DefaultConcurrency, stopped

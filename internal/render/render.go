@@ -37,13 +37,6 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/render/dgdv1beta1"
 )
 
-// Backends.
-const (
-	BackendVLLM   = "vllm"
-	BackendSGLang = "sglang"
-	BackendTRTLLM = "trtllm"
-)
-
 // Modes as AISimulate spells them.
 const (
 	ModeAggregated    = output.ModeAggregated
@@ -132,7 +125,7 @@ func RenderPrediction(p *output.PredictionConfig, opts Options) (*dgdv1beta1.Dyn
 	e := p.Engine
 	backend := e.Backend
 	if backend == "" {
-		backend = BackendVLLM
+		backend = output.BackendVLLM
 	}
 	mode := e.Mode
 	if mode == "" {
@@ -237,7 +230,7 @@ const AnnotationModelRevision = "nvidia.com/dgdr-model-revision"
 
 func workerName(backend, r string) string {
 	switch backend {
-	case BackendVLLM:
+	case output.BackendVLLM:
 		switch r {
 		case "prefill":
 			return "VllmPrefillWorker"
@@ -245,7 +238,7 @@ func workerName(backend, r string) string {
 			return "VllmDecodeWorker"
 		}
 		return "VllmWorker"
-	case BackendSGLang:
+	case output.BackendSGLang:
 		if r == "" {
 			return "SGLangWorker"
 		}
@@ -317,11 +310,11 @@ func renderWorker(backend, mode string, e *output.Engine, r role, image string, 
 	var args []string
 	var err error
 	switch backend {
-	case BackendVLLM:
+	case output.BackendVLLM:
 		args = vllmArgs(e, r, tp, pp, dp, ep, revision, trust, kvEvents)
-	case BackendSGLang:
+	case output.BackendSGLang:
 		args = sglangArgs(e, r, tp, pp, dp, ep, revision, trust, kvEvents)
-	case BackendTRTLLM:
+	case output.BackendTRTLLM:
 		args, err = trtllmArgs(e, r, tp, pp, dp, ep, trust, kvEvents)
 	default:
 		err = fmt.Errorf("unknown backend %q", backend)
@@ -532,7 +525,7 @@ func ParseRuntimeImages(s string) (map[string]string, error) {
 			return nil, fmt.Errorf("runtime images: %q is not backend=image", part)
 		}
 		switch k {
-		case BackendVLLM, BackendSGLang, BackendTRTLLM:
+		case output.BackendVLLM, output.BackendSGLang, output.BackendTRTLLM:
 		default:
 			return nil, fmt.Errorf("runtime images: unknown backend %q", k)
 		}

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/internal/reporter"
 	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
 	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
@@ -28,8 +29,8 @@ import (
 // RuntimeImages are the backends' runtime images the published Candidates render with (the
 // fixtures' inputs select vLLM and SGLang candidates).
 var RuntimeImages = map[string]string{
-	"vllm":   "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.3.1",
-	"sglang": "nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.3.1",
+	output.BackendVLLM:   "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.3.1",
+	output.BackendSGLang: "nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.3.1",
 }
 
 // BuildAISim returns the aisim binary for the tests: $AISIM_BIN when set (e.g. bin/aisim of the

@@ -21,14 +21,10 @@ const (
 	Predict
 )
 
-// Modes, backends and roles in their public spelling.
+// Modes and roles in their public spelling (backends: output.Backends).
 const (
 	ModeAggregated    = "aggregated"
 	ModeDisaggregated = "disaggregated"
-
-	BackendVLLM   = "vllm"
-	BackendSGLang = "sglang"
-	BackendTRTLLM = "trtllm"
 
 	RoleAggregated = "aggregated"
 	RolePrefill    = "prefill"

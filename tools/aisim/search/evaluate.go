@@ -19,9 +19,9 @@ import (
 // BackendVersions are the version slots aisim reports (AISimulate's fleet
 // "current" slots); the analytical model itself is version-independent.
 var BackendVersions = map[string]string{
-	input.BackendVLLM:   "0.24.0",
-	input.BackendSGLang: "0.5.14",
-	input.BackendTRTLLM: "1.3.0rc20",
+	output.BackendVLLM:   "0.24.0",
+	output.BackendSGLang: "0.5.14",
+	output.BackendTRTLLM: "1.3.0rc20",
 }
 
 // BackendVersion is the version recorded for a backend: engine.backend_version when given
