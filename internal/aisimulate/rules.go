@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 )
 
 // This file mirrors what the real AISimulate checks in Python and the bundled JSON Schema cannot
@@ -786,7 +788,7 @@ func (c *checker) optimizationHardwareRule() *Problem {
 
 // minGoodputTargetRule: common.py OptimizationConfig._validate_min_goodput.
 func (c *checker) minGoodputTargetRule() *Problem {
-	if set(c.v.constraints, "min_goodput_rps") && c.v.target() != "min_gpus" {
+	if set(c.v.constraints, "min_goodput_rps") && c.v.target() != output.TargetMinGPUs {
 		return problemf([]string{"optimization", "constraints", "min_goodput_rps"}, "min_goodput_rps is only supported with the target min_gpus, not %s", c.v.target())
 	}
 	return nil
@@ -1162,7 +1164,7 @@ func (c *checker) fpmProfileRule() *Problem {
 	if profile["model"] != c.v.engine["model"] {
 		return problem("engine.model must match engine.fpm_profile.model", "engine", "fpm_profile", "model")
 	}
-	if b := c.v.backends(); len(b) != 1 || b[0] != "vllm" {
+	if b := c.v.backends(); len(b) != 1 || b[0] != output.BackendVLLM {
 		return problem("FPM profiles support only the backend vllm", "engine", "backend")
 	}
 	if slices.Contains(c.v.modes(), "afd") {
@@ -1171,7 +1173,7 @@ func (c *checker) fpmProfileRule() *Problem {
 	if set(c.v.workers, "encoder") {
 		return problem("FPM profiles do not support an analytical encoder pool", "engine", "workers", "encoder")
 	}
-	version := requestedBackendVersion(c.v.engine["backend_version"], "vllm")
+	version := requestedBackendVersion(c.v.engine["backend_version"], output.BackendVLLM)
 	switch strings.TrimSpace(version) {
 	case "", "current", "previous", "next":
 		return problem("engine.fpm_profile requires a literal engine.backend_version for vllm", "engine", "backend_version")
@@ -1368,7 +1370,7 @@ func (c *checker) hostOffloadRule() *Problem {
 	if mode, _ := c.v.engine["mode"].(string); mode != "aggregated" && mode != "disaggregated" {
 		return problem("host_offload recommendation requires the concrete mode aggregated or disaggregated (not a domain, not omitted)", "engine", "mode")
 	}
-	if backend, _ := c.v.engine["backend"].(string); backend != "vllm" {
+	if backend, _ := c.v.engine["backend"].(string); backend != output.BackendVLLM {
 		return problem("host_offload recommendation requires the concrete backend vllm (not a domain, not omitted)", "engine", "backend")
 	}
 	for _, role := range configured {
@@ -1444,7 +1446,7 @@ func (c *checker) speculationRule() *Problem {
 		return problem("speculation cannot be combined with nextn or nextn_accepted", at...)
 	}
 	backends := c.v.backends()
-	if slices.ContainsFunc(backends, func(b string) bool { return b != "vllm" }) {
+	if slices.ContainsFunc(backends, func(b string) bool { return b != output.BackendVLLM }) {
 		return problemf(at, "ngram speculation requires the backend vllm only, not %s", strings.Join(backends, ", "))
 	}
 	if slices.Contains(c.v.modes(), "afd") {
@@ -1468,7 +1470,7 @@ func (c *checker) speculationRule() *Problem {
 // blockSizeRule: engine.py _validate_backend_block_sizes: unless the backend domain has sglang,
 // the KV block size domain of every worker a mode uses has a value >= 2 (vLLM and TensorRT-LLM).
 func (c *checker) blockSizeRule() *Problem {
-	if slices.Contains(c.v.backends(), "sglang") {
+	if slices.Contains(c.v.backends(), output.BackendSGLang) {
 		return nil
 	}
 	modes := c.v.modes()
@@ -1614,7 +1616,7 @@ func (c *checker) strictSLARule() *Problem {
 // min_gpus need an SLA bound.
 func (c *checker) goodputTargetRule() *Problem {
 	switch c.v.target() {
-	case "goodput", "goodput_per_gpu", "min_gpus":
+	case output.TargetGoodput, output.TargetGoodputPerGPU, output.TargetMinGPUs:
 		if !c.v.hasSLABound() {
 			return problemf([]string{"optimization", "target"}, "optimization target %s needs at least one SLA bound in evaluation.sla", c.v.target())
 		}
@@ -1626,7 +1628,7 @@ func (c *checker) goodputTargetRule() *Problem {
 // at one concurrency or one request rate (constant_rate, poisson); with a request rate it needs
 // min_goodput_rps, at most that rate.
 func (c *checker) minGPUsRule() *Problem {
-	if c.v.target() != "min_gpus" {
+	if c.v.target() != output.TargetMinGPUs {
 		return nil
 	}
 	if c.v.traffic == nil {
@@ -1691,7 +1693,7 @@ func (c *checker) compileAdaptersRule() *Problem {
 		return problem("analytical EPD (engine.workers.encoder) requires --stack engine without adapter sections", adapters[0])
 	case set(c.v.engine, "speculation"):
 		return problem("ngram speculation (engine.speculation) requires --stack engine without adapter sections", adapters[0])
-	case c.v.target() == "min_gpus":
+	case c.v.target() == output.TargetMinGPUs:
 		return problem("min_gpus requires static engine pools without adapter sections", adapters[0])
 	}
 	return nil
@@ -1902,7 +1904,7 @@ func (c *checker) compileBackendVersionRule() *Problem {
 // compileMinGPUsEPDRule: sweeper/config.py SmartSearchConfig._validate_min_gpus: an analytical
 // encoder pool cannot enforce min_goodput_rps.
 func (c *checker) compileMinGPUsEPDRule() *Problem {
-	if c.v.target() == "min_gpus" && set(c.v.workers, "encoder") && set(c.v.constraints, "min_goodput_rps") {
+	if c.v.target() == output.TargetMinGPUs && set(c.v.workers, "encoder") && set(c.v.constraints, "min_goodput_rps") {
 		return problem("analytical EPD cannot enforce min_goodput_rps", "optimization", "constraints", "min_goodput_rps")
 	}
 	return nil
@@ -1922,11 +1924,11 @@ func (c *checker) compileEPDRule() *Problem {
 		return problem("the encoder backend_version requires a single backend in engine.backend", "engine", "workers", "encoder", "backend_version")
 	}
 	switch c.v.target() {
-	case "goodput", "goodput_per_gpu":
+	case output.TargetGoodput, output.TargetGoodputPerGPU:
 		return problemf([]string{"optimization", "target"}, "analytical EPD supports aggregate strict_sla, not per-request goodput (target %s)", c.v.target())
 	}
 	strict, _ := c.v.optimization["strict_sla"].(bool)
-	if set(mapOf(c.v.doc["evaluation"]), "sla") && !strict && c.v.target() != "min_gpus" {
+	if set(mapOf(c.v.doc["evaluation"]), "sla") && !strict && c.v.target() != output.TargetMinGPUs {
 		return problem("analytical EPD scores an SLA only in aggregate: set optimization.strict_sla: true (or drop evaluation.sla)", "optimization", "strict_sla")
 	}
 	return nil
