@@ -16,11 +16,11 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/internal/calibration"
-	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 	"github.com/dgdr-operator/dgdr-operator/internal/pricing"
 	"github.com/dgdr-operator/dgdr-operator/internal/render"
 	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
+	"github.com/dgdr-operator/dgdr-operator/internal/searchoutput"
 )
 
 // View names of recommendation.json.
@@ -76,6 +76,20 @@ func ViewName(s *output.SweepResult) string {
 		return ViewParetoFront
 	}
 	return ViewTopN
+}
+
+// ReadResult reads recommendation.json of the output directory dir through the output caps
+// (searchoutput.ReadCapped, at most searchoutput.MaxRecommendationBytes).
+func ReadResult(dir string) (*output.SweepResult, error) {
+	data, err := searchoutput.ReadCapped(filepath.Join(dir, output.RecommendationFile), output.RecommendationFile, searchoutput.MaxRecommendationBytes)
+	if err != nil {
+		return nil, err
+	}
+	sweep, err := output.ParseSweepResult(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", output.RecommendationFile, err)
+	}
+	return sweep, nil
 }
 
 // FromOutput returns the Candidates the reporter publishes for run from the search output in
@@ -140,7 +154,7 @@ func FrontObjectives(rec *output.Candidate) (perGPU, perUser float64) {
 // FromResult builds the Candidates of sweep (recommendation.json of the output directory dir) in
 // view order, at most MaxCandidates(run): the first ones of a top_n view, a spread of a Pareto
 // front (selectFromView). Each configuration is read through the output caps; a file that breaks
-// them is an OutputRejectedError.
+// them is a searchoutput.RejectedError.
 func FromResult(run *v1beta2.DynamoGraphDeploymentRun, dir string, sweep *output.SweepResult, o Options) ([]v1beta2.DynamoGraphDeploymentCandidate, error) {
 	sel, err := selectFromView(sweep, MaxCandidates(run))
 	if err != nil {
@@ -157,17 +171,17 @@ func FromResult(run *v1beta2.DynamoGraphDeploymentRun, dir string, sweep *output
 		path := output.RecommendationPath(dir, s.index)
 		if i == 0 {
 			var err error
-			if recs, err = openRecommendations(dir); err != nil {
-				if IsOutputRejected(err) {
+			if recs, err = searchoutput.OpenSubdir(dir, output.RecommendationsDir); err != nil {
+				if searchoutput.IsRejected(err) {
 					return nil, err
 				}
 				return nil, fmt.Errorf("reading the configuration of %s: %w", id, err)
 			}
 			defer recs.Close()
 		}
-		data, err := readCappedIn(recs, filepath.Base(path), rel(dir, path), jobcontract.MaxConfigurationBytes)
+		data, err := searchoutput.ReadCappedIn(recs, filepath.Base(path), searchoutput.Rel(dir, path), searchoutput.MaxConfigurationBytes)
 		if err != nil {
-			if IsOutputRejected(err) {
+			if searchoutput.IsRejected(err) {
 				return nil, err
 			}
 			return nil, fmt.Errorf("reading the configuration of %s: %w", id, err)

@@ -13,6 +13,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/internal/candidates"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
+	"github.com/dgdr-operator/dgdr-operator/internal/searchoutput"
 )
 
 // DefaultBaselineGrace bounds how long the reporter waits for the baseline container once the
@@ -149,7 +150,7 @@ var baselinePredictionName = path.Join(path.Base(jobcontract.BaselineOutputDir),
 
 // readPrediction reads dir/prediction.json through the output caps and decodes it.
 func readPrediction(dir string) (*output.Prediction, error) {
-	data, err := candidates.ReadCapped(filepath.Join(dir, PredictionFile), baselinePredictionName, jobcontract.MaxPredictionBytes)
+	data, err := searchoutput.ReadCapped(filepath.Join(dir, PredictionFile), baselinePredictionName, searchoutput.MaxPredictionBytes)
 	if err != nil {
 		return nil, fmt.Errorf("reading the baseline's prediction: %w", err)
 	}

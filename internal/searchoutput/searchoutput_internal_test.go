@@ -1,4 +1,4 @@
-package candidates
+package searchoutput
 
 import (
 	"os"
@@ -8,7 +8,7 @@ import (
 
 // TestReadsStayInTheCheckedDirectory: the search swaps the recommendations directory for a
 // symbolic link to a directory of its choosing (here one holding another 0002.yaml) after the
-// reader opened and checked it. Reads through the descriptor held (readCappedIn) still get the
+// reader opened and checked it. Reads through the descriptor held (ReadCappedIn) still get the
 // checked directory's file; a fresh open by path is refused as a symbolic link.
 func TestReadsStayInTheCheckedDirectory(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "result")
@@ -22,7 +22,7 @@ func TestReadsStayInTheCheckedDirectory(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	dir, err := openRecommendations(out)
+	dir, err := OpenSubdir(out, "recommendations")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,14 +36,14 @@ func TestReadsStayInTheCheckedDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	got, err := readCappedIn(dir, "0002.yaml", "recommendations/0002.yaml", 1<<20)
+	got, err := ReadCappedIn(dir, "0002.yaml", "recommendations/0002.yaml", 1<<20)
 	if err != nil || string(got) != "checked" {
 		t.Errorf("read through the checked directory: %q, %v; want %q", got, err, "checked")
 	}
-	if _, err := readCapped(filepath.Join(recs, "0002.yaml"), "recommendations/0002.yaml", 1<<20); !IsOutputRejected(err) {
+	if _, err := ReadCapped(filepath.Join(recs, "0002.yaml"), "recommendations/0002.yaml", 1<<20); !IsRejected(err) {
 		t.Errorf("open by path through the swapped directory: err = %v, want it refused as a symbolic link", err)
 	}
-	if _, err := openRecommendations(out); !IsOutputRejected(err) {
+	if _, err := OpenSubdir(out, "recommendations"); !IsRejected(err) {
 		t.Errorf("opening the swapped recommendations directory: err = %v, want it refused as a symbolic link", err)
 	}
 }

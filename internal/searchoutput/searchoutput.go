@@ -1,4 +1,8 @@
-package candidates
+// Package searchoutput reads the search container's output as untrusted: the search may write
+// anything into its output directory, so every file is opened without following a symbolic link
+// (for it or its directory), only as a regular file, and read whole only up to its cap
+// (caps.go). A file that breaks these rules is a RejectedError, and nothing is published.
+package searchoutput
 
 import (
 	"errors"
@@ -11,31 +15,30 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 )
 
-// OutputRejectedError says that the search output broke the output contract (a file over its
+// RejectedError says that the search output broke the output contract (a file over its
 // cap, a symbolic link, something that is not a regular file). The reporter publishes nothing
 // and exits with jobcontract.ReporterExitOutputRejected, which the Run controller turns into the
 // terminal reason OutputRejected.
-type OutputRejectedError struct {
+type RejectedError struct {
 	// File is the offending file, relative to the output directory.
 	File string
 	// Problem says what is wrong with it.
 	Problem string
 }
 
-func (e *OutputRejectedError) Error() string {
+func (e *RejectedError) Error() string {
 	return fmt.Sprintf("search output rejected: %s %s; nothing was published", e.File, e.Problem)
 }
 
 // ExitCode is the reporter's exit code for this error.
-func (e *OutputRejectedError) ExitCode() int { return jobcontract.ReporterExitOutputRejected }
+func (e *RejectedError) ExitCode() int { return jobcontract.ReporterExitOutputRejected }
 
-// IsOutputRejected tells whether err is (or wraps) an OutputRejectedError.
-func IsOutputRejected(err error) bool {
-	var re *OutputRejectedError
+// IsRejected tells whether err is (or wraps) a RejectedError.
+func IsRejected(err error) bool {
+	var re *RejectedError
 	return errors.As(err, &re)
 }
 
@@ -47,8 +50,8 @@ func FormatCap(n int64) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
-// rel names path relative to the output directory dir in messages.
-func rel(dir, path string) string {
+// Rel names path relative to the output directory dir in messages.
+func Rel(dir, path string) string {
 	if rel, err := filepath.Rel(dir, path); err == nil && filepath.IsLocal(rel) {
 		return rel
 	}
@@ -76,9 +79,9 @@ func openDirAt(dirfd int, sub, name string) (*os.File, error) {
 			// Linux says ENOTDIR for a link with O_DIRECTORY; lstat tells which (refused either way).
 			var st unix.Stat_t
 			if unix.Fstatat(dirfd, sub, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
-				return nil, &OutputRejectedError{File: name, Problem: "is a symbolic link (refused)"}
+				return nil, &RejectedError{File: name, Problem: "is a symbolic link (refused)"}
 			}
-			return nil, &OutputRejectedError{File: name, Problem: "is not a directory"}
+			return nil, &RejectedError{File: name, Problem: "is not a directory"}
 		}
 		return nil, &os.PathError{Op: "openat", Path: name, Err: err}
 	}
@@ -131,14 +134,14 @@ func OpenRegularAt(dir *os.File, sub, file, name string) (*os.File, os.FileInfo,
 	return openRegularIn(d, file, name)
 }
 
-// openError maps the error of an O_NOFOLLOW|O_NONBLOCK open to an OutputRejectedError when the
+// openError maps the error of an O_NOFOLLOW|O_NONBLOCK open to a RejectedError when the
 // file is a symbolic link or cannot be a regular file.
 func openError(err error, name string) error {
 	if errors.Is(err, syscall.ELOOP) {
-		return &OutputRejectedError{File: name, Problem: "is a symbolic link (refused)"}
+		return &RejectedError{File: name, Problem: "is a symbolic link (refused)"}
 	}
 	if errors.Is(err, syscall.ENXIO) || errors.Is(err, syscall.EOPNOTSUPP) {
-		return &OutputRejectedError{File: name, Problem: "is not a regular file"}
+		return &RejectedError{File: name, Problem: "is not a regular file"}
 	}
 	return err
 }
@@ -152,22 +155,23 @@ func checkRegular(f *os.File, name string) (*os.File, os.FileInfo, error) {
 	}
 	if !st.Mode().IsRegular() {
 		_ = f.Close()
-		return nil, nil, &OutputRejectedError{File: name, Problem: fmt.Sprintf("is not a regular file (mode %s)", st.Mode())}
+		return nil, nil, &RejectedError{File: name, Problem: fmt.Sprintf("is not a regular file (mode %s)", st.Mode())}
 	}
 	return f, st, nil
 }
 
-// readCappedIn reads the regular file named file in dir whole (openRegularIn), refusing it
-// when it is larger than limit: first by its size, then through io.LimitReader(limit+1), so a
-// file that grows while it is read is never read past the cap either.
-func readCappedIn(dir *os.File, file, name string, limit int64) ([]byte, error) {
+// ReadCappedIn reads the regular file named file in dir whole (a directory OpenSubdir opened),
+// as ReadCapped reads one, refusing it when it is larger than limit: first by its size, then
+// through io.LimitReader(limit+1), so a file that grows while it is read is never read past the
+// cap either.
+func ReadCappedIn(dir *os.File, file, name string, limit int64) ([]byte, error) {
 	f, st, err := openRegularIn(dir, file, name)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	tooLarge := func(size int64) error {
-		return &OutputRejectedError{File: name, Problem: fmt.Sprintf("is %d bytes, over the reporter's cap of %s", size, FormatCap(limit))}
+		return &RejectedError{File: name, Problem: fmt.Sprintf("is %d bytes, over the reporter's cap of %s", size, FormatCap(limit))}
 	}
 	if st.Size() > limit {
 		return nil, tooLarge(st.Size())
@@ -177,18 +181,15 @@ func readCappedIn(dir *os.File, file, name string, limit int64) ([]byte, error) 
 		return nil, err
 	}
 	if int64(len(data)) > limit {
-		return nil, &OutputRejectedError{File: name, Problem: fmt.Sprintf("grew over the reporter's cap of %s while it was read", FormatCap(limit))}
+		return nil, &RejectedError{File: name, Problem: fmt.Sprintf("grew over the reporter's cap of %s while it was read", FormatCap(limit))}
 	}
 	return data, nil
 }
 
 // ReadCapped reads the regular file at p whole through the output contract: no symbolic link
 // for it or its directory, a regular file only, at most limit bytes. name is the file in
-// messages; a refusal is an OutputRejectedError, a missing file os.ErrNotExist.
-func ReadCapped(p, name string, limit int64) ([]byte, error) { return readCapped(p, name, limit) }
-
-// readCapped reads the regular file at p whole, as readCappedIn reads one in its directory.
-func readCapped(p, name string, limit int64) ([]byte, error) {
+// messages; a refusal is a RejectedError, a missing file os.ErrNotExist.
+func ReadCapped(p, name string, limit int64) ([]byte, error) {
 	dirName := path.Dir(name)
 	if dirName == "." {
 		dirName = filepath.Base(filepath.Dir(p))
@@ -198,32 +199,17 @@ func readCapped(p, name string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	defer dir.Close()
-	return readCappedIn(dir, filepath.Base(p), name, limit)
+	return ReadCappedIn(dir, filepath.Base(p), name, limit)
 }
 
-// ReadResult reads recommendation.json of the output directory dir through the output caps: dir
-// must be a real directory and the file a regular file (no symbolic links) of at most
-// jobcontract.MaxRecommendationBytes.
-func ReadResult(dir string) (*output.SweepResult, error) {
-	data, err := readCapped(filepath.Join(dir, output.RecommendationFile), output.RecommendationFile, jobcontract.MaxRecommendationBytes)
-	if err != nil {
-		return nil, err
-	}
-	sweep, err := output.ParseSweepResult(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", output.RecommendationFile, err)
-	}
-	return sweep, nil
-}
-
-// openRecommendations opens the recommendations directory of the output directory dir by
-// descriptor: dir, then the recommendations directory in it, neither a symbolic link (openDir),
-// so every configuration is read from the directories that were checked.
-func openRecommendations(dir string) (*os.File, error) {
+// OpenSubdir opens the directory sub of the output directory dir by descriptor: dir, then sub in
+// it, neither a symbolic link, so every file read in it (ReadCappedIn) is read from the
+// directories that were checked, even if the search swaps a path for a symbolic link meanwhile.
+func OpenSubdir(dir, sub string) (*os.File, error) {
 	out, err := openDir(dir, filepath.Base(dir))
 	if err != nil {
 		return nil, err
 	}
 	defer out.Close()
-	return openDirIn(out, output.RecommendationsDir, output.RecommendationsDir)
+	return openDirIn(out, sub, sub)
 }
