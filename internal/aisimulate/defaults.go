@@ -30,11 +30,13 @@ var DefaultBackends = []string{output.BackendVLLM, output.BackendSGLang}
 
 // AISimulate's traffic defaults (contract §3): an omitted traffic section is replaced wholesale
 // by synthetic DefaultInputTokens/DefaultOutputTokens at concurrency DefaultConcurrency, stopped
-// after DefaultTrafficRequests requests; a poisson load without a seed uses DefaultLoadSeed.
+// after DefaultTrafficRequests requests; a poisson load without a seed uses DefaultLoadSeed; a
+// synthetic-session source without session.turns has DefaultSessionTurns.
 const (
 	DefaultInputTokens     = 1024
 	DefaultOutputTokens    = 128
 	DefaultConcurrency     = 10
 	DefaultTrafficRequests = 100
 	DefaultLoadSeed        = 42
+	DefaultSessionTurns    = 4
 )
