@@ -116,3 +116,23 @@ func TestConsumersReadTheTypedDocument(t *testing.T) {
 		}
 	}
 }
+
+// TestAdmissionDefaultsWithoutRendering: admission defaults and validates a request from its
+// spec alone (defaults from internal/specdefaults); it links none of what turns a search's output
+// into Candidates (candidates, render, calibration, the API scheme), so the webhook and dgdrctl
+// validate stay small and a rendering change cannot change what admission accepts.
+func TestAdmissionDefaultsWithoutRendering(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "../../internal/admission").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	if !slices.Contains(deps, module+"/internal/specdefaults") {
+		t.Errorf("admission does not read the spec's defaults from internal/specdefaults")
+	}
+	for _, pkg := range []string{"candidates", "render", "calibration", "scheme"} {
+		if slices.Contains(deps, module+"/internal/"+pkg) {
+			t.Errorf("admission depends on internal/%s", pkg)
+		}
+	}
+}

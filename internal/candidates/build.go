@@ -21,6 +21,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/render"
 	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
 	"github.com/dgdr-operator/dgdr-operator/internal/searchoutput"
+	"github.com/dgdr-operator/dgdr-operator/internal/specdefaults"
 )
 
 // View names of recommendation.json.
@@ -53,21 +54,12 @@ func Pareto(spec *v1beta2.DynamoGraphDeploymentRequestSpec) bool {
 	return spec.Objective != nil && spec.Objective.Target == v1beta2.TargetPareto
 }
 
-// DefaultMaxCandidates is spec.recommendation.maxCandidates when unset: the whole Pareto front up
-// to output.DefaultParetoMaxCandidates for a Pareto target, else output.DefaultMaxCandidates.
-func DefaultMaxCandidates(spec *v1beta2.DynamoGraphDeploymentRequestSpec) int {
-	if Pareto(spec) {
-		return output.DefaultParetoMaxCandidates
-	}
-	return output.DefaultMaxCandidates
-}
-
-// MaxCandidates is the Run's spec.recommendation.maxCandidates, or DefaultMaxCandidates.
+// MaxCandidates is the Run's spec.recommendation.maxCandidates, or its default.
 func MaxCandidates(run *v1beta2.DynamoGraphDeploymentRun) int {
 	if rs := run.Spec.Recommendation; rs != nil && rs.MaxCandidates != nil && *rs.MaxCandidates > 0 {
 		return int(*rs.MaxCandidates)
 	}
-	return DefaultMaxCandidates(&run.Spec)
+	return specdefaults.MaxCandidatesFor(&run.Spec)
 }
 
 // ViewName is the view recommendation.json ranks its candidates in.
