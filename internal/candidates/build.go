@@ -230,18 +230,19 @@ func setParetoRole(c *v1beta2.DynamoGraphDeploymentCandidate, role v1beta2.Paret
 }
 
 // Render builds the Candidate of rank of the record rec whose configuration is doc, predicted by
-// prov and ranked in view.
+// prov and ranked in view. The configuration is decoded here once (render.Decode); the renderer
+// and the calibration read the typed document.
 func Render(run *v1beta2.DynamoGraphDeploymentRun, prov output.Provenance, view string, rec *output.Candidate, doc map[string]any, rank int, o Options) (*v1beta2.DynamoGraphDeploymentCandidate, error) {
 	name := naming.CandidateName(run.Name, rec.CandidateID)
-	dgd, sum, err := render.Render(doc, render.RunOptions(run, name, o.RuntimeImages, o.GPUsPerNode, o.PlannerImage))
+	params, typed, err := render.Decode(doc)
+	if err != nil {
+		return nil, fmt.Errorf("rendering: %w", err)
+	}
+	dgd, sum, err := render.RenderPrediction(typed, render.RunOptions(run, name, o.RuntimeImages, o.GPUsPerNode, o.PlannerImage))
 	if err != nil {
 		return nil, fmt.Errorf("rendering: %w", err)
 	}
 	gd, err := json.Marshal(dgd)
-	if err != nil {
-		return nil, err
-	}
-	params, err := json.Marshal(doc)
 	if err != nil {
 		return nil, err
 	}
@@ -296,9 +297,9 @@ func Render(run *v1beta2.DynamoGraphDeploymentRun, prov output.Provenance, view 
 	}
 	// So is the calibrated prediction, from the corrections the Run recorded.
 	if run.Status.Calibration != nil {
-		key, err := calibration.CandidateKey(&run.Spec, c)
+		key, err := calibration.PredictionKey(&run.Spec, c.Spec.Backend, c.Spec.Mode, typed)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("spec.parameters of Candidate %s: %w", c.Name, err)
 		}
 		c.Status.Calibration = calibration.Apply(run.Status.Calibration, key.Backend, key.Mode, key.Parallelism, metrics)
 	}

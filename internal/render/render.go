@@ -95,16 +95,27 @@ type Summary struct {
 
 // Render renders doc (a decoded recommendations/NNNN.yaml) with opts.
 func Render(doc map[string]any, opts Options) (*dgdv1beta1.DynamoGraphDeployment, Summary, error) {
-	raw, err := json.Marshal(doc)
+	_, p, err := Decode(doc)
 	if err != nil {
 		return nil, Summary{}, err
 	}
-	// Not strict: a field the typed document does not name is ignored, not refused.
+	return RenderPrediction(p, opts)
+}
+
+// Decode decodes a prediction configuration document (a decoded recommendations/NNNN.yaml)
+// once: into its JSON with sorted keys, what a Candidate publishes as spec.parameters, and from
+// that the typed document that rendering and the calibration read. Not strict: a field the typed
+// document does not name stays in the JSON and is ignored by rendering, not refused.
+func Decode(doc map[string]any) (json.RawMessage, *output.PredictionConfig, error) {
+	raw, err := json.Marshal(doc)
+	if err != nil {
+		return nil, nil, err
+	}
 	var p output.PredictionConfig
 	if err := json.Unmarshal(raw, &p); err != nil {
-		return nil, Summary{}, fmt.Errorf("decoding the prediction configuration: %w", err)
+		return nil, nil, fmt.Errorf("decoding the prediction configuration: %w", err)
 	}
-	return RenderPrediction(&p, opts)
+	return raw, &p, nil
 }
 
 // role is one worker component to render.
