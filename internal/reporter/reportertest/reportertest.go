@@ -20,6 +20,7 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
+	"github.com/dgdr-operator/dgdr-operator/internal/candidates/outputtest"
 	"github.com/dgdr-operator/dgdr-operator/internal/reporter"
 	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
 	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
@@ -31,19 +32,6 @@ import (
 var RuntimeImages = map[string]string{
 	output.BackendVLLM:   "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.3.1",
 	output.BackendSGLang: "nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.3.1",
-}
-
-// BuildAISim returns the aisim binary for the tests: $AISIM_BIN when set (e.g. bin/aisim of the
-// same tree), otherwise one built into dir.
-func BuildAISim(dir string) (string, error) {
-	if prebuilt := os.Getenv("AISIM_BIN"); prebuilt != "" {
-		return prebuilt, nil
-	}
-	bin := filepath.Join(dir, "aisim")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/dgdr-operator/dgdr-operator/tools/aisim/cmd/aisim").CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building aisim: %w\n%s", err, out)
-	}
-	return bin, nil
 }
 
 // Publish runs `aisim recommend` on the input document (YAML) in workDir and lets the reporter
@@ -73,7 +61,7 @@ func Publish(ctx context.Context, cfg *rest.Config, aisimBin, workDir, ns, runNa
 // platform's DynamoGraphDeployment CRD (upstreamcrd.DGD, so a promotion is really created and
 // validated by the upstream schema): the shared start of the readers' TestMains.
 func Start(dir string) (*testenv.Env, string, error) {
-	aisimBin, err := BuildAISim(dir)
+	aisimBin, err := outputtest.BuildAISim(dir)
 	if err != nil {
 		return nil, "", err
 	}
