@@ -165,18 +165,7 @@ func TestDecide(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := Decide(tc.in)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("error %v, want %q", err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("decision (-want +got):\n%s", diff)
-			}
+			checkDecision(t, got, err, tc.want, tc.wantErr)
 		})
 	}
 }
@@ -328,19 +317,25 @@ func TestDecideMetrics(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := DecideMetrics(tc.in)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("error %v, want %q", err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("decision (-want +got):\n%s", diff)
-			}
+			checkDecision(t, got, err, tc.want, tc.wantErr)
 		})
+	}
+}
+
+// checkDecision fails t unless the decision is want, or the error contains wantErr.
+func checkDecision(t *testing.T, got Decision, err error, want Decision, wantErr string) {
+	t.Helper()
+	if wantErr != "" {
+		if err == nil || !strings.Contains(err.Error(), wantErr) {
+			t.Fatalf("error %v, want %q", err, wantErr)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("decision (-want +got):\n%s", diff)
 	}
 }
 

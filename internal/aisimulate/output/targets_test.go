@@ -10,23 +10,13 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 )
 
-// staticReport is the replay report of a static deployment of gpus GPUs that ran for 1 h.
-func staticReport(gpus float64, kv ...any) output.Report {
-	r := output.Report{
-		"completed_requests": 100, "num_ttft_samples": 100, "num_tpot_samples": 100, "num_e2e_latency_samples": 100,
-		"duration_ms": 3.6e6, "gpu_hours": gpus,
-	}
-	for i := 0; i < len(kv); i += 2 {
-		r[kv[i].(string)] = kv[i+1].(float64)
-	}
-	return r
-}
-
 // TestObjective: every target's objective and score as AISimulate computes them (sweeper/score.py;
 // internal/gate's TestRealAISimulateJudgesTheObjective has the real AISimulate judge them).
 func TestObjective(t *testing.T) {
-	r := staticReport(4, "output_throughput_tok_s", 8000.0, "goodput_output_throughput_tok_s", 6000.0,
-		"mean_output_token_throughput_per_user", 50.0, "mean_ttft_ms", 120.0, "mean_e2e_latency_ms", 900.0)
+	// A static deployment of 4 GPUs that ran for 1 h.
+	r := output.Report{"completed_requests": 100, "num_ttft_samples": 100, "num_e2e_latency_samples": 100, "duration_ms": 3.6e6, "gpu_hours": 4,
+		"output_throughput_tok_s": 8000, "goodput_output_throughput_tok_s": 6000, "mean_output_token_throughput_per_user": 50,
+		"mean_ttft_ms": 120, "mean_e2e_latency_ms": 900}
 	for _, tc := range []struct {
 		name      string
 		target    string
@@ -55,7 +45,7 @@ func TestObjective(t *testing.T) {
 		{name: "provisioned basis without GPUs", target: output.TargetGoodputPerGPU, report: r,
 			gpus: output.GPUs{Basis: output.ProvisionedGPUs}, want: 0, wantScore: 0},
 		{name: "empty report", target: output.TargetThroughput, report: output.Report{}, want: 0, wantScore: 0},
-		{name: "no ttft samples", target: output.TargetTTFT, report: staticReport(1, "mean_ttft_ms", 120.0, "num_ttft_samples", 0.0),
+		{name: "no ttft samples", target: output.TargetTTFT, report: output.Report{"mean_ttft_ms": 120, "num_ttft_samples": 0},
 			want: math.Inf(1), wantScore: math.Inf(-1)},
 		{name: "no e2e sample count", target: output.TargetE2ELatency, report: output.Report{"mean_e2e_latency_ms": 5}, want: math.Inf(1), wantScore: math.Inf(-1)},
 		{name: "min_gpus without GPUs", target: output.TargetMinGPUs, report: r, wantErr: "min_gpus needs a positive provisioned GPU count, got 0"},
