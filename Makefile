@@ -231,7 +231,7 @@ FUZZTIME ?= 60s
 # -fuzztime ends (golang/go#75804, fixed in 1.27 only). See docs/develop/fuzzing.md.
 FUZZ_GOTOOLCHAIN ?= go1.27.3
 FUZZ_TARGETS := \
-	./internal/dgdrctl/admitfuzz:FuzzAdmit \
+	./cmd/dgdrctl/app/admitfuzz:FuzzAdmit \
 	./internal/aisimulate:FuzzMergePatch \
 	./internal/aisimulate:FuzzCheckInput \
 	./internal/config:FuzzDecode \

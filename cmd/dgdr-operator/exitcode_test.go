@@ -5,14 +5,14 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/dgdr-operator/dgdr-operator/internal/candidates"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
+	"github.com/dgdr-operator/dgdr-operator/internal/searchoutput"
 )
 
 // TestExitCode: the reporter's output rejection leaves the process with the exit code the Run
 // controller classifies as OutputRejected, also when wrapped; every other error exits 1.
 func TestExitCode(t *testing.T) {
-	rejected := &candidates.OutputRejectedError{File: "recommendation.json", Problem: "is a symbolic link (refused)"}
+	rejected := &searchoutput.RejectedError{File: "recommendation.json", Problem: "is a symbolic link (refused)"}
 	for _, tc := range []struct {
 		err  error
 		want int

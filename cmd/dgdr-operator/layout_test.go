@@ -270,3 +270,47 @@ func oversizedGoFiles(t *testing.T, root string) (long []string, checked int) {
 	}
 	return long, checked
 }
+
+// TestAdmissionDefaultsWithoutRendering: admission defaults and validates a request from its
+// spec alone (defaults from internal/specdefaults); it links none of what turns a search's output
+// into Candidates (candidates, render, calibration, the API scheme), so the webhook and dgdrctl
+// validate stay small and a rendering change cannot change what admission accepts.
+func TestAdmissionDefaultsWithoutRendering(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "../../internal/admission").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	if !slices.Contains(deps, module+"/internal/specdefaults") {
+		t.Errorf("admission does not read the spec's defaults from internal/specdefaults")
+	}
+	for _, pkg := range []string{"candidates", "render", "calibration", "scheme"} {
+		if slices.Contains(deps, module+"/internal/"+pkg) {
+			t.Errorf("admission depends on internal/%s", pkg)
+		}
+	}
+}
+
+// TestInternalImportsNoTools: the product does not depend on the tools around it (the local
+// recommender, the sandbox, the release): no package under internal/, nor any of its tests,
+// imports a package under tools/. The tools import the product, never the reverse; a test that
+// needs the local recommender's output runs its binary (outputtest.BuildAISim), and the dgdrctl
+// command, which runs the local recommender in process, lives under cmd/.
+func TestInternalImportsNoTools(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}: {{join .Imports " "}} {{join .TestImports " "}} {{join .XTestImports " "}}`, "../../internal/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) < 30 {
+		t.Fatalf("go list named %d packages under internal/; the listing is broken", len(lines))
+	}
+	for _, line := range lines {
+		pkg, imports, _ := strings.Cut(line, ": ")
+		for _, imp := range strings.Fields(imports) {
+			if strings.HasPrefix(imp, module+"/tools/") {
+				t.Errorf("%s imports %s", pkg, imp)
+			}
+		}
+	}
+}

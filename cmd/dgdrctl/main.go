@@ -16,7 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	crlog "sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/dgdr-operator/dgdr-operator/internal/dgdrctl"
+	"github.com/dgdr-operator/dgdr-operator/cmd/dgdrctl/app"
 	"github.com/dgdr-operator/dgdr-operator/internal/logging"
 	"github.com/dgdr-operator/dgdr-operator/internal/version"
 )
@@ -25,7 +25,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	err := newRootCommand(filepath.Base(os.Args[0]), os.Stdout, os.Stderr).ExecuteContext(ctx)
-	var exit dgdrctl.ExitError
+	var exit app.ExitError
 	switch {
 	case errors.As(err, &exit):
 		os.Exit(exit.Code)
@@ -38,7 +38,7 @@ func main() {
 // newRootCommand is dgdrctl's command tree with `version`. Every command sends what
 // controller-runtime logs (its clients' API warnings and errors) to stderr.
 func newRootCommand(executable string, stdout, stderr io.Writer) *cobra.Command {
-	root := dgdrctl.NewRootCommandAs(executable, stdout, stderr)
+	root := app.NewRootCommandAs(executable, stdout, stderr)
 	root.PersistentPreRun = func(*cobra.Command, []string) { crlog.SetLogger(logging.CommandLine(stderr)) }
 	root.AddCommand(newVersionCommand(stdout, version.Get()))
 	return root

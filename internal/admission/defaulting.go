@@ -11,14 +11,7 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
-	"github.com/dgdr-operator/dgdr-operator/internal/candidates"
-)
-
-// Defaults materialized by admission (SPEC §4.1).
-const (
-	DefaultInputTokens  int32 = 1024
-	DefaultOutputTokens int32 = 128
-	DefaultConcurrency  int32 = 10
+	"github.com/dgdr-operator/dgdr-operator/internal/specdefaults"
 )
 
 // DefaultingOptions carries what defaulting needs from the operator configuration and the
@@ -156,21 +149,10 @@ func Default(dgdr *v1beta2.DynamoGraphDeploymentRequest, opts DefaultingOptions)
 		spec.Recommendation = &v1beta2.RecommendationSpec{}
 	}
 	if spec.Recommendation.MaxCandidates == nil {
-		spec.Recommendation.MaxCandidates = ptr.To(int32(candidates.DefaultMaxCandidates(spec)))
+		spec.Recommendation.MaxCandidates = ptr.To(int32(specdefaults.MaxCandidatesFor(spec)))
 	}
 	return errs
 }
-
-// Capture defaults (spec.deployment.capture.rotation).
-const (
-	DefaultCaptureMaxSegmentMiB int32 = 64
-)
-
-// Research defaults (spec.research, spec.deployment.replaceMargin).
-const (
-	DefaultResearchMinRequests int32 = 100
-	DefaultReplaceMargin             = "10%"
-)
 
 // defaultResearch materializes the window (the interval), minRequests and the deployment's
 // replaceMargin of a request that sets research.
@@ -183,10 +165,10 @@ func defaultResearch(spec *v1beta2.DynamoGraphDeploymentRequestSpec) {
 		r.WindowMinutes = ptr.To(r.IntervalMinutes)
 	}
 	if r.MinRequests == nil {
-		r.MinRequests = ptr.To(DefaultResearchMinRequests)
+		r.MinRequests = ptr.To(specdefaults.ResearchMinRequests)
 	}
 	if spec.Deployment.ReplaceMargin == "" {
-		spec.Deployment.ReplaceMargin = DefaultReplaceMargin
+		spec.Deployment.ReplaceMargin = specdefaults.ReplaceMargin
 	}
 }
 
@@ -203,7 +185,7 @@ func defaultCapture(c *v1beta2.CaptureSpec) {
 		c.Rotation = &v1beta2.CaptureRotation{}
 	}
 	if c.Rotation.MaxSegmentMiB == nil {
-		c.Rotation.MaxSegmentMiB = ptr.To(DefaultCaptureMaxSegmentMiB)
+		c.Rotation.MaxSegmentMiB = ptr.To(specdefaults.CaptureMaxSegmentMiB)
 	}
 }
 
@@ -223,12 +205,12 @@ func isEmptyStatic(s *v1beta2.StaticWorkload) bool {
 
 func completeStatic(s *v1beta2.StaticWorkload) {
 	if s.InputTokens == nil {
-		s.InputTokens = ptr.To(DefaultInputTokens)
+		s.InputTokens = ptr.To(specdefaults.InputTokens)
 	}
 	if s.OutputTokens == nil {
-		s.OutputTokens = ptr.To(DefaultOutputTokens)
+		s.OutputTokens = ptr.To(specdefaults.OutputTokens)
 	}
 	if s.Load == nil {
-		s.Load = &v1beta2.LoadSpec{Concurrency: ptr.To(DefaultConcurrency)}
+		s.Load = &v1beta2.LoadSpec{Concurrency: ptr.To(specdefaults.Concurrency)}
 	}
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/internal/pricing"
 )
 
@@ -487,14 +488,14 @@ func gpuSpec(spec *v1beta2.DynamoGraphDeploymentRequestSpec) *v1beta2.GPUSpec {
 }
 
 var targetNames = map[v1beta2.ObjectiveTarget]string{
-	v1beta2.TargetThroughput:        "throughput",
-	v1beta2.TargetThroughputPerGPU:  "throughput_per_gpu",
-	v1beta2.TargetThroughputPerUser: "throughput_per_user",
-	v1beta2.TargetGoodput:           "goodput",
-	v1beta2.TargetGoodputPerGPU:     "goodput_per_gpu",
-	v1beta2.TargetTTFT:              "ttft",
-	v1beta2.TargetE2ELatency:        "e2e_latency",
-	v1beta2.TargetPareto:            "pareto",
+	v1beta2.TargetThroughput:        output.TargetThroughput,
+	v1beta2.TargetThroughputPerGPU:  output.TargetThroughputPerGPU,
+	v1beta2.TargetThroughputPerUser: output.TargetThroughputPerUser,
+	v1beta2.TargetGoodput:           output.TargetGoodput,
+	v1beta2.TargetGoodputPerGPU:     output.TargetGoodputPerGPU,
+	v1beta2.TargetTTFT:              output.TargetTTFT,
+	v1beta2.TargetE2ELatency:        output.TargetE2ELatency,
+	v1beta2.TargetPareto:            output.TargetPareto,
 }
 
 // TargetName maps a typed objective target to AISimulate's optimization.target.
@@ -504,5 +505,11 @@ func TargetName(t v1beta2.ObjectiveTarget) (string, bool) {
 }
 
 func targetValues() []string {
-	return []string{"throughput", "throughputPerGpu", "throughputPerUser", "goodput", "goodputPerGpu", "ttft", "e2eLatency", "pareto"}
+	targets := []v1beta2.ObjectiveTarget{v1beta2.TargetThroughput, v1beta2.TargetThroughputPerGPU, v1beta2.TargetThroughputPerUser,
+		v1beta2.TargetGoodput, v1beta2.TargetGoodputPerGPU, v1beta2.TargetTTFT, v1beta2.TargetE2ELatency, v1beta2.TargetPareto}
+	values := make([]string, len(targets))
+	for i, t := range targets {
+		values[i] = string(t)
+	}
+	return values
 }

@@ -3,6 +3,7 @@ package aisimulate_test
 import (
 	"bytes"
 	"encoding/json"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,8 +17,10 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/config/crd"
 	"github.com/dgdr-operator/dgdr-operator/internal/admission"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/internal/pricing"
 	"github.com/dgdr-operator/dgdr-operator/internal/testing/builders"
 	"github.com/dgdr-operator/dgdr-operator/internal/testing/golden"
@@ -492,5 +495,51 @@ func TestToYAMLWritesFloatsPyYAMLReads(t *testing.T) {
 		if string(got) != want {
 			t.Errorf("ToYAML(%s) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestAPIBackendsAreTheDocumentsBackends: spec.backends lowers to engine.backend as written, so
+// the API's backends (its constants and the CRD's enum) are the documents' backends, in order.
+func TestAPIBackendsAreTheDocumentsBackends(t *testing.T) {
+	api := []string{string(v1beta2.BackendVLLM), string(v1beta2.BackendSGLang), string(v1beta2.BackendTRTLLM)}
+	if diff := cmp.Diff(output.BackendNames(), api); diff != "" {
+		t.Errorf("the API's backend constants (-documents +API):\n%s", diff)
+	}
+	data, err := fs.ReadFile(crd.Files, "bases/nvidia.com_dynamographdeploymentrequests.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Spec struct {
+			Versions []struct {
+				Name   string
+				Schema struct {
+					OpenAPIV3Schema struct {
+						Properties map[string]struct {
+							Properties map[string]struct {
+								Items struct{ Enum []string }
+							}
+						}
+					} `json:"openAPIV3Schema"`
+				}
+			}
+		}
+	}
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, v := range doc.Spec.Versions {
+		if v.Name != v1beta2.GroupVersion.Version {
+			continue
+		}
+		found = true
+		enum := v.Schema.OpenAPIV3Schema.Properties["spec"].Properties["backends"].Items.Enum
+		if diff := cmp.Diff(output.BackendNames(), enum); diff != "" {
+			t.Errorf("the CRD's spec.backends enum (-documents +CRD):\n%s", diff)
+		}
+	}
+	if !found {
+		t.Fatalf("the CRD has no version %s", v1beta2.GroupVersion.Version)
 	}
 }

@@ -1,6 +1,10 @@
 package aisimulate
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
+)
 
 // The root model's validator: aisimulate/config/cli.py
 // CoreRecommendationConfig._validate_cross_component.
@@ -111,7 +115,7 @@ func (c *checker) strictSLARule() *Problem {
 // min_gpus need an SLA bound.
 func (c *checker) goodputTargetRule() *Problem {
 	switch c.v.target() {
-	case "goodput", "goodput_per_gpu", "min_gpus":
+	case output.TargetGoodput, output.TargetGoodputPerGPU, output.TargetMinGPUs:
 		if !c.v.hasSLABound() {
 			return problemf([]string{"optimization", "target"}, "optimization target %s needs at least one SLA bound in evaluation.sla", c.v.target())
 		}
@@ -123,7 +127,7 @@ func (c *checker) goodputTargetRule() *Problem {
 // at one concurrency or one request rate (constant_rate, poisson); with a request rate it needs
 // min_goodput_rps, at most that rate.
 func (c *checker) minGPUsRule() *Problem {
-	if c.v.target() != "min_gpus" {
+	if c.v.target() != output.TargetMinGPUs {
 		return nil
 	}
 	if c.v.traffic == nil {

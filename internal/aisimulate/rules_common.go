@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 )
 
 // The validators of aisimulate/config/common.py: the domain models, the field validators of plain
@@ -236,7 +238,7 @@ func (c *checker) optimizationHardwareRule() *Problem {
 
 // minGoodputTargetRule: common.py OptimizationConfig._validate_min_goodput.
 func (c *checker) minGoodputTargetRule() *Problem {
-	if set(c.v.constraints, "min_goodput_rps") && c.v.target() != "min_gpus" {
+	if set(c.v.constraints, "min_goodput_rps") && c.v.target() != output.TargetMinGPUs {
 		return problemf([]string{"optimization", "constraints", "min_goodput_rps"}, "min_goodput_rps is only supported with the target min_gpus, not %s", c.v.target())
 	}
 	return nil

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 )
 
 // The validators of aisimulate/config/engine.py: the engine section's models, their workers and
@@ -471,7 +473,7 @@ func (c *checker) fpmProfileRule() *Problem {
 	if profile["model"] != c.v.engine["model"] {
 		return problem("engine.model must match engine.fpm_profile.model", "engine", "fpm_profile", "model")
 	}
-	if b := c.v.backends(); len(b) != 1 || b[0] != "vllm" {
+	if b := c.v.backends(); len(b) != 1 || b[0] != output.BackendVLLM {
 		return problem("FPM profiles support only the backend vllm", "engine", "backend")
 	}
 	if slices.Contains(c.v.modes(), "afd") {
@@ -480,7 +482,7 @@ func (c *checker) fpmProfileRule() *Problem {
 	if set(c.v.workers, "encoder") {
 		return problem("FPM profiles do not support an analytical encoder pool", "engine", "workers", "encoder")
 	}
-	version := requestedBackendVersion(c.v.engine["backend_version"], "vllm")
+	version := requestedBackendVersion(c.v.engine["backend_version"], output.BackendVLLM)
 	switch strings.TrimSpace(version) {
 	case "", "current", "previous", "next":
 		return problem("engine.fpm_profile requires a literal engine.backend_version for vllm", "engine", "backend_version")
@@ -665,7 +667,7 @@ func (c *checker) hostOffloadRule() *Problem {
 	if mode, _ := c.v.engine["mode"].(string); mode != "aggregated" && mode != "disaggregated" {
 		return problem("host_offload recommendation requires the concrete mode aggregated or disaggregated (not a domain, not omitted)", "engine", "mode")
 	}
-	if backend, _ := c.v.engine["backend"].(string); backend != "vllm" {
+	if backend, _ := c.v.engine["backend"].(string); backend != output.BackendVLLM {
 		return problem("host_offload recommendation requires the concrete backend vllm (not a domain, not omitted)", "engine", "backend")
 	}
 	for _, role := range configured {
@@ -741,7 +743,7 @@ func (c *checker) speculationRule() *Problem {
 		return problem("speculation cannot be combined with nextn or nextn_accepted", at...)
 	}
 	backends := c.v.backends()
-	if slices.ContainsFunc(backends, func(b string) bool { return b != "vllm" }) {
+	if slices.ContainsFunc(backends, func(b string) bool { return b != output.BackendVLLM }) {
 		return problemf(at, "ngram speculation requires the backend vllm only, not %s", strings.Join(backends, ", "))
 	}
 	if slices.Contains(c.v.modes(), "afd") {
@@ -765,7 +767,7 @@ func (c *checker) speculationRule() *Problem {
 // blockSizeRule: engine.py _validate_backend_block_sizes: unless the backend domain has sglang,
 // the KV block size domain of every worker a mode uses has a value >= 2 (vLLM and TensorRT-LLM).
 func (c *checker) blockSizeRule() *Problem {
-	if slices.Contains(c.v.backends(), "sglang") {
+	if slices.Contains(c.v.backends(), output.BackendSGLang) {
 		return nil
 	}
 	modes := c.v.modes()

@@ -3,6 +3,8 @@ package aisimulate
 import (
 	"slices"
 	"strconv"
+
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 )
 
 // The CLI's compile step: aisimulate/recommend.py recommendation_to_sweeper (the Sweeper models it
@@ -35,7 +37,7 @@ func (c *checker) compileAdaptersRule() *Problem {
 		return problem("analytical EPD (engine.workers.encoder) requires --stack engine without adapter sections", adapters[0])
 	case set(c.v.engine, "speculation"):
 		return problem("ngram speculation (engine.speculation) requires --stack engine without adapter sections", adapters[0])
-	case c.v.target() == "min_gpus":
+	case c.v.target() == output.TargetMinGPUs:
 		return problem("min_gpus requires static engine pools without adapter sections", adapters[0])
 	}
 	return nil

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 )
 
 // The compile step's Sweeper models: aisimulate/sweeper/config.py, validated by
@@ -140,7 +142,7 @@ func (c *checker) compileBackendVersionRule() *Problem {
 // compileMinGPUsEPDRule: sweeper/config.py SmartSearchConfig._validate_min_gpus: an analytical
 // encoder pool cannot enforce min_goodput_rps.
 func (c *checker) compileMinGPUsEPDRule() *Problem {
-	if c.v.target() == "min_gpus" && set(c.v.workers, "encoder") && set(c.v.constraints, "min_goodput_rps") {
+	if c.v.target() == output.TargetMinGPUs && set(c.v.workers, "encoder") && set(c.v.constraints, "min_goodput_rps") {
 		return problem("analytical EPD cannot enforce min_goodput_rps", "optimization", "constraints", "min_goodput_rps")
 	}
 	return nil
@@ -160,11 +162,11 @@ func (c *checker) compileEPDRule() *Problem {
 		return problem("the encoder backend_version requires a single backend in engine.backend", "engine", "workers", "encoder", "backend_version")
 	}
 	switch c.v.target() {
-	case "goodput", "goodput_per_gpu":
+	case output.TargetGoodput, output.TargetGoodputPerGPU:
 		return problemf([]string{"optimization", "target"}, "analytical EPD supports aggregate strict_sla, not per-request goodput (target %s)", c.v.target())
 	}
 	strict, _ := c.v.optimization["strict_sla"].(bool)
-	if set(mapOf(c.v.doc["evaluation"]), "sla") && !strict && c.v.target() != "min_gpus" {
+	if set(mapOf(c.v.doc["evaluation"]), "sla") && !strict && c.v.target() != output.TargetMinGPUs {
 		return problem("analytical EPD scores an SLA only in aggregate: set optimization.strict_sla: true (or drop evaluation.sla)", "optimization", "strict_sla")
 	}
 	return nil

@@ -287,17 +287,27 @@ func Parallelism(p *output.PredictionConfig) (string, error) {
 }
 
 // CandidateKey is the key of a Candidate of a request with spec: the one its verification records
-// observations under and the reporter looks corrections up by.
+// observations under and the reporter looks corrections up by (PredictionKey of its parameters).
 func CandidateKey(spec *v1beta2.DynamoGraphDeploymentRequestSpec, c *v1beta2.DynamoGraphDeploymentCandidate) (Key, error) {
 	var p output.PredictionConfig
 	if err := json.Unmarshal(c.Spec.Parameters.Raw, &p); err != nil {
 		return Key{}, fmt.Errorf("spec.parameters of Candidate %s: %w", c.Name, err)
 	}
-	par, err := Parallelism(&p)
+	k, err := PredictionKey(spec, c.Spec.Backend, c.Spec.Mode, &p)
 	if err != nil {
 		return Key{}, fmt.Errorf("spec.parameters of Candidate %s: %w", c.Name, err)
 	}
-	k := Key{Backend: string(c.Spec.Backend), Model: spec.Model.Name, Mode: string(c.Spec.Mode), Parallelism: par}
+	return k, nil
+}
+
+// PredictionKey is the key of a deployment of backend and mode whose prediction configuration is
+// p, of a request with spec.
+func PredictionKey(spec *v1beta2.DynamoGraphDeploymentRequestSpec, backend v1beta2.Backend, mode v1beta2.DeploymentMode, p *output.PredictionConfig) (Key, error) {
+	par, err := Parallelism(p)
+	if err != nil {
+		return Key{}, err
+	}
+	k := Key{Backend: string(backend), Model: spec.Model.Name, Mode: string(mode), Parallelism: par}
 	if h := spec.Hardware; h != nil && h.GPU != nil {
 		k.System = h.GPU.SKU
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
+	"github.com/dgdr-operator/dgdr-operator/internal/searchoutput"
 )
 
 // TruncatedMarker starts the line that ends a file of the artifacts that was cut to fit
@@ -23,7 +24,7 @@ const TruncatedMarker = "#dgdr-operator:truncated"
 
 // MaxArtifactBytes bounds what one kept file may decompress to: the reporter keeps at most the
 // output's caps of a file, so anything larger was not written by it.
-const MaxArtifactBytes = max(jobcontract.MaxRecommendationBytes, jobcontract.MaxEventsBytes)
+const MaxArtifactBytes = max(searchoutput.MaxRecommendationBytes, searchoutput.MaxEventsBytes)
 
 // ErrNotKept is File's error for a file the Run's artifacts do not hold.
 var ErrNotKept = errors.New("not kept")

@@ -16,11 +16,12 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/internal/calibration"
-	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 	"github.com/dgdr-operator/dgdr-operator/internal/pricing"
 	"github.com/dgdr-operator/dgdr-operator/internal/render"
 	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
+	"github.com/dgdr-operator/dgdr-operator/internal/searchoutput"
+	"github.com/dgdr-operator/dgdr-operator/internal/specdefaults"
 )
 
 // View names of recommendation.json.
@@ -53,21 +54,12 @@ func Pareto(spec *v1beta2.DynamoGraphDeploymentRequestSpec) bool {
 	return spec.Objective != nil && spec.Objective.Target == v1beta2.TargetPareto
 }
 
-// DefaultMaxCandidates is spec.recommendation.maxCandidates when unset: the whole Pareto front up
-// to output.DefaultParetoMaxCandidates for a Pareto target, else output.DefaultMaxCandidates.
-func DefaultMaxCandidates(spec *v1beta2.DynamoGraphDeploymentRequestSpec) int {
-	if Pareto(spec) {
-		return output.DefaultParetoMaxCandidates
-	}
-	return output.DefaultMaxCandidates
-}
-
-// MaxCandidates is the Run's spec.recommendation.maxCandidates, or DefaultMaxCandidates.
+// MaxCandidates is the Run's spec.recommendation.maxCandidates, or its default.
 func MaxCandidates(run *v1beta2.DynamoGraphDeploymentRun) int {
 	if rs := run.Spec.Recommendation; rs != nil && rs.MaxCandidates != nil && *rs.MaxCandidates > 0 {
 		return int(*rs.MaxCandidates)
 	}
-	return DefaultMaxCandidates(&run.Spec)
+	return specdefaults.MaxCandidatesFor(&run.Spec)
 }
 
 // ViewName is the view recommendation.json ranks its candidates in.
@@ -76,6 +68,20 @@ func ViewName(s *output.SweepResult) string {
 		return ViewParetoFront
 	}
 	return ViewTopN
+}
+
+// ReadResult reads recommendation.json of the output directory dir through the output caps
+// (searchoutput.ReadCapped, at most searchoutput.MaxRecommendationBytes).
+func ReadResult(dir string) (*output.SweepResult, error) {
+	data, err := searchoutput.ReadCapped(filepath.Join(dir, output.RecommendationFile), output.RecommendationFile, searchoutput.MaxRecommendationBytes)
+	if err != nil {
+		return nil, err
+	}
+	sweep, err := output.ParseSweepResult(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", output.RecommendationFile, err)
+	}
+	return sweep, nil
 }
 
 // FromOutput returns the Candidates the reporter publishes for run from the search output in
@@ -140,7 +146,7 @@ func FrontObjectives(rec *output.Candidate) (perGPU, perUser float64) {
 // FromResult builds the Candidates of sweep (recommendation.json of the output directory dir) in
 // view order, at most MaxCandidates(run): the first ones of a top_n view, a spread of a Pareto
 // front (selectFromView). Each configuration is read through the output caps; a file that breaks
-// them is an OutputRejectedError.
+// them is a searchoutput.RejectedError.
 func FromResult(run *v1beta2.DynamoGraphDeploymentRun, dir string, sweep *output.SweepResult, o Options) ([]v1beta2.DynamoGraphDeploymentCandidate, error) {
 	sel, err := selectFromView(sweep, MaxCandidates(run))
 	if err != nil {
@@ -157,17 +163,17 @@ func FromResult(run *v1beta2.DynamoGraphDeploymentRun, dir string, sweep *output
 		path := output.RecommendationPath(dir, s.index)
 		if i == 0 {
 			var err error
-			if recs, err = openRecommendations(dir); err != nil {
-				if IsOutputRejected(err) {
+			if recs, err = searchoutput.OpenSubdir(dir, output.RecommendationsDir); err != nil {
+				if searchoutput.IsRejected(err) {
 					return nil, err
 				}
 				return nil, fmt.Errorf("reading the configuration of %s: %w", id, err)
 			}
 			defer recs.Close()
 		}
-		data, err := readCappedIn(recs, filepath.Base(path), rel(dir, path), jobcontract.MaxConfigurationBytes)
+		data, err := searchoutput.ReadCappedIn(recs, filepath.Base(path), searchoutput.Rel(dir, path), searchoutput.MaxConfigurationBytes)
 		if err != nil {
-			if IsOutputRejected(err) {
+			if searchoutput.IsRejected(err) {
 				return nil, err
 			}
 			return nil, fmt.Errorf("reading the configuration of %s: %w", id, err)
@@ -224,18 +230,19 @@ func setParetoRole(c *v1beta2.DynamoGraphDeploymentCandidate, role v1beta2.Paret
 }
 
 // Render builds the Candidate of rank of the record rec whose configuration is doc, predicted by
-// prov and ranked in view.
+// prov and ranked in view. The configuration is decoded here once (render.Decode); the renderer
+// and the calibration read the typed document.
 func Render(run *v1beta2.DynamoGraphDeploymentRun, prov output.Provenance, view string, rec *output.Candidate, doc map[string]any, rank int, o Options) (*v1beta2.DynamoGraphDeploymentCandidate, error) {
 	name := naming.CandidateName(run.Name, rec.CandidateID)
-	dgd, sum, err := render.Render(doc, render.RunOptions(run, name, o.RuntimeImages, o.GPUsPerNode, o.PlannerImage))
+	params, typed, err := render.Decode(doc)
+	if err != nil {
+		return nil, fmt.Errorf("rendering: %w", err)
+	}
+	dgd, sum, err := render.RenderPrediction(typed, render.RunOptions(run, name, o.RuntimeImages, o.GPUsPerNode, o.PlannerImage))
 	if err != nil {
 		return nil, fmt.Errorf("rendering: %w", err)
 	}
 	gd, err := json.Marshal(dgd)
-	if err != nil {
-		return nil, err
-	}
-	params, err := json.Marshal(doc)
 	if err != nil {
 		return nil, err
 	}
@@ -290,9 +297,9 @@ func Render(run *v1beta2.DynamoGraphDeploymentRun, prov output.Provenance, view 
 	}
 	// So is the calibrated prediction, from the corrections the Run recorded.
 	if run.Status.Calibration != nil {
-		key, err := calibration.CandidateKey(&run.Spec, c)
+		key, err := calibration.PredictionKey(&run.Spec, c.Spec.Backend, c.Spec.Mode, typed)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("spec.parameters of Candidate %s: %w", c.Name, err)
 		}
 		c.Status.Calibration = calibration.Apply(run.Status.Calibration, key.Backend, key.Mode, key.Parallelism, metrics)
 	}

@@ -21,13 +21,13 @@ func Metrics(rec *output.Candidate) *v1beta2.CandidateMetrics {
 	}
 	m := &v1beta2.CandidateMetrics{
 		Score:             copyFloat(rec.Score),
-		TTFTMs:            get("mean_ttft_ms"),
-		ITLMs:             get("mean_itl_ms", "mean_tpot_ms"),
-		E2EMs:             get("mean_e2e_latency_ms"),
-		Throughput:        get("output_throughput_tok_s"),
-		ThroughputPerGPU:  get("output_throughput_tok_s_per_gpu"),
-		ThroughputPerUser: get("mean_output_token_throughput_per_user"),
-		RequestsPerSecond: get("request_throughput_rps"),
+		TTFTMs:            get(output.KeyMeanTTFT),
+		ITLMs:             get(output.KeyMeanITL, output.KeyMeanTPOT),
+		E2EMs:             get(output.KeyMeanE2ELatency),
+		Throughput:        get(output.KeyOutputThroughput),
+		ThroughputPerGPU:  get(output.KeyOutputThroughputPerGPU),
+		ThroughputPerUser: get(output.KeyThroughputPerUser),
+		RequestsPerSecond: get(output.KeyRequestThroughput),
 		GPUs:              int32(rec.UsedGPUs),
 	}
 	if m.ThroughputPerGPU == nil && m.Throughput != nil && rec.UsedGPUs > 0 {
@@ -84,8 +84,8 @@ func errorBand(b *output.ErrorBand) *v1beta2.MetricsErrorBand {
 		}
 		return nil, nil
 	}
-	out.TTFTPct, out.TTFTP80Pct = pick("ttft_ms")
-	out.ITLPct, out.ITLP80Pct = pick("itl_ms", "tpot_ms")
+	out.TTFTPct, out.TTFTP80Pct = pick(output.DistTTFT)
+	out.ITLPct, out.ITLP80Pct = pick(output.DistITL, output.DistTPOT)
 	if out.TTFTPct == nil && out.ITLPct == nil {
 		return nil
 	}

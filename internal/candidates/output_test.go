@@ -14,6 +14,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/candidates"
 	"github.com/dgdr-operator/dgdr-operator/internal/candidates/outputtest"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
+	"github.com/dgdr-operator/dgdr-operator/internal/searchoutput"
 )
 
 var testImages = map[string]string{
@@ -30,7 +31,7 @@ func offlineRun() *v1beta2.DynamoGraphDeploymentRun {
 }
 
 // TestOutputCaps breaks a real search output in each way the output contract forbids: the
-// reader refuses it with an OutputRejectedError naming the file (and the cap), without reading
+// reader refuses it with a searchoutput.RejectedError naming the file (and the cap), without reading
 // it whole, following a link, or blocking on a FIFO.
 func TestOutputCaps(t *testing.T) {
 	const gib = 1 << 30
@@ -43,7 +44,7 @@ func TestOutputCaps(t *testing.T) {
 			outputtest.Sparse(t, filepath.Join(dir, output.RecommendationFile), gib)
 		}, []string{"recommendation.json is 1073741824 bytes", "cap of 32 MiB"}},
 		{"recommendation.json one byte over the cap", func(t *testing.T, dir string) {
-			outputtest.Sparse(t, filepath.Join(dir, output.RecommendationFile), jobcontract.MaxRecommendationBytes+1)
+			outputtest.Sparse(t, filepath.Join(dir, output.RecommendationFile), searchoutput.MaxRecommendationBytes+1)
 		}, []string{"recommendation.json is 33554433 bytes"}},
 		{"recommendation.json links to /dev/zero", func(t *testing.T, dir string) {
 			outputtest.Symlink(t, "/dev/zero", filepath.Join(dir, output.RecommendationFile))
@@ -98,9 +99,9 @@ func TestOutputCaps(t *testing.T) {
 			cands, err := candidates.FromOutput(offlineRun(), dir, candidates.Options{RuntimeImages: testImages})
 			var after runtime.MemStats
 			runtime.ReadMemStats(&after)
-			var rejected *candidates.OutputRejectedError
+			var rejected *searchoutput.RejectedError
 			if !errors.As(err, &rejected) {
-				t.Fatalf("err = %v (%d candidates), want an OutputRejectedError", err, len(cands))
+				t.Fatalf("err = %v (%d candidates), want a searchoutput.RejectedError", err, len(cands))
 			}
 			if rejected.ExitCode() != jobcontract.ReporterExitOutputRejected {
 				t.Errorf("exit code %d", rejected.ExitCode())

@@ -70,9 +70,9 @@ const (
 // DefaultRuntimeImages are the runtime images of the Dynamo release this operator is tested with
 // (the release of DefaultPlannerImage).
 var DefaultRuntimeImages = map[string]string{
-	"vllm":   "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.6.1",
-	"sglang": "nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.6.1",
-	"trtllm": "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.6.1",
+	output.BackendVLLM:   "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.6.1",
+	output.BackendSGLang: "nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.6.1",
+	output.BackendTRTLLM: "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.6.1",
 }
 
 // DefaultSearchCommand runs AISimulate's recommend command.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 )
 
 // Reason says why a Decision came out as it did.
@@ -33,7 +34,7 @@ type Point struct {
 	// Name names the deployment in the message (a Candidate's name).
 	Name string
 	// Metrics is the flat report (mean_tpot_ms, gpu_hours, ...); nil for no report.
-	Metrics map[string]float64
+	Metrics output.Report
 }
 
 // Input is what the gate compares.
@@ -64,68 +65,193 @@ type Decision struct {
 	Message string
 }
 
-// Decide compares the candidate with the baseline. The candidate replaces the baseline when it
-// meets the SLA and either the baseline misses it or the candidate's objective beats the
-// baseline's by the margin: n ≥ b·(1+m) and n > b for a maximized target, n ≤ b·(1−m) and
-// n < b for a minimized one (b ≥ 0) (the strict half keeps equal deployments from replacing each other
-// at margin 0). For pareto the candidate must beat the baseline by the margin on throughput
-// per GPU and be no worse on throughput per user.
+// Decide compares the candidate with the baseline by their replay reports, scored as AISimulate
+// scores a report (output.Objective, the per-GPU targets over the time-averaged GPU count). The
+// candidate replaces the baseline when it meets the SLA and either the baseline misses it or
+// the candidate's objective beats the baseline's by the margin: n ≥ b·(1+m) and n > b for a
+// maximized target, n ≤ b·(1−m) and n < b for a minimized one (b ≥ 0) (the strict half keeps
+// equal deployments from replacing each other at margin 0). For pareto the candidate must beat
+// the baseline by the margin on throughput per GPU and be no worse on throughput per user.
 func Decide(in Input) (Decision, error) {
-	if in.Target == "" {
-		in.Target = v1beta2.TargetThroughput
-	}
-	target, ok := aisimulate.TargetName(in.Target)
-	if !ok {
-		return Decision{}, fmt.Errorf("spec.objective.target: unsupported value %q", in.Target)
-	}
-	if !(in.Margin >= 0 && in.Margin < 1) {
-		return Decision{}, fmt.Errorf("margin: must be in [0, 1), got %v", in.Margin)
+	objectives, err := check(in.Target, in.Margin)
+	if err != nil {
+		return Decision{}, err
 	}
 	if in.Candidate.Metrics == nil {
 		return Decision{}, fmt.Errorf("candidate.metrics: required")
 	}
-	objectives := []string{target}
-	if target == Pareto {
-		objectives = ParetoObjectives
-	}
-	cand, err := values(in.Candidate.Metrics, objectives)
-	if err != nil {
-		return Decision{}, err
-	}
-	d := Decision{CandidateObjective: &cand[0]}
-	if in.Baseline.Metrics == nil {
-		d.Improvement, d.Reason = metav1.ConditionUnknown, BaselineUnavailable
-		d.Message = fmt.Sprintf("no baseline prediction of deployed %s; candidate %s %s", in.Baseline.Name, in.Candidate.Name, quantities(objectives, cand))
-		return d, nil
-	}
-	base, err := values(in.Baseline.Metrics, objectives)
-	if err != nil {
-		return Decision{}, err
-	}
-	d.BaselineObjective = &base[0]
-	// One objective: its unit once, after the candidate's number; pareto: after every number.
-	baseText := number(base[0])
-	if len(objectives) > 1 {
-		baseText = quantities(objectives, base)
-	}
-	compared := fmt.Sprintf("candidate %s %s vs deployed %s %s", in.Candidate.Name, quantities(objectives, cand), in.Baseline.Name, baseText)
 	sla := fromSpec(in.SLA)
-	if sla.Any() {
-		if v := SLAViolations(in.Candidate.Metrics, sla); len(v) > 0 {
-			d.Improvement, d.Reason = metav1.ConditionFalse, BaselineStillBest
-			d.Message = fmt.Sprintf("candidate %s misses the SLA (%s); deployed %s stays", in.Candidate.Name, strings.Join(v, "; "), in.Baseline.Name)
-			return d, nil
-		}
-		if v := SLAViolations(in.Baseline.Metrics, sla); len(v) > 0 {
-			d.Improvement, d.Reason = metav1.ConditionTrue, BaselineMissesSLA
-			d.Message = fmt.Sprintf("deployed %s misses the SLA under this traffic (%s), candidate %s meets it: %s",
-				in.Baseline.Name, strings.Join(v, "; "), in.Candidate.Name, compared)
-			return d, nil
+	cand, err := reportSide(in.Candidate, objectives, sla)
+	if err != nil {
+		return Decision{}, err
+	}
+	base := side{name: in.Baseline.Name}
+	if in.Baseline.Metrics != nil {
+		if base, err = reportSide(in.Baseline, objectives, sla); err != nil {
+			return Decision{}, err
 		}
 	}
-	better := beats(cand[0], base[0], Maximized(objectives[0]), in.Margin)
+	return decide(objectives, in.Margin, base, cand), nil
+}
+
+// Deployment is one deployment DecideMetrics compares, by its published metrics: a Candidate's
+// status.metrics, or a Run's status.baseline.
+type Deployment struct {
+	// Name names the deployment in the message (a Candidate's name).
+	Name string
+	// Metrics are the deployment's published metrics; nil when there is no prediction.
+	Metrics *v1beta2.CandidateMetrics
+	// MeanTPOTMs is the mean time per output token, which AISimulate's SLA check compares with
+	// the ITL bound (a baseline's status.baseline.meanTpotMs); nil compares metrics.itlMs, the
+	// latency a Candidate publishes.
+	MeanTPOTMs *float64
+}
+
+// MetricsInput is what DecideMetrics compares.
+type MetricsInput struct {
+	// Target is the search's spec.objective.target (throughput when empty).
+	Target v1beta2.ObjectiveTarget
+	// SLA is the search's spec.sla; nil for none.
+	SLA *v1beta2.SLASpec
+	// Baseline is the deployed candidate predicted under the re-search's traffic.
+	Baseline Deployment
+	// Candidate is the re-search's best candidate (rank 1).
+	Candidate Deployment
+	// Margin is the fraction by which the candidate must beat the baseline, in [0, 1).
+	Margin float64
+}
+
+// DecideMetrics is Decide on two deployments' published metrics, which hold each objective as
+// the recommender computed it: throughput, throughput per GPU and per user, the mean TTFT and
+// E2E latency, and for a goodput target the score (goodput is not among the published metrics,
+// and a score is the objective of the search's target). A missing latency reads as having no
+// samples, a missing throughput as 0, as AISimulate reads a report.
+func DecideMetrics(in MetricsInput) (Decision, error) {
+	objectives, err := check(in.Target, in.Margin)
+	if err != nil {
+		return Decision{}, err
+	}
+	if in.Candidate.Metrics == nil {
+		return Decision{}, fmt.Errorf("candidate.metrics: required")
+	}
+	sla := fromSpec(in.SLA)
+	cand, base := metricsSide(in.Candidate, objectives, sla), side{name: in.Baseline.Name}
+	if in.Baseline.Metrics != nil {
+		base = metricsSide(in.Baseline, objectives, sla)
+	}
+	return decide(objectives, in.Margin, base, cand), nil
+}
+
+// check resolves the target to the objectives it compares (AISimulate's names; pareto's two)
+// and checks the margin.
+func check(t v1beta2.ObjectiveTarget, margin float64) ([]string, error) {
+	if t == "" {
+		t = v1beta2.TargetThroughput
+	}
+	target, ok := aisimulate.TargetName(t)
+	if !ok {
+		return nil, fmt.Errorf("spec.objective.target: unsupported value %q", t)
+	}
+	if !(margin >= 0 && margin < 1) {
+		return nil, fmt.Errorf("margin: must be in [0, 1), got %v", margin)
+	}
+	if target == output.TargetPareto {
+		return output.ParetoObjectives, nil
+	}
+	return []string{target}, nil
+}
+
+// side is one deployment as the gate weighs it: its objectives (nil without a prediction) and
+// how it misses the SLA.
+type side struct {
+	name       string
+	objectives []float64
+	violations []string
+}
+
+func reportSide(p Point, objectives []string, sla SLA) (side, error) {
+	s := side{name: p.Name, objectives: make([]float64, len(objectives))}
+	for i, t := range objectives {
+		v, err := output.Objective(t, p.Metrics, output.GPUs{Basis: output.TimeAveragedGPUs})
+		if err != nil {
+			return side{}, fmt.Errorf("spec.objective.target: %w", err)
+		}
+		s.objectives[i] = v
+	}
+	if sla.Any() {
+		s.violations = SLAViolations(p.Metrics, sla)
+	}
+	return s, nil
+}
+
+func metricsSide(d Deployment, objectives []string, sla SLA) side {
+	s := side{name: d.Name, objectives: make([]float64, len(objectives))}
+	for i, t := range objectives {
+		s.objectives[i] = metricsObjective(d.Metrics, t)
+	}
+	if sla.Any() {
+		s.violations = metricsSLAViolations(d, sla)
+	}
+	return s
+}
+
+// metricsObjective is the raw objective of target among published metrics m.
+func metricsObjective(m *v1beta2.CandidateMetrics, target string) float64 {
+	or := func(v *float64, missing float64) float64 {
+		if v == nil {
+			return missing
+		}
+		return *v
+	}
+	switch target {
+	case output.TargetThroughput:
+		return or(m.Throughput, 0)
+	case output.TargetThroughputPerGPU:
+		if m.ThroughputPerGPU == nil && m.Throughput != nil && m.GPUs > 0 {
+			return *m.Throughput / float64(m.GPUs)
+		}
+		return or(m.ThroughputPerGPU, 0)
+	case output.TargetThroughputPerUser:
+		return or(m.ThroughputPerUser, 0)
+	case output.TargetGoodput, output.TargetGoodputPerGPU:
+		return or(m.Score, 0)
+	case output.TargetTTFT:
+		return or(m.TTFTMs, math.Inf(1))
+	case output.TargetE2ELatency:
+		return or(m.E2EMs, math.Inf(1))
+	}
+	return 0
+}
+
+// decide weighs the candidate against the baseline on objectives (see Decide).
+func decide(objectives []string, margin float64, base, cand side) Decision {
+	d := Decision{CandidateObjective: &cand.objectives[0]}
+	if base.objectives == nil {
+		d.Improvement, d.Reason = metav1.ConditionUnknown, BaselineUnavailable
+		d.Message = fmt.Sprintf("no baseline prediction of deployed %s; candidate %s %s", base.name, cand.name, quantities(objectives, cand.objectives))
+		return d
+	}
+	d.BaselineObjective = &base.objectives[0]
+	// One objective: its unit once, after the candidate's number; pareto: after every number.
+	baseText := number(base.objectives[0])
+	if len(objectives) > 1 {
+		baseText = quantities(objectives, base.objectives)
+	}
+	compared := fmt.Sprintf("candidate %s %s vs deployed %s %s", cand.name, quantities(objectives, cand.objectives), base.name, baseText)
+	if v := cand.violations; len(v) > 0 {
+		d.Improvement, d.Reason = metav1.ConditionFalse, BaselineStillBest
+		d.Message = fmt.Sprintf("candidate %s misses the SLA (%s); deployed %s stays", cand.name, strings.Join(v, "; "), base.name)
+		return d
+	}
+	if v := base.violations; len(v) > 0 {
+		d.Improvement, d.Reason = metav1.ConditionTrue, BaselineMissesSLA
+		d.Message = fmt.Sprintf("deployed %s misses the SLA under this traffic (%s), candidate %s meets it: %s",
+			base.name, strings.Join(v, "; "), cand.name, compared)
+		return d
+	}
+	better := beats(cand.objectives[0], base.objectives[0], maximized(objectives[0]), margin)
 	for i := 1; i < len(objectives); i++ {
-		if worse(cand[i], base[i], Maximized(objectives[i])) {
+		if worse(cand.objectives[i], base.objectives[i], maximized(objectives[i])) {
 			better = false
 		}
 	}
@@ -133,8 +259,13 @@ func Decide(in Input) (Decision, error) {
 	if better {
 		d.Improvement, d.Reason = metav1.ConditionTrue, BetterCandidate
 	}
-	d.Message = fmt.Sprintf("%s (%s, margin %s)", compared, change(cand[0], base[0]), percent(in.Margin))
-	return d, nil
+	d.Message = fmt.Sprintf("%s (%s, margin %s)", compared, change(cand.objectives[0], base.objectives[0]), percent(margin))
+	return d
+}
+
+func maximized(target string) bool {
+	t, _ := output.LookupTarget(target)
+	return t.Maximized
 }
 
 // beats says whether n beats b by the margin m in the target's direction.
@@ -154,18 +285,6 @@ func worse(n, b float64, maximized bool) bool {
 	return n > b
 }
 
-func values(report map[string]float64, objectives []string) ([]float64, error) {
-	out := make([]float64, len(objectives))
-	for i, t := range objectives {
-		v, err := Objective(report, t, 0)
-		if err != nil {
-			return nil, fmt.Errorf("spec.objective.target: %w", err)
-		}
-		out[i] = v
-	}
-	return out, nil
-}
-
 func fromSpec(s *v1beta2.SLASpec) SLA {
 	if s == nil {
 		return SLA{}
@@ -173,16 +292,10 @@ func fromSpec(s *v1beta2.SLASpec) SLA {
 	return SLA{TTFTMs: s.TTFTMs, ITLMs: s.ITLMs, E2EMs: s.E2EMs}
 }
 
-// units of each objective in a message.
-var units = map[string]string{
-	Throughput: "tok/s", ThroughputPerGPU: "tok/s/GPU", ThroughputPerUser: "tok/s/user", Goodput: "tok/s goodput",
-	GoodputPerGPU: "tok/s/GPU goodput", TTFT: "ms TTFT", E2ELatency: "ms E2E", MinGPUs: "GPUs",
-}
-
 func quantities(objectives []string, v []float64) string {
 	parts := make([]string, len(objectives))
 	for i, t := range objectives {
-		parts[i] = number(v[i]) + " " + units[t]
+		parts[i] = number(v[i]) + " " + unit(t)
 	}
 	return strings.Join(parts, ", ")
 }
@@ -194,13 +307,19 @@ func ObjectiveText(v float64, target v1beta2.ObjectiveTarget) string {
 		target = v1beta2.TargetThroughput
 	}
 	name, _ := aisimulate.TargetName(target)
-	if name == Pareto {
-		name = ParetoObjectives[0]
+	if name == output.TargetPareto {
+		name = output.ParetoObjectives[0]
 	}
-	if u := units[name]; u != "" {
+	if u := unit(name); u != "" {
 		return number(v) + " " + u
 	}
 	return number(v)
+}
+
+// unit is the unit of target's objective in messages.
+func unit(target string) string {
+	t, _ := output.LookupTarget(target)
+	return t.Unit
 }
 
 // ChangeText is n relative to b with its sign and one decimal, e.g. "+21.9%".
@@ -212,7 +331,7 @@ func number(v float64) string {
 	switch {
 	case math.IsInf(v, 1):
 		return "no samples"
-	case !finite(v):
+	case !output.Finite(v):
 		return strconv.FormatFloat(v, 'g', -1, 64)
 	case math.Abs(v) < 100:
 		return strconv.FormatFloat(v, 'g', 3, 64)
@@ -233,7 +352,7 @@ func number(v float64) string {
 
 // change is the candidate's relative change against the baseline, e.g. +21.9%.
 func change(n, b float64) string {
-	if b == 0 || !finite(b) || !finite(n) {
+	if b == 0 || !output.Finite(b) || !output.Finite(n) {
 		return "no relative change"
 	}
 	return fmt.Sprintf("%+.1f%%", (n-b)/math.Abs(b)*100)

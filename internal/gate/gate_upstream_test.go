@@ -27,8 +27,9 @@ optimizer: {max_trials: 3}
 traffic: {load: {concurrency: 8, type: concurrency}, source: {input_tokens: 512, output_tokens: 64, type: synthetic}, stop: {requests: 40}}
 `
 
-// TestRealAISimulateJudgesTheObjective: the real AISimulate is the judge of the gate's numbers.
-// A real recommend's every candidate has the score the gate computes from its metrics; predict
+// TestRealAISimulateJudgesTheObjective: the real AISimulate is the judge of the gate's numbers
+// (the scoring rule of internal/aisimulate/output the gate reads reports with, AISimulate's GPU
+// basis). A real recommend's every candidate has the score the gate computes from its metrics; predict
 // of the best candidate's recommendations/0001.yaml has the same objective, so the gate keeps it
 // against itself; and for every scalar target and three SLAs, AISimulate's score_report,
 // objective_value and aggregate_sla_violations (hack/upstream/score_judge.py) agree with the gate
@@ -44,7 +45,7 @@ func TestRealAISimulateJudgesTheObjective(t *testing.T) {
 		t.Fatal(err)
 	}
 	type scored struct {
-		metrics map[string]float64
+		metrics output.Report
 		gpus    int
 	}
 	var reports []scored
@@ -55,7 +56,7 @@ func TestRealAISimulateJudgesTheObjective(t *testing.T) {
 			continue
 		}
 		reports = append(reports, scored{c.Metrics, c.UsedGPUs})
-		got, err := gate.Score(c.Metrics, gate.ThroughputPerGPU, c.UsedGPUs)
+		got, err := output.Score(output.TargetThroughputPerGPU, c.Metrics, output.GPUs{Provisioned: c.UsedGPUs})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -75,7 +76,7 @@ func TestRealAISimulateJudgesTheObjective(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := gate.Score(pred.Report(), gate.ThroughputPerGPU, 0); !near(got, *best.Score) {
+	if got, _ := output.Score(output.TargetThroughputPerGPU, pred.Report(), output.GPUs{}); !near(got, *best.Score) {
 		t.Errorf("predict of 0001.yaml: objective %v, the candidate's score %v", got, *best.Score)
 	}
 	d, err := gate.Decide(gate.Input{Target: v1beta2.TargetThroughputPerGPU, SLA: &v1beta2.SLASpec{ITLMs: ptr.To(25.0), TTFTMs: ptr.To(300.0)},
@@ -91,8 +92,8 @@ func TestRealAISimulateJudgesTheObjective(t *testing.T) {
 	}
 	reports = append(reports,
 		scored{fixture.Report(), 1},
-		scored{map[string]float64{"completed_requests": 0, "num_requests": 40, "num_ttft_samples": 0, "num_tpot_samples": 0}, 2},
-		scored{map[string]float64{"completed_requests": 3, "num_ttft_samples": 3, "mean_ttft_ms": 300, "num_tpot_samples": 3, "mean_tpot_ms": 25,
+		scored{output.Report{"completed_requests": 0, "num_requests": 40, "num_ttft_samples": 0, "num_tpot_samples": 0}, 2},
+		scored{output.Report{"completed_requests": 3, "num_ttft_samples": 3, "mean_ttft_ms": 300, "num_tpot_samples": 3, "mean_tpot_ms": 25,
 			"output_throughput_tok_s": 10, "gpu_hours": 0, "duration_ms": 5}, 1},
 	)
 	for _, sla := range []gate.SLA{
@@ -122,11 +123,12 @@ func TestRealAISimulateJudgesTheObjective(t *testing.T) {
 		for i, r := range reports {
 			got := judged{Scores: map[string]*float64{}, Objectives: map[string]*float64{}, Violations: gate.SLAViolations(r.metrics, sla)}
 			for target := range want[i].Scores {
-				s, err := gate.Score(r.metrics, target, r.gpus)
+				gpus := output.GPUs{Provisioned: r.gpus, Basis: output.TimeAveragedGPUs}
+				s, err := output.Score(target, r.metrics, gpus)
 				if err != nil {
 					t.Fatalf("report %d, %s: %v", i, target, err)
 				}
-				o, _ := gate.Objective(r.metrics, target, r.gpus)
+				o, _ := output.Objective(target, r.metrics, gpus)
 				got.Scores[target], got.Objectives[target] = finite(s), finite(o)
 			}
 			if diff := cmp.Diff(want[i], got, cmpopts.EquateEmpty(), cmpopts.EquateApprox(1e-12, 0)); diff != "" {

@@ -18,6 +18,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/internal/candidates"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
+	"github.com/dgdr-operator/dgdr-operator/internal/searchoutput"
 )
 
 // Where the ledger is (output.Event has the format). The ledger AISimulate documents is
@@ -80,7 +81,7 @@ type Tail struct {
 	digest  hash.Hash
 
 	tally candidates.Tally
-	// rejected is the OutputRejectedError that stopped reading, if any.
+	// rejected is the searchoutput.RejectedError that stopped reading, if any.
 	rejected error
 }
 
@@ -95,21 +96,21 @@ func NewTail(outputDir, tmpDir string, best candidates.BestSoFar) *Tail {
 func (t *Tail) Tally() *candidates.Tally { return &t.tally }
 
 // Rejected tells whether the ledger broke the output contract (Poll then returns the
-// OutputRejectedError again, and reads nothing more).
+// searchoutput.RejectedError again, and reads nothing more).
 func (t *Tail) Rejected() bool { return t.rejected != nil }
 
 // Poll reads whatever was appended since the last call into the tally.
 // A missing ledger is not an error (the search has not started writing yet); an output copy that
 // shrank (rewritten) is read again from the start. The ledger is read in chunks through the
 // output caps: a symbolic link or a file that is not a regular file, a ledger larger than
-// jobcontract.MaxEventsBytes or a line longer than jobcontract.MaxEventLineBytes is an
-// OutputRejectedError, and memory stays bounded by one line and one chunk.
+// searchoutput.MaxEventsBytes or a line longer than searchoutput.MaxEventLineBytes is an
+// searchoutput.RejectedError, and memory stays bounded by one line and one chunk.
 func (t *Tail) Poll() error {
 	if t.rejected != nil {
 		return t.rejected
 	}
 	err := t.read()
-	if candidates.IsOutputRejected(err) {
+	if searchoutput.IsRejected(err) {
 		t.rejected = err
 		t.partial = nil
 	}
@@ -132,7 +133,7 @@ func (t *Tail) readMonitor() (bool, error) {
 	if t.tmpDir != "" {
 		f, st, name, err := openMonitor(t.tmpDir, t.monitor)
 		switch {
-		case candidates.IsOutputRejected(err):
+		case searchoutput.IsRejected(err):
 			return false, err
 		case err != nil && t.monitor != "":
 			return true, nil // the monitor followed could not be opened now: next poll
@@ -161,7 +162,7 @@ func (t *Tail) readMonitor() (bool, error) {
 
 // readOutput reads the output directory's copy.
 func (t *Tail) readOutput() error {
-	f, st, err := candidates.OpenRegular(t.path, output.EventsFile)
+	f, st, err := searchoutput.OpenRegular(t.path, output.EventsFile)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil
@@ -211,9 +212,9 @@ func (t *Tail) restart() {
 
 // readFile reads f (the followed copy, named name in messages) from the offset on.
 func (t *Tail) readFile(f *os.File, st os.FileInfo, name string) error {
-	if st.Size() > jobcontract.MaxEventsBytes {
-		return &candidates.OutputRejectedError{File: name, Problem: fmt.Sprintf(
-			"is %d bytes, over the reporter's cap of %s", st.Size(), candidates.FormatCap(jobcontract.MaxEventsBytes))}
+	if st.Size() > searchoutput.MaxEventsBytes {
+		return &searchoutput.RejectedError{File: name, Problem: fmt.Sprintf(
+			"is %d bytes, over the reporter's cap of %s", st.Size(), searchoutput.FormatCap(searchoutput.MaxEventsBytes))}
 	}
 	if st.Size() < t.offset {
 		return nil // a monitor's ledger only grows; nothing new
@@ -222,15 +223,15 @@ func (t *Tail) readFile(f *os.File, st os.FileInfo, name string) error {
 		return err
 	}
 	// One byte past the cap tells a ledger that grew over it while it was read.
-	in := io.LimitReader(f, jobcontract.MaxEventsBytes+1-t.offset)
+	in := io.LimitReader(f, searchoutput.MaxEventsBytes+1-t.offset)
 	buf := make([]byte, eventsChunk)
 	for {
 		n, rerr := in.Read(buf)
 		if n > 0 {
 			t.offset += int64(n)
-			if t.offset > jobcontract.MaxEventsBytes {
-				return &candidates.OutputRejectedError{File: name, Problem: fmt.Sprintf(
-					"grew over the reporter's cap of %s", candidates.FormatCap(jobcontract.MaxEventsBytes))}
+			if t.offset > searchoutput.MaxEventsBytes {
+				return &searchoutput.RejectedError{File: name, Problem: fmt.Sprintf(
+					"grew over the reporter's cap of %s", searchoutput.FormatCap(searchoutput.MaxEventsBytes))}
 			}
 			if err := t.consume(buf[:n], name); err != nil {
 				return err
@@ -251,12 +252,12 @@ const eventsChunk = 64 << 10
 // consume applies the complete lines of data (after what was left of the previous chunk) and
 // keeps an incomplete last line for the next call.
 func (t *Tail) consume(data []byte, name string) error {
-	tooLong := &candidates.OutputRejectedError{File: name, Problem: fmt.Sprintf(
-		"has a line longer than the reporter's cap of %s", candidates.FormatCap(jobcontract.MaxEventLineBytes))}
+	tooLong := &searchoutput.RejectedError{File: name, Problem: fmt.Sprintf(
+		"has a line longer than the reporter's cap of %s", searchoutput.FormatCap(searchoutput.MaxEventLineBytes))}
 	data = append(t.partial, data...)
 	cut := bytes.LastIndexByte(data, '\n')
 	if cut < 0 {
-		if int64(len(data)) > jobcontract.MaxEventLineBytes {
+		if int64(len(data)) > searchoutput.MaxEventLineBytes {
 			return tooLong
 		}
 		t.partial = data
@@ -264,12 +265,12 @@ func (t *Tail) consume(data []byte, name string) error {
 	}
 	complete := data[:cut+1]
 	for line := range bytes.Lines(complete) {
-		if int64(len(line)) > jobcontract.MaxEventLineBytes {
+		if int64(len(line)) > searchoutput.MaxEventLineBytes {
 			return tooLong
 		}
 	}
 	rest := data[cut+1:]
-	if int64(len(rest)) > jobcontract.MaxEventLineBytes {
+	if int64(len(rest)) > searchoutput.MaxEventLineBytes {
 		return tooLong
 	}
 	t.partial = append([]byte(nil), rest...)
@@ -308,7 +309,7 @@ func openMonitor(tmpDir, want string) (*os.File, os.FileInfo, string, error) {
 			return nil, nil, "", err
 		}
 	}
-	f, st, err := candidates.OpenRegularAt(dir, name, monitorLedger, monitorFile(name))
+	f, st, err := searchoutput.OpenRegularAt(dir, name, monitorLedger, monitorFile(name))
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, nil, "", nil

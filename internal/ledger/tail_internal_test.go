@@ -14,7 +14,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/internal/candidates"
 	"github.com/dgdr-operator/dgdr-operator/internal/candidates/outputtest"
-	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
+	"github.com/dgdr-operator/dgdr-operator/internal/searchoutput"
 )
 
 // monotone polls the tail and fails when an error occurs or a progress field went down.
@@ -304,7 +304,7 @@ func TestTailHostileMonitor(t *testing.T) {
 			_ = f.Close()
 		}, "/tmp/" + mon + "/events.jsonl is 1073741824 bytes, over the reporter's cap of 64 MiB"},
 		{"a line over the cap", func(t *testing.T, tmp string) {
-			outputtest.Append(t, filepath.Join(tmp, mon, "events.jsonl"), lines[0]+strings.Repeat("x", int(jobcontract.MaxEventLineBytes)+1))
+			outputtest.Append(t, filepath.Join(tmp, mon, "events.jsonl"), lines[0]+strings.Repeat("x", int(searchoutput.MaxEventLineBytes)+1))
 		}, "/tmp/" + mon + "/events.jsonl has a line longer than the reporter's cap of 1 MiB"},
 		{"two monitors", func(t *testing.T, tmp string) {
 			valid(t, filepath.Join(tmp, mon))
@@ -329,7 +329,7 @@ func TestTailHostileMonitor(t *testing.T) {
 				}
 				return
 			}
-			var rejected *candidates.OutputRejectedError
+			var rejected *searchoutput.RejectedError
 			if !errors.As(err, &rejected) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want an output rejection containing %q", err, tc.want)
 			}

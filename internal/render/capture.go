@@ -9,6 +9,7 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/render/dgdv1beta1"
+	"github.com/dgdr-operator/dgdr-operator/internal/specdefaults"
 )
 
 // The request trace of the Dynamo Frontend (ai-dynamo 1.6.1, lib/llm/src/request_trace/config.rs
@@ -49,9 +50,6 @@ const (
 	captureRecords = "request_end"
 	captureSink    = "jsonl_gz"
 	mebibyte       = 1 << 20
-	// captureSegmentMiBDefault is admission's DefaultCaptureMaxSegmentMiB, copied so that
-	// rendering does not depend on admission.
-	captureSegmentMiBDefault = 64
 )
 
 // captureEnabled reports whether spec.deployment.capture is on with a claim.
@@ -59,10 +57,10 @@ func captureEnabled(d *v1beta2.DeploymentSpec) bool {
 	return d != nil && d.Capture != nil && d.Capture.Enabled != nil && *d.Capture.Enabled && d.Capture.ClaimName != ""
 }
 
-// captureRollBytes is the segment size of the capture: rotation.maxSegmentMiB, else admission's
-// default (64 MiB), which a Run admitted before capture existed never materialized.
+// captureRollBytes is the segment size of the capture: rotation.maxSegmentMiB, else its default,
+// which a Run admitted before capture existed never materialized.
 func captureRollBytes(c *v1beta2.CaptureSpec) int64 {
-	mib := int64(captureSegmentMiBDefault)
+	mib := int64(specdefaults.CaptureMaxSegmentMiB)
 	if r := c.Rotation; r != nil && r.MaxSegmentMiB != nil && *r.MaxSegmentMiB > 0 {
 		mib = int64(*r.MaxSegmentMiB)
 	}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/internal/podpatch"
 	"github.com/dgdr-operator/dgdr-operator/internal/render/dgdv1beta1"
@@ -112,12 +113,6 @@ const (
 	// the Planner's AIC sweep needs more than 612 tokens (prefill: a 512-token chat-template
 	// margin plus 100; decode: a 500-token OSL plus 100) and fails at run time below that.
 	plannerMinSweepContext = 1024
-	// AISimulate's defaults for a traffic source that omits them (internal/aisimulate's
-	// DefaultInputTokens and DefaultOutputTokens, and session.turns), as the search used them;
-	// copied so that rendering does not depend on the lowering package.
-	aisimInputTokensDefault  = 1024
-	aisimOutputTokensDefault = 128
-	aisimSessionTurnsDefault = 4
 )
 
 // plannerEnabled reports whether spec.deployment.planner.enabled is true.
@@ -254,13 +249,13 @@ func pickedParallelConfig(par output.Parallelism) map[string]int {
 func plannerRequestLengths(s output.Source) (isl, osl int, known bool) {
 	switch s.Type {
 	case "", "synthetic":
-		return positiveInt(s.InputTokens, aisimInputTokensDefault), positiveInt(s.OutputTokens, aisimOutputTokensDefault), true
+		return positiveInt(s.InputTokens, aisimulate.DefaultInputTokens), positiveInt(s.OutputTokens, aisimulate.DefaultOutputTokens), true
 	case "synthetic-session":
-		in := positiveInt(s.NewInputTokensPerTurn, aisimInputTokensDefault)
-		out := positiveInt(s.OutputTokensPerTurn, aisimOutputTokensDefault)
-		turns := aisimSessionTurnsDefault
+		in := positiveInt(s.NewInputTokensPerTurn, aisimulate.DefaultInputTokens)
+		out := positiveInt(s.OutputTokensPerTurn, aisimulate.DefaultOutputTokens)
+		turns := aisimulate.DefaultSessionTurns
 		if s.Session != nil {
-			turns = positiveInt(s.Session.Turns, aisimSessionTurnsDefault)
+			turns = positiveInt(s.Session.Turns, aisimulate.DefaultSessionTurns)
 		}
 		return in + (turns-1)*(in+out)/2, out, true
 	}

@@ -514,7 +514,7 @@ func engineFacts(t *testing.T, what, backend string, args []string) map[string]s
 	}
 	flag := func(names ...string) string { return pick("false", names...) }
 	switch backend {
-	case render.BackendVLLM:
+	case output.BackendVLLM:
 		out["--model"] = pick(absent, "--model")
 		out["--served-model-name"] = pick(out["--model"], "--served-model-name")
 		out["--tensor-parallel-size"] = pick("1", "--tensor-parallel-size", "--tp", "-tp")
@@ -526,7 +526,7 @@ func engineFacts(t *testing.T, what, backend string, args []string) map[string]s
 		out["--kv-transfer-config"] = pick(absent, "--kv-transfer-config")
 		out["--trust-remote-code"] = flag("--trust-remote-code")
 		out["--kv-events-config"] = pick(absent, "--kv-events-config")
-	case render.BackendSGLang:
+	case output.BackendSGLang:
 		out["--model-path"] = pick(absent, "--model-path")
 		out["--served-model-name"] = pick(out["--model-path"], "--served-model-name")
 		out["--tp"] = pick("1", "--tp", "--tp-size", "--tensor-parallel-size")
@@ -540,7 +540,7 @@ func engineFacts(t *testing.T, what, backend string, args []string) map[string]s
 		out["--host"] = pick(absent, "--host")
 		out["--trust-remote-code"] = flag("--trust-remote-code")
 		out["--kv-events-config"] = pick(absent, "--kv-events-config")
-	case render.BackendTRTLLM:
+	case output.BackendTRTLLM:
 		// The engine settings: --override-engine-args, then --trtllm.<key> flags, then the
 		// dedicated flags, each later source winning (as dynamo.trtllm applies them).
 		eng := map[string]string{}

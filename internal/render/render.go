@@ -37,13 +37,6 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/render/dgdv1beta1"
 )
 
-// Backends.
-const (
-	BackendVLLM   = "vllm"
-	BackendSGLang = "sglang"
-	BackendTRTLLM = "trtllm"
-)
-
 // Modes as AISimulate spells them.
 const (
 	ModeAggregated    = output.ModeAggregated
@@ -102,16 +95,27 @@ type Summary struct {
 
 // Render renders doc (a decoded recommendations/NNNN.yaml) with opts.
 func Render(doc map[string]any, opts Options) (*dgdv1beta1.DynamoGraphDeployment, Summary, error) {
-	raw, err := json.Marshal(doc)
+	_, p, err := Decode(doc)
 	if err != nil {
 		return nil, Summary{}, err
 	}
-	// Not strict: a field the typed document does not name is ignored, not refused.
+	return RenderPrediction(p, opts)
+}
+
+// Decode decodes a prediction configuration document (a decoded recommendations/NNNN.yaml)
+// once: into its JSON with sorted keys, what a Candidate publishes as spec.parameters, and from
+// that the typed document that rendering and the calibration read. Not strict: a field the typed
+// document does not name stays in the JSON and is ignored by rendering, not refused.
+func Decode(doc map[string]any) (json.RawMessage, *output.PredictionConfig, error) {
+	raw, err := json.Marshal(doc)
+	if err != nil {
+		return nil, nil, err
+	}
 	var p output.PredictionConfig
 	if err := json.Unmarshal(raw, &p); err != nil {
-		return nil, Summary{}, fmt.Errorf("decoding the prediction configuration: %w", err)
+		return nil, nil, fmt.Errorf("decoding the prediction configuration: %w", err)
 	}
-	return RenderPrediction(&p, opts)
+	return raw, &p, nil
 }
 
 // role is one worker component to render.
@@ -132,7 +136,7 @@ func RenderPrediction(p *output.PredictionConfig, opts Options) (*dgdv1beta1.Dyn
 	e := p.Engine
 	backend := e.Backend
 	if backend == "" {
-		backend = BackendVLLM
+		backend = output.BackendVLLM
 	}
 	mode := e.Mode
 	if mode == "" {
@@ -237,7 +241,7 @@ const AnnotationModelRevision = "nvidia.com/dgdr-model-revision"
 
 func workerName(backend, r string) string {
 	switch backend {
-	case BackendVLLM:
+	case output.BackendVLLM:
 		switch r {
 		case "prefill":
 			return "VllmPrefillWorker"
@@ -245,7 +249,7 @@ func workerName(backend, r string) string {
 			return "VllmDecodeWorker"
 		}
 		return "VllmWorker"
-	case BackendSGLang:
+	case output.BackendSGLang:
 		if r == "" {
 			return "SGLangWorker"
 		}
@@ -317,11 +321,11 @@ func renderWorker(backend, mode string, e *output.Engine, r role, image string, 
 	var args []string
 	var err error
 	switch backend {
-	case BackendVLLM:
+	case output.BackendVLLM:
 		args = vllmArgs(e, r, tp, pp, dp, ep, revision, trust, kvEvents)
-	case BackendSGLang:
+	case output.BackendSGLang:
 		args = sglangArgs(e, r, tp, pp, dp, ep, revision, trust, kvEvents)
-	case BackendTRTLLM:
+	case output.BackendTRTLLM:
 		args, err = trtllmArgs(e, r, tp, pp, dp, ep, trust, kvEvents)
 	default:
 		err = fmt.Errorf("unknown backend %q", backend)
@@ -532,7 +536,7 @@ func ParseRuntimeImages(s string) (map[string]string, error) {
 			return nil, fmt.Errorf("runtime images: %q is not backend=image", part)
 		}
 		switch k {
-		case BackendVLLM, BackendSGLang, BackendTRTLLM:
+		case output.BackendVLLM, output.BackendSGLang, output.BackendTRTLLM:
 		default:
 			return nil, fmt.Errorf("runtime images: unknown backend %q", k)
 		}

@@ -15,10 +15,10 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
-	"github.com/dgdr-operator/dgdr-operator/internal/admission"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/internal/render"
 	"github.com/dgdr-operator/dgdr-operator/internal/render/dgdv1beta1"
+	"github.com/dgdr-operator/dgdr-operator/internal/specdefaults"
 	"github.com/dgdr-operator/dgdr-operator/internal/testing/golden"
 )
 
@@ -650,7 +650,7 @@ func TestCaptureSegmentSize(t *testing.T) {
 	}{
 		{&v1beta2.CaptureRotation{MaxSegmentMiB: ptrTo(int32(1))}, "1048576"},
 		{&v1beta2.CaptureRotation{MaxSegmentMiB: ptrTo(int32(4096))}, "4294967296"},
-		{nil, strconv.Itoa(int(admission.DefaultCaptureMaxSegmentMiB) << 20)},
+		{nil, strconv.Itoa(int(specdefaults.CaptureMaxSegmentMiB) << 20)},
 	} {
 		d := &v1beta2.DeploymentSpec{Capture: &v1beta2.CaptureSpec{Enabled: ptrTo(true), ClaimName: "c", Rotation: tc.rotation}}
 		dgd, _, err := render.Render(doc, render.Options{RuntimeImages: testImages, Deployment: d})

@@ -24,6 +24,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/candidates"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
+	"github.com/dgdr-operator/dgdr-operator/internal/searchoutput"
 )
 
 // artifactsCheckpoint is how much input is compressed between two checkpoints of gzipCapped.
@@ -79,8 +80,8 @@ func (r *Reporter) buildArtifacts(run *v1beta2.DynamoGraphDeploymentRun) (*corev
 		limit     int64
 		share     int
 	}{
-		{output.RecommendationFile, jobcontract.ArtifactRecommendationKey, jobcontract.MaxRecommendationBytes, budget * 3 / 4},
-		{output.EventsFile, jobcontract.ArtifactEventsKey, jobcontract.MaxEventsBytes, 0},
+		{output.RecommendationFile, jobcontract.ArtifactRecommendationKey, searchoutput.MaxRecommendationBytes, budget * 3 / 4},
+		{output.EventsFile, jobcontract.ArtifactEventsKey, searchoutput.MaxEventsBytes, 0},
 	}
 	used := 0
 	for _, f := range files {
@@ -90,7 +91,7 @@ func (r *Reporter) buildArtifacts(run *v1beta2.DynamoGraphDeploymentRun) (*corev
 		}
 		path := filepath.Join(r.OutputDir, f.name)
 		open := func() (io.ReadCloser, int64, error) {
-			file, st, err := candidates.OpenRegular(path, f.name)
+			file, st, err := searchoutput.OpenRegular(path, f.name)
 			if errors.Is(err, os.ErrNotExist) && f.key == jobcontract.ArtifactEventsKey {
 				// A search stopped before AISimulate copied its ledger into the output directory
 				// (cancelled, past its deadline): the live ledger the tail follows is kept.

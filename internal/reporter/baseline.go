@@ -13,8 +13,8 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/internal/apiretry"
 	"github.com/dgdr-operator/dgdr-operator/internal/candidates"
-	"github.com/dgdr-operator/dgdr-operator/internal/gate"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
+	"github.com/dgdr-operator/dgdr-operator/internal/searchoutput"
 )
 
 // maxBaselineError is the API's cap on status.baseline.error.
@@ -76,7 +76,7 @@ func BaselineResult(candidate string, target v1beta2.ObjectiveTarget, exitCode i
 	p, err := readPrediction(dir)
 	completed, hasCompleted := 0.0, false
 	if err == nil {
-		completed, hasCompleted = p.Metric("completed_requests")
+		completed, hasCompleted = p.Metric(output.KeyCompletedRequests)
 	}
 	switch {
 	case exitCode != 0:
@@ -99,26 +99,26 @@ func BaselineResult(candidate string, target v1beta2.ObjectiveTarget, exitCode i
 // metrics are mapped (candidates.Metrics), with the score AISimulate's recommend would give it.
 func baselineMetrics(candidate string, target v1beta2.ObjectiveTarget, p *output.Prediction) *v1beta2.BaselineStatus {
 	report := p.Report()
-	completed, _ := p.Metric("completed_requests")
+	completed, _ := p.Metric(output.KeyCompletedRequests)
 	out := &v1beta2.BaselineStatus{Candidate: candidate, CompletedRequests: int64(completed)}
-	if v, ok := p.Metric("mean_tpot_ms"); ok {
+	if v, ok := p.Metric(output.KeyMeanTPOT); ok {
 		out.MeanTPOTMs = &v
 	}
 	var used int
 	// AISimulate's average GPU count (sweeper/score.py _avg_gpu): the GPU count of a static
 	// deployment.
-	if gpus := gate.AvgGPUs(report); gpus > 0 {
+	if gpus := report.AvgGPUs(); gpus > 0 {
 		out.GPUs = &gpus
 		used = int(math.Round(gpus))
-		if tput, ok := report["output_throughput_tok_s"]; ok {
-			if _, ok := report["output_throughput_tok_s_per_gpu"]; !ok {
-				report["output_throughput_tok_s_per_gpu"] = tput / gpus
+		if tput, ok := report[output.KeyOutputThroughput]; ok {
+			if _, ok := report[output.KeyOutputThroughputPerGPU]; !ok {
+				report[output.KeyOutputThroughputPerGPU] = tput / gpus
 			}
 		}
 	}
 	rec := &output.Candidate{Metrics: report, UsedGPUs: used}
-	if name, ok := aisimulate.TargetName(orDefaultTarget(target)); ok && name != gate.Pareto {
-		if score, err := gate.Score(report, name, used); err == nil && !math.IsInf(score, 0) && !math.IsNaN(score) {
+	if name, ok := aisimulate.TargetName(orDefaultTarget(target)); ok && name != output.TargetPareto {
+		if score, err := output.Score(name, report, output.GPUs{Provisioned: used, Basis: output.TimeAveragedGPUs}); err == nil && !math.IsInf(score, 0) && !math.IsNaN(score) {
 			rec.Score = &score
 		}
 	}
@@ -158,7 +158,7 @@ var baselinePredictionName = path.Join(path.Base(jobcontract.BaselineOutputDir),
 
 // readPrediction reads dir/prediction.json through the output caps and decodes it.
 func readPrediction(dir string) (*output.Prediction, error) {
-	data, err := candidates.ReadCapped(filepath.Join(dir, PredictionFile), baselinePredictionName, jobcontract.MaxPredictionBytes)
+	data, err := searchoutput.ReadCapped(filepath.Join(dir, PredictionFile), baselinePredictionName, searchoutput.MaxPredictionBytes)
 	if err != nil {
 		return nil, fmt.Errorf("reading the baseline's prediction: %w", err)
 	}

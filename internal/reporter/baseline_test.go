@@ -14,8 +14,8 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/candidates/outputtest"
-	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/reporter"
+	"github.com/dgdr-operator/dgdr-operator/internal/searchoutput"
 )
 
 const baselineCandidate = "llm-run-1-0001"
@@ -131,7 +131,7 @@ func TestBaselineFailures(t *testing.T) {
 		}, wantErr: "the baseline prediction is invalid: no_completed_requests"},
 		{name: "missing prediction", wantErr: "reading the baseline's prediction"},
 		{name: "oversized prediction", write: func(t *testing.T, dir string) {
-			outputtest.Sparse(t, filepath.Join(dir, reporter.PredictionFile), jobcontract.MaxPredictionBytes+1)
+			outputtest.Sparse(t, filepath.Join(dir, reporter.PredictionFile), searchoutput.MaxPredictionBytes+1)
 		}, wantErr: "baseline/prediction.json is 1048577 bytes, over the reporter's cap of 1 MiB"},
 		{name: "prediction links to /dev/zero", write: func(t *testing.T, dir string) {
 			outputtest.Symlink(t, "/dev/zero", filepath.Join(dir, reporter.PredictionFile))

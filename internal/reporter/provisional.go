@@ -14,6 +14,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/candidates"
 	"github.com/dgdr-operator/dgdr-operator/internal/ledger"
+	"github.com/dgdr-operator/dgdr-operator/internal/searchoutput"
 )
 
 // Provisional publishing (docs/design/results.md, "Provisional candidates"): while the search runs, the
@@ -104,7 +105,7 @@ func (r *Reporter) stop(ctx context.Context, run *v1beta2.DynamoGraphDeploymentR
 	defer cancel()
 	if err := tl.Poll(); err != nil {
 		r.Log.Error(err, "reading the events file on stop")
-		if candidates.IsOutputRejected(err) {
+		if searchoutput.IsRejected(err) {
 			return
 		}
 	}

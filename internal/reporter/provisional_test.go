@@ -30,6 +30,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 	"github.com/dgdr-operator/dgdr-operator/internal/reporter"
+	"github.com/dgdr-operator/dgdr-operator/internal/searchoutput"
 	"github.com/dgdr-operator/dgdr-operator/internal/testing/builders"
 	"github.com/dgdr-operator/dgdr-operator/internal/testing/poll"
 )
@@ -564,7 +565,7 @@ func TestRejectedOutputWithdrawsProvisional(t *testing.T) {
 		t.Fatal(err)
 	}
 	ls.exit <- 0
-	if err := <-ls.result; !candidates.IsOutputRejected(err) {
+	if err := <-ls.result; !searchoutput.IsRejected(err) {
 		t.Fatalf("err = %v, want an output rejection", err)
 	}
 	if names, _ := published(t, ls.ns); len(names) != 0 {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/candidates"
+	"github.com/dgdr-operator/dgdr-operator/internal/searchoutput"
 )
 
 // Publish publishes the final result of a search that ended with exitCode: the Candidates, then
@@ -28,7 +29,7 @@ func (r *Reporter) Publish(ctx context.Context, run *v1beta2.DynamoGraphDeployme
 	// Candidate rendered) before the first write, so rejected output publishes nothing.
 	sweep, err := candidates.ReadResult(r.OutputDir)
 	if err != nil {
-		if candidates.IsOutputRejected(err) {
+		if searchoutput.IsRejected(err) {
 			return out, err
 		}
 		if exitCode == 0 {

@@ -9,10 +9,9 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
-	"github.com/dgdr-operator/dgdr-operator/internal/candidates"
 	"github.com/dgdr-operator/dgdr-operator/internal/candidates/outputtest"
-	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/reporter"
+	"github.com/dgdr-operator/dgdr-operator/internal/searchoutput"
 )
 
 // searchTmp is where the tests put the search's tmp of the output directory dir.
@@ -20,7 +19,7 @@ func searchTmp(dir string) string { return filepath.Join(filepath.Dir(dir), "sea
 
 // TestRejectedOutputPublishesNothing runs the reporter against the API server on outputs that
 // break the contract, the events ledger (and the live one in the search's tmp) included: it
-// fails with an OutputRejectedError and publishes no Candidate, no candidateRefs and no
+// fails with a searchoutput.RejectedError and publishes no Candidate, no candidateRefs and no
 // recommendation.
 func TestRejectedOutputPublishesNothing(t *testing.T) {
 	cases := []struct {
@@ -50,7 +49,7 @@ func TestRejectedOutputPublishesNothing(t *testing.T) {
 		}, "/tmp/aisimulate-monitor-abcdefgh/events.jsonl is a symbolic link"},
 		{"the last configuration is over the cap", func(t *testing.T, dir string) {
 			// The first Candidates are valid: none of them may be published either.
-			outputtest.Sparse(t, output.RecommendationPath(dir, 2), jobcontract.MaxConfigurationBytes+1)
+			outputtest.Sparse(t, output.RecommendationPath(dir, 2), searchoutput.MaxConfigurationBytes+1)
 		}, "recommendations/0003.yaml is 1048577 bytes"},
 	}
 	ns := newNamespace(t)
@@ -64,7 +63,7 @@ func TestRejectedOutputPublishesNothing(t *testing.T) {
 			r := newReporter(ns, run.Name, dir, reporter.ChanWatcher(exited))
 			r.SearchTmpDir = searchTmp(dir)
 			_, err := r.Run(context.Background())
-			if !candidates.IsOutputRejected(err) || !strings.Contains(err.Error(), tc.want) {
+			if !searchoutput.IsRejected(err) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want an output rejection containing %q", err, tc.want)
 			}
 			for _, c := range listCandidates(t, ns) {

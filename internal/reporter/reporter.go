@@ -38,6 +38,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/candidates"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/ledger"
+	"github.com/dgdr-operator/dgdr-operator/internal/searchoutput"
 )
 
 // Defaults of the intervals.
@@ -221,7 +222,7 @@ func (r *Reporter) searchEnded(ctx context.Context, run *v1beta2.DynamoGraphDepl
 		return nil, fmt.Errorf("%w: Run %s ended %s before the search's result was published", context.Canceled, r.RunName, c.Reason)
 	}
 	if err := tl.Poll(); err != nil {
-		if candidates.IsOutputRejected(err) {
+		if searchoutput.IsRejected(err) {
 			// Nothing is published from output that broke the contract.
 			r.withdraw(ctx, run)
 			return &Publication{SearchExitCode: e.code}, err
@@ -241,7 +242,7 @@ func (r *Reporter) searchEnded(ctx context.Context, run *v1beta2.DynamoGraphDepl
 		out, perr = r.Publish(pctx, run, e.code, p)
 		return perr
 	})
-	if candidates.IsOutputRejected(err) {
+	if searchoutput.IsRejected(err) {
 		r.withdraw(pctx, run)
 	}
 	return out, err

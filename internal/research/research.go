@@ -16,6 +16,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
+	"github.com/dgdr-operator/dgdr-operator/internal/specdefaults"
 )
 
 // WindowFile is the file, in the search container's trace directory, that the input container
@@ -54,14 +55,12 @@ func MinRequests(spec *v1beta2.DynamoGraphDeploymentRequestSpec) int32 {
 	return *spec.Research.MinRequests
 }
 
-// Margin is spec.deployment.replaceMargin as a fraction (0.10 for "10%"; 0.10 where unset).
+// Margin is spec.deployment.replaceMargin as a fraction (0.10 for "10%"), its default where
+// unset.
 func Margin(spec *v1beta2.DynamoGraphDeploymentRequestSpec) (float64, error) {
-	s := ""
-	if d := spec.Deployment; d != nil {
+	s := specdefaults.ReplaceMargin
+	if d := spec.Deployment; d != nil && d.ReplaceMargin != "" {
 		s = d.ReplaceMargin
-	}
-	if s == "" {
-		return 0.10, nil
 	}
 	n, err := strconv.Atoi(strings.TrimSuffix(s, "%"))
 	if err != nil || !strings.HasSuffix(s, "%") || n < 0 || n > 100 {

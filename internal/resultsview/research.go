@@ -13,6 +13,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/gate"
 	"github.com/dgdr-operator/dgdr-operator/internal/research"
+	"github.com/dgdr-operator/dgdr-operator/internal/specdefaults"
 )
 
 // ResearchSchedule is a request's re-search schedule (spec.research, spec.deployment.replaceMargin
@@ -29,9 +30,6 @@ type ResearchSchedule struct {
 	Next *time.Time `json:"nextTime,omitempty"`
 }
 
-// defaultMargin is the replaceMargin admission materializes (research.Margin's default).
-const defaultMargin = "10%"
-
 // ResearchScheduleOf is req's re-search schedule; nil when its spec schedules none.
 func ResearchScheduleOf(req *v1beta2.DynamoGraphDeploymentRequest) *ResearchSchedule {
 	if !research.On(&req.Spec) {
@@ -39,7 +37,7 @@ func ResearchScheduleOf(req *v1beta2.DynamoGraphDeploymentRequest) *ResearchSche
 	}
 	s := &ResearchSchedule{
 		Interval: DurationText(research.Interval(&req.Spec)), Window: DurationText(research.Window(&req.Spec)),
-		MinRequests: research.MinRequests(&req.Spec), Margin: defaultMargin,
+		MinRequests: research.MinRequests(&req.Spec), Margin: specdefaults.ReplaceMargin,
 	}
 	if d := req.Spec.Deployment; d != nil && d.ReplaceMargin != "" {
 		s.Margin = d.ReplaceMargin

@@ -9,16 +9,11 @@ import (
 	"fmt"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/specdefaults"
 )
 
-// Defaults and bounds of spec.deployment.verification (documented on the API type).
+// Bounds of a verification (its defaults: internal/specdefaults).
 const (
-	DefaultRequests           int32   = 100
-	DefaultMaxDurationSeconds int32   = 300
-	DefaultTolerancePct       float64 = 25
-	// DefaultInputTokens and DefaultOutputTokens are admission's static workload defaults.
-	DefaultInputTokens  int32 = 1024
-	DefaultOutputTokens int32 = 128
 	// MaxErrorRatePct is the share of failed requests above which a verification is Failed
 	// (reason ErrorRateExceeded): the latencies of the others say little then.
 	MaxErrorRatePct float64 = 5
@@ -62,8 +57,8 @@ func Resolve(dgdr *v1beta2.DynamoGraphDeploymentRequest, cand *v1beta2.DynamoGra
 		spec = d.Verification
 	}
 	p := &Plan{
-		Requests:           valueOr(spec.Requests, DefaultRequests),
-		MaxDurationSeconds: valueOr(spec.MaxDurationSeconds, DefaultMaxDurationSeconds),
+		Requests:           valueOr(spec.Requests, specdefaults.VerificationRequests),
+		MaxDurationSeconds: valueOr(spec.MaxDurationSeconds, specdefaults.VerificationMaxDurationSeconds),
 		GPUs:               cand.Spec.GPUs,
 		Load:               modeledLoad(dgdr),
 	}
@@ -92,7 +87,7 @@ func Resolve(dgdr *v1beta2.DynamoGraphDeploymentRequest, cand *v1beta2.DynamoGra
 		if value == nil || *value <= 0 {
 			return
 		}
-		t := DefaultTolerancePct
+		t := specdefaults.VerificationTolerancePct
 		switch {
 		case explicit != nil:
 			t = *explicit
@@ -113,7 +108,7 @@ func Resolve(dgdr *v1beta2.DynamoGraphDeploymentRequest, cand *v1beta2.DynamoGra
 // modeledLoad is the operating point the search modeled: the static workload's load and token
 // lengths. A kvCapacityFraction or trace load has no fixed request load: concurrency 1.
 func modeledLoad(dgdr *v1beta2.DynamoGraphDeploymentRequest) v1beta2.VerificationLoad {
-	l := v1beta2.VerificationLoad{InputTokens: ptrTo(DefaultInputTokens), OutputTokens: ptrTo(DefaultOutputTokens)}
+	l := v1beta2.VerificationLoad{InputTokens: ptrTo(specdefaults.InputTokens), OutputTokens: ptrTo(specdefaults.OutputTokens)}
 	var static *v1beta2.StaticWorkload
 	if w := dgdr.Spec.Workload; w != nil {
 		static = w.Static

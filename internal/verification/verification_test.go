@@ -9,6 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/specdefaults"
 )
 
 func readTestdata(t *testing.T, name string) []byte {
@@ -115,11 +116,11 @@ func TestResolve(t *testing.T) {
 	}{
 		{name: "defaults from the workload and the band", req: request(static, &v1beta2.VerificationSpec{Enabled: ptr.To(true)}), want: &Plan{
 			Load:     v1beta2.VerificationLoad{RequestsPerSecond: ptr.To(3.5), InputTokens: ptr.To[int32](2048), OutputTokens: ptr.To[int32](256)},
-			Requests: DefaultRequests, MaxDurationSeconds: DefaultMaxDurationSeconds, GPUs: 4,
+			Requests: specdefaults.VerificationRequests, MaxDurationSeconds: specdefaults.VerificationMaxDurationSeconds, GPUs: 4,
 			Predictions: []Prediction{
 				{Name: v1beta2.MetricTTFTMs, Value: 100, BandPct: ptr.To(12.0), Tolerance: 12},
-				{Name: v1beta2.MetricITLMs, Value: 10, Tolerance: DefaultTolerancePct},
-				{Name: v1beta2.MetricThroughputPerGPU, Value: 500, Tolerance: DefaultTolerancePct},
+				{Name: v1beta2.MetricITLMs, Value: 10, Tolerance: specdefaults.VerificationTolerancePct},
+				{Name: v1beta2.MetricThroughputPerGPU, Value: 500, Tolerance: specdefaults.VerificationTolerancePct},
 			},
 		}},
 		{name: "explicit settings", req: request(static, &v1beta2.VerificationSpec{
@@ -131,28 +132,28 @@ func TestResolve(t *testing.T) {
 			Requests: 20, MaxDurationSeconds: 60, GPUs: 4,
 			Predictions: []Prediction{
 				{Name: v1beta2.MetricTTFTMs, Value: 100, BandPct: ptr.To(12.0), Tolerance: 50},
-				{Name: v1beta2.MetricITLMs, Value: 10, Tolerance: DefaultTolerancePct},
+				{Name: v1beta2.MetricITLMs, Value: 10, Tolerance: specdefaults.VerificationTolerancePct},
 				{Name: v1beta2.MetricThroughputPerGPU, Value: 500, Tolerance: 40},
 			},
 		}},
 		{name: "a kv-capacity workload is verified at concurrency 1", req: request(&v1beta2.WorkloadSpec{Static: &v1beta2.StaticWorkload{
 			Load: &v1beta2.LoadSpec{KVCapacityFraction: &v1beta2.KVCapacityFraction{Value: ptr.To(0.5)}}}}, nil), want: &Plan{
-			Load:     v1beta2.VerificationLoad{Concurrency: ptr.To[int32](1), InputTokens: ptr.To(DefaultInputTokens), OutputTokens: ptr.To(DefaultOutputTokens)},
-			Requests: DefaultRequests, MaxDurationSeconds: DefaultMaxDurationSeconds, GPUs: 4,
+			Load:     v1beta2.VerificationLoad{Concurrency: ptr.To[int32](1), InputTokens: ptr.To(specdefaults.InputTokens), OutputTokens: ptr.To(specdefaults.OutputTokens)},
+			Requests: specdefaults.VerificationRequests, MaxDurationSeconds: specdefaults.VerificationMaxDurationSeconds, GPUs: 4,
 			Predictions: []Prediction{
 				{Name: v1beta2.MetricTTFTMs, Value: 100, BandPct: ptr.To(12.0), Tolerance: 12},
-				{Name: v1beta2.MetricITLMs, Value: 10, Tolerance: DefaultTolerancePct},
-				{Name: v1beta2.MetricThroughputPerGPU, Value: 500, Tolerance: DefaultTolerancePct},
+				{Name: v1beta2.MetricITLMs, Value: 10, Tolerance: specdefaults.VerificationTolerancePct},
+				{Name: v1beta2.MetricThroughputPerGPU, Value: 500, Tolerance: specdefaults.VerificationTolerancePct},
 			},
 		}},
 		{name: "a modeled concurrency above the verification bound is capped", req: request(&v1beta2.WorkloadSpec{Static: &v1beta2.StaticWorkload{
 			Load: &v1beta2.LoadSpec{Concurrency: ptr.To[int32](50000)}}}, nil), want: &Plan{
-			Load:     v1beta2.VerificationLoad{Concurrency: ptr.To[int32](MaxLoad), InputTokens: ptr.To(DefaultInputTokens), OutputTokens: ptr.To(DefaultOutputTokens)},
-			Requests: DefaultRequests, MaxDurationSeconds: DefaultMaxDurationSeconds, GPUs: 4,
+			Load:     v1beta2.VerificationLoad{Concurrency: ptr.To[int32](MaxLoad), InputTokens: ptr.To(specdefaults.InputTokens), OutputTokens: ptr.To(specdefaults.OutputTokens)},
+			Requests: specdefaults.VerificationRequests, MaxDurationSeconds: specdefaults.VerificationMaxDurationSeconds, GPUs: 4,
 			Predictions: []Prediction{
 				{Name: v1beta2.MetricTTFTMs, Value: 100, BandPct: ptr.To(12.0), Tolerance: 12},
-				{Name: v1beta2.MetricITLMs, Value: 10, Tolerance: DefaultTolerancePct},
-				{Name: v1beta2.MetricThroughputPerGPU, Value: 500, Tolerance: DefaultTolerancePct},
+				{Name: v1beta2.MetricITLMs, Value: 10, Tolerance: specdefaults.VerificationTolerancePct},
+				{Name: v1beta2.MetricThroughputPerGPU, Value: 500, Tolerance: specdefaults.VerificationTolerancePct},
 			},
 		}},
 	}

@@ -30,7 +30,7 @@ import (
 // while the reporter stays within its memory limit (its peak RSS, from the rusage the node agent
 // records when the process exits, and no OOM kill by the agent's memory-limit enforcement).
 //
-// It proves the reporter's caps (internal/candidates/output.go: readCapped, checked before
+// It proves the reporter's caps (internal/searchoutput: ReadCapped, checked before
 // anything is published) and their classification (jobcontract.ReporterExitOutputRejected, the
 // publication container's exit → Classify → OutputRejected). Reverted, the reporter reads the
 // whole gigabyte: the agent kills it over its 256Mi limit at each of its restarts, and the Run
@@ -44,7 +44,7 @@ func TestHugeResultIsRejected(t *testing.T) {
 // published and the reporter within its memory limit.
 //
 // It proves that the reporter refuses symbolic links and non-regular files (O_NOFOLLOW and the
-// fstat check of internal/candidates/output.go: OpenRegular). Reverted, the reporter reads
+// fstat check of internal/searchoutput: OpenRegular). Reverted, the reporter reads
 // /dev/zero without end until the agent kills it over its memory limit, at each restart.
 func TestDevZeroResultIsRejected(t *testing.T) {
 	hostileOutput(t, hostile.AttackDevZero, "recommendation.json is a symbolic link (refused)")

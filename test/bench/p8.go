@@ -73,7 +73,7 @@ func benchTraceReplay() (figure, error) {
 	simulated := 0.0
 	for _, c := range sweep.Candidates {
 		if c.Provenance["cache_hit"] != true {
-			simulated += c.Metrics["num_requests"]
+			simulated += c.Metrics[output.KeyRequests]
 		}
 	}
 	const goal = 10

@@ -10,11 +10,18 @@ type Backend struct {
 	Color string
 }
 
+// Backend names, as documents and the API spell them.
+const (
+	BackendVLLM   = "vllm"
+	BackendSGLang = "sglang"
+	BackendTRTLLM = "trtllm"
+)
+
 // Backends lists the backends in their display order.
 var Backends = []Backend{
-	{Name: "vllm", DisplayName: "vLLM", Color: "#0072b2"},
-	{Name: "sglang", DisplayName: "SGLang", Color: "#d55e00"},
-	{Name: "trtllm", DisplayName: "TensorRT-LLM", Color: "#009e73"},
+	{Name: BackendVLLM, DisplayName: "vLLM", Color: "#0072b2"},
+	{Name: BackendSGLang, DisplayName: "SGLang", Color: "#d55e00"},
+	{Name: BackendTRTLLM, DisplayName: "TensorRT-LLM", Color: "#009e73"},
 }
 
 // OtherBackendColor colours a backend Backends does not list.

@@ -90,8 +90,8 @@ func (p *Prediction) Metric(key string) (float64, bool) {
 }
 
 // Report is the metrics without the null ones: the report sweeper/score.py scores.
-func (p *Prediction) Report() map[string]float64 {
-	out := make(map[string]float64, len(p.Metrics))
+func (p *Prediction) Report() Report {
+	out := make(Report, len(p.Metrics))
 	for k, v := range p.Metrics {
 		if v != nil {
 			out[k] = *v
@@ -190,8 +190,8 @@ func ParsePrediction(data []byte) (*Prediction, error) {
 	if err := json.Unmarshal(data, &p); err != nil {
 		return nil, err
 	}
-	if _, ok := p.Metric("completed_requests"); !ok {
-		return nil, fmt.Errorf("completed_requests: required")
+	if _, ok := p.Metric(KeyCompletedRequests); !ok {
+		return nil, fmt.Errorf("%s: required", KeyCompletedRequests)
 	}
 	if p.Status != "" && p.Status != PredictionInvalid {
 		return nil, fmt.Errorf("prediction_status: unsupported value %q", p.Status)

@@ -85,12 +85,12 @@ func TestParsePrediction(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		doc     string
-		want    map[string]float64
+		want    Report
 		status  string
 		wantErr string
 	}{
-		{name: "valid", doc: `{"completed_requests": 3, "mean_tpot_ms": 5.5}`, want: map[string]float64{"completed_requests": 3, "mean_tpot_ms": 5.5}},
-		{name: "invalid drops null metrics", doc: invalid, want: map[string]float64{"completed_requests": 0, "num_requests": 4}, status: PredictionInvalid},
+		{name: "valid", doc: `{"completed_requests": 3, "mean_tpot_ms": 5.5}`, want: Report{"completed_requests": 3, "mean_tpot_ms": 5.5}},
+		{name: "invalid drops null metrics", doc: invalid, want: Report{"completed_requests": 0, "num_requests": 4}, status: PredictionInvalid},
 		{name: "no completed_requests", doc: `{"mean_tpot_ms": 5}`, wantErr: "completed_requests: required"},
 		{name: "null completed_requests", doc: `{"completed_requests": null}`, wantErr: "completed_requests: required"},
 		{name: "string metric", doc: `{"completed_requests": 1, "mean_tpot_ms": "5"}`, wantErr: `mean_tpot_ms: want a number or null, got "5"`},

@@ -6,10 +6,6 @@ import (
 	"slices"
 )
 
-// DefaultMaxCandidates is how many candidates a Run publishes when its
-// spec.recommendation.maxCandidates is unset.
-const DefaultMaxCandidates = 5
-
 // CompareRank is the ranking rule of feasible candidates (negative when a ranks before b):
 // higher score first, then fewer GPUs, then tieBreak. The recommender's final ranking breaks
 // ties by its target's secondary metrics and the configuration, the provisional ranking by

@@ -93,7 +93,7 @@ type Candidate struct {
 	PredictionConfig *PredictionConfig  `json:"prediction_config,omitempty"`
 	UsedGPUs         int                `json:"used_gpus"`
 	Score            *float64           `json:"score"`
-	Metrics          map[string]float64 `json:"metrics,omitempty"`
+	Metrics          Report             `json:"metrics,omitempty"`
 	Objectives       map[string]float64 `json:"objectives,omitempty"`
 	Provenance       map[string]any     `json:"provenance,omitempty"`
 	// ErrorBand is the estimator's expected error on the candidate's metrics (aisim only;

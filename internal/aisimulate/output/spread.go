@@ -5,11 +5,6 @@ import (
 	"slices"
 )
 
-// DefaultParetoMaxCandidates is how many candidates a Run with a Pareto target publishes when
-// its spec.recommendation.maxCandidates is unset: the whole front, or a spread of this many
-// points of a larger one.
-const DefaultParetoMaxCandidates = 10
-
 // Why a point of the Pareto front was published (SpreadFront).
 const (
 	// RoleMaxThroughputPerGPU is the end of the front with the most throughput per GPU.

@@ -1,13 +1,13 @@
 // Package outputtest gives the tests of the search output's readers (candidates, the ledger, the
-// reporter) real output to read and to break: a real search of the local recommender, the real
-// AISimulate's ledger, and files swapped for what the output contract forbids.
+// reporter) real output to read and to break: a real search of the local recommender (its
+// binary, so that nothing under internal/ links the tool), the real AISimulate's ledger, and
+// files swapped for what the output contract forbids.
 package outputtest
 
 import (
-	"bytes"
-	"context"
-	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	goruntime "runtime"
 	"strings"
@@ -15,7 +15,6 @@ import (
 	"testing"
 
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
-	"github.com/dgdr-operator/dgdr-operator/tools/aisim/app"
 )
 
 // SearchInput is a small search of the local recommender (40 trials, vLLM and SGLang
@@ -26,6 +25,19 @@ optimization: {}
 optimizer: {max_trials: 40}
 `
 
+// work is where the test binary keeps the local recommender it built and SearchInput's output,
+// made once per test binary.
+var work struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+func workDir() (string, error) {
+	work.once.Do(func() { work.dir, work.err = os.MkdirTemp("", "outputtest-") })
+	return work.dir, work.err
+}
+
 // search is SearchInput's output, searched once per test binary.
 var search struct {
 	once sync.Once
@@ -34,11 +46,11 @@ var search struct {
 }
 
 // Search returns a fresh copy of SearchInput's output directory, named result, for the caller
-// to read or break. The search runs once per test binary, in process.
+// to read or break. The search runs once per test binary.
 func Search(t testing.TB) string {
 	t.Helper()
 	search.once.Do(func() {
-		dir, err := os.MkdirTemp("", "outputtest-")
+		dir, err := workDir()
 		if err != nil {
 			search.err = err
 			return
@@ -56,9 +68,40 @@ func Search(t testing.TB) string {
 	return dst
 }
 
-// Recommend runs the local recommender (aisim recommend, in process) on the input document
-// (YAML), writing its output to outDir.
+// BuildAISim returns the local recommender's binary for the tests: $AISIM_BIN when set (e.g.
+// bin/aisim of the same tree), otherwise one built into dir.
+func BuildAISim(dir string) (string, error) {
+	if prebuilt := os.Getenv("AISIM_BIN"); prebuilt != "" {
+		return prebuilt, nil
+	}
+	bin := filepath.Join(dir, "aisim")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/dgdr-operator/dgdr-operator/tools/aisim/cmd/aisim").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building aisim: %w\n%s", err, out)
+	}
+	return bin, nil
+}
+
+// aisim is the local recommender's binary Recommend runs, built once per test binary.
+var aisim struct {
+	once sync.Once
+	bin  string
+	err  error
+}
+
+// Recommend runs the local recommender (aisim recommend) on the input document (YAML), writing
+// its output to outDir.
 func Recommend(input, outDir string) error {
+	aisim.once.Do(func() {
+		dir, err := workDir()
+		if err != nil {
+			aisim.err = err
+			return
+		}
+		aisim.bin, aisim.err = BuildAISim(dir)
+	})
+	if aisim.err != nil {
+		return aisim.err
+	}
 	in := outDir + ".input.yaml"
 	if err := os.MkdirAll(filepath.Dir(in), 0o755); err != nil {
 		return err
@@ -66,10 +109,8 @@ func Recommend(input, outDir string) error {
 	if err := os.WriteFile(in, []byte(input), 0o644); err != nil {
 		return err
 	}
-	var stderr bytes.Buffer
-	if code := app.Recommend(context.Background(), app.Options{ConfigPath: in, OutputDir: outDir, Format: "json",
-		Stdout: &bytes.Buffer{}, Stderr: &stderr}); code != 0 {
-		return errors.New("aisim recommend: " + stderr.String())
+	if out, err := exec.Command(aisim.bin, "recommend", "-c", in, "--output-dir", outDir, "--format", "json").CombinedOutput(); err != nil {
+		return fmt.Errorf("aisim recommend: %w\n%s", err, out)
 	}
 	return nil
 }

@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/internal/config"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/run"
@@ -49,7 +50,7 @@ func Config() *v1alpha1.OperatorConfiguration {
 	cfg.Reporter.Image = ReporterImage
 	cfg.FeatureGates = map[string]bool{"DGDRV1Beta2": true}
 	cfg.AutoApply.Enabled = true // the autoApply tests deploy
-	cfg.RuntimeImages = map[string]string{"vllm": "registry.example/vllm-runtime:1", "sglang": "registry.example/sglang-runtime:1"}
+	cfg.RuntimeImages = map[string]string{output.BackendVLLM: "registry.example/vllm-runtime:1", output.BackendSGLang: "registry.example/sglang-runtime:1"}
 	return cfg
 }
 

@@ -19,6 +19,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
+	"github.com/dgdr-operator/dgdr-operator/internal/candidates/outputtest"
 	"github.com/dgdr-operator/dgdr-operator/internal/reporter"
 	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
 	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
@@ -28,21 +30,8 @@ import (
 // RuntimeImages are the backends' runtime images the published Candidates render with (the
 // fixtures' inputs select vLLM and SGLang candidates).
 var RuntimeImages = map[string]string{
-	"vllm":   "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.3.1",
-	"sglang": "nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.3.1",
-}
-
-// BuildAISim returns the aisim binary for the tests: $AISIM_BIN when set (e.g. bin/aisim of the
-// same tree), otherwise one built into dir.
-func BuildAISim(dir string) (string, error) {
-	if prebuilt := os.Getenv("AISIM_BIN"); prebuilt != "" {
-		return prebuilt, nil
-	}
-	bin := filepath.Join(dir, "aisim")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/dgdr-operator/dgdr-operator/tools/aisim/cmd/aisim").CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building aisim: %w\n%s", err, out)
-	}
-	return bin, nil
+	output.BackendVLLM:   "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.3.1",
+	output.BackendSGLang: "nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.3.1",
 }
 
 // Publish runs `aisim recommend` on the input document (YAML) in workDir and lets the reporter
@@ -72,7 +61,7 @@ func Publish(ctx context.Context, cfg *rest.Config, aisimBin, workDir, ns, runNa
 // platform's DynamoGraphDeployment CRD (upstreamcrd.DGD, so a promotion is really created and
 // validated by the upstream schema): the shared start of the readers' TestMains.
 func Start(dir string) (*testenv.Env, string, error) {
-	aisimBin, err := BuildAISim(dir)
+	aisimBin, err := outputtest.BuildAISim(dir)
 	if err != nil {
 		return nil, "", err
 	}

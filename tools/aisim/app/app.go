@@ -373,7 +373,7 @@ func sweepResult(l *loaded, run *search.Result) *output.SweepResult {
 	for _, i := range run.Selected {
 		ids = append(ids, run.Candidates[i].CandidateID)
 	}
-	if l.doc.Optimization.Target == input.TargetPareto {
+	if l.doc.Optimization.Target == output.TargetPareto {
 		sweep.Views.ParetoFront = ids
 	} else {
 		sweep.Views.TopN = ids
@@ -394,8 +394,8 @@ func writeRecommendations(dir string, run *search.Result) (rankedRows, error) {
 	var r rankedRows
 	for rank, i := range run.Selected {
 		c := run.Candidates[i]
-		r.latencies = append(r.latencies, "ttft="+c.ErrorBand.Format("ttft_ms", c.Metrics["mean_ttft_ms"], "ms")+
-			" tpot="+c.ErrorBand.Format("tpot_ms", c.Metrics["mean_tpot_ms"], "ms"))
+		r.latencies = append(r.latencies, "ttft="+c.ErrorBand.Format(output.DistTTFT, c.Metrics[output.KeyMeanTTFT], "ms")+
+			" tpot="+c.ErrorBand.Format(output.DistTPOT, c.Metrics[output.KeyMeanTPOT], "ms"))
 		if c.ErrorBand != nil && r.bandNote == "" {
 			r.bandNote = "±: median abs. error of aisim on measured runs (" + c.ErrorBand.Basis + ")"
 		}
@@ -520,19 +520,20 @@ func printPrediction(w io.Writer, p *predicted) {
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "metric\tmean\tp50\tp90\tp99")
-	for _, row := range []struct{ name, key string }{
-		{"TTFT (ms)", "ttft_ms"}, {"TPOT (ms)", "tpot_ms"}, {"ITL (ms)", "itl_ms"}, {"E2E latency (ms)", "e2e_latency_ms"},
+	for _, row := range []struct{ name, dist string }{
+		{"TTFT (ms)", output.DistTTFT}, {"TPOT (ms)", output.DistTPOT}, {"ITL (ms)", output.DistITL}, {"E2E latency (ms)", output.DistE2ELatency},
 	} {
-		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2f\t%.2f\n", row.name, val("mean_"+row.key), val("median_"+row.key), val("p90_"+row.key), val("p99_"+row.key))
+		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2f\t%.2f\n", row.name, val(output.StatKey(output.StatMean, row.dist)), val(output.StatKey(output.StatMedian, row.dist)),
+			val(output.StatKey(output.StatP90, row.dist)), val(output.StatKey(output.StatP99, row.dist)))
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "output throughput: %.1f tok/s   request throughput: %.3f req/s   per-user: %.1f tok/s\n",
-		val("output_throughput_tok_s"), val("request_throughput_rps"), val("mean_output_token_throughput_per_user"))
+		val(output.KeyOutputThroughput), val(output.KeyRequestThroughput), val(output.KeyThroughputPerUser))
 	var roles []string
 	for r, n := range p.kvTokens {
 		roles = append(roles, fmt.Sprintf("%s=%d", r, n))
 	}
-	fmt.Fprintf(w, "KV-cache capacity (tokens): %s   requests: %.0f   GPUs: %d\n", strings.Join(slices.Sorted(slices.Values(roles)), " "), val("completed_requests"), p.gpus)
+	fmt.Fprintf(w, "KV-cache capacity (tokens): %s   requests: %.0f   GPUs: %d\n", strings.Join(slices.Sorted(slices.Values(roles)), " "), val(output.KeyCompletedRequests), p.gpus)
 	// The headline latencies with their expected error, e.g.
 	// "expected error: TTFT 154 ms ±25%, TPOT 12.3 ms ±11% (...)".
 	if b := p.band; b != nil && p.report.Status != output.PredictionInvalid {
@@ -541,7 +542,7 @@ func printPrediction(w io.Writer, p *predicted) {
 			note += "; extrapolated to this deployment"
 		}
 		fmt.Fprintf(w, "expected error: TTFT %s, TPOT %s (%s)\n",
-			b.Format("ttft_ms", val("mean_ttft_ms"), "ms"), b.Format("tpot_ms", val("mean_tpot_ms"), "ms"), note)
+			b.Format(output.DistTTFT, val(output.KeyMeanTTFT), "ms"), b.Format(output.DistTPOT, val(output.KeyMeanTPOT), "ms"), note)
 	}
 }
 

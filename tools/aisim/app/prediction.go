@@ -13,9 +13,6 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/tools/aisim/search"
 )
 
-// statNames are the statistics AISimulate reports for each distribution (detail.py).
-var statNames = []string{"mean", "min", "max", "median", "p75", "p90", "p95", "p99", "std"}
-
 // predictionReport is the report `aisimulate predict` writes for the deployment pr, with the
 // same keys: goodput only under an SLA. What aisim does not model is null: time to second
 // token, the distribution of per-user throughput beyond its mean, and power. wall is the
@@ -31,64 +28,64 @@ func predictionReport(pr *search.Prepared, r *perf.Report, sla bool, kv map[stri
 		return n / dur
 	}
 	in, out := float64(r.InputTokens), float64(r.OutputTokens)
-	set("num_requests", float64(r.Requests))
-	set("completed_requests", float64(r.Completed))
-	set("num_ttft_samples", float64(r.TTFTSamples))
-	set("num_tpot_samples", float64(r.TPOTSamples))
-	set("num_e2e_latency_samples", float64(r.Completed))
-	set("total_input_tokens", in)
-	set("total_output_tokens", out)
-	set("duration_ms", r.DurationMs)
-	set("gpu_hours", float64(pr.Point.UsedGPUs())*r.DurationMs/3.6e6)
-	set("request_throughput_rps", r.RequestThroughput)
-	set("input_throughput_tok_s", rate(in))
-	set("output_throughput_tok_s", r.OutputThroughput)
-	set("total_throughput_tok_s", rate(in+out))
+	set(output.KeyRequests, float64(r.Requests))
+	set(output.KeyCompletedRequests, float64(r.Completed))
+	set(output.KeyTTFTSamples, float64(r.TTFTSamples))
+	set(output.KeyTPOTSamples, float64(r.TPOTSamples))
+	set(output.KeyE2ELatencySamples, float64(r.Completed))
+	set(output.KeyInputTokens, in)
+	set(output.KeyOutputTokens, out)
+	set(output.KeyDurationMs, r.DurationMs)
+	set(output.KeyGPUHours, output.GPUHours(float64(pr.Point.UsedGPUs()), r.DurationMs))
+	set(output.KeyRequestThroughput, r.RequestThroughput)
+	set(output.KeyInputThroughput, rate(in))
+	set(output.KeyOutputThroughput, r.OutputThroughput)
+	set(output.KeyTotalThroughput, rate(in+out))
 	if sla {
-		set("goodput_completed_requests", float64(r.GoodCompleted))
-		set("goodput_request_throughput_rps", r.GoodputRequests)
-		set("goodput_output_throughput_tok_s", r.GoodputOutput)
+		set(output.KeyGoodputCompleted, float64(r.GoodCompleted))
+		set(output.KeyGoodputRequestThroughput, r.GoodputRequests)
+		set(output.KeyGoodputOutputThroughput, r.GoodputOutput)
 	}
-	for name, s := range map[string]perf.Stats{"ttft_ms": r.TTFT, "tpot_ms": r.TPOT, "itl_ms": r.ITL, "e2e_latency_ms": r.E2E} {
-		for stat, v := range map[string]float64{"mean": s.Mean, "min": s.Min, "max": s.Max, "median": s.P50, "p75": s.P75,
-			"p90": s.P90, "p95": s.P95, "p99": s.P99, "std": s.Std} {
-			set(stat+"_"+name, v)
+	for dist, s := range map[string]perf.Stats{output.DistTTFT: r.TTFT, output.DistTPOT: r.TPOT, output.DistITL: r.ITL, output.DistE2ELatency: r.E2E} {
+		for stat, v := range map[string]float64{output.StatMean: s.Mean, output.StatMin: s.Min, output.StatMax: s.Max, output.StatMedian: s.P50,
+			output.StatP75: s.P75, output.StatP90: s.P90, output.StatP95: s.P95, output.StatP99: s.P99, output.StatStd: s.Std} {
+			set(output.StatKey(stat, dist), v)
 		}
 	}
-	for _, stat := range statNames {
-		m[stat+"_ttst_ms"] = nil
-		m[stat+"_output_token_throughput_per_user"] = nil
+	for _, stat := range output.StatsOfPrediction {
+		m[output.StatKey(stat, output.DistTTST)] = nil
+		m[output.StatKey(stat, output.DistThroughputPerUser)] = nil
 	}
-	set("mean_output_token_throughput_per_user", r.PerUserThroughput)
+	set(output.KeyThroughputPerUser, r.PerUserThroughput)
 	reused := pr.TraceMetrics["prefix_cache_hit_ratio"]
-	set("prefix_cache_reused_ratio", reused)
-	set("first_admission_prefix_cache_reused_ratio", reused)
-	set("committed_prefill_tokens", math.Round(in*(1-reused)))
+	set(output.KeyPrefixCacheReusedRatio, reused)
+	set(output.KeyFirstAdmissionPrefixCacheReusedRatio, reused)
+	set(output.KeyCommittedPrefillTokens, math.Round(in*(1-reused)))
 	// Per role: an aggregated worker counts as a decode worker, as in AISimulate's report.
-	set("prefill_gpus_per_worker", 0)
-	set("prefill_worker_seconds", 0)
-	set("decode_gpus_per_worker", 0)
-	set("decode_worker_seconds", 0)
+	for _, side := range []string{output.RolePrefill, output.RoleDecode} {
+		set(output.GPUsPerWorkerKey(side), 0)
+		set(output.WorkerSecondsKey(side), 0)
+	}
 	for _, role := range pr.Point.Roles {
-		side := "decode"
-		if role.Role == "prefill" {
-			side = "prefill"
+		side := output.RoleDecode
+		if role.Role == output.RolePrefill {
+			side = output.RolePrefill
 		}
-		set(side+"_gpus_per_worker", float64(role.Worker.Shape.GPUsPerWorker()))
-		set(side+"_worker_seconds", float64(role.Worker.Shape.Replicas)*dur)
+		set(output.GPUsPerWorkerKey(side), float64(role.Worker.Shape.GPUsPerWorker()))
+		set(output.WorkerSecondsKey(side), float64(role.Worker.Shape.Replicas)*dur)
 	}
 	// The simulator's own speed.
 	ms := float64(wall) / float64(time.Millisecond)
-	set("wall_time_ms", ms)
-	set("processed_tokens", in+out)
-	set("processed_tokens_per_s", 0)
-	set("processed_output_tokens_per_s", 0)
+	set(output.KeyWallTimeMs, ms)
+	set(output.KeyProcessedTokens, in+out)
+	set(output.KeyProcessedTokensPerSecond, 0)
+	set(output.KeyProcessedOutputTokensPerSecond, 0)
 	if ms > 0 {
-		set("processed_tokens_per_s", (in+out)/(ms/1e3))
-		set("processed_output_tokens_per_s", out/(ms/1e3))
+		set(output.KeyProcessedTokensPerSecond, (in+out)/(ms/1e3))
+		set(output.KeyProcessedOutputTokensPerSecond, out/(ms/1e3))
 	}
-	m["power_w"] = nil
-	set("power_coverage", 0)
+	m[output.KeyPowerW] = nil
+	set(output.KeyPowerCoverage, 0)
 
 	p := &output.Prediction{
 		Metrics: m, KVEvictionPolicy: "lru", KVCachePrecision: map[string]output.KVCachePrecision{},
@@ -116,19 +113,18 @@ func predictionReport(pr *search.Prepared, r *perf.Report, sla bool, kv map[stri
 // latency distributions and throughputs (detail.py SERVING_LATENCY_METRICS,
 // SERVING_THROUGHPUT_METRICS).
 func servingMetric(k string) bool {
-	for _, stat := range statNames {
+	for _, stat := range output.StatsOfPrediction {
 		if !strings.HasPrefix(k, stat+"_") {
 			continue
 		}
-		rest := strings.TrimPrefix(k, stat+"_")
-		switch rest {
-		case "ttft_ms", "ttst_ms", "tpot_ms", "itl_ms", "e2e_latency_ms", "output_token_throughput_per_user":
+		switch strings.TrimPrefix(k, stat+"_") {
+		case output.DistTTFT, output.DistTTST, output.DistTPOT, output.DistITL, output.DistE2ELatency, output.DistThroughputPerUser:
 			return true
 		}
 	}
 	switch k {
-	case "request_throughput_rps", "input_throughput_tok_s", "output_throughput_tok_s", "total_throughput_tok_s",
-		"goodput_request_throughput_rps", "goodput_output_throughput_tok_s", "processed_tokens_per_s", "processed_output_tokens_per_s":
+	case output.KeyRequestThroughput, output.KeyInputThroughput, output.KeyOutputThroughput, output.KeyTotalThroughput,
+		output.KeyGoodputRequestThroughput, output.KeyGoodputOutputThroughput, output.KeyProcessedTokensPerSecond, output.KeyProcessedOutputTokensPerSecond:
 		return true
 	}
 	return false

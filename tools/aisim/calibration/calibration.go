@@ -21,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/tools/aisim/catalog"
 	"github.com/dgdr-operator/dgdr-operator/tools/aisim/input"
 	"github.com/dgdr-operator/dgdr-operator/tools/aisim/search"
@@ -149,7 +150,7 @@ const RequestsPerConcurrency = 10
 // TTFTs confirm it: 4096-token prompts at concurrency 8 take about as many steps as
 // 2048-token chunks imply. SGLang (chunked_prefill_size 8192 on 80 GB GPUs) and TRT-LLM
 // (max_num_tokens 8192) match the default.
-var EngineMaxBatchedTokens = map[string]int{input.BackendVLLM: 2048}
+var EngineMaxBatchedTokens = map[string]int{output.BackendVLLM: 2048}
 
 // Document renders the row as an `aisim predict` input document.
 func (r Row) Document() string {

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/dgdr-operator/dgdr-operator/tools/aisim/input"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/tools/aisim/perf"
 )
 
@@ -99,15 +99,15 @@ func TestFit(t *testing.T) {
 		backend, name string
 		get           func(x *perf.BackendCalibration) *float64
 	}{
-		{input.BackendVLLM, "StepOverhead", func(x *perf.BackendCalibration) *float64 { return &x.StepOverhead }},
-		{input.BackendSGLang, "StepOverhead", func(x *perf.BackendCalibration) *float64 { return &x.StepOverhead }},
-		{input.BackendTRTLLM, "StepOverhead", func(x *perf.BackendCalibration) *float64 { return &x.StepOverhead }},
-		{input.BackendVLLM, "GEMMEfficiency", func(x *perf.BackendCalibration) *float64 { return &x.GEMMEfficiency }},
-		{input.BackendSGLang, "GEMMEfficiency", func(x *perf.BackendCalibration) *float64 { return &x.GEMMEfficiency }},
-		{input.BackendTRTLLM, "GEMMEfficiency", func(x *perf.BackendCalibration) *float64 { return &x.GEMMEfficiency }},
-		{input.BackendVLLM, "CommEfficiency", func(x *perf.BackendCalibration) *float64 { return &x.CommEfficiency }},
-		{input.BackendSGLang, "CommEfficiency", func(x *perf.BackendCalibration) *float64 { return &x.CommEfficiency }},
-		{input.BackendTRTLLM, "CommEfficiency", func(x *perf.BackendCalibration) *float64 { return &x.CommEfficiency }},
+		{output.BackendVLLM, "StepOverhead", func(x *perf.BackendCalibration) *float64 { return &x.StepOverhead }},
+		{output.BackendSGLang, "StepOverhead", func(x *perf.BackendCalibration) *float64 { return &x.StepOverhead }},
+		{output.BackendTRTLLM, "StepOverhead", func(x *perf.BackendCalibration) *float64 { return &x.StepOverhead }},
+		{output.BackendVLLM, "GEMMEfficiency", func(x *perf.BackendCalibration) *float64 { return &x.GEMMEfficiency }},
+		{output.BackendSGLang, "GEMMEfficiency", func(x *perf.BackendCalibration) *float64 { return &x.GEMMEfficiency }},
+		{output.BackendTRTLLM, "GEMMEfficiency", func(x *perf.BackendCalibration) *float64 { return &x.GEMMEfficiency }},
+		{output.BackendVLLM, "CommEfficiency", func(x *perf.BackendCalibration) *float64 { return &x.CommEfficiency }},
+		{output.BackendSGLang, "CommEfficiency", func(x *perf.BackendCalibration) *float64 { return &x.CommEfficiency }},
+		{output.BackendTRTLLM, "CommEfficiency", func(x *perf.BackendCalibration) *float64 { return &x.CommEfficiency }},
 	}
 	if v, err := strconv.Atoi(os.Getenv("AISIM_CALIB_FIT_ROUNDS")); err == nil {
 		fitRounds = v
@@ -166,20 +166,20 @@ func TestFit(t *testing.T) {
 		}
 		// TRT-LLM's prefill-first regime bound is an integer: try its neighbours.
 		m := maps.Clone(perf.Calibrated.Backends)
-		x := m[input.BackendTRTLLM]
+		x := m[output.BackendTRTLLM]
 		bestN := x.PrefillFirstUpTo
 		for _, n := range []int{bestN / 2, bestN - 1, bestN + 1, bestN * 3 / 2, bestN * 2} {
 			y := x
 			y.PrefillFirstUpTo = n
 			m2 := maps.Clone(m)
-			m2[input.BackendTRTLLM] = y
+			m2[output.BackendTRTLLM] = y
 			perf.Calibrated.Backends = m2
 			if l := eval(); l < best {
 				best, bestN = l, n
 			}
 		}
 		x.PrefillFirstUpTo = bestN
-		m[input.BackendTRTLLM] = x
+		m[output.BackendTRTLLM] = x
 		perf.Calibrated.Backends = m
 		fmt.Printf("round %d trtllm.PrefillFirstUpTo = %d loss %.4f\n", round, bestN, best)
 	}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
+
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/document"
 )
@@ -155,7 +157,7 @@ func crossChecks(doc *Document) error {
 		if doc.Optimizer.MaxTrials < branches {
 			return errf("optimizer.max_trials", "must be >= the number of mode branches (%d)", branches)
 		}
-		if doc.Optimization.Target == TargetMinGPUs {
+		if doc.Optimization.Target == output.TargetMinGPUs {
 			if !t.Load.Intensity.IsFixed() {
 				return errf("traffic.load", "min_gpus requires a fixed load (no domains)")
 			}

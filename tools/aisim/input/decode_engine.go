@@ -50,7 +50,7 @@ func decodeEngine(cmd Command, root *object, optHardware string) (Engine, error)
 	}
 	modes := []string{ModeAggregated, ModeDisaggregated}
 	defModes := []string{ModeAggregated} // predict's defaults: one concrete deployment
-	defBackends := []string{BackendVLLM}
+	defBackends := []string{output.BackendVLLM}
 	if cmd == Recommend {
 		defModes = aisimulate.DefaultModes
 		defBackends = aisimulate.DefaultBackends
@@ -132,7 +132,7 @@ func decodeEngine(cmd Command, root *object, optHardware string) (Engine, error)
 	}
 	// Block sizes below 2 are only legal when SGLang (block size 1) is a possible backend.
 	for role, w := range e.Workers {
-		if w.BlockSize == 1 && !slices.Contains(e.Backends, BackendSGLang) {
+		if w.BlockSize == 1 && !slices.Contains(e.Backends, output.BackendSGLang) {
 			return e, errf("engine.workers."+role+".kv_cache.block_size", "must be >= 2 for vllm and trtllm")
 		}
 	}

@@ -1,6 +1,9 @@
 package input
 
-import "github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
+import (
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
+)
 
 // The evaluation, optimization and optimizer sections: what a candidate is scored by and how many
 // are tried.
@@ -33,9 +36,6 @@ func decodeEvaluation(root *object) (Evaluation, error) {
 	return e, nil
 }
 
-var targets = []string{TargetThroughput, TargetThroughputPerGPU, TargetThroughputPerUser, TargetGoodput,
-	TargetGoodputPerGPU, TargetTTFT, TargetE2ELatency, TargetMinGPUs, TargetPareto}
-
 func decodeOptimization(root *object, sla SLA) (Optimization, error) {
 	o := Optimization{Target: aisimulate.DefaultTarget, MaxGPUs: aisimulate.DefaultMaxCandidateGPUs}
 	x := root.get("optimization")
@@ -47,7 +47,7 @@ func decodeOptimization(root *object, sla SLA) (Optimization, error) {
 	if err != nil {
 		return o, err
 	}
-	if o.Target, err = oo.enum("target", aisimulate.DefaultTarget, targets...); err != nil {
+	if o.Target, err = oo.enum("target", aisimulate.DefaultTarget, output.TargetNames()...); err != nil {
 		return o, err
 	}
 	if o.Hardware, err = oo.str("hardware", ""); err != nil {
@@ -74,7 +74,7 @@ func decodeOptimization(root *object, sla SLA) (Optimization, error) {
 		if o.MinGoodputRPS, err = co.positive("min_goodput_rps", 0); err != nil {
 			return o, err
 		}
-		if o.MinGoodputRPS > 0 && o.Target != TargetMinGPUs {
+		if o.MinGoodputRPS > 0 && o.Target != output.TargetMinGPUs {
 			return o, errf(co.p("min_goodput_rps"), "applies only to target min_gpus")
 		}
 		if o.MinGPUs > o.MaxGPUs {
@@ -85,7 +85,7 @@ func decodeOptimization(root *object, sla SLA) (Optimization, error) {
 		return o, errf(oo.p("strict_sla"), "requires at least one evaluation.sla bound")
 	}
 	switch o.Target {
-	case TargetGoodput, TargetGoodputPerGPU, TargetMinGPUs:
+	case output.TargetGoodput, output.TargetGoodputPerGPU, output.TargetMinGPUs:
 		if !sla.Any() {
 			return o, errf(oo.p("target"), "%s requires at least one evaluation.sla bound", o.Target)
 		}

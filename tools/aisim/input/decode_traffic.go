@@ -109,7 +109,7 @@ func decodeSessionTraffic(cmd Command, to *object) (Traffic, error) {
 		return t, err
 	}
 	se := t.Session
-	if se.Turns, err = ss.integer("turns", 4, 2); err != nil {
+	if se.Turns, err = ss.integer("turns", aisimulate.DefaultSessionTurns, 2); err != nil {
 		return t, err
 	}
 	if se.SharedPrefixRatio, err = ss.nonNegative("shared_prefix_ratio", 0); err != nil {

@@ -21,14 +21,10 @@ const (
 	Predict
 )
 
-// Modes, backends and roles in their public spelling.
+// Modes and roles in their public spelling (backends: output.Backends).
 const (
 	ModeAggregated    = "aggregated"
 	ModeDisaggregated = "disaggregated"
-
-	BackendVLLM   = "vllm"
-	BackendSGLang = "sglang"
-	BackendTRTLLM = "trtllm"
 
 	RoleAggregated = "aggregated"
 	RolePrefill    = "prefill"
@@ -43,19 +39,6 @@ const (
 	LoadKVCapacityFraction = "kv_capacity_fraction"
 	// LoadTraceTimestamps replays a trace at its recorded arrival times (Intensity: speedup).
 	LoadTraceTimestamps = "trace_timestamps"
-)
-
-// Optimization targets.
-const (
-	TargetThroughput        = "throughput"
-	TargetThroughputPerGPU  = "throughput_per_gpu"
-	TargetThroughputPerUser = "throughput_per_user"
-	TargetGoodput           = "goodput"
-	TargetGoodputPerGPU     = "goodput_per_gpu"
-	TargetTTFT              = "ttft"
-	TargetE2ELatency        = "e2e_latency"
-	TargetMinGPUs           = "min_gpus"
-	TargetPareto            = "pareto"
 )
 
 // FieldError is a validation failure at a document path. The CLI prints it

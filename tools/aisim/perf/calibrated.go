@@ -3,7 +3,7 @@ package perf
 import (
 	"math"
 
-	"github.com/dgdr-operator/dgdr-operator/tools/aisim/input"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 )
 
 // Calibration holds every fitted constant of the latency model. They are few on purpose and
@@ -72,8 +72,8 @@ var Calibrated = Calibration{
 	FP8GEMMScale:     1.22,
 	FP8StreamBytes:   1.37,
 	Backends: map[string]BackendCalibration{
-		input.BackendVLLM:   {StepOverhead: 0.477e-3, GEMMEfficiency: 0.620, CommEfficiency: 0.285},
-		input.BackendSGLang: {StepOverhead: 0.278e-3, GEMMEfficiency: 0.631, CommEfficiency: 0.597, PrefillFirstUpTo: math.MaxInt},
-		input.BackendTRTLLM: {StepOverhead: 0.711e-3, GEMMEfficiency: 0.716, CommEfficiency: 0.332, PrefillFirstUpTo: 6},
+		output.BackendVLLM:   {StepOverhead: 0.477e-3, GEMMEfficiency: 0.620, CommEfficiency: 0.285},
+		output.BackendSGLang: {StepOverhead: 0.278e-3, GEMMEfficiency: 0.631, CommEfficiency: 0.597, PrefillFirstUpTo: math.MaxInt},
+		output.BackendTRTLLM: {StepOverhead: 0.711e-3, GEMMEfficiency: 0.716, CommEfficiency: 0.332, PrefillFirstUpTo: 6},
 	},
 }

@@ -7,14 +7,15 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/tools/aisim/catalog"
 	"github.com/dgdr-operator/dgdr-operator/tools/aisim/input"
 )
 
 // Backend defaults, as AISimulate documents them (contract §4.3).
 var (
-	defaultBlockSize      = map[string]int{input.BackendVLLM: 64, input.BackendSGLang: 1, input.BackendTRTLLM: 32}
-	defaultMemoryFraction = map[string]float64{input.BackendVLLM: 0.9, input.BackendSGLang: 0.88, input.BackendTRTLLM: 0.9}
+	defaultBlockSize      = map[string]int{output.BackendVLLM: 64, output.BackendSGLang: 1, output.BackendTRTLLM: 32}
+	defaultMemoryFraction = map[string]float64{output.BackendVLLM: 0.9, output.BackendSGLang: 0.88, output.BackendTRTLLM: 0.9}
 )
 
 // DefaultBlockSize is the KV block size a backend uses when none is given.
@@ -96,9 +97,9 @@ func KVCapacity(m *catalog.Model, g catalog.GPU, w WorkerConfig) (Memory, error)
 	frac := w.MemoryFraction
 	nonKV := mem.WeightsBytes + mem.ActivationBytes + mem.OverheadBytes
 	switch w.Backend {
-	case input.BackendSGLang:
+	case output.BackendSGLang:
 		mem.KVBytes = (mem.CapacityBytes-mem.OverheadBytes)*frac - mem.WeightsBytes
-	case input.BackendTRTLLM:
+	case output.BackendTRTLLM:
 		mem.KVBytes = (mem.CapacityBytes - nonKV) * frac
 	default:
 		mem.KVBytes = mem.CapacityBytes*frac - nonKV

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/tools/aisim/catalog"
 	"github.com/dgdr-operator/dgdr-operator/tools/aisim/input"
 )
@@ -47,7 +48,7 @@ func workerCfg(backend string, s input.Shape) WorkerConfig {
 // the tolerance: it allows a ~1 GB error in the non-KV terms and still
 // catches any wrong per-token size (2×) or wrong backend formula (>5%).
 func TestKVCapacityQwen3_32B_FP8_H200_VLLM(t *testing.T) {
-	mem, err := KVCapacity(mustModel(t, "Qwen/Qwen3-32B-FP8"), mustGPU(t, "h200_sxm"), workerCfg(input.BackendVLLM, tp(1)))
+	mem, err := KVCapacity(mustModel(t, "Qwen/Qwen3-32B-FP8"), mustGPU(t, "h200_sxm"), workerCfg(output.BackendVLLM, tp(1)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +70,7 @@ func TestKVCapacityQwen3_32B_FP8_H200_VLLM(t *testing.T) {
 func TestKVCapacityBackendFormulasAndLimits(t *testing.T) {
 	m, g := mustModel(t, "meta-llama/Llama-3.1-8B-Instruct"), mustGPU(t, "h200_sxm")
 	tokens := map[string]int{}
-	for _, b := range []string{input.BackendVLLM, input.BackendSGLang, input.BackendTRTLLM} {
+	for _, b := range []string{output.BackendVLLM, output.BackendSGLang, output.BackendTRTLLM} {
 		mem, err := KVCapacity(m, g, workerCfg(b, tp(1)))
 		if err != nil {
 			t.Fatal(err)
@@ -82,19 +83,19 @@ func TestKVCapacityBackendFormulasAndLimits(t *testing.T) {
 	}
 	// SGLang does not deduct activations but uses a lower fraction; TRT-LLM
 	// applies the fraction after subtracting, so it keeps the most memory.
-	if !(tokens[input.BackendTRTLLM] > tokens[input.BackendVLLM]) {
+	if !(tokens[output.BackendTRTLLM] > tokens[output.BackendVLLM]) {
 		t.Errorf("want trtllm > vllm, got %v", tokens)
 	}
 	// 70B in BF16 does not fit on one H200; it does with tensor=2.
 	big := mustModel(t, "meta-llama/Llama-3.1-70B-Instruct")
-	if _, err := KVCapacity(big, g, workerCfg(input.BackendVLLM, tp(1))); err == nil {
+	if _, err := KVCapacity(big, g, workerCfg(output.BackendVLLM, tp(1))); err == nil {
 		t.Errorf("Llama-70B BF16 fits on one H200, want an error")
 	}
-	one, err := KVCapacity(big, g, workerCfg(input.BackendVLLM, tp(2)))
+	one, err := KVCapacity(big, g, workerCfg(output.BackendVLLM, tp(2)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	four, _ := KVCapacity(big, g, workerCfg(input.BackendVLLM, tp(4)))
+	four, _ := KVCapacity(big, g, workerCfg(output.BackendVLLM, tp(4)))
 	if four.TokensPerRank <= one.TokensPerRank {
 		t.Errorf("more tensor parallelism must free KV memory per rank: tp2=%d tp4=%d", one.TokensPerRank, four.TokensPerRank)
 	}
@@ -106,7 +107,7 @@ func TestStepTimeRoofline(t *testing.T) {
 	decode := Batch{DecodeSeqs: 32, DecodeKV: 32 * 2048, OutputRows: 32}
 	prefill := Batch{PrefillTokens: 8192, PrefillAttn: 8192 * 4096, OutputRows: 8}
 	step := func(g catalog.GPU, s input.Shape, b Batch) float64 {
-		return NewStepModel(m, g, input.BackendVLLM, s).Time(b)
+		return NewStepModel(m, g, output.BackendVLLM, s).Time(b)
 	}
 	// Small-batch decode is bandwidth bound: reading 16 GB of weights at
 	// 0.8 × 4.8 TB/s takes ~4.2 ms, so a step must cost at least that.
@@ -137,12 +138,12 @@ func TestStepTimeRoofline(t *testing.T) {
 func llamaPool(t testing.TB) *Pool {
 	m, g := mustModel(t, "meta-llama/Llama-3.1-8B-Instruct"), mustGPU(t, "h200_sxm")
 	s := tp(1)
-	w := workerCfg(input.BackendVLLM, s)
+	w := workerCfg(output.BackendVLLM, s)
 	mem, err := KVCapacity(m, g, w)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Pool{Replicas: s.Replicas, Step: NewStepModel(m, g, input.BackendVLLM, s), MaxTokens: w.MaxBatchedTokens,
+	return &Pool{Replicas: s.Replicas, Step: NewStepModel(m, g, output.BackendVLLM, s), MaxTokens: w.MaxBatchedTokens,
 		MaxSeqs: w.MaxSequences, KVTokens: mem.TokensPerRank, BlockSize: w.BlockSize}
 }
 

@@ -68,26 +68,28 @@ type Stats struct {
 	Std  float64 `json:"std"`
 }
 
-// Report is the outcome of one simulated run.
+// Report is the outcome of one simulated run. search.Metrics (a candidate record's metrics) and
+// the prediction report of aisim's predict write it under the report keys of
+// internal/aisimulate/output.
 type Report struct {
-	Requests          int     `json:"num_requests"`
-	Completed         int     `json:"completed_requests"`
-	OutputTokens      int     `json:"total_output_tokens"`
-	InputTokens       int     `json:"total_input_tokens"`
-	DurationMs        float64 `json:"duration_ms"`
-	RequestThroughput float64 `json:"request_throughput_rps"`
-	OutputThroughput  float64 `json:"output_throughput_tok_s"`
-	PerUserThroughput float64 `json:"mean_output_token_throughput_per_user"`
-	TTFT              Stats   `json:"ttft_ms"`
-	TPOT              Stats   `json:"tpot_ms"`
-	ITL               Stats   `json:"itl_ms"`
-	E2E               Stats   `json:"e2e_latency_ms"`
-	TTFTSamples       int     `json:"num_ttft_samples"`
-	TPOTSamples       int     `json:"num_tpot_samples"`
-	GoodCompleted     int     `json:"goodput_completed_requests"`
-	GoodputOutput     float64 `json:"goodput_output_throughput_tok_s"`
-	GoodputRequests   float64 `json:"goodput_request_throughput_rps"`
-	ForwardSteps      int     `json:"forward_steps"`
+	Requests          int
+	Completed         int
+	OutputTokens      int
+	InputTokens       int
+	DurationMs        float64
+	RequestThroughput float64
+	OutputThroughput  float64
+	PerUserThroughput float64
+	TTFT              Stats
+	TPOT              Stats
+	ITL               Stats
+	E2E               Stats
+	TTFTSamples       int
+	TPOTSamples       int
+	GoodCompleted     int
+	GoodputOutput     float64
+	GoodputRequests   float64
+	ForwardSteps      int
 }
 
 // ErrStalled means requests could not be scheduled at all (typically one

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/tools/aisim/catalog"
 	"github.com/dgdr-operator/dgdr-operator/tools/aisim/input"
 	"github.com/dgdr-operator/dgdr-operator/tools/aisim/perf"
@@ -26,8 +27,8 @@ func deployment(t *testing.T, replicas, kvTokens int) perf.Deployment {
 		t.Fatal(err)
 	}
 	shape := input.Shape{Replicas: replicas, Tensor: 1, Pipeline: 1, AttentionData: 1, MoETensor: 1, MoEExpert: 1}
-	w := perf.WorkerConfig{Backend: input.BackendVLLM, Shape: shape, MaxBatchedTokens: 8192, MaxSequences: 256,
-		BlockSize: perf.DefaultBlockSize(input.BackendVLLM), MemoryFraction: perf.DefaultMemoryFraction(input.BackendVLLM)}
+	w := perf.WorkerConfig{Backend: output.BackendVLLM, Shape: shape, MaxBatchedTokens: 8192, MaxSequences: 256,
+		BlockSize: perf.DefaultBlockSize(output.BackendVLLM), MemoryFraction: perf.DefaultMemoryFraction(output.BackendVLLM)}
 	mem, err := perf.KVCapacity(m, g, w)
 	if err != nil {
 		t.Fatal(err)
@@ -35,7 +36,7 @@ func deployment(t *testing.T, replicas, kvTokens int) perf.Deployment {
 	if kvTokens <= 0 {
 		kvTokens = mem.TokensPerRank
 	}
-	return perf.Deployment{Agg: &perf.Pool{Replicas: replicas, Step: perf.NewStepModel(m, g, input.BackendVLLM, shape),
+	return perf.Deployment{Agg: &perf.Pool{Replicas: replicas, Step: perf.NewStepModel(m, g, output.BackendVLLM, shape),
 		MaxTokens: 8192, MaxSeqs: 256, KVTokens: kvTokens, BlockSize: w.BlockSize}}
 }
 

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
-	"github.com/dgdr-operator/dgdr-operator/tools/aisim/input"
 )
 
 // BandBasis describes where the error bands come from.
@@ -18,9 +17,9 @@ const CalibratedGPU = "h100_sxm"
 // validation rows, per backend (median and 80th percentile). TestErrorBandsMatchCalibration in
 // tools/aisim/calibration recomputes them and fails when this table drifts from the model.
 var ErrorBands = map[string]struct{ TTFT, TPOT output.ErrorRange }{
-	input.BackendVLLM:   {TTFT: output.ErrorRange{MedianAbsPct: 24.0, P80AbsPct: 45.5}, TPOT: output.ErrorRange{MedianAbsPct: 9.5, P80AbsPct: 14.6}},
-	input.BackendSGLang: {TTFT: output.ErrorRange{MedianAbsPct: 12.6, P80AbsPct: 31.4}, TPOT: output.ErrorRange{MedianAbsPct: 7.0, P80AbsPct: 14.0}},
-	input.BackendTRTLLM: {TTFT: output.ErrorRange{MedianAbsPct: 18.4, P80AbsPct: 46.8}, TPOT: output.ErrorRange{MedianAbsPct: 7.6, P80AbsPct: 14.2}},
+	output.BackendVLLM:   {TTFT: output.ErrorRange{MedianAbsPct: 24.0, P80AbsPct: 45.5}, TPOT: output.ErrorRange{MedianAbsPct: 9.5, P80AbsPct: 14.6}},
+	output.BackendSGLang: {TTFT: output.ErrorRange{MedianAbsPct: 12.6, P80AbsPct: 31.4}, TPOT: output.ErrorRange{MedianAbsPct: 7.0, P80AbsPct: 14.0}},
+	output.BackendTRTLLM: {TTFT: output.ErrorRange{MedianAbsPct: 18.4, P80AbsPct: 46.8}, TPOT: output.ErrorRange{MedianAbsPct: 7.6, P80AbsPct: 14.2}},
 }
 
 // ErrorBand is the expected error of a point's latency metrics (TPOT's band stands for ITL too:

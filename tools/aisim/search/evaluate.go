@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"strings"
 	"time"
@@ -18,9 +19,9 @@ import (
 // BackendVersions are the version slots aisim reports (AISimulate's fleet
 // "current" slots); the analytical model itself is version-independent.
 var BackendVersions = map[string]string{
-	input.BackendVLLM:   "0.24.0",
-	input.BackendSGLang: "0.5.14",
-	input.BackendTRTLLM: "1.3.0rc20",
+	output.BackendVLLM:   "0.24.0",
+	output.BackendSGLang: "0.5.14",
+	output.BackendTRTLLM: "1.3.0rc20",
 }
 
 // BackendVersion is the version recorded for a backend: engine.backend_version when given
@@ -250,14 +251,18 @@ func (e *Env) Finish(pr *Prepared, rep *perf.Report, err error) *Trial {
 		pr.Status, pr.ReasonCategory, pr.Reason = output.StatusFailed, output.ReasonInvalidMetrics, err.Error()
 		return o
 	}
-	score, objectives := e.score(o)
+	score, objectives, err := e.score(o, metrics)
+	if err != nil {
+		pr.Status, pr.ReasonCategory, pr.Reason = output.StatusFailed, output.ReasonInvalidMetrics, err.Error()
+		return o
+	}
 	o.Score, o.Objectives = &score, objectives
 	pr.Status = output.StatusFeasible
 	opt := e.Doc.Optimization
-	if e.Doc.Command == input.Recommend && (opt.StrictSLA || opt.Target == input.TargetMinGPUs) {
+	if e.Doc.Command == input.Recommend && (opt.StrictSLA || opt.Target == output.TargetMinGPUs) {
 		if why := slaViolation(e.Doc.Evaluation.SLA, rep); why != "" {
 			pr.Status, pr.ReasonCategory, pr.Reason = output.StatusInfeasible, output.ReasonSLAConstraint, why
-		} else if floor := opt.MinGoodputRPS; opt.Target == input.TargetMinGPUs && floor > 0 && rep.GoodputRequests < floor {
+		} else if floor := opt.MinGoodputRPS; opt.Target == output.TargetMinGPUs && floor > 0 && rep.GoodputRequests < floor {
 			pr.Status, pr.ReasonCategory, pr.Reason = output.StatusInfeasible, output.ReasonLoadConstraint,
 				fmt.Sprintf("goodput %.3f req/s is below min_goodput_rps %g", rep.GoodputRequests, floor)
 		}
@@ -279,75 +284,70 @@ func slaViolation(sla input.SLA, r *perf.Report) string {
 	return ""
 }
 
-// score implements AISimulate's target table: higher is better, latency
-// targets and min_gpus negated; pareto scores by its first objective.
-// avg_gpu equals the static GPU count because aisim pools never scale.
-func (e *Env) score(o *Trial) (float64, map[string]float64) {
-	r := o.Report
-	gpus := float64(o.Point.UsedGPUs())
-	perGPU := 0.0
-	goodPerGPU := 0.0
-	if gpus > 0 {
-		perGPU = r.OutputThroughput / gpus
-		goodPerGPU = r.GoodputOutput / gpus
+// score is AISimulate's score_report of the trial's metrics (output.Score): higher is better,
+// latency targets and min_gpus negated; pareto scores by its first objective. The per-GPU
+// targets divide by the deployment's GPU count (output.ProvisionedGPUs): aisim's pools never
+// scale. A latency target without a qualifying sample has no score, and the trial is an error.
+func (e *Env) score(o *Trial, metrics output.Report) (float64, map[string]float64, error) {
+	report := maps.Clone(metrics)
+	// A record has no E2E sample count: every completed request is one.
+	report[output.KeyE2ELatencySamples] = float64(o.Report.Completed)
+	gpus := output.GPUs{Provisioned: o.Point.UsedGPUs(), Basis: output.ProvisionedGPUs}
+	target := e.Doc.Optimization.Target
+	if target != output.TargetPareto {
+		score, err := output.Score(target, report, gpus)
+		if err == nil && !output.Finite(score) {
+			err = fmt.Errorf("the %s objective has no qualifying samples", target)
+		}
+		return score, nil, err
 	}
-	switch e.Doc.Optimization.Target {
-	case input.TargetThroughputPerGPU:
-		return perGPU, nil
-	case input.TargetThroughputPerUser:
-		return r.PerUserThroughput, nil
-	case input.TargetGoodput:
-		return r.GoodputOutput, nil
-	case input.TargetGoodputPerGPU:
-		return goodPerGPU, nil
-	case input.TargetTTFT:
-		return -r.TTFT.Mean, nil
-	case input.TargetE2ELatency:
-		return -r.E2E.Mean, nil
-	case input.TargetMinGPUs:
-		return -gpus, nil
-	case input.TargetPareto:
-		return perGPU, map[string]float64{"throughput_per_gpu": perGPU, "throughput_per_user": r.PerUserThroughput}
+	objectives := map[string]float64{}
+	for _, t := range output.ParetoObjectives {
+		v, err := output.Objective(t, report, gpus)
+		if err != nil {
+			return 0, nil, err
+		}
+		objectives[t] = v
 	}
-	return r.OutputThroughput, nil
+	return objectives[output.ParetoObjectives[0]], objectives, nil
 }
 
 // Metrics flattens a report into recommendation.json metric keys.
-func Metrics(o *Trial) map[string]float64 {
+func Metrics(o *Trial) output.Report {
 	r := o.Report
 	if r == nil {
 		return nil
 	}
 	gpus := float64(o.Point.UsedGPUs())
-	m := map[string]float64{
-		"num_requests":                          float64(r.Requests),
-		"completed_requests":                    float64(r.Completed),
-		"total_output_tokens":                   float64(r.OutputTokens),
-		"duration_ms":                           r.DurationMs,
-		"request_throughput_rps":                r.RequestThroughput,
-		"output_throughput_tok_s":               r.OutputThroughput,
-		"output_throughput_tok_s_per_gpu":       r.OutputThroughput / gpus,
-		"mean_output_token_throughput_per_user": r.PerUserThroughput,
-		"num_ttft_samples":                      float64(r.TTFTSamples),
-		"num_tpot_samples":                      float64(r.TPOTSamples),
-		"goodput_completed_requests":            float64(r.GoodCompleted),
-		"goodput_output_throughput_tok_s":       r.GoodputOutput,
-		"goodput_request_throughput_rps":        r.GoodputRequests,
-		"gpu_hours":                             gpus * r.DurationMs / 3.6e6,
-		"forward_steps":                         float64(r.ForwardSteps),
-		"kv_load_capacity_tokens":               float64(o.CapTokens),
-		"kv_load_concurrency_capacity":          float64(o.CapConc),
+	m := output.Report{
+		output.KeyRequests:                 float64(r.Requests),
+		output.KeyCompletedRequests:        float64(r.Completed),
+		output.KeyOutputTokens:             float64(r.OutputTokens),
+		output.KeyDurationMs:               r.DurationMs,
+		output.KeyRequestThroughput:        r.RequestThroughput,
+		output.KeyOutputThroughput:         r.OutputThroughput,
+		output.KeyOutputThroughputPerGPU:   r.OutputThroughput / gpus,
+		output.KeyThroughputPerUser:        r.PerUserThroughput,
+		output.KeyTTFTSamples:              float64(r.TTFTSamples),
+		output.KeyTPOTSamples:              float64(r.TPOTSamples),
+		output.KeyGoodputCompleted:         float64(r.GoodCompleted),
+		output.KeyGoodputOutputThroughput:  r.GoodputOutput,
+		output.KeyGoodputRequestThroughput: r.GoodputRequests,
+		output.KeyGPUHours:                 output.GPUHours(gpus, r.DurationMs),
+		"forward_steps":                    float64(r.ForwardSteps),
+		"kv_load_capacity_tokens":          float64(o.CapTokens),
+		"kv_load_concurrency_capacity":     float64(o.CapConc),
 	}
 	if o.Concurrency > 0 {
 		m["concurrency"] = float64(o.Concurrency)
 	} else {
 		m["request_rate"] = o.Rate
 	}
-	for name, s := range map[string]perf.Stats{"ttft_ms": r.TTFT, "tpot_ms": r.TPOT, "itl_ms": r.ITL, "e2e_latency_ms": r.E2E} {
-		m["mean_"+name] = s.Mean
-		m["p50_"+name] = s.P50
-		m["p90_"+name] = s.P90
-		m["p99_"+name] = s.P99
+	for dist, s := range map[string]perf.Stats{output.DistTTFT: r.TTFT, output.DistTPOT: r.TPOT, output.DistITL: r.ITL, output.DistE2ELatency: r.E2E} {
+		m[output.StatKey(output.StatMean, dist)] = s.Mean
+		m[output.StatKey(output.StatP50, dist)] = s.P50
+		m[output.StatKey(output.StatP90, dist)] = s.P90
+		m[output.StatKey(output.StatP99, dist)] = s.P99
 	}
 	for role, mem := range o.Memory {
 		m[role+"_kv_cache_tokens_per_rank"] = float64(mem.TokensPerRank)

@@ -225,12 +225,11 @@ func (e *Env) record(i int, o *Trial) output.Candidate {
 // candidates' scores and metrics are finite (Finish checks), so no NaN reaches it.
 func (e *Env) compare(a, b output.Candidate) int {
 	return output.CompareRank(&a, &b, func(a, b *output.Candidate) int {
-		if e.Doc.Optimization.Target == input.TargetMinGPUs {
-			const goodput, e2e = "goodput_output_throughput_tok_s", "mean_e2e_latency_ms"
-			if c := cmp.Compare(b.Metrics[goodput], a.Metrics[goodput]); c != 0 {
+		if e.Doc.Optimization.Target == output.TargetMinGPUs {
+			if c := cmp.Compare(b.Metrics[output.KeyGoodputOutputThroughput], a.Metrics[output.KeyGoodputOutputThroughput]); c != 0 {
 				return c
 			}
-			if c := cmp.Compare(a.Metrics[e2e], b.Metrics[e2e]); c != 0 {
+			if c := cmp.Compare(a.Metrics[output.KeyMeanE2ELatency], b.Metrics[output.KeyMeanE2ELatency]); c != 0 {
 				return c
 			}
 		}
@@ -256,12 +255,12 @@ func (e *Env) selectView(res *Result) []int {
 		feas = append(feas, i)
 	}
 	cs := res.Candidates
-	if e.Doc.Optimization.Target != input.TargetPareto {
+	if e.Doc.Optimization.Target != output.TargetPareto {
 		slices.SortStableFunc(feas, func(i, j int) int { return e.compare(cs[i], cs[j]) })
 		return feas
 	}
 	objectives := func(i int) (float64, float64) {
-		return cs[i].Objectives["throughput_per_gpu"], cs[i].Objectives["throughput_per_user"]
+		return cs[i].Objectives[output.TargetThroughputPerGPU], cs[i].Objectives[output.TargetThroughputPerUser]
 	}
 	return output.ParetoFront(feas, objectives, func(i, j int) int { return e.compare(cs[i], cs[j]) })
 }

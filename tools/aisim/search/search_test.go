@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/tools/aisim/input"
+	"github.com/dgdr-operator/dgdr-operator/tools/aisim/perf"
 )
 
 // smallDoc keeps the space small enough to search exhaustively in tests. Its engine.mode is the
@@ -321,4 +323,47 @@ func dominates(a, b map[string]float64) bool {
 	ge := a["throughput_per_gpu"] >= b["throughput_per_gpu"] && a["throughput_per_user"] >= b["throughput_per_user"]
 	gt := a["throughput_per_gpu"] > b["throughput_per_gpu"] || a["throughput_per_user"] > b["throughput_per_user"]
 	return ge && gt
+}
+
+// TestLatencyTargetNeedsSamples: aisim scores a trial as AISimulate does (output.Score), so a
+// latency target reads a latency only when a request qualified it. A replay that completed no
+// request has no objective for ttft or e2e_latency: the trial fails with invalid_metrics rather
+// than ranking first with a mean latency of 0. A throughput target still scores it 0.
+func TestLatencyTargetNeedsSamples(t *testing.T) {
+	for _, tc := range []struct {
+		target     string
+		report     perf.Report
+		wantStatus string
+		wantScore  float64
+	}{
+		{target: "ttft", report: perf.Report{Requests: 8, DurationMs: 1000}, wantStatus: output.StatusFailed},
+		{target: "e2e_latency", report: perf.Report{Requests: 8, DurationMs: 1000, TTFTSamples: 8, TTFT: perf.Stats{Mean: 40}}, wantStatus: output.StatusFailed},
+		{target: "ttft", report: perf.Report{Requests: 8, DurationMs: 1000, TTFTSamples: 8, TTFT: perf.Stats{Mean: 40}}, wantStatus: output.StatusFeasible, wantScore: -40},
+		{target: "e2e_latency", report: perf.Report{Requests: 8, Completed: 8, DurationMs: 1000, E2E: perf.Stats{Mean: 900}}, wantStatus: output.StatusFeasible, wantScore: -900},
+		{target: "throughput", report: perf.Report{Requests: 8, DurationMs: 1000}, wantStatus: output.StatusFeasible, wantScore: 0},
+	} {
+		t.Run(tc.target, func(t *testing.T) {
+			env := mustEnv(t, smallDoc("meta-llama/Llama-3.1-8B-Instruct", "h200_sxm", tc.target, 2, ""))
+			space, err := env.Enumerate()
+			if err != nil {
+				t.Fatal(err)
+			}
+			pts, _ := env.Select(space)
+			pr := env.Prepare(pts[0])
+			rep := tc.report
+			o := env.Finish(pr, &rep, nil)
+			if pr.Status != tc.wantStatus {
+				t.Fatalf("status %s (%s: %s), want %s", pr.Status, pr.ReasonCategory, pr.Reason, tc.wantStatus)
+			}
+			if tc.wantStatus != output.StatusFeasible {
+				if pr.ReasonCategory != output.ReasonInvalidMetrics || !strings.Contains(pr.Reason, "no qualifying samples") || o.Score != nil {
+					t.Errorf("reason %s: %s, score %v", pr.ReasonCategory, pr.Reason, o.Score)
+				}
+				return
+			}
+			if o.Score == nil || *o.Score != tc.wantScore {
+				t.Errorf("score %v, want %v", o.Score, tc.wantScore)
+			}
+		})
+	}
 }

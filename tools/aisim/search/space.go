@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/tools/aisim/catalog"
 	"github.com/dgdr-operator/dgdr-operator/tools/aisim/input"
 	"github.com/dgdr-operator/dgdr-operator/tools/aisim/perf"
@@ -427,7 +428,7 @@ func (e *Env) unsupported(p Point, pinned bool) string {
 		if why := e.legal(r.Worker.Shape); why != "" {
 			return r.Role + ": " + why
 		}
-		if r.Worker.BlockSize < 2 && p.Backend != input.BackendSGLang {
+		if r.Worker.BlockSize < 2 && p.Backend != output.BackendSGLang {
 			return r.Role + ": block_size must be >= 2 for " + p.Backend
 		}
 	}

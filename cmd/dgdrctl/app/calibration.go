@@ -1,0 +1,135 @@
+package app
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dgdr-operator/dgdr-operator/internal/calibration"
+	"github.com/dgdr-operator/dgdr-operator/internal/config"
+)
+
+// DefaultOperatorNamespace is the namespace the installation guide installs the operator in: the
+// default of the UI's --calibration-namespace.
+const DefaultOperatorNamespace = "dgdr-system"
+
+func newCalibrationCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "calibration",
+		Short: "Show or reset the cluster's calibration profile",
+		Long: `calibration works with the calibration profile, the ConfigMap ` + calibration.ConfigMapName + ` in the
+operator's namespace (the operator configuration's calibration.namespace; pass it with -n): the
+observations of verified deployments and the corrections new searches apply to their predictions
+(docs/design/results.md, "Calibration").`,
+	}
+	cmd.AddCommand(newCalibrationShowCommand(), newCalibrationResetCommand())
+	return cmd
+}
+
+func newCalibrationShowCommand() *cobra.Command {
+	var kf kubeFlags
+	var minCount int32
+	var observations bool
+	cmd := &cobra.Command{
+		Use:   "show",
+		Short: "Print the profile's corrections per key and metric",
+		Long: `show prints one line per key (backend, GPU system, model, mode, parallelism) and metric: the
+median ratio observed/predicted, its spread (median absolute deviation), the number of
+observations, and whether searches use it (at least --min-observations). --observations also
+lists the observations, oldest first.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if minCount < 1 {
+				return fmt.Errorf("--min-observations must be at least 1")
+			}
+			c, err := kf.connect()
+			if err != nil {
+				return err
+			}
+			p, err := calibration.Load(cmd.Context(), c.ctrl, c.namespace)
+			if err != nil {
+				return err
+			}
+			writeCalibration(cmd.OutOrStdout(), c.namespace, p, int(minCount), observations)
+			return nil
+		},
+	}
+	kf.add(cmd)
+	cmd.Flags().Int32Var(&minCount, "min-observations", config.DefaultMinObservations, "the operator configuration's calibration.minObservations")
+	cmd.Flags().BoolVar(&observations, "observations", false, "also list the observations")
+	return cmd
+}
+
+func newCalibrationResetCommand() *cobra.Command {
+	var kf kubeFlags
+	var yes bool
+	cmd := &cobra.Command{
+		Use:   "reset",
+		Short: "Delete the profile: new searches run uncalibrated until verifications add observations again",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !yes {
+				return fmt.Errorf("reset deletes every observation of the profile %s: pass --yes to confirm", calibration.ConfigMapName)
+			}
+			c, err := kf.connect()
+			if err != nil {
+				return err
+			}
+			if err := calibration.Reset(cmd.Context(), c.ctrl, c.namespace); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "calibration profile %s/%s deleted\n", c.namespace, calibration.ConfigMapName)
+			return nil
+		},
+	}
+	kf.add(cmd)
+	cmd.Flags().BoolVar(&yes, "yes", false, "confirm the deletion")
+	return cmd
+}
+
+// writeCalibration prints the profile of namespace: its corrections, and its observations when
+// asked.
+func writeCalibration(out io.Writer, namespace string, p calibration.Profile, minCount int, observations bool) {
+	if len(p.Observations) == 0 {
+		fmt.Fprintf(out, "calibration profile %s/%s: no observations\n", namespace, calibration.ConfigMapName)
+		return
+	}
+	fmt.Fprintf(out, "calibration profile %s/%s: %d observations (at most %d kept); corrections are used from %d\n\n",
+		namespace, calibration.ConfigMapName, len(p.Observations), calibration.MaxObservations, minCount)
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "BACKEND\tSYSTEM\tMODEL\tMODE\tPARALLELISM\tMETRIC\tRATIO\tSPREAD\tN\tUSED")
+	for _, c := range p.Corrections() {
+		k := c.Key
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", k.Backend, k.System, k.Model, k.Mode, k.Parallelism,
+			c.Metric, ratio(c.Ratio), ratio(c.Spread), c.Count, yesNo(c.Count >= minCount))
+	}
+	_ = tw.Flush()
+	if !observations {
+		return
+	}
+	fmt.Fprintln(out)
+	tw = tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "MEASURED\tSOURCE\tKEY\tMETRIC\tPREDICTED\tOBSERVED")
+	for _, o := range p.Observations {
+		for _, m := range calibration.Metrics {
+			if pair, ok := o.Metrics[m]; ok {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", o.MeasuredAt.UTC().Format(time.RFC3339), o.Source, o.Key, m,
+					strconv.FormatFloat(pair.Predicted, 'g', 6, 64), strconv.FormatFloat(pair.Observed, 'g', 6, 64))
+			}
+		}
+	}
+	_ = tw.Flush()
+}
+
+func ratio(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
