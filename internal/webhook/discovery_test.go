@@ -92,11 +92,11 @@ func TestMissingSKUFollowsTheClusterGPUs(t *testing.T) {
 	}
 	waitFor("a refusal listing both products", refusal("NVIDIA-B200 (b200_sxm), NVIDIA-H200 (h200_sxm)"))
 
-	a.Labels[webhook.GPUProductLabel] = "NVIDIA-H100-PCIe"
+	a.Labels[webhook.GPUProductLabel] = "NVIDIA-H100-NVL"
 	if err := k8s.Update(ctx, a); err != nil {
 		t.Fatal(err)
 	}
-	waitFor("a refusal naming the unsupported product", refusal("NVIDIA-H100-PCIe (no AISimulate system)"))
+	waitFor("a refusal naming the unsupported product", refusal("NVIDIA-H100-NVL (no AISimulate system)"))
 
 	cfg.Defaults.GPUDiscovery = ptr.To(false)
 	waitFor("the explicit default with discovery off", is("h100_sxm"))
