@@ -41,7 +41,7 @@ upstream: ## Create (or reuse) the pinned upstream venv bin/upstream: the real a
 ##@ Generate
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) schema ## Generate deepcopy code and the bundled AISimulate input schema.
+generate: $(CONTROLLER_GEN) schema catalog ## Generate deepcopy code, the bundled AISimulate input schema and the GPU catalogue.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
 
 .PHONY: manifests
@@ -60,6 +60,10 @@ chart-docs: ## Generate charts/dgdr-operator/README.md from values.yaml.
 .PHONY: schema
 schema: upstream ## Regenerate the bundled AISimulate input schema from the real model (CoreRecommendationConfig in bin/upstream).
 	$(UPSTREAM)/bin/python hack/upstream/gen_input_schema.py internal/aisimulate/schema/recommend-input.v1.schema.json
+
+.PHONY: catalog
+catalog: upstream ## Regenerate the GPU catalogue (internal/aisimulate/systems_generated.go) from the pinned AISimulate's systems (bin/upstream).
+	go run ./hack/catalog -python $(UPSTREAM)/bin/python -o internal/aisimulate/systems_generated.go
 
 CRD_REF_DOCS := $(BIN)/crd-ref-docs
 
@@ -80,10 +84,10 @@ rbac-doc: ## Write docs/operate/security.md's table of the operator's rights fro
 	go run ./hack/rbacdoc
 
 .PHONY: verify
-verify: generate manifests schema api-docs chart-docs layout rbac-doc ## Regenerate everything and fail on drift.
+verify: generate manifests schema catalog api-docs chart-docs layout rbac-doc ## Regenerate everything and fail on drift.
 	gofmt -l $$(git ls-files '*.go') | (! grep .) || (echo "gofmt needed"; exit 1)
-	git diff --exit-code -- api config internal/aisimulate/schema docs/reference docs/operate/security.md charts README.md || (echo "generated files drifted: run make generate manifests layout rbac-doc"; exit 1)
-	@test -z "$$(git status --porcelain -- api config charts docs/reference)" || (git status --porcelain -- api config charts docs/reference; echo "untracked generated files"; exit 1)
+	git diff --exit-code -- api config internal/aisimulate/schema internal/aisimulate/systems_generated.go docs/reference docs/operate/security.md charts README.md || (echo "generated files drifted: run make generate manifests layout rbac-doc"; exit 1)
+	@test -z "$$(git status --porcelain -- api config charts docs/reference internal/aisimulate/systems_generated.go)" || (git status --porcelain -- api config charts docs/reference internal/aisimulate/systems_generated.go; echo "untracked generated files"; exit 1)
 
 ##@ Build
 

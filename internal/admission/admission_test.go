@@ -243,8 +243,8 @@ func TestDefaultGPUSKU(t *testing.T) {
 			[]string{"several GPU products: NVIDIA-A100-SXM4-80GB (a100_sxm), NVIDIA-H200 (h200_sxm)"}},
 		{"two products, no default", admission.DefaultingOptions{GPUDiscovery: true, GPUProducts: []string{"NVIDIA-A100-SXM4-80GB", "NVIDIA-H200"}}, "",
 			[]string{"several GPU products: NVIDIA-A100-SXM4-80GB (a100_sxm), NVIDIA-H200 (h200_sxm)"}},
-		{"unsupported product", admission.DefaultingOptions{GPUDiscovery: true, DefaultGPUSKU: "h200_sxm", GPUProducts: []string{"NVIDIA-H100-PCIe"}}, "",
-			[]string{"NVIDIA-H100-PCIe (no AISimulate system)"}},
+		{"unsupported product", admission.DefaultingOptions{GPUDiscovery: true, DefaultGPUSKU: "h200_sxm", GPUProducts: []string{"NVIDIA-H100-NVL"}}, "",
+			[]string{"NVIDIA-H100-NVL (no AISimulate system)"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
