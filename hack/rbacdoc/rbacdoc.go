@@ -170,9 +170,9 @@ type chart struct {
 }
 
 // chartRights reads the Roles and ClusterRoles of a chart rendered by helm (documents headed by
-// "# Source: <chart>/<template>"). chartDir is the chart's directory relative to the repository
-// root. A hand-written rule without a comment above it is an error naming its role.
-func chartRights(rendered io.Reader, chartDir string) (*chart, error) {
+// "# Source: <chart>/<template>") from chartDir. A hand-written rule without a comment above it
+// is an error naming its role.
+func chartRights(rendered io.Reader) (*chart, error) {
 	c := &chart{generated: map[string]string{}}
 	dec := yaml.NewDecoder(rendered)
 	for {

@@ -223,7 +223,7 @@ metadata:
 `
 
 func TestChartRights(t *testing.T) {
-	got, err := chartRights(strings.NewReader(rendered), "charts/dgdr-operator")
+	got, err := chartRights(strings.NewReader(rendered))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,14 +259,14 @@ func TestChartRights(t *testing.T) {
 			wantErr: "templates/rbac.yaml, Role `dgdr-operator` in `dgdr-system` rule 1: ",
 		},
 	} {
-		if _, err := chartRights(strings.NewReader(tc.input), "charts/dgdr-operator"); err == nil || !strings.HasPrefix(err.Error(), tc.wantErr) {
+		if _, err := chartRights(strings.NewReader(tc.input)); err == nil || !strings.HasPrefix(err.Error(), tc.wantErr) {
 			t.Errorf("%s: error = %v, want %q", name, err, tc.wantErr)
 		}
 	}
 }
 
 func TestAssignRoles(t *testing.T) {
-	c, err := chartRights(strings.NewReader(rendered), "charts/dgdr-operator")
+	c, err := chartRights(strings.NewReader(rendered))
 	if err != nil {
 		t.Fatal(err)
 	}

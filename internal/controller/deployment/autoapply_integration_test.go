@@ -20,11 +20,11 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/testing/poll"
 )
 
-// waitForRun waits for the Run of the request's generation, once the Run controller recorded
-// its input.
-func waitForRun(t *testing.T, d *v1beta2.DynamoGraphDeploymentRequest, generation int64) *v1beta2.DynamoGraphDeploymentRun {
+// waitForFirstRun waits for the Run of the request's first generation, once the Run controller
+// recorded its input.
+func waitForFirstRun(t *testing.T, d *v1beta2.DynamoGraphDeploymentRequest) *v1beta2.DynamoGraphDeploymentRun {
 	t.Helper()
-	r := &v1beta2.DynamoGraphDeploymentRun{ObjectMeta: metav1.ObjectMeta{Namespace: d.Namespace, Name: naming.RunName(d.Name, generation)}}
+	r := &v1beta2.DynamoGraphDeploymentRun{ObjectMeta: metav1.ObjectMeta{Namespace: d.Namespace, Name: naming.RunName(d.Name, 1)}}
 	poll.Eventually(t, wait, "Run "+r.Name, func() (bool, error) {
 		err := k8s.Get(context.Background(), client.ObjectKeyFromObject(r), r)
 		return err == nil && r.Status.AISimulate != nil, client.IgnoreNotFound(err)
@@ -74,8 +74,8 @@ func TestAutoApplyWithoutTheDeploymentCRD(t *testing.T) {
 	if awaiting.Status.Deployment != nil {
 		t.Errorf("status.deployment before any result: %+v", awaiting.Status.Deployment)
 	}
-	succeedWithCandidate(t, waitForRun(t, d, 1))
-	succeedWithCandidate(t, waitForRun(t, plain, 1))
+	succeedWithCandidate(t, waitForFirstRun(t, d))
+	succeedWithCandidate(t, waitForFirstRun(t, plain))
 
 	got := waitForStatus(t, d, "Deployed=False CRDNotInstalled", func(d *v1beta2.DynamoGraphDeploymentRequest) bool {
 		c := meta.FindStatusCondition(d.Status.Conditions, v1beta2.ConditionDeployed)
@@ -114,11 +114,11 @@ func TestAutoApplyRefusesAnAlteredCandidate(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	succeedWith(t, waitForRun(t, forged, 1), func(c *v1beta2.DynamoGraphDeploymentCandidate) {
+	succeedWith(t, waitForFirstRun(t, forged), func(c *v1beta2.DynamoGraphDeploymentCandidate) {
 		c.Spec.GraphDeployment.Raw = bytes.Replace(c.Spec.GraphDeployment.Raw, []byte(`"containers":[`),
 			[]byte(`"containers":[{"name":"evil","image":"attacker/miner","securityContext":{"privileged":true}},`), 1)
 	})
-	succeedWithCandidate(t, waitForRun(t, honest, 1))
+	succeedWithCandidate(t, waitForFirstRun(t, honest))
 
 	got := waitForStatus(t, forged, "Deployed=False CandidateNotReproduced", func(d *v1beta2.DynamoGraphDeploymentRequest) bool {
 		c := meta.FindStatusCondition(d.Status.Conditions, v1beta2.ConditionDeployed)
@@ -144,7 +144,7 @@ func TestAutoApplyDisabledDeploysNothing(t *testing.T) {
 	if err := k8s.Create(ctx, d); err != nil {
 		t.Fatal(err)
 	}
-	run := waitForRun(t, d, 1)
+	run := waitForFirstRun(t, d)
 	restart := func(enabled bool) {
 		stopManager()
 		cfg.AutoApply.Enabled = enabled

@@ -46,7 +46,7 @@ func deployed(t *testing.T, ns, name string, v *v1beta2.VerificationSpec, metric
 	if err := k8s.Create(ctx, d); err != nil {
 		t.Fatal(err)
 	}
-	r := waitForRun(t, d, 1)
+	r := waitForFirstRun(t, d)
 	ct.FinishSearch(t, k8s, r, ct.Search{Candidates: []*v1beta2.DynamoGraphDeploymentCandidate{ct.RenderedCandidate(t, cfg, r, r.Name+"-c1", metrics)}})
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-dgd-frontend"},
 		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 8000}}}}

@@ -39,12 +39,8 @@ const (
 	componentBaseline = "baseline"
 )
 
-// childLabels are the labels of every object created for a Run: component "search", or for
+// componentLabels are the labels of every object created for a Run: component "search", or for
 // a re-search's baseline Job "baseline".
-func childLabels(run *v1beta2.DynamoGraphDeploymentRun) map[string]string {
-	return componentLabels(run, componentSearch)
-}
-
 func componentLabels(run *v1beta2.DynamoGraphDeploymentRun, component string) map[string]string {
 	l := map[string]string{
 		LabelManagedBy:           ManagedByValue,

@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/dgdr-operator/dgdr-operator/internal/testing/upstreamcrd"
-
 	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/controlplane"
 	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/dgdrealizer"
 	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/nodeagent"
