@@ -17,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/yaml"
 
@@ -98,7 +99,8 @@ var variants = map[string][]string{
 		"--set", "pricing.pricePerGPUHour.a100_sxm=2"},
 	// The verification Job's image (spec.deployment.verification).
 	"verification": {"--set", "featureGates.DGDRV1Beta2=true", "--set", "verification.image=registry.example/aiperf:0.13.0",
-		"--set", "verification.resources.limits.cpu=2"},
+		"--set", "verification.resources.limits.cpu=2", "--set", "verification.nodeSelector.pool=load",
+		"--set-json", `verification.tolerations=[{"key":"load","operator":"Exists"}]`, "--set", "verification.priorityClassName=verify"},
 	// Every value the operator fence pins, with characters CEL, YAML and Helm each treat
 	// specially (quotes, a backslash, braces, spaces, <&>).
 	"fence": {"--set", "featureGates.DGDRV1Beta2=true", "--set", "planner.image=registry.example/planner:7",
@@ -280,6 +282,15 @@ func TestOperatorConfigDecodes(t *testing.T) {
 				}
 				if wantImage := map[string]string{"verification": "registry.example/aiperf:0.13.0", "fence": "registry.example/aiperf:0.13.0"}[name]; cfg.Verification.Image != wantImage {
 					t.Errorf("verification.image %q, want %q", cfg.Verification.Image, wantImage)
+				}
+				if name == "verification" {
+					want := v1alpha1.VerificationConfig{Image: "registry.example/aiperf:0.13.0", ImagePullPolicy: corev1.PullIfNotPresent,
+						Resources:    corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}},
+						NodeSelector: map[string]string{"pool": "load"}, PriorityClassName: "verify",
+						Tolerations: []corev1.Toleration{{Key: "load", Operator: corev1.TolerationOpExists}}}
+					if diff := cmp.Diff(want, cfg.Verification); diff != "" {
+						t.Errorf("verification (-want +got):\n%s", diff)
+					}
 				}
 				if name == "certmanager" && !cfg.LeaderElection.Enabled {
 					t.Errorf("replicaCount 2 must enable leader election")

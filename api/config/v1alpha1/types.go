@@ -262,9 +262,24 @@ type VerificationConfig struct {
 	// +optional
 	ImagePullPolicy corev1.PullPolicy `json:"imagePullPolicy,omitempty"`
 
-	// resources of the verification container.
+	// resources of the verification container. Defaults, when it sets neither requests nor
+	// limits, to requests cpu 1 and memory 1Gi and limits cpu 4 and memory 4Gi: a request
+	// chooses the load (up to 10,000 concurrent requests), so the pod is never BestEffort.
 	// +optional
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// nodeSelector of the verification pod. The search pod's job.nodeSelector does not apply
+	// to it: searches and verifications may belong on different nodes.
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// tolerations of the verification pod (job.tolerations does not apply).
+	// +optional
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+
+	// priorityClassName of the verification pod (job.priorityClassName does not apply).
+	// +optional
+	PriorityClassName string `json:"priorityClassName,omitempty"`
 }
 
 // ReporterConfig is the reporter container.
