@@ -476,3 +476,59 @@ func TestNetworkPolicy(t *testing.T) {
 		t.Errorf("enabled without peers: want a render error naming webhook.networkPolicy.apiServerCIDRs, got %v:\n%s", err, out)
 	}
 }
+
+// TestServiceAccount: the operator's cluster RBAC is bound to its own ServiceAccount. With
+// serviceAccount.create=false the chart binds (and runs as) serviceAccount.name; without a name,
+// or with the namespace's default ServiceAccount, which every pod without one of its own runs
+// as, it refuses to render, naming the value. Otherwise those pods would hold the operator's
+// rights.
+func TestServiceAccount(t *testing.T) {
+	base := []string{"template", "dgdr-operator", chart, "--namespace", "dgdr-system", "--set", "featureGates.DGDRV1Beta2=true"}
+	for name, c := range map[string]struct {
+		args   []string
+		wantIn string
+	}{
+		"create=false without a name": {[]string{"--set", "serviceAccount.create=false"}, "serviceAccount.create=false needs serviceAccount.name"},
+		"the default ServiceAccount":  {[]string{"--set", "serviceAccount.create=false", "--set", "serviceAccount.name=default"}, "serviceAccount.name=default is refused"},
+		"created under default":       {[]string{"--set", "serviceAccount.name=default"}, "serviceAccount.name=default is refused"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cmd := exec.Command(filepath.Join(root, "bin", "helm"), append(base, c.args...)...)
+			if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), c.wantIn) {
+				t.Errorf("rendered (%v), want a refusal naming %q:\n%.2000s", err, c.wantIn, out)
+			}
+		})
+	}
+	var subjects []string
+	for _, o := range objects(t, tool(t, nil, "helm", append(base, "--set", "serviceAccount.create=false", "--set", "serviceAccount.name=ops")...)) {
+		data, _ := yaml.Marshal(o)
+		switch o["kind"] {
+		case "ServiceAccount":
+			t.Errorf("create=false renders a ServiceAccount: %v", o["metadata"])
+		case "ClusterRoleBinding", "RoleBinding":
+			var b rbacv1.RoleBinding
+			if err := yaml.Unmarshal(data, &b); err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range b.Subjects {
+				subjects = append(subjects, s.Kind+" "+s.Namespace+"/"+s.Name)
+			}
+		case "Deployment":
+			var d appsv1.Deployment
+			if err := yaml.Unmarshal(data, &d); err != nil {
+				t.Fatal(err)
+			}
+			if sa := d.Spec.Template.Spec.ServiceAccountName; sa != "ops" {
+				t.Errorf("the operator runs as %q, want ops", sa)
+			}
+		}
+	}
+	if len(subjects) == 0 {
+		t.Fatal("no binding rendered")
+	}
+	for _, s := range subjects {
+		if s != "ServiceAccount dgdr-system/ops" {
+			t.Errorf("a binding's subject is %s, want ServiceAccount dgdr-system/ops", s)
+		}
+	}
+}
