@@ -378,7 +378,7 @@ func TestWatchNamespacesGrantNothingElsewhere(t *testing.T) {
 	}
 	for _, rule := range roles["dgdr-operator-cluster"].Rules {
 		for _, res := range rule.Resources {
-			if !slices.Contains([]string{"nodes", "customresourcedefinitions", "validatingadmissionpolicies", "validatingadmissionpolicybindings", "subjectaccessreviews"}, res) {
+			if !slices.Contains([]string{"nodes", "customresourcedefinitions", "validatingadmissionpolicies", "validatingadmissionpolicybindings", "subjectaccessreviews", "tokenreviews"}, res) {
 				t.Errorf("the cluster-wide ClusterRole grants namespaced %s", res)
 			}
 		}
@@ -530,5 +530,66 @@ func TestServiceAccount(t *testing.T) {
 		if s != "ServiceAccount dgdr-system/ops" {
 			t.Errorf("a binding's subject is %s, want ServiceAccount dgdr-system/ops", s)
 		}
+	}
+}
+
+// TestMetricsReaders: the chart offers scrapers the ClusterRole <fullname>-metrics-reader, which
+// allows get on /metrics and nothing else, binds it only to metrics.readers (nobody by default,
+// never the operator), and its ServiceMonitor scrapes over HTTPS with Prometheus' token.
+func TestMetricsReaders(t *testing.T) {
+	render := func(args ...string) (map[string]*rbacv1.ClusterRole, []rbacv1.ClusterRoleBinding, []map[string]any) {
+		objs := objects(t, tool(t, nil, "helm", append([]string{"template", "dgdr-operator", chart, "--namespace", "dgdr-system",
+			"--set", "featureGates.DGDRV1Beta2=true"}, args...)...))
+		var bindings []rbacv1.ClusterRoleBinding
+		for _, o := range objs {
+			if o["kind"] == "ClusterRoleBinding" {
+				data, _ := yaml.Marshal(o)
+				var b rbacv1.ClusterRoleBinding
+				if err := yaml.Unmarshal(data, &b); err != nil {
+					t.Fatal(err)
+				}
+				bindings = append(bindings, b)
+			}
+		}
+		return clusterRoles(t, objs), bindings, objs
+	}
+	const reader = "dgdr-operator-metrics-reader"
+	roles, bindings, _ := render()
+	want := []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}}
+	if r := roles[reader]; r == nil || !cmp.Equal(want, r.Rules) {
+		t.Fatalf("ClusterRole %s: %+v, want only get on /metrics", reader, r)
+	}
+	for _, b := range bindings {
+		if b.RoleRef.Name == reader {
+			t.Errorf("by default ClusterRoleBinding %s grants %s to %v", b.Name, reader, b.Subjects)
+		}
+	}
+	_, bindings, objs := render("--set-json", `metrics.readers=[{"kind":"ServiceAccount","name":"prometheus-k8s","namespace":"monitoring"}]`,
+		"--set", "metrics.serviceMonitor.enabled=true")
+	var subjects []rbacv1.Subject
+	for _, b := range bindings {
+		if b.RoleRef.Name == reader {
+			subjects = append(subjects, b.Subjects...)
+		}
+	}
+	if diff := cmp.Diff([]rbacv1.Subject{{Kind: "ServiceAccount", Name: "prometheus-k8s", Namespace: "monitoring"}}, subjects); diff != "" {
+		t.Errorf("metrics.readers bound (-want +got):\n%s", diff)
+	}
+	for _, o := range objs {
+		if o["kind"] != "ServiceMonitor" {
+			continue
+		}
+		endpoints, _ := o["spec"].(map[string]any)["endpoints"].([]any)
+		if len(endpoints) != 1 {
+			t.Fatalf("ServiceMonitor endpoints %v", endpoints)
+		}
+		e := endpoints[0].(map[string]any)
+		if e["scheme"] != "https" || e["bearerTokenFile"] != "/var/run/secrets/kubernetes.io/serviceaccount/token" {
+			t.Errorf("the ServiceMonitor scrapes %v, want https with Prometheus' ServiceAccount token", e)
+		}
+	}
+	cmd := exec.Command(filepath.Join(root, "bin", "helm"), "template", "dgdr-operator", chart, "--set-json", `metrics.readers=[{"kind":"ServiceAccount","name":"p"}]`)
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "needs its namespace") {
+		t.Errorf("a ServiceAccount reader without a namespace rendered (%v):\n%.1000s", err, out)
 	}
 }

@@ -479,11 +479,19 @@ type LeaderElectionConfig struct {
 	RetryPeriod *metav1.Duration `json:"retryPeriod,omitempty"`
 }
 
-// MetricsConfig configures the metrics endpoint.
+// MetricsConfig configures the metrics endpoint. It is served over HTTPS only, to callers the
+// API server authenticates (TokenReview) and authorizes for get on the non-resource URL
+// /metrics (SubjectAccessReview); anyone else gets 401 or 403.
 type MetricsConfig struct {
 	// bindAddress of the metrics endpoint. Defaults to ":8080"; "0" disables it.
 	// +optional
 	BindAddress string `json:"bindAddress,omitempty"`
+
+	// certDir holds tls.crt and tls.key, the metrics endpoint's serving certificate (reloaded
+	// when they change). Empty (the default), or without those files, the endpoint serves a
+	// self-signed certificate generated at start.
+	// +optional
+	CertDir string `json:"certDir,omitempty"`
 }
 
 // HealthConfig configures the probes endpoint.
