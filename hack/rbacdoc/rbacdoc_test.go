@@ -162,6 +162,7 @@ apiVersion: v1
 kind: ServiceAccount
 metadata:
   name: dgdr-operator
+  namespace: dgdr-system
 ---
 # Source: dgdr-operator/templates/generated/rbac.yaml
 apiVersion: rbac.authorization.k8s.io/v1
@@ -220,6 +221,29 @@ apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding
 metadata:
   name: dgdr-operator
+  namespace: dgdr-system
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: dgdr-operator}
+subjects:
+  - {kind: ServiceAccount, name: dgdr-operator, namespace: dgdr-system}
+---
+# Source: dgdr-operator/templates/metrics-reader.yaml
+# Offered to scrapers, bound to someone else: not the operator's right.
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: dgdr-operator-metrics-reader
+rules:
+  - nonResourceURLs: [/metrics]
+    verbs: [get]
+---
+# Source: dgdr-operator/templates/metrics-reader.yaml
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: dgdr-operator-metrics-reader
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: dgdr-operator-metrics-reader}
+subjects:
+  - {kind: ServiceAccount, name: prometheus, namespace: monitoring}
 `
 
 func TestChartRights(t *testing.T) {

@@ -75,6 +75,16 @@ var DefaultRuntimeImages = map[string]string{
 	output.BackendTRTLLM: "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.6.1",
 }
 
+// DefaultVerificationResources are verification.resources when it sets neither requests nor
+// limits: enough for AIPerf's worker processes and a tokenizer, and a bound on a load the
+// request chooses.
+func DefaultVerificationResources() corev1.ResourceRequirements {
+	return corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")},
+		Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("4Gi")},
+	}
+}
+
 // DefaultSearchCommand runs AISimulate's recommend command.
 var DefaultSearchCommand = []string{"aisimulate", "recommend"}
 
@@ -170,6 +180,9 @@ func SetDefaults(cfg *v1alpha1.OperatorConfiguration) {
 	}
 	if cfg.Verification.ImagePullPolicy == "" {
 		cfg.Verification.ImagePullPolicy = corev1.PullIfNotPresent
+	}
+	if r := &cfg.Verification.Resources; len(r.Requests) == 0 && len(r.Limits) == 0 {
+		*r = DefaultVerificationResources()
 	}
 	defaultJob(&cfg.Job)
 	if cfg.Defaults.GPUDiscovery == nil {

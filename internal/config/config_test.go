@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/dgdr-operator/dgdr-operator/internal/config"
 )
@@ -119,5 +121,35 @@ func TestReporterImageFromEnvironment(t *testing.T) {
 	cfg, err := config.Decode([]byte(doc))
 	if err != nil || cfg.Reporter.Image != "registry.example.com/dgdr-operator:v1" {
 		t.Fatalf("reporter image from OPERATOR_IMAGE: %v %q", err, cfg.Reporter.Image)
+	}
+}
+
+// TestVerificationResources: a configuration that gives the verification container no resources
+// gets the bounded defaults (never a BestEffort pod running a load the request chooses); one that
+// sets any keeps exactly what it set.
+func TestVerificationResources(t *testing.T) {
+	cases := []struct {
+		name, doc string
+		want      corev1.ResourceRequirements
+	}{
+		{"unset", "", config.DefaultVerificationResources()},
+		{"empty", "verification: {resources: {}}\n", config.DefaultVerificationResources()},
+		{"limits only", "verification: {resources: {limits: {memory: 8Gi}}}\n",
+			corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("8Gi")}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := config.Decode([]byte(header + "planner: {image: x}\n" + tc.doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, cfg.Verification.Resources); diff != "" {
+				t.Errorf("verification.resources (-want +got):\n%s", diff)
+			}
+		})
+	}
+	d := config.DefaultVerificationResources()
+	if d.Limits.Cpu().IsZero() || d.Limits.Memory().IsZero() || d.Requests.Cpu().IsZero() || d.Requests.Memory().IsZero() {
+		t.Errorf("the default verification resources leave a bound unset: %+v", d)
 	}
 }

@@ -2,6 +2,8 @@ package verification
 
 import (
 	_ "embed"
+	"maps"
+	"slices"
 	"strconv"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -58,8 +60,10 @@ type Target struct {
 
 // BuildJob returns the verification Job of a request's deployed generation. It is pure. The pod
 // runs only the configured verification image, without a ServiceAccount token, as the search
-// pod's non-root identity, with a read-only root and a bounded /tmp; it talks to the frontend
-// and reports through its termination message, which the operator reads (docs/design/verification.md).
+// pod's non-root identity, with a read-only root and a bounded /tmp, within
+// verification.resources and placed by verification.nodeSelector, tolerations and
+// priorityClassName (not the search pod's job.*); it talks to the frontend and reports through
+// its termination message, which the operator reads (docs/design/verification.md).
 func BuildJob(dgdr *v1beta2.DynamoGraphDeploymentRequest, p *Plan, t Target, cfg *v1alpha1.OperatorConfiguration) *batchv1.Job {
 	labels := map[string]string{
 		labelManagedBy:            managedByValue,
@@ -81,9 +85,9 @@ func BuildJob(dgdr *v1beta2.DynamoGraphDeploymentRequest, p *Plan, t Target, cfg
 	pod := corev1.PodSpec{
 		RestartPolicy:                corev1.RestartPolicyNever,
 		AutomountServiceAccountToken: ptr.To(false),
-		NodeSelector:                 cfg.Job.NodeSelector,
-		Tolerations:                  cfg.Job.Tolerations,
-		PriorityClassName:            cfg.Job.PriorityClassName,
+		NodeSelector:                 maps.Clone(cfg.Verification.NodeSelector),
+		Tolerations:                  slices.Clone(cfg.Verification.Tolerations),
+		PriorityClassName:            cfg.Verification.PriorityClassName,
 		SecurityContext: &corev1.PodSecurityContext{
 			RunAsNonRoot:   ptr.To(true),
 			RunAsUser:      ptr.To(*cfg.Job.RunAsUser),

@@ -6,9 +6,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
+	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/config"
 )
@@ -50,5 +52,47 @@ func TestBuildJob(t *testing.T) {
 	}
 	if job.Labels[LabelDeploymentGeneration] != "3" || job.Spec.Template.Labels[v1beta2.LabelRequestUID] != "uid-1" {
 		t.Errorf("labels %v", job.Labels)
+	}
+}
+
+// TestBuildJobResourcesAndPlacement: the verification pod gets verification.resources (the
+// bounded defaults when the configuration sets none, so it is never BestEffort) and its own
+// placement, verification.nodeSelector, tolerations and priorityClassName; the search pod's
+// job.* placement never reaches it.
+func TestBuildJobResourcesAndPlacement(t *testing.T) {
+	cfg := config.Default()
+	cfg.Verification.Image = "aiperf:0.13.0"
+	cfg.Job.NodeSelector = map[string]string{"pool": "search"}
+	cfg.Job.Tolerations = []corev1.Toleration{{Key: "search", Operator: corev1.TolerationOpExists}}
+	cfg.Job.PriorityClassName = "search-low"
+	dgdr := &v1beta2.DynamoGraphDeploymentRequest{}
+	dgdr.Name, dgdr.Namespace, dgdr.UID = "llama", "team", types.UID("uid-1")
+	p := &Plan{Load: v1beta2.VerificationLoad{Concurrency: ptr.To[int32](10000), InputTokens: ptr.To[int32](512), OutputTokens: ptr.To[int32](64)},
+		Requests: 10000, MaxDurationSeconds: 90}
+	target := Target{URL: "http://llama-frontend.team.svc:8000", Model: "org/llama", Deployment: "llama", Generation: 3}
+
+	type shape struct {
+		Resources         corev1.ResourceRequirements
+		NodeSelector      map[string]string
+		Tolerations       []corev1.Toleration
+		PriorityClassName string
+	}
+	of := func(cfg *v1alpha1.OperatorConfiguration) shape {
+		pod := BuildJob(dgdr, p, target, cfg).Spec.Template.Spec
+		return shape{pod.Containers[0].Resources, pod.NodeSelector, pod.Tolerations, pod.PriorityClassName}
+	}
+	if diff := cmp.Diff(shape{Resources: config.DefaultVerificationResources()}, of(cfg)); diff != "" {
+		t.Errorf("default verification pod (-want +got):\n%s", diff)
+	}
+	own := shape{
+		Resources:         corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("2Gi")}},
+		NodeSelector:      map[string]string{"pool": "load"},
+		Tolerations:       []corev1.Toleration{{Key: "load", Operator: corev1.TolerationOpExists}},
+		PriorityClassName: "verify",
+	}
+	cfg.Verification.Resources, cfg.Verification.NodeSelector = own.Resources, own.NodeSelector
+	cfg.Verification.Tolerations, cfg.Verification.PriorityClassName = own.Tolerations, own.PriorityClassName
+	if diff := cmp.Diff(own, of(cfg)); diff != "" {
+		t.Errorf("configured verification pod (-want +got):\n%s", diff)
 	}
 }

@@ -262,9 +262,24 @@ type VerificationConfig struct {
 	// +optional
 	ImagePullPolicy corev1.PullPolicy `json:"imagePullPolicy,omitempty"`
 
-	// resources of the verification container.
+	// resources of the verification container. Defaults, when it sets neither requests nor
+	// limits, to requests cpu 1 and memory 1Gi and limits cpu 4 and memory 4Gi: a request
+	// chooses the load (up to 10,000 concurrent requests), so the pod is never BestEffort.
 	// +optional
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// nodeSelector of the verification pod. The search pod's job.nodeSelector does not apply
+	// to it: searches and verifications may belong on different nodes.
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// tolerations of the verification pod (job.tolerations does not apply).
+	// +optional
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+
+	// priorityClassName of the verification pod (job.priorityClassName does not apply).
+	// +optional
+	PriorityClassName string `json:"priorityClassName,omitempty"`
 }
 
 // ReporterConfig is the reporter container.
@@ -464,11 +479,19 @@ type LeaderElectionConfig struct {
 	RetryPeriod *metav1.Duration `json:"retryPeriod,omitempty"`
 }
 
-// MetricsConfig configures the metrics endpoint.
+// MetricsConfig configures the metrics endpoint. It is served over HTTPS only, to callers the
+// API server authenticates (TokenReview) and authorizes for get on the non-resource URL
+// /metrics (SubjectAccessReview); anyone else gets 401 or 403.
 type MetricsConfig struct {
 	// bindAddress of the metrics endpoint. Defaults to ":8080"; "0" disables it.
 	// +optional
 	BindAddress string `json:"bindAddress,omitempty"`
+
+	// certDir holds tls.crt and tls.key, the metrics endpoint's serving certificate (reloaded
+	// when they change). Empty (the default), or without those files, the endpoint serves a
+	// self-signed certificate generated at start.
+	// +optional
+	CertDir string `json:"certDir,omitempty"`
 }
 
 // HealthConfig configures the probes endpoint.

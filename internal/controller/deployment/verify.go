@@ -71,7 +71,7 @@ func (r *Reconciler) verify(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploy
 		if plan == nil || err != nil {
 			return 0, err
 		}
-		return 0, r.startVerification(ctx, dgdr, full, plan, base, gen, events)
+		return 0, r.startVerification(ctx, dgdr, full, plan, base, dgd, events)
 	case err != nil:
 		return 0, err
 	case !metav1.IsControlledBy(job, dgdr):
@@ -150,8 +150,10 @@ func (r *Reconciler) verificationPlan(ctx context.Context, dgdr *v1beta2.DynamoG
 	return full, cand, plan, nil
 }
 
-// startVerification creates the Job of a generation.
-func (r *Reconciler) startVerification(ctx context.Context, dgdr, full *v1beta2.DynamoGraphDeploymentRequest, plan *verification.Plan, base v1beta2.VerificationStatus, gen int64, events *status.Events) error {
+// startVerification creates the Job of a generation, measuring only the ClusterIP Service the
+// deployment owns (verification.CheckFrontend).
+func (r *Reconciler) startVerification(ctx context.Context, dgdr, full *v1beta2.DynamoGraphDeploymentRequest, plan *verification.Plan, base v1beta2.VerificationStatus, dgd *unstructured.Unstructured, events *status.Events) error {
+	gen := dgd.GetGeneration()
 	svc := &corev1.Service{}
 	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: dgdr.Namespace, Name: frontendServiceName(base.Deployment)}, svc); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -160,6 +162,10 @@ func (r *Reconciler) startVerification(ctx context.Context, dgdr, full *v1beta2.
 			return nil
 		}
 		return err
+	}
+	if err := verification.CheckFrontend(svc, dgd.GetName(), dgd.GetUID()); err != nil {
+		r.failVerification(dgdr, base, verification.ReasonFrontendUnreachable, err.Error(), events)
+		return nil
 	}
 	target := verification.Target{URL: frontendURL(svc), Model: full.Spec.Model.Name, Deployment: base.Deployment, Generation: gen}
 	job := verification.BuildJob(dgdr, plan, target, r.Config)

@@ -290,7 +290,7 @@ func operatorConfigFor(p OperatorPorts, certDir string, le *LeaderElection, r Re
 		Pricing: &v1alpha1.PricingConfig{Currency: "USD", PricePerGPUHour: map[string]v1alpha1.Decimal{
 			"a100_sxm": "1.60", "h100_sxm": "2.50", "h200_sxm": "3.50", "b200_sxm": "5.00",
 		}},
-		Metrics: v1alpha1.MetricsConfig{BindAddress: fmt.Sprintf("127.0.0.1:%d", p.Metrics)},
+		Metrics: v1alpha1.MetricsConfig{BindAddress: fmt.Sprintf("127.0.0.1:%d", p.Metrics), CertDir: certDir},
 		Health:  v1alpha1.HealthConfig{BindAddress: fmt.Sprintf("127.0.0.1:%d", p.Health)},
 		Webhook: v1alpha1.WebhookConfig{Host: "127.0.0.1", Port: ptr.To(int32(p.Webhook)), CertDir: certDir},
 	}
