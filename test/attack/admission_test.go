@@ -263,7 +263,7 @@ func TestOverridesOfAUserWithoutPods(t *testing.T) {
 	}
 	for _, a := range [][2]string{{"k8s.v1.cni.cncf.io/networks", "kube-system/host-bridge"}, {"sidecar.istio.io/inject", "false"},
 		{"vault.hashicorp.com/agent-inject", "true"}, {"cni.projectcalico.org/ipAddrs", "10.0.0.9"}} {
-		cases = append(cases, struct{ name, patch, field string }{"annotation-" + strings.NewReplacer(".", "-", "/", "-").Replace(a[0]),
+		cases = append(cases, struct{ name, patch, field string }{"annotation-" + strings.ToLower(strings.NewReplacer(".", "-", "/", "-").Replace(a[0])),
 			annotation(a[0], a[1]), "spec.deployment.podTemplateOverrides.workers.metadata.annotations[" + a[0] + "]"})
 	}
 	for _, r := range []string{"rdma/hca", "nvidia.com/mig-1g.10gb", "hugepages-2Mi"} {
