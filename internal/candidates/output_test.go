@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/internal/candidates"
@@ -17,10 +18,10 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/searchoutput"
 )
 
-var testImages = map[string]string{
-	"vllm":   "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.3.1",
-	"sglang": "nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.3.1",
-	"trtllm": "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.3.1",
+var testImages = map[string]v1alpha1.RuntimeImage{
+	"vllm":   {Image: "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.3.1", EngineVersion: "0.24.0"},
+	"sglang": {Image: "nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.3.1", EngineVersion: "0.5.21"},
+	"trtllm": {Image: "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.3.1"},
 }
 
 func offlineRun() *v1beta2.DynamoGraphDeploymentRun {

@@ -424,21 +424,6 @@ func TestErrors(t *testing.T) {
 	}
 }
 
-func TestParseRuntimeImages(t *testing.T) {
-	got, err := render.ParseRuntimeImages("vllm=a:1, sglang=b:2,trtllm=c@sha256:00")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(map[string]string{"vllm": "a:1", "sglang": "b:2", "trtllm": "c@sha256:00"}, got); diff != "" {
-		t.Error(diff)
-	}
-	for _, bad := range []string{"vllm", "foo=bar", "vllm="} {
-		if _, err := render.ParseRuntimeImages(bad); err == nil {
-			t.Errorf("%q: want an error", bad)
-		}
-	}
-}
-
 // TestRendersRealSearchOutput runs the real aisim recommender and renders every numbered
 // recommendation it writes: the renderer must accept AISimulate's concrete documents.
 func TestRendersRealSearchOutput(t *testing.T) {
