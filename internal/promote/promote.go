@@ -73,11 +73,35 @@ func (e *ConflictError) Error() string {
 // ErrCRDMissing wraps the error when the cluster does not serve DynamoGraphDeployments.
 var ErrCRDMissing = errors.New("the cluster does not serve " + GVK.Kind + " " + GVK.GroupVersion().String() + " (is the Dynamo platform installed?)")
 
+// NotDeployableError is returned for a Candidate whose Deployable condition is False: its
+// graphDeployment would not deploy what was predicted (reason NotRenderable), so nothing is
+// promoted, even when forced.
+type NotDeployableError struct {
+	Candidate, Reason, Message string
+}
+
+func (e *NotDeployableError) Error() string {
+	return fmt.Sprintf("candidate %s is not deployable (%s): %s", e.Candidate, e.Reason, e.Message)
+}
+
+// CheckDeployable returns a *NotDeployableError when the Candidate's Deployable condition is
+// False.
+func CheckDeployable(cand *v1beta2.DynamoGraphDeploymentCandidate) error {
+	if c := meta.FindStatusCondition(cand.Status.Conditions, v1beta2.ConditionDeployable); c != nil && c.Status == metav1.ConditionFalse {
+		return &NotDeployableError{Candidate: cand.Name, Reason: c.Reason, Message: c.Message}
+	}
+	return nil
+}
+
 // Render builds the DynamoGraphDeployment named name from the Candidate's
 // spec.graphDeployment (a complete object, or for compatibility a bare spec), in the
 // Candidate's namespace, labelled with its request and Run and annotated with its origin (and
-// with owner, when autoApply writes it).
+// with owner, when autoApply writes it). A Candidate that is not deployable (CheckDeployable) is
+// refused.
 func Render(cand *v1beta2.DynamoGraphDeploymentCandidate, name string, owner *Owner) (*unstructured.Unstructured, error) {
+	if err := CheckDeployable(cand); err != nil {
+		return nil, err
+	}
 	var m map[string]any
 	if err := json.Unmarshal(cand.Spec.GraphDeployment.Raw, &m); err != nil || m == nil {
 		return nil, fmt.Errorf("candidate %s: spec.graphDeployment is not an object", cand.Name)

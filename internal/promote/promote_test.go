@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -207,5 +209,28 @@ func TestPromoteDropsOwnKeys(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, map[string]map[string]string{"labels": got.GetLabels(), "annotations": got.GetAnnotations()}); diff != "" {
 		t.Errorf("promoted deployment's metadata (-want +got):\n%s", diff)
+	}
+}
+
+// TestRenderRefusesACandidateThatIsNotDeployable: a Candidate whose Deployable condition is False
+// (NotRenderable) is never rendered into a deployment — the one code path of dgdrctl promote, the
+// UI's promote and autoApply — and the error carries the reason and the fields.
+func TestRenderRefusesACandidateThatIsNotDeployable(t *testing.T) {
+	cand := candidate("ns", "llama-run-1-c3", 1)
+	cand.Status.Conditions = []metav1.Condition{{Type: v1beta2.ConditionDeployable, Status: metav1.ConditionFalse,
+		Reason: v1beta2.ReasonNotRenderable, Message: "not deployable: the renderer cannot lower engine.speculation"}}
+	obj, err := promote.Render(cand, "prod", nil)
+	var nd *promote.NotDeployableError
+	if !errors.As(err, &nd) || obj != nil {
+		t.Fatalf("Render = %v, %v; want a NotDeployableError", obj, err)
+	}
+	for _, w := range []string{"llama-run-1-c3", v1beta2.ReasonNotRenderable, "engine.speculation"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("%q does not name %s", err, w)
+		}
+	}
+	cand.Status.Conditions[0].Status = metav1.ConditionTrue
+	if _, err := promote.Render(cand, "prod", nil); err != nil {
+		t.Errorf("a deployable candidate: %v", err)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -269,6 +271,9 @@ type CandidateView struct {
 	Error     string
 	Preview   bool
 	Force     bool
+	// VersionSkew is the VersionSkew condition's message when it is True: the prediction rests
+	// on another engine version than the runtime image runs.
+	VersionSkew string
 	// Verification is set when the candidate is the one its request deployed and verified.
 	Verification *VerificationView
 }
@@ -304,6 +309,9 @@ func (s *Server) candidateView(r *http.Request, cand *v1beta2.DynamoGraphDeploym
 	}
 	if err := promote.CheckRunSucceeded(r.Context(), s.c, cand); err != nil {
 		v.RunError = err.Error()
+	}
+	if c := meta.FindStatusCondition(cand.Status.Conditions, v1beta2.ConditionVersionSkew); c != nil && c.Status == metav1.ConditionTrue {
+		v.VersionSkew = c.Message
 	}
 	v.Verification = s.candidateVerification(r.Context(), cand)
 	return v

@@ -10,6 +10,7 @@
 package v1alpha1
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 
@@ -72,10 +73,13 @@ type OperatorConfiguration struct {
 	Models ModelsConfig `json:"models,omitempty"`
 
 	// runtimeImages are the Dynamo runtime images per backend (vllm, sglang, trtllm) used when
-	// rendering candidate DynamoGraphDeployments. Unset, they are the runtime images of the
-	// Dynamo release this operator is tested with (docs/operate/compatibility.md).
+	// rendering candidate DynamoGraphDeployments, each with the version of the engine it runs
+	// ({image, engineVersion}; a plain string is the image alone, its engine version then
+	// unknown unless it is the default image). Unset, they are the runtime images of the
+	// Dynamo release this operator is tested with and their engine versions
+	// (docs/operate/compatibility.md).
 	// +optional
-	RuntimeImages map[string]string `json:"runtimeImages,omitempty"`
+	RuntimeImages map[string]RuntimeImage `json:"runtimeImages,omitempty"`
 
 	// concurrency sets how many objects each controller reconciles at once.
 	// +optional
@@ -172,6 +176,38 @@ type PricingConfig struct {
 	// most 100000, written as a number or a string (2.5, "3.10").
 	// +required
 	PricePerGPUHour map[string]Decimal `json:"pricePerGPUHour"`
+}
+
+// RuntimeImage is a Dynamo runtime image and the version of the inference engine it runs.
+type RuntimeImage struct {
+	// image is the image reference. Required.
+	// +required
+	Image string `json:"image"`
+
+	// engineVersion is the version of the engine the image runs (vLLM, SGLang or TensorRT-LLM,
+	// as its backend): every Candidate records it and compares it with the engine version of
+	// the performance data its prediction used (the VersionSkew condition). Empty: unknown. At
+	// most 64 characters.
+	// +optional
+	EngineVersion string `json:"engineVersion,omitempty"`
+}
+
+// UnmarshalJSON takes an object {image, engineVersion} (strictly: another key is an error), or
+// a JSON string, the image alone.
+func (r *RuntimeImage) UnmarshalJSON(data []byte) error {
+	if len(data) > 0 && data[0] == '"' {
+		*r = RuntimeImage{}
+		return json.Unmarshal(data, &r.Image)
+	}
+	type plain RuntimeImage // without this method
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var p plain
+	if err := dec.Decode(&p); err != nil {
+		return err
+	}
+	*r = RuntimeImage(p)
+	return nil
 }
 
 // Decimal is a decimal number as written in the file, as a JSON number or a JSON string. Its

@@ -118,7 +118,7 @@ func TestRecommendWithoutConfigRendersTheTestedRelease(t *testing.T) {
 		t.Fatal("no candidates")
 	}
 	for _, c := range list.Items {
-		image := config.DefaultRuntimeImages[string(c.Spec.Backend)]
+		image := config.DefaultRuntimeImages[string(c.Spec.Backend)].Image
 		if image == "" || !strings.Contains(string(c.Spec.GraphDeployment.Raw), `"image":"`+image+`"`) {
 			t.Errorf("candidate %s (%s) is not rendered with %q:\n%s", c.Name, c.Spec.Backend, image, c.Spec.GraphDeployment.Raw)
 		}

@@ -245,6 +245,29 @@ func writeCandidateTable(out io.Writer, cands []v1beta2.DynamoGraphDeploymentCan
 		}
 	}
 	writeParetoRoles(out, cands)
+	writeCandidateNotes(out, cands)
+}
+
+// writeCandidateNotes prints a line for each candidate that is not deployable (its Deployable
+// condition False) or whose prediction rests on another engine version than its runtime image
+// runs (VersionSkew True); candidates of one skew share a line.
+func writeCandidateNotes(out io.Writer, cands []v1beta2.DynamoGraphDeploymentCandidate) {
+	skews := map[string][]string{}
+	var order []string
+	for _, cd := range cands {
+		if c := meta.FindStatusCondition(cd.Status.Conditions, v1beta2.ConditionDeployable); c != nil && c.Status == metav1.ConditionFalse {
+			fmt.Fprintf(out, "#%d %s is not deployable (%s): %s\n", cd.Status.Rank, cd.Name, c.Reason, c.Message)
+		}
+		if c := meta.FindStatusCondition(cd.Status.Conditions, v1beta2.ConditionVersionSkew); c != nil && c.Status == metav1.ConditionTrue {
+			if _, seen := skews[c.Message]; !seen {
+				order = append(order, c.Message)
+			}
+			skews[c.Message] = append(skews[c.Message], fmt.Sprintf("#%d", cd.Status.Rank))
+		}
+	}
+	for _, msg := range order {
+		fmt.Fprintf(out, "Version skew (%s): %s\n", strings.Join(skews[msg], ", "), msg)
+	}
 }
 
 // writeParetoRoles says why each candidate of a Pareto front was published, by rank; nothing for

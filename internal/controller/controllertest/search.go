@@ -14,6 +14,7 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/config"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 	"github.com/dgdr-operator/dgdr-operator/internal/promote"
 	"github.com/dgdr-operator/dgdr-operator/internal/render"
@@ -41,7 +42,7 @@ func RenderedCandidate(t testing.TB, cfg *v1alpha1.OperatorConfiguration, r *v1b
 	if err := json.Unmarshal([]byte(CandidateParameters), &params); err != nil {
 		t.Fatal(err)
 	}
-	dgd, _, err := render.Render(params, render.RunOptions(r, name, cfg.RuntimeImages, render.DefaultGPUsPerNode, cfg.Planner.Image))
+	dgd, _, err := render.Render(params, render.RunOptions(r, name, config.RuntimeImageRefs(cfg.RuntimeImages), render.DefaultGPUsPerNode, cfg.Planner.Image))
 	if err != nil {
 		t.Fatal(err)
 	}

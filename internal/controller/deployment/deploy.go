@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/config"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/fit"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/request"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/run"
@@ -108,10 +109,16 @@ func (r *Reconciler) deploy(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploy
 		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonDeploymentFailed, fmt.Sprintf("reading Run %s: %v", src.Name, err), events)
 		return 0, nil, err
 	}
-	best, unfit, err := fit.BestFitting(ctx, r.Client, r.APIReader, r.Config, full)
+	best, unfit, notDeployable, err := fit.BestFitting(ctx, r.Client, r.APIReader, r.Config, full)
 	if err != nil {
 		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonDeploymentFailed, fmt.Sprintf("judging the fit of the candidates of Run %s: %v", src.Name, err), events)
 		return 0, nil, err
+	}
+	if best == "" && notDeployable > 0 && notDeployable == len(unfit) {
+		msg := status.Truncate(fmt.Sprintf("no candidate of Run %s is deployable; nothing is deployed: its search predicted settings the renderer cannot deploy (remove them from spec.aisimulate.inputOverrides): %s",
+			src.Name, strings.Join(unfit, "; ")), 1024)
+		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonNotRenderable, msg, events)
+		return deployPollSettled, nil, nil
 	}
 	if best == "" {
 		msg := fmt.Sprintf("no candidate of Run %s fits the cluster's GPU Nodes (%s); nothing is deployed: add Nodes, or search again with a smaller spec.hardware.gpu.budget",
@@ -177,7 +184,7 @@ func (r *Reconciler) reproduce(src *v1beta2.DynamoGraphDeploymentRun, cand *v1be
 	}
 	// The search Job's reporter renders with the same configuration values (BuildJob: its
 	// runtime-images and planner-image environment, and the default --gpus-per-node).
-	dgd, _, err := render.Render(params, render.RunOptions(src, cand.Name, r.Config.RuntimeImages, render.DefaultGPUsPerNode, r.Config.Planner.Image))
+	dgd, _, err := render.Render(params, render.RunOptions(src, cand.Name, config.RuntimeImageRefs(r.Config.RuntimeImages), render.DefaultGPUsPerNode, r.Config.Planner.Image))
 	if err != nil {
 		return refuse(fmt.Sprintf("rendering its parameters failed: %v", err))
 	}

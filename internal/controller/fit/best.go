@@ -4,6 +4,9 @@ import (
 	"context"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -13,20 +16,22 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/gpunodes"
 )
 
-// BestFitting returns the best candidate of run (candidateRefs, best first) that fits the GPUs
-// of the cluster's Nodes, judged now from the Node informer (cached) with the rule of
+// BestFitting returns the best deployable candidate of run (candidateRefs, best first) that fits
+// the GPUs of the cluster's Nodes, judged now from the Node informer (cached) with the rule of
 // status.fitsCluster (not read from that status: the search identity can write Candidates'
-// status); live reads a Candidate the cache does not show yet. With GPU discovery off the
-// operator reads no Nodes and the best candidate is returned. unfit says why each candidate
-// does not fit. autoApply deploys this candidate, and a re-search compares it with the deployed
-// one.
-func BestFitting(ctx context.Context, cached, live client.Reader, cfg *v1alpha1.OperatorConfiguration, run *v1beta2.DynamoGraphDeploymentRun) (best string, unfit []string, err error) {
-	if !config.GPUDiscoveryEnabled(cfg) {
-		return run.Status.Recommendation.BestCandidate, nil, nil
-	}
-	inv, err := Inventory(ctx, cached)
-	if err != nil {
-		return "", nil, err
+// status); live reads a Candidate the cache does not show yet. A candidate whose Deployable
+// condition is False (NotRenderable) is skipped: the search identity could clear that condition,
+// but autoApply renders the chosen candidate again and deploys nothing it cannot render. With GPU
+// discovery off the operator reads no Nodes and the best deployable candidate is returned. unfit
+// says why each candidate was passed over; notDeployable counts those that are not deployable.
+// autoApply deploys this candidate, and a re-search compares it with the deployed one.
+func BestFitting(ctx context.Context, cached, live client.Reader, cfg *v1alpha1.OperatorConfiguration, run *v1beta2.DynamoGraphDeploymentRun) (best string, unfit []string, notDeployable int, err error) {
+	discover := config.GPUDiscoveryEnabled(cfg)
+	var inv gpunodes.Inventory
+	if discover {
+		if inv, err = Inventory(ctx, cached); err != nil {
+			return "", nil, 0, err
+		}
 	}
 	refs := run.Status.CandidateRefs
 	if len(refs) == 0 {
@@ -37,11 +42,19 @@ func BestFitting(ctx context.Context, cached, live client.Reader, cfg *v1alpha1.
 		key := types.NamespacedName{Namespace: run.Namespace, Name: ref.Name}
 		if err := cached.Get(ctx, key, cand); err != nil {
 			if !apierrors.IsNotFound(err) {
-				return "", nil, err
+				return "", nil, 0, err
 			}
 			if err := live.Get(ctx, key, cand); err != nil {
-				return "", nil, err
+				return "", nil, 0, err
 			}
+		}
+		if c := meta.FindStatusCondition(cand.Status.Conditions, v1beta2.ConditionDeployable); c != nil && c.Status == metav1.ConditionFalse {
+			unfit = append(unfit, ref.Name+": not deployable ("+c.Reason+"): "+c.Message)
+			notDeployable++
+			continue
+		}
+		if !discover {
+			return ref.Name, unfit, notDeployable, nil
 		}
 		needs, sku, err := gpunodes.NeedsOf(cand)
 		if err != nil {
@@ -50,9 +63,9 @@ func BestFitting(ctx context.Context, cached, live client.Reader, cfg *v1alpha1.
 		}
 		f := gpunodes.Fit(needs, sku, inv.Pool(sku))
 		if *f.Fits {
-			return ref.Name, nil, nil
+			return ref.Name, unfit, notDeployable, nil
 		}
 		unfit = append(unfit, ref.Name+": "+f.Message)
 	}
-	return "", unfit, nil
+	return "", unfit, notDeployable, nil
 }

@@ -134,8 +134,8 @@ TMPDIR="$tmp" %q "${args[@]}"
 // (its configuration's runtimeImages) to the venv's python, as `python3`.
 func dynamoRuntimeImages(python string) map[string]nodeagent.Image {
 	images := map[string]nodeagent.Image{}
-	for _, ref := range operatorConfigFor(OperatorPorts{}, "", nil, "").RuntimeImages {
-		images[ref] = nodeagent.Image{Binary: python, Entrypoint: []string{"python3"}}
+	for _, img := range operatorConfigFor(OperatorPorts{}, "", nil, "").RuntimeImages {
+		images[img.Image] = nodeagent.Image{Binary: python, Entrypoint: []string{"python3"}}
 	}
 	return images
 }
