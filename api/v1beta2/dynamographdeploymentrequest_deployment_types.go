@@ -82,14 +82,19 @@ type VerificationSpec struct {
 	// +optional
 	Enabled *bool `json:"enabled,omitempty"`
 
-	// load is the traffic the Job offers. When omitted, the deployed candidate's modeled
-	// operating point: spec.workload.static's concurrency or requestsPerSecond (a
-	// kvCapacityFraction or trace workload falls back to concurrency 1) and its inputTokens
-	// and outputTokens (1024 and 128 without a static workload).
+	// load is the traffic the Job offers. When omitted, the traffic the deployed candidate's
+	// prediction was made at (its spec.parameters traffic): the concurrency or request rate the
+	// search materialized (for a kvCapacityFraction workload, the concurrency it resolved for
+	// this candidate) with its inputTokens and outputTokens; for a trace workload, the trace
+	// itself, replayed at its recorded timestamps (sped up as searched) or at the searched
+	// concurrency. A load set here, or one the Job cannot reproduce, is measured all the same
+	// but recorded as differing from the prediction's (status.verification.loadAsPredicted) and
+	// kept out of the calibration profile.
 	// +optional
 	Load *VerificationLoad `json:"load,omitempty"`
 
-	// requests is how many requests the Job sends. Defaults to 100. Minimum 1, maximum 10000.
+	// requests is how many requests the Job sends. Defaults to 100; a trace replay defaults to
+	// every request of the trace (within maxDurationSeconds). Minimum 1, maximum 10000.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=10000
@@ -127,15 +132,15 @@ type VerificationLoad struct {
 	// +kubebuilder:validation:Maximum=10000
 	RequestsPerSecond *float64 `json:"requestsPerSecond,omitempty"`
 
-	// inputTokens is the prompt length of every request. When omitted, the workload's.
-	// Minimum 1, maximum 2097152.
+	// inputTokens is the prompt length of every request. When omitted, the prediction's (1024
+	// when it replayed a trace). Minimum 1, maximum 2097152.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=2097152
 	InputTokens *int32 `json:"inputTokens,omitempty"`
 
-	// outputTokens is the generated length of every request. When omitted, the workload's.
-	// Minimum 1, maximum 2097152.
+	// outputTokens is the generated length of every request. When omitted, the prediction's
+	// (128 when it replayed a trace). Minimum 1, maximum 2097152.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=2097152
@@ -144,16 +149,17 @@ type VerificationLoad struct {
 
 // VerificationTolerance is the allowed relative error per metric, in percent.
 type VerificationTolerance struct {
-	// ttftPct bounds the relative error of the mean time to first token. Greater than 0,
-	// maximum 1000. When omitted, the candidate's errorBand.ttftP80Pct, else 25.
+	// ttftPct bounds the relative error of the mean time to first token, and of its p90 and
+	// p99. Greater than 0, maximum 1000. When omitted, the candidate's errorBand.ttftP80Pct,
+	// else 25.
 	// +optional
 	// +kubebuilder:validation:ExclusiveMinimum=true
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=1000
 	TTFTPct *float64 `json:"ttftPct,omitempty"`
 
-	// itlPct bounds the relative error of the mean inter-token latency. Greater than 0,
-	// maximum 1000. When omitted, the candidate's errorBand.itlP80Pct, else 25.
+	// itlPct bounds the relative error of the mean inter-token latency, and of its p90 and p99.
+	// Greater than 0, maximum 1000. When omitted, the candidate's errorBand.itlP80Pct, else 25.
 	// +optional
 	// +kubebuilder:validation:ExclusiveMinimum=true
 	// +kubebuilder:validation:Minimum=0
@@ -263,8 +269,10 @@ type DeploymentStatus struct {
 // +kubebuilder:validation:Enum=Running;Succeeded;Failed
 type VerificationPhase string
 
-// VerificationMetricName names a compared metric: the keys of calibration observations.
-// +kubebuilder:validation:Enum=ttftMs;itlMs;throughputPerGpu
+// VerificationMetricName names a compared metric: the means ttftMs and itlMs and
+// throughputPerGpu (the keys of calibration observations), and the 90th and 99th percentiles of
+// the latencies (compared only).
+// +kubebuilder:validation:Enum=ttftMs;itlMs;throughputPerGpu;ttftP90Ms;ttftP99Ms;itlP90Ms;itlP99Ms
 type VerificationMetricName string
 
 // VerificationStatus is one verification of a deployed DynamoGraphDeployment generation.
@@ -315,10 +323,32 @@ type VerificationStatus struct {
 	// +kubebuilder:validation:MaxLength=253
 	Candidate string `json:"candidate,omitempty"`
 
-	// load is the load the Job offers (spec.deployment.verification resolved); absent when the
-	// verification failed before it was resolved.
+	// load is the load the Job offers (spec.deployment.verification resolved): its concurrency
+	// or request rate and, for synthetic requests, their token lengths. Absent when the
+	// verification failed before it was resolved, and for a trace replayed at its timestamps
+	// (trace says how).
 	// +optional
 	Load *VerificationLoad `json:"load,omitempty"`
+
+	// trace is the recorded trace the Job replays instead of synthetic requests: the request's
+	// trace, as the candidate's search replayed it. Absent for synthetic requests.
+	// +optional
+	Trace *VerificationTraceReplay `json:"trace,omitempty"`
+
+	// loadAsPredicted is true when the Job offers the traffic the candidate's prediction was
+	// made at, false when it offers another (loadDifference says how): an explicit
+	// spec.deployment.verification.load that differs, a load above the verification's bound of
+	// 10000, or traffic the Job cannot reproduce (sessions, cached prefixes, a re-search's window
+	// of captured traffic). Such a measurement is compared all the same but never added to the
+	// calibration profile. Absent when the verification failed before it was resolved.
+	// +optional
+	LoadAsPredicted *bool `json:"loadAsPredicted,omitempty"`
+
+	// loadDifference says how the offered load differs from the prediction's; empty when
+	// loadAsPredicted is true.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	LoadDifference string `json:"loadDifference,omitempty"`
 
 	// requests is the number of requests the Job sends, as resolved.
 	// +optional
@@ -338,12 +368,37 @@ type VerificationStatus struct {
 	// +optional
 	Observed *ObservedMetrics `json:"observed,omitempty"`
 
-	// metrics compare each predicted metric with the observed one.
+	// metrics compare each predicted metric with the observed one: the means, and the 90th and
+	// 99th percentiles of the latencies where the candidate predicts them.
 	// +optional
 	// +listType=map
 	// +listMapKey=name
-	// +kubebuilder:validation:MaxItems=3
+	// +kubebuilder:validation:MaxItems=7
 	Metrics []VerifiedMetric `json:"metrics,omitempty"`
+}
+
+// VerificationTraceReplay is how a verification Job replays the request's trace. Each request
+// keeps its recorded input and output lengths and prefix blocks.
+type VerificationTraceReplay struct {
+	// format of the trace: mooncake, or dynamo (converted to mooncake records by the Job).
+	// +required
+	Format TraceFormat `json:"format,omitempty"`
+
+	// arrivalSpeedupRatio replays the trace's arrival timestamps divided by this factor; absent
+	// when the trace is replayed closed-loop at load.concurrency. Greater than 0, maximum 1000.
+	// +optional
+	// +kubebuilder:validation:ExclusiveMinimum=true
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
+	ArrivalSpeedupRatio *float64 `json:"arrivalSpeedupRatio,omitempty"`
+
+	// blockSize is the number of tokens of one prefix block of the trace's hash ids, as the
+	// search read them. Absent: AIPerf's default for the format (512 for mooncake). Minimum 1,
+	// maximum 1048576.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1048576
+	BlockSize *int32 `json:"blockSize,omitempty"`
 }
 
 // ObservedMetrics are AIPerf's measurement. Latencies in milliseconds, throughputs in output
@@ -392,11 +447,11 @@ type VerifiedMetric struct {
 	// name of the metric.
 	// +required
 	Name VerificationMetricName `json:"name,omitempty"`
-	// predicted is the candidate's modeled value (status.metrics of the Candidate; latencies
-	// are means).
+	// predicted is the candidate's modeled value (status.metrics of the Candidate: the mean, or
+	// the percentile the name says, of status.metrics.percentiles).
 	// +required
 	Predicted *float64 `json:"predicted,omitempty"`
-	// observed is the measured value (the mean for latencies).
+	// observed is the measured value (AIPerf's mean, or its percentile the name says).
 	// +required
 	Observed *float64 `json:"observed,omitempty"`
 	// relativeErrorPct is |observed - predicted| / predicted, in percent.
@@ -406,7 +461,8 @@ type VerifiedMetric struct {
 	// it has one.
 	// +optional
 	BandPct *float64 `json:"bandPct,omitempty"`
-	// tolerancePct is the allowed relative error (spec tolerance, else bandPct, else 25).
+	// tolerancePct is the allowed relative error (spec tolerance, else bandPct, else 25); a
+	// percentile has its metric's.
 	// +required
 	TolerancePct *float64 `json:"tolerancePct,omitempty"`
 	// held is true when relativeErrorPct is at most tolerancePct.

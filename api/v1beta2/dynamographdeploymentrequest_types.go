@@ -499,4 +499,8 @@ const (
 	MetricTTFTMs           VerificationMetricName = "ttftMs"
 	MetricITLMs            VerificationMetricName = "itlMs"
 	MetricThroughputPerGPU VerificationMetricName = "throughputPerGpu"
+	MetricTTFTP90Ms        VerificationMetricName = "ttftP90Ms"
+	MetricTTFTP99Ms        VerificationMetricName = "ttftP99Ms"
+	MetricITLP90Ms         VerificationMetricName = "itlP90Ms"
+	MetricITLP99Ms         VerificationMetricName = "itlP99Ms"
 )

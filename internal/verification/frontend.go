@@ -47,10 +47,3 @@ func CheckFrontend(svc *corev1.Service, deployment string, uid types.UID) error 
 	return fmt.Errorf("the frontend Service %s is not the ClusterIP Service of DynamoGraphDeployment %s: %s; nothing was measured",
 		svc.Name, deployment, strings.Join(wrong, "; "))
 }
-
-func orNone(s string) string {
-	if s == "" {
-		return "none"
-	}
-	return s
-}

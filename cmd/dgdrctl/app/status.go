@@ -245,6 +245,7 @@ func writeCandidateTable(out io.Writer, cands []v1beta2.DynamoGraphDeploymentCan
 		}
 	}
 	writeParetoRoles(out, cands)
+	writeTails(out, cands)
 	writeCandidateNotes(out, cands)
 }
 
@@ -268,6 +269,46 @@ func writeCandidateNotes(out io.Writer, cands []v1beta2.DynamoGraphDeploymentCan
 	for _, msg := range order {
 		fmt.Fprintf(out, "Version skew (%s): %s\n", strings.Join(skews[msg], ", "), msg)
 	}
+}
+
+// writeTails prints the predicted p50/p90/p99 of each candidate's latencies and its power per
+// GPU, one row per candidate, when the search reported any (AISimulate and aisim report
+// percentiles; AISimulate reports power when its energy data covers the forward passes).
+func writeTails(out io.Writer, cands []v1beta2.DynamoGraphDeploymentCandidate) {
+	if !slices.ContainsFunc(cands, func(cd v1beta2.DynamoGraphDeploymentCandidate) bool {
+		m := cd.Status.Metrics
+		return m != nil && (m.Percentiles != nil || m.PowerW != nil)
+	}) {
+		return
+	}
+	fmt.Fprintln(out, "\nPredicted latency percentiles (p50/p90/p99, ms) and power:")
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "RANK\tNAME\tTTFT\tITL\tE2E\tPOWER/GPU")
+	for _, cd := range cands {
+		m := cd.Status.Metrics
+		if m == nil {
+			m = &v1beta2.CandidateMetrics{}
+		}
+		p := m.Percentiles
+		if p == nil {
+			p = &v1beta2.CandidatePercentiles{}
+		}
+		power := "-"
+		if m.PowerW != nil {
+			power = fmt.Sprintf("%.0f W", *m.PowerW)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", cd.Status.Rank, cd.Name, quantiles(p.TTFTMs), quantiles(p.ITLMs), quantiles(p.E2EMs), power)
+	}
+	_ = tw.Flush()
+	fmt.Fprintln(out, "The request's SLA bounds the means only; verification compares p90 and p99 with the measured ones.")
+}
+
+// quantiles prints p50/p90/p99, e.g. "90.0/150/300" ("-" for each one missing).
+func quantiles(l *v1beta2.LatencyPercentiles) string {
+	if l == nil {
+		return "-"
+	}
+	return num(l.P50) + "/" + num(l.P90) + "/" + num(l.P99)
 }
 
 // writeParetoRoles says why each candidate of a Pareto front was published, by rank; nothing for

@@ -202,7 +202,7 @@ func TestAutoApplySkipsCandidatesThatAreNotDeployable(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r := waitForRun(t, skip, 1)
+	r := waitForFirstRun(t, skip)
 	first, second := ct.RenderedCandidate(t, cfg, r, r.Name+"-c1", nil), ct.RenderedCandidate(t, cfg, r, r.Name+"-c2", nil)
 	notRenderable(t, first, false)
 	ct.FinishSearch(t, k8s, r, ct.Search{Candidates: []*v1beta2.DynamoGraphDeploymentCandidate{first, second}})
@@ -210,7 +210,7 @@ func TestAutoApplySkipsCandidatesThatAreNotDeployable(t *testing.T) {
 		d        *v1beta2.DynamoGraphDeploymentRequest
 		stripped bool
 	}{{none, false}, {forged, true}} {
-		r := waitForRun(t, tc.d, 1)
+		r := waitForFirstRun(t, tc.d)
 		only := ct.RenderedCandidate(t, cfg, r, r.Name+"-c1", nil)
 		notRenderable(t, only, tc.stripped)
 		ct.FinishSearch(t, k8s, r, ct.Search{Candidates: []*v1beta2.DynamoGraphDeploymentCandidate{only}})

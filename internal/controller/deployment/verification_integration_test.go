@@ -2,6 +2,7 @@ package deployment_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,22 +45,53 @@ func realResult(t *testing.T, name string) string {
 // Service, as the Dynamo operator would.
 func deployed(t *testing.T, ns, name string, v *v1beta2.VerificationSpec, metrics *v1beta2.CandidateMetrics) *v1beta2.DynamoGraphDeploymentRequest {
 	t.Helper()
-	return deployedBehind(t, ns, name, v, metrics, func(dgd *unstructured.Unstructured) *corev1.Service {
-		return builders.FrontendService(dgd, dgd.GetAPIVersion(), 8000)
-	})
+	return deployedBehind(t, ns, name, v, metrics, ownedFrontend)
+}
+
+// ownedFrontend is the frontend Service the Dynamo operator makes of a DynamoGraphDeployment.
+func ownedFrontend(dgd *unstructured.Unstructured) *corev1.Service {
+	return builders.FrontendService(dgd, dgd.GetAPIVersion(), 8000)
 }
 
 // deployedBehind is deployed with the frontend Service that frontend makes of the created
 // DynamoGraphDeployment.
 func deployedBehind(t *testing.T, ns, name string, v *v1beta2.VerificationSpec, metrics *v1beta2.CandidateMetrics, frontend func(*unstructured.Unstructured) *corev1.Service) *v1beta2.DynamoGraphDeploymentRequest {
 	t.Helper()
+	return deployedWith(t, builders.Request(ns, name).GPUSKU("h200_sxm").AutoApply(name+"-dgd").Verification(v).Obj(), "", metrics, frontend)
+}
+
+// deployedAs is deployed for the request d (its autoApply deployment named <name>-dgd), whose
+// Candidate's spec.parameters has the traffic of the prediction document traffic (JSON; the
+// default Candidate's when empty).
+func deployedAs(t *testing.T, d *v1beta2.DynamoGraphDeploymentRequest, traffic string, metrics *v1beta2.CandidateMetrics) *v1beta2.DynamoGraphDeploymentRequest {
+	t.Helper()
+	return deployedWith(t, d, traffic, metrics, ownedFrontend)
+}
+
+// deployedWith is deployedAs behind the frontend Service that frontend makes of the created
+// DynamoGraphDeployment.
+func deployedWith(t *testing.T, d *v1beta2.DynamoGraphDeploymentRequest, traffic string, metrics *v1beta2.CandidateMetrics, frontend func(*unstructured.Unstructured) *corev1.Service) *v1beta2.DynamoGraphDeploymentRequest {
+	t.Helper()
 	ctx := context.Background()
-	d := builders.Request(ns, name).GPUSKU("h200_sxm").AutoApply(name + "-dgd").Verification(v).Obj()
+	ns, name := d.Namespace, d.Name
 	if err := k8s.Create(ctx, d); err != nil {
 		t.Fatal(err)
 	}
 	r := waitForFirstRun(t, d)
-	ct.FinishSearch(t, k8s, r, ct.Search{Candidates: []*v1beta2.DynamoGraphDeploymentCandidate{ct.RenderedCandidate(t, cfg, r, r.Name+"-c1", metrics)}})
+	cand := ct.RenderedCandidate(t, cfg, r, r.Name+"-c1", metrics)
+	if traffic != "" {
+		var params map[string]any
+		if err := json.Unmarshal(cand.Spec.Parameters.Raw, &params); err != nil {
+			t.Fatal(err)
+		}
+		params["traffic"] = json.RawMessage(traffic)
+		raw, err := json.Marshal(params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cand.Spec.Parameters.Raw = raw
+	}
+	ct.FinishSearch(t, k8s, r, ct.Search{Candidates: []*v1beta2.DynamoGraphDeploymentCandidate{cand}})
 	dgd := &unstructured.Unstructured{}
 	dgd.SetGroupVersionKind(promote.GVK)
 	poll.Eventually(t, 2*wait, "the DynamoGraphDeployment", func() (bool, error) {
@@ -148,7 +180,7 @@ func TestVerificationHeld(t *testing.T) {
 	c := job.Spec.Template.Spec.Containers[0]
 	args := strings.Join(c.Args[2:], " ")
 	if c.Image != verificationImage || !strings.Contains(args, "--url http://held-dgd-frontend."+ns+".svc:8000") ||
-		!strings.Contains(args, "--isl 1024 --osl 128 --requests 30 --max-duration 300 --concurrency 10") {
+		!strings.Contains(args, "--max-duration 300 --requests 30 --isl 1024 --osl 128 --concurrency 10") {
 		t.Errorf("verification container %s %s", c.Image, args)
 	}
 	running := waitForStatus(t, d, "PredictionHeld Unknown Verifying", func(d *v1beta2.DynamoGraphDeploymentRequest) bool {
