@@ -18,15 +18,51 @@ import (
 // status.fitsCluster (not read from that status: the search identity can write Candidates'
 // status); live reads a Candidate the cache does not show yet. With GPU discovery off the
 // operator reads no Nodes and the best candidate is returned. unfit says why each candidate
-// does not fit. autoApply deploys this candidate, and a re-search compares it with the deployed
-// one.
+// does not fit. A re-search compares this candidate with the deployed one.
 func BestFitting(ctx context.Context, cached, live client.Reader, cfg *v1alpha1.OperatorConfiguration, run *v1beta2.DynamoGraphDeploymentRun) (best string, unfit []string, err error) {
 	if !config.GPUDiscoveryEnabled(cfg) {
 		return run.Status.Recommendation.BestCandidate, nil, nil
 	}
-	inv, err := Inventory(ctx, cached)
-	if err != nil {
-		return "", nil, err
+	err = eachFitting(ctx, cached, live, cfg, run, func(c *v1beta2.DynamoGraphDeploymentCandidate, why string) bool {
+		if why != "" {
+			unfit = append(unfit, c.Name+": "+why)
+			return true
+		}
+		best = c.Name
+		return false
+	})
+	if err != nil || best != "" {
+		unfit = nil
+	}
+	return best, unfit, err
+}
+
+// Fitting returns the candidates of run that fit the GPUs of the cluster's Nodes, in ranking
+// order (candidateRefs), judged as BestFitting judges them, and why each other one does not fit.
+// With GPU discovery off every candidate fits. autoApply chooses among them (Select).
+func Fitting(ctx context.Context, cached, live client.Reader, cfg *v1alpha1.OperatorConfiguration, run *v1beta2.DynamoGraphDeploymentRun) (fits []*v1beta2.DynamoGraphDeploymentCandidate, unfit []string, err error) {
+	err = eachFitting(ctx, cached, live, cfg, run, func(c *v1beta2.DynamoGraphDeploymentCandidate, why string) bool {
+		if why != "" {
+			unfit = append(unfit, c.Name+": "+why)
+		} else {
+			fits = append(fits, c)
+		}
+		return true
+	})
+	return fits, unfit, err
+}
+
+// eachFitting reads the candidates of run in ranking order and hands each to visit with why it
+// does not fit ("" when it fits), until visit returns false.
+func eachFitting(ctx context.Context, cached, live client.Reader, cfg *v1alpha1.OperatorConfiguration, run *v1beta2.DynamoGraphDeploymentRun,
+	visit func(c *v1beta2.DynamoGraphDeploymentCandidate, why string) bool) error {
+	judge := config.GPUDiscoveryEnabled(cfg)
+	var inv gpunodes.Inventory
+	if judge {
+		var err error
+		if inv, err = Inventory(ctx, cached); err != nil {
+			return err
+		}
 	}
 	refs := run.Status.CandidateRefs
 	if len(refs) == 0 {
@@ -37,22 +73,23 @@ func BestFitting(ctx context.Context, cached, live client.Reader, cfg *v1alpha1.
 		key := types.NamespacedName{Namespace: run.Namespace, Name: ref.Name}
 		if err := cached.Get(ctx, key, cand); err != nil {
 			if !apierrors.IsNotFound(err) {
-				return "", nil, err
+				return err
 			}
 			if err := live.Get(ctx, key, cand); err != nil {
-				return "", nil, err
+				return err
 			}
 		}
-		needs, sku, err := gpunodes.NeedsOf(cand)
-		if err != nil {
-			unfit = append(unfit, ref.Name+": "+err.Error())
-			continue
+		why := ""
+		if judge {
+			if needs, sku, err := gpunodes.NeedsOf(cand); err != nil {
+				why = err.Error()
+			} else if f := gpunodes.Fit(needs, sku, inv.Pool(sku)); !*f.Fits {
+				why = f.Message
+			}
 		}
-		f := gpunodes.Fit(needs, sku, inv.Pool(sku))
-		if *f.Fits {
-			return ref.Name, nil, nil
+		if !visit(cand, why) {
+			return nil
 		}
-		unfit = append(unfit, ref.Name+": "+f.Message)
 	}
-	return "", unfit, nil
+	return nil
 }
