@@ -93,7 +93,6 @@ type SelectionSpec struct {
 	// Admission materializes 2%. A pareto target has no single score to be close to: its first
 	// candidate that fits is deployed whatever the tolerance.
 	// +optional
-	// +kubebuilder:validation:MinLength=2
 	// +kubebuilder:validation:MaxLength=7
 	// +kubebuilder:validation:XValidation:rule="self.matches('^(100|[1-9]?[0-9])([.][0-9]{1,2})?%$') && double(self.substring(0, size(self) - 1)) <= 100.0",message="must be a percentage from 0% to 100% with at most two decimals, such as 2% or 0.5%"
 	Tolerance string `json:"tolerance,omitempty"`
