@@ -201,6 +201,12 @@ const (
 	LabelRunUID = "nvidia.com/dgdr-run-uid"
 	// LabelCandidateRank is the candidate's rank.
 	LabelCandidateRank = "nvidia.com/dgdc-rank"
+	// LabelDeployedForName and LabelDeployedForNamespace are set on the DynamoGraphDeployments
+	// made from a request's candidates (autoApply, promote): the request's name and namespace,
+	// under the keys of the Dynamo platform's v1beta1 requests, which tools built on those
+	// select a request's deployment by.
+	LabelDeployedForName      = "dgdr.nvidia.com/name"
+	LabelDeployedForNamespace = "dgdr.nvidia.com/namespace"
 	// AnnotationSpecHash is the sha256 of the accepted typed spec (on Runs).
 	AnnotationSpecHash = "nvidia.com/dgdr-spec-hash"
 	// AnnotationInputHash is the sha256 of the effective AISimulate input (on Runs).

@@ -28,11 +28,13 @@ type DeploymentSpec struct {
 	// +optional
 	Planner *PlannerSpec `json:"planner,omitempty"`
 
-	// autoApply deploys the best candidate when a search succeeds. It is equivalent to creating
-	// pods: admission refuses it unless the operator configuration sets autoApply.enabled and
-	// the requesting user may create and update dynamographdeployments and create pods in the
-	// namespace (docs/operate/security.md). The operator creates the
-	// DynamoGraphDeployment named by name, or updates the one this request created before; it
+	// autoApply deploys the best candidate, or a cheaper one that scores nearly as well
+	// (selection), when a search succeeds. It is equivalent to creating pods: admission refuses
+	// it unless the operator configuration sets autoApply.enabled and the requesting user may
+	// create and update dynamographdeployments and create pods in the namespace
+	// (docs/operate/security.md). The operator creates the DynamoGraphDeployment named by name,
+	// labelled dgdr.nvidia.com/name and dgdr.nvidia.com/namespace with the request's name and
+	// namespace, or updates the one this request created before; it
 	// never changes one it did not create (condition Deployed=False, reason Conflict). The
 	// request's Deployed condition then follows the DynamoGraphDeployment's readiness.
 	// Admission materializes false (v1beta1 defaults to true: a v1beta2 request is a search
@@ -72,6 +74,28 @@ type DeploymentSpec struct {
 	// +kubebuilder:validation:MaxLength=4
 	// +kubebuilder:validation:Pattern=`^(100|[1-9]?[0-9])%$`
 	ReplaceMargin string `json:"replaceMargin,omitempty"`
+
+	// selection chooses which of the candidates that score about as well as the best one
+	// autoApply deploys. Admission materializes {tolerance: 2%}.
+	// +optional
+	Selection *SelectionSpec `json:"selection,omitempty"`
+}
+
+// SelectionSpec chooses the candidate autoApply deploys among the Run's ranked candidates.
+type SelectionSpec struct {
+	// tolerance is how far below the best candidate's score a candidate may be and still be
+	// deployed instead of it, as a percentage of the best score: autoApply deploys, among the
+	// candidates that fit the cluster and score at least best − tolerance × |best|, the one with
+	// the fewest GPUs, then the lowest cost per hour, then the best ranked. The best candidate
+	// is the first of the ranking that fits the cluster; the score is the search's
+	// (status.metrics.score: spec.objective's target, higher is better). A percentage from 0% to
+	// 100% with at most two decimals, such as 2% or 0.5%; 0% deploys the best candidate.
+	// Admission materializes 2%. A pareto target has no single score to be close to: its first
+	// candidate that fits is deployed whatever the tolerance.
+	// +optional
+	// +kubebuilder:validation:MaxLength=7
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(100|[1-9]?[0-9])([.][0-9]{1,2})?%$') && double(self.substring(0, size(self) - 1)) <= 100.0",message="must be a percentage from 0% to 100% with at most two decimals, such as 2% or 0.5%"
+	Tolerance string `json:"tolerance,omitempty"`
 }
 
 // VerificationSpec configures the verification of a deployed candidate
@@ -258,11 +282,46 @@ type DeploymentStatus struct {
 	// +kubebuilder:validation:MaxLength=253
 	Run string `json:"run,omitempty"`
 
-	// candidate is the deployed DynamoGraphDeploymentCandidate (the Run's best).
+	// candidate is the deployed DynamoGraphDeploymentCandidate: the Run's best that fits the
+	// cluster, or a cheaper one within spec.deployment.selection.tolerance of it.
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	Candidate string `json:"candidate,omitempty"`
+
+	// selection names the best candidate and the deployed one, and why that one was chosen.
+	// +optional
+	Selection *DeploymentSelection `json:"selection,omitempty"`
+}
+
+// DeploymentSelection is how autoApply chose the deployed candidate of a Run
+// (spec.deployment.selection).
+type DeploymentSelection struct {
+	// best is the Run's best candidate that fits the cluster: the first of its ranking that
+	// does.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Best string `json:"best,omitempty"`
+
+	// chosen is the deployed candidate (status.deployment.candidate): best, or one with fewer
+	// GPUs or a lower cost whose score is within tolerance of best's.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Chosen string `json:"chosen,omitempty"`
+
+	// tolerance is the spec.deployment.selection.tolerance the choice was made with, such as 2%.
+	// +optional
+	// +kubebuilder:validation:MaxLength=7
+	Tolerance string `json:"tolerance,omitempty"`
+
+	// reason says why chosen was deployed, with the scores, GPUs and costs that decided it.
+	// At most 1024 characters.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	Reason string `json:"reason,omitempty"`
 }
 
 // VerificationPhase is where a verification is.

@@ -32,7 +32,9 @@ func newStatusCommand() *cobra.Command {
 		Use:   "status DGDR",
 		Short: "Show a request's runs, search progress and ranked candidates",
 		Long: `status prints the runs of a DynamoGraphDeploymentRequest (newest first) with their state and
-progress, then the ranked candidates of the newest run with their predicted metrics and, when
+progress, then the ranked candidates of the newest run with their predicted metrics; what
+autoApply deployed (the DynamoGraphDeployment, the candidate, and the best candidate it was chosen
+over within spec.deployment.selection.tolerance) with the Deployed condition; when
 the request verifies its deployed candidate, the measurement beside the prediction: each metric
 predicted, observed, and whether it held within its band; and, when the request schedules
 re-searches, their schedule and history with the ImprovementAvailable condition. --watch refreshes the view, with a
@@ -151,6 +153,7 @@ func writeStatus(ctx context.Context, c *clients, name string, out io.Writer, ba
 		return done, err
 	}
 	now := time.Now()
+	writeDeployment(out, &req)
 	writeVerification(out, &req, now)
 	writeResearch(out, &req, now)
 	return done, nil
@@ -172,23 +175,16 @@ func writeSearch(ctx context.Context, c *clients, req *v1beta2.DynamoGraphDeploy
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN\tSTATE\tREASON\tPROGRESS\tFEASIBLE\tCANDIDATES\tAGE")
 	for _, r := range runs {
-		p := r.Status.Progress
-		if p == nil {
-			p = &v1beta2.RunProgress{}
-		}
+		p := resultsview.RunProgress(&r)
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\n", r.Name, orDash(string(r.Status.Phase)), orDash(completedReason(&r)),
-			progressText(p), p.Feasible, p.Published, age(r.CreationTimestamp))
+			p.Text(), p.Feasible, p.Published, age(r.CreationTimestamp))
 	}
 	_ = tw.Flush()
 
 	latest := &runs[0]
 	done := isComplete(latest)
 	if bar && !done {
-		p := latest.Status.Progress
-		if p == nil {
-			p = &v1beta2.RunProgress{}
-		}
-		fmt.Fprintf(out, "\n%s %s\n", latest.Name, progressBar(p, 40))
+		fmt.Fprintf(out, "\n%s %s\n", latest.Name, progressBar(resultsview.RunProgress(latest), 40))
 	}
 	if latest.Status.Recommendation != nil && len(latest.Status.Recommendation.InfeasibleReasons) > 0 {
 		fmt.Fprintln(out)
@@ -352,35 +348,11 @@ func isComplete(r *v1beta2.DynamoGraphDeploymentRun) bool {
 	return meta.IsStatusConditionTrue(r.Status.Conditions, v1beta2.ConditionCompleted)
 }
 
-func progressText(p *v1beta2.RunProgress) string {
-	if p.Budget > 0 {
-		return fmt.Sprintf("%d/%d (%d%%)", p.Settled, p.Budget, percent(p))
-	}
-	if p.Settled > 0 {
-		return fmt.Sprintf("%d", p.Settled)
-	}
-	return "-"
-}
-
-func percent(p *v1beta2.RunProgress) int64 {
-	if p.Budget <= 0 {
-		return 0
-	}
-	v := p.Settled * 100 / p.Budget
-	if v > 100 {
-		v = 100
-	}
-	return v
-}
-
-// progressBar renders "[#####-----] 12/40 settled, 10 feasible".
-func progressBar(p *v1beta2.RunProgress, width int) string {
-	filled := 0
-	if p.Budget > 0 {
-		filled = int(percent(p)) * width / 100
-	}
+// progressBar renders "[#####-----] 12/40 (30%) settled, 10 feasible, ...".
+func progressBar(p resultsview.Progress, width int) string {
+	filled := p.Percent * width / 100
 	return fmt.Sprintf("[%s%s] %s settled, %d feasible, %d infeasible, %d failed", strings.Repeat("#", filled),
-		strings.Repeat("-", width-filled), progressText(p), p.Feasible, p.Infeasible, p.Failed+p.TimedOut)
+		strings.Repeat("-", width-filled), p.Text(), p.Feasible, p.Infeasible, p.Failed+p.TimedOut)
 }
 
 func num(p *float64) string {

@@ -20,6 +20,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
 	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
@@ -29,8 +30,11 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/run"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/modelaccess"
+	"github.com/dgdr-operator/dgdr-operator/internal/promote"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/builders"
 	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
 	"github.com/dgdr-operator/dgdr-operator/internal/testing/poll"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/upstreamcrd"
 	"github.com/dgdr-operator/dgdr-operator/internal/verification"
 )
 
@@ -543,5 +547,53 @@ func TestOperatorFenceDeletes(t *testing.T) {
 		if err := operator.Delete(ctx, obj, client.DryRunAll); err != nil {
 			t.Errorf("deleting %s as the fenced operator: %v", what, err)
 		}
+	}
+}
+
+// TestOperatorFenceAdmitsAutoApplysDeployments: under the chart's fence the operator creates and
+// updates the DynamoGraphDeployment autoApply renders (promote.Render with its request as owner:
+// the applied-by annotation, and the dgdr.nvidia.com/name and /namespace labels of the request),
+// and is refused (403) one without the applied-by annotation, whatever labels it carries.
+func TestOperatorFenceAdmitsAutoApplysDeployments(t *testing.T) {
+	ctx := context.Background()
+	dgdCRD, err := upstreamcrd.DGD()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := envtest.InstallCRDs(env.Config, envtest.CRDInstallOptions{CRDs: []*apiextensionsv1.CustomResourceDefinition{dgdCRD}}); err != nil {
+		t.Fatal(err)
+	}
+	ns := testenv.Namespace(t, k8s, "t")
+	operator := fencedOperator(t, ns, "fenced-applier", cfg)
+	cand := builders.Candidate(ns, "llama-run-1-c3").Label(v1beta2.LabelRequestName, "llama").Label(v1beta2.LabelRunName, "llama-run-1").
+		GraphDeployment([]byte(`{"apiVersion":"nvidia.com/v1beta1","kind":"DynamoGraphDeployment","spec":{"backendFramework":"vllm",` +
+			`"components":[{"name":"Frontend","type":"frontend","replicas":1,"podTemplate":{"spec":{"containers":[{"name":"main","image":"f"}]}}}]}}`)).Obj()
+	owner := &promote.Owner{RequestUID: "00000000-0000-4000-8000-00000000aaaa", RequestName: "llama", Generation: 1}
+	obj, err := promote.Render(cand, "llama", owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := obj.GetLabels(); got[v1beta2.LabelDeployedForName] != "llama" || got[v1beta2.LabelDeployedForNamespace] != ns {
+		t.Fatalf("the rendered deployment lacks its request's labels: %v", got)
+	}
+	if res, err := promote.Apply(ctx, operator, obj, owner); err != nil || res != promote.Created {
+		t.Fatalf("the fenced operator creating autoApply's deployment: %s, %v", res, err)
+	}
+	newer := *owner
+	newer.Generation = 2
+	obj, err = promote.Render(cand, "llama", &newer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := promote.Apply(ctx, operator, obj, &newer); err != nil || res != promote.Updated {
+		t.Errorf("the fenced operator updating autoApply's deployment: %s, %v", res, err)
+	}
+	unowned, err := promote.Render(cand, "llama-unowned", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unowned.SetAnnotations(map[string]string{promote.AnnotationPromotedFrom: cand.Name})
+	if err := operator.Create(ctx, unowned); !apierrors.IsForbidden(err) {
+		t.Errorf("the fenced operator creating a deployment without %s: err = %v, want 403 Forbidden", promote.AnnotationAppliedBy, err)
 	}
 }
