@@ -11,6 +11,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
+	"strings"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"k8s.io/apimachinery/pkg/types"
@@ -82,6 +84,15 @@ func statusPatch(base, obj client.Object) ([]byte, error) {
 
 // statusDocument is {"status": <obj's status>} in obj's own JSON encoding.
 func statusDocument(obj client.Object) ([]byte, error) {
+	if status, ok := statusField(obj); ok {
+		data, err := json.Marshal(struct {
+			Status any `json:"status"`
+		}{status})
+		if err != nil {
+			return nil, fmt.Errorf("encoding the status of %s: %w", client.ObjectKeyFromObject(obj), err)
+		}
+		return data, nil
+	}
 	data, err := json.Marshal(obj)
 	if err != nil {
 		return nil, fmt.Errorf("encoding %s: %w", client.ObjectKeyFromObject(obj), err)
@@ -96,4 +107,25 @@ func statusDocument(obj client.Object) ([]byte, error) {
 		parts.Status = json.RawMessage("{}")
 	}
 	return json.Marshal(parts)
+}
+
+// statusField is a pointer to obj's Status field when obj is a struct with a struct field Status
+// encoded as "status", as every kind with a status subresource is. Encoded alone it gives the
+// bytes that encoding the whole object puts under "status" (encoding/json never omits a struct
+// field, and through the pointer the same methods apply as within the object), without
+// encoding the spec and metadata each status write would otherwise encode twice and throw away.
+func statusField(obj client.Object) (any, bool) {
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return nil, false
+	}
+	v = v.Elem()
+	f, ok := v.Type().FieldByName("Status")
+	if !ok || !f.IsExported() || len(f.Index) != 1 || f.Type.Kind() != reflect.Struct {
+		return nil, false
+	}
+	if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name != "status" {
+		return nil, false
+	}
+	return v.Field(f.Index[0]).Addr().Interface(), true
 }
