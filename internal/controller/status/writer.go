@@ -45,6 +45,9 @@ func NewWriter(c client.Client, obj client.Object, expectations *Expectations) *
 // Patch writes obj's status if it differs from the base, and reports whether it sent a patch.
 // On success obj holds what the API server returned.
 func (w *Writer) Patch(ctx context.Context, obj client.Object) (bool, error) {
+	if w.unchanged(obj) {
+		return false, nil
+	}
 	if w.owner != nil {
 		return w.patchOwned(ctx, obj)
 	}
@@ -107,6 +110,19 @@ func statusDocument(obj client.Object) ([]byte, error) {
 		parts.Status = json.RawMessage("{}")
 	}
 	return json.Marshal(parts)
+}
+
+// unchanged tells, without encoding anything, that obj's status is exactly the base's: most
+// reconciles end so, and identical values encode to identical documents, so there is nothing to
+// patch (and nothing another writer's share could have been changed in). Anything else is left
+// to the documents.
+func (w *Writer) unchanged(obj client.Object) bool {
+	base, ok := statusField(w.base)
+	if !ok {
+		return false
+	}
+	now, ok := statusField(obj)
+	return ok && reflect.DeepEqual(base, now)
 }
 
 // statusField is a pointer to obj's Status field when obj is a struct with a struct field Status
