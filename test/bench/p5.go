@@ -168,7 +168,7 @@ webhook: {host: 127.0.0.1, port: %d, certDir: %s}
 	return figure{
 		id: "P5", name: "operator_rss_5k_objects_mb", value: rss, goal: 100, ok: rss <= 100,
 		extra: fmt.Sprintf("anon_mb=%.1f file_mb=%.1f", anon, file),
-		note: fmt.Sprintf("VmRSS of bin/dgdr-operator with %d requests + %d Runs + %d Jobs in the cluster (3 Nodes: CPU, H200, H100; DGD CRD installed; cache: label-selected Jobs/Pods, managed fields stripped, accepted requests without spec, terminal Runs and Jobs trimmed to what is read; GOGC 50)", n, n, n),
+		note:  fmt.Sprintf("VmRSS of bin/dgdr-operator with %d requests + %d Runs + %d Jobs in the cluster (3 Nodes: CPU, H200, H100; DGD CRD installed; cache: label-selected Jobs/Pods, managed fields stripped, accepted requests without spec, terminal Runs and Jobs trimmed to what is read; GOGC 50)", n, n, n),
 	}, nil
 }
 
