@@ -17,7 +17,8 @@ import (
 )
 
 // verifiedRequest is an autoApply request verified with 10 short requests against whatever
-// frontend the test serves (AIPerf's own start takes most of the time allowed).
+// frontend the test serves (AIPerf's own start takes most of the time allowed), at the traffic
+// its search predicted, so that the verification feeds calibration.
 const verifiedRequest = `
 apiVersion: nvidia.com/v1beta2
 kind: DynamoGraphDeploymentRequest
@@ -29,6 +30,11 @@ spec:
   hardware:
     gpu:
       budget: 8
+  workload:
+    static:
+      inputTokens: 64
+      outputTokens: 16
+      load: {concurrency: 2}
   deployment:
     autoApply: true
     name: %s
@@ -36,7 +42,6 @@ spec:
       enabled: true
       requests: 10
       maxDurationSeconds: 120
-      load: {concurrency: 2, inputTokens: 64, outputTokens: 16}
   aisimulate:
     inputOverrides:
       optimizer:
