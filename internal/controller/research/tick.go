@@ -60,6 +60,13 @@ func (r *Reconciler) tick(ctx context.Context, dgdr *v1beta2.DynamoGraphDeployme
 		events.Normal(EventResearchSkipped, "Research", fmt.Sprintf("re-search of the window ending %s skipped: %s", end.UTC().Format(time.RFC3339), msg))
 		return wait, nil
 	}
+	// A re-search acts on behalf of the user whose rights admission reviewed: ask again, first
+	// (the deployment reconciler's RightsRevoked would otherwise read as a deployment not ready).
+	if denial, err := r.Rights.Denial(ctx, dgdr); err != nil {
+		return 0, err
+	} else if denial != "" {
+		return skip(skipRightsRevoked, status.Truncate(denial+"; no re-search runs for them", 1024))
+	}
 	if a := request.ActiveRun(dgdr, runs); a != nil {
 		return skip(skipRunActive, fmt.Sprintf("Run %s is still active", a.Name))
 	}
@@ -74,12 +81,6 @@ func (r *Reconciler) tick(ctx context.Context, dgdr *v1beta2.DynamoGraphDeployme
 	}
 	if whole.UID != dgdr.UID || whole.Generation != dgdr.Status.ObservedGeneration {
 		return time.Second, nil // a newer generation is on its way
-	}
-	// A re-search acts on behalf of the user whose rights admission reviewed: ask again.
-	if denial, err := r.Rights.DenialOfWhole(ctx, whole); err != nil {
-		return 0, err
-	} else if denial != "" {
-		return skip(skipRightsRevoked, status.Truncate(denial+"; no re-search runs for them", 1024))
 	}
 	input, errs := aisimulate.Lower(rules.SearchSpec(&whole.Spec), aisimulate.OptionsFrom(r.Config))
 	if len(errs) > 0 {
