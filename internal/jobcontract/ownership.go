@@ -219,9 +219,9 @@ func OwnershipPolicy(opts OwnershipOptions) (*admissionregistrationv1.Validating
 					Reason:            forbidden,
 				},
 				{
-					Expression: "!" + main(candidates) + " || variables.operator || variables.searchIdentity || (variables.update && " + housekeeping() + ")",
+					Expression:        "!" + main(candidates) + " || variables.operator || variables.searchIdentity || (variables.update && " + housekeeping() + ")",
 					MessageExpression: prefix + "only the operator and search identities create and change Candidates (anyone else may only remove owner references), not ' + request.userInfo.username",
-					Reason: forbidden,
+					Reason:            forbidden,
 				},
 				{
 					Expression: "!" + isJob + " || variables.operator || (variables.update && " + keptJob() + ")",
