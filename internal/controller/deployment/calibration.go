@@ -11,10 +11,11 @@ import (
 )
 
 // recordCalibration adds a successful verification to the cluster's calibration profile, where
-// the next searches find it (docs/design/results.md, "Calibration").
+// the next searches find it (docs/design/results.md, "Calibration"). A measurement at another
+// load than the prediction's says nothing of the prediction's error: it is not added.
 func (r *Reconciler) recordCalibration(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, cand *v1beta2.DynamoGraphDeploymentCandidate, v *v1beta2.VerificationStatus, metrics []v1beta2.VerifiedMetric) error {
 	ns := r.Config.Calibration.Namespace
-	if ns == "" || v.MeasuredAt == nil {
+	if ns == "" || v.MeasuredAt == nil || v.LoadAsPredicted == nil || !*v.LoadAsPredicted {
 		return nil
 	}
 	key, err := calibration.CandidateKey(&dgdr.Spec, cand)

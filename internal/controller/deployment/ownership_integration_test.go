@@ -94,10 +94,15 @@ func TestPlantedVerificationJobFailsTheVerification(t *testing.T) {
 			t.Fatal(err)
 		}
 		planted := plantVerificationJob(t, d)
-		r := waitForRun(t, d, 1)
+		r := waitForFirstRun(t, d)
 		ct.FinishSearch(t, k8s, r, ct.Search{Candidates: []*v1beta2.DynamoGraphDeploymentCandidate{ct.RenderedCandidate(t, cfg, r, r.Name+"-c1", predicted())}})
-		if err := k8s.Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "early-dgd-frontend"},
-			Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 8000}}}}); err != nil {
+		var dgd *unstructured.Unstructured
+		poll.Eventually(t, 2*wait, "the DynamoGraphDeployment", func() (bool, error) {
+			var found bool
+			dgd, found = deploymentOf(t, ns, "early-dgd")
+			return found, nil
+		})
+		if err := k8s.Create(ctx, ownedFrontend(dgd)); err != nil {
 			t.Fatal(err)
 		}
 		ct.MakeReady(t, k8s, ns, "early-dgd")
@@ -153,7 +158,7 @@ func TestRevokedRightsDeployNothing(t *testing.T) {
 	if err := owner.Create(ctx, d); err != nil {
 		t.Fatal(err)
 	}
-	r := waitForRun(t, d, 1)
+	r := waitForFirstRun(t, d)
 	if err := k8s.Delete(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "owner"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +193,7 @@ func TestDeletedDeploymentIsNotRecreated(t *testing.T) {
 	if err := k8s.Create(ctx, d); err != nil {
 		t.Fatal(err)
 	}
-	succeedWithCandidate(t, waitForRun(t, d, 1))
+	succeedWithCandidate(t, waitForFirstRun(t, d))
 	ct.MakeReady(t, k8s, ns, "removed-dgd")
 	waitForStatus(t, d, "Deployed=True", func(d *v1beta2.DynamoGraphDeploymentRequest) bool {
 		return meta.IsStatusConditionTrue(d.Status.Conditions, v1beta2.ConditionDeployed)
@@ -215,7 +220,12 @@ func TestDeletedDeploymentIsNotRecreated(t *testing.T) {
 	if err := k8s.Patch(ctx, cur, patch); err != nil {
 		t.Fatal(err)
 	}
-	succeedWithCandidate(t, waitForRun(t, d, 2))
+	r2 := &v1beta2.DynamoGraphDeploymentRun{}
+	poll.Eventually(t, wait, "the Run of generation 2", func() (bool, error) {
+		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: naming.RunName(d.Name, 2)}, r2)
+		return err == nil && r2.Status.AISimulate != nil, client.IgnoreNotFound(err)
+	})
+	succeedWithCandidate(t, r2)
 	poll.Eventually(t, 2*wait, "generation 2 deployed", func() (bool, error) {
 		_, found := deploymentOf(t, ns, "removed-dgd")
 		return found, nil

@@ -1,0 +1,115 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
+	"github.com/dgdr-operator/dgdr-operator/internal/config"
+)
+
+// The chart's ConfigMap of the operator configuration (charts/dgdr-operator/templates/configmap.yaml):
+// <release>-config in the release namespace, labelled with the chart's name, the configuration
+// under config.yaml.
+const (
+	operatorNameLabel = "app.kubernetes.io/name"
+	operatorNameValue = "dgdr-operator"
+	operatorConfigKey = "config.yaml"
+)
+
+// operatorCalibration is where the operator keeps its calibration profile and when its
+// corrections are used, as its configuration in the cluster says.
+type operatorCalibration struct {
+	// Source is the configuration's ConfigMap, namespace/name.
+	Source string
+	// Namespace holds the profile: calibration.namespace, else the operator's own namespace.
+	Namespace string
+	// MinObservations is calibration.minObservations (its default when unset).
+	MinObservations int32
+}
+
+// findOperatorCalibration reads the calibration settings of the operator's configuration in
+// the cluster: the ConfigMap labelled app.kubernetes.io/name=dgdr-operator holding config.yaml in
+// namespace, or, when namespace is empty, in any namespace the user may list ConfigMaps of
+// (else in DefaultOperatorNamespace). Several installations are an error naming them.
+func findOperatorCalibration(ctx context.Context, c client.Reader, namespace string) (operatorCalibration, error) {
+	list := &corev1.ConfigMapList{}
+	sel := client.MatchingLabels{operatorNameLabel: operatorNameValue}
+	where := "namespace " + namespace
+	var err error
+	if namespace != "" {
+		err = c.List(ctx, list, sel, client.InNamespace(namespace))
+	} else if err = c.List(ctx, list, sel); apierrors.IsForbidden(err) {
+		// Without the right to list ConfigMaps in every namespace: the installation guide's.
+		where = "namespace " + DefaultOperatorNamespace + " (listing ConfigMaps in every namespace is forbidden)"
+		err = c.List(ctx, list, sel, client.InNamespace(DefaultOperatorNamespace))
+	} else {
+		where = "any namespace"
+	}
+	if err != nil {
+		return operatorCalibration{}, fmt.Errorf("looking for the operator's configuration in %s: %w", where, err)
+	}
+	var found []operatorCalibration
+	for i := range list.Items {
+		cm := &list.Items[i]
+		data, ok := cm.Data[operatorConfigKey]
+		if !ok {
+			continue
+		}
+		oc, err := calibrationOf(cm.Namespace, []byte(data))
+		if err != nil {
+			return operatorCalibration{}, fmt.Errorf("ConfigMap %s/%s: %w", cm.Namespace, cm.Name, err)
+		}
+		if oc == nil {
+			continue
+		}
+		oc.Source = cm.Namespace + "/" + cm.Name
+		found = append(found, *oc)
+	}
+	switch len(found) {
+	case 0:
+		return operatorCalibration{}, fmt.Errorf("no operator configuration in %s (a ConfigMap labelled %s=%s holding %s)", where, operatorNameLabel, operatorNameValue, operatorConfigKey)
+	case 1:
+		return found[0], nil
+	}
+	var names []string
+	for _, f := range found {
+		names = append(names, f.Source)
+	}
+	slices.Sort(names)
+	return operatorCalibration{}, fmt.Errorf("several operator configurations (%s): name the operator's namespace with --operator-namespace", strings.Join(names, ", "))
+}
+
+// calibrationOf reads the calibration settings of an operator configuration stored in
+// namespace; nil when the document is not an OperatorConfiguration. Only the calibration section
+// is decoded, leniently: a configuration of a newer operator, with fields this dgdrctl does not
+// know, still says where its profile is.
+func calibrationOf(namespace string, data []byte) (*operatorCalibration, error) {
+	var doc struct {
+		APIVersion  string                     `json:"apiVersion"`
+		Kind        string                     `json:"kind"`
+		Calibration v1alpha1.CalibrationConfig `json:"calibration"`
+	}
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("%s: %w", operatorConfigKey, err)
+	}
+	if doc.Kind != v1alpha1.Kind || doc.APIVersion != v1alpha1.GroupVersion {
+		return nil, nil
+	}
+	oc := &operatorCalibration{Namespace: doc.Calibration.Namespace, MinObservations: config.DefaultMinObservations}
+	if oc.Namespace == "" {
+		// The operator's own namespace (POD_NAMESPACE), where the chart puts the ConfigMap.
+		oc.Namespace = namespace
+	}
+	if m := doc.Calibration.MinObservations; m != nil {
+		oc.MinObservations = *m
+	}
+	return oc, nil
+}
