@@ -284,7 +284,9 @@ func CollectForeground(ctx context.Context, c client.Client, obj client.Object) 
 		for i := range jobs.Items {
 			if metav1.IsControlledBy(&jobs.Items[i], obj) {
 				quiet = 0
-				if err := client.IgnoreNotFound(c.Delete(ctx, &jobs.Items[i])); err != nil {
+				// In the background: a batch/v1 Job is otherwise orphaning by default, held by a
+				// finalizer only the garbage collector removes.
+				if err := client.IgnoreNotFound(c.Delete(ctx, &jobs.Items[i], client.PropagationPolicy(metav1.DeletePropagationBackground))); err != nil {
 					return err
 				}
 			}

@@ -26,6 +26,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/promote"
 	"github.com/dgdr-operator/dgdr-operator/internal/render"
 	"github.com/dgdr-operator/dgdr-operator/internal/research"
+	"github.com/dgdr-operator/dgdr-operator/internal/rights"
 )
 
 // autoApply reads the best Candidate, creates or updates its DynamoGraphDeployment (it never
@@ -84,7 +85,8 @@ func (r *Reconciler) autoApply(ctx context.Context, dgdr *v1beta2.DynamoGraphDep
 			msg += fmt.Sprintf(" (DynamoGraphDeployment %s is left as it is)", deployed.Name)
 		}
 		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonRightsRevoked, status.Truncate(msg, 32768), events)
-		return deployPollSettled, nil, nil
+		// Asked again once the verdict expires: rights given back take effect as promptly.
+		return rights.CheckTTL, nil, nil
 	}
 	// A Run deploys once: the candidate chosen stays when Nodes change later. A deployment
 	// someone deleted is not created again until the next generation, even for a re-search that

@@ -73,6 +73,14 @@ func (r *Reconciler) verify(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploy
 		recorded = v.JobUID
 	}
 	job, lagging, err := r.recordedJob(ctx, dgdr, base.JobName, recorded)
+	if err == nil && job != nil && job.UID != recorded {
+		// The cache may show the request from before the status write that recorded the Job
+		// (another controller's write since settles the expectations): ask the API server.
+		var live types.UID
+		if live, err = r.liveJobUID(ctx, dgdr, base); live != "" {
+			recorded = live
+		}
+	}
 	switch {
 	case err != nil:
 		return 0, err
@@ -207,10 +215,14 @@ func (r *Reconciler) startVerification(ctx context.Context, dgdr, full *v1beta2.
 			return fmt.Errorf("creating verification Job %s: %w", job.Name, err)
 		}
 		// The name is taken by a Job the status does not record (the cache holds only Jobs
-		// carrying the operator's label: this one may carry none).
+		// carrying the operator's label: this one may carry none), or does not record as the
+		// cache shows the request.
 		existing := &batchv1.Job{}
 		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(job), existing); err != nil {
 			return client.IgnoreNotFound(err)
+		}
+		if live, err := r.liveJobUID(ctx, dgdr, base); err != nil || live == existing.UID {
+			return err // the operator's own, recorded: its events bring the request back
 		}
 		r.failVerification(dgdr, base, verification.ReasonForeignJob, foreignJobMessage(existing, ""), events)
 		return nil
@@ -244,6 +256,20 @@ func (r *Reconciler) recordedJob(ctx context.Context, dgdr *v1beta2.DynamoGraphD
 		return nil, false, client.IgnoreNotFound(err)
 	}
 	return job, job.UID == recorded, nil
+}
+
+// liveJobUID is the verification Job UID the request's status records for base's Job name,
+// deployment and generation, as the API server has the request ("" when none).
+func (r *Reconciler) liveJobUID(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, base v1beta2.VerificationStatus) (types.UID, error) {
+	live := &v1beta2.DynamoGraphDeploymentRequest{}
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(dgdr), live); err != nil {
+		return "", err
+	}
+	v := live.Status.Verification
+	if live.UID != dgdr.UID || v == nil || v.JobName != base.JobName || v.Deployment != base.Deployment || v.DeploymentGeneration != base.DeploymentGeneration {
+		return "", nil
+	}
+	return v.JobUID, nil
 }
 
 // foreignJobMessage says that job is not the verification Job the operator created (recorded:
