@@ -212,9 +212,8 @@ func renderOwnership() (string, error) {
 	policy, binding := jobcontract.OwnershipPolicy(jobcontract.OwnershipOptions{Username: "__USERNAME__", JobControllerUsername: "__JOB_CONTROLLER__"})
 	values := []struct{ placeholder, template string }{
 		{`"__USERNAME__"`, `"system:serviceaccount:{{ .Release.Namespace }}:{{ include "dgdr-operator.serviceAccountName" . }}"`},
-		{`"__JOB_CONTROLLER__"`, `{{ .Values.ownershipPolicy.jobControllerUser | toJson }}`},
-		// The same user, named in the pods' refusal message.
-		{`(__JOB_CONTROLLER__)`, `({{ .Values.ownershipPolicy.jobControllerUser }})`},
+		// The whole YAML scalar, quoted as Helm renders the value (any character).
+		{`'"__JOB_CONTROLLER__" == request.userInfo.username'`, `{{ printf "%s == request.userInfo.username" (toJson .Values.ownershipPolicy.jobControllerUser) | quote }}`},
 	}
 	return renderPolicy(policy, binding, "ownershipPolicy", values)
 }

@@ -199,7 +199,7 @@ func OwnershipPolicy(opts OwnershipOptions) (*admissionregistrationv1.Validating
 			}},
 			Variables: []admissionregistrationv1.Variable{
 				{Name: "operator", Expression: "request.userInfo.username == " + celLiteral(opts.Username)},
-				{Name: "jobController", Expression: "request.userInfo.username == " + celLiteral(opts.JobControllerUsername)},
+				{Name: "jobController", Expression: celLiteral(opts.JobControllerUsername) + " == request.userInfo.username"},
 				{Name: "searchIdentity", Expression: "request.userInfo.username.startsWith('system:serviceaccount:') && " +
 					"request.userInfo.username.substring(request.userInfo.username.lastIndexOf(':') + 1).startsWith(" + celLiteral(SearchIdentityPrefix) + ")"},
 				{Name: "node", Expression: "request.userInfo.username.startsWith('system:node:') && has(request.userInfo.groups) && 'system:nodes' in request.userInfo.groups"},
@@ -231,7 +231,7 @@ func OwnershipPolicy(opts OwnershipOptions) (*admissionregistrationv1.Validating
 				},
 				{
 					Expression: "!" + isPod + " || variables.subResource != '' || (variables.update ? " + keptPod() + " : variables.jobController)",
-					MessageExpression: prefix + "only the Job controller (" + opts.JobControllerUsername + ") creates pods labelled " + describeMarks() +
+					MessageExpression: prefix + "only the Job controller creates pods labelled " + describeMarks() +
 						" or running as a " + SearchIdentityPrefix + "* ServiceAccount, and no update adds, changes or removes those marks, not ' + request.userInfo.username",
 					Reason: forbidden,
 				},
