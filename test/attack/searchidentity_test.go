@@ -125,7 +125,8 @@ func TestForgedBestCandidateIsNotDeployed(t *testing.T) {
 	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "deployer-d"}, binding); err != nil {
 		t.Fatal(err)
 	}
-	req := smallRequest(ns, "forge").Obj()
+	// Within one Node's GPUs: the best candidate is the one autoApply deploys.
+	req := smallRequest(ns, "forge").GPUBudget(8).Obj()
 	req.Spec.Deployment = &v1beta2.DeploymentSpec{AutoApply: ptr.To(true), Name: "forge-prod"}
 	if err := deployer.Create(ctx, req); err != nil {
 		t.Fatal(err)
