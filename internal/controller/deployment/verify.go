@@ -2,6 +2,8 @@ package deployment
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -19,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/controller/request"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/status"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 	"github.com/dgdr-operator/dgdr-operator/internal/research"
@@ -228,6 +231,12 @@ func (r *Reconciler) startVerification(ctx context.Context, dgdr, full *v1beta2.
 		return nil
 	}
 	base.JobUID = job.UID
+	// Recorded at once, not with the reconcile's status write: a Job of that name the status
+	// does not record is read as foreign, so none of the operator's may go unrecorded.
+	if err := r.recordJob(ctx, dgdr, base); err != nil {
+		derr := r.Client.Delete(ctx, job, client.Preconditions{UID: &job.UID}, client.PropagationPolicy(metav1.DeletePropagationBackground))
+		return errors.Join(fmt.Errorf("recording verification Job %s (uid %s): %w", job.Name, job.UID, err), client.IgnoreNotFound(derr))
+	}
 	dgdr.Status.Verification = &base
 	msg := fmt.Sprintf("Job %s measures DynamoGraphDeployment %s generation %d (candidate %s) at %s with %s, for at most %d s",
 		job.Name, base.Deployment, gen, base.Candidate, loadText(plan), requestsText(plan), plan.MaxDurationSeconds)
@@ -256,6 +265,17 @@ func (r *Reconciler) recordedJob(ctx context.Context, dgdr *v1beta2.DynamoGraphD
 		return nil, false, client.IgnoreNotFound(err)
 	}
 	return job, job.UID == recorded, nil
+}
+
+// recordJob writes status.verification (its jobUID the Job just created) on the request, as the
+// deployment reconciler's field manager.
+func (r *Reconciler) recordJob(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, v v1beta2.VerificationStatus) error {
+	body, err := json.Marshal(map[string]any{"status": map[string]any{"verification": v}})
+	if err != nil {
+		return err
+	}
+	patched := dgdr.DeepCopy()
+	return r.Client.Status().Patch(ctx, patched, client.RawPatch(types.MergePatchType, body), client.FieldOwner(request.DeploymentOwner.Manager))
 }
 
 // liveJobUID is the verification Job UID the request's status records for base's Job name,
