@@ -45,6 +45,17 @@ const (
 	// ReasonAutoApplyDisabled: the operator's configuration has autoApply.enabled false (a
 	// request stored before it was turned off); nothing is deployed.
 	ReasonAutoApplyDisabled = "AutoApplyDisabled"
+	// ReasonRightsRevoked: the user whose rights admission last reviewed for the request
+	// (AnnotationReviewedUser) no longer holds a right the operator would exercise on their
+	// behalf (the message names each), or the request records no such user. The operator
+	// writes nothing for the request (no DynamoGraphDeployment created or updated, no
+	// verification Job, no re-search Run) until the rights are back or a user who holds them
+	// edits the spec.
+	ReasonRightsRevoked = "RightsRevoked"
+	// ReasonDeploymentDeleted: the DynamoGraphDeployment autoApply created was deleted by
+	// someone else (the operator never deletes one). It is not created again for this
+	// generation: edit the spec (a new generation) to deploy again.
+	ReasonDeploymentDeleted = "DeploymentDeleted"
 
 	// ConditionPredictionHeld (with spec.deployment.verification) tells whether the deployed
 	// candidate's measured metrics are within tolerance of its predicted ones
@@ -231,6 +242,13 @@ const (
 	// replaced; its value is the newer Run's name. The Run controller then stops the search and
 	// ends the Run with Completed=True, reason Superseded.
 	AnnotationSupersededBy = "nvidia.com/dgdr-superseded-by"
+	// AnnotationReviewedUser, on a request, is the user whose rights the validating webhook last
+	// reviewed for it (JSON: username, uid, groups, extra), on create and on every update that
+	// needed a review (internal/admission NeedsAccessReview). Only admission writes it: the
+	// mutating webhook sets it to the requesting user on such an update and keeps the stored
+	// value on any other, and the validating webhook refuses any other value. The operator asks
+	// the API server again whether that user holds the rights before it acts on their behalf.
+	AnnotationReviewedUser = "nvidia.com/dgdr-reviewed-user"
 	// LabelKueueQueueName, on a request, makes its search Jobs Kueue workloads: the Job is
 	// created suspended with this label and Kueue admits it.
 	LabelKueueQueueName = "kueue.x-k8s.io/queue-name"

@@ -3,6 +3,7 @@ package v1beta2
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // RouterMode is how the Dynamo Frontend routes requests to workers.
@@ -343,7 +344,7 @@ type VerificationStatus struct {
 
 	// reason is a CamelCase word saying why the phase is Failed (FrontendUnreachable,
 	// TimedOut, ErrorRateExceeded, NoRequestsCompleted, JobFailed, OutputRejected,
-	// NoModeledMetrics, NotConfigured, PodFailedToStart).
+	// NoModeledMetrics, NotConfigured, PodFailedToStart, ForeignJob).
 	// +optional
 	// +kubebuilder:validation:MaxLength=64
 	Reason string `json:"reason,omitempty"`
@@ -358,6 +359,12 @@ type VerificationStatus struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
 	JobName string `json:"jobName,omitempty"`
+
+	// jobUID is the UID of the verification Job the operator created, recorded when it created
+	// it: only that Job is read, and any other Job of jobName fails the verification
+	// (ForeignJob). Absent when the verification failed before a Job was created.
+	// +optional
+	JobUID types.UID `json:"jobUID,omitempty"`
 
 	// deployment is the DynamoGraphDeployment measured.
 	// +required

@@ -92,6 +92,14 @@ type ResearchStatus struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=10
 	History []ResearchRecord `json:"history,omitempty"`
+
+	// runRefs are the re-search Runs the operator created, newest first, at most 10 (name and
+	// UID, recorded when it created each): only these are judged, and only their candidates may
+	// replace the deployment.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=10
+	RunRefs []RunReference `json:"runRefs,omitempty"`
 }
 
 // ResearchRecord is one re-search tick and what it decided.

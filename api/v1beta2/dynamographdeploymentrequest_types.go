@@ -4,6 +4,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // Backend is an inference engine a candidate deployment may use.
@@ -351,13 +352,20 @@ type AISimulateSpec struct {
 	InputOverrides *runtime.RawExtension `json:"inputOverrides,omitempty"`
 }
 
-// RunReference names a DynamoGraphDeploymentRun in the same namespace.
+// RunReference names a DynamoGraphDeploymentRun in the same namespace that the operator
+// created.
 type RunReference struct {
 	// name of the Run.
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	Name string `json:"name,omitempty"`
+
+	// uid of the Run, recorded when the operator created it: a Run of that name with another
+	// UID is not the operator's and is never read. Absent only from references an operator
+	// recorded before it kept UIDs; those are matched by name once and then given the UID.
+	// +optional
+	UID types.UID `json:"uid,omitempty"`
 }
 
 // RunSummary mirrors the state of the most recent Run so that `kubectl get dgdr` shows it.
@@ -402,7 +410,9 @@ type DynamoGraphDeploymentRequestStatus struct {
 	// +optional
 	ActiveRunRef *RunReference `json:"activeRunRef,omitempty"`
 
-	// recentRunRefs are terminal Runs, newest first, bounded by the operator's run retention.
+	// recentRunRefs are the request's other Runs, newest first: those of older generations that
+	// are still stopping, and terminal Runs up to the operator's run retention (the deployed
+	// Run's always).
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=100

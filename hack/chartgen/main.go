@@ -46,7 +46,11 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	for name, content := range map[string]string{"rbac.yaml": rbac, "webhooks.yaml": webhooks, "operator-fence.yaml": fence} {
+	ownership, err := renderOwnership()
+	if err != nil {
+		return err
+	}
+	for name, content := range map[string]string{"rbac.yaml": rbac, "webhooks.yaml": webhooks, "operator-fence.yaml": fence, "ownership.yaml": ownership} {
 		if err := os.WriteFile(filepath.Join(out, name), []byte(header+content), 0o644); err != nil {
 			return err
 		}
@@ -198,8 +202,28 @@ func renderFence() (string, error) {
 		{`'"__VERIFICATION_IMAGE__"'`, `{{ .Values.verification.image | toJson | quote }}`},
 		{`"__USERNAME__"`, `"system:serviceaccount:{{ .Release.Namespace }}:{{ include "dgdr-operator.serviceAccountName" . }}"`},
 	}
+	return renderPolicy(policy, binding, "operatorFence", values)
+}
+
+// renderOwnership renders the ownership policy (jobcontract.OwnershipPolicy) for the chart's
+// ServiceAccount and the Job controller's user the chart's values name. Like the fence, the
+// chart installs it and the operator's RBAC does not name it.
+func renderOwnership() (string, error) {
+	policy, binding := jobcontract.OwnershipPolicy(jobcontract.OwnershipOptions{Username: "__USERNAME__", JobControllerUsername: "__JOB_CONTROLLER__"})
+	values := []struct{ placeholder, template string }{
+		{`"__USERNAME__"`, `"system:serviceaccount:{{ .Release.Namespace }}:{{ include "dgdr-operator.serviceAccountName" . }}"`},
+		// The whole YAML scalar, quoted as Helm renders the value (any character).
+		{`'"__JOB_CONTROLLER__" == request.userInfo.username'`, `{{ printf "%s == request.userInfo.username" (toJson .Values.ownershipPolicy.jobControllerUser) | quote }}`},
+	}
+	return renderPolicy(policy, binding, "ownershipPolicy", values)
+}
+
+// renderPolicy renders a ValidatingAdmissionPolicy and its binding as templates installed when
+// .Values.<gate>.enabled, with each placeholder of the policy (present exactly once) replaced by
+// its template.
+func renderPolicy(policy, binding any, gate string, values []struct{ placeholder, template string }) (string, error) {
 	var b strings.Builder
-	b.WriteString("{{- if .Values.operatorFence.enabled }}\n")
+	b.WriteString("{{- if .Values." + gate + ".enabled }}\n")
 	for _, obj := range []struct {
 		kind string
 		v    any
@@ -230,7 +254,7 @@ func renderFence() (string, error) {
 		if obj.kind == "ValidatingAdmissionPolicy" {
 			for _, v := range values {
 				if n := strings.Count(y, v.placeholder); n != 1 {
-					return "", fmt.Errorf("the rendered fence holds %s %d times, want once", v.placeholder, n)
+					return "", fmt.Errorf("the rendered %s holds %s %d times, want once", gate, v.placeholder, n)
 				}
 				y = strings.Replace(y, v.placeholder, v.template, 1)
 			}

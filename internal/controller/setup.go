@@ -28,6 +28,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/run"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/metrics"
+	"github.com/dgdr-operator/dgdr-operator/internal/rights"
 )
 
 // managedSelector selects what the operator creates.
@@ -241,13 +242,16 @@ func Setup(mgr ctrl.Manager, cfg *v1alpha1.OperatorConfiguration) error {
 	if err := request.IndexRuns(mgr); err != nil {
 		return err
 	}
+	// The deployment and research reconcilers ask whether the request's reviewed user still
+	// holds the rights before each write on their behalf; one Checker keeps the verdicts of both.
+	checker := &rights.Checker{SAR: mgr.GetClient(), Reader: mgr.GetAPIReader()}
 	reconcilers := []interface{ SetupWithManager(ctrl.Manager) error }{
 		&request.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Config: cfg,
 			Recorder: mgr.GetEventRecorder(request.RequestOwner.Manager)},
 		&deployment.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Config: cfg,
-			Recorder: mgr.GetEventRecorder(request.DeploymentOwner.Manager)},
+			Recorder: mgr.GetEventRecorder(request.DeploymentOwner.Manager), Rights: checker},
 		&research.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Config: cfg,
-			Recorder: mgr.GetEventRecorder(request.ResearchOwner.Manager)},
+			Recorder: mgr.GetEventRecorder(request.ResearchOwner.Manager), Rights: checker},
 		&run.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Config: cfg,
 			Recorder: mgr.GetEventRecorder(run.ControllerName)},
 	}

@@ -23,6 +23,9 @@ const (
 	// ReasonPodFailedToStart: the verification pod could not start (podstart), or the Job
 	// created none; the Job was deleted.
 	ReasonPodFailedToStart = "PodFailedToStart"
+	// ReasonForeignJob: a Job under the verification Job's name is not the one the operator
+	// created for it (its UID is not status.verification.jobUID); it is not read.
+	ReasonForeignJob = "ForeignJob"
 )
 
 // MaxResultBytes caps the result the operator reads: the kubelet's own cap on a termination

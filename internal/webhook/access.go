@@ -5,40 +5,30 @@ import (
 	"fmt"
 	"net/http"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
-	authorizationv1 "k8s.io/api/authorization/v1"
+	admissionv1 "k8s.io/api/admission/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/client"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	dgdradmission "github.com/dgdr-operator/dgdr-operator/internal/admission"
+	"github.com/dgdr-operator/dgdr-operator/internal/rights"
 )
-
-// The validating webhook asks the API server whether the requesting user holds the rights the
-// operator would exercise on their behalf:
-// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
-
-// AccessReviewer creates SubjectAccessReviews (the manager's client).
-type AccessReviewer interface {
-	Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error
-}
 
 // reviewAccess checks, for an admission that needs it (dgdradmission.NeedsAccessReview), that
 // the requesting user holds every right dgdradmission.RequiredAccess lists (403 naming each
 // missing right otherwise), and, when the user may not create pods, that the pod template
-// overrides stay within podpatch.Restricted (422 at each refused field). A call without an
-// admission request in ctx (dgdrctl, benchmarks calling the validator directly) has no user and
-// is not checked; the webhook server always provides one.
+// overrides stay within podpatch.Restricted (422 at each refused field): rights.Review, which
+// the operator asks again before it acts. A call without an admission request in ctx (dgdrctl,
+// benchmarks calling the validator directly) has no user and is not checked; the webhook server
+// always provides one.
 func (w *RequestWebhook) reviewAccess(ctx context.Context, old, dgdr *v1beta2.DynamoGraphDeploymentRequest) error {
 	if !dgdradmission.NeedsAccessReview(old, dgdr) {
 		return nil
 	}
-	required := dgdradmission.RequiredAccess(&dgdr.Spec)
-	overrides := dgdradmission.HasOverrides(&dgdr.Spec)
-	if len(required) == 0 && !overrides {
+	if len(dgdradmission.RequiredAccess(&dgdr.Spec)) == 0 && !dgdradmission.HasOverrides(&dgdr.Spec) {
 		return nil
 	}
 	req, err := admission.RequestFromContext(ctx)
@@ -48,70 +38,77 @@ func (w *RequestWebhook) reviewAccess(ctx context.Context, old, dgdr *v1beta2.Dy
 	if w.Access == nil {
 		return apierrors.NewInternalError(fmt.Errorf("the webhook cannot review the requesting user's rights: no SubjectAccessReview client"))
 	}
-	user := req.UserInfo
 	ns := req.Namespace
 	if ns == "" {
 		ns = dgdr.Namespace
 	}
-	allowed := map[string]bool{}
-	check := func(a dgdradmission.Access) (bool, error) {
-		key := a.String()
-		if v, done := allowed[key]; done {
-			return v, nil
-		}
-		ok, err := w.subjectAccess(ctx, user, ns, a)
-		if err != nil {
-			return false, err
-		}
-		allowed[key] = ok
-		return ok, nil
-	}
-	var missing []dgdradmission.Access
-	seen := map[string]bool{}
-	for _, a := range required {
-		ok, err := check(a)
-		if err != nil {
-			return err
-		}
-		if !ok && !seen[a.String()] {
-			seen[a.String()] = true
-			missing = append(missing, a)
-		}
-	}
-	if len(missing) > 0 {
-		return forbidden(dgdr, dgdradmission.MissingAccessMessage(user.Username, ns, missing))
-	}
-	if !overrides {
-		return nil
-	}
-	canCreatePods, err := check(dgdradmission.CreatePods)
+	res, err := rights.Review(ctx, w.Access, req.UserInfo, ns, &dgdr.Spec)
 	if err != nil {
-		return err
+		return apierrors.NewInternalError(err)
 	}
-	if !canCreatePods {
-		if errs := dgdradmission.RestrictOverrides(&dgdr.Spec); len(errs) > 0 {
-			return invalid(dgdr, errs)
-		}
+	if len(res.Missing) > 0 {
+		return forbidden(dgdr, dgdradmission.MissingAccessMessage(req.UserInfo.Username, ns, res.Missing))
+	}
+	if len(res.Restricted) > 0 {
+		return invalid(dgdr, res.Restricted)
 	}
 	return nil
 }
 
-// subjectAccess asks the API server whether user may do a in namespace ns.
-func (w *RequestWebhook) subjectAccess(ctx context.Context, user authenticationv1.UserInfo, ns string, a dgdradmission.Access) (bool, error) {
-	extra := make(map[string]authorizationv1.ExtraValue, len(user.Extra))
-	for k, v := range user.Extra {
-		extra[k] = authorizationv1.ExtraValue(v)
+// reviewedUserPath is the field path of the reviewed-user annotation, for refusals.
+var reviewedUserPath = field.NewPath("metadata", "annotations").Key(v1beta2.AnnotationReviewedUser)
+
+// recordReviewer sets v1beta2.AnnotationReviewedUser on an admitted request (the mutating
+// webhook, after defaulting): the requesting user when the admission reviews their rights
+// (a create, or an update dgdradmission.NeedsAccessReview selects), the stored value otherwise,
+// whatever the request carried. Without an admission request in ctx nothing is recorded.
+func recordReviewer(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest) error {
+	req, err := admission.RequestFromContext(ctx)
+	if err != nil {
+		return nil //nolint:nilerr // not an admission: no user to record
 	}
-	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-		User: user.Username, Groups: user.Groups, UID: user.UID, Extra: extra,
-		ResourceAttributes: &authorizationv1.ResourceAttributes{
-			Namespace: ns, Verb: a.Verb, Group: a.Group, Resource: a.Resource, Name: a.Name,
-		},
-	}}
-	if err := w.Access.Create(ctx, sar); err != nil {
-		return false, apierrors.NewInternalError(fmt.Errorf("reviewing whether %q may %s: %w", user.Username, a, err))
+	old, err := storedRequest(req)
+	if err != nil {
+		return err
 	}
-	return sar.Status.Allowed && !sar.Status.Denied, nil
+	want, ok := wantReviewer(req, old, dgdr)
+	if !ok {
+		delete(dgdr.Annotations, v1beta2.AnnotationReviewedUser)
+		return nil
+	}
+	if dgdr.Annotations == nil {
+		dgdr.Annotations = map[string]string{}
+	}
+	dgdr.Annotations[v1beta2.AnnotationReviewedUser] = want
+	return nil
+}
+
+// checkReviewer refuses (422 at the annotation) a request whose v1beta2.AnnotationReviewedUser is
+// not what recordReviewer sets: nobody can name another user as the reviewed one, or drop the
+// record, since the mutating webhook runs before this one and its value is the only one
+// admitted. Without an admission request in ctx nothing is checked.
+func checkReviewer(ctx context.Context, old, dgdr *v1beta2.DynamoGraphDeploymentRequest) error {
+	req, err := admission.RequestFromContext(ctx)
+	if err != nil {
+		return nil //nolint:nilerr // not an admission: nothing was recorded
+	}
+	want, ok := wantReviewer(req, old, dgdr)
+	got, has := dgdr.Annotations[v1beta2.AnnotationReviewedUser]
+	if got == want && has == ok {
+		return nil
+	}
+	return invalid(dgdr, field.ErrorList{field.Forbidden(reviewedUserPath,
+		"only admission writes it: the user whose rights it last reviewed for the request (the requesting user of a create or of an update that changes what the operator does on their behalf; otherwise the stored value)")})
+}
+
+// wantReviewer is the value AnnotationReviewedUser must have after admission req of dgdr (old:
+// the stored request of an update, nil on create), and whether it must be set at all.
+func wantReviewer(req admission.Request, old, dgdr *v1beta2.DynamoGraphDeploymentRequest) (string, bool) {
+	if req.Operation == admissionv1.Create || dgdradmission.NeedsAccessReview(old, dgdr) {
+		return rights.Encode(req.UserInfo), true
+	}
+	v, ok := old.Annotations[v1beta2.AnnotationReviewedUser]
+	return v, ok
 }
 
 // forbidden is the 403 admission denial of a request whose author lacks rights.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/config"
+	"github.com/dgdr-operator/dgdr-operator/internal/rights"
 	"github.com/dgdr-operator/dgdr-operator/internal/testing/builders"
 	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
 	"github.com/dgdr-operator/dgdr-operator/internal/webhook"
@@ -197,5 +199,80 @@ func TestAutoApplyDisabled(t *testing.T) {
 	_, err := w.ValidateCreate(context.Background(), d)
 	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.deployment.autoApply") || !strings.Contains(err.Error(), "autoApply.enabled") {
 		t.Errorf("autoApply with the feature disabled: %v, want Invalid at spec.deployment.autoApply naming autoApply.enabled", err)
+	}
+}
+
+// reviewedUser is the user a request's v1beta2.AnnotationReviewedUser names ("" when none).
+func reviewedUser(t *testing.T, ns, name string) string {
+	t.Helper()
+	d := &v1beta2.DynamoGraphDeploymentRequest{}
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, d); err != nil {
+		t.Fatal(err)
+	}
+	user, ok, err := rights.Reviewed(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ok {
+		return ""
+	}
+	return user.Username
+}
+
+// TestReviewedUserIsRecordedByAdmissionOnly: admission records on the request the user whose
+// rights it reviewed (the creator, then whoever makes an update that needs a review), and no one
+// can write that record: a tenant who may edit requests names someone else, or drops the
+// record, in a metadata update, and the stored record stays the deployer's. The operator asks
+// again for that user's rights before it acts (internal/rights), so a forged record would let a
+// tenant act with a deployer's rights.
+func TestReviewedUserIsRecordedByAdmissionOnly(t *testing.T) {
+	ctx := context.Background()
+	ns, tenant, deployer := accessNamespace(t)
+	planted := rights.Encode(authenticationv1.UserInfo{Username: "cluster-admin", Groups: []string{"system:masters"}})
+	d := accessRequest(ns, "recorded", withAutoApply)
+	d.Annotations = map[string]string{v1beta2.AnnotationReviewedUser: planted}
+	if err := deployer.Create(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	if got := reviewedUser(t, ns, d.Name); got != "deployer" {
+		t.Errorf("after the deployer's create, the reviewed user is %q, want deployer", got)
+	}
+	edits := []struct {
+		what string
+		edit func(*v1beta2.DynamoGraphDeploymentRequest)
+	}{
+		{"names the cluster admin", func(d *v1beta2.DynamoGraphDeploymentRequest) {
+			d.Annotations[v1beta2.AnnotationReviewedUser] = planted
+		}},
+		{"drops the record", func(d *v1beta2.DynamoGraphDeploymentRequest) {
+			delete(d.Annotations, v1beta2.AnnotationReviewedUser)
+		}},
+	}
+	for _, e := range edits {
+		cur := &v1beta2.DynamoGraphDeploymentRequest{}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(d), cur); err != nil {
+			t.Fatal(err)
+		}
+		e.edit(cur)
+		err := tenant.Update(ctx, cur)
+		if got := reviewedUser(t, ns, d.Name); got != "deployer" {
+			t.Errorf("the tenant's metadata update that %s (err %v): the reviewed user is %q, want deployer", e.what, err, got)
+		}
+	}
+	// A tenant's edit of the deployment settings of a request that needs no rights is reviewed,
+	// and recorded as theirs.
+	search := accessRequest(ns, "search-only", func(*v1beta2.DynamoGraphDeploymentRequest) {})
+	if err := deployer.Create(ctx, search); err != nil {
+		t.Fatal(err)
+	}
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(search), search); err != nil {
+		t.Fatal(err)
+	}
+	search.Spec.Deployment = &v1beta2.DeploymentSpec{Name: "search-only-dgd"}
+	if err := tenant.Update(ctx, search); err != nil {
+		t.Fatal(err)
+	}
+	if got := reviewedUser(t, ns, search.Name); got != "tenant" {
+		t.Errorf("after the tenant's spec edit, the reviewed user is %q, want tenant", got)
 	}
 }

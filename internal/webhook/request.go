@@ -20,6 +20,7 @@ import (
 	dgdradmission "github.com/dgdr-operator/dgdr-operator/internal/admission"
 	"github.com/dgdr-operator/dgdr-operator/internal/config"
 	"github.com/dgdr-operator/dgdr-operator/internal/gpunodes"
+	"github.com/dgdr-operator/dgdr-operator/internal/rights"
 )
 
 // GPU discovery and the budget warning read Nodes from the manager's Node informer (list and
@@ -42,7 +43,7 @@ type RequestWebhook struct {
 	Nodes client.Reader
 	// Access creates the SubjectAccessReviews that check the requesting user's rights
 	// (reviewAccess); the manager's client. Required for requests that need a review.
-	Access AccessReviewer
+	Access rights.Creator
 }
 
 var (
@@ -50,8 +51,9 @@ var (
 	_ admission.Validator[*v1beta2.DynamoGraphDeploymentRequest] = (*RequestWebhook)(nil)
 )
 
-// Default materializes defaults (SPEC §4.1). A request created through v1beta1 is the Dynamo
-// operator's and is never defaulted here.
+// Default materializes defaults (SPEC §4.1) and records whose rights admission reviews
+// (recordReviewer). A request created through v1beta1 is the Dynamo operator's and is never
+// defaulted here.
 func (w *RequestWebhook) Default(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest) error {
 	if dgdr.IsV1Beta1Native() {
 		return nil
@@ -63,7 +65,7 @@ func (w *RequestWebhook) Default(ctx context.Context, dgdr *v1beta2.DynamoGraphD
 		// is not defaulted: defaults introduced after the object was stored would otherwise
 		// change its spec, bump its generation and start a new search. They materialize with
 		// the next spec edit; the renderer treats them as absent until then.
-		return nil
+		return recordReviewer(ctx, dgdr)
 	}
 	opts, err := w.defaultingOptions(ctx)
 	if err != nil {
@@ -72,7 +74,7 @@ func (w *RequestWebhook) Default(ctx context.Context, dgdr *v1beta2.DynamoGraphD
 	if errs := dgdradmission.Default(dgdr, opts); len(errs) > 0 {
 		return invalid(dgdr, errs)
 	}
-	return nil
+	return recordReviewer(ctx, dgdr)
 }
 
 // ValidateCreate validates a new request.
@@ -88,6 +90,9 @@ func (w *RequestWebhook) ValidateCreate(ctx context.Context, dgdr *v1beta2.Dynam
 		return nil, invalid(dgdr, errs)
 	}
 	warnings := append(input.Warnings, w.budgetWarnings(ctx, dgdr)...)
+	if err := checkReviewer(ctx, nil, dgdr); err != nil {
+		return warnings, err
+	}
 	if err := w.reviewAccess(ctx, nil, dgdr); err != nil {
 		return warnings, err
 	}
@@ -110,6 +115,9 @@ func (w *RequestWebhook) ValidateUpdate(ctx context.Context, old, dgdr *v1beta2.
 	}
 	warnings = append(warnings, input.Warnings...)
 	warnings = append(warnings, w.budgetWarnings(ctx, dgdr)...)
+	if err := checkReviewer(ctx, old, dgdr); err != nil {
+		return warnings, err
+	}
 	if err := w.reviewAccess(ctx, old, dgdr); err != nil {
 		return warnings, err
 	}
@@ -187,12 +195,24 @@ func invalid(dgdr *v1beta2.DynamoGraphDeploymentRequest, errs field.ErrorList) e
 // stored one.
 func specUnchanged(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest) (bool, error) {
 	req, err := admission.RequestFromContext(ctx)
-	if err != nil || req.Operation != admissionv1.Update || len(req.OldObject.Raw) == 0 {
-		return false, nil //nolint:nilerr // not an admission update: default as usual
+	if err != nil {
+		return false, nil //nolint:nilerr // not an admission: default as usual
+	}
+	old, err := storedRequest(req)
+	if err != nil || old == nil {
+		return false, err
+	}
+	return equality.Semantic.DeepEqual(old.Spec, dgdr.Spec), nil
+}
+
+// storedRequest is the stored request of an update admission (nil for any other).
+func storedRequest(req admission.Request) (*v1beta2.DynamoGraphDeploymentRequest, error) {
+	if req.Operation != admissionv1.Update || len(req.OldObject.Raw) == 0 {
+		return nil, nil
 	}
 	old := &v1beta2.DynamoGraphDeploymentRequest{}
 	if err := json.Unmarshal(req.OldObject.Raw, old); err != nil {
-		return false, fmt.Errorf("decoding the stored request: %w", err)
+		return nil, fmt.Errorf("decoding the stored request: %w", err)
 	}
-	return equality.Semantic.DeepEqual(old.Spec, dgdr.Spec), nil
+	return old, nil
 }

@@ -63,7 +63,6 @@ func searchToken(t *testing.T, run *v1beta2.DynamoGraphDeploymentRun) client.Cli
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs := kubernetes.NewForConfigOrDie(admin)
 	var pods corev1.PodList
 	if err := k8s.List(ctx, &pods, client.InNamespace(run.Namespace), client.MatchingLabels{v1beta2.LabelRunUID: string(run.UID)}); err != nil {
 		t.Fatal(err)
@@ -75,7 +74,11 @@ func searchToken(t *testing.T, run *v1beta2.DynamoGraphDeploymentRun) client.Cli
 	if pod.Spec.ServiceAccountName != jobcontract.SearchIdentity(run.UID) {
 		t.Fatalf("the search pod of Run %s runs as %q, want its own identity %q", run.Name, pod.Spec.ServiceAccountName, jobcontract.SearchIdentity(run.UID))
 	}
-	tr, err := cs.CoreV1().ServiceAccounts(run.Namespace).CreateToken(ctx, pod.Spec.ServiceAccountName, &authenticationv1.TokenRequest{
+	// The kubelet of the pod's Node mints it (the ownership policy refuses anyone else a search
+	// identity's token).
+	asNode := rest.CopyConfig(admin)
+	asNode.Impersonate = rest.ImpersonationConfig{UserName: "system:node:" + pod.Spec.NodeName, Groups: []string{"system:nodes", "system:authenticated"}}
+	tr, err := kubernetes.NewForConfigOrDie(asNode).CoreV1().ServiceAccounts(run.Namespace).CreateToken(ctx, pod.Spec.ServiceAccountName, &authenticationv1.TokenRequest{
 		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](600),
 			BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: pod.UID}},
 	}, metav1.CreateOptions{})

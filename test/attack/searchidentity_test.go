@@ -101,26 +101,38 @@ func TestFinishedSearchIdentityIsGone(t *testing.T) {
 	}
 	_, err = kubernetes.NewForConfigOrDie(admin).CoreV1().ServiceAccounts(ns).CreateToken(ctx, jobcontract.SearchIdentity(target.UID),
 		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](600)}}, metav1.CreateOptions{})
-	if !apierrors.IsNotFound(err) {
-		t.Errorf("minting a new token of the finished search's identity: err = %v, want NotFound", err)
+	if !apierrors.IsNotFound(err) && !ownershipRefused(err) {
+		t.Errorf("minting a new token of the finished search's identity: err = %v, want NotFound (or the ownership policy's 403)", err)
 	}
 }
 
-// TestForgedBestCandidateIsNotDeployed: an autoApply request's search succeeds and its best
-// Candidate is deployed. Then someone who may write Candidates and the Run's status (the search
-// identity used to; here the sandbox's admin plays them) creates a Candidate controlled by the
-// Run whose graphDeployment adds a privileged container, keeping the deployed Candidate's parameters,
-// points recommendation.bestCandidate and the head of candidateRefs at it, and deletes the
-// deployment so that autoApply deploys the Run again. autoApply renders the Candidate again from
+// TestForgedBestCandidateIsNotDeployed: an autoApply request's search succeeds while its
+// author's rights are revoked, so nothing is deployed yet (RightsRevoked). Then someone who may
+// write Candidates and the Run's status (the search identity used to; here the sandbox's admin
+// plays them, on an installation without the ownership policy, which refuses them) creates a
+// Candidate controlled by the Run whose graphDeployment adds a privileged container, keeping the
+// best Candidate's parameters, and points recommendation.bestCandidate and the head of
+// candidateRefs at it; the author's rights come back. autoApply renders the Candidate again from
 // its parameters, finds the stored graphDeployment different and refuses it with Deployed=False
 // CandidateNotReproduced naming it; nothing carrying the forged container is deployed. Reverted,
 // autoApply deploys the forged container.
 func TestForgedBestCandidateIsNotDeployed(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t)
-	req := smallRequest(ns, "forge").Obj()
+	withoutOwnershipPolicy(t)
+	deployer := asUser(t, ns, "deployer-d", deployerRules)
+	binding := &rbacv1.RoleBinding{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "deployer-d"}, binding); err != nil {
+		t.Fatal(err)
+	}
+	// Within one Node's GPUs: the best candidate is the one autoApply deploys.
+	req := smallRequest(ns, "forge").GPUBudget(8).Obj()
 	req.Spec.Deployment = &v1beta2.DeploymentSpec{AutoApply: ptr.To(true), Name: "forge-prod"}
-	if err := k8s.Create(ctx, req); err != nil {
+	if err := deployer.Create(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	// Before the search ends: the operator asks for D's rights only once it would deploy.
+	if err := k8s.Delete(ctx, binding.DeepCopy()); err != nil {
 		t.Fatal(err)
 	}
 	deployedCond := func(want string) *v1beta2.DynamoGraphDeploymentRequest {
@@ -137,18 +149,19 @@ func TestForgedBestCandidateIsNotDeployed(t *testing.T) {
 		})
 		return &got
 	}
-	// Created (the sandbox runs no Dynamo operator): the best candidate that fits the Node.
-	deployed := deployedCond(v1beta2.ReasonDeploymentProgressing).Status.Deployment
+	if held := deployedCond(v1beta2.ReasonRightsRevoked); held.Status.Deployment != nil {
+		t.Fatalf("deployed while D's rights were revoked: %+v", held.Status.Deployment)
+	}
 	runName := naming.RunName("forge", 1)
 	var target v1beta2.DynamoGraphDeploymentRun
 	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: runName}, &target); err != nil {
 		t.Fatal(err)
 	}
-	if deployed == nil || deployed.Run != runName {
-		t.Fatalf("status.deployment %+v, want a candidate of %s", deployed, runName)
+	if target.Status.Recommendation == nil || target.Status.Recommendation.BestCandidate == "" {
+		t.Fatalf("Run %s has no best candidate: %+v", runName, target.Status.Recommendation)
 	}
 	var honest v1beta2.DynamoGraphDeploymentCandidate
-	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: deployed.Candidate}, &honest); err != nil {
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: target.Status.Recommendation.BestCandidate}, &honest); err != nil {
 		t.Fatal(err)
 	}
 	forged := honest.DeepCopy()
@@ -168,12 +181,10 @@ func TestForgedBestCandidateIsNotDeployed(t *testing.T) {
 		[]byte(`{"status":{"recommendation":{"bestCandidate":"`+forged.Name+`"},"candidateRefs":[{"name":"`+forged.Name+`"},{"name":"`+honest.Name+`"}]}}`))); err != nil {
 		t.Fatal(err)
 	}
-	// A Run deploys once; a deleted deployment is deployed again from the same Run.
-	dgd := &unstructured.Unstructured{}
-	dgd.SetGroupVersionKind(promote.GVK)
-	dgd.SetNamespace(ns)
-	dgd.SetName("forge-prod")
-	if err := k8s.Delete(ctx, dgd); err != nil {
+	// D's rights come back: the operator deploys the Run's best candidate once its verdict
+	// (rights.CheckTTL) expires.
+	binding.ResourceVersion, binding.UID = "", ""
+	if err := k8s.Create(ctx, binding); err != nil {
 		t.Fatal(err)
 	}
 
@@ -248,36 +259,56 @@ func TestPromoteDropsPlantedOwnership(t *testing.T) {
 	}
 }
 
-// TestForeignPodDoesNotEndTheRun: while a search runs, a tenant creates a pod carrying the
-// Run's labels (its UID and name, managed-by dgdr-operator) but not controlled by the search
-// Job, and gives it an init container that failed (as its own kubelet would report; the pod is
-// bound to no node). The Run must still succeed. Before, the start-failure check took any pod
-// with the Run's UID label and ended the Run SearchPodFailedToStart at once.
+// TestForeignPodDoesNotEndTheRun: while a search runs, a tenant who may create pods tries to
+// create pods carrying the Run's labels (its UID and name, managed-by dgdr-operator): the chart's
+// ownership policy refuses them (403). On an installation without the policy they are created:
+// one not controlled by the search Job, one whose controller reference forges the Job's UID
+// under another kind (Foo), each with an init container that failed (as its own kubelet would
+// report; the pods are bound to no node). The Run must still succeed: only a pod whose
+// controller is the batch/v1 Job of that name and UID counts. Before, the start-failure check
+// took any pod with the Run's UID label, and then any controller reference with the Job's UID,
+// and ended the Run SearchPodFailedToStart at once, deleting its Job.
 func TestForeignPodDoesNotEndTheRun(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t)
+	tenant := asUser(t, ns, "tenant-t", append(append([]rbacv1.PolicyRule(nil), requestRules...),
+		rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"create"}}))
 	target := runningRun(t, ns, "foreign-pod")
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "impostor", Labels: map[string]string{
-			v1beta2.LabelRunUID: string(target.UID), v1beta2.LabelRunName: target.Name,
-			runcontroller.LabelManagedBy: runcontroller.ManagedByValue, runcontroller.LabelJobName: naming.JobName(target.Name)}},
-		Spec: corev1.PodSpec{NodeName: "no-such-node", RestartPolicy: corev1.RestartPolicyNever,
-			InitContainers: []corev1.Container{{Name: jobcontract.InputContainer, Image: "busybox"}},
-			Containers:     []corev1.Container{{Name: jobcontract.SearchContainer, Image: "busybox"}}},
-	}
-	if err := k8s.Create(ctx, pod); err != nil {
+	job := &batchv1.Job{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: naming.JobName(target.Name)}, job); err != nil {
 		t.Fatal(err)
 	}
-	pod.Status = corev1.PodStatus{Phase: corev1.PodPending, InitContainerStatuses: []corev1.ContainerStatus{{
-		Name: jobcontract.InputContainer, Image: "busybox",
-		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error", Message: "forged"}}}}}
-	if err := k8s.Status().Update(ctx, pod); err != nil {
-		t.Fatal(err)
+	impostor := func(name string, owners []metav1.OwnerReference) *corev1.Pod {
+		return &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, OwnerReferences: owners, Labels: map[string]string{
+				v1beta2.LabelRunUID: string(target.UID), v1beta2.LabelRunName: target.Name,
+				runcontroller.LabelManagedBy: runcontroller.ManagedByValue, runcontroller.LabelJobName: job.Name}},
+			Spec: corev1.PodSpec{NodeName: "no-such-node", RestartPolicy: corev1.RestartPolicyNever,
+				InitContainers: []corev1.Container{{Name: jobcontract.InputContainer, Image: "busybox"}},
+				Containers:     []corev1.Container{{Name: jobcontract.SearchContainer, Image: "busybox"}}},
+		}
+	}
+	forged := []metav1.OwnerReference{{APIVersion: "example.com/v1", Kind: "Foo", Name: job.Name, UID: job.UID, Controller: ptr.To(true)}}
+	if err := tenant.Create(ctx, impostor("refused", forged)); !ownershipRefused(err) {
+		t.Errorf("T's pod with the Run's labels: err = %v, want 403 from the ownership policy", err)
+	}
+
+	withoutOwnershipPolicy(t)
+	for _, pod := range []*corev1.Pod{impostor("impostor", nil), impostor("impostor-foo", forged)} {
+		if err := k8s.Create(ctx, pod); err != nil {
+			t.Fatal(err)
+		}
+		pod.Status = corev1.PodStatus{Phase: corev1.PodPending, InitContainerStatuses: []corev1.ContainerStatus{{
+			Name: jobcontract.InputContainer, Image: "busybox",
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error", Message: "forged"}}}}}
+		if err := k8s.Status().Update(ctx, pod); err != nil {
+			t.Fatal(err)
+		}
 	}
 	done := env.WaitRunDone(t, ns, target.Name, searchTimeout)
 	reason, msg, _ := sandboxtest.Completed(done)
 	if reason != v1beta2.ReasonSucceeded {
-		t.Errorf("Run ended %s: %s; want Succeeded (the impostor pod is not the Job's)", reason, msg)
+		t.Errorf("Run ended %s: %s; want Succeeded (the impostor pods are not the Job's)", reason, msg)
 	}
 }
 

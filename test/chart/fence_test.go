@@ -1,6 +1,7 @@
 package chart_test
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -27,9 +28,12 @@ func TestFenceFollowsTheConfiguration(t *testing.T) {
 				data, _ := yaml.Marshal(o)
 				switch o["kind"] {
 				case "ValidatingAdmissionPolicy":
-					got = &admissionregistrationv1.ValidatingAdmissionPolicy{}
-					if err := yaml.UnmarshalStrict(data, got); err != nil {
+					policy := &admissionregistrationv1.ValidatingAdmissionPolicy{}
+					if err := yaml.UnmarshalStrict(data, policy); err != nil {
 						t.Fatal(err)
+					}
+					if policy.Name == jobcontract.OperatorFencePolicyName {
+						got = policy
 					}
 				case "ConfigMap":
 					cm = &corev1.ConfigMap{}
@@ -54,5 +58,56 @@ func TestFenceFollowsTheConfiguration(t *testing.T) {
 				t.Errorf("the chart's fence differs from the configuration's (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestOwnershipPolicyFollowsTheValues: the ownership policy the chart renders is
+// jobcontract.OwnershipPolicy for the chart's ServiceAccount and the Job controller's user of
+// the values (the default, and one with characters CEL, YAML and Helm treat specially), and
+// ownershipPolicy.enabled false renders none.
+func TestOwnershipPolicyFollowsTheValues(t *testing.T) {
+	rendered := func(t *testing.T, set ...string) *admissionregistrationv1.ValidatingAdmissionPolicy {
+		t.Helper()
+		args := append([]string{"template", "dgdr-operator", chart, "--namespace", "dgdr-system"}, variants["default"]...)
+		for _, v := range set {
+			args = append(args, "--set-json", v)
+		}
+		for _, o := range objects(t, tool(t, nil, "helm", args...)) {
+			if o["kind"] != "ValidatingAdmissionPolicy" {
+				continue
+			}
+			data, _ := yaml.Marshal(o)
+			policy := &admissionregistrationv1.ValidatingAdmissionPolicy{}
+			if err := yaml.UnmarshalStrict(data, policy); err != nil {
+				t.Fatal(err)
+			}
+			if policy.Name == jobcontract.OwnershipPolicyName {
+				return policy
+			}
+		}
+		return nil
+	}
+	for name, user := range map[string]string{
+		"default": jobcontract.DefaultJobControllerUsername,
+		"quoted":  `system:kube-controller-manager: "q" 'x' #c`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			var set []string
+			if name != "default" {
+				quoted, _ := json.Marshal(user)
+				set = append(set, "ownershipPolicy.jobControllerUser="+string(quoted))
+			}
+			got := rendered(t, set...)
+			if got == nil {
+				t.Fatal("the chart renders no ownership policy")
+			}
+			want, _ := jobcontract.OwnershipPolicy(jobcontract.OwnershipOptions{Username: "system:serviceaccount:dgdr-system:dgdr-operator", JobControllerUsername: user})
+			if diff := cmp.Diff(want.Spec, got.Spec); diff != "" {
+				t.Errorf("the chart's ownership policy differs (-want +got):\n%s", diff)
+			}
+		})
+	}
+	if got := rendered(t, "ownershipPolicy.enabled=false"); got != nil {
+		t.Errorf("ownershipPolicy.enabled=false renders %s", got.Name)
 	}
 }

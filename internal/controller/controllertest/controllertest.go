@@ -254,3 +254,45 @@ func FinishJob(ctx context.Context, c client.Client, job *batchv1.Job, failedRea
 	}
 	return c.Status().Update(ctx, job)
 }
+
+// CollectForeground plays the garbage collector (envtest runs none) for obj once it is deleted in
+// the foreground: it deletes the Jobs of obj's namespace that obj controls, then removes obj's
+// foregroundDeletion finalizer, so that obj is gone. It waits for obj's deletion to start.
+func CollectForeground(ctx context.Context, c client.Client, obj client.Object) error {
+	deadline := time.Now().Add(Wait)
+	for {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+		if obj.GetDeletionTimestamp() != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s was not deleted within %s", client.ObjectKeyFromObject(obj), Wait)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// Like the garbage collector, delete dependents until none are left: a controller that read
+	// obj from its cache before the deletion may still create one.
+	for quiet := 0; quiet < 3; {
+		time.Sleep(200 * time.Millisecond)
+		var jobs batchv1.JobList
+		if err := c.List(ctx, &jobs, client.InNamespace(obj.GetNamespace())); err != nil {
+			return err
+		}
+		quiet++
+		for i := range jobs.Items {
+			if metav1.IsControlledBy(&jobs.Items[i], obj) {
+				quiet = 0
+				// In the background: a batch/v1 Job is otherwise orphaning by default, held by a
+				// finalizer only the garbage collector removes.
+				if err := client.IgnoreNotFound(c.Delete(ctx, &jobs.Items[i], client.PropagationPolicy(metav1.DeletePropagationBackground))); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
+	obj.SetFinalizers(nil)
+	return client.IgnoreNotFound(c.Patch(ctx, obj, patch))
+}

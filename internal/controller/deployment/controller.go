@@ -24,6 +24,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/request"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/status"
+	"github.com/dgdr-operator/dgdr-operator/internal/rights"
 	"github.com/dgdr-operator/dgdr-operator/internal/verification"
 )
 
@@ -42,6 +43,10 @@ type Reconciler struct {
 	Recorder  recorder.EventRecorder
 	// Now is the clock of verification start failures (time.Now when nil).
 	Now func() time.Time
+	// Rights asks, before anything is deployed, followed or verified for a request, whether
+	// the user whose rights admission reviewed for it still holds them (shared with the
+	// research reconciler).
+	Rights *rights.Checker
 
 	// expectations skips reconciles that read a request at the version its last status write
 	// was computed from.

@@ -26,6 +26,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/promote"
 	"github.com/dgdr-operator/dgdr-operator/internal/render"
 	"github.com/dgdr-operator/dgdr-operator/internal/research"
+	"github.com/dgdr-operator/dgdr-operator/internal/rights"
 )
 
 // autoApply reads the best Candidate, creates or updates its DynamoGraphDeployment (it never
@@ -35,10 +36,12 @@ import (
 
 // Event reasons of autoApply.
 const (
-	EventDeployed         = "Deployed"
-	EventDeployConflict   = "DeployConflict"
-	EventDeploymentReady  = "DeploymentReady"
-	EventDeployCRDMissing = "DeployCRDMissing"
+	EventDeployed          = "Deployed"
+	EventDeployConflict    = "DeployConflict"
+	EventDeploymentReady   = "DeploymentReady"
+	EventDeployCRDMissing  = "DeployCRDMissing"
+	EventRightsRevoked     = "RightsRevoked"
+	EventDeploymentDeleted = "DeploymentDeleted"
 )
 
 // deploymentName is spec.deployment.name, or the request's name (admission materializes it;
@@ -63,17 +66,46 @@ func (r *Reconciler) autoApply(ctx context.Context, dgdr *v1beta2.DynamoGraphDep
 	name := deploymentName(dgdr)
 	src := succeededCurrentRun(dgdr, runs)
 	deployed := dgdr.Status.Deployment
-	// A Run deploys once: the candidate chosen stays when Nodes change later.
-	if src != nil && (deployed == nil || deployed.Name != name || deployed.Run != src.Name) {
-		return r.deploy(ctx, dgdr, src, name, events)
-	}
-	if deployed == nil || deployed.Name != name {
+	if src == nil && (deployed == nil || deployed.Name != name) {
 		msg := fmt.Sprintf("nothing deployed yet: waiting for the search of generation %d (Run %s) to succeed",
 			dgdr.Status.ObservedGeneration, naming.RunName(dgdr.Name, dgdr.Status.ObservedGeneration))
 		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonAwaitingResult, msg, events)
 		return 0, nil, nil
 	}
+	// Everything from here acts on behalf of the user whose rights admission reviewed (a
+	// deployment created or updated, a verification Job), or reports a deployment made for
+	// them as theirs: ask the API server again whether they hold the rights.
+	denial, err := r.Rights.Denial(ctx, dgdr)
+	if err != nil {
+		return 0, nil, err
+	}
+	if denial != "" {
+		msg := denial + "; the operator no longer acts for them: nothing is deployed, updated, recreated or verified, and re-searches stop, until the rights are back or a user who holds them edits the spec"
+		if deployed != nil {
+			msg += fmt.Sprintf(" (DynamoGraphDeployment %s is left as it is)", deployed.Name)
+		}
+		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonRightsRevoked, status.Truncate(msg, 32768), events)
+		// Asked again once the verdict expires: rights given back take effect as promptly.
+		return rights.CheckTTL, nil, nil
+	}
+	// A Run deploys once: the candidate chosen stays when Nodes change later. A deployment
+	// someone deleted is not created again until the next generation, even for a re-search that
+	// decided to replace it.
+	if src != nil && (deployed == nil || deployed.Name != name || deployed.Run != src.Name) && !deletedInGeneration(dgdr) {
+		return r.deploy(ctx, dgdr, src, name, events)
+	}
 	return r.followReadiness(ctx, dgdr, events)
+}
+
+// deletedInGeneration tells whether the deployment autoApply made for the current generation
+// (from its own Run or a re-search of it) was deleted by someone (Deployed reason
+// DeploymentDeleted).
+func deletedInGeneration(dgdr *v1beta2.DynamoGraphDeploymentRequest) bool {
+	c := meta.FindStatusCondition(dgdr.Status.Conditions, v1beta2.ConditionDeployed)
+	d := dgdr.Status.Deployment
+	gen := dgdr.Status.ObservedGeneration
+	return c != nil && c.Reason == v1beta2.ReasonDeploymentDeleted && d != nil &&
+		(d.Run == naming.RunName(dgdr.Name, gen) || naming.IsResearchRunName(d.Run, dgdr.Name, gen))
 }
 
 // succeededCurrentRun is the newest Run of the current generation that succeeded with a best

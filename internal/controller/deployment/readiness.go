@@ -38,11 +38,13 @@ func (r *Reconciler) followReadiness(ctx context.Context, dgdr *v1beta2.DynamoGr
 		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonDeploymentCRDMissing, promote.ErrCRDMissing.Error(), events)
 		return deployPollMissingCRD, nil, nil
 	case apierrors.IsNotFound(err):
-		// Deleted by someone: deploy again from the same result.
-		dgdr.Status.Deployment = nil
-		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonDeploymentProgressing,
-			fmt.Sprintf("DynamoGraphDeployment %s was deleted; deploying candidate %s again", d.Name, d.Candidate), events)
-		return time.Second, nil, nil
+		// Deleted by someone (the operator never deletes one): an admin's deletion stands.
+		// status.deployment stays, so the same result is not deployed again; a new generation
+		// deploys its own.
+		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonDeploymentDeleted,
+			fmt.Sprintf("DynamoGraphDeployment %s (candidate %s of Run %s) was deleted by someone else; it is not created again for generation %d: edit the spec (a new generation) to deploy again",
+				d.Name, d.Candidate, d.Run, dgdr.Status.ObservedGeneration), events)
+		return deployPollSettled, nil, nil
 	case err != nil:
 		return 0, nil, err
 	}
@@ -86,5 +88,9 @@ func (r *Reconciler) setDeployed(dgdr *v1beta2.DynamoGraphDeploymentRequest, sta
 		events.Warning(EventDeployConflict, "Deploy", msg)
 	case v1beta2.ReasonDeploymentCRDMissing:
 		events.Warning(EventDeployCRDMissing, "Deploy", msg)
+	case v1beta2.ReasonRightsRevoked:
+		events.Warning(EventRightsRevoked, "Deploy", msg)
+	case v1beta2.ReasonDeploymentDeleted:
+		events.Warning(EventDeploymentDeleted, "Deploy", msg)
 	}
 }

@@ -2,6 +2,8 @@ package deployment
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -19,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/controller/request"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/status"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 	"github.com/dgdr-operator/dgdr-operator/internal/research"
@@ -65,31 +68,45 @@ func (r *Reconciler) verify(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploy
 			"the operator configuration sets no verification.image; nothing is measured", events)
 		return 0, nil
 	}
-	job := &batchv1.Job{}
-	err := r.Client.Get(ctx, types.NamespacedName{Namespace: dgdr.Namespace, Name: base.JobName}, job)
+	// Only the Job whose UID the status recorded when the operator created it is read: anyone
+	// who may create Jobs can create one under the predictable name, with the operator's labels
+	// and a controller reference to the request.
+	var recorded types.UID
+	if v != nil && v.JobName == base.JobName && v.Deployment == d.Name && v.DeploymentGeneration == gen {
+		recorded = v.JobUID
+	}
+	job, lagging, err := r.recordedJob(ctx, dgdr, base.JobName, recorded)
+	if err == nil && job != nil && job.UID != recorded {
+		// The cache may show the request from before the status write that recorded the Job
+		// (another controller's write since settles the expectations): ask the API server.
+		var live types.UID
+		if live, err = r.liveJobUID(ctx, dgdr, base); live != "" {
+			recorded = live
+		}
+	}
 	switch {
-	case apierrors.IsNotFound(err):
+	case err != nil:
+		return 0, err
+	case lagging:
+		return time.Second, nil
+	case job == nil && recorded == "":
 		full, _, plan, err := r.verificationPlan(ctx, dgdr, &base, events)
 		if plan == nil || err != nil {
 			return 0, err
 		}
 		return 0, r.startVerification(ctx, dgdr, full, plan, base, dgd, events)
-	case err != nil:
-		return 0, err
-	case !metav1.IsControlledBy(job, dgdr):
+	case job == nil:
+		base.JobUID = recorded
 		r.failVerification(dgdr, base, verification.ReasonJobFailed,
-			fmt.Sprintf("a Job named %s exists and this request does not control it", base.JobName), events)
+			fmt.Sprintf("Job %s (uid %s) was deleted before it ended", base.JobName, recorded), events)
+		return 0, nil
+	case job.UID != recorded:
+		r.failVerification(dgdr, base, verification.ReasonForeignJob, foreignJobMessage(job, recorded), events)
 		return 0, nil
 	}
+	base.JobUID = recorded
 	finished, failed := jobFinished(job)
 	if !finished {
-		if v == nil || v.JobName != base.JobName {
-			// The status lost the Job it started (an older write, a restart): resolve it again.
-			if _, _, plan, err := r.verificationPlan(ctx, dgdr, &base, events); plan == nil || err != nil {
-				return 0, err
-			}
-			dgdr.Status.Verification = &base
-		}
 		ended, again, err := r.checkVerificationStart(ctx, dgdr, job, events)
 		if err != nil || ended {
 			return 0, err
@@ -196,8 +213,29 @@ func (r *Reconciler) startVerification(ctx context.Context, dgdr, full *v1beta2.
 	}
 	target := verification.Target{URL: frontendURL(svc), Model: full.Spec.Model.Name, Deployment: base.Deployment, Generation: gen}
 	job := verification.BuildJob(dgdr, plan, target, r.Config)
-	if err := r.Client.Create(ctx, job); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating verification Job %s: %w", job.Name, err)
+	if err := r.Client.Create(ctx, job); err != nil {
+		if !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating verification Job %s: %w", job.Name, err)
+		}
+		// The name is taken by a Job the status does not record (the cache holds only Jobs
+		// carrying the operator's label: this one may carry none), or does not record as the
+		// cache shows the request.
+		existing := &batchv1.Job{}
+		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(job), existing); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+		if live, err := r.liveJobUID(ctx, dgdr, base); err != nil || live == existing.UID {
+			return err // the operator's own, recorded: its events bring the request back
+		}
+		r.failVerification(dgdr, base, verification.ReasonForeignJob, foreignJobMessage(existing, ""), events)
+		return nil
+	}
+	base.JobUID = job.UID
+	// Recorded at once, not with the reconcile's status write: a Job of that name the status
+	// does not record is read as foreign, so none of the operator's may go unrecorded.
+	if err := r.recordJob(ctx, dgdr, base); err != nil {
+		derr := r.Client.Delete(ctx, job, client.Preconditions{UID: &job.UID}, client.PropagationPolicy(metav1.DeletePropagationBackground))
+		return errors.Join(fmt.Errorf("recording verification Job %s (uid %s): %w", job.Name, job.UID, err), client.IgnoreNotFound(derr))
 	}
 	dgdr.Status.Verification = &base
 	msg := fmt.Sprintf("Job %s measures DynamoGraphDeployment %s generation %d (candidate %s) at %s with %s, for at most %d s",
@@ -205,6 +243,77 @@ func (r *Reconciler) startVerification(ctx context.Context, dgdr, full *v1beta2.
 	r.setPredictionHeld(dgdr, metav1.ConditionUnknown, v1beta2.ReasonVerifying, msg)
 	events.Normal(EventVerificationStarted, "Verify", msg)
 	return nil
+}
+
+// recordedJob reads the verification Job named name from the cache (nil when there is none). A
+// recorded Job the cache does not show is read from the API server: lagging when it is there
+// (created a moment ago: its event brings the request back), and the Job found under the name
+// otherwise (nil when none).
+func (r *Reconciler) recordedJob(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, name string, recorded types.UID) (job *batchv1.Job, lagging bool, err error) {
+	key := types.NamespacedName{Namespace: dgdr.Namespace, Name: name}
+	job = &batchv1.Job{}
+	err = r.Client.Get(ctx, key, job)
+	switch {
+	case err == nil:
+		return job, false, nil
+	case !apierrors.IsNotFound(err):
+		return nil, false, err
+	case recorded == "":
+		return nil, false, nil
+	}
+	if err := r.APIReader.Get(ctx, key, job); err != nil {
+		return nil, false, client.IgnoreNotFound(err)
+	}
+	return job, job.UID == recorded, nil
+}
+
+// recordJob writes status.verification (its jobUID the Job just created) on the request, as the
+// deployment reconciler's field manager.
+func (r *Reconciler) recordJob(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, v v1beta2.VerificationStatus) error {
+	body, err := json.Marshal(map[string]any{"status": map[string]any{"verification": v}})
+	if err != nil {
+		return err
+	}
+	patched := dgdr.DeepCopy()
+	return r.Client.Status().Patch(ctx, patched, client.RawPatch(types.MergePatchType, body), client.FieldOwner(request.DeploymentOwner.Manager))
+}
+
+// liveJobUID is the verification Job UID the request's status records for base's Job name,
+// deployment and generation, as the API server has the request ("" when none).
+func (r *Reconciler) liveJobUID(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, base v1beta2.VerificationStatus) (types.UID, error) {
+	live := &v1beta2.DynamoGraphDeploymentRequest{}
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(dgdr), live); err != nil {
+		return "", err
+	}
+	v := live.Status.Verification
+	if live.UID != dgdr.UID || v == nil || v.JobName != base.JobName || v.Deployment != base.Deployment || v.DeploymentGeneration != base.DeploymentGeneration {
+		return "", nil
+	}
+	return v.JobUID, nil
+}
+
+// foreignJobMessage says that job is not the verification Job the operator created (recorded:
+// the UID the status records, "" when none).
+func foreignJobMessage(job *batchv1.Job, recorded types.UID) string {
+	made := "the operator created none under that name for this verification"
+	if recorded != "" {
+		made = fmt.Sprintf("the operator created the one with uid %s", recorded)
+	}
+	return fmt.Sprintf("Job %s/%s (uid %s, owners %s) is not the verification Job the operator created (%s); it is not read, and this deployment generation is not verified",
+		job.Namespace, job.Name, job.UID, describeOwners(job), made)
+}
+
+// describeOwners names an object's owner references for messages.
+func describeOwners(obj client.Object) string {
+	refs := obj.GetOwnerReferences()
+	if len(refs) == 0 {
+		return "none"
+	}
+	parts := make([]string, 0, len(refs))
+	for _, ref := range refs {
+		parts = append(parts, fmt.Sprintf("%s %s uid %s", ref.Kind, ref.Name, ref.UID))
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
 }
 
 // frontendURL is the Service's in-cluster address, on its port named http or its first port.

@@ -120,38 +120,92 @@ func (r *Reconciler) acceptGeneration(ctx context.Context, dgdr *v1beta2.DynamoG
 	if err != nil {
 		return false, err
 	}
-	cached := &v1beta2.DynamoGraphDeploymentRun{}
-	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(desired), cached); err == nil && BelongsTo(cached, dgdr, dgdr.Generation) {
-		// Created by an earlier reconcile whose status write the cache has not shown yet.
-	} else if err := r.Client.Create(ctx, desired); err != nil {
-		if !apierrors.IsAlreadyExists(err) {
+	run := &v1beta2.DynamoGraphDeploymentRun{}
+	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(desired), run); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return false, err
+		}
+		run = desired
+		if err := r.Client.Create(ctx, desired); err == nil {
+			events.Normal(EventRunCreated, "CreateRun",
+				fmt.Sprintf("created Run %s for generation %d", desired.Name, dgdr.Generation))
+			log.FromContext(ctx).Info("created run", "run", desired.Name, "generation", dgdr.Generation)
+		} else if !apierrors.IsAlreadyExists(err) {
 			msg := fmt.Sprintf("creating Run %s failed: %v; retrying", desired.Name, err)
 			setAccepted(dgdr, metav1.ConditionFalse, v1beta2.ReasonRunCreationFailed, msg)
 			return false, err
-		}
-		existing := &v1beta2.DynamoGraphDeploymentRun{}
-		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(desired), existing); err != nil {
-			return false, err
-		}
-		if !BelongsTo(existing, dgdr, dgdr.Generation) {
-			msg := fmt.Sprintf("a Run named %s exists but belongs to another request or generation; delete it or rename the request", desired.Name)
-			if setAccepted(dgdr, metav1.ConditionFalse, v1beta2.ReasonRunCreationFailed, msg) {
-				events.Warning(EventRunCreationFailed, "CreateRun", msg)
+		} else {
+			run = &v1beta2.DynamoGraphDeploymentRun{}
+			if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(desired), run); err != nil {
+				return false, err
 			}
-			return false, nil
 		}
-	} else {
-		events.Normal(EventRunCreated, "CreateRun",
-			fmt.Sprintf("created Run %s for generation %d", desired.Name, dgdr.Generation))
-		log.FromContext(ctx).Info("created run", "run", desired.Name, "generation", dgdr.Generation)
+	}
+	if run != desired {
+		// A Run of that name existed: it is this generation's only when the status recorded its
+		// UID (an earlier reconcile created it and wrote the status, which the cache may not
+		// show yet). Anyone who may create Runs can give one the request's labels and a
+		// controller reference to it.
+		if ok, err := r.recorded(ctx, dgdr, run); !ok || err != nil {
+			return false, r.refuseUnrecorded(ctx, dgdr, run, events, err)
+		}
 	}
 	dgdr.Status.ObservedGeneration = dgdr.Generation
-	dgdr.Status.ActiveRunRef = &v1beta2.RunReference{Name: desired.Name}
+	// The Run this one supersedes stays recorded (in recentRunRefs) while it stops.
+	if prev := dgdr.Status.ActiveRunRef; prev != nil && prev.Name != run.Name &&
+		!slices.ContainsFunc(dgdr.Status.RecentRunRefs, func(ref v1beta2.RunReference) bool { return ref.Name == prev.Name }) {
+		dgdr.Status.RecentRunRefs = append([]v1beta2.RunReference{*prev}, dgdr.Status.RecentRunRefs...)
+	}
+	dgdr.Status.ActiveRunRef = &v1beta2.RunReference{Name: run.Name, UID: run.UID}
 	// Summarize the new Run right away (it starts Pending), so that its first status writes do
 	// not need another write of the request's status.
-	dgdr.Status.LatestRun = &v1beta2.RunSummary{Name: desired.Name, Phase: v1beta2.RunPhasePending}
-	setAccepted(dgdr, metav1.ConditionTrue, v1beta2.ReasonRunCreated, fmt.Sprintf("Run %s searches generation %d", desired.Name, dgdr.Generation))
+	dgdr.Status.LatestRun = &v1beta2.RunSummary{Name: run.Name, Phase: v1beta2.RunPhasePending}
+	setAccepted(dgdr, metav1.ConditionTrue, v1beta2.ReasonRunCreated, fmt.Sprintf("Run %s searches generation %d", run.Name, dgdr.Generation))
 	return true, nil
+}
+
+// recorded tells whether the request's status records run (Recorded), as the cache shows the
+// request or, failing that, as the API server has it.
+func (r *Reconciler) recorded(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, run *v1beta2.DynamoGraphDeploymentRun) (bool, error) {
+	if Recorded(dgdr, run) {
+		return true, nil
+	}
+	live := &v1beta2.DynamoGraphDeploymentRequest{}
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(dgdr), live); err != nil {
+		return false, err
+	}
+	return live.UID == dgdr.UID && Recorded(live, run), nil
+}
+
+// refuseUnrecorded deals with a Run under the name of the generation's Run that the status does
+// not record: one that belongs to the generation by its labels (planted, or created by a
+// reconcile whose status write was lost) is deleted, so that the generation's own Run is created
+// when the deletion's event comes back; anything else stays and the generation is not accepted.
+// Either way Accepted says so. The deletion is in the foreground: the name is free only once the
+// garbage collector has removed the Run's Job, whose name the new Run's Job takes.
+func (r *Reconciler) refuseUnrecorded(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, run *v1beta2.DynamoGraphDeploymentRun, events *status.Events, err error) error {
+	if err != nil {
+		return err
+	}
+	if !BelongsTo(run, dgdr, dgdr.Generation) {
+		msg := fmt.Sprintf("a Run named %s exists but belongs to another request or generation; delete it or rename the request", run.Name)
+		if setAccepted(dgdr, metav1.ConditionFalse, v1beta2.ReasonRunCreationFailed, msg) {
+			events.Warning(EventRunCreationFailed, "CreateRun", msg)
+		}
+		return nil
+	}
+	if run.DeletionTimestamp.IsZero() {
+		err = r.Client.Delete(ctx, run, client.PropagationPolicy(metav1.DeletePropagationForeground), client.Preconditions{UID: &run.UID})
+		if client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting Run %s, which the request did not record: %w", run.Name, err)
+		}
+	}
+	msg := fmt.Sprintf("a Run named %s (uid %s) carries this request's labels but the request did not record it (the operator records the UID of every Run it creates); it was deleted, and the generation's own Run is created next",
+		run.Name, run.UID)
+	if setAccepted(dgdr, metav1.ConditionFalse, v1beta2.ReasonRunCreationFailed, msg) {
+		events.Warning(EventRunCreationFailed, "CreateRun", msg)
+	}
+	return nil
 }
 
 // stopOldRuns asks the Run controller to stop Runs of older generations (Superseded) and, when
@@ -192,24 +246,30 @@ func (r *Reconciler) stopOldRuns(ctx context.Context, dgdr *v1beta2.DynamoGraphD
 
 // summarize sets activeRunRef, recentRunRefs and latestRun from the Runs (the re-search Runs the
 // research reconciler creates included), and returns the terminal Runs beyond the retention, to
-// be deleted (their Jobs, ConfigMaps and Candidates go with them).
+// be deleted (their Jobs, ConfigMaps and Candidates go with them). A Run of an older generation
+// that is still stopping stays in recentRunRefs: a Run the status no longer records is no longer
+// the request's (Recorded).
 func (r *Reconciler) summarize(dgdr *v1beta2.DynamoGraphDeploymentRequest, runs []*v1beta2.DynamoGraphDeploymentRun) []*v1beta2.DynamoGraphDeploymentRun {
 	var recent []v1beta2.RunReference
 	var expired []*v1beta2.DynamoGraphDeploymentRun
 	retention := int(*r.Config.RunRetention)
+	active := ActiveRun(dgdr, runs)
+	kept := 0
 	for _, rn := range runs { // newest generation first
-		if !run.IsTerminal(rn) {
-			continue
-		}
+		ref := v1beta2.RunReference{Name: rn.Name, UID: rn.UID}
+		switch {
+		case active != nil && rn.Name == active.Name:
+		case !run.IsTerminal(rn):
+			recent = append(recent, ref)
 		// The deployed Run stays whatever its age: its Candidate is what a re-search compares
 		// with, and what verification measures.
-		if d := dgdr.Status.Deployment; len(recent) < retention || (d != nil && d.Run == rn.Name) {
-			recent = append(recent, v1beta2.RunReference{Name: rn.Name})
-		} else {
+		case kept < retention || (dgdr.Status.Deployment != nil && dgdr.Status.Deployment.Run == rn.Name):
+			recent = append(recent, ref)
+			kept++
+		default:
 			expired = append(expired, rn)
 		}
 	}
-	active := ActiveRun(dgdr, runs)
 	dgdr.Status.ActiveRunRef = active
 	dgdr.Status.RecentRunRefs = recent
 	if len(runs) > 0 && !(dgdr.Status.LatestRun != nil && active != nil && dgdr.Status.LatestRun.Name == active.Name && !slices.ContainsFunc(runs, func(rn *v1beta2.DynamoGraphDeploymentRun) bool { return rn.Name == active.Name })) {

@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
@@ -264,7 +265,15 @@ func TestRetentionDeletesTheOldestRuns(t *testing.T) {
 	st := waitForStatus(t, d, "retention applied", func(d *v1beta2.DynamoGraphDeploymentRequest) bool {
 		return len(d.Status.RecentRunRefs) == retention && len(runsOf(t, d)) == retention+1
 	})
-	want := []v1beta2.RunReference{{Name: naming.RunName(d.Name, 3)}, {Name: naming.RunName(d.Name, 2)}}
+	// Each by name and UID: the Run the operator created.
+	var want []v1beta2.RunReference
+	for _, gen := range []int64{3, 2} {
+		r := &v1beta2.DynamoGraphDeploymentRun{}
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: naming.RunName(d.Name, gen)}, r); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, v1beta2.RunReference{Name: r.Name, UID: r.UID})
+	}
 	if diff := cmp.Diff(want, st.Status.RecentRunRefs); diff != "" {
 		t.Errorf("recentRunRefs, newest first (-want +got):\n%s", diff)
 	}
@@ -345,5 +354,68 @@ func TestRestartCreatesNoDuplicates(t *testing.T) {
 	}
 	if g := strconv.FormatInt(after.Generation, 10); r.Labels[v1beta2.LabelRequestGeneration] != g {
 		t.Errorf("Run generation label %s, request generation %s", r.Labels[v1beta2.LabelRequestGeneration], g)
+	}
+}
+
+// TestPlantedRunIsNotAdopted: someone who may create Runs (without the chart's ownership policy,
+// which refuses them: this is the operator's own defence) plants the Run of a request's next
+// generation under its name, with the request's labels and a controller reference to it, and a
+// spec of their own (a hostPath override). When the owner edits the spec, the request does not
+// adopt it: it is deleted, the generation's own Run is created with the owner's spec, and
+// status.activeRunRef records that Run's UID. Before, acceptGeneration adopted any Run of that
+// name carrying the labels, and its spec was searched and deployed.
+func TestPlantedRunIsNotAdopted(t *testing.T) {
+	ctx := context.Background()
+	ns := testenv.Namespace(t, k8s, "t")
+	d := builders.Request(ns, "prod").Obj()
+	if err := k8s.Create(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	waitForRun(t, d, 1)
+	owner := get(t, d.DeepCopy())
+	planted := builders.Run(ns, naming.RunName(d.Name, 2)).WithSpec(*owner.Spec.DeepCopy()).
+		Label(v1beta2.LabelRequestName, d.Name).Label(v1beta2.LabelRequestUID, string(owner.UID)).Label(v1beta2.LabelRequestGeneration, "2").Obj()
+	planted.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(owner, v1beta2.GroupVersion.WithKind("DynamoGraphDeploymentRequest"))}
+	planted.Spec.Deployment = &v1beta2.DeploymentSpec{PodTemplateOverrides: &v1beta2.PodTemplateOverrides{
+		Workers: &runtime.RawExtension{Raw: []byte(`{"spec":{"volumes":[{"name":"host","hostPath":{"path":"/"}}]}}`)}}}
+	if err := k8s.Create(ctx, planted); err != nil {
+		t.Fatal(err)
+	}
+	// The Run controller starts the planted Run's search before the owner edits anything.
+	poll.Eventually(t, wait, "the planted Run's search Job", func() (bool, error) {
+		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: naming.JobName(planted.Name)}, &batchv1.Job{})
+		return err == nil, client.IgnoreNotFound(err)
+	})
+
+	editSpec(t, d, 400)
+	// The planted Run is deleted in the foreground: the garbage collector removes the search Job
+	// the Run controller made for it (its name is the new Run's Job's), then the Run.
+	if err := ct.CollectForeground(ctx, k8s, planted.DeepCopy()); err != nil {
+		t.Fatal(err)
+	}
+	st := waitForStatus(t, d, "generation 2 accepted into a Run of the operator's", func(d *v1beta2.DynamoGraphDeploymentRequest) bool {
+		c := meta.FindStatusCondition(d.Status.Conditions, v1beta2.ConditionAccepted)
+		var rs []string
+		for _, r := range runsOf(t, d) {
+			rs = append(rs, r.Name+"/"+string(r.UID)+"/"+string(r.Status.Phase)+"/"+completedReason(&r)+"/"+meta.FindStatusCondition(r.Status.Conditions, v1beta2.ConditionCompleted).String())
+		}
+		t.Logf("status: gen %d observed %d active %+v recent %+v accepted %v runs %v", d.Generation, d.Status.ObservedGeneration, d.Status.ActiveRunRef, d.Status.RecentRunRefs, c, rs)
+		return d.Status.ObservedGeneration == 2 && c != nil && c.Status == metav1.ConditionTrue &&
+			d.Status.ActiveRunRef != nil && d.Status.ActiveRunRef.Name == planted.Name && d.Status.ActiveRunRef.UID != planted.UID
+	})
+	run2 := waitForRun(t, d, 2)
+	if run2.UID == planted.UID {
+		t.Fatalf("the planted Run %s (uid %s) was adopted", planted.Name, planted.UID)
+	}
+	if run2.UID != st.Status.ActiveRunRef.UID {
+		t.Errorf("Run %s has uid %s, activeRunRef records %s", run2.Name, run2.UID, st.Status.ActiveRunRef.UID)
+	}
+	if diff := cmp.Diff(st.Spec, run2.Spec); diff != "" {
+		t.Errorf("the Run of generation 2 does not search the owner's spec (-request +run):\n%s", diff)
+	}
+	for _, r := range runsOf(t, d) {
+		if r.UID == planted.UID {
+			t.Errorf("the planted Run is still there: %s", r.Name)
+		}
 	}
 }

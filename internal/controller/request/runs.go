@@ -93,7 +93,8 @@ func IndexRuns(mgr ctrl.Manager) error {
 
 // OwnedRuns lists the request's Runs from c (the manager's cache, IndexRuns), newest generation
 // first; within a generation its re-search Runs come first, newest window first, then the
-// generation's own Run.
+// generation's own Run. Only Runs the request's status records (Recorded) count: a controller
+// reference and labels are what anyone who may create Runs can write.
 func OwnedRuns(ctx context.Context, c client.Reader, dgdr *v1beta2.DynamoGraphDeploymentRequest) ([]*v1beta2.DynamoGraphDeploymentRun, error) {
 	var list v1beta2.DynamoGraphDeploymentRunList
 	if err := c.List(ctx, &list, client.InNamespace(dgdr.Namespace),
@@ -102,7 +103,7 @@ func OwnedRuns(ctx context.Context, c client.Reader, dgdr *v1beta2.DynamoGraphDe
 	}
 	runs := make([]*v1beta2.DynamoGraphDeploymentRun, 0, len(list.Items))
 	for i := range list.Items {
-		if metav1.IsControlledBy(&list.Items[i], dgdr) {
+		if metav1.IsControlledBy(&list.Items[i], dgdr) && Recorded(dgdr, &list.Items[i]) {
 			runs = append(runs, &list.Items[i])
 		}
 	}
@@ -115,6 +116,26 @@ func OwnedRuns(ctx context.Context, c client.Reader, dgdr *v1beta2.DynamoGraphDe
 		return eb.Compare(ea)
 	})
 	return runs, nil
+}
+
+// Recorded tells whether the request's status records rn as a Run the operator created for it:
+// by name and UID in status.activeRunRef or status.recentRunRefs (the request reconciler
+// records the generation's Run when it creates it, and keeps what it summarizes), or in
+// status.research.runRefs (the research reconciler records each re-search Run it creates). A
+// reference without a UID, recorded by an operator that kept none, matches by name; the request
+// reconciler rewrites it with the UID.
+func Recorded(dgdr *v1beta2.DynamoGraphDeploymentRequest, rn *v1beta2.DynamoGraphDeploymentRun) bool {
+	var refs []v1beta2.RunReference
+	if a := dgdr.Status.ActiveRunRef; a != nil {
+		refs = append(refs, *a)
+	}
+	refs = append(refs, dgdr.Status.RecentRunRefs...)
+	if r := dgdr.Status.Research; r != nil {
+		refs = append(refs, r.RunRefs...)
+	}
+	return slices.ContainsFunc(refs, func(ref v1beta2.RunReference) bool {
+		return ref.Name == rn.Name && (ref.UID == rn.UID || ref.UID == "")
+	})
 }
 
 // FindRun is the Run of runs named name, or nil.
@@ -135,7 +156,7 @@ func FindRun(runs []*v1beta2.DynamoGraphDeploymentRun, name string) *v1beta2.Dyn
 func ActiveRun(dgdr *v1beta2.DynamoGraphDeploymentRequest, runs []*v1beta2.DynamoGraphDeploymentRun) *v1beta2.RunReference {
 	for _, rn := range runs { // newest generation first
 		if !run.IsTerminal(rn) && GenerationOf(rn) == dgdr.Status.ObservedGeneration {
-			return &v1beta2.RunReference{Name: rn.Name}
+			return &v1beta2.RunReference{Name: rn.Name, UID: rn.UID}
 		}
 	}
 	ref := dgdr.Status.ActiveRunRef

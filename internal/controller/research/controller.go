@@ -22,6 +22,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/request"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/status"
+	"github.com/dgdr-operator/dgdr-operator/internal/rights"
 )
 
 // The research reconciler creates the re-search Runs and reads the Candidates it judges:
@@ -38,6 +39,10 @@ type Reconciler struct {
 	Recorder  recorder.EventRecorder
 	// Now is the clock of ticks (time.Now when nil).
 	Now func() time.Time
+	// Rights asks, before a tick creates a re-search Run, whether the user whose rights
+	// admission reviewed for the request still holds them (shared with the deployment
+	// reconciler).
+	Rights *rights.Checker
 
 	// expectations skips reconciles that read a request at the version its last status write
 	// was computed from.

@@ -24,6 +24,7 @@ const (
 	skipRunActive          = "RunActive"
 	skipDeploymentNotReady = "DeploymentNotReady"
 	skipInvalidSpec        = v1beta2.ReasonInvalidSpec
+	skipRightsRevoked      = v1beta2.ReasonRightsRevoked
 )
 
 // tick creates the re-search Run of the latest due window, once: ticks fall on multiples of the
@@ -59,6 +60,13 @@ func (r *Reconciler) tick(ctx context.Context, dgdr *v1beta2.DynamoGraphDeployme
 		events.Normal(EventResearchSkipped, "Research", fmt.Sprintf("re-search of the window ending %s skipped: %s", end.UTC().Format(time.RFC3339), msg))
 		return wait, nil
 	}
+	// A re-search acts on behalf of the user whose rights admission reviewed: ask again, first
+	// (the deployment reconciler's RightsRevoked would otherwise read as a deployment not ready).
+	if denial, err := r.Rights.Denial(ctx, dgdr); err != nil {
+		return 0, err
+	} else if denial != "" {
+		return skip(skipRightsRevoked, status.Truncate(denial+"; no re-search runs for them", 1024))
+	}
 	if a := request.ActiveRun(dgdr, runs); a != nil {
 		return skip(skipRunActive, fmt.Sprintf("Run %s is still active", a.Name))
 	}
@@ -78,6 +86,7 @@ func (r *Reconciler) tick(ctx context.Context, dgdr *v1beta2.DynamoGraphDeployme
 	if len(errs) > 0 {
 		return skip(skipInvalidSpec, status.Truncate(fmt.Sprintf("the re-search input cannot be lowered: %v", errs.ToAggregate()), 1024))
 	}
+	live := whole.DeepCopy()
 	whole.Status = dgdr.Status
 	desired, err := BuildResearchRun(whole, input.Hash, end, dgdr.Status.Deployment.Candidate)
 	if err != nil {
@@ -91,16 +100,42 @@ func (r *Reconciler) tick(ctx context.Context, dgdr *v1beta2.DynamoGraphDeployme
 		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(desired), existing); err != nil {
 			return 0, err
 		}
-		if !request.BelongsTo(existing, dgdr, gen) {
+		switch {
+		case request.Recorded(live, existing):
+			return wait, nil // recorded by an earlier reconcile; the cache shows it soon
+		case !request.BelongsTo(existing, dgdr, gen):
 			return skip(v1beta2.ReasonRunCreationFailed, fmt.Sprintf("a Run named %s exists but belongs to another request or generation", name))
 		}
-	} else {
-		events.Normal(EventResearchStarted, "Research", fmt.Sprintf("created Run %s to search the traffic captured from %s to %s again",
-			name, end.Add(-window).UTC().Format(time.RFC3339), end.UTC().Format(time.RFC3339)))
-		log.FromContext(ctx).Info("created re-search run", "run", name, "windowEnd", end)
+		// Labelled as this tick's Run, but not recorded: planted, or created by a reconcile
+		// whose status write was lost. It is deleted (in the foreground: its Jobs' names are the
+		// new Run's), and the tick's own Run created once it is gone.
+		if existing.DeletionTimestamp.IsZero() {
+			err := r.Client.Delete(ctx, existing, client.PropagationPolicy(metav1.DeletePropagationForeground), client.Preconditions{UID: &existing.UID})
+			if client.IgnoreNotFound(err) != nil {
+				return 0, fmt.Errorf("deleting Run %s, which the request did not record: %w", name, err)
+			}
+			events.Warning(EventResearchSkipped, "Research", fmt.Sprintf("a Run named %s (uid %s) carries this request's labels but the request did not record it; it was deleted, and the re-search's own Run is created once it is gone", name, existing.UID))
+		}
+		return time.Second, nil
 	}
-	// The request reconciler sees the new Run (it owns it) and makes it the active one.
+	recordRun(dgdr, desired)
+	events.Normal(EventResearchStarted, "Research", fmt.Sprintf("created Run %s to search the traffic captured from %s to %s again",
+		name, end.Add(-window).UTC().Format(time.RFC3339), end.UTC().Format(time.RFC3339)))
+	log.FromContext(ctx).Info("created re-search run", "run", name, "windowEnd", end)
+	// The request reconciler sees the new Run (it owns it, and status.research.runRefs records
+	// it) and makes it the active one.
 	return wait, nil
+}
+
+// recordRun records a re-search Run the operator just created in status.research.runRefs,
+// newest first, as many as the history holds: only recorded Runs are judged and deployed
+// (request.Recorded).
+func recordRun(dgdr *v1beta2.DynamoGraphDeploymentRequest, rn *v1beta2.DynamoGraphDeploymentRun) {
+	refs := append([]v1beta2.RunReference{{Name: rn.Name, UID: rn.UID}}, dgdr.Status.Research.RunRefs...)
+	if len(refs) > maxResearchHistory {
+		refs = refs[:maxResearchHistory]
+	}
+	dgdr.Status.Research.RunRefs = refs
 }
 
 // BuildResearchRun returns the re-search Run of the request's current generation for the window

@@ -282,8 +282,19 @@ func (r *Reconciler) searchJob(ctx context.Context, run *v1beta2.DynamoGraphDepl
 		return nil, ctrl.Result{}, err
 	}
 	if !ownedExactly(job, run) {
-		r.setTerminal(run, foreignObject("Job", job, "it is not tracked as the search"), events)
-		return nil, ctrl.Result{}, nil
+		// The cache may still hold a Job deleted a moment ago: that of a Run of the same name
+		// that was replaced (a request deletes a Run it did not record in the foreground, so its
+		// Job is gone before the new Run exists, but the Job informer may not have seen it).
+		live := &batchv1.Job{}
+		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(job), live); apierrors.IsNotFound(err) {
+			return nil, ctrl.Result{RequeueAfter: time.Second}, nil
+		} else if err != nil {
+			return nil, ctrl.Result{}, err
+		}
+		if !ownedExactly(live, run) {
+			r.setTerminal(run, foreignObject("Job", live, "it is not tracked as the search"), events)
+			return nil, ctrl.Result{}, nil
+		}
 	}
 	// The Job the operator created is recorded in status.jobRef by the same reconcile. An owner
 	// reference proves nothing by itself (whoever creates an object writes them): a Job that

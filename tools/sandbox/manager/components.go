@@ -182,9 +182,10 @@ func OperatorConfigWith(root string, ports OperatorPorts, le *LeaderElection, ed
 }
 
 // OperatorReplica is an operator process named name with configuration cfg, using the
-// sandbox's binary and kubeconfig (pass it to StartComponent).
+// sandbox's binary and the operator's kubeconfig (the chart ServiceAccount's, as up runs it:
+// the fence and the ownership policy know the operator by it; pass it to StartComponent).
 func OperatorReplica(root, name, cfg string) controlplane.Process {
-	p := OperatorProcess(filepath.Join(root, "bin"), cfg, KubeconfigPath(root))
+	p := OperatorProcess(filepath.Join(root, "bin"), cfg, OperatorKubeconfigPath(root))
 	p.Name = name
 	return p
 }

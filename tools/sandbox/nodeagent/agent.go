@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
@@ -22,7 +23,12 @@ import (
 type Agent struct {
 	cfg *Config
 	cs  kubernetes.Interface
-	log *log.Logger
+	// node is cs impersonating the Node (system:node:<name>, group system:nodes), as a kubelet
+	// authenticates: it mints the pods' ServiceAccount tokens, which the Node authorizer allows
+	// for the pods bound to the Node and the chart's ownership policy allows a search identity's
+	// only to a node.
+	node kubernetes.Interface
+	log  *log.Logger
 
 	mu      sync.Mutex
 	runners map[types.UID]*podRunner
@@ -41,10 +47,16 @@ func New(cfg *Config, logger *log.Logger) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
+	nc := rest.CopyConfig(rc)
+	nc.Impersonate = rest.ImpersonationConfig{UserName: "system:node:" + cfg.NodeName, Groups: []string{"system:nodes", "system:authenticated"}}
+	node, err := kubernetes.NewForConfig(nc)
+	if err != nil {
+		return nil, err
+	}
 	if logger == nil {
 		logger = log.New(os.Stderr, "node-agent ", log.LstdFlags|log.Lmicroseconds)
 	}
-	return &Agent{cfg: cfg, cs: cs, log: logger, runners: map[types.UID]*podRunner{}}, nil
+	return &Agent{cfg: cfg, cs: cs, node: node, log: logger, runners: map[types.UID]*podRunner{}}, nil
 }
 
 // Run registers the Node, runs pods bound to it until ctx ends, then stops every process.

@@ -430,7 +430,7 @@ func (r *podRunner) tokenFile(ctx context.Context, pod *corev1.Pod, src *corev1.
 	if src.Audience != "" {
 		tr.Spec.Audiences = []string{src.Audience}
 	}
-	out, err := r.a.cs.CoreV1().ServiceAccounts(pod.Namespace).CreateToken(ctx, sa, tr, metav1.CreateOptions{})
+	out, err := r.a.node.CoreV1().ServiceAccounts(pod.Namespace).CreateToken(ctx, sa, tr, metav1.CreateOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("token for service account %q: %w", sa, err)
 	}
