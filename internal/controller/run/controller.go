@@ -463,12 +463,12 @@ func (r *Reconciler) track(ctx context.Context, run *v1beta2.DynamoGraphDeployme
 		t := job.CreationTimestamp
 		run.Status.StartTime = &t
 	}
-	// A window with too little traffic ends the Run as soon as the input container says so: its
-	// failed pod is not a start failure.
-	if thin, err := r.recordWindow(ctx, run, job); err != nil || thin != nil {
-		if thin != nil {
+	// A window with too little traffic, or one the input container refused to cut, ends the Run as
+	// soon as the input container says so: its failed pod is not a start failure.
+	if ended, err := r.recordWindow(ctx, run, job); err != nil || ended != nil {
+		if ended != nil {
 			r.startFailures.Forget(run.UID)
-			r.setTerminal(run, thin, events)
+			r.setTerminal(run, ended, events)
 		}
 		return ctrl.Result{}, err
 	}
