@@ -334,7 +334,23 @@ type CalibrationCorrection struct {
 	// +required
 	// +kubebuilder:validation:Minimum=1
 	Observations int32 `json:"observations,omitempty"`
+	// profile says which profile the observations are from: Namespace, the Run's namespace's
+	// own, or Cluster, those of the namespaces the operator configuration trusts
+	// (calibration.trustedNamespaces), used for a key and metric the namespace's profile has too
+	// few observations of. Absent on Runs recorded before profiles were per namespace.
+	// +optional
+	Profile CalibrationProfile `json:"profile,omitempty"`
 }
+
+// CalibrationProfile names a calibration profile a correction comes from.
+// +kubebuilder:validation:Enum=Namespace;Cluster
+type CalibrationProfile string
+
+// Calibration profiles.
+const (
+	CalibrationProfileNamespace CalibrationProfile = "Namespace"
+	CalibrationProfileCluster   CalibrationProfile = "Cluster"
+)
 
 // RunPricing is the price of the Run's GPU system in the operator configuration when the Run's
 // effective input was recorded.

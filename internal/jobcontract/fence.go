@@ -12,6 +12,7 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/calibration"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
 	"github.com/dgdr-operator/dgdr-operator/internal/modelaccess"
 	"github.com/dgdr-operator/dgdr-operator/internal/verification"
@@ -73,6 +74,8 @@ func FenceOptionsFor(username string, cfg *v1alpha1.OperatorConfiguration) Fence
 //     identity's projected one in the reporter and input containers, only the volumes the
 //     operator adds (emptyDirs, the trace ConfigMap, claims, that token: no Secret, no hostPath),
 //     nothing privileged, no added capabilities, no host namespaces or ports, not as root;
+//   - ConfigMaps only named calibration.ConfigMapName (a namespace's calibration profile) and
+//     carrying the operator's managed-by label;
 //   - ServiceAccounts only named SearchIdentityPrefix*, Roles and RoleBindings only named dgdr-*;
 //   - DynamoGraphDeployments only carrying AnnotationAppliedBy (autoApply's);
 //   - deletes only of what the operator deletes, marked as it marks them (fenceDeletes): its
@@ -190,6 +193,14 @@ func OperatorFencePolicy(opts FenceOptions) (*admissionregistrationv1.Validating
 					MessageExpression: prefix + "the operator\\'s Jobs run as non-root (pod runAsNonRoot: true) and every container unprivileged, " +
 						"with allowPrivilegeEscalation: false and no added capabilities, refused in ' + (((" + podNonRoot + ") ? [] : ['the pod']) + " +
 						"variables.containers.filter(c, !(" + containerLocked("c") + ")).map(c, c.name)).join(', ')",
+					Reason: forbidden,
+				},
+				{
+					Expression: res + " != 'configmaps' || request.operation == 'DELETE' || (request.name == " + celLiteral(calibration.ConfigMapName) +
+						" && has(object.metadata.labels) && " + celLiteral(LabelManagedBy) + " in object.metadata.labels && object.metadata.labels[" +
+						celLiteral(LabelManagedBy) + "] == " + celLiteral(calibration.Labels[LabelManagedBy]) + ")",
+					MessageExpression: prefix + "the operator writes only ConfigMaps named " + calibration.ConfigMapName + " (a namespace\\'s calibration profile) labelled " +
+						LabelManagedBy + "=" + calibration.Labels[LabelManagedBy] + ", not ' + request.name",
 					Reason: forbidden,
 				},
 				{

@@ -13,18 +13,15 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/config"
 )
 
-// DefaultOperatorNamespace is the namespace the installation guide installs the operator in: the
-// default of the UI's --calibration-namespace.
-const DefaultOperatorNamespace = "dgdr-system"
-
 func newCalibrationCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "calibration",
-		Short: "Show or reset the cluster's calibration profile",
-		Long: `calibration works with the calibration profile, the ConfigMap ` + calibration.ConfigMapName + ` in the
-operator's namespace (the operator configuration's calibration.namespace; pass it with -n): the
-observations of verified deployments and the corrections new searches apply to their predictions
-(docs/design/results.md, "Calibration").`,
+		Short: "Show or reset a namespace's calibration profile",
+		Long: `calibration works with a namespace's calibration profile (-n), the ConfigMap ` + calibration.ConfigMapName + `
+of that namespace: the observations of its verified deployments and the corrections its new
+searches apply to their predictions. The cluster profile is the profiles of the namespaces the
+operator configuration trusts (calibration.trustedNamespaces): show each of them
+(docs/design/candidates.md, "Calibration").`,
 	}
 	cmd.AddCommand(newCalibrationShowCommand(), newCalibrationResetCommand())
 	return cmd

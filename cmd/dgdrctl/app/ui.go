@@ -42,8 +42,8 @@ shows and does exactly what you may. Pages: the requests (live), a request's Run
 the effective AISimulate input, a diff between two Runs), a Run's candidates (every feasible
 evaluated point against the Pareto front, the ranked table) and a candidate (its rendered
 DynamoGraphDeployment, promote with a dry-run preview, as dgdrctl promote). It prints its URL
-and serves until interrupted. The Calibration page shows the cluster's calibration profile
-(--calibration-namespace). See docs/guide/ui.md.
+and serves until interrupted. The Calibration page shows a namespace's calibration profile
+(--calibration-namespace, by default --namespace's). See docs/guide/ui.md.
 
 The URL carries a one-time secret: the first browser that opens it gets the session cookie, and
 every other request (another browser, another local user, a page of another site) gets 401. To
@@ -64,7 +64,7 @@ It listens on a loopback address only, unless --address names another one explic
 	cmd.Flags().StringVar(&o.address, "address", "127.0.0.1", "address to listen on; a non-loopback address must be given explicitly")
 	cmd.Flags().BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "show the requests of every namespace you may list")
 	cmd.Flags().BoolVar(&o.open, "open", false, "open the URL in a browser")
-	cmd.Flags().StringVar(&o.calibrationNamespace, "calibration-namespace", DefaultOperatorNamespace, "the operator's namespace, where the calibration profile is (calibration.namespace)")
+	cmd.Flags().StringVar(&o.calibrationNamespace, "calibration-namespace", "", "the namespace whose calibration profile the Calibration page shows (default: the namespace of --namespace or the kubeconfig)")
 	cmd.Flags().Int32Var(&o.minObservations, "min-observations", config.DefaultMinObservations, "the operator configuration's calibration.minObservations")
 	return cmd
 }
@@ -80,6 +80,9 @@ func runUI(ctx context.Context, kf *kubeFlags, o *uiOptions, explicit bool, out 
 	c, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme.Scheme})
 	if err != nil {
 		return err
+	}
+	if o.calibrationNamespace == "" {
+		o.calibrationNamespace = ns
 	}
 	if o.allNamespaces {
 		ns = ""
