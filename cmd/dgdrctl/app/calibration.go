@@ -88,9 +88,13 @@ func newCalibrationResetCommand() *cobra.Command {
 	return cmd
 }
 
-// writeCalibration prints the profile of namespace: its corrections, and its observations when
-// asked.
-func writeCalibration(out io.Writer, namespace string, p calibration.Profile, minCount int, observations bool) {
+// writeCalibration prints the profile of namespace as the operator uses it (its own namespace's
+// observations: calibration.Profile.Of): its corrections, and its observations when asked.
+func writeCalibration(out io.Writer, namespace string, stored calibration.Profile, minCount int, observations bool) {
+	p := stored.Of(namespace)
+	if foreign := len(stored.Observations) - len(p.Observations); foreign > 0 {
+		fmt.Fprintf(out, "calibration profile %s/%s: %d observations from other namespaces are ignored\n", namespace, calibration.ConfigMapName, foreign)
+	}
 	if len(p.Observations) == 0 {
 		fmt.Fprintf(out, "calibration profile %s/%s: no observations\n", namespace, calibration.ConfigMapName)
 		return
