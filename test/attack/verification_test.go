@@ -13,7 +13,6 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/calibration"
 	"github.com/dgdr-operator/dgdr-operator/test/sandboxtest"
-	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/manager"
 )
 
 // verifiedRequest is an autoApply request verified with 10 short requests against whatever
@@ -81,7 +80,7 @@ func TestVerificationsDoNotStallTheOperator(t *testing.T) {
 		}
 		source := fmt.Sprintf("%s/%s@gen%d", ns, name, v.DeploymentGeneration)
 		sandboxtest.WaitFor(t, time.Minute, poll, "the calibration observation "+source, func(ctx context.Context) (bool, string, error) {
-			p, err := calibration.Load(ctx, k8s, manager.OperatorNamespace)
+			p, err := calibration.Load(ctx, k8s, ns)
 			if err != nil {
 				return false, "", err
 			}
