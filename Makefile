@@ -5,6 +5,11 @@ BIN := $(ROOT)/bin
 CONTROLLER_GEN := $(BIN)/controller-gen
 export KUBEBUILDER_ASSETS := $(BIN)
 GO_TEST_FLAGS ?= -count=1 -timeout 30m
+# sandbox-suite runs a suite's go test command with its output also in
+# .test-output/<target>.log and, when it fails, repeats the failed tests' lines last, where a CI
+# log's tail shows them.
+sandbox-suite = mkdir -p $(CURDIR)/.test-output && { $(1) 2>&1 | tee $(CURDIR)/.test-output/$@.log; } || \
+	{ rc=$$?; echo "=== $@ failed; failed tests:"; grep -E '^\s*--- FAIL|^FAIL|: FAIL' $(CURDIR)/.test-output/$@.log; exit $$rc; }
 # The release version (VERSION file; `make release VERSION=v0.2.0` overrides it), the commit and
 # its time, linked into every binary (internal/version). The build date is the commit's, not the
 # clock's, so that the same commit builds the same bytes.
@@ -41,7 +46,7 @@ upstream: ## Create (or reuse) the pinned upstream venv bin/upstream: the real a
 ##@ Generate
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) schema ## Generate deepcopy code and the bundled AISimulate input schema.
+generate: $(CONTROLLER_GEN) schema catalog ## Generate deepcopy code, the bundled AISimulate input schema and the GPU catalogue.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
 
 .PHONY: manifests
@@ -60,6 +65,10 @@ chart-docs: ## Generate charts/dgdr-operator/README.md from values.yaml.
 .PHONY: schema
 schema: upstream ## Regenerate the bundled AISimulate input schema from the real model (CoreRecommendationConfig in bin/upstream).
 	$(UPSTREAM)/bin/python hack/upstream/gen_input_schema.py internal/aisimulate/schema/recommend-input.v1.schema.json
+
+.PHONY: catalog
+catalog: upstream ## Regenerate the GPU catalogue (internal/aisimulate/systems_generated.go) from the pinned AISimulate's systems (bin/upstream).
+	go run ./hack/catalog -python $(UPSTREAM)/bin/python -o internal/aisimulate/systems_generated.go
 
 CRD_REF_DOCS := $(BIN)/crd-ref-docs
 
@@ -80,10 +89,10 @@ rbac-doc: ## Write docs/operate/security.md's table of the operator's rights fro
 	go run ./hack/rbacdoc
 
 .PHONY: verify
-verify: generate manifests schema api-docs chart-docs layout rbac-doc ## Regenerate everything and fail on drift.
+verify: generate manifests schema catalog api-docs chart-docs layout rbac-doc ## Regenerate everything and fail on drift.
 	gofmt -l $$(git ls-files '*.go') | (! grep .) || (echo "gofmt needed"; exit 1)
-	git diff --exit-code -- api config internal/aisimulate/schema docs/reference docs/operate/security.md charts README.md || (echo "generated files drifted: run make generate manifests layout rbac-doc"; exit 1)
-	@test -z "$$(git status --porcelain -- api config charts docs/reference)" || (git status --porcelain -- api config charts docs/reference; echo "untracked generated files"; exit 1)
+	git diff --exit-code -- api config internal/aisimulate/schema internal/aisimulate/systems_generated.go docs/reference docs/operate/security.md charts README.md || (echo "generated files drifted: run make generate manifests layout rbac-doc"; exit 1)
+	@test -z "$$(git status --porcelain -- api config charts docs/reference internal/aisimulate/systems_generated.go)" || (git status --porcelain -- api config charts docs/reference internal/aisimulate/systems_generated.go; echo "untracked generated files"; exit 1)
 
 ##@ Build
 
@@ -195,29 +204,29 @@ demo: ## The main command: start the sandbox (control plane, node agent, operato
 .PHONY: test-e2e
 test-e2e: ## End-to-end tests on the sandbox (starts it, or reuses a running one).
 	go build -o $(BIN)/ ./tools/sandbox/cmd/dgdr-sandbox
-	DGDR_E2E=1 go test $(GO_TEST_FLAGS) -v -tags e2e ./test/e2e/...
+	$(call sandbox-suite,DGDR_E2E=1 go test $(GO_TEST_FLAGS) -v -tags e2e ./test/e2e/...)
 
 .PHONY: test-e2e-upstream
 test-e2e-upstream: upstream ## The demo's searches on the sandbox with the real AISimulate (bin/upstream) instead of aisim.
 	go build -o $(BIN)/ ./tools/sandbox/cmd/dgdr-sandbox
-	DGDR_E2E_UPSTREAM=1 go test -count=1 -timeout 75m -v -tags e2eupstream ./test/e2eupstream/...
+	$(call sandbox-suite,DGDR_E2E_UPSTREAM=1 go test -count=1 -timeout 75m -v -tags e2eupstream ./test/e2eupstream/...)
 
 .PHONY: test-attack
 test-attack: ## The attack suite on the sandbox: each hole of docs/operate/security.md tried from the attacker's side.
 	go build -o $(BIN)/ ./tools/sandbox/cmd/dgdr-sandbox
-	DGDR_ATTACK=1 go test $(GO_TEST_FLAGS) -v -tags attack ./test/attack/...
+	$(call sandbox-suite,DGDR_ATTACK=1 go test $(GO_TEST_FLAGS) -v -tags attack ./test/attack/...)
 
 .PHONY: test-chart-install
 test-chart-install: tools images chart-package ## Install the packaged chart into a sandbox without its own operator, its pinned image run from the built layout; check admission and reconciliation.
 	go build -o $(BIN)/ ./tools/sandbox/cmd/dgdr-sandbox
-	DGDR_CHART_INSTALL=1 DGDR_CHART_PACKAGE=$(CHART_PACKAGE) DGDR_IMAGE_LAYOUT=$(DIST)/oci/dgdr-operator \
-		go test $(GO_TEST_FLAGS) -v -tags chartinstall ./test/chartinstall/...
+	$(call sandbox-suite,DGDR_CHART_INSTALL=1 DGDR_CHART_PACKAGE=$(CHART_PACKAGE) DGDR_IMAGE_LAYOUT=$(DIST)/oci/dgdr-operator \
+		go test $(GO_TEST_FLAGS) -v -tags chartinstall ./test/chartinstall/...)
 
 .PHONY: test-ui
 test-ui: ## Browser test of dgdrctl ui on the sandbox after the demo searches (headless Chromium, installed when missing); screenshots in .test-output/ui.
 	go build -o $(BIN)/ ./tools/sandbox/cmd/dgdr-sandbox
 	mkdir -p $(CURDIR)/.test-output/ui
-	DGDR_UI=1 go test $(GO_TEST_FLAGS) -v -tags ui -artifacts -outputdir $(CURDIR)/.test-output/ui ./test/ui/...
+	$(call sandbox-suite,DGDR_UI=1 go test $(GO_TEST_FLAGS) -v -tags ui -artifacts -outputdir $(CURDIR)/.test-output/ui ./test/ui/...)
 
 .PHONY: sandbox-down
 sandbox-down: ## Stop the sandbox and remove .sandbox/.
@@ -254,7 +263,7 @@ fuzz: ## Run every fuzz target for FUZZTIME (CI: 10s each; longer on demand, e.g
 .PHONY: test-chaos
 test-chaos: ## Fault-injection scenarios on the sandbox (operator/reporter/API server kills, leader election); see docs/develop/chaos.md.
 	go build -o $(BIN)/ ./tools/sandbox/cmd/dgdr-sandbox
-	DGDR_CHAOS=1 go test $(GO_TEST_FLAGS) -v -tags chaos ./test/chaos/...
+	$(call sandbox-suite,DGDR_CHAOS=1 go test $(GO_TEST_FLAGS) -v -tags chaos ./test/chaos/...)
 
 ##@ Benchmarks
 

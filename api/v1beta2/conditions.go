@@ -164,6 +164,33 @@ const (
 	ConditionEvaluated = "Evaluated"
 	// ReasonFeasible: the candidate met every constraint.
 	ReasonFeasible = "Feasible"
+
+	// ConditionDeployable tells whether spec.graphDeployment deploys what was predicted: True
+	// when the renderer lowered every deployment setting of spec.parameters; False when it
+	// cannot lower one (reason NotRenderable; the message names each field), and then
+	// spec.graphDeployment is empty. Evaluated stays True either way. autoApply skips a
+	// Candidate that is not deployable and promote refuses it.
+	ConditionDeployable = "Deployable"
+	// ReasonRendered: every deployment setting of spec.parameters is in spec.graphDeployment.
+	ReasonRendered = "Rendered"
+	// ReasonNotRenderable: a field of spec.parameters cannot be rendered for the candidate's
+	// backend and mode (docs/design/results.md, "Render or refuse"). On a request's Deployed
+	// condition: no Candidate of the Run is deployable, so nothing was deployed.
+	ReasonNotRenderable = "NotRenderable"
+
+	// ConditionVersionSkew tells whether the engine version of the performance data the
+	// prediction used differs from the engine version of the runtime image the candidate
+	// deploys (status.engineVersions): True when they differ (the prediction rests on another
+	// engine release than the one deployed), False when they are the same, Unknown when either
+	// is not known.
+	ConditionVersionSkew = "VersionSkew"
+	// ReasonEngineVersionsDiffer: status.engineVersions.performanceData and runtime differ.
+	ReasonEngineVersionsDiffer = "EngineVersionsDiffer"
+	// ReasonEngineVersionsMatch: status.engineVersions.performanceData and runtime are the same.
+	ReasonEngineVersionsMatch = "EngineVersionsMatch"
+	// ReasonEngineVersionUnknown: the performance data's or the runtime image's engine version
+	// is not known (a runtimeImages entry without engineVersion).
+	ReasonEngineVersionUnknown = "EngineVersionUnknown"
 )
 
 // Well-known labels and annotations.
@@ -180,6 +207,12 @@ const (
 	LabelRunUID = "nvidia.com/dgdr-run-uid"
 	// LabelCandidateRank is the candidate's rank.
 	LabelCandidateRank = "nvidia.com/dgdc-rank"
+	// LabelDeployedForName and LabelDeployedForNamespace are set on the DynamoGraphDeployments
+	// made from a request's candidates (autoApply, promote): the request's name and namespace,
+	// under the keys of the Dynamo platform's v1beta1 requests, which tools built on those
+	// select a request's deployment by.
+	LabelDeployedForName      = "dgdr.nvidia.com/name"
+	LabelDeployedForNamespace = "dgdr.nvidia.com/namespace"
 	// AnnotationSpecHash is the sha256 of the accepted typed spec (on Runs).
 	AnnotationSpecHash = "nvidia.com/dgdr-spec-hash"
 	// AnnotationInputHash is the sha256 of the effective AISimulate input (on Runs).

@@ -48,7 +48,10 @@ type DynamoGraphDeploymentCandidateSpec struct {
 	GPUs int32 `json:"gpus,omitempty"`
 
 	// graphDeployment is a complete DynamoGraphDeployment (nvidia.com/v1beta1) spec that can be
-	// deployed as-is, for example with `dgdrctl promote`.
+	// deployed as-is, for example with `dgdrctl promote`. Empty ({}) when the candidate is not
+	// deployable (condition Deployable False, reason NotRenderable): the renderer cannot lower
+	// a field of parameters, and deploying the rest would deploy something else than what was
+	// predicted.
 	// +required
 	// +kubebuilder:pruning:PreserveUnknownFields
 	// +kubebuilder:validation:Type=object
@@ -66,7 +69,7 @@ type DynamoGraphDeploymentCandidateSpec struct {
 
 // DynamoGraphDeploymentCandidateStatus is the evaluation of a candidate.
 type DynamoGraphDeploymentCandidateStatus struct {
-	// conditions of the candidate: Evaluated.
+	// conditions of the candidate: Evaluated, Deployable and VersionSkew.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -115,11 +118,35 @@ type DynamoGraphDeploymentCandidateStatus struct {
 	// +optional
 	ParetoRole ParetoRole `json:"paretoRole,omitempty"`
 
+	// engineVersions are the engine version of the performance data the prediction used and
+	// the engine version of the runtime image spec.graphDeployment runs (the VersionSkew
+	// condition compares them).
+	// +optional
+	EngineVersions *CandidateEngineVersions `json:"engineVersions,omitempty"`
+
 	// fitsCluster says whether the cluster's GPU Nodes of the candidate's SKU can hold it. The
 	// operator writes it from its Node informer when the candidate is published and whenever
 	// those Nodes change; absent until then (docs/design/results.md).
 	// +optional
 	FitsCluster *ClusterFit `json:"fitsCluster,omitempty"`
+}
+
+// CandidateEngineVersions are the engine versions behind a Candidate, of its backend (vLLM,
+// SGLang or TensorRT-LLM).
+type CandidateEngineVersions struct {
+	// performanceData is the engine version of the performance data the prediction used:
+	// engine.backend_version of spec.parameters, else the version the search recorded for the
+	// candidate. Empty when neither says.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	PerformanceData string `json:"performanceData,omitempty"`
+
+	// runtime is the engine version of the runtime image spec.graphDeployment runs: the
+	// operator configuration's runtimeImages.<backend>.engineVersion. Empty when the
+	// configuration does not say.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	Runtime string `json:"runtime,omitempty"`
 }
 
 // CandidateDisplay are a Candidate's metrics rounded for printer columns, which cannot format
@@ -206,6 +233,8 @@ type ClusterFit struct {
 // +kubebuilder:printcolumn:name="ITL ms",type=string,JSONPath=`.status.display.itlMs`,priority=1
 // +kubebuilder:printcolumn:name="Cost/h",type=string,JSONPath=`.status.display.costPerHour`
 // +kubebuilder:printcolumn:name="Provisional",type=boolean,JSONPath=`.status.provisional`,priority=1
+// +kubebuilder:printcolumn:name="Deployable",type=string,JSONPath=`.status.conditions[?(@.type=="Deployable")].status`,priority=1
+// +kubebuilder:printcolumn:name="Version Skew",type=string,JSONPath=`.status.conditions[?(@.type=="VersionSkew")].status`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.spec) || self.spec == oldSelf.spec",message="spec is immutable"
 type DynamoGraphDeploymentCandidate struct {

@@ -28,11 +28,13 @@ type DeploymentSpec struct {
 	// +optional
 	Planner *PlannerSpec `json:"planner,omitempty"`
 
-	// autoApply deploys the best candidate when a search succeeds. It is equivalent to creating
-	// pods: admission refuses it unless the operator configuration sets autoApply.enabled and
-	// the requesting user may create and update dynamographdeployments and create pods in the
-	// namespace (docs/operate/security.md). The operator creates the
-	// DynamoGraphDeployment named by name, or updates the one this request created before; it
+	// autoApply deploys the best candidate, or a cheaper one that scores nearly as well
+	// (selection), when a search succeeds. It is equivalent to creating pods: admission refuses
+	// it unless the operator configuration sets autoApply.enabled and the requesting user may
+	// create and update dynamographdeployments and create pods in the namespace
+	// (docs/operate/security.md). The operator creates the DynamoGraphDeployment named by name,
+	// labelled dgdr.nvidia.com/name and dgdr.nvidia.com/namespace with the request's name and
+	// namespace, or updates the one this request created before; it
 	// never changes one it did not create (condition Deployed=False, reason Conflict). The
 	// request's Deployed condition then follows the DynamoGraphDeployment's readiness.
 	// Admission materializes false (v1beta1 defaults to true: a v1beta2 request is a search
@@ -72,6 +74,28 @@ type DeploymentSpec struct {
 	// +kubebuilder:validation:MaxLength=4
 	// +kubebuilder:validation:Pattern=`^(100|[1-9]?[0-9])%$`
 	ReplaceMargin string `json:"replaceMargin,omitempty"`
+
+	// selection chooses which of the candidates that score about as well as the best one
+	// autoApply deploys. Admission materializes {tolerance: 2%}.
+	// +optional
+	Selection *SelectionSpec `json:"selection,omitempty"`
+}
+
+// SelectionSpec chooses the candidate autoApply deploys among the Run's ranked candidates.
+type SelectionSpec struct {
+	// tolerance is how far below the best candidate's score a candidate may be and still be
+	// deployed instead of it, as a percentage of the best score: autoApply deploys, among the
+	// candidates that fit the cluster and score at least best − tolerance × |best|, the one with
+	// the fewest GPUs, then the lowest cost per hour, then the best ranked. The best candidate
+	// is the first of the ranking that fits the cluster; the score is the search's
+	// (status.metrics.score: spec.objective's target, higher is better). A percentage from 0% to
+	// 100% with at most two decimals, such as 2% or 0.5%; 0% deploys the best candidate.
+	// Admission materializes 2%. A pareto target has no single score to be close to: its first
+	// candidate that fits is deployed whatever the tolerance.
+	// +optional
+	// +kubebuilder:validation:MaxLength=7
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(100|[1-9]?[0-9])([.][0-9]{1,2})?%$') && double(self.substring(0, size(self) - 1)) <= 100.0",message="must be a percentage from 0% to 100% with at most two decimals, such as 2% or 0.5%"
+	Tolerance string `json:"tolerance,omitempty"`
 }
 
 // VerificationSpec configures the verification of a deployed candidate
@@ -82,14 +106,19 @@ type VerificationSpec struct {
 	// +optional
 	Enabled *bool `json:"enabled,omitempty"`
 
-	// load is the traffic the Job offers. When omitted, the deployed candidate's modeled
-	// operating point: spec.workload.static's concurrency or requestsPerSecond (a
-	// kvCapacityFraction or trace workload falls back to concurrency 1) and its inputTokens
-	// and outputTokens (1024 and 128 without a static workload).
+	// load is the traffic the Job offers. When omitted, the traffic the deployed candidate's
+	// prediction was made at (its spec.parameters traffic): the concurrency or request rate the
+	// search materialized (for a kvCapacityFraction workload, the concurrency it resolved for
+	// this candidate) with its inputTokens and outputTokens; for a trace workload, the trace
+	// itself, replayed at its recorded timestamps (sped up as searched) or at the searched
+	// concurrency. A load set here, or one the Job cannot reproduce, is measured all the same
+	// but recorded as differing from the prediction's (status.verification.loadAsPredicted) and
+	// kept out of the calibration profile.
 	// +optional
 	Load *VerificationLoad `json:"load,omitempty"`
 
-	// requests is how many requests the Job sends. Defaults to 100. Minimum 1, maximum 10000.
+	// requests is how many requests the Job sends. Defaults to 100; a trace replay defaults to
+	// every request of the trace (within maxDurationSeconds). Minimum 1, maximum 10000.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=10000
@@ -127,15 +156,15 @@ type VerificationLoad struct {
 	// +kubebuilder:validation:Maximum=10000
 	RequestsPerSecond *float64 `json:"requestsPerSecond,omitempty"`
 
-	// inputTokens is the prompt length of every request. When omitted, the workload's.
-	// Minimum 1, maximum 2097152.
+	// inputTokens is the prompt length of every request. When omitted, the prediction's (1024
+	// when it replayed a trace). Minimum 1, maximum 2097152.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=2097152
 	InputTokens *int32 `json:"inputTokens,omitempty"`
 
-	// outputTokens is the generated length of every request. When omitted, the workload's.
-	// Minimum 1, maximum 2097152.
+	// outputTokens is the generated length of every request. When omitted, the prediction's
+	// (128 when it replayed a trace). Minimum 1, maximum 2097152.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=2097152
@@ -144,16 +173,17 @@ type VerificationLoad struct {
 
 // VerificationTolerance is the allowed relative error per metric, in percent.
 type VerificationTolerance struct {
-	// ttftPct bounds the relative error of the mean time to first token. Greater than 0,
-	// maximum 1000. When omitted, the candidate's errorBand.ttftP80Pct, else 25.
+	// ttftPct bounds the relative error of the mean time to first token, and of its p90 and
+	// p99. Greater than 0, maximum 1000. When omitted, the candidate's errorBand.ttftP80Pct,
+	// else 25.
 	// +optional
 	// +kubebuilder:validation:ExclusiveMinimum=true
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=1000
 	TTFTPct *float64 `json:"ttftPct,omitempty"`
 
-	// itlPct bounds the relative error of the mean inter-token latency. Greater than 0,
-	// maximum 1000. When omitted, the candidate's errorBand.itlP80Pct, else 25.
+	// itlPct bounds the relative error of the mean inter-token latency, and of its p90 and p99.
+	// Greater than 0, maximum 1000. When omitted, the candidate's errorBand.itlP80Pct, else 25.
 	// +optional
 	// +kubebuilder:validation:ExclusiveMinimum=true
 	// +kubebuilder:validation:Minimum=0
@@ -252,19 +282,56 @@ type DeploymentStatus struct {
 	// +kubebuilder:validation:MaxLength=253
 	Run string `json:"run,omitempty"`
 
-	// candidate is the deployed DynamoGraphDeploymentCandidate (the Run's best).
+	// candidate is the deployed DynamoGraphDeploymentCandidate: the Run's best that fits the
+	// cluster, or a cheaper one within spec.deployment.selection.tolerance of it.
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	Candidate string `json:"candidate,omitempty"`
+
+	// selection names the best candidate and the deployed one, and why that one was chosen.
+	// +optional
+	Selection *DeploymentSelection `json:"selection,omitempty"`
+}
+
+// DeploymentSelection is how autoApply chose the deployed candidate of a Run
+// (spec.deployment.selection).
+type DeploymentSelection struct {
+	// best is the Run's best candidate that fits the cluster: the first of its ranking that
+	// does.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Best string `json:"best,omitempty"`
+
+	// chosen is the deployed candidate (status.deployment.candidate): best, or one with fewer
+	// GPUs or a lower cost whose score is within tolerance of best's.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Chosen string `json:"chosen,omitempty"`
+
+	// tolerance is the spec.deployment.selection.tolerance the choice was made with, such as 2%.
+	// +optional
+	// +kubebuilder:validation:MaxLength=7
+	Tolerance string `json:"tolerance,omitempty"`
+
+	// reason says why chosen was deployed, with the scores, GPUs and costs that decided it.
+	// At most 1024 characters.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	Reason string `json:"reason,omitempty"`
 }
 
 // VerificationPhase is where a verification is.
 // +kubebuilder:validation:Enum=Running;Succeeded;Failed
 type VerificationPhase string
 
-// VerificationMetricName names a compared metric: the keys of calibration observations.
-// +kubebuilder:validation:Enum=ttftMs;itlMs;throughputPerGpu
+// VerificationMetricName names a compared metric: the means ttftMs and itlMs and
+// throughputPerGpu (the keys of calibration observations), and the 90th and 99th percentiles of
+// the latencies (compared only).
+// +kubebuilder:validation:Enum=ttftMs;itlMs;throughputPerGpu;ttftP90Ms;ttftP99Ms;itlP90Ms;itlP99Ms
 type VerificationMetricName string
 
 // VerificationStatus is one verification of a deployed DynamoGraphDeployment generation.
@@ -315,10 +382,32 @@ type VerificationStatus struct {
 	// +kubebuilder:validation:MaxLength=253
 	Candidate string `json:"candidate,omitempty"`
 
-	// load is the load the Job offers (spec.deployment.verification resolved); absent when the
-	// verification failed before it was resolved.
+	// load is the load the Job offers (spec.deployment.verification resolved): its concurrency
+	// or request rate and, for synthetic requests, their token lengths. Absent when the
+	// verification failed before it was resolved, and for a trace replayed at its timestamps
+	// (trace says how).
 	// +optional
 	Load *VerificationLoad `json:"load,omitempty"`
+
+	// trace is the recorded trace the Job replays instead of synthetic requests: the request's
+	// trace, as the candidate's search replayed it. Absent for synthetic requests.
+	// +optional
+	Trace *VerificationTraceReplay `json:"trace,omitempty"`
+
+	// loadAsPredicted is true when the Job offers the traffic the candidate's prediction was
+	// made at, false when it offers another (loadDifference says how): an explicit
+	// spec.deployment.verification.load that differs, a load above the verification's bound of
+	// 10000, or traffic the Job cannot reproduce (sessions, cached prefixes, a re-search's window
+	// of captured traffic). Such a measurement is compared all the same but never added to the
+	// calibration profile. Absent when the verification failed before it was resolved.
+	// +optional
+	LoadAsPredicted *bool `json:"loadAsPredicted,omitempty"`
+
+	// loadDifference says how the offered load differs from the prediction's; empty when
+	// loadAsPredicted is true.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	LoadDifference string `json:"loadDifference,omitempty"`
 
 	// requests is the number of requests the Job sends, as resolved.
 	// +optional
@@ -338,11 +427,12 @@ type VerificationStatus struct {
 	// +optional
 	Observed *ObservedMetrics `json:"observed,omitempty"`
 
-	// metrics compare each predicted metric with the observed one.
+	// metrics compare each predicted metric with the observed one: the means, and the 90th and
+	// 99th percentiles of the latencies where the candidate predicts them.
 	// +optional
 	// +listType=map
 	// +listMapKey=name
-	// +kubebuilder:validation:MaxItems=3
+	// +kubebuilder:validation:MaxItems=7
 	Metrics []VerifiedMetric `json:"metrics,omitempty"`
 
 	// calibration says whether the measurement became an observation of the calibration profile
@@ -360,8 +450,9 @@ type VerificationCalibration struct {
 
 	// reason is a CamelCase word saying why it was not: DeploymentChanged (the deployment
 	// measured is not the Candidate as the operator rendered and wrote it: edited since, or
-	// changed during the measurement), NoCalibrationKey (the Candidate's parameters name no key)
-	// or NoComparedMetrics.
+	// changed during the measurement), LoadNotAsPredicted (measured at another load than the
+	// prediction's), NoCalibrationKey (the Candidate's parameters name no key) or
+	// NoComparedMetrics.
 	// +optional
 	// +kubebuilder:validation:MaxLength=64
 	Reason string `json:"reason,omitempty"`
@@ -370,6 +461,30 @@ type VerificationCalibration struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=1024
 	Message string `json:"message,omitempty"`
+}
+
+// VerificationTraceReplay is how a verification Job replays the request's trace. Each request
+// keeps its recorded input and output lengths and prefix blocks.
+type VerificationTraceReplay struct {
+	// format of the trace: mooncake, or dynamo (converted to mooncake records by the Job).
+	// +required
+	Format TraceFormat `json:"format,omitempty"`
+
+	// arrivalSpeedupRatio replays the trace's arrival timestamps divided by this factor; absent
+	// when the trace is replayed closed-loop at load.concurrency. Greater than 0, maximum 1000.
+	// +optional
+	// +kubebuilder:validation:ExclusiveMinimum=true
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
+	ArrivalSpeedupRatio *float64 `json:"arrivalSpeedupRatio,omitempty"`
+
+	// blockSize is the number of tokens of one prefix block of the trace's hash ids, as the
+	// search read them. Absent: AIPerf's default for the format (512 for mooncake). Minimum 1,
+	// maximum 1048576.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1048576
+	BlockSize *int32 `json:"blockSize,omitempty"`
 }
 
 // ObservedMetrics are AIPerf's measurement. Latencies in milliseconds, throughputs in output
@@ -418,11 +533,11 @@ type VerifiedMetric struct {
 	// name of the metric.
 	// +required
 	Name VerificationMetricName `json:"name,omitempty"`
-	// predicted is the candidate's modeled value (status.metrics of the Candidate; latencies
-	// are means).
+	// predicted is the candidate's modeled value (status.metrics of the Candidate: the mean, or
+	// the percentile the name says, of status.metrics.percentiles).
 	// +required
 	Predicted *float64 `json:"predicted,omitempty"`
-	// observed is the measured value (the mean for latencies).
+	// observed is the measured value (AIPerf's mean, or its percentile the name says).
 	// +required
 	Observed *float64 `json:"observed,omitempty"`
 	// relativeErrorPct is |observed - predicted| / predicted, in percent.
@@ -432,7 +547,8 @@ type VerifiedMetric struct {
 	// it has one.
 	// +optional
 	BandPct *float64 `json:"bandPct,omitempty"`
-	// tolerancePct is the allowed relative error (spec tolerance, else bandPct, else 25).
+	// tolerancePct is the allowed relative error (spec tolerance, else bandPct, else 25); a
+	// percentile has its metric's.
 	// +required
 	TolerancePct *float64 `json:"tolerancePct,omitempty"`
 	// held is true when relativeErrorPct is at most tolerancePct.

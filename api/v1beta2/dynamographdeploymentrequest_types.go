@@ -417,6 +417,12 @@ type DynamoGraphDeploymentRequestStatus struct {
 	// +optional
 	Deployment *DeploymentStatus `json:"deployment,omitempty"`
 
+	// dgdName is the name of the DynamoGraphDeployment autoApply deployed (status.deployment.name),
+	// where the Dynamo platform's v1beta1 request status names it, for tools built on that.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	DGDName string `json:"dgdName,omitempty"`
+
 	// verification is the measurement of the deployed candidate (spec.deployment.verification);
 	// the PredictionHeld condition says whether the prediction held.
 	// +optional
@@ -461,6 +467,7 @@ const (
 // +kubebuilder:printcolumn:name="Best",type=string,JSONPath=`.status.latestRun.bestCandidate`
 // +kubebuilder:printcolumn:name="Accepted",type=string,JSONPath=`.status.conditions[?(@.type=="Accepted")].status`,priority=1
 // +kubebuilder:printcolumn:name="Deployed",type=string,JSONPath=`.status.conditions[?(@.type=="Deployed")].status`,priority=1
+// +kubebuilder:printcolumn:name="DGD",type=string,JSONPath=`.status.dgdName`,priority=1
 // +kubebuilder:printcolumn:name="V1beta1 Model",type=string,JSONPath=`.spec.v1beta1.model`
 // +kubebuilder:printcolumn:name="V1beta1 Phase",type=string,JSONPath=`.status.v1beta1.phase`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
@@ -499,4 +506,8 @@ const (
 	MetricTTFTMs           VerificationMetricName = "ttftMs"
 	MetricITLMs            VerificationMetricName = "itlMs"
 	MetricThroughputPerGPU VerificationMetricName = "throughputPerGpu"
+	MetricTTFTP90Ms        VerificationMetricName = "ttftP90Ms"
+	MetricTTFTP99Ms        VerificationMetricName = "ttftP99Ms"
+	MetricITLP90Ms         VerificationMetricName = "itlP90Ms"
+	MetricITLP99Ms         VerificationMetricName = "itlP99Ms"
 )

@@ -210,7 +210,8 @@ type RunProgress struct {
 }
 
 // CandidateMetrics are the predicted metrics of a candidate. Latencies are means in
-// milliseconds; throughputs are output tokens per second.
+// milliseconds (percentiles holds their distributions); throughputs are output tokens per
+// second.
 type CandidateMetrics struct {
 	// score is the signed objective value (higher is better; latency targets are negated).
 	// +optional
@@ -248,6 +249,50 @@ type CandidateMetrics struct {
 	// output has none).
 	// +optional
 	ErrorBand *MetricsErrorBand `json:"errorBand,omitempty"`
+	// percentiles are the predicted distributions of ttftMs, itlMs and e2eMs (their p50, p90
+	// and p99), where the search reports them: AISimulate's and the local recommender's records
+	// do. Information only: the request's sla bounds the means (AISimulate 0.13 has no
+	// percentile SLA), and verification compares p90 and p99 with the measured ones.
+	// +optional
+	Percentiles *CandidatePercentiles `json:"percentiles,omitempty"`
+	// powerW is the predicted mean power of one GPU while it runs forward passes, in watts
+	// (AISimulate's power_w). AISimulate publishes it only when its energy data covers at least
+	// 90% of the forward passes; absent otherwise, and from the local recommender, which models
+	// no power. Minimum 0.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	PowerW *float64 `json:"powerW,omitempty"`
+}
+
+// CandidatePercentiles are the predicted latency distributions of a candidate, in milliseconds.
+type CandidatePercentiles struct {
+	// ttftMs is the time to first token.
+	// +optional
+	TTFTMs *LatencyPercentiles `json:"ttftMs,omitempty"`
+	// itlMs is the inter-token latency (the time per output token where the search reports no
+	// inter-token latency, as for metrics.itlMs).
+	// +optional
+	ITLMs *LatencyPercentiles `json:"itlMs,omitempty"`
+	// e2eMs is the end-to-end latency of a request.
+	// +optional
+	E2EMs *LatencyPercentiles `json:"e2eMs,omitempty"`
+}
+
+// LatencyPercentiles are percentiles of a predicted latency, in milliseconds. Each is absent
+// when the search did not report it.
+type LatencyPercentiles struct {
+	// p50 is the median. Minimum 0.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	P50 *float64 `json:"p50,omitempty"`
+	// p90 is the 90th percentile. Minimum 0.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	P90 *float64 `json:"p90,omitempty"`
+	// p99 is the 99th percentile. Minimum 0.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	P99 *float64 `json:"p99,omitempty"`
 }
 
 // CandidateCost is what a candidate costs: amounts are decimal strings in currency, computed

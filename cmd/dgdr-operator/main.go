@@ -28,7 +28,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
@@ -38,6 +37,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/crdinstall"
 	"github.com/dgdr-operator/dgdr-operator/internal/features"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
+	"github.com/dgdr-operator/dgdr-operator/internal/metrics"
 	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
 	"github.com/dgdr-operator/dgdr-operator/internal/version"
 	dgdrwebhook "github.com/dgdr-operator/dgdr-operator/internal/webhook"
@@ -301,7 +301,7 @@ func managerOptions(cfg *v1alpha1.OperatorConfiguration) ctrl.Options {
 		Scheme:                  scheme.Scheme,
 		Cache:                   controller.CacheOptions(cfg),
 		Controller:              controller.ControllerConfig(cfg),
-		Metrics:                 metricsserver.Options{BindAddress: cfg.Metrics.BindAddress},
+		Metrics:                 metrics.ServerOptions(cfg.Metrics),
 		HealthProbeBindAddress:  cfg.Health.BindAddress,
 		LeaderElection:          le.Enabled,
 		LeaderElectionID:        le.LeaseName,

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/client/config"
 
+	"github.com/dgdr-operator/dgdr-operator/internal/config"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/render"
 	"github.com/dgdr-operator/dgdr-operator/internal/reporter"
@@ -134,7 +135,7 @@ for SIGTERM.`,
 	f.StringVar(&o.PodName, "pod-name", os.Getenv(jobcontract.EnvPodName), "this pod's name, watched to learn when the search ended ($"+jobcontract.EnvPodName+")")
 	f.StringVar(&o.OutputDir, "output-dir", envOr(jobcontract.EnvOutputDir, jobcontract.ResultDir), "the search's output directory ($"+jobcontract.EnvOutputDir+")")
 	f.StringVar(&o.SearchTmpDir, "search-tmp-dir", envOr(jobcontract.EnvSearchTmpDir, jobcontract.SearchTmpDir), "where the search container's /tmp is mounted, holding AISimulate's live ledger while it runs (\"\": follow only the output directory's ledger) ($"+jobcontract.EnvSearchTmpDir+")")
-	f.StringVar(&o.RuntimeImages, "runtime-images", os.Getenv(jobcontract.EnvRuntimeImages), "backend=image,... used to render DynamoGraphDeployments ($"+jobcontract.EnvRuntimeImages+")")
+	f.StringVar(&o.RuntimeImages, "runtime-images", os.Getenv(jobcontract.EnvRuntimeImages), "the runtime images (and their engine versions) used to render DynamoGraphDeployments, a JSON object {backend: {image, engineVersion}} or backend=image,... ($"+jobcontract.EnvRuntimeImages+")")
 	f.IntVar(&o.GPUsPerNode, "gpus-per-node", render.DefaultGPUsPerNode, "GPUs per node, for multinode rendering")
 	f.StringVar(&o.PlannerImage, "planner-image", os.Getenv(jobcontract.EnvPlannerImage), "the Planner image, for rendering the Planner component ($"+jobcontract.EnvPlannerImage+")")
 	f.StringVar(&o.SearchContainer, "search-container", "", "name of the container in this pod whose end is watched (default "+jobcontract.SearchContainer+", with --baseline "+jobcontract.BaselineContainer+")")
@@ -329,7 +330,7 @@ func executeReport(ctx context.Context, o *reportOptions, log logr.Logger) (stri
 	if o.SearchExitFile == "" && o.PodName == "" {
 		return "", errors.New("the pod name is required to watch the search (--pod-name or $" + jobcontract.EnvPodName + "), or --search-exit-file")
 	}
-	images, err := render.ParseRuntimeImages(o.RuntimeImages)
+	images, err := config.ParseRuntimeImages(o.RuntimeImages)
 	if err != nil {
 		return "", err
 	}

@@ -85,7 +85,7 @@ func toYAML(v any) (string, error) {
 var clusterScoped = map[string]bool{
 	"nodes": true, "customresourcedefinitions": true,
 	"validatingadmissionpolicies": true, "validatingadmissionpolicybindings": true,
-	"subjectaccessreviews": true,
+	"subjectaccessreviews": true, "tokenreviews": true,
 }
 
 // renderRBAC splits controller-gen's ClusterRole into the cluster-scoped and the namespaced

@@ -74,7 +74,7 @@ func generate(root, helm string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("helm %v: %w\n%s", renderArgs, err, stderr.String())
 	}
-	c, err := chartRights(bytes.NewReader(rendered), chartDir)
+	c, err := chartRights(bytes.NewReader(rendered))
 	if err != nil {
 		return "", err
 	}

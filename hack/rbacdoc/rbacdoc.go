@@ -170,46 +170,34 @@ type chart struct {
 }
 
 // chartRights reads the Roles and ClusterRoles of a chart rendered by helm (documents headed by
-// "# Source: <chart>/<template>"). chartDir is the chart's directory relative to the repository
-// root. A hand-written rule without a comment above it is an error naming its role.
-func chartRights(rendered io.Reader, chartDir string) (*chart, error) {
+// "# Source: <chart>/<template>") from chartDir. A hand-written role counts only when a binding
+// of the chart grants it to a ServiceAccount the chart renders (the operator's): a role the chart
+// offers to others (the metrics readers') is not the operator's right. A hand-written rule of the operator without a comment above it is
+// an error naming its role.
+func chartRights(rendered io.Reader) (*chart, error) {
 	c := &chart{generated: map[string]string{}}
-	dec := yaml.NewDecoder(rendered)
-	for {
-		var doc yaml.Node
-		err := dec.Decode(&doc)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("rendered chart: %w", err)
-		}
-		if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+	docs, err := decodeDocs(rendered)
+	if err != nil {
+		return nil, err
+	}
+	bound := operatorRoles(docs)
+	for _, d := range docs {
+		if d.head.Kind != "Role" && d.head.Kind != "ClusterRole" {
 			continue
 		}
-		m := doc.Content[0]
-		var head struct {
-			Kind     string `yaml:"kind"`
-			Metadata struct {
-				Name      string `yaml:"name"`
-				Namespace string `yaml:"namespace"`
-			} `yaml:"metadata"`
-		}
-		if err := m.Decode(&head); err != nil {
-			return nil, fmt.Errorf("rendered chart: %w", err)
-		}
-		if head.Kind != "Role" && head.Kind != "ClusterRole" {
-			continue
-		}
-		template := sourceOf(m)
+		template := sourceOf(d.node)
 		if template == "" {
-			return nil, fmt.Errorf("rendered chart: %s %s has no \"# Source:\" comment", head.Kind, head.Metadata.Name)
+			return nil, fmt.Errorf("rendered chart: %s %s has no \"# Source:\" comment", d.head.Kind, d.head.Metadata.Name)
 		}
-		role := head.Kind + " `" + head.Metadata.Name + "`"
-		if head.Metadata.Namespace != "" {
-			role += " in `" + head.Metadata.Namespace + "`"
+		generated := strings.HasPrefix(template, "templates/generated/")
+		if !generated && !bound[roleKey(d.head.Kind, d.head.Metadata.Name, d.head.Metadata.Namespace)] {
+			continue
 		}
-		rules := valueOf(m, "rules")
+		role := d.head.Kind + " `" + d.head.Metadata.Name + "`"
+		if d.head.Metadata.Namespace != "" {
+			role += " in `" + d.head.Metadata.Namespace + "`"
+		}
+		rules := valueOf(d.node, "rules")
 		if rules == nil {
 			continue
 		}
@@ -218,7 +206,7 @@ func chartRights(rendered io.Reader, chartDir string) (*chart, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s, %s rule %d: %w", template, role, i+1, err)
 			}
-			if strings.HasPrefix(template, "templates/generated/") {
+			if generated {
 				for _, gr := range groupResources(r) {
 					c.generated[gr] = role
 				}
@@ -233,6 +221,81 @@ func chartRights(rendered io.Reader, chartDir string) (*chart, error) {
 	}
 	return c, nil
 }
+
+// doc is one rendered object: its mapping node and its kind and name.
+type doc struct {
+	node *yaml.Node
+	head struct {
+		Kind     string `yaml:"kind"`
+		Metadata struct {
+			Name      string `yaml:"name"`
+			Namespace string `yaml:"namespace"`
+		} `yaml:"metadata"`
+		RoleRef struct {
+			Kind string `yaml:"kind"`
+			Name string `yaml:"name"`
+		} `yaml:"roleRef"`
+		Subjects []struct {
+			Kind      string `yaml:"kind"`
+			Name      string `yaml:"name"`
+			Namespace string `yaml:"namespace"`
+		} `yaml:"subjects"`
+	}
+}
+
+// decodeDocs decodes every object of a YAML stream.
+func decodeDocs(r io.Reader) ([]doc, error) {
+	var out []doc
+	dec := yaml.NewDecoder(r)
+	for {
+		var n yaml.Node
+		err := dec.Decode(&n)
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("rendered chart: %w", err)
+		}
+		if len(n.Content) == 0 || n.Content[0].Kind != yaml.MappingNode {
+			continue
+		}
+		d := doc{node: n.Content[0]}
+		if err := d.node.Decode(&d.head); err != nil {
+			return nil, fmt.Errorf("rendered chart: %w", err)
+		}
+		out = append(out, d)
+	}
+}
+
+// operatorRoles are the roles (roleKey) that a binding of the chart grants to a ServiceAccount
+// the chart renders.
+func operatorRoles(docs []doc) map[string]bool {
+	accounts := map[string]bool{}
+	for _, d := range docs {
+		if d.head.Kind == "ServiceAccount" {
+			accounts[d.head.Metadata.Namespace+"/"+d.head.Metadata.Name] = true
+		}
+	}
+	out := map[string]bool{}
+	for _, d := range docs {
+		if d.head.Kind != "RoleBinding" && d.head.Kind != "ClusterRoleBinding" {
+			continue
+		}
+		for _, s := range d.head.Subjects {
+			if s.Kind == "ServiceAccount" && accounts[s.Namespace+"/"+s.Name] {
+				ns := ""
+				if d.head.RoleRef.Kind == "Role" {
+					ns = d.head.Metadata.Namespace
+				}
+				out[roleKey(d.head.RoleRef.Kind, d.head.RoleRef.Name, ns)] = true
+			}
+		}
+	}
+	return out
+}
+
+// roleKey names a role: a Role by its namespace too.
+func roleKey(kind, name, namespace string) string { return kind + " " + namespace + "/" + name }
 
 // decodeRule decodes a rule by its JSON field names, strictly.
 func decodeRule(n *yaml.Node) (rbacv1.PolicyRule, error) {

@@ -43,6 +43,9 @@ func (r *request) deployDefaults() *request {
 	r.Spec.Deployment.AutoApply = ptr.To(false)
 	r.Spec.Deployment.Name = r.Name
 	r.Spec.Deployment.Planner = &v1beta2.PlannerSpec{Enabled: ptr.To(false)}
+	if r.Spec.Deployment.Selection == nil {
+		r.Spec.Deployment.Selection = &v1beta2.SelectionSpec{Tolerance: "2%"}
+	}
 	return r
 }
 
@@ -53,6 +56,7 @@ func (r *request) deployNamed(name string, autoApply bool) *request {
 	r.Spec.Deployment.AutoApply = ptr.To(autoApply)
 	r.Spec.Deployment.Name = name
 	r.Spec.Deployment.Planner = &v1beta2.PlannerSpec{Enabled: ptr.To(false)}
+	r.Spec.Deployment.Selection = &v1beta2.SelectionSpec{Tolerance: "2%"}
 	return r
 }
 
@@ -136,6 +140,15 @@ func TestDefault(t *testing.T) {
 			newRequest().pareto().static(defaultStatic()).sku("h200_sxm").perNode(8).maxCandidates(3).remoteCode(v1beta2.RemoteCodeNever).router(v1beta2.RouterRoundRobin).deployDefaults().obj()},
 		{"user's deployment name and autoApply are kept", newRequest().deployNamed("llama-prod", true).obj(), opts,
 			newRequest().static(defaultStatic()).sku("h200_sxm").perNode(8).maxCandidates(5).remoteCode(v1beta2.RemoteCodeNever).router(v1beta2.RouterRoundRobin).deployNamed("llama-prod", true).obj()},
+		{"the selection tolerance is kept, 0% included", func() *v1beta2.DynamoGraphDeploymentRequest {
+			r := newRequest().obj()
+			r.Spec.Deployment = &v1beta2.DeploymentSpec{Selection: &v1beta2.SelectionSpec{Tolerance: "0%"}}
+			return r
+		}(), opts, func() *v1beta2.DynamoGraphDeploymentRequest {
+			r := newRequest().static(defaultStatic()).sku("h200_sxm").perNode(8).maxCandidates(5).remoteCode(v1beta2.RemoteCodeNever).router(v1beta2.RouterRoundRobin).deployDefaults().obj()
+			r.Spec.Deployment.Selection.Tolerance = "0%"
+			return r
+		}()},
 		{"router mode is kept, overrides untouched", func() *v1beta2.DynamoGraphDeploymentRequest {
 			r := newRequest().router(v1beta2.RouterKV).obj()
 			r.Spec.Deployment.PodTemplateOverrides = &v1beta2.PodTemplateOverrides{Workers: &runtime.RawExtension{Raw: []byte(`{"spec":{}}`)}}
@@ -243,8 +256,8 @@ func TestDefaultGPUSKU(t *testing.T) {
 			[]string{"several GPU products: NVIDIA-A100-SXM4-80GB (a100_sxm), NVIDIA-H200 (h200_sxm)"}},
 		{"two products, no default", admission.DefaultingOptions{GPUDiscovery: true, GPUProducts: []string{"NVIDIA-A100-SXM4-80GB", "NVIDIA-H200"}}, "",
 			[]string{"several GPU products: NVIDIA-A100-SXM4-80GB (a100_sxm), NVIDIA-H200 (h200_sxm)"}},
-		{"unsupported product", admission.DefaultingOptions{GPUDiscovery: true, DefaultGPUSKU: "h200_sxm", GPUProducts: []string{"NVIDIA-H100-PCIe"}}, "",
-			[]string{"NVIDIA-H100-PCIe (no AISimulate system)"}},
+		{"unsupported product", admission.DefaultingOptions{GPUDiscovery: true, DefaultGPUSKU: "h200_sxm", GPUProducts: []string{"NVIDIA-H100-NVL"}}, "",
+			[]string{"NVIDIA-H100-NVL (no AISimulate system)"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

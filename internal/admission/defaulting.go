@@ -131,6 +131,12 @@ func Default(dgdr *v1beta2.DynamoGraphDeploymentRequest, opts DefaultingOptions)
 	if spec.Deployment.AutoApply == nil {
 		spec.Deployment.AutoApply = ptr.To(false)
 	}
+	if spec.Deployment.Selection == nil {
+		spec.Deployment.Selection = &v1beta2.SelectionSpec{}
+	}
+	if spec.Deployment.Selection.Tolerance == "" {
+		spec.Deployment.Selection.Tolerance = specdefaults.SelectionTolerance
+	}
 	defaultCapture(spec.Deployment.Capture)
 	defaultResearch(spec)
 	// A request name too long for a deployment is itself invalid (validateName reports it at

@@ -10,13 +10,14 @@ import (
 )
 
 // EffectiveInputProblems checks the final effective input of a spec against the bundled AISimulate
-// input schema and cross-field rules. Each problem becomes a field error: when inputOverrides
+// input schema and cross-field rules, and its systems against the pinned AISimulate's catalogue
+// (aisimulate.SystemProblems). Each problem becomes a field error: when inputOverrides
 // introduced it (the typed fields alone lower to a document without it), the path points into
 // spec.aisimulate.inputOverrides at the deepest key the override wrote on the way to the
 // problem; otherwise it points at spec. The detail always names the path in the effective
 // document. keys identifies each problem for ratcheting.
 func EffectiveInputProblems(spec *v1beta2.DynamoGraphDeploymentRequestSpec, input *aisimulate.Input, opts aisimulate.Options) (errs field.ErrorList, keys []string) {
-	problems := aisimulate.CheckInput(input.Document)
+	problems := inputProblems(input.Document)
 	if len(problems) == 0 {
 		return nil, nil
 	}
@@ -24,7 +25,7 @@ func EffectiveInputProblems(spec *v1beta2.DynamoGraphDeploymentRequestSpec, inpu
 	typedOnly.AISimulate = nil
 	typedKeys := map[string]bool{}
 	if typedInput, lowerErrs := aisimulate.Lower(typedOnly, opts); len(lowerErrs) == 0 {
-		for _, p := range aisimulate.CheckInput(typedInput.Document) {
+		for _, p := range inputProblems(typedInput.Document) {
 			typedKeys[p.String()] = true
 		}
 	}
@@ -55,6 +56,12 @@ func EffectiveInputProblems(spec *v1beta2.DynamoGraphDeploymentRequestSpec, inpu
 		keys = append(keys, p.String())
 	}
 	return errs, keys
+}
+
+// inputProblems are the problems AISimulate would refuse doc for: before its search, and when its
+// search starts.
+func inputProblems(doc map[string]any) []aisimulate.Problem {
+	return append(aisimulate.CheckInput(doc), aisimulate.SystemProblems(doc)...)
 }
 
 // Ratchet splits problems of a new object into denials and warnings: a problem its old object

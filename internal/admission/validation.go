@@ -21,7 +21,8 @@ const MaxRequestNameLength = 63
 // and revision, known GPU SKUs, the inputOverrides shape (and that it leaves engine.model and
 // engine.hardware to the typed spec), the size and shape of the pod template overrides,
 // whether autoApply is enabled, that the typed fields lower under the operator's caps, the
-// effective input against AISimulate's rules, and the caps. It returns the effective input when
+// effective input against AISimulate's rules and systems (the search's hardware has performance
+// data), and the caps. It returns the effective input when
 // the request is valid (its Warnings name derived defaults the caps lowered), so callers need
 // not lower twice.
 func Validate(dgdr *v1beta2.DynamoGraphDeploymentRequest, opts Options) (*aisimulate.Input, field.ErrorList) {
@@ -67,9 +68,6 @@ func validate(old, dgdr *v1beta2.DynamoGraphDeploymentRequest, opts Options) (*a
 	spec := &dgdr.Spec
 	specPath := field.NewPath("spec")
 
-	if gpu := gpuOf(spec); gpu != nil && gpu.SKU != "" && !aisimulate.KnownSKU(gpu.SKU) {
-		errs = append(errs, field.NotSupported(specPath.Child("hardware", "gpu", "sku"), gpu.SKU, aisimulate.KnownSKUs()))
-	}
 	errs = append(errs, validateAddedRules(old, dgdr, opts)...)
 	errs = append(errs, ValidateModelAccess(&spec.Model, specPath.Child("model"))...)
 	errs = append(errs, ValidateDeployment(spec.Deployment, opts.MaxPodTemplateOverrideBytes, specPath.Child("deployment"))...)
@@ -92,8 +90,8 @@ func validate(old, dgdr *v1beta2.DynamoGraphDeploymentRequest, opts Options) (*a
 	return input, errs, keys
 }
 
-// validateAddedRules checks the admission rules that ratchet (names, the engine fields of inputOverrides,
-// autoApply enabled). On an update each applies only when its field changed, so a request
+// validateAddedRules checks the admission rules that ratchet (names, known GPU SKUs, the engine
+// fields of inputOverrides, autoApply enabled). On an update each applies only when its field changed, so a request
 // stored before a rule existed (or before the operator's configuration changed) stays editable.
 func validateAddedRules(old, dgdr *v1beta2.DynamoGraphDeploymentRequest, opts Options) field.ErrorList {
 	var errs field.ErrorList
@@ -104,6 +102,17 @@ func validateAddedRules(old, dgdr *v1beta2.DynamoGraphDeploymentRequest, opts Op
 	}
 	changed := func(get func(*v1beta2.DynamoGraphDeploymentRequestSpec) any) bool {
 		return oldSpec == nil || !equality.Semantic.DeepEqual(get(oldSpec), get(spec))
+	}
+	// The known systems are the pinned AISimulate's: a SKU an older release had stays editable
+	// (the effective-input check still warns about it).
+	sku := func(s *v1beta2.DynamoGraphDeploymentRequestSpec) any {
+		if gpu := gpuOf(s); gpu != nil {
+			return gpu.SKU
+		}
+		return ""
+	}
+	if s, _ := sku(spec).(string); s != "" && !aisimulate.KnownSKU(s) && changed(sku) {
+		errs = append(errs, field.NotSupported(field.NewPath("spec", "hardware", "gpu", "sku"), s, aisimulate.KnownSKUs()))
 	}
 	modelPath := field.NewPath("spec", "model")
 	if changed(func(s *v1beta2.DynamoGraphDeploymentRequestSpec) any { return s.Model.Name }) {

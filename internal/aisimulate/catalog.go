@@ -1,70 +1,89 @@
 package aisimulate
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
-// knownSKUs are the AISimulate system ids of the bundled AISimulate release
-// (aisimulate_core/systems/*.yaml stems; see docs/design/lowering.md).
-var knownSKUs = map[string]bool{
-	"a100_sxm": true, "b200_sxm": true, "b300_sxm": true, "b60": true, "gb10": true,
-	"gb200": true, "gb300": true, "h100_sxm": true, "h200_sxm": true, "h20_3e": true,
-	"l40s": true, "rtx_5090": true, "rtx_pro_6000_server": true,
+// The GPU catalogue: the systems of the pinned AISimulate (systems_generated.go, written by
+// hack/catalog from the wheel by make generate) are the GPU SKUs the operator accepts, and
+// gpuproducts.go says which Node product labels each stands for.
+
+// System is one system (engine.hardware value) of the pinned AISimulate, as its bundled spec
+// (aisimulate_core/systems/<id>.yaml) describes it.
+type System struct {
+	// ID is the system id, spec.hardware.gpu.sku and engine.hardware.
+	ID string `json:"id"`
+	// MemoryBytes is the memory of one GPU (gpu.mem_capacity).
+	MemoryBytes int64 `json:"memoryBytes"`
+	// MemoryBandwidth is one GPU's memory bandwidth in bytes per second (gpu.mem_bw).
+	MemoryBandwidth int64 `json:"memoryBandwidth"`
+	// PowerWatts is one GPU's power (gpu.power).
+	PowerWatts int32 `json:"powerWatts"`
+	// GPUsPerNode is the GPUs of one node (node.num_gpus_per_node).
+	GPUsPerNode int32 `json:"gpusPerNode"`
+	// SMVersion is the NVIDIA compute capability (gpu.sm_version, 90 for Hopper); 0 for the
+	// non-NVIDIA (XPU) specs, which have none.
+	SMVersion int32 `json:"smVersion,omitempty"`
+	// PerfData maps each backend the wheel has performance data for to the engine version of
+	// that data a search uses by default (its "current" version slot). Empty for an
+	// estimate-only spec: its search cannot estimate the KV cache and skips every backend.
+	PerfData map[string]string `json:"perfData"`
 }
 
-// KnownSKU reports whether sku is a system id of the bundled AISimulate.
-func KnownSKU(sku string) bool { return knownSKUs[sku] }
-
-// KnownSKUs lists the system ids of the bundled AISimulate, sorted.
-func KnownSKUs() []string {
-	out := make([]string, 0, len(knownSKUs))
-	for k := range knownSKUs {
-		out = append(out, k)
+// LookupSystem returns the pinned AISimulate's system id.
+func LookupSystem(id string) (System, bool) {
+	i, ok := slices.BinarySearchFunc(wheelSystems, id, func(s System, id string) int { return strings.Compare(s.ID, id) })
+	if !ok {
+		return System{}, false
 	}
-	slices.Sort(out)
+	return wheelSystems[i], true
+}
+
+// KnownSKU reports whether sku is a system id of the pinned AISimulate.
+func KnownSKU(sku string) bool {
+	_, ok := LookupSystem(sku)
+	return ok
+}
+
+// KnownSKUs lists the system ids of the pinned AISimulate, sorted.
+func KnownSKUs() []string {
+	out := make([]string, len(wheelSystems))
+	for i, s := range wheelSystems {
+		out[i] = s.ID
+	}
 	return out
 }
 
-// gpuProducts maps the nvidia.com/gpu.product Node label (GPU feature discovery) to system ids.
-var gpuProducts = map[string]string{
-	"NVIDIA-A100-SXM4-80GB": "a100_sxm", "NVIDIA-A100-SXM4-40GB": "a100_sxm",
-	"NVIDIA-H100-80GB-HBM3": "h100_sxm", "NVIDIA-H100-SXM5-80GB": "h100_sxm",
-	"NVIDIA-H200": "h200_sxm", "NVIDIA-H200-SXM-141GB": "h200_sxm",
-	"NVIDIA-B200": "b200_sxm", "NVIDIA-B300": "b300_sxm",
-	"NVIDIA-GB200": "gb200", "NVIDIA-GB300": "gb300",
-	"NVIDIA-L40S": "l40s", "NVIDIA-H20-3e": "h20_3e",
+// GPUsPerNode returns the GPUs per node of a known SKU, from its AISimulate spec.
+func GPUsPerNode(sku string) (int32, bool) {
+	s, ok := LookupSystem(sku)
+	return s.GPUsPerNode, ok
+}
+
+// PerfDataVersion returns the engine version of the performance data the pinned AISimulate
+// searches sku with on backend by default; false when it has none for the pair.
+func PerfDataVersion(sku, backend string) (string, bool) {
+	s, _ := LookupSystem(sku)
+	v, ok := s.PerfData[backend]
+	return v, ok
 }
 
 // SKUForGPUProduct maps a nvidia.com/gpu.product label value to an AISimulate system id.
 func SKUForGPUProduct(product string) (string, bool) {
-	sku, ok := gpuProducts[product]
-	return sku, ok
+	for sku, products := range gpuProducts {
+		if slices.Contains(products, product) {
+			return sku, true
+		}
+	}
+	return "", false
 }
 
 // GPUProductsOf lists, sorted, the nvidia.com/gpu.product label values that map to sku: the
 // Nodes a deployment searched for sku must run on. Empty when the catalogue knows no label of
-// sku.
+// sku (noGPUProduct says why).
 func GPUProductsOf(sku string) []string {
-	var out []string
-	for product, s := range gpuProducts {
-		if s == sku {
-			out = append(out, product)
-		}
-	}
+	out := slices.Clone(gpuProducts[sku])
 	slices.Sort(out)
 	return out
-}
-
-// gpusPerNode is the number of GPUs one node of each system has: 8 for HGX baseboards
-// (A100/H100/H200/H20/B200/B300 SXM), 4 for the Grace Blackwell compute trays (GB200/GB300 NVL),
-// 1 for a DGX Spark (GB10), and 8 for the PCIe server SKUs in their common 8-GPU chassis. A
-// node with fewer GPUs sets spec.hardware.gpu.perNode.
-var gpusPerNode = map[string]int32{
-	"a100_sxm": 8, "b200_sxm": 8, "b300_sxm": 8, "b60": 8, "gb10": 1,
-	"gb200": 4, "gb300": 4, "h100_sxm": 8, "h200_sxm": 8, "h20_3e": 8,
-	"l40s": 8, "rtx_5090": 8, "rtx_pro_6000_server": 8,
-}
-
-// GPUsPerNode returns the GPUs per node of a known SKU.
-func GPUsPerNode(sku string) (int32, bool) {
-	n, ok := gpusPerNode[sku]
-	return n, ok
 }

@@ -13,3 +13,9 @@ func DomainFieldsForTest() []string {
 	}
 	return out
 }
+
+// GPUProductsForTest and NoGPUProductForTest are the hand-written label tables.
+var (
+	GPUProductsForTest  = gpuProducts
+	NoGPUProductForTest = noGPUProduct
+)

@@ -2,10 +2,12 @@ package candidates
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,9 +15,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/yaml"
 
+	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/internal/calibration"
+	"github.com/dgdr-operator/dgdr-operator/internal/config"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 	"github.com/dgdr-operator/dgdr-operator/internal/pricing"
 	"github.com/dgdr-operator/dgdr-operator/internal/render"
@@ -32,8 +36,8 @@ const (
 
 // Options are what rendering a Candidate needs besides the Run and the record.
 type Options struct {
-	// RuntimeImages maps backends to Dynamo runtime images.
-	RuntimeImages map[string]string
+	// RuntimeImages maps backends to Dynamo runtime images and their engine versions.
+	RuntimeImages map[string]v1alpha1.RuntimeImage
 	// GPUsPerNode is the node size used to render multinode workers.
 	GPUsPerNode int
 	// PlannerImage is the image of the rendered Planner component (planner.enabled).
@@ -231,21 +235,38 @@ func setParetoRole(c *v1beta2.DynamoGraphDeploymentCandidate, role v1beta2.Paret
 
 // Render builds the Candidate of rank of the record rec whose configuration is doc, predicted by
 // prov and ranked in view. The configuration is decoded here once (render.Decode); the renderer
-// and the calibration read the typed document.
+// and the calibration read the typed document. A configuration the renderer cannot lower
+// (render.NotRenderableError) is still a Candidate, Evaluated, with an empty graphDeployment and
+// Deployable False naming every field it cannot lower.
 func Render(run *v1beta2.DynamoGraphDeploymentRun, prov output.Provenance, view string, rec *output.Candidate, doc map[string]any, rank int, o Options) (*v1beta2.DynamoGraphDeploymentCandidate, error) {
 	name := naming.CandidateName(run.Name, rec.CandidateID)
-	params, typed, err := render.Decode(doc)
+	d, err := render.Decode(doc)
 	if err != nil {
 		return nil, fmt.Errorf("rendering: %w", err)
 	}
-	dgd, sum, err := render.RenderPrediction(typed, render.RunOptions(run, name, o.RuntimeImages, o.GPUsPerNode, o.PlannerImage))
-	if err != nil {
+	typed := d.Typed
+	deployable := metav1.Condition{Type: v1beta2.ConditionDeployable, Status: metav1.ConditionTrue, Reason: v1beta2.ReasonRendered,
+		Message: "every deployment setting of spec.parameters is rendered into spec.graphDeployment"}
+	gd := []byte("{}")
+	dgd, sum, err := d.Render(render.RunOptions(run, name, config.RuntimeImageRefs(o.RuntimeImages), o.GPUsPerNode, o.PlannerImage))
+	var refused *render.NotRenderableError
+	switch {
+	case errors.As(err, &refused):
+		deployable.Status, deployable.Reason = metav1.ConditionFalse, v1beta2.ReasonNotRenderable
+		deployable.Message = truncate(fmt.Sprintf("not deployable: the renderer cannot lower %s (%s); spec.graphDeployment is empty",
+			strings.Join(refused.Paths(), ", "), refused.Error()), maxConditionMessage)
+		sum = render.Summary{Backend: typed.Engine.Backend, Mode: typed.Engine.Mode}
+		if sum.Backend == "" {
+			sum.Backend = output.BackendVLLM
+		}
+	case err != nil:
 		return nil, fmt.Errorf("rendering: %w", err)
+	default:
+		if gd, err = json.Marshal(dgd); err != nil {
+			return nil, err
+		}
 	}
-	gd, err := json.Marshal(dgd)
-	if err != nil {
-		return nil, err
-	}
+	params := d.Parameters
 	gpus := rec.UsedGPUs
 	if gpus <= 0 {
 		gpus = sum.GPUs
@@ -253,6 +274,10 @@ func Render(run *v1beta2.DynamoGraphDeploymentRun, prov output.Provenance, view 
 	mode := v1beta2.ModeAggregated
 	if sum.Mode == render.ModeDisaggregated {
 		mode = v1beta2.ModeDisaggregated
+	}
+	versions := &v1beta2.CandidateEngineVersions{
+		PerformanceData: performanceDataVersion(typed, rec),
+		Runtime:         o.RuntimeImages[sum.Backend].EngineVersion,
 	}
 	labels := map[string]string{
 		v1beta2.LabelRunName:       run.Name,
@@ -265,6 +290,10 @@ func Render(run *v1beta2.DynamoGraphDeploymentRun, prov output.Provenance, view 
 		}
 	}
 	metrics := Metrics(rec)
+	now := metav1.NewTime(o.now().Truncate(time.Second))
+	deployable.LastTransitionTime = now
+	skew := versionSkew(versions, sum.Backend)
+	skew.LastTransitionTime = now
 	// The cost is computed here, in the search pod, from the price the Run recorded.
 	metrics.Cost = pricing.Cost(run.Status.Pricing, int32(gpus), metrics.Throughput)
 	c := &v1beta2.DynamoGraphDeploymentCandidate{
@@ -282,17 +311,18 @@ func Render(run *v1beta2.DynamoGraphDeploymentRun, prov output.Provenance, view 
 			Parameters:      runtime.RawExtension{Raw: params},
 		},
 		Status: v1beta2.DynamoGraphDeploymentCandidateStatus{
-			Rank:        int32(rank),
-			CandidateID: rec.CandidateID,
-			Metrics:     metrics,
-			Display:     Display(metrics),
+			Rank:           int32(rank),
+			CandidateID:    rec.CandidateID,
+			Metrics:        metrics,
+			Display:        Display(metrics),
+			EngineVersions: versions,
 			Conditions: []metav1.Condition{{
 				Type:               v1beta2.ConditionEvaluated,
 				Status:             metav1.ConditionTrue,
 				Reason:             v1beta2.ReasonFeasible,
 				Message:            fmt.Sprintf("predicted by %s %s; rank %d of view %s", prov.Implementation, prov.ImplementationVersion, rank, view),
-				LastTransitionTime: metav1.NewTime(o.now().Truncate(time.Second)),
-			}},
+				LastTransitionTime: now,
+			}, deployable, skew},
 		},
 	}
 	// So is the calibrated prediction, from the corrections the Run recorded.
@@ -307,4 +337,46 @@ func Render(run *v1beta2.DynamoGraphDeploymentRun, prov output.Provenance, view 
 		return nil, err
 	}
 	return c, nil
+}
+
+// maxConditionMessage is the API server's bound on a condition's message.
+const maxConditionMessage = 32768
+
+// truncate cuts s to at most n bytes.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-3] + "..."
+}
+
+// performanceDataVersion is the engine version of the performance data a prediction used:
+// engine.backend_version of the document (AISimulate writes it into every recommendation), else
+// the backend_version the search recorded in the candidate's provenance (aisim records it there).
+func performanceDataVersion(p *output.PredictionConfig, rec *output.Candidate) string {
+	v := p.Engine.BackendVersion
+	if v == "" {
+		v, _ = rec.Provenance["backend_version"].(string)
+	}
+	if len(v) > config.MaxEngineVersionLength {
+		return ""
+	}
+	return v
+}
+
+// versionSkew is the VersionSkew condition of versions (its time left unset).
+func versionSkew(v *v1beta2.CandidateEngineVersions, backend string) metav1.Condition {
+	c := metav1.Condition{Type: v1beta2.ConditionVersionSkew}
+	switch {
+	case v.PerformanceData == "" || v.Runtime == "":
+		c.Status, c.Reason = metav1.ConditionUnknown, v1beta2.ReasonEngineVersionUnknown
+		c.Message = fmt.Sprintf("%s version of the performance data %q, of the runtime image %q: not both known", backend, v.PerformanceData, v.Runtime)
+	case v.PerformanceData != v.Runtime:
+		c.Status, c.Reason = metav1.ConditionTrue, v1beta2.ReasonEngineVersionsDiffer
+		c.Message = fmt.Sprintf("predicted from %s %s performance data; the runtime image runs %s %s", backend, v.PerformanceData, backend, v.Runtime)
+	default:
+		c.Status, c.Reason = metav1.ConditionFalse, v1beta2.ReasonEngineVersionsMatch
+		c.Message = fmt.Sprintf("predicted from %s %s performance data, the version the runtime image runs", backend, v.Runtime)
+	}
+	return c
 }

@@ -35,7 +35,42 @@ func Metrics(rec *output.Candidate) *v1beta2.CandidateMetrics {
 		m.ThroughputPerGPU = &v
 	}
 	m.ErrorBand = errorBand(rec.ErrorBand)
+	// The percentiles of ITL are of the distribution its mean was read from.
+	itl := output.DistITL
+	if _, ok := rec.Metrics[output.KeyMeanITL]; !ok {
+		itl = output.DistTPOT
+	}
+	p := &v1beta2.CandidatePercentiles{
+		TTFTMs: percentiles(rec.Metrics, output.DistTTFT),
+		ITLMs:  percentiles(rec.Metrics, itl),
+		E2EMs:  percentiles(rec.Metrics, output.DistE2ELatency),
+	}
+	if p.TTFTMs != nil || p.ITLMs != nil || p.E2EMs != nil {
+		m.Percentiles = p
+	}
+	if w, ok := rec.Metrics[output.KeyPowerW]; ok && w > 0 {
+		m.PowerW = &w
+	}
 	return m
+}
+
+// percentiles are the p50, p90 and p99 of the distribution dist of a record's metrics (the
+// median is AISimulate's name of p50, p50 the local recommender's); nil when it has none. A
+// negative value is no latency and is left out.
+func percentiles(r output.Report, dist string) *v1beta2.LatencyPercentiles {
+	get := func(stats ...string) *float64 {
+		for _, s := range stats {
+			if v, ok := r[output.StatKey(s, dist)]; ok && v >= 0 {
+				return &v
+			}
+		}
+		return nil
+	}
+	p := &v1beta2.LatencyPercentiles{P50: get(output.StatMedian, output.StatP50), P90: get(output.StatP90), P99: get(output.StatP99)}
+	if p.P50 == nil && p.P90 == nil && p.P99 == nil {
+		return nil
+	}
+	return p
 }
 
 // Display rounds metrics for the printer columns of kubectl get dgdc: whole tokens per second,

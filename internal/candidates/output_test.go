@@ -9,6 +9,11 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/internal/candidates"
@@ -17,10 +22,10 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/searchoutput"
 )
 
-var testImages = map[string]string{
-	"vllm":   "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.3.1",
-	"sglang": "nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.3.1",
-	"trtllm": "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.3.1",
+var testImages = map[string]v1alpha1.RuntimeImage{
+	"vllm":   {Image: "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.3.1", EngineVersion: "0.24.0"},
+	"sglang": {Image: "nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.3.1", EngineVersion: "0.5.21"},
+	"trtllm": {Image: "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.3.1"},
 }
 
 func offlineRun() *v1beta2.DynamoGraphDeploymentRun {
@@ -122,4 +127,49 @@ func TestOutputCaps(t *testing.T) {
 			t.Fatalf("%d candidates, err %v", len(cands), err)
 		}
 	})
+}
+
+// TestEngineVersionsOfCandidates: every Candidate of aisim's output is rendered (Deployable True)
+// and records the engine version of the performance data (aisim's provenance: vLLM 0.24.0,
+// SGLang 0.5.14) and of its runtime image (the configuration's engineVersion). VersionSkew is
+// False where they agree (vLLM here), True where they differ (SGLang 0.5.21), Unknown where the
+// image's version is not configured.
+func TestEngineVersionsOfCandidates(t *testing.T) {
+	dir := outputtest.Search(t)
+	for _, tc := range []struct {
+		name   string
+		images map[string]v1alpha1.RuntimeImage
+		want   map[v1beta2.Backend][2]string // VersionSkew reason, runtime version
+	}{
+		{"configured", testImages, map[v1beta2.Backend][2]string{
+			"vllm": {v1beta2.ReasonEngineVersionsMatch, "0.24.0"}, "sglang": {v1beta2.ReasonEngineVersionsDiffer, "0.5.21"}}},
+		{"images alone", map[string]v1alpha1.RuntimeImage{"vllm": {Image: "v:1"}, "sglang": {Image: "s:1"}}, map[v1beta2.Backend][2]string{
+			"vllm": {v1beta2.ReasonEngineVersionUnknown, ""}, "sglang": {v1beta2.ReasonEngineVersionUnknown, ""}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cands, err := candidates.FromOutput(offlineRun(), dir, candidates.Options{RuntimeImages: tc.images})
+			if err != nil || len(cands) == 0 {
+				t.Fatalf("%d candidates, err %v", len(cands), err)
+			}
+			perfData := map[v1beta2.Backend]string{"vllm": "0.24.0", "sglang": "0.5.14"}
+			status := map[string]metav1.ConditionStatus{v1beta2.ReasonEngineVersionsMatch: metav1.ConditionFalse,
+				v1beta2.ReasonEngineVersionsDiffer: metav1.ConditionTrue, v1beta2.ReasonEngineVersionUnknown: metav1.ConditionUnknown}
+			for _, c := range cands {
+				want, ok := tc.want[c.Spec.Backend]
+				if !ok {
+					t.Fatalf("%s: backend %s", c.Name, c.Spec.Backend)
+				}
+				if diff := cmp.Diff(&v1beta2.CandidateEngineVersions{PerformanceData: perfData[c.Spec.Backend], Runtime: want[1]}, c.Status.EngineVersions); diff != "" {
+					t.Errorf("%s: engine versions (-want +got):\n%s", c.Name, diff)
+				}
+				s := meta.FindStatusCondition(c.Status.Conditions, v1beta2.ConditionVersionSkew)
+				if s == nil || s.Reason != want[0] || s.Status != status[want[0]] {
+					t.Errorf("%s: VersionSkew %+v, want %s", c.Name, s, want[0])
+				}
+				if d := meta.FindStatusCondition(c.Status.Conditions, v1beta2.ConditionDeployable); d == nil || d.Status != metav1.ConditionTrue || d.Reason != v1beta2.ReasonRendered {
+					t.Errorf("%s: Deployable %+v", c.Name, d)
+				}
+			}
+		})
+	}
 }

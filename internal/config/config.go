@@ -3,6 +3,7 @@ package config
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -69,11 +70,35 @@ const (
 )
 
 // DefaultRuntimeImages are the runtime images of the Dynamo release this operator is tested with
-// (the release of DefaultPlannerImage).
-var DefaultRuntimeImages = map[string]string{
-	output.BackendVLLM:   "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.6.1",
-	output.BackendSGLang: "nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.6.1",
-	output.BackendTRTLLM: "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.6.1",
+// (the release of DefaultPlannerImage) and the engine versions they run (the release's
+// compatibility matrix; docs/operate/compatibility.md).
+var DefaultRuntimeImages = map[string]v1alpha1.RuntimeImage{
+	output.BackendVLLM:   {Image: "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.6.1", EngineVersion: "0.31.0"},
+	output.BackendSGLang: {Image: "nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.6.1", EngineVersion: "0.5.21"},
+	output.BackendTRTLLM: {Image: "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.6.1", EngineVersion: "1.3.0rc29"},
+}
+
+// MaxEngineVersionLength bounds runtimeImages.<backend>.engineVersion (a Candidate's
+// status.engineVersions.runtime has the same bound).
+const MaxEngineVersionLength = 64
+
+// RuntimeImageRefs are the image references of images, by backend: what the renderer needs.
+func RuntimeImageRefs(images map[string]v1alpha1.RuntimeImage) map[string]string {
+	out := make(map[string]string, len(images))
+	for backend, img := range images {
+		out[backend] = img.Image
+	}
+	return out
+}
+
+// DefaultVerificationResources are verification.resources when it sets neither requests nor
+// limits: enough for AIPerf's worker processes and a tokenizer, and a bound on a load the
+// request chooses.
+func DefaultVerificationResources() corev1.ResourceRequirements {
+	return corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")},
+		Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("4Gi")},
+	}
 }
 
 // DefaultSearchCommand runs AISimulate's recommend command.
@@ -172,12 +197,21 @@ func SetDefaults(cfg *v1alpha1.OperatorConfiguration) {
 	if cfg.Verification.ImagePullPolicy == "" {
 		cfg.Verification.ImagePullPolicy = corev1.PullIfNotPresent
 	}
+	if r := &cfg.Verification.Resources; len(r.Requests) == 0 && len(r.Limits) == 0 {
+		*r = DefaultVerificationResources()
+	}
 	defaultJob(&cfg.Job)
 	if cfg.Defaults.GPUDiscovery == nil {
 		cfg.Defaults.GPUDiscovery = ptr.To(true)
 	}
 	if len(cfg.RuntimeImages) == 0 {
 		cfg.RuntimeImages = maps.Clone(DefaultRuntimeImages)
+	}
+	for backend, img := range cfg.RuntimeImages {
+		// A default image named alone runs the default engine version.
+		if def, ok := DefaultRuntimeImages[backend]; ok && img.EngineVersion == "" && img.Image == def.Image {
+			cfg.RuntimeImages[backend] = def
+		}
 	}
 	if cfg.RunRetention == nil {
 		cfg.RunRetention = ptr.To(DefaultRunRetention)
@@ -306,9 +340,16 @@ func Validate(cfg *v1alpha1.OperatorConfiguration) field.ErrorList {
 	}
 	errs = append(errs, validateJob(&cfg.Job, field.NewPath("job"))...)
 	errs = append(errs, validateLimits(cfg)...)
-	for backend := range cfg.RuntimeImages {
+	for backend, img := range cfg.RuntimeImages {
+		p := field.NewPath("runtimeImages").Key(backend)
 		if _, known := output.LookupBackend(backend); !known {
-			errs = append(errs, field.NotSupported(field.NewPath("runtimeImages").Key(backend), backend, output.BackendNames()))
+			errs = append(errs, field.NotSupported(p, backend, output.BackendNames()))
+		}
+		if strings.TrimSpace(img.Image) == "" {
+			errs = append(errs, field.Required(p.Child("image"), ""))
+		}
+		if len(img.EngineVersion) > MaxEngineVersionLength {
+			errs = append(errs, field.TooLong(p.Child("engineVersion"), img.EngineVersion, MaxEngineVersionLength))
 		}
 	}
 	errs = append(errs, validateWebhook(cfg, field.NewPath("webhook"))...)
@@ -509,4 +550,49 @@ func validatePricing(p *v1alpha1.PricingConfig, path *field.Path) field.ErrorLis
 		}
 	}
 	return errs
+}
+
+// FormatRuntimeImages encodes images as the reporter's --runtime-images (DGDR_RUNTIME_IMAGES):
+// a JSON object of {image, engineVersion} by backend, keys sorted.
+func FormatRuntimeImages(images map[string]v1alpha1.RuntimeImage) string {
+	data, err := json.Marshal(images)
+	if err != nil {
+		panic(err) // strings only
+	}
+	return string(data)
+}
+
+// ParseRuntimeImages decodes the reporter's --runtime-images: FormatRuntimeImages's JSON object,
+// or "backend=image,..." (images alone, as operators before engine versions wrote it).
+func ParseRuntimeImages(s string) (map[string]v1alpha1.RuntimeImage, error) {
+	out := map[string]v1alpha1.RuntimeImage{}
+	if t := strings.TrimSpace(s); strings.HasPrefix(t, "{") {
+		dec := json.NewDecoder(strings.NewReader(t))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&out); err != nil {
+			return nil, fmt.Errorf("runtime images: %w", err)
+		}
+	} else {
+		for _, part := range strings.Split(s, ",") {
+			part = strings.TrimSpace(part)
+			if part == "" {
+				continue
+			}
+			k, v, ok := strings.Cut(part, "=")
+			k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+			if !ok || k == "" || v == "" {
+				return nil, fmt.Errorf("runtime images: %q is not backend=image", part)
+			}
+			out[k] = v1alpha1.RuntimeImage{Image: v}
+		}
+	}
+	for k, img := range out {
+		if _, known := output.LookupBackend(k); !known {
+			return nil, fmt.Errorf("runtime images: unknown backend %q", k)
+		}
+		if img.Image == "" {
+			return nil, fmt.Errorf("runtime images: %s has no image", k)
+		}
+	}
+	return out, nil
 }

@@ -6,7 +6,10 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
 	"github.com/dgdr-operator/dgdr-operator/internal/config"
 )
 
@@ -38,8 +41,10 @@ func TestDecodeDefaults(t *testing.T) {
 	}
 	want := map[string]any{
 		"command": []string{"aisimulate", "recommend"}, "sku": "", "discovery": true, "retention": int32(5),
-		"images": map[string]string{"vllm": "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.6.1",
-			"sglang": "nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.6.1", "trtllm": "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.6.1"},
+		"images": map[string]v1alpha1.RuntimeImage{
+			"vllm":   {Image: "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.6.1", EngineVersion: "0.31.0"},
+			"sglang": {Image: "nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.6.1", EngineVersion: "0.5.21"},
+			"trtllm": {Image: "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.6.1", EngineVersion: "1.3.0rc29"}},
 		"maxActive": int32(4), "deadline": int64(21600), "baseline": int64(1800), "port": int32(9443),
 		"jobTTL": int32(3600), "tokenLife": int64(600),
 		"bodyLimit": int64(3 << 20), "readTime": 10 * time.Second,
@@ -108,7 +113,7 @@ func TestDefaultsAreNotAssumedOverExplicitValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := map[string]any{"sku": cfg.Defaults.GPUSKU, "discovery": config.GPUDiscoveryEnabled(cfg), "images": cfg.RuntimeImages}
-	want := map[string]any{"sku": "a100_sxm", "discovery": false, "images": map[string]string{"vllm": "v:2"}}
+	want := map[string]any{"sku": "a100_sxm", "discovery": false, "images": map[string]v1alpha1.RuntimeImage{"vllm": {Image: "v:2"}}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
@@ -124,5 +129,95 @@ func TestReporterImageFromEnvironment(t *testing.T) {
 	cfg, err := config.Decode([]byte(doc))
 	if err != nil || cfg.Reporter.Image != "registry.example.com/dgdr-operator:v1" {
 		t.Fatalf("reporter image from OPERATOR_IMAGE: %v %q", err, cfg.Reporter.Image)
+	}
+}
+
+// TestVerificationResources: a configuration that gives the verification container no resources
+// gets the bounded defaults (never a BestEffort pod running a load the request chooses); one that
+// sets any keeps exactly what it set.
+func TestVerificationResources(t *testing.T) {
+	cases := []struct {
+		name, doc string
+		want      corev1.ResourceRequirements
+	}{
+		{"unset", "", config.DefaultVerificationResources()},
+		{"empty", "verification: {resources: {}}\n", config.DefaultVerificationResources()},
+		{"limits only", "verification: {resources: {limits: {memory: 8Gi}}}\n",
+			corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("8Gi")}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := config.Decode([]byte(header + "planner: {image: x}\n" + tc.doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, cfg.Verification.Resources); diff != "" {
+				t.Errorf("verification.resources (-want +got):\n%s", diff)
+			}
+		})
+	}
+	d := config.DefaultVerificationResources()
+	if d.Limits.Cpu().IsZero() || d.Limits.Memory().IsZero() || d.Requests.Cpu().IsZero() || d.Requests.Memory().IsZero() {
+		t.Errorf("the default verification resources leave a bound unset: %+v", d)
+	}
+}
+
+// TestRuntimeImageForms: runtimeImages takes {image, engineVersion} per backend and, as
+// configurations written before engine versions, a plain image; a default image named alone runs
+// the default engine version, another image's version is unknown. Bad entries are errors naming
+// their path.
+func TestRuntimeImageForms(t *testing.T) {
+	cfg, err := config.Decode([]byte(header + `planner: {image: x}
+runtimeImages:
+  vllm: {image: "registry.example/vllm:2", engineVersion: "0.33.0"}
+  sglang: nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.6.1
+  trtllm: registry.example/trtllm:2
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]v1alpha1.RuntimeImage{
+		"vllm":   {Image: "registry.example/vllm:2", EngineVersion: "0.33.0"},
+		"sglang": {Image: "nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.6.1", EngineVersion: "0.5.21"},
+		"trtllm": {Image: "registry.example/trtllm:2"},
+	}
+	if diff := cmp.Diff(want, cfg.RuntimeImages); diff != "" {
+		t.Errorf("runtimeImages (-want +got):\n%s", diff)
+	}
+	for doc, wantErr := range map[string]string{
+		"runtimeImages: {vllm: {image: a, version: b}}":                                      `unknown field "version"`,
+		"runtimeImages: {vllm: {engineVersion: b}}":                                          "runtimeImages[vllm].image: Required value",
+		"runtimeImages: {vllm: {image: a, engineVersion: v" + strings.Repeat("9", 65) + "}}": "runtimeImages[vllm].engineVersion: Too long",
+		"runtimeImages: {tgi: a}":                                                            "runtimeImages[tgi]: Unsupported value",
+	} {
+		_, err := config.Decode([]byte(header + "planner: {image: x}\n" + doc + "\n"))
+		if err == nil || !strings.Contains(err.Error(), wantErr) {
+			t.Errorf("%s: error %v, want one with %q", doc, err, wantErr)
+		}
+	}
+}
+
+// TestRuntimeImagesEnvironment: the reporter reads back what the operator writes into the search
+// Job (engine versions included), and the images-only list of earlier operators.
+func TestRuntimeImagesEnvironment(t *testing.T) {
+	got, err := config.ParseRuntimeImages(config.FormatRuntimeImages(config.DefaultRuntimeImages))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(config.DefaultRuntimeImages, got); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+	got, err = config.ParseRuntimeImages("vllm=a:1, sglang=b:2,trtllm=c@sha256:00")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]v1alpha1.RuntimeImage{"vllm": {Image: "a:1"}, "sglang": {Image: "b:2"}, "trtllm": {Image: "c@sha256:00"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("list (-want +got):\n%s", diff)
+	}
+	for _, bad := range []string{"vllm", "foo=bar", "vllm=", `{"vllm":{"image":""}}`, `{"vllm":{"image":"a","x":1}}`, `{"tgi":{"image":"a"}}`} {
+		if _, err := config.ParseRuntimeImages(bad); err == nil {
+			t.Errorf("%q: want an error", bad)
+		}
 	}
 }

@@ -27,15 +27,21 @@ func node(product string, gpus int64, cordoned bool) corev1.Node {
 func TestFromNodes(t *testing.T) {
 	inv := gpunodes.FromNodes([]corev1.Node{
 		node("NVIDIA-H200", 8, false), node("NVIDIA-H200-SXM-141GB", 4, false), node("NVIDIA-H200", 8, true),
-		node("NVIDIA-A100-SXM4-80GB", 8, false), node("NVIDIA-H100-PCIe", 2, false), node("", 8, false),
+		node("NVIDIA-A100-SXM4-80GB", 8, false), node("NVIDIA-H100-NVL", 2, false), node("", 8, false),
+		node("NVIDIA-H100-PCIe", 4, false), node("NVIDIA-L4", 8, false),
 	})
-	got := map[string]any{"products": inv.Products, "h200": inv.Pool("h200_sxm"), "a100": inv.Pool("a100_sxm"), "b200": inv.Pool("b200_sxm")}
+	got := map[string]any{"products": inv.Products, "h200": inv.Pool("h200_sxm"), "a100": inv.Pool("a100_sxm"), "b200": inv.Pool("b200_sxm"),
+		"h100_pcie": inv.Pool("h100_pcie"), "h100_sxm": inv.Pool("h100_sxm"), "l4": inv.Pool("l4")}
 	want := map[string]any{
-		// A cordoned Node names its product but adds no GPUs; an unlabelled one is no GPU Node.
-		"products": []string{"NVIDIA-A100-SXM4-80GB", "NVIDIA-H100-PCIe", "NVIDIA-H200", "NVIDIA-H200-SXM-141GB"},
-		"h200":     gpunodes.Pool{Nodes: 2, GPUs: 12, LargestNode: 8},
-		"a100":     gpunodes.Pool{Nodes: 1, GPUs: 8, LargestNode: 8},
-		"b200":     gpunodes.Pool{},
+		// A cordoned Node names its product but adds no GPUs; an unlabelled one is no GPU Node;
+		// the H100 NVL is none of the wheel's systems, and the PCIe H100 is not the SXM one.
+		"products":  []string{"NVIDIA-A100-SXM4-80GB", "NVIDIA-H100-NVL", "NVIDIA-H100-PCIe", "NVIDIA-H200", "NVIDIA-H200-SXM-141GB", "NVIDIA-L4"},
+		"h200":      gpunodes.Pool{Nodes: 2, GPUs: 12, LargestNode: 8},
+		"a100":      gpunodes.Pool{Nodes: 1, GPUs: 8, LargestNode: 8},
+		"b200":      gpunodes.Pool{},
+		"h100_pcie": gpunodes.Pool{Nodes: 1, GPUs: 4, LargestNode: 4},
+		"h100_sxm":  gpunodes.Pool{},
+		"l4":        gpunodes.Pool{Nodes: 1, GPUs: 8, LargestNode: 8},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)

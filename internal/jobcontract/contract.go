@@ -124,7 +124,8 @@ const (
 	// pod, instead of EnvInputHash. The input init container refuses a baseline input that does
 	// not hash to it.
 	EnvBaselineInputHash = "DGDR_BASELINE_INPUT_HASH"
-	// EnvRuntimeImages is "backend=image,backend=image" from the operator configuration, used
+	// EnvRuntimeImages is the operator configuration's runtimeImages as a JSON object
+	// {backend: {image, engineVersion}} (config.FormatRuntimeImages), used
 	// to render candidate DynamoGraphDeployments.
 	EnvRuntimeImages = "DGDR_RUNTIME_IMAGES"
 	// EnvPlannerImage is the operator configuration's Planner image, used to render the Planner

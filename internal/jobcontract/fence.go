@@ -72,7 +72,8 @@ func FenceOptionsFor(username string, cfg *v1alpha1.OperatorConfiguration) Fence
 //     image, command and arguments, its own environment variable names and mounts, no lifecycle
 //     hooks or probes (they run commands of their own), no ServiceAccount token but the search
 //     identity's projected one in the reporter and input containers, only the volumes the
-//     operator adds (emptyDirs, the trace ConfigMap, claims, that token: no Secret, no hostPath),
+//     operator adds (emptyDirs, the trace ConfigMap, claims, that token: no Secret, no hostPath;
+//     in the verification pod only its /tmp and the trace source read-only),
 //     nothing privileged, no added capabilities, no host namespaces or ports, not as root;
 //   - ConfigMaps only named calibration.ConfigMapName (a namespace's calibration profile) and
 //     carrying the operator's managed-by label;
@@ -169,7 +170,7 @@ func OperatorFencePolicy(opts FenceOptions) (*admissionregistrationv1.Validating
 					MessageExpression: "variables.searchPod ? " + prefix + "a search Job has only the volumes the operator adds (" + describeVolumes(searchVolumes) +
 						"; no Secret, no hostPath), not ' + " + refusedVolumes(searchVolumes) +
 						" : " + prefix + "a verification Job has only the volumes the operator adds (" + describeVolumes(verificationVolumes) +
-						"; no Secret, no hostPath, no ServiceAccount token), not ' + " + refusedVolumes(verificationVolumes),
+						"; no Secret, no hostPath, no ServiceAccount token; the trace only read-only), not ' + " + refusedVolumes(verificationVolumes),
 					Reason: forbidden,
 				},
 				{
@@ -324,7 +325,7 @@ var containerShapes = []containerShape{
 	{
 		name: verification.ContainerName, image: "variables.verificationImage", env: verification.EnvNames,
 		run:    "has(c.command) && c.command == " + celLiteral(verification.Command) + " && " + argsStartWith("c", []string{"-c", verification.Launcher}),
-		mounts: [][2]string{{verification.TmpVolume, verification.TmpDir}},
+		mounts: [][2]string{{verification.TmpVolume, verification.TmpDir}, {verification.TraceVolume, aisimulate.TraceMountDir}},
 	},
 }
 
@@ -452,8 +453,14 @@ var searchVolumes = []volumeShape{
 	{TokenVolume, tokenSources},
 }
 
-// verificationVolumes are the verification pod's (internal/verification BuildJob).
-var verificationVolumes = []volumeShape{{verification.TmpVolume, "has(v.emptyDir)"}}
+// verificationVolumes are the verification pod's (internal/verification BuildJob): its /tmp and,
+// to replay the request's trace, the trace source read-only: one ConfigMap key projected to the
+// trace file, or a claim mounted read-only.
+var verificationVolumes = []volumeShape{
+	{verification.TmpVolume, "has(v.emptyDir)"},
+	{verification.TraceVolume, "(has(v.configMap) && has(v.configMap.items) && size(v.configMap.items) == 1 && v.configMap.items[0].path == " +
+		celLiteral(aisimulate.TraceConfigMapFile) + ") || (has(v.persistentVolumeClaim) && has(v.persistentVolumeClaim.readOnly) && v.persistentVolumeClaim.readOnly)"},
+}
 
 // volumeAllowed is the CEL expression saying that the volume v is one of shapes.
 func volumeAllowed(shapes []volumeShape) string {

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -47,7 +48,9 @@ const (
 // promote) only ever creates.
 type Owner struct {
 	RequestUID types.UID
-	Generation int64
+	// RequestName is the request's name (its namespace is the Candidate's).
+	RequestName string
+	Generation  int64
 }
 
 // Result says what Apply did.
@@ -73,11 +76,36 @@ func (e *ConflictError) Error() string {
 // ErrCRDMissing wraps the error when the cluster does not serve DynamoGraphDeployments.
 var ErrCRDMissing = errors.New("the cluster does not serve " + GVK.Kind + " " + GVK.GroupVersion().String() + " (is the Dynamo platform installed?)")
 
+// NotDeployableError is returned for a Candidate whose Deployable condition is False: its
+// graphDeployment would not deploy what was predicted (reason NotRenderable), so nothing is
+// promoted, even when forced.
+type NotDeployableError struct {
+	Candidate, Reason, Message string
+}
+
+func (e *NotDeployableError) Error() string {
+	return fmt.Sprintf("candidate %s is not deployable (%s): %s", e.Candidate, e.Reason, e.Message)
+}
+
+// CheckDeployable returns a *NotDeployableError when the Candidate's Deployable condition is
+// False.
+func CheckDeployable(cand *v1beta2.DynamoGraphDeploymentCandidate) error {
+	if c := meta.FindStatusCondition(cand.Status.Conditions, v1beta2.ConditionDeployable); c != nil && c.Status == metav1.ConditionFalse {
+		return &NotDeployableError{Candidate: cand.Name, Reason: c.Reason, Message: c.Message}
+	}
+	return nil
+}
+
 // Render builds the DynamoGraphDeployment named name from the Candidate's
 // spec.graphDeployment (a complete object, or for compatibility a bare spec), in the
-// Candidate's namespace, labelled with its request and Run and annotated with its origin (and
-// with owner, when autoApply writes it).
+// Candidate's namespace, labelled with its request and Run (v1beta2.LabelDeployedForName and
+// LabelDeployedForNamespace: owner's request, else the Candidate's request label) and annotated
+// with its origin (and with owner, when autoApply writes it). A Candidate that is not deployable
+// (CheckDeployable) is refused.
 func Render(cand *v1beta2.DynamoGraphDeploymentCandidate, name string, owner *Owner) (*unstructured.Unstructured, error) {
+	if err := CheckDeployable(cand); err != nil {
+		return nil, err
+	}
 	var m map[string]any
 	if err := json.Unmarshal(cand.Spec.GraphDeployment.Raw, &m); err != nil || m == nil {
 		return nil, fmt.Errorf("candidate %s: spec.graphDeployment is not an object", cand.Name)
@@ -94,14 +122,23 @@ func Render(cand *v1beta2.DynamoGraphDeploymentCandidate, name string, owner *Ow
 	obj.SetName(name)
 	obj.SetNamespace(cand.Namespace)
 	md, _ := m["metadata"].(map[string]any)
-	// The nvidia.com/dgdr-* keys say who made and who owns a deployment (AnnotationAppliedBy
-	// lets a request's autoApply update it): only promote sets them, never the Candidate, whose
-	// content whoever wrote the Candidate chose.
+	// The nvidia.com/dgdr-* and dgdr.nvidia.com/* keys say who made and who owns a deployment
+	// (AnnotationAppliedBy lets a request's autoApply update it): only promote sets them, never
+	// the Candidate, whose content whoever wrote the Candidate chose.
 	labels := withoutOwnKeys(stringMap(md, "labels"))
 	for _, k := range []string{v1beta2.LabelRequestName, v1beta2.LabelRunName} {
 		if v := cand.Labels[k]; v != "" {
 			labels[k] = v
 		}
+	}
+	request := cand.Labels[v1beta2.LabelRequestName]
+	if owner != nil {
+		request = owner.RequestName
+		labels[v1beta2.LabelRequestName] = request
+	}
+	if request != "" {
+		labels[v1beta2.LabelDeployedForName] = request
+		labels[v1beta2.LabelDeployedForNamespace] = cand.Namespace
 	}
 	if len(labels) > 0 {
 		obj.SetLabels(labels)
@@ -116,13 +153,15 @@ func Render(cand *v1beta2.DynamoGraphDeploymentCandidate, name string, owner *Ow
 	return obj, nil
 }
 
-// OwnKeyPrefix starts the labels and annotations that only the operator and promote set on a
+// OwnKeyPrefixes start the labels and annotations that only the operator and promote set on a
 // DynamoGraphDeployment.
-const OwnKeyPrefix = "nvidia.com/dgdr-"
+var OwnKeyPrefixes = []string{"nvidia.com/dgdr-", "dgdr.nvidia.com/"}
 
-// withoutOwnKeys drops every OwnKeyPrefix key of m.
+// withoutOwnKeys drops every key of m that starts with one of OwnKeyPrefixes.
 func withoutOwnKeys(m map[string]string) map[string]string {
-	maps.DeleteFunc(m, func(k, _ string) bool { return strings.HasPrefix(k, OwnKeyPrefix) })
+	maps.DeleteFunc(m, func(k, _ string) bool {
+		return slices.ContainsFunc(OwnKeyPrefixes, func(p string) bool { return strings.HasPrefix(k, p) })
+	})
 	return m
 }
 

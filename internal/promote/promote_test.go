@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -130,14 +132,18 @@ func TestApplyOwnership(t *testing.T) {
 }
 
 // TestRenderCarriesOriginAndOwnership: the rendered object keeps the candidate's own labels and
-// adds the request, Run, origin and (for autoApply) ownership.
+// adds the request (the owner's, not the Candidate's label, for autoApply; under the v1beta1
+// request's keys too), Run, origin and (for autoApply) ownership.
 func TestRenderCarriesOriginAndOwnership(t *testing.T) {
-	obj, err := promote.Render(candidate("ns", "llama-run-1-c2", 1), "prod", &promote.Owner{RequestUID: "u", Generation: 4})
+	cand := candidate("ns", "llama-run-1-c2", 1)
+	cand.Labels[v1beta2.LabelRequestName] = "not-the-owner"
+	obj, err := promote.Render(cand, "prod", &promote.Owner{RequestUID: "u", RequestName: "llama", Generation: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]any{
-		"labels": map[string]string{"app": "llama", v1beta2.LabelRequestName: "llama", v1beta2.LabelRunName: "llama-run-1"},
+		"labels": map[string]string{"app": "llama", v1beta2.LabelRequestName: "llama", v1beta2.LabelRunName: "llama-run-1",
+			"dgdr.nvidia.com/name": "llama", "dgdr.nvidia.com/namespace": "ns"},
 		"annotations": map[string]string{promote.AnnotationPromotedFrom: "llama-run-1-c2",
 			promote.AnnotationAppliedBy: "u", promote.AnnotationGeneration: "4"},
 		"gvk": promote.GVK.String(), "name": "prod", "namespace": "ns",
@@ -176,17 +182,17 @@ func TestReadiness(t *testing.T) {
 	}
 }
 
-// TestPromoteDropsOwnKeys: a Candidate's graphDeployment carries nvidia.com/dgdr-* annotations
-// and labels copied from a victim's deployment (applied-by the victim request's UID, a high
+// TestPromoteDropsOwnKeys: a Candidate's graphDeployment carries nvidia.com/dgdr-* and
+// dgdr.nvidia.com/* annotations and labels copied from a victim's deployment (applied-by the victim request's UID, a high
 // request generation). `dgdrctl promote` (no owner) creates the deployment on the real API
-// server; read back, it carries no nvidia.com/dgdr-* key but the promoted-from promote sets and
-// the request and Run labels of the Candidate itself, so the victim's autoApply never takes it
+// server; read back, it carries no such key but the promoted-from promote sets and
+// the request and Run labels of the Candidate itself (the request's under both keys), so the victim's autoApply never takes it
 // for its own. Reverted (the Candidate's keys copied), the deployment is applied-by the victim.
 func TestPromoteDropsOwnKeys(t *testing.T) {
 	ns := namespace(t)
 	cand := candidate(ns, "llama-run-1-c3", 1)
 	cand.Spec.GraphDeployment.Raw = []byte(`{"apiVersion":"nvidia.com/v1beta1","kind":"DynamoGraphDeployment",
-		"metadata":{"labels":{"app":"llama","nvidia.com/dgdr-request-name":"victim"},
+		"metadata":{"labels":{"app":"llama","nvidia.com/dgdr-request-name":"victim","dgdr.nvidia.com/name":"victim","dgdr.nvidia.com/namespace":"victims","dgdr.nvidia.com/other":"x"},
 			"annotations":{"note":"kept","nvidia.com/dgdr-applied-by":"victim-uid","nvidia.com/dgdr-request-generation":"99","nvidia.com/dgdr-anything":"x"}},
 		"spec":{"backendFramework":"vllm","components":[{"name":"Frontend","type":"frontend","replicas":1,"podTemplate":{"spec":{"containers":[{"name":"main","image":"f"}]}}}]}}`)
 	obj, err := promote.Render(cand, "forged", nil)
@@ -202,10 +208,34 @@ func TestPromoteDropsOwnKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]map[string]string{
-		"labels":      {"app": "llama", v1beta2.LabelRequestName: "llama", v1beta2.LabelRunName: "llama-run-1"},
+		"labels": {"app": "llama", v1beta2.LabelRequestName: "llama", v1beta2.LabelRunName: "llama-run-1",
+			"dgdr.nvidia.com/name": "llama", "dgdr.nvidia.com/namespace": ns},
 		"annotations": {"note": "kept", promote.AnnotationPromotedFrom: "llama-run-1-c3"},
 	}
 	if diff := cmp.Diff(want, map[string]map[string]string{"labels": got.GetLabels(), "annotations": got.GetAnnotations()}); diff != "" {
 		t.Errorf("promoted deployment's metadata (-want +got):\n%s", diff)
+	}
+}
+
+// TestRenderRefusesACandidateThatIsNotDeployable: a Candidate whose Deployable condition is False
+// (NotRenderable) is never rendered into a deployment — the one code path of dgdrctl promote, the
+// UI's promote and autoApply — and the error carries the reason and the fields.
+func TestRenderRefusesACandidateThatIsNotDeployable(t *testing.T) {
+	cand := candidate("ns", "llama-run-1-c3", 1)
+	cand.Status.Conditions = []metav1.Condition{{Type: v1beta2.ConditionDeployable, Status: metav1.ConditionFalse,
+		Reason: v1beta2.ReasonNotRenderable, Message: "not deployable: the renderer cannot lower engine.speculation"}}
+	obj, err := promote.Render(cand, "prod", nil)
+	var nd *promote.NotDeployableError
+	if !errors.As(err, &nd) || obj != nil {
+		t.Fatalf("Render = %v, %v; want a NotDeployableError", obj, err)
+	}
+	for _, w := range []string{"llama-run-1-c3", v1beta2.ReasonNotRenderable, "engine.speculation"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("%q does not name %s", err, w)
+		}
+	}
+	cand.Status.Conditions[0].Status = metav1.ConditionTrue
+	if _, err := promote.Render(cand, "prod", nil); err != nil {
+		t.Errorf("a deployable candidate: %v", err)
 	}
 }

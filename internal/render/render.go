@@ -22,16 +22,19 @@ package render
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+	kjson "sigs.k8s.io/json"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/internal/modelaccess"
 	"github.com/dgdr-operator/dgdr-operator/internal/render/dgdv1beta1"
@@ -96,29 +99,56 @@ type Summary struct {
 	GPUs int
 }
 
-// Render renders doc (a decoded recommendations/NNNN.yaml) with opts.
+// Render renders doc (a decoded recommendations/NNNN.yaml) with opts. A document with a field
+// the renderer cannot lower is a *NotRenderableError naming every such field.
 func Render(doc map[string]any, opts Options) (*dgdv1beta1.DynamoGraphDeployment, Summary, error) {
-	_, p, err := Decode(doc)
+	d, err := Decode(doc)
 	if err != nil {
 		return nil, Summary{}, err
 	}
-	return RenderPrediction(p, opts)
+	return d.Render(opts)
+}
+
+// Document is a decoded prediction configuration document.
+type Document struct {
+	// Parameters is the document as JSON with sorted keys: what a Candidate publishes as
+	// spec.parameters.
+	Parameters json.RawMessage
+	// Typed is the typed document that rendering and the calibration read.
+	Typed *output.PredictionConfig
+	// Unknown are the paths of the fields output.PredictionConfig does not name: never
+	// rendered, so refused.
+	Unknown []string
 }
 
 // Decode decodes a prediction configuration document (a decoded recommendations/NNNN.yaml)
-// once: into its JSON with sorted keys, what a Candidate publishes as spec.parameters, and from
-// that the typed document that rendering and the calibration read. Not strict: a field the typed
-// document does not name stays in the JSON and is ignored by rendering, not refused.
-func Decode(doc map[string]any) (json.RawMessage, *output.PredictionConfig, error) {
+// once: into its JSON with sorted keys and from that the typed document. A field the typed
+// document does not name is listed in Unknown (rendering refuses it); a value of the wrong type
+// is an error.
+func Decode(doc map[string]any) (*Document, error) {
 	raw, err := json.Marshal(doc)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	var p output.PredictionConfig
-	if err := json.Unmarshal(raw, &p); err != nil {
-		return nil, nil, fmt.Errorf("decoding the prediction configuration: %w", err)
+	strict, err := kjson.UnmarshalStrict(raw, &p)
+	if err != nil {
+		return nil, fmt.Errorf("decoding the prediction configuration: %w", err)
 	}
-	return raw, &p, nil
+	d := &Document{Parameters: raw, Typed: &p}
+	for _, e := range strict {
+		var fe kjson.FieldError
+		if errors.As(e, &fe) {
+			d.Unknown = append(d.Unknown, fe.FieldPath())
+		}
+	}
+	slices.Sort(d.Unknown)
+	return d, nil
+}
+
+// Render renders the document with opts.
+func (d *Document) Render(opts Options) (*dgdv1beta1.DynamoGraphDeployment, Summary, error) {
+	return renderPrediction(d.Typed, d.Unknown, opts)
 }
 
 // role is one worker component to render.
@@ -129,8 +159,9 @@ type role struct {
 	w         *output.Worker
 }
 
-// RenderPrediction renders a decoded prediction.
-func RenderPrediction(p *output.PredictionConfig, opts Options) (*dgdv1beta1.DynamoGraphDeployment, Summary, error) {
+// renderPrediction renders a decoded prediction whose fields unknown the typed document does
+// not name.
+func renderPrediction(p *output.PredictionConfig, unknown []string, opts Options) (*dgdv1beta1.DynamoGraphDeployment, Summary, error) {
 	if opts.Model.Name != "" && p.Engine.Model != opts.Model.Name {
 		typed := *p
 		typed.Engine.Model = opts.Model.Name
@@ -177,6 +208,9 @@ func RenderPrediction(p *output.PredictionConfig, opts Options) (*dgdv1beta1.Dyn
 	default:
 		return nil, Summary{}, fmt.Errorf("mode %q cannot be rendered (aggregated and disaggregated only)", mode)
 	}
+	if refused := refusals(p, backend, mode, unknown); len(refused) > 0 {
+		return nil, Summary{}, &NotRenderableError{Refusals: refused}
+	}
 
 	dgd := &dgdv1beta1.DynamoGraphDeployment{
 		APIVersion: dgdv1beta1.APIVersion,
@@ -197,14 +231,19 @@ func RenderPrediction(p *output.PredictionConfig, opts Options) (*dgdv1beta1.Dyn
 	systems := map[string]string{}
 	withPlanner := plannerEnabled(opts.Deployment)
 	for _, r := range roles {
-		c, gpus, err := renderWorker(backend, mode, &e, r, image, opts, gpusPerNode)
+		system, nodeGPUs := e.Hardware, gpusPerNode
+		if r.w.Hardware != "" && r.w.Hardware != e.Hardware {
+			// A role searched on another GPU than the request's runs on that GPU's nodes.
+			system = r.w.Hardware
+			if n, ok := aisimulate.GPUsPerNode(system); ok {
+				nodeGPUs = int(n)
+			}
+		}
+		c, gpus, err := renderWorker(backend, mode, &e, r, image, opts, nodeGPUs)
 		if err != nil {
 			return nil, Summary{}, fmt.Errorf("engine.workers.%s: %w", r.key, err)
 		}
-		systems[c.Name] = e.Hardware
-		if r.w.Hardware != "" {
-			systems[c.Name] = r.w.Hardware
-		}
+		systems[c.Name] = system
 		total += gpus
 		engineGPUs[r.key] = gpus / int(*c.Replicas)
 		if withPlanner {
@@ -406,6 +445,20 @@ func vllmArgs(e *output.Engine, r role, tp, pp, dp, ep int, revision string, tru
 	if prefixCachingOff(r.w) {
 		f.add("--no-enable-prefix-caching")
 	}
+	if b := r.w.KVCache.Capacity.Blocks; b != nil {
+		f.num("--num-gpu-blocks-override", *b)
+	}
+	if spec := e.Speculation; len(spec) > 0 && string(spec) != "null" {
+		var s speculation
+		_ = json.Unmarshal(spec, &s) // refusals checked it
+		f.add("--speculative-config", fmt.Sprintf(`{"method":"ngram","num_speculative_tokens":%d,"prompt_lookup_max":%d,"prompt_lookup_min":%d}`,
+			s.NumSpeculativeTokens, NgramPromptLookup, NgramPromptLookup))
+	}
+	if h := r.w.KVCache.HostOffload; len(h) > 0 && string(h) != "null" {
+		gib, _ := hostOffloadGiB(r.w, output.BackendVLLM, ModeAggregated) // refusals checked it
+		f.add("--kv-offloading-backend", "native")
+		f.add("--kv-offloading-size", strconv.FormatFloat(gib, 'f', -1, 64))
+	}
 	if r.key != "aggregated" {
 		f.add("--disaggregation-mode", r.key)
 		// Mandatory on prefill; recommended with the same value on decode.
@@ -526,27 +579,4 @@ func copyMap(m map[string]string) map[string]string {
 		return nil
 	}
 	return maps.Clone(m)
-}
-
-// ParseRuntimeImages parses "vllm=img,sglang=img,trtllm=img" (the DGDR_RUNTIME_IMAGES format).
-func ParseRuntimeImages(s string) (map[string]string, error) {
-	out := map[string]string{}
-	for _, part := range strings.Split(s, ",") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
-		k, v, ok := strings.Cut(part, "=")
-		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
-		if !ok || k == "" || v == "" {
-			return nil, fmt.Errorf("runtime images: %q is not backend=image", part)
-		}
-		switch k {
-		case output.BackendVLLM, output.BackendSGLang, output.BackendTRTLLM:
-		default:
-			return nil, fmt.Errorf("runtime images: unknown backend %q", k)
-		}
-		out[k] = v
-	}
-	return out, nil
 }

@@ -147,13 +147,23 @@ var deploymentOverrides = &v1beta2.PodTemplateOverrides{
 // model access into testdata/golden/deployment: DYN_ROUTER_MODE=kv on the Frontend, KV events
 // per backend on every worker, the overrides merged by role and container name (main's env
 // keeps HF_TOKEN next to the override's variable).
+//
+// Where prefill was searched on another GPU (per-role), the H200 selector is the decode role's
+// alone: on every worker it would conflict with the prefill role's product and be refused.
 func TestGoldenDeployment(t *testing.T) {
+	perRole := *deploymentOverrides
+	perRole.Workers = &runtime.RawExtension{Raw: []byte(`{"spec":{"containers":[{"name":"main","env":[{"name":"NCCL_DEBUG","value":"WARN"}]}]}}`)}
+	perRole.Decode = &runtime.RawExtension{Raw: []byte(`{"metadata":{"annotations":{"role":"decode"}},"spec":{"nodeSelector":{"nvidia.com/gpu.product":"NVIDIA-H200"}}}`)}
 	assertGoldens(t, "deployment", func(name string) render.Options {
+		overrides := deploymentOverrides
+		if strings.Contains(name, "per-role") {
+			overrides = &perRole
+		}
 		return render.Options{Name: "llm-" + name, RuntimeImages: testImages,
 			Model: v1beta2.ModelSpec{TokenSecretRef: &v1beta2.TokenSecretReference{Name: "hf-token", Key: "HF_TOKEN"}},
 			Deployment: &v1beta2.DeploymentSpec{
 				Router:               &v1beta2.RouterSpec{Mode: v1beta2.RouterKV},
-				PodTemplateOverrides: deploymentOverrides,
+				PodTemplateOverrides: overrides,
 			}}
 	})
 }
@@ -290,7 +300,9 @@ func TestGoldenFourGPUNodes(t *testing.T) {
 }
 
 // TestNoPodAsksForMoreGPUsThanANodeHas: for every input and node size, every pod's GPU limit
-// is at most the node size, and pods × nodeCount covers the engine.
+// is at most the node size (its GPU's catalogue node size for a role searched on another GPU
+// than engine.hardware: the node size is the request's SKU's), and pods × nodeCount covers the
+// engine.
 func TestNoPodAsksForMoreGPUsThanANodeHas(t *testing.T) {
 	inputs, err := filepath.Glob("testdata/input/*.yaml")
 	if err != nil {
@@ -309,7 +321,11 @@ func TestNoPodAsksForMoreGPUsThanANodeHas(t *testing.T) {
 			for _, c := range dgd.Spec.Components[1:] {
 				q := c.PodTemplate.Spec.Containers[0].Resources.Limits[render.GPUResource]
 				gpus := int(q.Value())
-				if gpus > perNode {
+				if c.Name == "VllmPrefillWorker" && strings.Contains(in, "per-role") {
+					if gpus != 4 {
+						t.Errorf("%s: %s on GB200 trays asks for %d GPUs per pod, want 4", in, c.Name, gpus)
+					}
+				} else if gpus > perNode {
 					t.Errorf("%s at %d GPUs per node: %s asks for %d GPUs per pod", in, perNode, c.Name, gpus)
 				}
 				nodes := 1
@@ -421,21 +437,6 @@ func TestErrors(t *testing.T) {
 				t.Fatalf("err = %v, want it to mention %q", err, tc.want)
 			}
 		})
-	}
-}
-
-func TestParseRuntimeImages(t *testing.T) {
-	got, err := render.ParseRuntimeImages("vllm=a:1, sglang=b:2,trtllm=c@sha256:00")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(map[string]string{"vllm": "a:1", "sglang": "b:2", "trtllm": "c@sha256:00"}, got); diff != "" {
-		t.Error(diff)
-	}
-	for _, bad := range []string{"vllm", "foo=bar", "vllm="} {
-		if _, err := render.ParseRuntimeImages(bad); err == nil {
-			t.Errorf("%q: want an error", bad)
-		}
 	}
 }
 

@@ -92,7 +92,8 @@ func TestBaselinePublished(t *testing.T) {
 		// The score recommend would give it for the Run's target (throughput per GPU).
 		Metrics: &v1beta2.CandidateMetrics{Score: ptr.To(537.0 / (0.0023833333333333333 / (8580.0 / 3.6e6))), TTFTMs: ptr.To(40.25), ITLMs: ptr.To(9.5), E2EMs: ptr.To(1210.5), Throughput: ptr.To(537.0),
 			ThroughputPerGPU: ptr.To(537.0 / (0.0023833333333333333 / (8580.0 / 3.6e6))), ThroughputPerUser: ptr.To(105.2),
-			RequestsPerSecond: ptr.To(4.2), GPUs: 1},
+			RequestsPerSecond: ptr.To(4.2), GPUs: 1,
+			Percentiles: &v1beta2.CandidatePercentiles{TTFTMs: &v1beta2.LatencyPercentiles{P99: ptr.To(80.0)}}},
 		MeanTPOTMs:        ptr.To(9.75),
 		GPUs:              ptr.To(0.0023833333333333333 / (8580.0 / 3.6e6)),
 		CompletedRequests: 36,

@@ -15,15 +15,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/testing/builders"
 	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
 )
 
-var testImages = map[string]string{
-	"vllm":   "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.3.1",
-	"sglang": "nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.3.1",
-	"trtllm": "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.3.1",
+var testImages = map[string]v1alpha1.RuntimeImage{
+	"vllm":   {Image: "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.3.1", EngineVersion: "0.24.0"},
+	"sglang": {Image: "nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.3.1", EngineVersion: "0.5.21"},
+	"trtllm": {Image: "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.3.1"},
 }
 
 func newNamespace(t *testing.T) string {

@@ -32,6 +32,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/internal/apiretry"
@@ -62,8 +63,9 @@ type Reporter struct {
 	// real AISimulate's live ledger while the search runs (internal/ledger); "" follows only the
 	// output directory's ledger.
 	SearchTmpDir string
-	// RuntimeImages maps backends to Dynamo runtime images for rendering.
-	RuntimeImages map[string]string
+	// RuntimeImages maps backends to Dynamo runtime images (and their engine versions) for
+	// rendering.
+	RuntimeImages map[string]v1alpha1.RuntimeImage
 	// GPUsPerNode is the node size used to render multinode workers (default 8).
 	GPUsPerNode int
 	// PlannerImage is the image of the rendered Planner component (planner.enabled).

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/admission"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
@@ -176,7 +177,7 @@ func deployedCandidate(t *testing.T, dgdr *v1beta2.DynamoGraphDeploymentRequest,
 		t.Fatal(err)
 	}
 	run := &v1beta2.DynamoGraphDeploymentRun{ObjectMeta: metav1.ObjectMeta{Name: dgdr.Name + "-run-1", Namespace: dgdr.Namespace}, Spec: dgdr.Spec}
-	cands, err := candidates.FromResult(run, dir, sweep, candidates.Options{RuntimeImages: map[string]string{"vllm": "vllm-runtime:test"},
+	cands, err := candidates.FromResult(run, dir, sweep, candidates.Options{RuntimeImages: map[string]v1alpha1.RuntimeImage{"vllm": {Image: "vllm-runtime:test"}},
 		GPUsPerNode: 8, Now: func() time.Time { return time.Unix(0, 0) }})
 	if err != nil || len(cands) == 0 {
 		t.Fatalf("the search's Candidates: %d, %v", len(cands), err)

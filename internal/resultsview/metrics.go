@@ -19,12 +19,13 @@ type Metric struct {
 
 // Metrics lists every predicted metric of m, throughputs first, each with its band: the
 // recommender measures bands for TTFT and ITL only (v1beta2.MetricsErrorBand), so the others
-// have none. m may be nil.
+// have none. The p50, p90 and p99 of the latencies follow when the search reported
+// percentiles, and the power per GPU when it reported one. m may be nil.
 func Metrics(m *v1beta2.CandidateMetrics) []Metric {
 	if m == nil {
 		m = &v1beta2.CandidateMetrics{}
 	}
-	return []Metric{
+	rows := []Metric{
 		{Name: "throughput per GPU", Unit: "tokens/s", Value: m.ThroughputPerGPU},
 		{Name: "throughput per user", Unit: "tokens/s", Value: m.ThroughputPerUser},
 		{Name: "throughput", Unit: "tokens/s", Value: m.Throughput},
@@ -33,6 +34,23 @@ func Metrics(m *v1beta2.CandidateMetrics) []Metric {
 		{Name: "ITL", Unit: "ms", Value: m.ITLMs, Band: ITLBand(m)},
 		{Name: "E2E", Unit: "ms", Value: m.E2EMs},
 	}
+	if p := m.Percentiles; p != nil {
+		for _, l := range []struct {
+			name string
+			p    *v1beta2.LatencyPercentiles
+		}{{"TTFT", p.TTFTMs}, {"ITL", p.ITLMs}, {"E2E", p.E2EMs}} {
+			q := l.p
+			if q == nil {
+				q = &v1beta2.LatencyPercentiles{}
+			}
+			rows = append(rows, Metric{Name: l.name + " p50", Unit: "ms", Value: q.P50}, Metric{Name: l.name + " p90", Unit: "ms", Value: q.P90},
+				Metric{Name: l.name + " p99", Unit: "ms", Value: q.P99})
+		}
+	}
+	if m.PowerW != nil {
+		rows = append(rows, Metric{Name: "power per GPU", Unit: "W", Value: m.PowerW})
+	}
+	return rows
 }
 
 // TTFTBand is the band of m's TTFT; nil when none was measured.

@@ -25,7 +25,11 @@ type VerifiedMetric struct {
 // verifiedMetricNames are the compared metrics as Metrics names them, with their units.
 var verifiedMetricNames = map[v1beta2.VerificationMetricName][2]string{
 	v1beta2.MetricTTFTMs:           {"TTFT", "ms"},
+	v1beta2.MetricTTFTP90Ms:        {"TTFT p90", "ms"},
+	v1beta2.MetricTTFTP99Ms:        {"TTFT p99", "ms"},
 	v1beta2.MetricITLMs:            {"ITL", "ms"},
+	v1beta2.MetricITLP90Ms:         {"ITL p90", "ms"},
+	v1beta2.MetricITLP99Ms:         {"ITL p99", "ms"},
 	v1beta2.MetricThroughputPerGPU: {"throughput per GPU", "tokens/s"},
 }
 
@@ -48,11 +52,36 @@ func VerifiedMetrics(v *v1beta2.VerificationStatus) []VerifiedMetric {
 }
 
 // VerificationLoadText says what load a verification offers, e.g. "concurrency 10, 1024 input
-// and 128 output tokens per request"; "" when l is nil (the verification failed before the
-// load was resolved).
-func VerificationLoadText(l *v1beta2.VerificationLoad) string {
-	if l == nil {
+// and 128 output tokens per request" or "the mooncake trace at its timestamps sped up 2x", and
+// when it is not the prediction's, how it differs; "" when nothing was resolved (the
+// verification failed before).
+func VerificationLoadText(v *v1beta2.VerificationStatus) string {
+	if v == nil {
 		return ""
+	}
+	var parts []string
+	if t := v.Trace; t != nil {
+		s := "the " + string(t.Format) + " trace"
+		if t.ArrivalSpeedupRatio != nil {
+			s += " at its timestamps sped up " + strconv.FormatFloat(*t.ArrivalSpeedupRatio, 'g', -1, 64) + "x"
+		}
+		parts = append(parts, s)
+	}
+	parts = append(parts, loadParts(v.Load)...)
+	if v.LoadAsPredicted != nil && !*v.LoadAsPredicted {
+		diff := "not the prediction's load"
+		if v.LoadDifference != "" {
+			diff += " (" + v.LoadDifference + ")"
+		}
+		parts = append(parts, diff)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// loadParts are the concurrency or rate and the token lengths of l.
+func loadParts(l *v1beta2.VerificationLoad) []string {
+	if l == nil {
+		return nil
 	}
 	var parts []string
 	switch {
@@ -69,5 +98,5 @@ func VerificationLoadText(l *v1beta2.VerificationLoad) string {
 	case l.OutputTokens != nil:
 		parts = append(parts, fmt.Sprintf("%d output tokens per request", *l.OutputTokens))
 	}
-	return strings.Join(parts, ", ")
+	return parts
 }

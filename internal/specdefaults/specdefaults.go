@@ -44,6 +44,10 @@ const (
 	ReplaceMargin = "10%"
 )
 
+// SelectionTolerance is spec.deployment.selection.tolerance: a candidate with fewer GPUs whose
+// score is within it of the best's is deployed instead.
+const SelectionTolerance = "2%"
+
 // spec.deployment.verification.
 const (
 	VerificationRequests           int32   = 100

@@ -27,8 +27,8 @@ func titleOf(t *testing.T, body, candidate string) string {
 }
 
 // TestBandsAndDeployed: the candidate page and the plot's hover text show every predicted metric,
-// the latencies with the recommender's error band, and the plot rings the candidate the request
-// deployed.
+// the latencies with the recommender's error band and their percentiles, and the plot rings the
+// candidate the request deployed.
 func TestBandsAndDeployed(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)
@@ -55,6 +55,8 @@ func TestBandsAndDeployed(t *testing.T) {
 		`<th>throughput per GPU</th><td>`, `<th>throughput per user</th><td>`, `<th>throughput</th><td>`,
 		`<th>requests</th><td>`, `<th>E2E</th><td>`,
 		`<td class="band">not measured</td>`, `id="band-basis"`, html.EscapeString(b.Basis),
+		// The local recommender's percentiles, and what they are.
+		`<th>TTFT p50</th><td>`, `<th>TTFT p90</th><td>`, `<th>TTFT p99</th><td>`, `<th>ITL p90</th><td>`, `<th>E2E p99</th><td>`, `id="percentiles-note"`,
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the candidate page lacks %q", want)
@@ -67,7 +69,7 @@ func TestBandsAndDeployed(t *testing.T) {
 		t.Error("a deployed candidate is drawn before the request deployed one")
 	}
 	hover := titleOf(t, body, best)
-	for _, want := range []string{"TTFT ", ttftBand, "ITL ", itlBand, "throughput per GPU ", "throughput per user ", "E2E "} {
+	for _, want := range []string{"TTFT ", ttftBand, "ITL ", itlBand, "throughput per GPU ", "throughput per user ", "E2E ", "TTFT p99 ", "E2E p90 "} {
 		if !strings.Contains(hover, want) {
 			t.Errorf("hover text of %s lacks %q:\n%s", best, want, hover)
 		}

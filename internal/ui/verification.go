@@ -85,7 +85,7 @@ func verificationView(req *v1beta2.DynamoGraphDeploymentRequest, now time.Time) 
 		v.Measured = fmt.Sprintf("%s (%s ago)", t.Format("2006-01-02 15:04:05 UTC"), duration.HumanDuration(now.Sub(t)))
 	}
 	var load []string
-	if l := resultsview.VerificationLoadText(st.Load); l != "" {
+	if l := resultsview.VerificationLoadText(st); l != "" {
 		load = append(load, l)
 	}
 	if st.Requests > 0 {

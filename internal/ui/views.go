@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -33,21 +35,23 @@ func (s *Server) requestRows(ctx context.Context) ([]RequestRow, error) {
 		opts = append(opts, client.InNamespace(s.ns))
 	}
 	if err := s.c.List(ctx, &runs, opts...); err == nil {
-		progress := map[types.NamespacedName]*v1beta2.RunProgress{}
+		progress := map[types.NamespacedName]resultsview.Progress{}
 		for i := range runs.Items {
-			progress[types.NamespacedName{Namespace: runs.Items[i].Namespace, Name: runs.Items[i].Name}] = runs.Items[i].Status.Progress
+			progress[types.NamespacedName{Namespace: runs.Items[i].Namespace, Name: runs.Items[i].Name}] = resultsview.RunProgress(&runs.Items[i])
 		}
 		for i := range rows {
 			run := cmp.Or(rows[i].ActiveRun, rows[i].LatestRun)
-			if p := progress[types.NamespacedName{Namespace: rows[i].Namespace, Name: run}]; p != nil && p.Budget > 0 {
-				rows[i].Progress = fmt.Sprintf("%d/%d", p.Settled, p.Budget)
+			if p, ok := progress[types.NamespacedName{Namespace: rows[i].Namespace, Name: run}]; ok && p.Total > 0 {
+				rows[i].Progress = fmt.Sprintf("%d/%d", p.Settled, p.Total)
 			}
 		}
 	}
 	return rows, nil
 }
 
-// RunView is a Run on the request page.
+// RunView is a Run on the request page. Total is what Progress.Settled counts against: the trial
+// budget, or the settled trials of a search that exhausted its space before the budget
+// (ProgressText says so; resultsview.RunProgress).
 type RunView struct {
 	Name          string                         `json:"name"`
 	Phase         string                         `json:"phase"`
@@ -56,6 +60,8 @@ type RunView struct {
 	Generation    int64                          `json:"requestGeneration,omitempty"`
 	Progress      v1beta2.RunProgress            `json:"progress"`
 	Percent       int                            `json:"percent"`
+	Total         int64                          `json:"total"`
+	ProgressText  string                         `json:"progressText"`
 	BestCandidate string                         `json:"bestCandidate,omitempty"`
 	InputHash     string                         `json:"inputHash,omitempty"`
 	Input         string                         `json:"input,omitempty"`
@@ -90,12 +96,8 @@ func runView(run *v1beta2.DynamoGraphDeploymentRun) RunView {
 	if g, ok := run.Labels[v1beta2.LabelRequestGeneration]; ok {
 		_, _ = fmt.Sscan(g, &v.Generation)
 	}
-	if p := run.Status.Progress; p != nil {
-		v.Progress = *p
-		if p.Budget > 0 {
-			v.Percent = int(min(100, p.Settled*100/p.Budget))
-		}
-	}
+	p := resultsview.RunProgress(run)
+	v.Progress, v.Percent, v.Total, v.ProgressText = p.RunProgress, p.Percent, p.Total, p.Text()
 	if rec := run.Status.Recommendation; rec != nil {
 		v.BestCandidate = rec.BestCandidate
 	}
@@ -269,6 +271,9 @@ type CandidateView struct {
 	Error     string
 	Preview   bool
 	Force     bool
+	// VersionSkew is the VersionSkew condition's message when it is True: the prediction rests
+	// on another engine version than the runtime image runs.
+	VersionSkew string
 	// Verification is set when the candidate is the one its request deployed and verified.
 	Verification *VerificationView
 }
@@ -304,6 +309,9 @@ func (s *Server) candidateView(r *http.Request, cand *v1beta2.DynamoGraphDeploym
 	}
 	if err := promote.CheckRunSucceeded(r.Context(), s.c, cand); err != nil {
 		v.RunError = err.Error()
+	}
+	if c := meta.FindStatusCondition(cand.Status.Conditions, v1beta2.ConditionVersionSkew); c != nil && c.Status == metav1.ConditionTrue {
+		v.VersionSkew = c.Message
 	}
 	v.Verification = s.candidateVerification(r.Context(), cand)
 	return v

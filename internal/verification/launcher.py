@@ -1,6 +1,8 @@
 # The verification container's program (python3 -c). It checks that the frontend answers, runs
-# AIPerf against it for a bounded time, and writes a compact result (at most 4 KiB, the
-# kubelet's cap on a termination message) to /dev/termination-log, which the operator reads.
+# AIPerf against it for a bounded time (synthetic requests, or the request's trace replayed), and
+# writes a compact result (at most 4 KiB, the kubelet's cap on a termination message) to
+# /dev/termination-log, which the operator reads.
+import gzip
 import json
 import os
 import subprocess
@@ -14,7 +16,9 @@ STATS = ("unit", "avg", "p50", "p90", "p99")
 LIMIT = 4000
 
 
-def arg(name):
+def arg(name, default=None):
+    if name not in sys.argv:
+        return default
     i = sys.argv.index(name)
     return sys.argv[i + 1]
 
@@ -48,20 +52,99 @@ while True:
         finish({"frontendUnreachable": True, "error": last[:512]}, 3)
     time.sleep(1)
 
-artifacts = os.path.join(os.environ.get("TMPDIR", "/tmp"), "aiperf")
+tmp = os.environ.get("TMPDIR", "/tmp")
+artifacts = os.path.join(tmp, "aiperf")
+
+
+def dynamo_to_mooncake(src, dst):
+    # A Dynamo request trace (dynamo.request.trace.v1) as mooncake records, which AIPerf
+    # replays: each request_end record, bare or wrapped in {"timestamp", "event"}, becomes
+    # {timestamp (ms after the first arrival), input_length, output_length, hash_ids}, in order
+    # of arrival (the frontend writes a record when its request ends). Equal sequence hashes
+    # keep one id. It returns the records' block size and their number.
+    rows, ids, block = [], {}, None
+    opener = gzip.open if src.endswith(".gz") else open
+    with opener(src, "rt", encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                rec = json.loads(line)
+                if isinstance(rec.get("event"), dict):
+                    rec = rec["event"]
+                if rec.get("event_type") != "request_end":
+                    continue
+                req = rec["request"]
+                replay = req["replay"]
+                at = req.get("request_received_ms")
+                if at is None:
+                    at = rec["event_time_unix_ms"]
+                block = block or int(replay["trace_block_size"])
+                hashes = [ids.setdefault(h, len(ids)) for h in replay["input_sequence_hashes"]]
+                # A request cancelled before its first token still ran its prefill.
+                rows.append((float(at), int(replay["input_length"]), max(1, int(req["output_tokens"])), hashes))
+            except (KeyError, TypeError, ValueError, AttributeError) as e:
+                raise ValueError("line %d of the Dynamo trace: %s: %s" % (n, type(e).__name__, e))
+    if not rows:
+        raise ValueError("the Dynamo trace has no request_end records")
+    rows.sort(key=lambda r: r[0])
+    start = rows[0][0]
+    with open(dst, "w") as out:
+        for at, isl, osl, hashes in rows:
+            out.write(json.dumps({"timestamp": int(round(at - start)), "input_length": isl,
+                                  "output_length": osl, "hash_ids": hashes}) + "\n")
+    return block, len(rows)
+
+
+def count_records(path):
+    # The requests of a mooncake trace: its non-blank lines.
+    with open(path, "rb") as f:
+        return sum(1 for line in f if line.strip())
+
+
 # A request that cannot finish within the measurement fails as a timeout, recorded by AIPerf,
 # rather than being cancelled uncounted at the end of the grace period.
 duration = max(1, int(deadline - time.monotonic()) - 10)
 cmd = [sys.executable, "-m", "aiperf", "profile", "--model", model, "--url", url,
        "--endpoint-type", "chat", "--streaming", "--ui-type", "none",
-       "--tokenizer", arg("--tokenizer"), "--isl", arg("--isl"), "--osl", arg("--osl"),
-       "--request-count", arg("--requests"), "--artifact-dir", artifacts,
+       "--tokenizer", arg("--tokenizer"), "--artifact-dir", artifacts,
        "--benchmark-duration", str(duration),
        "--benchmark-grace-period", "5", "--request-timeout-seconds", str(duration)]
-if "--concurrency" in sys.argv:
-    cmd += ["--concurrency", arg("--concurrency")]
+requests = arg("--requests")
+trace = arg("--trace-file")
+if trace:
+    # The trace's own requests, each once (unless --requests says how many): their lengths and
+    # prefix blocks, at their recorded timestamps (from the first, divided by the speedup) or
+    # closed-loop at the concurrency.
+    block = arg("--trace-block-size")
+    try:
+        if arg("--trace-format") == "dynamo":
+            converted = os.path.join(tmp, "trace-mooncake.jsonl")
+            block, records = dynamo_to_mooncake(trace, converted)
+            block, trace = str(block), converted
+        else:
+            records = count_records(trace)
+    except (OSError, ValueError) as e:
+        finish({"error": "reading the trace %s: %s" % (arg("--trace-file"), e)}, 5)
+    requests = requests or str(records)
+    cmd += ["--custom-dataset-type", "mooncake_trace", "--input-file", trace]
+    if block:
+        cmd += ["--isl-block-size", block]
+    if arg("--concurrency"):
+        cmd += ["--no-fixed-schedule", "--concurrency", arg("--concurrency")]
+    else:
+        cmd += ["--fixed-schedule", "--fixed-schedule-auto-offset"]
+        if arg("--trace-speedup", "1") not in ("1", "1.0"):
+            cmd += ["--synthesis-speedup-ratio", arg("--trace-speedup")]
 else:
-    cmd += ["--request-rate", arg("--request-rate")]
+    cmd += ["--isl", arg("--isl"), "--osl", arg("--osl")]
+    if arg("--concurrency"):
+        cmd += ["--concurrency", arg("--concurrency")]
+    else:
+        cmd += ["--request-rate", arg("--request-rate")]
+if requests:
+    cmd += ["--request-count", requests]
 console = artifacts + "-console.log"
 
 

@@ -20,7 +20,7 @@ const (
 	// StartGraceSeconds is added to maxDurationSeconds for the Job's deadline: the pod's start
 	// and the frontend probe.
 	StartGraceSeconds int64 = 120
-	// MaxLoad bounds a modeled concurrency or request rate taken over from the workload, as
+	// MaxLoad bounds a predicted concurrency or request rate taken over from the candidate, as
 	// spec.deployment.verification.load bounds an explicit one.
 	MaxLoad = 10000
 )
@@ -41,35 +41,41 @@ type Prediction struct {
 
 // Plan is one verification resolved: what to offer and what to expect.
 type Plan struct {
-	Load               v1beta2.VerificationLoad
+	// Load is the concurrency or request rate offered and, for synthetic requests, their token
+	// lengths; a trace replayed at its timestamps has neither concurrency nor rate.
+	Load v1beta2.VerificationLoad
+	// Trace is the trace replayed instead of synthetic requests.
+	Trace *TraceReplay
+	// Requests is how many requests are sent; 0 replays the whole trace.
 	Requests           int32
 	MaxDurationSeconds int32
 	// GPUs of the candidate, to turn the observed throughput into throughput per GPU.
 	GPUs        int32
 	Predictions []Prediction
+	// LoadAsPredicted tells whether the Job offers the traffic the prediction was made at;
+	// LoadDifference says how it differs otherwise.
+	LoadAsPredicted bool
+	LoadDifference  string
 }
 
-// Resolve completes the request's verification settings with the candidate's modeled operating
-// point and error band. It fails when the candidate has no predicted metric to compare.
-func Resolve(dgdr *v1beta2.DynamoGraphDeploymentRequest, cand *v1beta2.DynamoGraphDeploymentCandidate) (*Plan, error) {
+// Resolve completes the request's verification settings with the traffic of the candidate's
+// prediction (its spec.parameters; searched says what its Run replayed) and its error band. It
+// fails when the candidate has no predicted metric to compare.
+func Resolve(dgdr *v1beta2.DynamoGraphDeploymentRequest, cand *v1beta2.DynamoGraphDeploymentCandidate, searched Searched) (*Plan, error) {
 	spec := &v1beta2.VerificationSpec{}
 	if d := dgdr.Spec.Deployment; d != nil && d.Verification != nil {
 		spec = d.Verification
 	}
 	p := &Plan{
-		Requests:           valueOr(spec.Requests, specdefaults.VerificationRequests),
 		MaxDurationSeconds: valueOr(spec.MaxDurationSeconds, specdefaults.VerificationMaxDurationSeconds),
 		GPUs:               cand.Spec.GPUs,
-		Load:               modeledLoad(dgdr),
 	}
-	if l := spec.Load; l != nil {
-		p.Load.Concurrency, p.Load.RequestsPerSecond = copyPtr(l.Concurrency), copyPtr(l.RequestsPerSecond)
-		if l.InputTokens != nil {
-			p.Load.InputTokens = copyPtr(l.InputTokens)
-		}
-		if l.OutputTokens != nil {
-			p.Load.OutputTokens = copyPtr(l.OutputTokens)
-		}
+	resolveLoad(p, dgdr, cand, spec.Load, searched)
+	switch {
+	case spec.Requests != nil:
+		p.Requests = *spec.Requests
+	case p.Trace == nil:
+		p.Requests = specdefaults.VerificationRequests
 	}
 	m := cand.Status.Metrics
 	if m == nil {
@@ -96,8 +102,17 @@ func Resolve(dgdr *v1beta2.DynamoGraphDeploymentRequest, cand *v1beta2.DynamoGra
 		}
 		p.Predictions = append(p.Predictions, Prediction{Name: name, Value: *value, BandPct: band, Tolerance: t})
 	}
+	var pct v1beta2.CandidatePercentiles
+	if m.Percentiles != nil {
+		pct = *m.Percentiles
+	}
+	// A percentile is judged with its metric's tolerance.
 	add(v1beta2.MetricTTFTMs, m.TTFTMs, ttftBand, tol.TTFTPct)
+	add(v1beta2.MetricTTFTP90Ms, p90(pct.TTFTMs), ttftBand, tol.TTFTPct)
+	add(v1beta2.MetricTTFTP99Ms, p99(pct.TTFTMs), ttftBand, tol.TTFTPct)
 	add(v1beta2.MetricITLMs, m.ITLMs, itlBand, tol.ITLPct)
+	add(v1beta2.MetricITLP90Ms, p90(pct.ITLMs), itlBand, tol.ITLPct)
+	add(v1beta2.MetricITLP99Ms, p99(pct.ITLMs), itlBand, tol.ITLPct)
 	add(v1beta2.MetricThroughputPerGPU, m.ThroughputPerGPU, nil, tol.ThroughputPerGPUPct)
 	if len(p.Predictions) == 0 {
 		return nil, fmt.Errorf("candidate %s predicts none of ttftMs, itlMs, throughputPerGpu", cand.Name)
@@ -105,41 +120,31 @@ func Resolve(dgdr *v1beta2.DynamoGraphDeploymentRequest, cand *v1beta2.DynamoGra
 	return p, nil
 }
 
-// modeledLoad is the operating point the search modeled: the static workload's load and token
-// lengths. A kvCapacityFraction or trace load has no fixed request load: concurrency 1.
-func modeledLoad(dgdr *v1beta2.DynamoGraphDeploymentRequest) v1beta2.VerificationLoad {
-	l := v1beta2.VerificationLoad{InputTokens: ptrTo(specdefaults.InputTokens), OutputTokens: ptrTo(specdefaults.OutputTokens)}
-	var static *v1beta2.StaticWorkload
-	if w := dgdr.Spec.Workload; w != nil {
-		static = w.Static
+func p90(l *v1beta2.LatencyPercentiles) *float64 {
+	if l == nil {
+		return nil
 	}
-	if static != nil {
-		if static.InputTokens != nil {
-			l.InputTokens = copyPtr(static.InputTokens)
+	return l.P90
+}
+
+func p99(l *v1beta2.LatencyPercentiles) *float64 {
+	if l == nil {
+		return nil
+	}
+	return l.P99
+}
+
+// CalibrationMetrics are the compared metrics the calibration profile keeps: the means and
+// the throughput per GPU (v1beta2.CalibrationMetric), not the percentiles.
+func CalibrationMetrics(metrics []v1beta2.VerifiedMetric) []v1beta2.VerifiedMetric {
+	var out []v1beta2.VerifiedMetric
+	for _, m := range metrics {
+		switch v1beta2.CalibrationMetric(m.Name) {
+		case v1beta2.CalibrationMetricTTFTMs, v1beta2.CalibrationMetricITLMs, v1beta2.CalibrationMetricThroughputPerGPU:
+			out = append(out, m)
 		}
-		if static.OutputTokens != nil {
-			l.OutputTokens = copyPtr(static.OutputTokens)
-		}
-		if ld := static.Load; ld != nil {
-			switch {
-			case ld.Concurrency != nil:
-				l.Concurrency = copyPtr(ld.Concurrency)
-			case ld.RequestsPerSecond != nil:
-				l.RequestsPerSecond = copyPtr(ld.RequestsPerSecond)
-			}
-		}
 	}
-	if l.Concurrency == nil && l.RequestsPerSecond == nil {
-		l.Concurrency = ptrTo[int32](1)
-	}
-	// The workload's bounds are wider than a verification's.
-	if l.Concurrency != nil && *l.Concurrency > MaxLoad {
-		l.Concurrency = ptrTo(int32(MaxLoad))
-	}
-	if l.RequestsPerSecond != nil && *l.RequestsPerSecond > MaxLoad {
-		l.RequestsPerSecond = ptrTo(float64(MaxLoad))
-	}
-	return l
+	return out
 }
 
 func valueOr[T any](p *T, def T) T {

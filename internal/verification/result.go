@@ -230,26 +230,14 @@ func percentiles(s *stat) *v1beta2.Percentiles {
 	return &v1beta2.Percentiles{Mean: copyPtr(s.Avg), P50: copyPtr(s.P50), P90: copyPtr(s.P90), P99: copyPtr(s.P99)}
 }
 
-// Judge compares each prediction with its observation. It returns the compared metrics and
-// the names of those outside their tolerance (empty: the prediction held). A metric AIPerf did
-// not measure is left out.
+// Judge compares each prediction with its observation: the means and the 90th and 99th
+// percentiles alike. It returns the compared metrics and the names of those outside their
+// tolerance (empty: the prediction held). A metric AIPerf did not measure is left out.
 func Judge(p *Plan, obs *v1beta2.ObservedMetrics) ([]v1beta2.VerifiedMetric, []string) {
 	var out []v1beta2.VerifiedMetric
 	var outside []string
 	for _, pr := range p.Predictions {
-		var observed *float64
-		switch pr.Name {
-		case v1beta2.MetricTTFTMs:
-			if obs.TTFTMs != nil {
-				observed = obs.TTFTMs.Mean
-			}
-		case v1beta2.MetricITLMs:
-			if obs.ITLMs != nil {
-				observed = obs.ITLMs.Mean
-			}
-		case v1beta2.MetricThroughputPerGPU:
-			observed = obs.ThroughputPerGPU
-		}
+		observed := observedOf(obs, pr.Name)
 		if observed == nil {
 			continue
 		}
@@ -265,6 +253,37 @@ func Judge(p *Plan, obs *v1beta2.ObservedMetrics) ([]v1beta2.VerifiedMetric, []s
 		}
 	}
 	return out, outside
+}
+
+// observedOf is the measured value of the metric name: AIPerf's mean, or the percentile the
+// name says; nil when AIPerf did not measure it.
+func observedOf(obs *v1beta2.ObservedMetrics, name v1beta2.VerificationMetricName) *float64 {
+	stat := func(p *v1beta2.Percentiles, get func(*v1beta2.Percentiles) *float64) *float64 {
+		if p == nil {
+			return nil
+		}
+		return get(p)
+	}
+	mean := func(p *v1beta2.Percentiles) *float64 { return p.Mean }
+	p90 := func(p *v1beta2.Percentiles) *float64 { return p.P90 }
+	p99 := func(p *v1beta2.Percentiles) *float64 { return p.P99 }
+	switch name {
+	case v1beta2.MetricTTFTMs:
+		return stat(obs.TTFTMs, mean)
+	case v1beta2.MetricTTFTP90Ms:
+		return stat(obs.TTFTMs, p90)
+	case v1beta2.MetricTTFTP99Ms:
+		return stat(obs.TTFTMs, p99)
+	case v1beta2.MetricITLMs:
+		return stat(obs.ITLMs, mean)
+	case v1beta2.MetricITLP90Ms:
+		return stat(obs.ITLMs, p90)
+	case v1beta2.MetricITLP99Ms:
+		return stat(obs.ITLMs, p99)
+	case v1beta2.MetricThroughputPerGPU:
+		return obs.ThroughputPerGPU
+	}
+	return nil
 }
 
 func round(v float64, digits int) float64 {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
@@ -96,38 +97,56 @@ func request(workload *v1beta2.WorkloadSpec, v *v1beta2.VerificationSpec) *v1bet
 		Workload: workload, Deployment: &v1beta2.DeploymentSpec{Verification: v}}}
 }
 
-func candidate(m *v1beta2.CandidateMetrics) *v1beta2.DynamoGraphDeploymentCandidate {
-	c := &v1beta2.DynamoGraphDeploymentCandidate{Spec: v1beta2.DynamoGraphDeploymentCandidateSpec{GPUs: 4}, Status: v1beta2.DynamoGraphDeploymentCandidateStatus{Metrics: m}}
+// candidate is a Candidate predicting m at the traffic of the prediction document traffic (the
+// JSON of spec.parameters.traffic; none when empty).
+func candidate(m *v1beta2.CandidateMetrics, traffic string) *v1beta2.DynamoGraphDeploymentCandidate {
+	params := `{"engine":{"model":"org/llama"}}`
+	if traffic != "" {
+		params = `{"engine":{"model":"org/llama"},"traffic":` + traffic + `}`
+	}
+	c := &v1beta2.DynamoGraphDeploymentCandidate{Spec: v1beta2.DynamoGraphDeploymentCandidateSpec{GPUs: 4, Parameters: runtime.RawExtension{Raw: []byte(params)}},
+		Status: v1beta2.DynamoGraphDeploymentCandidateStatus{Metrics: m}}
 	c.Name = "c1"
 	return c
 }
 
-// TestResolve: the modeled operating point and the error band are the defaults; explicit
-// settings win.
+// staticTraffic is the prediction document's traffic of a static request at concurrency 10.
+const staticTraffic = `{"source":{"type":"synthetic","input_tokens":2048,"output_tokens":256},"load":{"type":"poisson","requests_per_second":3.5,"seed":42},"stop":{"requests":1000}}`
+
+// TestResolve: the prediction's traffic and the error band are the defaults; explicit settings
+// win; the percentiles a candidate predicts are compared with their metric's tolerance.
 func TestResolve(t *testing.T) {
 	metrics := &v1beta2.CandidateMetrics{TTFTMs: ptr.To(100.0), ITLMs: ptr.To(10.0), ThroughputPerGPU: ptr.To(500.0),
 		ErrorBand: &v1beta2.MetricsErrorBand{TTFTP80Pct: ptr.To(12.0)}}
+	withPercentiles := metrics.DeepCopy()
+	withPercentiles.Percentiles = &v1beta2.CandidatePercentiles{
+		TTFTMs: &v1beta2.LatencyPercentiles{P50: ptr.To(90.0), P90: ptr.To(150.0), P99: ptr.To(300.0)},
+		ITLMs:  &v1beta2.LatencyPercentiles{P99: ptr.To(25.0)},
+		E2EMs:  &v1beta2.LatencyPercentiles{P90: ptr.To(2000.0)}, // not measured by verification
+	}
 	static := &v1beta2.WorkloadSpec{Static: &v1beta2.StaticWorkload{InputTokens: ptr.To[int32](2048), OutputTokens: ptr.To[int32](256),
 		Load: &v1beta2.LoadSpec{RequestsPerSecond: ptr.To(3.5)}}}
+	means := []Prediction{
+		{Name: v1beta2.MetricTTFTMs, Value: 100, BandPct: ptr.To(12.0), Tolerance: 12},
+		{Name: v1beta2.MetricITLMs, Value: 10, Tolerance: specdefaults.VerificationTolerancePct},
+		{Name: v1beta2.MetricThroughputPerGPU, Value: 500, Tolerance: specdefaults.VerificationTolerancePct},
+	}
 	cases := []struct {
-		name string
-		req  *v1beta2.DynamoGraphDeploymentRequest
-		want *Plan
+		name    string
+		req     *v1beta2.DynamoGraphDeploymentRequest
+		metrics *v1beta2.CandidateMetrics
+		want    *Plan
 	}{
-		{name: "defaults from the workload and the band", req: request(static, &v1beta2.VerificationSpec{Enabled: ptr.To(true)}), want: &Plan{
+		{name: "defaults from the prediction and the band", req: request(static, &v1beta2.VerificationSpec{Enabled: ptr.To(true)}), metrics: metrics, want: &Plan{
 			Load:     v1beta2.VerificationLoad{RequestsPerSecond: ptr.To(3.5), InputTokens: ptr.To[int32](2048), OutputTokens: ptr.To[int32](256)},
 			Requests: specdefaults.VerificationRequests, MaxDurationSeconds: specdefaults.VerificationMaxDurationSeconds, GPUs: 4,
-			Predictions: []Prediction{
-				{Name: v1beta2.MetricTTFTMs, Value: 100, BandPct: ptr.To(12.0), Tolerance: 12},
-				{Name: v1beta2.MetricITLMs, Value: 10, Tolerance: specdefaults.VerificationTolerancePct},
-				{Name: v1beta2.MetricThroughputPerGPU, Value: 500, Tolerance: specdefaults.VerificationTolerancePct},
-			},
+			Predictions: means, LoadAsPredicted: true,
 		}},
 		{name: "explicit settings", req: request(static, &v1beta2.VerificationSpec{
 			Load:     &v1beta2.VerificationLoad{Concurrency: ptr.To[int32](8), OutputTokens: ptr.To[int32](32)},
 			Requests: ptr.To[int32](20), MaxDurationSeconds: ptr.To[int32](60),
 			Tolerance: &v1beta2.VerificationTolerance{TTFTPct: ptr.To(50.0), ThroughputPerGPUPct: ptr.To(40.0)},
-		}), want: &Plan{
+		}), metrics: metrics, want: &Plan{
 			Load:     v1beta2.VerificationLoad{Concurrency: ptr.To[int32](8), InputTokens: ptr.To[int32](2048), OutputTokens: ptr.To[int32](32)},
 			Requests: 20, MaxDurationSeconds: 60, GPUs: 4,
 			Predictions: []Prediction{
@@ -135,31 +154,26 @@ func TestResolve(t *testing.T) {
 				{Name: v1beta2.MetricITLMs, Value: 10, Tolerance: specdefaults.VerificationTolerancePct},
 				{Name: v1beta2.MetricThroughputPerGPU, Value: 500, Tolerance: 40},
 			},
+			LoadDifference: "spec.deployment.verification.load offers concurrency 8 (2048 input, 32 output tokens); the prediction's is 3.5 requests/s (2048 input, 256 output tokens)",
 		}},
-		{name: "a kv-capacity workload is verified at concurrency 1", req: request(&v1beta2.WorkloadSpec{Static: &v1beta2.StaticWorkload{
-			Load: &v1beta2.LoadSpec{KVCapacityFraction: &v1beta2.KVCapacityFraction{Value: ptr.To(0.5)}}}}, nil), want: &Plan{
-			Load:     v1beta2.VerificationLoad{Concurrency: ptr.To[int32](1), InputTokens: ptr.To(specdefaults.InputTokens), OutputTokens: ptr.To(specdefaults.OutputTokens)},
+		{name: "percentiles with their metric's tolerance", req: request(static, &v1beta2.VerificationSpec{
+			Tolerance: &v1beta2.VerificationTolerance{ITLPct: ptr.To(30.0)}}), metrics: withPercentiles, want: &Plan{
+			Load:     v1beta2.VerificationLoad{RequestsPerSecond: ptr.To(3.5), InputTokens: ptr.To[int32](2048), OutputTokens: ptr.To[int32](256)},
 			Requests: specdefaults.VerificationRequests, MaxDurationSeconds: specdefaults.VerificationMaxDurationSeconds, GPUs: 4,
 			Predictions: []Prediction{
 				{Name: v1beta2.MetricTTFTMs, Value: 100, BandPct: ptr.To(12.0), Tolerance: 12},
-				{Name: v1beta2.MetricITLMs, Value: 10, Tolerance: specdefaults.VerificationTolerancePct},
+				{Name: v1beta2.MetricTTFTP90Ms, Value: 150, BandPct: ptr.To(12.0), Tolerance: 12},
+				{Name: v1beta2.MetricTTFTP99Ms, Value: 300, BandPct: ptr.To(12.0), Tolerance: 12},
+				{Name: v1beta2.MetricITLMs, Value: 10, Tolerance: 30},
+				{Name: v1beta2.MetricITLP99Ms, Value: 25, Tolerance: 30},
 				{Name: v1beta2.MetricThroughputPerGPU, Value: 500, Tolerance: specdefaults.VerificationTolerancePct},
 			},
-		}},
-		{name: "a modeled concurrency above the verification bound is capped", req: request(&v1beta2.WorkloadSpec{Static: &v1beta2.StaticWorkload{
-			Load: &v1beta2.LoadSpec{Concurrency: ptr.To[int32](50000)}}}, nil), want: &Plan{
-			Load:     v1beta2.VerificationLoad{Concurrency: ptr.To[int32](MaxLoad), InputTokens: ptr.To(specdefaults.InputTokens), OutputTokens: ptr.To(specdefaults.OutputTokens)},
-			Requests: specdefaults.VerificationRequests, MaxDurationSeconds: specdefaults.VerificationMaxDurationSeconds, GPUs: 4,
-			Predictions: []Prediction{
-				{Name: v1beta2.MetricTTFTMs, Value: 100, BandPct: ptr.To(12.0), Tolerance: 12},
-				{Name: v1beta2.MetricITLMs, Value: 10, Tolerance: specdefaults.VerificationTolerancePct},
-				{Name: v1beta2.MetricThroughputPerGPU, Value: 500, Tolerance: specdefaults.VerificationTolerancePct},
-			},
+			LoadAsPredicted: true,
 		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := Resolve(tc.req, candidate(metrics))
+			got, err := Resolve(tc.req, candidate(tc.metrics, staticTraffic), Searched{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -168,7 +182,7 @@ func TestResolve(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Resolve(request(nil, nil), candidate(&v1beta2.CandidateMetrics{Score: ptr.To(1.0)})); err == nil || !strings.Contains(err.Error(), "c1") {
+	if _, err := Resolve(request(nil, nil), candidate(&v1beta2.CandidateMetrics{Score: ptr.To(1.0)}, staticTraffic), Searched{}); err == nil || !strings.Contains(err.Error(), "c1") {
 		t.Errorf("a candidate without predicted metrics: err %v, want one naming it", err)
 	}
 }
@@ -191,5 +205,45 @@ func TestJudge(t *testing.T) {
 	}
 	if len(outside) != 1 || !strings.HasPrefix(outside[0], "itlMs (observed 15, predicted 10: 50.0% off, tolerance 25%)") {
 		t.Errorf("outside = %q", outside)
+	}
+}
+
+// TestJudgePercentiles: the p90 and p99 of TTFT and ITL are compared with AIPerf's like the
+// means, and one outside its tolerance is named; a percentile AIPerf did not report is left out.
+// Only the means and throughput per GPU go to the calibration profile.
+func TestJudgePercentiles(t *testing.T) {
+	p := &Plan{Predictions: []Prediction{
+		{Name: v1beta2.MetricTTFTMs, Value: 100, Tolerance: 25},
+		{Name: v1beta2.MetricTTFTP90Ms, Value: 150, Tolerance: 25},
+		{Name: v1beta2.MetricTTFTP99Ms, Value: 300, Tolerance: 25},
+		{Name: v1beta2.MetricITLP90Ms, Value: 12, Tolerance: 25},
+		{Name: v1beta2.MetricITLP99Ms, Value: 20, Tolerance: 25},
+		{Name: v1beta2.MetricThroughputPerGPU, Value: 500, Tolerance: 25},
+	}}
+	obs := &v1beta2.ObservedMetrics{
+		TTFTMs:           &v1beta2.Percentiles{Mean: ptr.To(110.0), P50: ptr.To(100.0), P90: ptr.To(160.0), P99: ptr.To(450.0)},
+		ITLMs:            &v1beta2.Percentiles{Mean: ptr.To(10.0), P90: ptr.To(12.6)},
+		ThroughputPerGPU: ptr.To(480.0),
+	}
+	got, outside := Judge(p, obs)
+	want := []v1beta2.VerifiedMetric{
+		{Name: v1beta2.MetricTTFTMs, Predicted: ptr.To(100.0), Observed: ptr.To(110.0), RelativeErrorPct: ptr.To(10.0), TolerancePct: ptr.To(25.0), Held: ptr.To(true)},
+		{Name: v1beta2.MetricTTFTP90Ms, Predicted: ptr.To(150.0), Observed: ptr.To(160.0), RelativeErrorPct: ptr.To(6.67), TolerancePct: ptr.To(25.0), Held: ptr.To(true)},
+		{Name: v1beta2.MetricTTFTP99Ms, Predicted: ptr.To(300.0), Observed: ptr.To(450.0), RelativeErrorPct: ptr.To(50.0), TolerancePct: ptr.To(25.0), Held: ptr.To(false)},
+		{Name: v1beta2.MetricITLP90Ms, Predicted: ptr.To(12.0), Observed: ptr.To(12.6), RelativeErrorPct: ptr.To(5.0), TolerancePct: ptr.To(25.0), Held: ptr.To(true)},
+		{Name: v1beta2.MetricThroughputPerGPU, Predicted: ptr.To(500.0), Observed: ptr.To(480.0), RelativeErrorPct: ptr.To(4.0), TolerancePct: ptr.To(25.0), Held: ptr.To(true)},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("metrics (-want +got):\n%s", diff)
+	}
+	if len(outside) != 1 || !strings.HasPrefix(outside[0], "ttftP99Ms (observed 450, predicted 300: 50.0% off") {
+		t.Errorf("outside = %q", outside)
+	}
+	var names []v1beta2.VerificationMetricName
+	for _, m := range CalibrationMetrics(got) {
+		names = append(names, m.Name)
+	}
+	if diff := cmp.Diff([]v1beta2.VerificationMetricName{v1beta2.MetricTTFTMs, v1beta2.MetricThroughputPerGPU}, names); diff != "" {
+		t.Errorf("calibration metrics (-want +got):\n%s", diff)
 	}
 }

@@ -137,7 +137,7 @@ func TestAccessReview(t *testing.T) {
 	for name, mut := range map[string]func(*v1beta2.DynamoGraphDeploymentRequest){
 		"search": func(*v1beta2.DynamoGraphDeploymentRequest) {},
 		"allowlisted-overrides": overrideWorkers(`{"metadata":{"labels":{"team":"a"}},"spec":{"tolerations":[{"key":"gpu","operator":"Exists"}],` +
-			`"nodeSelector":{"pool":"a"},"containers":[{"name":"main","resources":{"limits":{"memory":"1Gi"}},"env":[{"name":"X","value":"1"}]}]}}`),
+			`"nodeSelector":{"pool":"a"},"containers":[{"name":"main","resources":{"limits":{"memory":"1Gi"}},"env":[{"name":"TZ","value":"UTC"}]}]}}`),
 	} {
 		if err := tenant.Create(ctx, accessRequest(ns, "t-"+name, mut)); err != nil {
 			t.Errorf("%s as tenant: %v", name, err)

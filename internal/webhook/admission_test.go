@@ -3,6 +3,7 @@ package webhook_test
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -131,6 +132,11 @@ func TestBadInputTable(t *testing.T) {
 		{"capture-age-zero", "  deployment:\n    capture: {enabled: true, claimName: traces, rotation: {maxAgeHours: 0}}\n", "spec.deployment.capture.rotation.maxAgeHours", "greater than or equal to 1"},
 		{"replace-margin-not-a-percentage", "  deployment: {replaceMargin: \"0.1\"}\n", "spec.deployment.replaceMargin", "should match"},
 		{"replace-margin-over-100", "  deployment: {replaceMargin: 150%}\n", "spec.deployment.replaceMargin", "should match"},
+		{"selection-tolerance-not-a-percentage", "  deployment: {selection: {tolerance: \"0.02\"}}\n", "spec.deployment.selection.tolerance", "must be a percentage from 0% to 100% with at most two decimals"},
+		{"selection-tolerance-over-100", "  deployment: {selection: {tolerance: 100.5%}}\n", "spec.deployment.selection.tolerance", "must be a percentage from 0% to 100%"},
+		{"selection-tolerance-three-decimals", "  deployment: {selection: {tolerance: 1.125%}}\n", "spec.deployment.selection.tolerance", "at most two decimals"},
+		{"selection-tolerance-negative", "  deployment: {selection: {tolerance: -1%}}\n", "spec.deployment.selection.tolerance", "must be a percentage from 0% to 100%"},
+		{"selection-tolerance-a-number", "  deployment: {selection: {tolerance: 2}}\n", "spec.deployment.selection.tolerance", "must be of type string"},
 		{"unknown-research-field", "  research: {intervalMinutes: 360, every: 60}\n", "spec.research.every", "unknown field"},
 		{"per-node-zero", "  hardware: {gpu: {perNode: 0}}\n", "spec.hardware.gpu.perNode", "greater than or equal to 1"},
 		{"per-node-too-large", "  hardware: {gpu: {perNode: 65}}\n", "spec.hardware.gpu.perNode", "less than or equal to 64"},
@@ -269,6 +275,9 @@ func TestDefaultingIsStored(t *testing.T) {
 			if d := got.Spec.Deployment; d == nil || d.Router == nil || d.Router.Mode != v1beta2.RouterRoundRobin {
 				t.Errorf("deployment.router.mode not materialized: %+v", d)
 			}
+			if sel := got.Spec.Deployment.Selection; sel == nil || sel.Tolerance != "2%" {
+				t.Errorf("deployment.selection.tolerance not materialized as 2%%: %+v", sel)
+			}
 			if got.Spec.Model.RemoteCode != v1beta2.RemoteCodeNever {
 				t.Errorf("model.remoteCode not materialized: %q", got.Spec.Model.RemoteCode)
 			}
@@ -299,6 +308,26 @@ func TestDefaultingIsStored(t *testing.T) {
 				t.Errorf("a no-op update bumped the generation %d → %d", gen, got.Generation)
 			}
 		})
+	}
+}
+
+// TestSelectionTolerancesAccepted: the percentages the tolerance's rule admits are stored as
+// written, the bounds and two decimals included.
+func TestSelectionTolerancesAccepted(t *testing.T) {
+	ctx := context.Background()
+	for i, tol := range []string{"0%", "0.5%", "2%", "10.25%", "99.99%", "100%"} {
+		obj := fromYAML(t, "tolerance-"+strconv.Itoa(i), "  deployment: {selection: {tolerance: \""+tol+"\"}}\n")
+		if err := k8s.Create(ctx, obj, client.FieldValidation(metav1.FieldValidationStrict)); err != nil {
+			t.Errorf("tolerance %s: %v", tol, err)
+			continue
+		}
+		got := &v1beta2.DynamoGraphDeploymentRequest{}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(obj), got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Spec.Deployment.Selection.Tolerance != tol {
+			t.Errorf("tolerance %s stored as %q", tol, got.Spec.Deployment.Selection.Tolerance)
+		}
 	}
 }
 

@@ -98,11 +98,11 @@ func TestMissingSKUFollowsTheClusterGPUs(t *testing.T) {
 	}
 	waitFor("the configured default, one of the two products", is("h100_sxm"))
 
-	a.Labels[webhook.GPUProductLabel] = "NVIDIA-H100-PCIe"
+	a.Labels[webhook.GPUProductLabel] = "NVIDIA-H100-NVL"
 	if err := k8s.Update(ctx, a); err != nil {
 		t.Fatal(err)
 	}
-	waitFor("a refusal naming the unsupported product", refusal("NVIDIA-H100-PCIe (no AISimulate system)"))
+	waitFor("a refusal naming the unsupported product", refusal("NVIDIA-H100-NVL (no AISimulate system)"))
 
 	cfg.Defaults.GPUDiscovery = ptr.To(false)
 	waitFor("the explicit default with discovery off", is("h100_sxm"))
@@ -110,8 +110,9 @@ func TestMissingSKUFollowsTheClusterGPUs(t *testing.T) {
 
 // TestServedAdmissionDefaultsFromGPUNodes goes through the API server and the served webhooks
 // (explicit defaults.gpuSKU h200_sxm, discovery on): one product is stored as the request's
-// SKU; two are refused at spec.hardware.gpu.sku, naming both; and a budget beyond the
-// allocatable GPUs of the SKU's Nodes is accepted with a warning.
+// SKU; of two, the default is taken when it is one of them, and otherwise they are refused at
+// spec.hardware.gpu.sku, naming both; and a budget beyond the allocatable GPUs of the SKU's Nodes
+// is accepted with a warning.
 func TestServedAdmissionDefaultsFromGPUNodes(t *testing.T) {
 	ctx := context.Background()
 	gpuNode(t, "served-a100-1", "NVIDIA-A100-SXM4-80GB", 8)
@@ -142,8 +143,20 @@ func TestServedAdmissionDefaultsFromGPUNodes(t *testing.T) {
 		t.Errorf("warnings %q, want one saying the budget exceeds the 12 GPUs of a100_sxm", warnings)
 	}
 
-	// A second product, not the configured default: a request naming no GPU is refused.
-	gpuNode(t, "served-h100", "NVIDIA-H100-80GB-HBM3", 8)
+	h200 := gpuNode(t, "served-h200", "NVIDIA-H200", 8)
+	poll.WaitFor(t, 10*time.Second, 100*time.Millisecond, "the configured default among two products", func(context.Context) (bool, string, error) {
+		dgdr := builders.Request("default", "served-mixed").Model("Qwen/Qwen3-0.6B").Obj()
+		if err := k8s.Create(ctx, dgdr); err != nil {
+			return false, err.Error(), nil
+		}
+		_ = k8s.Delete(ctx, dgdr)
+		return dgdr.Spec.Hardware.GPU.SKU == "h200_sxm", "stored sku " + dgdr.Spec.Hardware.GPU.SKU, nil
+	})
+
+	h200.Labels[webhook.GPUProductLabel] = "NVIDIA-B200"
+	if err := k8s.Update(ctx, h200); err != nil {
+		t.Fatal(err)
+	}
 	poll.WaitFor(t, 10*time.Second, 100*time.Millisecond, "a refusal listing both products", func(context.Context) (bool, string, error) {
 		dgdr := builders.Request("default", "served-mixed").Model("Qwen/Qwen3-0.6B").Obj()
 		err := k8s.Create(ctx, dgdr)
@@ -152,7 +165,7 @@ func TestServedAdmissionDefaultsFromGPUNodes(t *testing.T) {
 			return false, "accepted with sku " + dgdr.Spec.Hardware.GPU.SKU, nil
 		}
 		ok := apierrors.IsInvalid(err) && strings.Contains(err.Error(), "spec.hardware.gpu.sku") &&
-			strings.Contains(err.Error(), "NVIDIA-A100-SXM4-80GB (a100_sxm), NVIDIA-H100-80GB-HBM3 (h100_sxm)")
+			strings.Contains(err.Error(), "NVIDIA-A100-SXM4-80GB (a100_sxm), NVIDIA-B200 (b200_sxm)")
 		return ok, err.Error(), nil
 	})
 }

@@ -227,9 +227,12 @@ func TestAutoApplyFollowsTheUsersRights(t *testing.T) {
 
 // TestOverridesOfAUserWithoutPods: T may still search, but its pod template overrides are
 // limited to the allowlist. A service account, a hostPath volume, a privileged securityContext,
-// a sidecar and a secretKeyRef are each refused (422) at their field path; a token Secret T may
-// not read is refused with 403 naming it. The allowlisted override is admitted. Without the
-// allowlist every one of them is admitted and rendered into each Candidate's deployment.
+// a sidecar, a secretKeyRef, environment variables that load code or redirect downloads and
+// traffic (LD_PRELOAD, PYTHONPATH, HF_ENDPOINT, HTTPS_PROXY, ...), CNI, mesh and secret-injector
+// annotations and device-plugin resources are each refused (422) at their field path; a token
+// Secret T may not read is refused with 403 naming it. The allowlisted override is admitted.
+// Without the allowlists every one of them is admitted and rendered into each Candidate's
+// deployment.
 func TestOverridesOfAUserWithoutPods(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t)
@@ -245,6 +248,28 @@ func TestOverridesOfAUserWithoutPods(t *testing.T) {
 		{"secret-key-ref", `{"spec":{"containers":[{"name":"main","env":[{"name":"STOLEN","valueFrom":{"secretKeyRef":{"name":"` + tenantSecret + `","key":"token"}}}]}]}}`,
 			w + "containers[0].env[0].valueFrom"},
 	}
+	// Environment variables that load code into the engine or redirect what it downloads and
+	// where its traffic goes, annotations that CNI plugins, meshes and secret injectors act on,
+	// and device-plugin resources: each refused at its own key.
+	env := func(name, value string) string {
+		return `{"spec":{"containers":[{"name":"main","env":[{"name":"TZ","value":"UTC"},{"name":"` + name + `","value":"` + value + `"}]}]}}`
+	}
+	for _, name := range []string{"LD_PRELOAD", "LD_LIBRARY_PATH", "PYTHONPATH", "PYTHONSTARTUP", "HF_ENDPOINT", "HTTPS_PROXY", "http_proxy", "NCCL_NET_PLUGIN"} {
+		cases = append(cases, struct{ name, patch, field string }{strings.ToLower(strings.ReplaceAll(name, "_", "-")),
+			env(name, "/tmp/attacker"), w + "containers[0].env[1].name"})
+	}
+	annotation := func(key, value string) string {
+		return `{"metadata":{"annotations":{"note":"x","` + key + `":"` + value + `"}}}`
+	}
+	for _, a := range [][2]string{{"k8s.v1.cni.cncf.io/networks", "kube-system/host-bridge"}, {"sidecar.istio.io/inject", "false"},
+		{"vault.hashicorp.com/agent-inject", "true"}, {"cni.projectcalico.org/ipAddrs", "10.0.0.9"}} {
+		cases = append(cases, struct{ name, patch, field string }{"annotation-" + strings.ToLower(strings.NewReplacer(".", "-", "/", "-").Replace(a[0])),
+			annotation(a[0], a[1]), "spec.deployment.podTemplateOverrides.workers.metadata.annotations[" + a[0] + "]"})
+	}
+	for _, r := range []string{"rdma/hca", "nvidia.com/mig-1g.10gb", "hugepages-2Mi"} {
+		cases = append(cases, struct{ name, patch, field string }{"resource-" + strings.NewReplacer(".", "-", "/", "-").Replace(strings.ToLower(r)),
+			`{"spec":{"containers":[{"name":"main","resources":{"limits":{"cpu":"1","` + r + `":"1"}}}]}}`, w + "containers[0].resources.limits[" + r + "]"})
+	}
 	for _, tc := range cases {
 		err := tenant.Create(ctx, attackRequest(ns, "t-"+tc.name, workersOverride(tc.patch)))
 		if s := statusOf(err); s == nil || s.Code != http.StatusUnprocessableEntity || !contains(causeFields(err), tc.field) {
@@ -257,8 +282,8 @@ func TestOverridesOfAUserWithoutPods(t *testing.T) {
 	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "get secrets/"+tenantSecret) {
 		t.Errorf("T's tokenSecretRef to a Secret it may not read: %v, want 403 naming get secrets/%s", err, tenantSecret)
 	}
-	allowed := `{"metadata":{"labels":{"team":"t"}},"spec":{"tolerations":[{"key":"gpu","operator":"Exists"}],"nodeSelector":{"pool":"a"},` +
-		`"containers":[{"name":"main","resources":{"limits":{"memory":"1Gi"}},"env":[{"name":"LOG","value":"debug"}]}]}}`
+	allowed := `{"metadata":{"labels":{"team":"t"},"annotations":{"note":"x","prometheus.io/scrape":"true"}},"spec":{"tolerations":[{"key":"gpu","operator":"Exists"}],"nodeSelector":{"pool":"a"},` +
+		`"containers":[{"name":"main","resources":{"limits":{"memory":"1Gi","nvidia.com/gpu":"1"}},"env":[{"name":"VLLM_LOGGING_LEVEL","value":"DEBUG"}]}]}}`
 	if err := tenant.Create(ctx, attackRequest(ns, "t-search", workersOverride(allowed))); err != nil {
 		t.Errorf("T's search with allowlisted overrides: %v", err)
 	}

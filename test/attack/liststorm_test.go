@@ -3,7 +3,9 @@
 package attack
 
 import (
+	"bytes"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net/http"
 	"os"
@@ -29,7 +31,6 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 	"github.com/dgdr-operator/dgdr-operator/test/sandboxtest"
-	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/manager"
 )
 
 // Knobs of the list-storm scenario.
@@ -178,17 +179,14 @@ func stormHoldSlots(t *testing.T, ns string) int {
 // rest_client_requests_total).
 func stormAwaitQuiet(t *testing.T, phase string) {
 	t.Helper()
-	st, err := manager.LoadState(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := fmt.Sprintf("http://127.0.0.1:%d/metrics", st.Ports.Metrics)
+	url, tlsConfig := env.OperatorMetrics(t)
+	token := env.MetricsReader(t, sandboxtest.MetricsReaderRole)
 	start := time.Now()
 	var lastRequests float64 = -1
 	var quietSince time.Time
 	sandboxtest.WaitFor(t, 2*time.Minute, 250*time.Millisecond, "the operator to be idle before the "+phase+" probes",
 		func(ctx context.Context) (bool, string, error) {
-			depth, requests, err := scrapeOperatorLoad(ctx, url)
+			depth, requests, err := scrapeOperatorLoad(ctx, url, token, tlsConfig)
 			if err != nil {
 				return false, "", err
 			}
@@ -202,19 +200,17 @@ func stormAwaitQuiet(t *testing.T, phase string) {
 }
 
 // scrapeOperatorLoad returns the sum of the operator's work queue depths and of the API requests
-// it has sent.
-func scrapeOperatorLoad(ctx context.Context, url string) (depth, requests float64, err error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+// it has sent, read as a scraper holding token.
+func scrapeOperatorLoad(ctx context.Context, url, token string, tlsConfig *tls.Config) (depth, requests float64, err error) {
+	code, body, err := sandboxtest.Scrape(ctx, url, token, tlsConfig)
 	if err != nil {
 		return 0, 0, err
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, 0, err
+	if code != http.StatusOK {
+		return 0, 0, fmt.Errorf("the operator's metrics at %s: HTTP %d: %s", url, code, body)
 	}
-	defer func() { _ = resp.Body.Close() }()
 	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(resp.Body)
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(body))
 	if err != nil {
 		return 0, 0, err
 	}

@@ -242,7 +242,7 @@ func TestPromoteDropsPlantedOwnership(t *testing.T) {
 		t.Fatal(err)
 	}
 	for k := range dgd.GetAnnotations() {
-		if strings.HasPrefix(k, promote.OwnKeyPrefix) && k != promote.AnnotationPromotedFrom {
+		if strings.HasPrefix(k, promote.OwnKeyPrefixes[0]) && k != promote.AnnotationPromotedFrom {
 			t.Errorf("the promoted deployment carries %s=%s", k, dgd.GetAnnotations()[k])
 		}
 	}

@@ -43,9 +43,9 @@ type p11Result struct {
 	search, toJob, wall time.Duration
 	metrics             map[v1beta2.VerificationMetricName]v1beta2.VerifiedMetric
 	held                string
-	// load is the load the Job offered; modeled says it is the operating point the prediction
-	// is for (a static concurrency or request rate). A kvCapacityFraction or trace workload is
-	// verified at concurrency 1, so its error mixes the model's with the change of load.
+	// load is the load the Job offered; modeled says it is the traffic the prediction was made
+	// at (status.verification.loadAsPredicted); otherwise its error mixes the model's with the
+	// change of load.
 	load    string
 	modeled bool
 }
@@ -277,7 +277,8 @@ func verifyDemoRequest(env *sandboxtest.Env, root, file string, requests, maxDur
 	if c := meta.FindStatusCondition(got.Status.Conditions, v1beta2.ConditionPredictionHeld); c != nil {
 		res.held = string(c.Status)
 	}
-	res.load, res.modeled = fmt.Sprintf("%d requests, %s", v.Requests, describeLoad(v.Load)), modeledLoad(got)
+	// The operator says whether the Job offered the prediction's traffic.
+	res.load, res.modeled = fmt.Sprintf("%d requests, %s", v.Requests, describeLoad(v)), v.LoadAsPredicted != nil && *v.LoadAsPredicted
 	cand := &v1beta2.DynamoGraphDeploymentCandidate{}
 	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: v.Candidate}, cand); err == nil {
 		res.candidate = fmt.Sprintf("%s/%s/%dgpu", cand.Spec.Backend, cand.Spec.Mode, cand.Spec.GPUs)
@@ -287,22 +288,18 @@ func verifyDemoRequest(env *sandboxtest.Env, root, file string, requests, maxDur
 	return res, nil
 }
 
-// modeledLoad tells whether the verification's default load is the operating point the search
-// predicted for (verification.Resolve: a static concurrency or request rate; otherwise
-// concurrency 1).
-func modeledLoad(d *v1beta2.DynamoGraphDeploymentRequest) bool {
-	w := d.Spec.Workload
-	if w == nil || w.Static == nil || w.Static.Load == nil {
-		return false
-	}
-	return w.Static.Load.Concurrency != nil || w.Static.Load.RequestsPerSecond != nil
-}
-
-func describeLoad(l *v1beta2.VerificationLoad) string {
-	if l == nil {
-		return "load unknown"
-	}
+func describeLoad(v *v1beta2.VerificationStatus) string {
 	s := "load"
+	if t := v.Trace; t != nil {
+		s += " " + string(t.Format) + " trace"
+		if t.ArrivalSpeedupRatio != nil {
+			s += fmt.Sprintf(" at its timestamps sped up %gx", *t.ArrivalSpeedupRatio)
+		}
+	}
+	l := v.Load
+	if l == nil {
+		return s
+	}
 	if l.Concurrency != nil {
 		s += fmt.Sprintf(" concurrency %d", *l.Concurrency)
 	}

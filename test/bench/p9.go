@@ -20,13 +20,20 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/tools/aisim/app"
 )
 
+// topK is how many of each tool's ranking P9 compares beyond the first.
+const topK = 5
+
 // benchSideBySide (P9): the demo's requests (examples/demo, examples/demo/trace), lowered as
 // admission and the operator lower them, searched by aisim (in process) and by the real
 // `aisimulate recommend` of the upstream venv (a process, as the search container runs it), one
 // request after the other in the same run. The ratio is the real tool's total wall time over
 // aisim's; the extra reports, per request, whether the two agree on the top candidate's backend,
-// mode and GPUs. trials > 0 replaces each request's optimizer.max_trials (the real tool spends
-// seconds of CPU per candidate). It is a measurement with no goal.
+// mode and GPUs, and how many of aisim's first topK candidates are among the real tool's first
+// topK: by shape (backend, mode, GPUs) and by configuration (backend, mode and each role's tensor
+// parallelism and replicas), each counted once (a multiset intersection) out of the shorter of
+// the two lists (a Pareto front's first entries for a pareto request). trials > 0 replaces each
+// request's optimizer.max_trials (the real tool spends seconds of CPU per candidate). It is a
+// measurement with no goal.
 func benchSideBySide(root string, trials int) (figure, error) {
 	aisimulateBin := filepath.Join(root, "bin", "upstream", "bin", "aisimulate")
 	if _, err := os.Stat(aisimulateBin); err != nil {
@@ -39,7 +46,7 @@ func benchSideBySide(root string, trials int) (figure, error) {
 	}
 	defer os.RemoveAll(dir)
 	var aisimTotal, realTotal time.Duration
-	var agree int
+	var agree, shapes, configs, compared int
 	var per []string
 	for _, f := range files {
 		name := strings.TrimSuffix(filepath.Base(f), ".yaml")
@@ -67,24 +74,29 @@ func benchSideBySide(root string, trials int) (figure, error) {
 		realTime := time.Since(start)
 		aisimTotal += aisimTime
 		realTotal += realTime
-		a, err := topCandidate(aisimOut)
+		a, err := topCandidates(aisimOut, topK)
 		if err != nil {
 			return figure{}, fmt.Errorf("%s (aisim): %w", name, err)
 		}
-		r, err := topCandidate(realOut)
+		r, err := topCandidates(realOut, topK)
 		if err != nil {
 			return figure{}, fmt.Errorf("%s (aisimulate): %w", name, err)
 		}
-		same := a == r
+		same := a[0].shape == r[0].shape
 		if same {
 			agree++
 		}
-		per = append(per, fmt.Sprintf("%s: aisim %.1fs %s, aisimulate %.0fs %s, top agrees=%t", name, aisimTime.Seconds(), a, realTime.Seconds(), r, same))
+		n := min(len(a), len(r))
+		s, c := overlap(a[:n], r[:n], func(t ranked) string { return t.shape }), overlap(a[:n], r[:n], func(t ranked) string { return t.config })
+		shapes, configs, compared = shapes+s, configs+c, compared+n
+		per = append(per, fmt.Sprintf("%s: aisim %.1fs %s, aisimulate %.0fs %s, top agrees=%t, top %d shapes %d/%d, configs %d/%d (aisim %s; aisimulate %s)",
+			name, aisimTime.Seconds(), a[0].shape, realTime.Seconds(), r[0].shape, same, topK, s, n, c, n, joinConfigs(a[:n]), joinConfigs(r[:n])))
 	}
 	return figure{
 		id: "P9", name: "aisimulate_over_aisim_wall", ratio: realTotal.Seconds() / aisimTotal.Seconds(), isRatio: true, measurement: true,
-		extra: fmt.Sprintf("aisim_s=%.1f aisimulate_s=%.0f top_agrees=%d/%d", aisimTotal.Seconds(), realTotal.Seconds(), agree, len(files)),
-		note:  "the demo's requests, lowered, searched by aisim in process and by the real aisimulate recommend (one process each)" + trialsNote(trials) + ": " + strings.Join(per, "; "),
+		extra: fmt.Sprintf("aisim_s=%.1f aisimulate_s=%.0f top_agrees=%d/%d top%d_shapes=%d/%d top%d_configs=%d/%d",
+			aisimTotal.Seconds(), realTotal.Seconds(), agree, len(files), topK, shapes, compared, topK, configs, compared),
+		note: "the demo's requests, lowered, searched by aisim in process and by the real aisimulate recommend (one process each)" + trialsNote(trials) + ": " + strings.Join(per, "; "),
 	}, nil
 }
 
@@ -142,23 +154,70 @@ func loweredInput(root, path string, trials int) ([]byte, error) {
 	return yaml.JSONToYAML(j)
 }
 
-// topCandidate describes the first selected candidate of an output directory: backend, mode
-// and GPUs.
-func topCandidate(dir string) (string, error) {
+// ranked is one selected candidate of an output directory: its shape (backend/mode/GPUs) and
+// its configuration (the shape's backend and mode with each role's tensor parallelism and
+// replicas).
+type ranked struct {
+	shape, config string
+	gpus          int
+}
+
+// topCandidates describes the first k selected candidates of an output directory, in view order.
+func topCandidates(dir string, k int) ([]ranked, error) {
 	sweep, err := output.ReadSweepResult(filepath.Join(dir, output.RecommendationFile))
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	sel := sweep.Selected()
 	if len(sel) == 0 {
-		return "", fmt.Errorf("no selected candidate")
+		return nil, fmt.Errorf("no selected candidate")
 	}
-	c := sel[0]
-	if c.PredictionConfig == nil {
-		return "", fmt.Errorf("%s has no prediction_config", c.CandidateID)
+	var out []ranked
+	for _, c := range sel[:min(k, len(sel))] {
+		if c.PredictionConfig == nil {
+			return nil, fmt.Errorf("%s has no prediction_config", c.CandidateID)
+		}
+		e := c.PredictionConfig.Engine
+		var roles []string
+		for _, r := range []struct {
+			name string
+			w    *output.Worker
+		}{{"agg", e.Workers.Aggregated}, {"prefill", e.Workers.Prefill}, {"decode", e.Workers.Decode}} {
+			if r.w != nil {
+				roles = append(roles, fmt.Sprintf("%s tp%dx%d", r.name, max(r.w.Parallelism.Tensor, 1), max(r.w.Parallelism.Replicas, 1)))
+			}
+		}
+		out = append(out, ranked{
+			shape:  fmt.Sprintf("%s/%s/%dgpu", e.Backend, e.Mode, c.UsedGPUs),
+			config: fmt.Sprintf("%s/%s %s", e.Backend, e.Mode, strings.Join(roles, ", ")),
+			gpus:   c.UsedGPUs,
+		})
 	}
-	e := c.PredictionConfig.Engine
-	return fmt.Sprintf("%s/%s/%dgpu", e.Backend, e.Mode, c.UsedGPUs), nil
+	return out, nil
+}
+
+// overlap counts the keys of a that are among those of b, each of b's matched once.
+func overlap(a, b []ranked, key func(ranked) string) int {
+	left := map[string]int{}
+	for _, t := range b {
+		left[key(t)]++
+	}
+	n := 0
+	for _, t := range a {
+		if left[key(t)] > 0 {
+			left[key(t)]--
+			n++
+		}
+	}
+	return n
+}
+
+func joinConfigs(ts []ranked) string {
+	var s []string
+	for _, t := range ts {
+		s = append(s, fmt.Sprintf("%s (%d GPUs)", t.config, t.gpus))
+	}
+	return strings.Join(s, " | ")
 }
 
 func tail(s string, n int) string {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
@@ -41,6 +42,9 @@ func TestAPIServerKilledBriefly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A restarted API server answers before its authorizer's informers have synced (its /readyz
+	// says so): until then it refuses requests RBAC would allow, as any cluster's does.
+	endOutage := sandboxtest.ExpectDenialsFor()
 	if err := syscall.Kill(apiPID, syscall.SIGKILL); err != nil {
 		t.Fatalf("SIGKILL kube-apiserver pid %d: %v", apiPID, err)
 	}
@@ -59,6 +63,15 @@ func TestAPIServerKilledBriefly(t *testing.T) {
 		err := k8s.List(ctx, &l, client.Limit(1))
 		return err == nil, "", err
 	})
+	discovery, err := kubernetes.NewForConfig(restConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 2*time.Minute, "kube-apiserver to be ready", func(ctx context.Context) (bool, string, error) {
+		body, err := discovery.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		return err == nil, string(body), nil
+	})
+	endOutage()
 	for c, pid := range pids {
 		if !manager.Alive(pid) {
 			// Documented in docs/develop/chaos.md; a component that exits is a finding.

@@ -17,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
@@ -99,7 +100,8 @@ var variants = map[string][]string{
 		"--set", "pricing.pricePerGPUHour.a100_sxm=2"},
 	// The verification Job's image (spec.deployment.verification).
 	"verification": {"--set", "featureGates.DGDRV1Beta2=true", "--set", "verification.image=registry.example/aiperf:0.13.0",
-		"--set", "verification.resources.limits.cpu=2"},
+		"--set", "verification.resources.limits.cpu=2", "--set", "verification.nodeSelector.pool=load",
+		"--set-json", `verification.tolerations=[{"key":"load","operator":"Exists"}]`, "--set", "verification.priorityClassName=verify"},
 	// Every value the operator fence pins, with characters CEL, YAML and Helm each treat
 	// specially (quotes, a backslash, braces, spaces, <&>).
 	"fence": {"--set", "featureGates.DGDRV1Beta2=true", "--set", "planner.image=registry.example/planner:7",
@@ -292,6 +294,15 @@ func TestOperatorConfigDecodes(t *testing.T) {
 				if diff := cmp.Diff(wantCalibration, cfg.Calibration); diff != "" {
 					t.Errorf("calibration (-want +got):\n%s", diff)
 				}
+				if name == "verification" {
+					want := v1alpha1.VerificationConfig{Image: "registry.example/aiperf:0.13.0", ImagePullPolicy: corev1.PullIfNotPresent,
+						Resources:    corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}},
+						NodeSelector: map[string]string{"pool": "load"}, PriorityClassName: "verify",
+						Tolerations: []corev1.Toleration{{Key: "load", Operator: corev1.TolerationOpExists}}}
+					if diff := cmp.Diff(want, cfg.Verification); diff != "" {
+						t.Errorf("verification (-want +got):\n%s", diff)
+					}
+				}
 				if name == "certmanager" && !cfg.LeaderElection.Enabled {
 					t.Errorf("replicaCount 2 must enable leader election")
 				}
@@ -378,7 +389,7 @@ func TestWatchNamespacesGrantNothingElsewhere(t *testing.T) {
 	}
 	for _, rule := range roles["dgdr-operator-cluster"].Rules {
 		for _, res := range rule.Resources {
-			if !slices.Contains([]string{"nodes", "customresourcedefinitions", "validatingadmissionpolicies", "validatingadmissionpolicybindings", "subjectaccessreviews"}, res) {
+			if !slices.Contains([]string{"nodes", "customresourcedefinitions", "validatingadmissionpolicies", "validatingadmissionpolicybindings", "subjectaccessreviews", "tokenreviews"}, res) {
 				t.Errorf("the cluster-wide ClusterRole grants namespaced %s", res)
 			}
 		}
@@ -488,5 +499,122 @@ func TestNetworkPolicy(t *testing.T) {
 	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+t.TempDir(), "HELM_CONFIG_HOME="+t.TempDir())
 	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "webhook.networkPolicy.apiServerCIDRs") {
 		t.Errorf("enabled without peers: want a render error naming webhook.networkPolicy.apiServerCIDRs, got %v:\n%s", err, out)
+	}
+}
+
+// TestServiceAccount: the operator's cluster RBAC is bound to its own ServiceAccount. With
+// serviceAccount.create=false the chart binds (and runs as) serviceAccount.name; without a name,
+// or with the namespace's default ServiceAccount, which every pod without one of its own runs
+// as, it refuses to render, naming the value. Otherwise those pods would hold the operator's
+// rights.
+func TestServiceAccount(t *testing.T) {
+	base := []string{"template", "dgdr-operator", chart, "--namespace", "dgdr-system", "--set", "featureGates.DGDRV1Beta2=true"}
+	for name, c := range map[string]struct {
+		args   []string
+		wantIn string
+	}{
+		"create=false without a name": {[]string{"--set", "serviceAccount.create=false"}, "serviceAccount.create=false needs serviceAccount.name"},
+		"the default ServiceAccount":  {[]string{"--set", "serviceAccount.create=false", "--set", "serviceAccount.name=default"}, "serviceAccount.name=default is refused"},
+		"created under default":       {[]string{"--set", "serviceAccount.name=default"}, "serviceAccount.name=default is refused"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cmd := exec.Command(filepath.Join(root, "bin", "helm"), append(base, c.args...)...)
+			if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), c.wantIn) {
+				t.Errorf("rendered (%v), want a refusal naming %q:\n%.2000s", err, c.wantIn, out)
+			}
+		})
+	}
+	var subjects []string
+	for _, o := range objects(t, tool(t, nil, "helm", append(base, "--set", "serviceAccount.create=false", "--set", "serviceAccount.name=ops")...)) {
+		data, _ := yaml.Marshal(o)
+		switch o["kind"] {
+		case "ServiceAccount":
+			t.Errorf("create=false renders a ServiceAccount: %v", o["metadata"])
+		case "ClusterRoleBinding", "RoleBinding":
+			var b rbacv1.RoleBinding
+			if err := yaml.Unmarshal(data, &b); err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range b.Subjects {
+				subjects = append(subjects, s.Kind+" "+s.Namespace+"/"+s.Name)
+			}
+		case "Deployment":
+			var d appsv1.Deployment
+			if err := yaml.Unmarshal(data, &d); err != nil {
+				t.Fatal(err)
+			}
+			if sa := d.Spec.Template.Spec.ServiceAccountName; sa != "ops" {
+				t.Errorf("the operator runs as %q, want ops", sa)
+			}
+		}
+	}
+	if len(subjects) == 0 {
+		t.Fatal("no binding rendered")
+	}
+	for _, s := range subjects {
+		if s != "ServiceAccount dgdr-system/ops" {
+			t.Errorf("a binding's subject is %s, want ServiceAccount dgdr-system/ops", s)
+		}
+	}
+}
+
+// TestMetricsReaders: the chart offers scrapers the ClusterRole <fullname>-metrics-reader, which
+// allows get on /metrics and nothing else, binds it only to metrics.readers (nobody by default,
+// never the operator), and its ServiceMonitor scrapes over HTTPS with Prometheus' token.
+func TestMetricsReaders(t *testing.T) {
+	render := func(args ...string) (map[string]*rbacv1.ClusterRole, []rbacv1.ClusterRoleBinding, []map[string]any) {
+		objs := objects(t, tool(t, nil, "helm", append([]string{"template", "dgdr-operator", chart, "--namespace", "dgdr-system",
+			"--set", "featureGates.DGDRV1Beta2=true"}, args...)...))
+		var bindings []rbacv1.ClusterRoleBinding
+		for _, o := range objs {
+			if o["kind"] == "ClusterRoleBinding" {
+				data, _ := yaml.Marshal(o)
+				var b rbacv1.ClusterRoleBinding
+				if err := yaml.Unmarshal(data, &b); err != nil {
+					t.Fatal(err)
+				}
+				bindings = append(bindings, b)
+			}
+		}
+		return clusterRoles(t, objs), bindings, objs
+	}
+	const reader = "dgdr-operator-metrics-reader"
+	roles, bindings, _ := render()
+	want := []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}}
+	if r := roles[reader]; r == nil || !cmp.Equal(want, r.Rules) {
+		t.Fatalf("ClusterRole %s: %+v, want only get on /metrics", reader, r)
+	}
+	for _, b := range bindings {
+		if b.RoleRef.Name == reader {
+			t.Errorf("by default ClusterRoleBinding %s grants %s to %v", b.Name, reader, b.Subjects)
+		}
+	}
+	_, bindings, objs := render("--set-json", `metrics.readers=[{"kind":"ServiceAccount","name":"prometheus-k8s","namespace":"monitoring"}]`,
+		"--set", "metrics.serviceMonitor.enabled=true")
+	var subjects []rbacv1.Subject
+	for _, b := range bindings {
+		if b.RoleRef.Name == reader {
+			subjects = append(subjects, b.Subjects...)
+		}
+	}
+	if diff := cmp.Diff([]rbacv1.Subject{{Kind: "ServiceAccount", Name: "prometheus-k8s", Namespace: "monitoring"}}, subjects); diff != "" {
+		t.Errorf("metrics.readers bound (-want +got):\n%s", diff)
+	}
+	for _, o := range objs {
+		if o["kind"] != "ServiceMonitor" {
+			continue
+		}
+		endpoints, _ := o["spec"].(map[string]any)["endpoints"].([]any)
+		if len(endpoints) != 1 {
+			t.Fatalf("ServiceMonitor endpoints %v", endpoints)
+		}
+		e := endpoints[0].(map[string]any)
+		if e["scheme"] != "https" || e["bearerTokenFile"] != "/var/run/secrets/kubernetes.io/serviceaccount/token" {
+			t.Errorf("the ServiceMonitor scrapes %v, want https with Prometheus' ServiceAccount token", e)
+		}
+	}
+	cmd := exec.Command(filepath.Join(root, "bin", "helm"), "template", "dgdr-operator", chart, "--set-json", `metrics.readers=[{"kind":"ServiceAccount","name":"p"}]`)
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "needs its namespace") {
+		t.Errorf("a ServiceAccount reader without a namespace rendered (%v):\n%.1000s", err, out)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -301,20 +300,15 @@ func TestRequestReconciled(t *testing.T) {
 		}
 	}
 
-	// The metrics Service reaches the operator, which counted the succeeded Run.
-	url := "http://" + serviceEndpoint(t, fullname+"-metrics") + "/metrics"
+	// The metrics Service reaches the operator, which counted the succeeded Run, for a scraper
+	// bound to the chart's metrics-reader ClusterRole (over HTTPS with the operator's self-signed
+	// certificate).
+	url := "https://" + serviceEndpoint(t, fullname+"-metrics") + "/metrics"
+	token := env.MetricsReader(t, fullname+"-metrics-reader")
+	selfSigned := &tls.Config{InsecureSkipVerify: true} //nolint:gosec // the operator's self-signed certificate; the test checks who may read
 	const succeeded = `dgdr_operator_runs_completed_total{reason="Succeeded"} `
 	waitFor(t, 30*time.Second, "a succeeded Run in the operator's metrics at "+url, func(ctx context.Context) (bool, string, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			return false, "", err
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return false, "", err
-		}
-		defer resp.Body.Close()
-		body, err := io.ReadAll(resp.Body)
+		code, body, err := sandboxtest.Scrape(ctx, url, token, selfSigned)
 		if err != nil {
 			return false, "", err
 		}
@@ -324,8 +318,12 @@ func TestRequestReconciled(t *testing.T) {
 				return err == nil && n >= 1, line, err
 			}
 		}
-		return false, fmt.Sprintf("HTTP %d, no %s line", resp.StatusCode, strings.TrimSpace(succeeded)), nil
+		return false, fmt.Sprintf("HTTP %d, no %s line", code, strings.TrimSpace(succeeded)), nil
 	})
+	// Without a token the endpoint answers 401.
+	if code, _, err := sandboxtest.Scrape(context.Background(), url, "", selfSigned); err != nil || code != http.StatusUnauthorized {
+		t.Errorf("an anonymous scrape of %s: HTTP %d (%v), want 401", url, code, err)
+	}
 }
 
 // TestInstalledOverDynamoPlatformCRD: the operator installed its request CRD over the Dynamo

@@ -150,7 +150,9 @@ func TestDemoExamplesComplete(t *testing.T) {
 }
 
 // TestInvalidInputFromAISimulate: an input the schema admits but aisim rejects (exit 2) ends
-// InvalidInput with aisim's message on the Run.
+// InvalidInput. aisim's message stays in the search container's log (its termination message
+// on the pod): the Run's message gives the exit code and the command that reads it, and does not
+// quote it.
 func TestInvalidInputFromAISimulate(t *testing.T) {
 	ns := newNamespace(t)
 	env.CreateRequest(t, ns, `
@@ -167,8 +169,13 @@ spec:
 	if reason != v1beta2.ReasonInvalidInput {
 		t.Fatalf("Run %s ended %s (%s), want InvalidInput", run.Name, reason, msg)
 	}
-	if !strings.Contains(msg, "exit code 2") || !strings.Contains(msg, "not-in-the-catalog-7B") {
-		t.Fatalf("the Run's message does not carry AISimulate's rejection: %q", msg)
+	pod, tail := sandboxtest.SearchLogTail(t, k8s, run)
+	if !strings.Contains(tail, "not-in-the-catalog-7B") {
+		t.Fatalf("the search container's log tail does not carry aisim's rejection: %q", tail)
+	}
+	if want := "exited with code 2"; !strings.Contains(msg, want) || !strings.Contains(msg, "kubectl logs -n "+ns+" "+pod+" -c search") ||
+		strings.Contains(msg, "not-in-the-catalog-7B") {
+		t.Fatalf("the Run's message %q does not say %q and point to the pod's log without quoting it", msg, want)
 	}
 	if run.Status.JobRef == nil {
 		t.Fatalf("Run %s has no Job: the rejection should come from the search itself", run.Name)

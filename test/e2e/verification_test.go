@@ -4,11 +4,13 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"net"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -75,8 +77,11 @@ func TestVerificationOnRealizedDeployment(t *testing.T) {
 	if o == nil || o.TTFTMs == nil || *o.TTFTMs.Mean <= 0 || o.ITLMs == nil || *o.ITLMs.Mean <= 0 || o.Throughput == nil || *o.Throughput <= 0 || o.Requests == 0 {
 		t.Errorf("observed %+v", o)
 	}
-	if len(v.Metrics) != 3 || v.MeasuredAt == nil || v.Candidate == "" || v.DeploymentGeneration < 1 {
+	if len(verification.CalibrationMetrics(v.Metrics)) != 3 || v.MeasuredAt == nil || v.Candidate == "" || v.DeploymentGeneration < 1 {
 		t.Errorf("verification %+v", v)
+	}
+	if v.LoadAsPredicted == nil || !*v.LoadAsPredicted || v.Load == nil || v.Load.Concurrency == nil || *v.Load.Concurrency != 10 {
+		t.Errorf("verification load %+v (as predicted %v: %s), want the prediction's concurrency 10", v.Load, v.LoadAsPredicted, v.LoadDifference)
 	}
 	cond := meta.FindStatusCondition(got.Status.Conditions, v1beta2.ConditionPredictionHeld)
 	if cond == nil || cond.Status == metav1.ConditionUnknown {
@@ -115,10 +120,12 @@ func requireCalibratedNextSearch(t *testing.T, ns string, verified *v1beta2.Dyna
 			obs = &profile.Observations[i]
 		}
 	}
-	if obs == nil || len(obs.Metrics) != len(v.Metrics) {
-		t.Fatalf("the calibration profile has no observation from %s with %d metrics: %+v", source, len(v.Metrics), profile.Observations)
+	// The means and throughput per GPU, not the percentiles.
+	kept := verification.CalibrationMetrics(v.Metrics)
+	if obs == nil || len(obs.Metrics) != len(kept) {
+		t.Fatalf("the calibration profile has no observation from %s with %d metrics: %+v", source, len(kept), profile.Observations)
 	}
-	for _, m := range v.Metrics {
+	for _, m := range kept {
 		pair, ok := obs.Metrics[string(m.Name)]
 		if !ok || m.Observed == nil || pair.Observed != *m.Observed {
 			t.Errorf("observation %s: %+v, want %s observed %v as in status.verification", source, obs.Metrics, m.Name, m.Observed)
@@ -181,6 +188,104 @@ func requireCalibratedNextSearch(t *testing.T, ns string, verified *v1beta2.Dyna
 	if calibrated == 0 {
 		t.Errorf("no candidate of Run %s has the verified key %s", run.Name, key)
 	}
+}
+
+// kvRequest is an autoApply request of a kvCapacityFraction range with verification (30
+// requests): each candidate is searched at the concurrency its KV capacity gives the fraction.
+const kvRequest = `
+apiVersion: nvidia.com/v1beta2
+kind: DynamoGraphDeploymentRequest
+metadata:
+  name: %s
+spec:
+  model:
+    name: meta-llama/Llama-3.1-8B-Instruct
+  hardware:
+    gpu:
+      budget: 8
+  workload:
+    static:
+      inputTokens: 512
+      outputTokens: 64
+      load:
+        kvCapacityFraction:
+          range: {min: 0.002, max: 0.01}
+  deployment:
+    autoApply: true
+    name: %s
+    verification:
+      enabled: true
+      requests: 30
+      maxDurationSeconds: 120
+  aisimulate:
+    inputOverrides:
+      optimizer:
+        max_trials: 32
+`
+
+// TestVerificationAtTheMaterializedLoad: a kvCapacityFraction request is measured at its
+// materialized load: the verification Job of the deployed candidate offers the concurrency the
+// search resolved for it (its spec.parameters), with 512/64 tokens, not concurrency 1; the
+// status says the load is the prediction's, the real AIPerf measures it through the real
+// frontend, and the candidate's predicted p90 and p99 are compared beside the means.
+func TestVerificationAtTheMaterializedLoad(t *testing.T) {
+	ctx := context.Background()
+	ns := realizedNamespace(t)
+	env.CreateRequest(t, ns, fmt.Sprintf(kvRequest, "kv", "llama-kv"))
+	requireSucceededWithCandidates(t, waitRequestDone(t, ns, "kv"))
+	waitDeployed(t, ns, "kv", v1beta2.ReasonDeploymentReady)
+
+	got := waitVerificationEnded(t, ns, "kv", realizeTimeout+verifyTimeout)
+	v := got.Status.Verification
+	if v.Phase != v1beta2.VerificationSucceeded {
+		t.Fatalf("verification %s %s: %s", v.Phase, v.Reason, v.Message)
+	}
+	cand := &v1beta2.DynamoGraphDeploymentCandidate{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: v.Candidate}, cand); err != nil {
+		t.Fatal(err)
+	}
+	var params struct {
+		Traffic struct {
+			Load struct {
+				Type        string `json:"type"`
+				Concurrency int32  `json:"concurrency"`
+			} `json:"load"`
+		} `json:"traffic"`
+	}
+	if err := json.Unmarshal(cand.Spec.Parameters.Raw, &params); err != nil {
+		t.Fatal(err)
+	}
+	materialized := params.Traffic.Load
+	if materialized.Type != "concurrency" || materialized.Concurrency < 1 {
+		t.Fatalf("the candidate's prediction document has load %+v, want the resolved concurrency", materialized)
+	}
+	l := v.Load
+	if l == nil || l.Concurrency == nil || *l.Concurrency != min(materialized.Concurrency, verification.MaxLoad) || *l.InputTokens != 512 || *l.OutputTokens != 64 {
+		t.Errorf("verification load %+v, want concurrency %d with 512/64 tokens", l, materialized.Concurrency)
+	}
+	if v.LoadAsPredicted == nil || !*v.LoadAsPredicted || v.LoadDifference != "" {
+		t.Errorf("loadAsPredicted %v (%s), want true", v.LoadAsPredicted, v.LoadDifference)
+	}
+	job := &batchv1.Job{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: v.JobName}, job); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("--isl 512 --osl 64 --concurrency %d", *l.Concurrency)
+	if args := strings.Join(job.Spec.Template.Spec.Containers[0].Args[2:], " "); !strings.HasSuffix(args, want) {
+		t.Errorf("verification arguments %s, want them to end %q", args, want)
+	}
+	if o := v.Observed; o == nil || o.TTFTMs == nil || o.TTFTMs.P99 == nil || o.Requests == 0 {
+		t.Errorf("observed %+v", o)
+	}
+	names := map[v1beta2.VerificationMetricName]bool{}
+	for _, m := range v.Metrics {
+		names[m.Name] = true
+	}
+	if p := cand.Status.Metrics.Percentiles; p != nil && p.TTFTMs != nil && p.TTFTMs.P99 != nil && !names[v1beta2.MetricTTFTP99Ms] {
+		t.Errorf("the candidate predicts a TTFT p99 and the verification did not compare it: %v", v.Metrics)
+	}
+	t.Logf("measured at concurrency %d (the candidate's); %d metrics compared; %s", *l.Concurrency, len(v.Metrics),
+		meta.FindStatusCondition(got.Status.Conditions, v1beta2.ConditionPredictionHeld).Message)
 }
 
 // waitVerificationEnded waits until the request's verification is no longer Running and returns

@@ -174,7 +174,8 @@ func checkRealSearch(t *testing.T, ns, name, version string, timeout time.Durati
 
 // TestRealAISimulateFailureEndsTheRun: a model whose configuration the real AISimulate neither
 // bundles nor can download (the sandbox is offline) fails the search with exit code 1, which
-// the Run controller maps to SearchFailed, quoting AISimulate's own message.
+// the Run controller maps to SearchFailed, pointing to AISimulate's own message in the search
+// container's log rather than quoting it.
 func TestRealAISimulateFailureEndsTheRun(t *testing.T) {
 	ns := sandboxtest.Namespace(t, k8s, "upstream-fail")
 	d := env.CreateRequest(t, ns, `
@@ -188,8 +189,12 @@ spec:
 `)
 	run, _ := waitRequestRun(t, ns, d.Name, 10*time.Minute)
 	reason, msg, _ := sandboxtest.Completed(run)
-	if reason != v1beta2.ReasonSearchFailed || !strings.Contains(msg, "exit code 1") || !strings.Contains(msg, "not-bundled-8B") {
-		t.Fatalf("Run %s ended %s (%s), want SearchFailed quoting AISimulate's exit code 1 and the model", run.Name, reason, msg)
+	pod, tail := sandboxtest.SearchLogTail(t, k8s, run)
+	if reason != v1beta2.ReasonSearchFailed || !strings.Contains(msg, "exited with code 1") || !strings.Contains(msg, "kubectl logs -n "+ns+" "+pod+" -c search") {
+		t.Fatalf("Run %s ended %s (%s), want SearchFailed with exit code 1 and the command that reads the search's log", run.Name, reason, msg)
+	}
+	if !strings.Contains(tail, "not-bundled-8B") || strings.Contains(msg, "not-bundled-8B") {
+		t.Errorf("AISimulate's message naming the model belongs in the log tail (%q), not the Run's message (%q)", tail, msg)
 	}
 }
 

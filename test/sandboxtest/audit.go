@@ -41,6 +41,20 @@ func ExpectDenials(t testing.TB, resources ...string) {
 	})
 }
 
+// ExpectDenialsFor is ExpectDenials for a part of a test: the window opens now and closes
+// DenialGrace after end is called.
+func ExpectDenialsFor(resources ...string) (end func()) {
+	expectedDenials.Lock()
+	i := len(expectedDenials.windows)
+	expectedDenials.windows = append(expectedDenials.windows, audit.Exclusion{From: time.Now(), Resources: resources})
+	expectedDenials.Unlock()
+	return func() {
+		expectedDenials.Lock()
+		expectedDenials.windows[i].To = time.Now().Add(DenialGrace)
+		expectedDenials.Unlock()
+	}
+}
+
 // AuditLogPath is the audit log of the sandbox's API server.
 func (e *Env) AuditLogPath() string {
 	return controlplane.AuditLogPath(manager.StateDir(e.Root))

@@ -8,12 +8,11 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/internal/promote"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/builders"
 )
 
 // ServingFrontend starts, for the test's duration, an OpenAI-compatible frontend on a loopback
@@ -56,8 +55,8 @@ func Serve(t testing.TB, h http.Handler) int {
 
 // ReadyBehind plays the Dynamo operator for a deployment of a namespace the realizer leaves
 // alone: once autoApply created DynamoGraphDeployment dgdName (waited for up to timeout), its
-// frontend Service is created on port (where the test serves a frontend) and the deployment is
-// made Ready.
+// frontend Service is created on port (where the test serves a frontend) as the Dynamo operator
+// creates it (ClusterIP, owned by the deployment) and the deployment is made Ready.
 func (e *Env) ReadyBehind(t testing.TB, ns, dgdName string, port int, timeout time.Duration) {
 	t.Helper()
 	ctx := context.Background()
@@ -67,8 +66,7 @@ func (e *Env) ReadyBehind(t testing.TB, ns, dgdName string, port int, timeout ti
 		err := e.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: dgdName}, dgd)
 		return err == nil, "absent", client.IgnoreNotFound(err)
 	})
-	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: dgdName + "-frontend"},
-		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: int32(port)}}}} //nolint:gosec // a port
+	svc := builders.FrontendService(dgd, dgd.GetAPIVersion(), int32(port)) //nolint:gosec // a port
 	if err := e.Client.Create(ctx, svc); err != nil {
 		t.Fatal(err)
 	}

@@ -7,11 +7,13 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 )
 
 // Request documents of the suites, formats with the request's name: a Llama-3.1-8B search whose
@@ -101,4 +103,24 @@ func (e *Env) WaitRunDone(t testing.TB, ns, name string, timeout time.Duration) 
 		return done, fmt.Sprintf("phase %s: %s", run.Status.Phase, run.Status.Message), nil
 	})
 	return &run
+}
+
+// SearchLogTail returns the search pod of a finished Run and its search container's termination
+// message: with FallbackToLogsOnError, the tail of the search's log, which the kubelet keeps on
+// the pod and the Run's message only points to.
+func SearchLogTail(t testing.TB, c client.Client, run *v1beta2.DynamoGraphDeploymentRun) (pod, tail string) {
+	t.Helper()
+	var pods corev1.PodList
+	if err := c.List(context.Background(), &pods, client.InNamespace(run.Namespace), client.MatchingLabels{v1beta2.LabelRunName: run.Name}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		for _, cs := range p.Status.ContainerStatuses {
+			if cs.Name == jobcontract.SearchContainer && cs.State.Terminated != nil {
+				return p.Name, cs.State.Terminated.Message
+			}
+		}
+	}
+	t.Fatalf("Run %s has no pod whose search container ended", run.Name)
+	return "", ""
 }

@@ -90,11 +90,18 @@ func Main(m *testing.M, enableEnv, keepEnv string, opts Options, use func(*Env))
 // Finish ends a suite whose tests returned code: it fails the suite (code 1) when the audit log
 // shows a request of the operator the API server refused (CheckAudit), then tears down.
 func (e *Env) Finish(code int, keepEnv string) int {
-	if err := e.CheckAudit(e.operatorUser, e.since); err != nil {
-		fmt.Fprintln(os.Stderr, e.suite+":", err)
+	audit := e.CheckAudit(e.operatorUser, e.since)
+	if audit != nil {
 		code = 1
 	}
 	e.Teardown(code, keepEnv)
+	// Last, after the logs Teardown prints: a CI log's tail shows why the suite failed.
+	if audit != nil {
+		fmt.Fprintln(os.Stderr, e.suite+": FAIL:", audit)
+	}
+	if code != 0 {
+		fmt.Fprintf(os.Stderr, "%s: FAIL (see the --- FAIL lines above, or the audit finding)\n", e.suite)
+	}
 	return code
 }
 

@@ -10,6 +10,7 @@
 package v1alpha1
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 
@@ -72,10 +73,13 @@ type OperatorConfiguration struct {
 	Models ModelsConfig `json:"models,omitempty"`
 
 	// runtimeImages are the Dynamo runtime images per backend (vllm, sglang, trtllm) used when
-	// rendering candidate DynamoGraphDeployments. Unset, they are the runtime images of the
-	// Dynamo release this operator is tested with (docs/operate/compatibility.md).
+	// rendering candidate DynamoGraphDeployments, each with the version of the engine it runs
+	// ({image, engineVersion}; a plain string is the image alone, its engine version then
+	// unknown unless it is the default image). Unset, they are the runtime images of the
+	// Dynamo release this operator is tested with and their engine versions
+	// (docs/operate/compatibility.md).
 	// +optional
-	RuntimeImages map[string]string `json:"runtimeImages,omitempty"`
+	RuntimeImages map[string]RuntimeImage `json:"runtimeImages,omitempty"`
 
 	// concurrency sets how many objects each controller reconciles at once.
 	// +optional
@@ -183,6 +187,38 @@ type PricingConfig struct {
 	PricePerGPUHour map[string]Decimal `json:"pricePerGPUHour"`
 }
 
+// RuntimeImage is a Dynamo runtime image and the version of the inference engine it runs.
+type RuntimeImage struct {
+	// image is the image reference. Required.
+	// +required
+	Image string `json:"image"`
+
+	// engineVersion is the version of the engine the image runs (vLLM, SGLang or TensorRT-LLM,
+	// as its backend): every Candidate records it and compares it with the engine version of
+	// the performance data its prediction used (the VersionSkew condition). Empty: unknown. At
+	// most 64 characters.
+	// +optional
+	EngineVersion string `json:"engineVersion,omitempty"`
+}
+
+// UnmarshalJSON takes an object {image, engineVersion} (strictly: another key is an error), or
+// a JSON string, the image alone.
+func (r *RuntimeImage) UnmarshalJSON(data []byte) error {
+	if len(data) > 0 && data[0] == '"' {
+		*r = RuntimeImage{}
+		return json.Unmarshal(data, &r.Image)
+	}
+	type plain RuntimeImage // without this method
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var p plain
+	if err := dec.Decode(&p); err != nil {
+		return err
+	}
+	*r = RuntimeImage(p)
+	return nil
+}
+
 // Decimal is a decimal number as written in the file, as a JSON number or a JSON string. Its
 // form is checked by validation (with the field's path), not by decoding.
 type Decimal string
@@ -271,9 +307,24 @@ type VerificationConfig struct {
 	// +optional
 	ImagePullPolicy corev1.PullPolicy `json:"imagePullPolicy,omitempty"`
 
-	// resources of the verification container.
+	// resources of the verification container. Defaults, when it sets neither requests nor
+	// limits, to requests cpu 1 and memory 1Gi and limits cpu 4 and memory 4Gi: a request
+	// chooses the load (up to 10,000 concurrent requests), so the pod is never BestEffort.
 	// +optional
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// nodeSelector of the verification pod. The search pod's job.nodeSelector does not apply
+	// to it: searches and verifications may belong on different nodes.
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// tolerations of the verification pod (job.tolerations does not apply).
+	// +optional
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+
+	// priorityClassName of the verification pod (job.priorityClassName does not apply).
+	// +optional
+	PriorityClassName string `json:"priorityClassName,omitempty"`
 }
 
 // ReporterConfig is the reporter container.
@@ -473,11 +524,19 @@ type LeaderElectionConfig struct {
 	RetryPeriod *metav1.Duration `json:"retryPeriod,omitempty"`
 }
 
-// MetricsConfig configures the metrics endpoint.
+// MetricsConfig configures the metrics endpoint. It is served over HTTPS only, to callers the
+// API server authenticates (TokenReview) and authorizes for get on the non-resource URL
+// /metrics (SubjectAccessReview); anyone else gets 401 or 403.
 type MetricsConfig struct {
 	// bindAddress of the metrics endpoint. Defaults to ":8080"; "0" disables it.
 	// +optional
 	BindAddress string `json:"bindAddress,omitempty"`
+
+	// certDir holds tls.crt and tls.key, the metrics endpoint's serving certificate (reloaded
+	// when they change). Empty (the default), or without those files, the endpoint serves a
+	// self-signed certificate generated at start.
+	// +optional
+	CertDir string `json:"certDir,omitempty"`
 }
 
 // HealthConfig configures the probes endpoint.

@@ -23,12 +23,17 @@ app.kubernetes.io/name: {{ include "dgdr-operator.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 
+{{/* The operator's own ServiceAccount, which the cluster RBAC is bound to: never the
+namespace's "default", which every pod without a ServiceAccount of its own runs as. */}}
 {{- define "dgdr-operator.serviceAccountName" -}}
-{{- if .Values.serviceAccount.create }}
-{{- default (include "dgdr-operator.fullname" .) .Values.serviceAccount.name }}
-{{- else }}
-{{- default "default" .Values.serviceAccount.name }}
+{{- $name := .Values.serviceAccount.name }}
+{{- if and (not .Values.serviceAccount.create) (not $name) }}
+{{- fail "serviceAccount.create=false needs serviceAccount.name: the ServiceAccount the operator runs as and its cluster RBAC is bound to (the chart does not bind it to the namespace's default ServiceAccount)" }}
 {{- end }}
+{{- if eq $name "default" }}
+{{- fail "serviceAccount.name=default is refused: every pod of the namespace without a ServiceAccount of its own runs as default and would hold the operator's cluster RBAC; name a ServiceAccount of the operator's own" }}
+{{- end }}
+{{- default (include "dgdr-operator.fullname" .) $name }}
 {{- end }}
 
 {{- define "dgdr-operator.image" -}}

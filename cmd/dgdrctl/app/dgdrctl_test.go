@@ -151,6 +151,35 @@ func TestValidateRejects(t *testing.T) {
 	}
 }
 
+// TestValidateReportsEveryProblem: a request with problems at every admission stage (the CRD
+// schema and its CEL rules, defaulting without a GPU SKU, the webhook's own rules, the operator's
+// caps on the effective input) gets one line for each, at once, each field path once, in the
+// order of the stages; the SKU-independent problems are found although no SKU was given.
+func TestValidateReportsEveryProblem(t *testing.T) {
+	_, errOut, code := run(t, "validate", "-f", "testdata/every-problem.yaml")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1: %s", code, errOut)
+	}
+	var paths []string
+	for _, line := range strings.Split(strings.TrimSpace(errOut), "\n") {
+		if path, _, ok := strings.Cut(line, ": "); ok && strings.HasPrefix(path, "spec.") {
+			paths = append(paths, path)
+		}
+	}
+	want := []string{
+		"spec.deployment.name", "spec.deployment.selection.tolerance", "spec.sla.ttftMs", // the schema
+		"spec.hardware.gpu.sku",                               // defaulting
+		"spec.model.revision",                                 // the webhook
+		"spec.aisimulate.inputOverrides.optimizer.max_trials", // the caps on the effective input
+	}
+	if diff := cmp.Diff(want, paths); diff != "" {
+		t.Errorf("problems by field path (-want +got):\n%s\n%s", diff, errOut)
+	}
+	if !strings.Contains(errOut, "pass --gpu-sku") {
+		t.Errorf("no hint for the missing SKU:\n%s", errOut)
+	}
+}
+
 func TestValidateAcceptsExamples(t *testing.T) {
 	// examples/auto-apply.yaml needs autoApply.enabled, which the shipped configuration lacks.
 	cfg := filepath.Join(t.TempDir(), "operator-config.yaml")

@@ -28,8 +28,9 @@ func newPromoteCommand() *cobra.Command {
 		Short: "Create a DynamoGraphDeployment from a published candidate",
 		Long: `promote creates the DynamoGraphDeployment (nvidia.com/v1beta1) rendered in the candidate's
 spec.graphDeployment, named NAME, in the candidate's namespace. It refuses a candidate whose Run
-did not succeed (Completed=True with reason Succeeded) unless --force. It never modifies or
-replaces an existing DynamoGraphDeployment. --dry-run prints the object as YAML instead.`,
+did not succeed (Completed=True with reason Succeeded) unless --force, and always a candidate that
+is not deployable (its Deployable condition False, reason NotRenderable: the renderer cannot lower
+a setting its search predicted). It never modifies or replaces an existing DynamoGraphDeployment. --dry-run prints the object as YAML instead.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.candidate = args[0]

@@ -5,9 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
@@ -118,7 +120,7 @@ func TestRecommendWithoutConfigRendersTheTestedRelease(t *testing.T) {
 		t.Fatal("no candidates")
 	}
 	for _, c := range list.Items {
-		image := config.DefaultRuntimeImages[string(c.Spec.Backend)]
+		image := config.DefaultRuntimeImages[string(c.Spec.Backend)].Image
 		if image == "" || !strings.Contains(string(c.Spec.GraphDeployment.Raw), `"image":"`+image+`"`) {
 			t.Errorf("candidate %s (%s) is not rendered with %q:\n%s", c.Name, c.Spec.Backend, image, c.Spec.GraphDeployment.Raw)
 		}
@@ -180,5 +182,112 @@ func TestRecommendParetoSpread(t *testing.T) {
 	table, errOut, code := run(t, "recommend", "-f", request, "--config", recommendConfig, "-o", "table")
 	if code != 0 || !strings.Contains(table, "Chosen along the Pareto front: #1 max-throughput-per-gpu, ") {
 		t.Errorf("exit %d (%s), table:\n%s", code, errOut, table)
+	}
+}
+
+// pricedConfig writes an operator configuration with a price for h200_sxm and the search command
+// and arguments given; it returns its path.
+func pricedConfig(t *testing.T, command, args string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "operator-config.yaml")
+	doc := "apiVersion: config.dgdr.nvidia.com/v1alpha1\nkind: OperatorConfiguration\n" +
+		"planner: {image: example.com/planner:1, command: " + command + ", args: " + args + "}\nreporter: {image: example.com/dgdr-operator:1}\n" +
+		"pricing: {currency: USD, pricePerGPUHour: {h200_sxm: \"3.50\"}}\n"
+	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestRecommendCostsWithPrices: with a configuration that prices the request's GPU, every
+// Candidate carries its cost as the reporter computes it in the cluster (GPUs × 3.50 USD an hour),
+// and the table shows the cost columns. Without prices there is no cost.
+func TestRecommendCostsWithPrices(t *testing.T) {
+	cfg := pricedConfig(t, "[aisimulate, recommend]", "[]")
+	out, errOut, code := run(t, "recommend", "-f", "../../../examples/model-only.yaml", "--gpu-sku", "h200_sxm", "--config", cfg, "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var list candidateList
+	if err := json.Unmarshal([]byte(out), &list); err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) == 0 {
+		t.Fatal("no candidates")
+	}
+	for _, c := range list.Items {
+		want := &v1beta2.CandidateCost{Currency: "USD", PerHour: strconv.FormatFloat(3.5*float64(c.Spec.GPUs), 'f', 2, 64)}
+		got := c.Status.Metrics.Cost
+		if got == nil || got.PerMillionOutputTokens == "" {
+			t.Errorf("%s: cost %+v, want one per hour and per million tokens", c.Name, got)
+			continue
+		}
+		if diff := cmp.Diff(want, &v1beta2.CandidateCost{Currency: got.Currency, PerHour: got.PerHour}); diff != "" {
+			t.Errorf("%s (%d GPUs): cost (-want +got):\n%s", c.Name, c.Spec.GPUs, diff)
+		}
+	}
+	table, _, _ := run(t, "recommend", "-f", "../../../examples/model-only.yaml", "--gpu-sku", "h200_sxm", "--config", cfg, "-o", "table")
+	if !strings.Contains(table, "COST/H") || !strings.Contains(table, " USD") {
+		t.Errorf("the table has no costs:\n%s", table)
+	}
+	plain, _, _ := run(t, "recommend", "-f", "../../../examples/model-only.yaml", "--gpu-sku", "h200_sxm", "-o", "json")
+	if strings.Contains(plain, `"cost"`) {
+		t.Error("costs without a price list")
+	}
+}
+
+// TestRecommendRunsTheSearchCommandAsTheJob: --recommender-command runs an executable in place of
+// planner.command's first word, with the rest of planner.command, the search Job's arguments
+// (jobcontract.SearchArgs) on local paths and planner.args, on the effective input as YAML (what
+// dgdrctl lower prints), with a /tmp of its own; its exit code is dgdrctl's. The executable here
+// records what it got and exits 2 (invalid input).
+func TestRecommendRunsTheSearchCommandAsTheJob(t *testing.T) {
+	record := t.TempDir()
+	script := filepath.Join(t.TempDir(), "fake-aisimulate")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\nprintf '%s\\n' \"$@\" > \"$RECORD/args\"\ncp \"$3\" \"$RECORD/input.yaml\"\n"+
+		"test -d \"$TMPDIR\" && echo tmp > \"$RECORD/tmp\"\necho 'config: invalid' >&2\nexit 2\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("RECORD", record)
+	cfg := pricedConfig(t, "[aisimulate, recommend]", "[--seed, \"7\"]")
+	const request = "../../../examples/model-only.yaml"
+	_, errOut, code := run(t, "recommend", "-f", request, "--gpu-sku", "h200_sxm", "--config", cfg, "--recommender-command", script)
+	if code != 2 || !strings.Contains(errOut, "config: invalid") {
+		t.Fatalf("exit %d, stderr %q; want the recommender's 2 and its stderr", code, errOut)
+	}
+	read := func(name string) string {
+		data, err := os.ReadFile(filepath.Join(record, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(data)
+	}
+	args := strings.Split(strings.TrimSpace(read("args")), "\n")
+	want := []string{"recommend", "--config", "<input>/input.yaml", "--output-dir", "<input>/result", "--format", "json", "--seed", "7"}
+	if len(args) == len(want) {
+		dir := filepath.Dir(args[2])
+		for i := range args {
+			args[i] = strings.Replace(args[i], dir, "<input>", 1)
+		}
+	}
+	if diff := cmp.Diff(want, args); diff != "" {
+		t.Errorf("arguments (-want +got):\n%s", diff)
+	}
+	lowered, errOut, code := run(t, "lower", "-f", request, "--gpu-sku", "h200_sxm", "--config", cfg, "--show", "input")
+	if code != 0 {
+		t.Fatalf("lower: exit %d: %s", code, errOut)
+	}
+	if diff := cmp.Diff(lowered, read("input.yaml")); diff != "" {
+		t.Errorf("the recommender's input is not the effective input (-lower +recommender):\n%s", diff)
+	}
+	if read("tmp") != "tmp\n" {
+		t.Error("the recommender has no TMPDIR of its own")
+	}
+
+	if _, errOut, code := run(t, "recommend", "-f", request, "--gpu-sku", "h200_sxm", "--recommender", "aisimulate", "--recommender-command", filepath.Join(record, "missing")); code == 0 || !strings.Contains(errOut, "missing") {
+		t.Errorf("a missing recommender: exit %d, stderr %q", code, errOut)
+	}
+	if _, errOut, code := run(t, "recommend", "-f", request, "--recommender", "aisim", "--recommender-command", script); code == 0 || !strings.Contains(errOut, "--recommender aisimulate") {
+		t.Errorf("--recommender-command with aisim: exit %d, stderr %q", code, errOut)
 	}
 }

@@ -120,8 +120,9 @@ func writeRaw(ctx context.Context, c *clients, run *v1beta2.DynamoGraphDeploymen
 // writeResults prints the Run's summary, reasons and candidates.
 func writeResults(ctx context.Context, c *clients, run *v1beta2.DynamoGraphDeploymentRun, out io.Writer) error {
 	fmt.Fprintf(out, "Run %s/%s  state %s  reason %s\n", run.Namespace, run.Name, orDash(string(run.Status.Phase)), orDash(completedReason(run)))
-	if p := run.Status.Progress; p != nil {
-		fmt.Fprintf(out, "Progress %s  feasible %d  published %d\n", progressText(p), p.Feasible, p.Published)
+	if run.Status.Progress != nil {
+		p := resultsview.RunProgress(run)
+		fmt.Fprintf(out, "Progress %s  feasible %d  published %d\n", p.Text(), p.Feasible, p.Published)
 	}
 	if s := run.Status.Recommendation; s != nil {
 		fmt.Fprintf(out, "Recommender %s %s  view %s  evaluated %d  feasible %d  best %s\n", orDash(s.Implementation),

@@ -32,7 +32,9 @@ func newStatusCommand() *cobra.Command {
 		Use:   "status DGDR",
 		Short: "Show a request's runs, search progress and ranked candidates",
 		Long: `status prints the runs of a DynamoGraphDeploymentRequest (newest first) with their state and
-progress, then the ranked candidates of the newest run with their predicted metrics and, when
+progress, then the ranked candidates of the newest run with their predicted metrics; what
+autoApply deployed (the DynamoGraphDeployment, the candidate, and the best candidate it was chosen
+over within spec.deployment.selection.tolerance) with the Deployed condition; when
 the request verifies its deployed candidate, the measurement beside the prediction: each metric
 predicted, observed, and whether it held within its band; and, when the request schedules
 re-searches, their schedule and history with the ImprovementAvailable condition. --watch refreshes the view, with a
@@ -151,6 +153,7 @@ func writeStatus(ctx context.Context, c *clients, name string, out io.Writer, ba
 		return done, err
 	}
 	now := time.Now()
+	writeDeployment(out, &req)
 	writeVerification(out, &req, now)
 	writeResearch(out, &req, now)
 	return done, nil
@@ -172,23 +175,16 @@ func writeSearch(ctx context.Context, c *clients, req *v1beta2.DynamoGraphDeploy
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN\tSTATE\tREASON\tPROGRESS\tFEASIBLE\tCANDIDATES\tAGE")
 	for _, r := range runs {
-		p := r.Status.Progress
-		if p == nil {
-			p = &v1beta2.RunProgress{}
-		}
+		p := resultsview.RunProgress(&r)
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\n", r.Name, orDash(string(r.Status.Phase)), orDash(completedReason(&r)),
-			progressText(p), p.Feasible, p.Published, age(r.CreationTimestamp))
+			p.Text(), p.Feasible, p.Published, age(r.CreationTimestamp))
 	}
 	_ = tw.Flush()
 
 	latest := &runs[0]
 	done := isComplete(latest)
 	if bar && !done {
-		p := latest.Status.Progress
-		if p == nil {
-			p = &v1beta2.RunProgress{}
-		}
-		fmt.Fprintf(out, "\n%s %s\n", latest.Name, progressBar(p, 40))
+		fmt.Fprintf(out, "\n%s %s\n", latest.Name, progressBar(resultsview.RunProgress(latest), 40))
 	}
 	if latest.Status.Recommendation != nil && len(latest.Status.Recommendation.InfeasibleReasons) > 0 {
 		fmt.Fprintln(out)
@@ -245,6 +241,70 @@ func writeCandidateTable(out io.Writer, cands []v1beta2.DynamoGraphDeploymentCan
 		}
 	}
 	writeParetoRoles(out, cands)
+	writeTails(out, cands)
+	writeCandidateNotes(out, cands)
+}
+
+// writeCandidateNotes prints a line for each candidate that is not deployable (its Deployable
+// condition False) or whose prediction rests on another engine version than its runtime image
+// runs (VersionSkew True); candidates of one skew share a line.
+func writeCandidateNotes(out io.Writer, cands []v1beta2.DynamoGraphDeploymentCandidate) {
+	skews := map[string][]string{}
+	var order []string
+	for _, cd := range cands {
+		if c := meta.FindStatusCondition(cd.Status.Conditions, v1beta2.ConditionDeployable); c != nil && c.Status == metav1.ConditionFalse {
+			fmt.Fprintf(out, "#%d %s is not deployable (%s): %s\n", cd.Status.Rank, cd.Name, c.Reason, c.Message)
+		}
+		if c := meta.FindStatusCondition(cd.Status.Conditions, v1beta2.ConditionVersionSkew); c != nil && c.Status == metav1.ConditionTrue {
+			if _, seen := skews[c.Message]; !seen {
+				order = append(order, c.Message)
+			}
+			skews[c.Message] = append(skews[c.Message], fmt.Sprintf("#%d", cd.Status.Rank))
+		}
+	}
+	for _, msg := range order {
+		fmt.Fprintf(out, "Version skew (%s): %s\n", strings.Join(skews[msg], ", "), msg)
+	}
+}
+
+// writeTails prints the predicted p50/p90/p99 of each candidate's latencies and its power per
+// GPU, one row per candidate, when the search reported any (AISimulate and aisim report
+// percentiles; AISimulate reports power when its energy data covers the forward passes).
+func writeTails(out io.Writer, cands []v1beta2.DynamoGraphDeploymentCandidate) {
+	if !slices.ContainsFunc(cands, func(cd v1beta2.DynamoGraphDeploymentCandidate) bool {
+		m := cd.Status.Metrics
+		return m != nil && (m.Percentiles != nil || m.PowerW != nil)
+	}) {
+		return
+	}
+	fmt.Fprintln(out, "\nPredicted latency percentiles (p50/p90/p99, ms) and power:")
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "RANK\tNAME\tTTFT\tITL\tE2E\tPOWER/GPU")
+	for _, cd := range cands {
+		m := cd.Status.Metrics
+		if m == nil {
+			m = &v1beta2.CandidateMetrics{}
+		}
+		p := m.Percentiles
+		if p == nil {
+			p = &v1beta2.CandidatePercentiles{}
+		}
+		power := "-"
+		if m.PowerW != nil {
+			power = fmt.Sprintf("%.0f W", *m.PowerW)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", cd.Status.Rank, cd.Name, quantiles(p.TTFTMs), quantiles(p.ITLMs), quantiles(p.E2EMs), power)
+	}
+	_ = tw.Flush()
+	fmt.Fprintln(out, "The request's SLA bounds the means only; verification compares p90 and p99 with the measured ones.")
+}
+
+// quantiles prints p50/p90/p99, e.g. "90.0/150/300" ("-" for each one missing).
+func quantiles(l *v1beta2.LatencyPercentiles) string {
+	if l == nil {
+		return "-"
+	}
+	return num(l.P50) + "/" + num(l.P90) + "/" + num(l.P99)
 }
 
 // writeParetoRoles says why each candidate of a Pareto front was published, by rank; nothing for
@@ -288,35 +348,11 @@ func isComplete(r *v1beta2.DynamoGraphDeploymentRun) bool {
 	return meta.IsStatusConditionTrue(r.Status.Conditions, v1beta2.ConditionCompleted)
 }
 
-func progressText(p *v1beta2.RunProgress) string {
-	if p.Budget > 0 {
-		return fmt.Sprintf("%d/%d (%d%%)", p.Settled, p.Budget, percent(p))
-	}
-	if p.Settled > 0 {
-		return fmt.Sprintf("%d", p.Settled)
-	}
-	return "-"
-}
-
-func percent(p *v1beta2.RunProgress) int64 {
-	if p.Budget <= 0 {
-		return 0
-	}
-	v := p.Settled * 100 / p.Budget
-	if v > 100 {
-		v = 100
-	}
-	return v
-}
-
-// progressBar renders "[#####-----] 12/40 settled, 10 feasible".
-func progressBar(p *v1beta2.RunProgress, width int) string {
-	filled := 0
-	if p.Budget > 0 {
-		filled = int(percent(p)) * width / 100
-	}
+// progressBar renders "[#####-----] 12/40 (30%) settled, 10 feasible, ...".
+func progressBar(p resultsview.Progress, width int) string {
+	filled := p.Percent * width / 100
 	return fmt.Sprintf("[%s%s] %s settled, %d feasible, %d infeasible, %d failed", strings.Repeat("#", filled),
-		strings.Repeat("-", width-filled), progressText(p), p.Feasible, p.Infeasible, p.Failed+p.TimedOut)
+		strings.Repeat("-", width-filled), p.Text(), p.Feasible, p.Infeasible, p.Failed+p.TimedOut)
 }
 
 func num(p *float64) string {

@@ -100,7 +100,7 @@ func candidateText(v *v1beta2.VerificationStatus) string {
 
 // loadText is the offered load with the number of requests and the time limit.
 func loadText(v *v1beta2.VerificationStatus) string {
-	s := resultsview.VerificationLoadText(v.Load)
+	s := resultsview.VerificationLoadText(v)
 	if v.Requests > 0 {
 		s = joinNonEmpty(", ", s, fmt.Sprintf("%d requests", v.Requests))
 	}

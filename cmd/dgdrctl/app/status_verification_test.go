@@ -131,6 +131,35 @@ BAND: the relative error allowed (the request's tolerance, else the candidate's 
 `,
 		},
 		{
+			name: "another load than predicted, percentiles compared",
+			req: verifiedRequest(&v1beta2.VerificationStatus{
+				Phase: v1beta2.VerificationSucceeded, Load: &v1beta2.VerificationLoad{Concurrency: ptr.To[int32](1), InputTokens: ptr.To[int32](1024), OutputTokens: ptr.To[int32](128)},
+				LoadAsPredicted: ptr.To(false), LoadDifference: "spec.deployment.verification.load offers concurrency 1; the prediction's is concurrency 37",
+				Metrics: []v1beta2.VerifiedMetric{
+					{Name: v1beta2.MetricTTFTMs, Predicted: ptr.To(154.0), Observed: ptr.To(150.0), RelativeErrorPct: ptr.To(2.6), TolerancePct: ptr.To(25.0), Held: ptr.To(true)},
+					{Name: v1beta2.MetricTTFTP99Ms, Predicted: ptr.To(300.0), Observed: ptr.To(450.0), RelativeErrorPct: ptr.To(50.0), TolerancePct: ptr.To(25.0), Held: ptr.To(false)},
+				},
+			}, nil),
+			want: `
+Verification: Succeeded
+  load  concurrency 1, 1024 input and 128 output tokens per request, not the prediction's load (spec.deployment.verification.load offers concurrency 1; the prediction's is concurrency 37)
+
+METRIC    PREDICTED  BAND  OBSERVED  ERROR  RESULT
+TTFT      154.0 ms   ±25%  150.0 ms  2.6%   held
+TTFT p99  300.0 ms   ±25%  450.0 ms  50%    OUTSIDE BAND
+BAND: the relative error allowed (the request's tolerance, else the candidate's error band, else 25%); ERROR: |observed - predicted| / predicted
+`,
+		},
+		{
+			name: "a trace replayed",
+			req: verifiedRequest(&v1beta2.VerificationStatus{Phase: v1beta2.VerificationRunning, LoadAsPredicted: ptr.To(true), MaxDurationSeconds: 300,
+				Trace: &v1beta2.VerificationTraceReplay{Format: v1beta2.TraceFormatDynamo, ArrivalSpeedupRatio: ptr.To(1.0)}}, nil),
+			want: `
+Verification: Running
+  load  the dynamo trace at its timestamps sped up 1x, at most 300 s
+`,
+		},
+		{
 			name: "a condition without a verification",
 			req: verifiedRequest(nil, &metav1.Condition{Type: v1beta2.ConditionPredictionHeld, Status: metav1.ConditionUnknown,
 				Reason: v1beta2.ReasonVerifying}),

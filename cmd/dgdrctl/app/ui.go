@@ -26,9 +26,13 @@ type uiOptions struct {
 	address       string
 	allNamespaces bool
 	open          bool
-	// calibrationNamespace and minObservations locate and read the calibration profile.
+	// calibrationNamespace and minObservations locate and read the calibration profile; each is
+	// read from the operator's configuration in the cluster unless set (operatorNamespace: where
+	// that configuration is).
 	calibrationNamespace string
 	minObservations      int32
+	operatorNamespace    string
+	calibrationFlagsSet  struct{ namespace, minObservations bool }
 }
 
 func newUICommand() *cobra.Command {
@@ -43,7 +47,9 @@ the effective AISimulate input, a diff between two Runs), a Run's candidates (ev
 evaluated point against the Pareto front, the ranked table) and a candidate (its rendered
 DynamoGraphDeployment, promote with a dry-run preview, as dgdrctl promote). It prints its URL
 and serves until interrupted. The Calibration page shows a namespace's calibration profile
-(--calibration-namespace, by default --namespace's). See docs/guide/ui.md.
+(--calibration-namespace, by default --namespace's), its corrections counted as used from the
+operator configuration's calibration.minObservations, read from the cluster as dgdrctl
+calibration show reads it (--min-observations overrides it). See docs/guide/ui.md.
 
 The URL carries a one-time secret: the first browser that opens it gets the session cookie, and
 every other request (another browser, another local user, a page of another site) gets 401. To
@@ -56,6 +62,8 @@ It listens on a loopback address only, unless --address names another one explic
 			if o.allNamespaces && cmd.Flags().Changed("namespace") {
 				return errors.New("--namespace and --all-namespaces exclude each other")
 			}
+			o.calibrationFlagsSet.namespace = cmd.Flags().Changed("calibration-namespace")
+			o.calibrationFlagsSet.minObservations = cmd.Flags().Changed("min-observations")
 			return runUI(cmd.Context(), &kf, o, explicit, cmd.OutOrStdout())
 		},
 	}
@@ -65,7 +73,8 @@ It listens on a loopback address only, unless --address names another one explic
 	cmd.Flags().BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "show the requests of every namespace you may list")
 	cmd.Flags().BoolVar(&o.open, "open", false, "open the URL in a browser")
 	cmd.Flags().StringVar(&o.calibrationNamespace, "calibration-namespace", "", "the namespace whose calibration profile the Calibration page shows (default: the namespace of --namespace or the kubeconfig)")
-	cmd.Flags().Int32Var(&o.minObservations, "min-observations", config.DefaultMinObservations, "the operator configuration's calibration.minObservations")
+	cmd.Flags().Int32Var(&o.minObservations, "min-observations", config.DefaultMinObservations, "observations a correction needs before searches use it (default: the operator configuration's calibration.minObservations; this value when that configuration cannot be read)")
+	cmd.Flags().StringVar(&o.operatorNamespace, "operator-namespace", "", "the operator's namespace, where its configuration is (default: found by its label in any namespace you may list ConfigMaps of, else "+DefaultOperatorNamespace+")")
 	return cmd
 }
 
@@ -90,6 +99,14 @@ func runUI(ctx context.Context, kf *kubeFlags, o *uiOptions, explicit bool, out 
 	addr := net.JoinHostPort(o.address, strconv.Itoa(o.port))
 	if err := ui.CheckBind(addr, explicit); err != nil {
 		return err
+	}
+	if !o.calibrationFlagsSet.minObservations {
+		oc, err := findOperatorCalibration(ctx, c, o.operatorNamespace)
+		if err != nil {
+			fmt.Fprintf(out, "warning: %v; the Calibration page counts corrections used from %d observations\n", err, o.minObservations)
+		} else {
+			o.minObservations = oc.MinObservations
+		}
 	}
 	srv, err := ui.New(ui.Options{Client: c, Namespace: ns, CalibrationNamespace: o.calibrationNamespace, MinObservations: o.minObservations})
 	if err != nil {

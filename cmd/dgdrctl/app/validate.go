@@ -19,8 +19,11 @@ func newValidateCommand() *cobra.Command {
 		Long: `validate applies what the API server and the operator's admission webhooks would to a
 DynamoGraphDeploymentRequest: unknown fields, the CRD's OpenAPI schema including its CEL rules
 (evaluated with the API server's own libraries), defaulting, and the webhook validation (known GPU
-SKUs, inputOverrides shape, lowering). It prints one line per problem, each starting with its
-field path, and exits 1 when there is any.`,
+SKUs, inputOverrides shape, lowering, the operator's caps on the effective input). It prints every
+problem at once, one line each starting with its field path, and exits 1 when there is any: where
+the API server stops at the first stage that fails, validate goes on through the others, and a
+request without a GPU SKU (offline there are no Nodes to discover one from) is checked for
+everything that does not depend on it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if _, err := admitFile(cmd, file, configPath, gpuSKU, false); err != nil {

@@ -297,6 +297,18 @@ type Load struct {
 	AgenticSnapshot   json.RawMessage `json:"agentic_snapshot,omitempty"`
 }
 
+// Types of Load.
+const (
+	LoadConcurrency  = "concurrency"
+	LoadPoisson      = "poisson"
+	LoadConstantRate = "constant_rate"
+	// LoadKVCapacityFraction sizes a concurrency per candidate; a candidate's document holds the
+	// concurrency it resolved to.
+	LoadKVCapacityFraction = "kv_capacity_fraction"
+	// LoadTraceTimestamps replays a trace at its recorded arrival times divided by Speedup.
+	LoadTraceTimestamps = "trace_timestamps"
+)
+
 // Stop is traffic.stop.
 type Stop struct {
 	Requests              int      `json:"requests,omitempty"`

@@ -50,7 +50,10 @@ func Config() *v1alpha1.OperatorConfiguration {
 	cfg.Reporter.Image = ReporterImage
 	cfg.FeatureGates = map[string]bool{"DGDRV1Beta2": true}
 	cfg.AutoApply.Enabled = true // the autoApply tests deploy
-	cfg.RuntimeImages = map[string]string{output.BackendVLLM: "registry.example/vllm-runtime:1", output.BackendSGLang: "registry.example/sglang-runtime:1"}
+	cfg.RuntimeImages = map[string]v1alpha1.RuntimeImage{
+		output.BackendVLLM:   {Image: "registry.example/vllm-runtime:1", EngineVersion: "0.31.0"},
+		output.BackendSGLang: {Image: "registry.example/sglang-runtime:1", EngineVersion: "0.5.21"},
+	}
 	return cfg
 }
 

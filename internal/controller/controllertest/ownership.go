@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 
@@ -44,7 +43,7 @@ func CheckStatusOwners(ctx context.Context, c client.Reader) error {
 			if !ok || mf.FieldsV1 == nil {
 				continue
 			}
-			for _, path := range statusPaths(mf.FieldsV1.Raw) {
+			for _, path := range statusPaths(mf.FieldsV1.GetRawBytes()) {
 				if !owned(o, path) {
 					problems = append(problems, fmt.Sprintf("%s/%s: %s last set %s", d.Namespace, d.Name, o.Manager, path))
 				}
@@ -83,7 +82,7 @@ func statusPaths(raw []byte) []string {
 			}
 		}
 	}
-	sort.Strings(out)
+	slices.Sort(out)
 	return out
 }
 

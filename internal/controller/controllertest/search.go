@@ -14,6 +14,7 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/config"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 	"github.com/dgdr-operator/dgdr-operator/internal/promote"
 	"github.com/dgdr-operator/dgdr-operator/internal/render"
@@ -37,11 +38,18 @@ const CandidateParameters = `{"engine":{"backend":"vllm","hardware":"h200_sxm","
 // metrics become its status.metrics (FinishSearch writes them).
 func RenderedCandidate(t testing.TB, cfg *v1alpha1.OperatorConfiguration, r *v1beta2.DynamoGraphDeploymentRun, name string, metrics *v1beta2.CandidateMetrics) *v1beta2.DynamoGraphDeploymentCandidate {
 	t.Helper()
+	return RenderedCandidateOf(t, cfg, r, name, CandidateParameters, 4, metrics)
+}
+
+// RenderedCandidateOf is RenderedCandidate with other parameters (a recommendations/NNNN.yaml as
+// JSON), which use gpus GPUs.
+func RenderedCandidateOf(t testing.TB, cfg *v1alpha1.OperatorConfiguration, r *v1beta2.DynamoGraphDeploymentRun, name, parameters string, gpus int32, metrics *v1beta2.CandidateMetrics) *v1beta2.DynamoGraphDeploymentCandidate {
+	t.Helper()
 	var params map[string]any
-	if err := json.Unmarshal([]byte(CandidateParameters), &params); err != nil {
+	if err := json.Unmarshal([]byte(parameters), &params); err != nil {
 		t.Fatal(err)
 	}
-	dgd, _, err := render.Render(params, render.RunOptions(r, name, cfg.RuntimeImages, render.DefaultGPUsPerNode, cfg.Planner.Image))
+	dgd, _, err := render.Render(params, render.RunOptions(r, name, config.RuntimeImageRefs(cfg.RuntimeImages), render.DefaultGPUsPerNode, cfg.Planner.Image))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +57,7 @@ func RenderedCandidate(t testing.TB, cfg *v1alpha1.OperatorConfiguration, r *v1b
 	if err != nil {
 		t.Fatal(err)
 	}
-	cand := builders.Candidate(r.Namespace, name).OwnedBy(r).GPUs(4).GraphDeployment(raw).Parameters(CandidateParameters).Obj()
+	cand := builders.Candidate(r.Namespace, name).OwnedBy(r).GPUs(gpus).GraphDeployment(raw).Parameters(parameters).Obj()
 	cand.Status.Metrics = metrics
 	return cand
 }

@@ -20,11 +20,11 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/testing/poll"
 )
 
-// waitForRun waits for the Run of the request's generation, once the Run controller recorded
-// its input.
-func waitForRun(t *testing.T, d *v1beta2.DynamoGraphDeploymentRequest, generation int64) *v1beta2.DynamoGraphDeploymentRun {
+// waitForFirstRun waits for the Run of the request's first generation, once the Run controller
+// recorded its input.
+func waitForFirstRun(t *testing.T, d *v1beta2.DynamoGraphDeploymentRequest) *v1beta2.DynamoGraphDeploymentRun {
 	t.Helper()
-	r := &v1beta2.DynamoGraphDeploymentRun{ObjectMeta: metav1.ObjectMeta{Namespace: d.Namespace, Name: naming.RunName(d.Name, generation)}}
+	r := &v1beta2.DynamoGraphDeploymentRun{ObjectMeta: metav1.ObjectMeta{Namespace: d.Namespace, Name: naming.RunName(d.Name, 1)}}
 	poll.Eventually(t, wait, "Run "+r.Name, func() (bool, error) {
 		err := k8s.Get(context.Background(), client.ObjectKeyFromObject(r), r)
 		return err == nil && r.Status.AISimulate != nil, client.IgnoreNotFound(err)
@@ -74,8 +74,8 @@ func TestAutoApplyWithoutTheDeploymentCRD(t *testing.T) {
 	if awaiting.Status.Deployment != nil {
 		t.Errorf("status.deployment before any result: %+v", awaiting.Status.Deployment)
 	}
-	succeedWithCandidate(t, waitForRun(t, d, 1))
-	succeedWithCandidate(t, waitForRun(t, plain, 1))
+	succeedWithCandidate(t, waitForFirstRun(t, d))
+	succeedWithCandidate(t, waitForFirstRun(t, plain))
 
 	got := waitForStatus(t, d, "Deployed=False CRDNotInstalled", func(d *v1beta2.DynamoGraphDeploymentRequest) bool {
 		c := meta.FindStatusCondition(d.Status.Conditions, v1beta2.ConditionDeployed)
@@ -114,11 +114,11 @@ func TestAutoApplyRefusesAnAlteredCandidate(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	succeedWith(t, waitForRun(t, forged, 1), func(c *v1beta2.DynamoGraphDeploymentCandidate) {
+	succeedWith(t, waitForFirstRun(t, forged), func(c *v1beta2.DynamoGraphDeploymentCandidate) {
 		c.Spec.GraphDeployment.Raw = bytes.Replace(c.Spec.GraphDeployment.Raw, []byte(`"containers":[`),
 			[]byte(`"containers":[{"name":"evil","image":"attacker/miner","securityContext":{"privileged":true}},`), 1)
 	})
-	succeedWithCandidate(t, waitForRun(t, honest, 1))
+	succeedWithCandidate(t, waitForFirstRun(t, honest))
 
 	got := waitForStatus(t, forged, "Deployed=False CandidateNotReproduced", func(d *v1beta2.DynamoGraphDeploymentRequest) bool {
 		c := meta.FindStatusCondition(d.Status.Conditions, v1beta2.ConditionDeployed)
@@ -144,7 +144,7 @@ func TestAutoApplyDisabledDeploysNothing(t *testing.T) {
 	if err := k8s.Create(ctx, d); err != nil {
 		t.Fatal(err)
 	}
-	run := waitForRun(t, d, 1)
+	run := waitForFirstRun(t, d)
 	restart := func(enabled bool) {
 		stopManager()
 		cfg.AutoApply.Enabled = enabled
@@ -164,5 +164,78 @@ func TestAutoApplyDisabledDeploysNothing(t *testing.T) {
 	}
 	if got.Status.Deployment != nil {
 		t.Errorf("status.deployment with autoApply disabled: %+v", got.Status.Deployment)
+	}
+}
+
+// notRenderable turns c into the Candidate the reporter publishes for a prediction the renderer
+// cannot lower: its parameters predict a TRT-LLM-only setting (wide-EP slots) that no rendering
+// deploys, its graphDeployment is empty and, unless stripped (as the search identity could),
+// Deployable is False with reason NotRenderable.
+func notRenderable(t *testing.T, c *v1beta2.DynamoGraphDeploymentCandidate, stripped bool) {
+	t.Helper()
+	c.Spec.Parameters.Raw = bytes.Replace(c.Spec.Parameters.Raw, []byte(`"engine":{`), []byte(`"engine":{"wideep_num_slots":288,`), 1)
+	if !bytes.Contains(c.Spec.Parameters.Raw, []byte("wideep_num_slots")) {
+		t.Fatalf("parameters without an engine section: %s", c.Spec.Parameters.Raw)
+	}
+	c.Spec.GraphDeployment.Raw = []byte("{}")
+	c.Status.Metrics = &v1beta2.CandidateMetrics{}
+	if !stripped {
+		c.Status.Conditions = []metav1.Condition{{Type: v1beta2.ConditionDeployable, Status: metav1.ConditionFalse,
+			Reason: v1beta2.ReasonNotRenderable, Message: "not deployable: the renderer cannot lower engine.wideep_num_slots", LastTransitionTime: metav1.Now()}}
+	}
+}
+
+// TestAutoApplySkipsCandidatesThatAreNotDeployable: the best Candidate of a Run is not deployable
+// (NotRenderable): autoApply deploys the next one. A Run whose every Candidate is not deployable
+// deploys nothing: Deployed=False, reason NotRenderable, naming the candidate and the field. A
+// not-deployable Candidate whose condition the search identity removed is still not deployed:
+// the operator's renderer refuses its parameters (CandidateNotReproduced). Without the skip, the
+// first request would stop at its best Candidate instead of deploying the second.
+func TestAutoApplySkipsCandidatesThatAreNotDeployable(t *testing.T) {
+	ctx := context.Background()
+	ns := testenv.Namespace(t, k8s, "t")
+	skip := builders.Request(ns, "skip").AutoApply("llama-skip").Obj()
+	none := builders.Request(ns, "none").AutoApply("llama-none").Obj()
+	forged := builders.Request(ns, "forged").AutoApply("llama-forged").Obj()
+	for _, obj := range []*v1beta2.DynamoGraphDeploymentRequest{skip, none, forged} {
+		if err := k8s.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := waitForFirstRun(t, skip)
+	first, second := ct.RenderedCandidate(t, cfg, r, r.Name+"-c1", nil), ct.RenderedCandidate(t, cfg, r, r.Name+"-c2", nil)
+	notRenderable(t, first, false)
+	ct.FinishSearch(t, k8s, r, ct.Search{Candidates: []*v1beta2.DynamoGraphDeploymentCandidate{first, second}})
+	for _, tc := range []struct {
+		d        *v1beta2.DynamoGraphDeploymentRequest
+		stripped bool
+	}{{none, false}, {forged, true}} {
+		r := waitForFirstRun(t, tc.d)
+		only := ct.RenderedCandidate(t, cfg, r, r.Name+"-c1", nil)
+		notRenderable(t, only, tc.stripped)
+		ct.FinishSearch(t, k8s, r, ct.Search{Candidates: []*v1beta2.DynamoGraphDeploymentCandidate{only}})
+	}
+
+	got := waitForStatus(t, skip, "the second Candidate deployed", func(d *v1beta2.DynamoGraphDeploymentRequest) bool {
+		return d.Status.Deployment != nil
+	})
+	if got.Status.Deployment.Candidate != second.Name {
+		t.Errorf("deployed %s, want %s (the best deployable)", got.Status.Deployment.Candidate, second.Name)
+	}
+	got = waitForStatus(t, none, "Deployed=False NotRenderable", func(d *v1beta2.DynamoGraphDeploymentRequest) bool {
+		c := meta.FindStatusCondition(d.Status.Conditions, v1beta2.ConditionDeployed)
+		return c != nil && c.Reason == v1beta2.ReasonNotRenderable
+	})
+	c := meta.FindStatusCondition(got.Status.Conditions, v1beta2.ConditionDeployed)
+	if c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, naming.RunName("none", 1)+"-c1") ||
+		!strings.Contains(c.Message, "engine.wideep_num_slots") || got.Status.Deployment != nil {
+		t.Errorf("Deployed = %+v, deployment %+v", c, got.Status.Deployment)
+	}
+	got = waitForStatus(t, forged, "Deployed=False CandidateNotReproduced", func(d *v1beta2.DynamoGraphDeploymentRequest) bool {
+		c := meta.FindStatusCondition(d.Status.Conditions, v1beta2.ConditionDeployed)
+		return c != nil && c.Reason == v1beta2.ReasonCandidateNotReproduced
+	})
+	if c := meta.FindStatusCondition(got.Status.Conditions, v1beta2.ConditionDeployed); !strings.Contains(c.Message, "engine.wideep_num_slots") || got.Status.Deployment != nil {
+		t.Errorf("Deployed = %+v, deployment %+v", c, got.Status.Deployment)
 	}
 }

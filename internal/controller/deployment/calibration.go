@@ -27,6 +27,9 @@ const (
 	CalibrationNoKey = "NoCalibrationKey"
 	// CalibrationNoComparedMetrics: no metric was both predicted and observed.
 	CalibrationNoComparedMetrics = "NoComparedMetrics"
+	// CalibrationLoadNotAsPredicted: the measurement was at another load than the prediction's,
+	// so it says nothing of the prediction's error.
+	CalibrationLoadNotAsPredicted = "LoadNotAsPredicted"
 )
 
 // recordCalibration adds a successful verification to the calibration profile of the request's
@@ -44,6 +47,9 @@ func (r *Reconciler) recordCalibration(ctx context.Context, dgdr *v1beta2.Dynamo
 		v.Calibration = &v1beta2.VerificationCalibration{Recorded: ptr.To(false), Reason: reason, Message: msg}
 		ctrl.LoggerFrom(ctx).Info("verification not added to the calibration profile", "candidate", cand.Name, "reason", reason, "message", msg)
 		return nil
+	}
+	if v.LoadAsPredicted == nil || !*v.LoadAsPredicted {
+		return skip(CalibrationLoadNotAsPredicted, "the measurement was at another load than the prediction's")
 	}
 	key, err := calibration.CandidateKey(&dgdr.Spec, cand)
 	if err != nil {

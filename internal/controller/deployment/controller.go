@@ -2,8 +2,8 @@
 // candidate of the current generation (or of a re-search that decided to replace it), follows
 // the DynamoGraphDeployment's readiness, verifies a ready deployment with a Job and adds a
 // successful verification to the calibration profile. It writes request.DeploymentOwner's share
-// of the request's status: the Deployed and PredictionHeld conditions, status.deployment and
-// status.verification. It reads status.observedGeneration (the request reconciler's) and the
+// of the request's status: the Deployed and PredictionHeld conditions, status.deployment (and its
+// name again in status.dgdName) and status.verification. It reads status.observedGeneration (the request reconciler's) and the
 // re-search decisions in status.research (the research reconciler's).
 package deployment
 
@@ -72,6 +72,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	writer := request.DeploymentOwner.NewWriter(r.Client, r.APIReader, dgdr, &r.expectations)
 	var events status.Events
 	requeue, err := r.reconcile(ctx, dgdr, &events)
+	// status.dgdName names the deployment where the Dynamo platform's v1beta1 requests do.
+	dgdr.Status.DGDName = ""
+	if d := dgdr.Status.Deployment; d != nil {
+		dgdr.Status.DGDName = d.Name
+	}
 	if _, perr := writer.Patch(ctx, dgdr); perr != nil {
 		err = errors.Join(err, perr)
 		events.Drop()

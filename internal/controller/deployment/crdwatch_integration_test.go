@@ -56,7 +56,7 @@ func TestAutoApplyFollowsTheCRDsEstablishment(t *testing.T) {
 	if err := k8s.Create(ctx, d); err != nil {
 		t.Fatal(err)
 	}
-	succeedWithCandidate(t, waitForRun(t, d, 1))
+	succeedWithCandidate(t, waitForFirstRun(t, d))
 	waitForStatus(t, d, "Deployed=False CRDNotInstalled", func(d *v1beta2.DynamoGraphDeploymentRequest) bool {
 		c := meta.FindStatusCondition(d.Status.Conditions, v1beta2.ConditionDeployed)
 		return c != nil && c.Reason == v1beta2.ReasonDeploymentCRDMissing

@@ -16,6 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/candidates"
+	"github.com/dgdr-operator/dgdr-operator/internal/config"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/fit"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/request"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/run"
@@ -95,8 +97,8 @@ func succeededCurrentRun(dgdr *v1beta2.DynamoGraphDeploymentRequest, runs []*v1b
 	return nil
 }
 
-// deploy renders the Run's best candidate that fits the cluster and creates or updates the
-// deployment.
+// deploy renders the candidate of the Run that spec.deployment.selection chooses among those
+// that fit the cluster (fit.Select) and creates or updates the deployment.
 func (r *Reconciler) deploy(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, src *v1beta2.DynamoGraphDeploymentRun, name string, events *status.Events) (time.Duration, *unstructured.Unstructured, error) {
 	// The cache keeps no spec or candidate list of a terminal Run (stripTerminalRun): read it
 	// whole, as rarely as the Candidate.
@@ -108,17 +110,32 @@ func (r *Reconciler) deploy(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploy
 		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonDeploymentFailed, fmt.Sprintf("reading Run %s: %v", src.Name, err), events)
 		return 0, nil, err
 	}
-	best, unfit, err := fit.BestFitting(ctx, r.Client, r.APIReader, r.Config, full)
+	fits, unfit, notDeployable, err := fit.Fitting(ctx, r.Client, r.APIReader, r.Config, full)
 	if err != nil {
 		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonDeploymentFailed, fmt.Sprintf("judging the fit of the candidates of Run %s: %v", src.Name, err), events)
 		return 0, nil, err
 	}
-	if best == "" {
+	if len(fits) == 0 && notDeployable > 0 && notDeployable == len(unfit) {
+		msg := status.Truncate(fmt.Sprintf("no candidate of Run %s is deployable; nothing is deployed: its search predicted settings the renderer cannot deploy (remove them from spec.aisimulate.inputOverrides): %s",
+			src.Name, strings.Join(unfit, "; ")), 1024)
+		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonNotRenderable, msg, events)
+		return deployPollSettled, nil, nil
+	}
+	if len(fits) == 0 {
 		msg := fmt.Sprintf("no candidate of Run %s fits the cluster's GPU Nodes (%s); nothing is deployed: add Nodes, or search again with a smaller spec.hardware.gpu.budget",
 			src.Name, strings.Join(unfit, "; "))
 		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonNoCandidateFits, msg, events)
 		return deployPollSettled, nil, nil
 	}
+	// The tolerance is the Run's generation's (the cache keeps no spec.deployment.selection of an
+	// accepted request).
+	written, tolerance, err := fit.Tolerance(&full.Spec)
+	if err != nil {
+		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonDeploymentFailed, err.Error(), events)
+		return deployPollSettled, nil, nil
+	}
+	selection := fit.Select(fits, written, tolerance, candidates.Pareto(&full.Spec))
+	best := selection.Chosen
 	cand := &v1beta2.DynamoGraphDeploymentCandidate{}
 	// The cache keeps only the engine's hardware of a Candidate's parameters: read it whole.
 	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: dgdr.Namespace, Name: best}, cand); err != nil {
@@ -136,12 +153,13 @@ func (r *Reconciler) deploy(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploy
 		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonCandidateNotReproduced, msg, events)
 		return deployPollSettled, nil, nil
 	}
-	obj, err := promote.Render(cand, name, &promote.Owner{RequestUID: dgdr.UID, Generation: request.GenerationOf(src)})
+	owner := &promote.Owner{RequestUID: dgdr.UID, RequestName: dgdr.Name, Generation: request.GenerationOf(src)}
+	obj, err := promote.Render(cand, name, owner)
 	if err != nil {
 		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonDeploymentFailed, err.Error(), events)
 		return deployPollSettled, nil, nil
 	}
-	result, err := promote.Apply(ctx, r.Client, obj, &promote.Owner{RequestUID: dgdr.UID, Generation: request.GenerationOf(src)})
+	result, err := promote.Apply(ctx, r.Client, obj, owner)
 	var conflict *promote.ConflictError
 	switch {
 	case errors.As(err, &conflict):
@@ -154,10 +172,10 @@ func (r *Reconciler) deploy(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploy
 		r.setDeployed(dgdr, metav1.ConditionFalse, v1beta2.ReasonDeploymentFailed, err.Error(), events)
 		return 0, nil, err
 	}
-	dgdr.Status.Deployment = &v1beta2.DeploymentStatus{Name: name, Run: src.Name, Candidate: best}
+	dgdr.Status.Deployment = &v1beta2.DeploymentStatus{Name: name, Run: src.Name, Candidate: best, Selection: &selection}
 	if result != promote.Unchanged {
 		events.Normal(EventDeployed, "Deploy",
-			fmt.Sprintf("%s DynamoGraphDeployment %s from candidate %s of Run %s", result, name, best, src.Name))
+			fmt.Sprintf("%s DynamoGraphDeployment %s from candidate %s of Run %s: %s", result, name, best, src.Name, selection.Reason))
 	}
 	return r.followReadiness(ctx, dgdr, events)
 }
@@ -177,7 +195,7 @@ func (r *Reconciler) reproduce(src *v1beta2.DynamoGraphDeploymentRun, cand *v1be
 	}
 	// The search Job's reporter renders with the same configuration values (BuildJob: its
 	// runtime-images and planner-image environment, and the default --gpus-per-node).
-	dgd, _, err := render.Render(params, render.RunOptions(src, cand.Name, r.Config.RuntimeImages, render.DefaultGPUsPerNode, r.Config.Planner.Image))
+	dgd, _, err := render.Render(params, render.RunOptions(src, cand.Name, config.RuntimeImageRefs(r.Config.RuntimeImages), render.DefaultGPUsPerNode, r.Config.Planner.Image))
 	if err != nil {
 		return refuse(fmt.Sprintf("rendering its parameters failed: %v", err))
 	}

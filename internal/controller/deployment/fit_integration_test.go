@@ -70,10 +70,10 @@ func TestFitsClusterWithNodesOfTwoProducts(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	run := waitForRun(t, mixed, 1)
+	run := waitForFirstRun(t, mixed)
 	big, small := tooLarge(run, run.Name+"-c1"), ct.RenderedCandidate(t, cfg, run, run.Name+"-c2", nil)
 	ct.FinishSearch(t, k8s, run, ct.Search{Candidates: []*v1beta2.DynamoGraphDeploymentCandidate{big, small}})
-	noneRun := waitForRun(t, none, 1)
+	noneRun := waitForFirstRun(t, none)
 	ct.FinishSearch(t, k8s, noneRun, ct.Search{Candidates: []*v1beta2.DynamoGraphDeploymentCandidate{tooLarge(noneRun, noneRun.Name+"-c1"), tooLarge(noneRun, noneRun.Name+"-c2")}})
 
 	waitFit(t, ns, big.Name, v1beta2.ClusterFit{Fits: ptr.To(false), SKU: "h200_sxm", GPUsNeeded: 32, GPUsAvailable: ptr.To[int64](8), GPUsPerNodeNeeded: 16, LargestNodeGPUs: 8, Nodes: 1})

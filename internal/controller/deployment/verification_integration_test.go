@@ -2,6 +2,7 @@ package deployment_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -46,16 +48,60 @@ func realResult(t *testing.T, name string) string {
 // Service, as the Dynamo operator would.
 func deployed(t *testing.T, ns, name string, v *v1beta2.VerificationSpec, metrics *v1beta2.CandidateMetrics) *v1beta2.DynamoGraphDeploymentRequest {
 	t.Helper()
+	return deployedBehind(t, ns, name, v, metrics, ownedFrontend)
+}
+
+// ownedFrontend is the frontend Service the Dynamo operator makes of a DynamoGraphDeployment.
+func ownedFrontend(dgd *unstructured.Unstructured) *corev1.Service {
+	return builders.FrontendService(dgd, dgd.GetAPIVersion(), 8000)
+}
+
+// deployedBehind is deployed with the frontend Service that frontend makes of the created
+// DynamoGraphDeployment.
+func deployedBehind(t *testing.T, ns, name string, v *v1beta2.VerificationSpec, metrics *v1beta2.CandidateMetrics, frontend func(*unstructured.Unstructured) *corev1.Service) *v1beta2.DynamoGraphDeploymentRequest {
+	t.Helper()
+	return deployedWith(t, builders.Request(ns, name).GPUSKU("h200_sxm").AutoApply(name+"-dgd").Verification(v).Obj(), "", metrics, frontend)
+}
+
+// deployedAs is deployed for the request d (its autoApply deployment named <name>-dgd), whose
+// Candidate's spec.parameters has the traffic of the prediction document traffic (JSON; the
+// default Candidate's when empty).
+func deployedAs(t *testing.T, d *v1beta2.DynamoGraphDeploymentRequest, traffic string, metrics *v1beta2.CandidateMetrics) *v1beta2.DynamoGraphDeploymentRequest {
+	t.Helper()
+	return deployedWith(t, d, traffic, metrics, ownedFrontend)
+}
+
+// deployedWith is deployedAs behind the frontend Service that frontend makes of the created
+// DynamoGraphDeployment.
+func deployedWith(t *testing.T, d *v1beta2.DynamoGraphDeploymentRequest, traffic string, metrics *v1beta2.CandidateMetrics, frontend func(*unstructured.Unstructured) *corev1.Service) *v1beta2.DynamoGraphDeploymentRequest {
+	t.Helper()
 	ctx := context.Background()
-	d := builders.Request(ns, name).GPUSKU("h200_sxm").AutoApply(name + "-dgd").Verification(v).Obj()
+	ns, name := d.Namespace, d.Name
 	if err := k8s.Create(ctx, d); err != nil {
 		t.Fatal(err)
 	}
-	r := waitForRun(t, d, 1)
-	ct.FinishSearch(t, k8s, r, ct.Search{Candidates: []*v1beta2.DynamoGraphDeploymentCandidate{ct.RenderedCandidate(t, cfg, r, r.Name+"-c1", metrics)}})
-	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-dgd-frontend"},
-		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 8000}}}}
-	if err := k8s.Create(ctx, svc); err != nil {
+	r := waitForFirstRun(t, d)
+	cand := ct.RenderedCandidate(t, cfg, r, r.Name+"-c1", metrics)
+	if traffic != "" {
+		var params map[string]any
+		if err := json.Unmarshal(cand.Spec.Parameters.Raw, &params); err != nil {
+			t.Fatal(err)
+		}
+		params["traffic"] = json.RawMessage(traffic)
+		raw, err := json.Marshal(params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cand.Spec.Parameters.Raw = raw
+	}
+	ct.FinishSearch(t, k8s, r, ct.Search{Candidates: []*v1beta2.DynamoGraphDeploymentCandidate{cand}})
+	dgd := &unstructured.Unstructured{}
+	dgd.SetGroupVersionKind(promote.GVK)
+	poll.Eventually(t, 2*wait, "the DynamoGraphDeployment", func() (bool, error) {
+		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name + "-dgd"}, dgd)
+		return err == nil, client.IgnoreNotFound(err)
+	})
+	if err := k8s.Create(ctx, frontend(dgd)); err != nil {
 		t.Fatal(err)
 	}
 	ct.MakeReady(t, k8s, ns, name+"-dgd")
@@ -137,7 +183,7 @@ func TestVerificationHeld(t *testing.T) {
 	c := job.Spec.Template.Spec.Containers[0]
 	args := strings.Join(c.Args[2:], " ")
 	if c.Image != verificationImage || !strings.Contains(args, "--url http://held-dgd-frontend."+ns+".svc:8000") ||
-		!strings.Contains(args, "--isl 1024 --osl 128 --requests 30 --max-duration 300 --concurrency 10") {
+		!strings.Contains(args, "--max-duration 300 --requests 30 --isl 1024 --osl 128 --concurrency 10") {
 		t.Errorf("verification container %s %s", c.Image, args)
 	}
 	running := waitForStatus(t, d, "PredictionHeld Unknown Verifying", func(d *v1beta2.DynamoGraphDeploymentRequest) bool {
@@ -346,6 +392,49 @@ func jobOfGeneration(t *testing.T, d *v1beta2.DynamoGraphDeploymentRequest, gen 
 		t.Fatal(err)
 	}
 	return job
+}
+
+// TestVerificationMeasuresOnlyTheDeploymentsFrontend: a tenant who may create Services plants
+// <dgd>-frontend before the Dynamo operator does: an ExternalName to a host of its choice, a
+// ClusterIP Service it owns itself, one without a selector (whose endpoints it writes), a
+// NodePort the deployment owns. None is measured: the verification ends Failed,
+// FrontendUnreachable, naming the Service's type, selector or owners, and no verification Job
+// (which would send the request's load wherever the Service points) is created.
+func TestVerificationMeasuresOnlyTheDeploymentsFrontend(t *testing.T) {
+	ns := testenv.Namespace(t, k8s, "v")
+	on := &v1beta2.VerificationSpec{Enabled: ptr.To(true)}
+	cases := []struct {
+		name, inMessage string
+		frontend        func(*unstructured.Unstructured) *corev1.Service
+	}{
+		{"external", `its type is ExternalName (to "attacker.example.com"), not ClusterIP`, func(dgd *unstructured.Unstructured) *corev1.Service {
+			return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: dgd.GetName() + "-frontend"},
+				Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "attacker.example.com"}}
+		}},
+		{"unowned", "DynamoGraphDeployment unowned-dgd does not own it (owners: none)", func(dgd *unstructured.Unstructured) *corev1.Service {
+			s := builders.FrontendService(dgd, dgd.GetAPIVersion(), 8000)
+			s.OwnerReferences = nil
+			return s
+		}},
+		{"selectorless", "it has no selector", func(dgd *unstructured.Unstructured) *corev1.Service {
+			s := builders.FrontendService(dgd, dgd.GetAPIVersion(), 8000)
+			s.Spec.Selector = nil
+			return s
+		}},
+		{"nodeport", "its type is NodePort, not ClusterIP", func(dgd *unstructured.Unstructured) *corev1.Service {
+			s := builders.FrontendService(dgd, dgd.GetAPIVersion(), 8000)
+			s.Spec.Type = corev1.ServiceTypeNodePort
+			return s
+		}},
+	}
+	for _, tc := range cases {
+		d := deployedBehind(t, ns, tc.name, on, predicted(), tc.frontend)
+		assertFailed(t, d, verification.ReasonFrontendUnreachable, tc.inMessage)
+		err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: naming.VerificationJobName(d.Name, 1)}, &batchv1.Job{})
+		if !apierrors.IsNotFound(err) {
+			t.Errorf("%s: a verification Job measures the planted frontend (%v)", tc.name, err)
+		}
+	}
 }
 
 func assertFailed(t *testing.T, d *v1beta2.DynamoGraphDeploymentRequest, reason, inMessage string) {

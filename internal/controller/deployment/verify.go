@@ -15,11 +15,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/status"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
+	"github.com/dgdr-operator/dgdr-operator/internal/research"
 	"github.com/dgdr-operator/dgdr-operator/internal/verification"
 )
 
@@ -71,7 +73,7 @@ func (r *Reconciler) verify(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploy
 		if plan == nil || err != nil {
 			return 0, err
 		}
-		return 0, r.startVerification(ctx, dgdr, full, plan, base, gen, events)
+		return 0, r.startVerification(ctx, dgdr, full, plan, base, dgd, events)
 	case err != nil:
 		return 0, err
 	case !metav1.IsControlledBy(job, dgdr):
@@ -122,7 +124,7 @@ func (r *Reconciler) verify(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploy
 	// The profile first: when Record fails the status still says Running, and the next reconcile
 	// reads the finished Job again (Record replaces an earlier observation of the same source).
 	measured, _ := verification.Judge(plan, base.Observed)
-	if err := r.recordCalibration(ctx, full, cand, &base, measured); err != nil {
+	if err := r.recordCalibration(ctx, full, cand, &base, verification.CalibrationMetrics(measured)); err != nil {
 		return 0, err
 	}
 	r.recordVerification(dgdr, base, plan, events)
@@ -141,17 +143,44 @@ func (r *Reconciler) verificationPlan(ctx context.Context, dgdr *v1beta2.DynamoG
 	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: dgdr.Namespace, Name: base.Candidate}, cand); err != nil {
 		return nil, nil, nil, err
 	}
-	plan, err := verification.Resolve(full, cand)
+	searched, err := r.searched(ctx, dgdr.Namespace, base.Run)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	plan, err := verification.Resolve(full, cand, searched)
 	if err != nil {
 		r.failVerification(dgdr, *base, verification.ReasonNoModeledMetrics, err.Error(), events)
 		return nil, nil, nil, nil
 	}
-	base.Load, base.Requests, base.MaxDurationSeconds = &plan.Load, plan.Requests, plan.MaxDurationSeconds
+	base.Load, base.Trace, base.Requests, base.MaxDurationSeconds = nil, plan.Trace.Status(), plan.Requests, plan.MaxDurationSeconds
+	if plan.Load.Concurrency != nil || plan.Load.RequestsPerSecond != nil {
+		base.Load = plan.Load.DeepCopy()
+	}
+	base.LoadAsPredicted, base.LoadDifference = ptr.To(plan.LoadAsPredicted), status.Truncate(plan.LoadDifference, 1024)
 	return full, cand, plan, nil
 }
 
-// startVerification creates the Job of a generation.
-func (r *Reconciler) startVerification(ctx context.Context, dgdr, full *v1beta2.DynamoGraphDeploymentRequest, plan *verification.Plan, base v1beta2.VerificationStatus, gen int64, events *status.Events) error {
+// searched is what the deployed candidate's Run replayed: its trace workload, unless the Run is
+// a re-search, whose window of captured traffic the verification Job cannot mount. The Run
+// owns the Candidate, so it exists while the Candidate does.
+func (r *Reconciler) searched(ctx context.Context, ns, name string) (verification.Searched, error) {
+	rn := &v1beta2.DynamoGraphDeploymentRun{}
+	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, rn); err != nil {
+		return verification.Searched{}, fmt.Errorf("reading Run %s: %w", name, err)
+	}
+	if research.IsRun(rn) {
+		return verification.Searched{Unmountable: fmt.Sprintf("it replayed the window of captured traffic re-search Run %s cut, which the Job cannot mount", name)}, nil
+	}
+	if w := rn.Spec.Workload; w != nil && w.Trace != nil {
+		return verification.Searched{Trace: w.Trace.DeepCopy()}, nil
+	}
+	return verification.Searched{}, nil
+}
+
+// startVerification creates the Job of a generation, measuring only the ClusterIP Service the
+// deployment owns (verification.CheckFrontend).
+func (r *Reconciler) startVerification(ctx context.Context, dgdr, full *v1beta2.DynamoGraphDeploymentRequest, plan *verification.Plan, base v1beta2.VerificationStatus, dgd *unstructured.Unstructured, events *status.Events) error {
+	gen := dgd.GetGeneration()
 	svc := &corev1.Service{}
 	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: dgdr.Namespace, Name: frontendServiceName(base.Deployment)}, svc); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -161,14 +190,18 @@ func (r *Reconciler) startVerification(ctx context.Context, dgdr, full *v1beta2.
 		}
 		return err
 	}
+	if err := verification.CheckFrontend(svc, dgd.GetName(), dgd.GetUID()); err != nil {
+		r.failVerification(dgdr, base, verification.ReasonFrontendUnreachable, err.Error(), events)
+		return nil
+	}
 	target := verification.Target{URL: frontendURL(svc), Model: full.Spec.Model.Name, Deployment: base.Deployment, Generation: gen}
 	job := verification.BuildJob(dgdr, plan, target, r.Config)
 	if err := r.Client.Create(ctx, job); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating verification Job %s: %w", job.Name, err)
 	}
 	dgdr.Status.Verification = &base
-	msg := fmt.Sprintf("Job %s measures DynamoGraphDeployment %s generation %d (candidate %s) at %s with %d requests, for at most %d s",
-		job.Name, base.Deployment, gen, base.Candidate, loadText(plan.Load), plan.Requests, plan.MaxDurationSeconds)
+	msg := fmt.Sprintf("Job %s measures DynamoGraphDeployment %s generation %d (candidate %s) at %s with %s, for at most %d s",
+		job.Name, base.Deployment, gen, base.Candidate, loadText(plan), requestsText(plan), plan.MaxDurationSeconds)
 	r.setPredictionHeld(dgdr, metav1.ConditionUnknown, v1beta2.ReasonVerifying, msg)
 	events.Normal(EventVerificationStarted, "Verify", msg)
 	return nil
@@ -185,11 +218,31 @@ func frontendURL(svc *corev1.Service) string {
 	return "http://" + net.JoinHostPort(svc.Name+"."+svc.Namespace+".svc", strconv.Itoa(int(port)))
 }
 
-func loadText(l v1beta2.VerificationLoad) string {
-	if l.Concurrency != nil {
-		return fmt.Sprintf("concurrency %d (ISL %d, OSL %d)", *l.Concurrency, *l.InputTokens, *l.OutputTokens)
+// loadText says what the Job offers, and whether it is the prediction's traffic.
+func loadText(p *verification.Plan) string {
+	var s string
+	switch t, l := p.Trace, p.Load; {
+	case t != nil && t.Speedup != nil:
+		s = fmt.Sprintf("the %s trace replayed at its timestamps sped up %gx", t.Format, *t.Speedup)
+	case t != nil:
+		s = fmt.Sprintf("the %s trace replayed at concurrency %d", t.Format, *l.Concurrency)
+	case l.Concurrency != nil:
+		s = fmt.Sprintf("concurrency %d (ISL %d, OSL %d)", *l.Concurrency, *l.InputTokens, *l.OutputTokens)
+	default:
+		s = fmt.Sprintf("%g requests/s (ISL %d, OSL %d)", *l.RequestsPerSecond, *l.InputTokens, *l.OutputTokens)
 	}
-	return fmt.Sprintf("%g requests/s (ISL %d, OSL %d)", *l.RequestsPerSecond, *l.InputTokens, *l.OutputTokens)
+	if !p.LoadAsPredicted {
+		s += ", not the prediction's traffic (" + p.LoadDifference + ")"
+	}
+	return s
+}
+
+// requestsText is how many requests the Job sends.
+func requestsText(p *verification.Plan) string {
+	if p.Requests == 0 {
+		return "every request of the trace"
+	}
+	return fmt.Sprintf("%d requests", p.Requests)
 }
 
 // jobFinished tells whether a Job ended, and its Failed condition if it failed.
@@ -232,9 +285,14 @@ func (r *Reconciler) recordVerification(dgdr *v1beta2.DynamoGraphDeploymentReque
 	metrics, outside := verification.Judge(plan, v.Observed)
 	v.Phase, v.Metrics = v1beta2.VerificationSucceeded, metrics
 	dgdr.Status.Verification = &v
+	// A measurement at another load than the prediction's says so first.
+	var other string
+	if !plan.LoadAsPredicted {
+		other = "measured at another load than predicted (" + plan.LoadDifference + "), so kept out of the calibration profile: "
+	}
 	if len(outside) > 0 {
-		msg := fmt.Sprintf("candidate %s of DynamoGraphDeployment %s generation %d is outside its error band: %s",
-			v.Candidate, v.Deployment, v.DeploymentGeneration, strings.Join(outside, "; "))
+		msg := fmt.Sprintf("%scandidate %s of DynamoGraphDeployment %s generation %d is outside its error band: %s",
+			other, v.Candidate, v.Deployment, v.DeploymentGeneration, strings.Join(outside, "; "))
 		r.setPredictionHeld(dgdr, metav1.ConditionFalse, v1beta2.ReasonOutsideErrorBand, msg)
 		events.Warning(EventPredictionMissed, "Verify", msg)
 		return
@@ -243,8 +301,8 @@ func (r *Reconciler) recordVerification(dgdr *v1beta2.DynamoGraphDeploymentReque
 	for _, m := range metrics {
 		names = append(names, fmt.Sprintf("%s %.1f%% off (tolerance %g%%)", m.Name, *m.RelativeErrorPct, *m.TolerancePct))
 	}
-	msg := fmt.Sprintf("candidate %s of DynamoGraphDeployment %s generation %d measured within tolerance: %s",
-		v.Candidate, v.Deployment, v.DeploymentGeneration, strings.Join(names, ", "))
+	msg := fmt.Sprintf("%scandidate %s of DynamoGraphDeployment %s generation %d measured within tolerance: %s",
+		other, v.Candidate, v.Deployment, v.DeploymentGeneration, strings.Join(names, ", "))
 	r.setPredictionHeld(dgdr, metav1.ConditionTrue, v1beta2.ReasonWithinErrorBand, msg)
 	events.Normal(EventPredictionHeld, "Verify", msg)
 }

@@ -32,7 +32,7 @@ var (
 	// and calibrates.
 	DeploymentOwner = status.Owner{
 		Manager:    "dgdr-deployment",
-		Fields:     []string{"deployment", "verification"},
+		Fields:     []string{"deployment", "dgdName", "verification"},
 		Conditions: []string{v1beta2.ConditionDeployed, v1beta2.ConditionPredictionHeld},
 	}
 	// ResearchOwner: internal/controller/research, which ticks re-searches and judges them.

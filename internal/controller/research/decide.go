@@ -89,13 +89,16 @@ func (r *Reconciler) judge(ctx context.Context, rn *v1beta2.DynamoGraphDeploymen
 		return rec, nil
 	}
 	// The candidate compared is the one autoApply would deploy: the best that fits the Nodes.
-	best, unfit, err := fit.BestFitting(ctx, r.Client, r.APIReader, r.Config, full)
+	best, unfit, notDeployable, err := fit.BestFitting(ctx, r.Client, r.APIReader, r.Config, full)
 	if err != nil {
 		return rec, err
 	}
 	if best == "" {
 		rec.Decision, rec.Reason = v1beta2.ResearchUndecided, v1beta2.ReasonNoCandidateFits
-		rec.Message = status.Truncate(fmt.Sprintf("no candidate of %s fits the cluster's GPU Nodes (%v)", rn.Name, unfit), 1024)
+		if notDeployable > 0 && notDeployable == len(unfit) {
+			rec.Reason = v1beta2.ReasonNotRenderable
+		}
+		rec.Message = status.Truncate(fmt.Sprintf("no deployable candidate of %s fits the cluster's GPU Nodes (%v)", rn.Name, unfit), 1024)
 		return rec, nil
 	}
 	cand := &v1beta2.DynamoGraphDeploymentCandidate{}

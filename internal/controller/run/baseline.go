@@ -249,7 +249,7 @@ func (r *Reconciler) stopBaseline(ctx context.Context, run *v1beta2.DynamoGraphD
 // publication container (the reporter's outcome), or its deadline.
 func BaselineFailure(candidate string, job *batchv1.Job, pods []corev1.Pod, deadlineSeconds int64) *v1beta2.BaselineStatus {
 	fin := jobFinished(job)
-	_, reporter := terminations(pods)
+	_, reporter, _ := terminations(pods)
 	input := inputTermination(pods)
 	var msg string
 	switch {

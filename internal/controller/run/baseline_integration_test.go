@@ -82,9 +82,10 @@ func cutWindow(t *testing.T, job *batchv1.Job) *corev1.Pod {
 	return pod
 }
 
-// endSearch plays the search pod ending: the search and the reporter's publication as given,
-// and the Job controller's terminal condition.
-func endSearch(t *testing.T, job *batchv1.Job, pod *corev1.Pod, search, publication int32, failedReason string) {
+// endSearch plays the search pod ending: the search as given, the reporter's publication
+// succeeded, and the Job controller's terminal condition.
+func endSearch(t *testing.T, job *batchv1.Job, pod *corev1.Pod, search int32, failedReason string) {
+	const publication = 0
 	t.Helper()
 	ctx := context.Background()
 	pod.Status.ContainerStatuses = []corev1.ContainerStatus{
@@ -169,7 +170,7 @@ func TestBaselineJobLifecycle(t *testing.T) {
 		}
 		pod := cutWindow(t, job)
 		baseline := waitForBaselineJob(t, r)
-		endSearch(t, job, pod, 0, 0, "")
+		endSearch(t, job, pod, 0, "")
 		waitForBaselineWait(t, r)
 
 		// The baseline's reporter publishes status.baseline: the Run ends as the search did.
@@ -197,7 +198,7 @@ func TestBaselineJobLifecycle(t *testing.T) {
 		job := waitForJob(t, r)
 		pod := cutWindow(t, job)
 		baseline := waitForBaselineJob(t, r)
-		endSearch(t, job, pod, 0, 0, "")
+		endSearch(t, job, pod, 0, "")
 		waitForBaselineWait(t, r)
 		// The search Job may go (its TTL) while the Run waits: how it ended is recorded.
 		if err := k8s.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
@@ -233,7 +234,7 @@ func TestBaselineJobLifecycle(t *testing.T) {
 		if *baseline.Spec.ActiveDeadlineSeconds != *cfg.Job.BaselineDeadlineSeconds {
 			t.Errorf("the baseline Job's deadline is %d, want job.baselineDeadlineSeconds %d", *baseline.Spec.ActiveDeadlineSeconds, *cfg.Job.BaselineDeadlineSeconds)
 		}
-		endSearch(t, job, pod, 0, 0, "")
+		endSearch(t, job, pod, 0, "")
 		waitForBaselineWait(t, r)
 		if err := ct.FinishJob(ctx, k8s, baseline, batchv1.JobReasonDeadlineExceeded); err != nil {
 			t.Fatal(err)
@@ -250,7 +251,7 @@ func TestBaselineJobLifecycle(t *testing.T) {
 		job := waitForJob(t, r)
 		pod := cutWindow(t, job)
 		baseline := waitForBaselineJob(t, r)
-		endSearch(t, job, pod, 1, 0, batchv1.JobReasonBackoffLimitExceeded)
+		endSearch(t, job, pod, 1, batchv1.JobReasonBackoffLimitExceeded)
 		// Nothing to compare: the Run ends at once, and stops its baseline.
 		got := waitForReason(t, r, v1beta2.ReasonSearchFailed)
 		if meta.FindStatusCondition(got.Status.Conditions, v1beta2.ConditionSearched) != nil {
@@ -338,7 +339,7 @@ func TestNoBaselineJobWithoutAResearch(t *testing.T) {
 	r := createRun(t, ns, "plain-run-1", nil)
 	job := waitForJob(t, r)
 	pod := cutWindow(t, job)
-	endSearch(t, job, pod, 0, 0, "")
+	endSearch(t, job, pod, 0, "")
 	got := waitForReason(t, r, v1beta2.ReasonSucceeded)
 	if got.Status.BaselineJobRef != nil || meta.FindStatusCondition(got.Status.Conditions, v1beta2.ConditionSearched) != nil {
 		t.Errorf("a plain Run: baselineJobRef %+v, conditions %+v", got.Status.BaselineJobRef, got.Status.Conditions)

@@ -53,8 +53,9 @@ func jobFinished(job *batchv1.Job) *batchv1.JobCondition {
 
 // terminations returns the terminated states of the search container and of the publication
 // container (which ends with the reporter's outcome: its exit code and message), taken from the
-// newest pod that has one (a Job with backoffLimit 0 has one pod, but be robust).
-func terminations(pods []corev1.Pod) (search, publication *corev1.ContainerStateTerminated) {
+// newest pod that has one (a Job with backoffLimit 0 has one pod, but be robust), and the name of
+// the pod the search container's state is from.
+func terminations(pods []corev1.Pod) (search, publication *corev1.ContainerStateTerminated, searchPod string) {
 	sorted := podstart.NewestFirst(pods)
 	for i := range sorted {
 		for _, cs := range sorted[i].Status.ContainerStatuses {
@@ -68,7 +69,7 @@ func terminations(pods []corev1.Pod) (search, publication *corev1.ContainerState
 			switch cs.Name {
 			case jobcontract.SearchContainer:
 				if search == nil {
-					search = t
+					search, searchPod = t, sorted[i].Name
 				}
 			case jobcontract.PublicationContainer:
 				if publication == nil {
@@ -77,10 +78,10 @@ func terminations(pods []corev1.Pod) (search, publication *corev1.ContainerState
 			}
 		}
 		if search != nil {
-			return search, publication
+			return search, publication, searchPod
 		}
 	}
-	return search, publication
+	return search, publication, searchPod
 }
 
 // inputTermination is the newest pod's terminated input init container, if any.
@@ -138,7 +139,25 @@ func insufficientTraffic(sum *requesttrace.WindowSummary) *Completion {
 		sum.Requests, sum.Segments, sum.Pods)}
 }
 
-// quote returns ": <message>" for a non-empty termination message, bounded.
+// searchLog describes how the search container ended without quoting its log: its exit code,
+// its reason, how many lines its termination message holds, and the command that reads the log.
+// The search container writes no termination message of its own, so that message is the tail of
+// its log (FallbackToLogsOnError), which may carry whatever the search read or was told (a model
+// repository's error with a token in it, the traffic it replayed); Run status is read by everyone
+// who may read Runs, the log only by those who may read pods/log. namespace and pod name the
+// search pod.
+func searchLog(namespace, pod string, t *corev1.ContainerStateTerminated) string {
+	lines := 0
+	if msg := strings.TrimSpace(t.Message); msg != "" {
+		lines = strings.Count(msg, "\n") + 1
+	}
+	return fmt.Sprintf("the search container exited with code %d (%s); the last %d lines of its log are not quoted here, read them with `kubectl logs -n %s %s -c %s`",
+		t.ExitCode, orDefault(t.Reason, "Error"), lines, namespace, orDefault(pod, "<search pod>"), jobcontract.SearchContainer)
+}
+
+// quote returns ": <message>" for a non-empty termination message of a container of the
+// operator's own image (the reporter's outcome, the input container's), bounded. The search
+// container's is never quoted (searchLog).
 func quote(t *corev1.ContainerStateTerminated) string {
 	if t == nil {
 		return ""
@@ -174,7 +193,7 @@ func Classify(job *batchv1.Job, pods []corev1.Pod, status *v1beta2.DynamoGraphDe
 	if fin == nil {
 		return nil
 	}
-	search, reporter := terminations(pods)
+	search, reporter, searchPod := terminations(pods)
 	if sum, code := WindowReport(pods); sum != nil && code == jobcontract.InputExitInsufficientTraffic {
 		return insufficientTraffic(sum)
 	}
@@ -202,8 +221,9 @@ func Classify(job *batchv1.Job, pods []corev1.Pod, status *v1beta2.DynamoGraphDe
 			"the search Job failed (%s: %s) before the search container reported an exit code; check the Job's events",
 			fin.Reason, strings.TrimSpace(fin.Message))}
 	}
+	logs := searchLog(job.Namespace, searchPod, search)
 	if search.Reason == "OOMKilled" {
-		return oomKilled(search)
+		return oomKilled(logs)
 	}
 	switch search.ExitCode {
 	case aisimulate.ExitOK:
@@ -216,35 +236,34 @@ func Classify(job *batchv1.Job, pods []corev1.Pod, status *v1beta2.DynamoGraphDe
 			"the search Job failed (%s) although the search container exited 0%s", fin.Reason, quote(reporter))}
 	case aisimulate.ExitFailure:
 		if noFeasible(status) {
-			return &Completion{Reason: v1beta2.ReasonNoFeasibleCandidate, Message: "the search finished but no candidate met the SLA and constraints" +
-				quote(search) + "; relax spec.sla, raise spec.hardware.gpu.budget or lower the load"}
+			return &Completion{Reason: v1beta2.ReasonNoFeasibleCandidate, Message: "the search finished but no candidate met the SLA and constraints; " +
+				"relax spec.sla, raise spec.hardware.gpu.budget or lower the load; " + logs}
 		}
-		return &Completion{Reason: v1beta2.ReasonSearchFailed, Message: "AISimulate failed (exit code 1)" + quote(search) + "; see the search container's logs"}
+		return &Completion{Reason: v1beta2.ReasonSearchFailed, Message: "AISimulate failed; " + logs}
 	case aisimulate.ExitInvalidInput:
-		return &Completion{Reason: v1beta2.ReasonInvalidInput, Message: "AISimulate rejected the effective input (exit code 2)" + quote(search) +
-			"; the document is in status.aisimulate.input, fix the request spec or spec.aisimulate.inputOverrides"}
+		return &Completion{Reason: v1beta2.ReasonInvalidInput, Message: "AISimulate rejected the effective input; the document is in status.aisimulate.input, " +
+			"fix the request spec or spec.aisimulate.inputOverrides (the log names the field); " + logs}
 	case aisimulate.ExitResourceLimited:
-		return &Completion{Reason: v1beta2.ReasonResourceLimited, Message: "AISimulate refused to run for lack of resources (exit code 3)" + quote(search) +
-			"; lower optimizer.parallelism through spec.aisimulate.inputOverrides or ask the operator admin to raise planner.resources"}
+		return &Completion{Reason: v1beta2.ReasonResourceLimited, Message: "AISimulate refused to run for lack of resources; " +
+			"lower optimizer.parallelism through spec.aisimulate.inputOverrides or ask the operator admin to raise planner.resources; " + logs}
 	case aisimulate.ExitTimeout:
 		// AISimulate's supervisor exits 124 when its worker process does not start or stop
 		// within execution.resources' budgets (aisimulate/supervision.py _run_process), even
 		// after a complete search; the Job's own deadline is DeadlineExceeded above.
-		return &Completion{Reason: v1beta2.ReasonSearchFailed, Message: "AISimulate's supervisor timed out starting or stopping its worker process (exit code 124)" + quote(search) +
-			"; raise execution.resources.initialization_timeout_seconds or shutdown_timeout_seconds through spec.aisimulate.inputOverrides, or ask the operator admin for more planner.resources"}
+		return &Completion{Reason: v1beta2.ReasonSearchFailed, Message: "AISimulate's supervisor timed out starting or stopping its worker process; " +
+			"raise execution.resources.initialization_timeout_seconds or shutdown_timeout_seconds through spec.aisimulate.inputOverrides, or ask the operator admin for more planner.resources; " + logs}
 	case aisimulate.ExitKilled:
-		return oomKilled(search)
+		return oomKilled(logs)
 	case aisimulate.ExitInterrupted:
-		return &Completion{Reason: v1beta2.ReasonSearchFailed, Message: "the search was interrupted (exit code 130)" + quote(search) + "; create a new generation to search again"}
+		return &Completion{Reason: v1beta2.ReasonSearchFailed, Message: "the search was interrupted; create a new generation to search again; " + logs}
 	default:
-		return &Completion{Reason: v1beta2.ReasonSearchFailed, Message: fmt.Sprintf("the search container exited with code %d", search.ExitCode) + quote(search) + "; see the search container's logs"}
+		return &Completion{Reason: v1beta2.ReasonSearchFailed, Message: "the search failed; " + logs}
 	}
 }
 
-func oomKilled(t *corev1.ContainerStateTerminated) *Completion {
-	return &Completion{Reason: v1beta2.ReasonOOMKilled, Message: fmt.Sprintf(
-		"the search container was killed (exit code %d, %s), usually for exceeding its memory limit%s; lower optimizer.parallelism through spec.aisimulate.inputOverrides or ask the operator admin to raise planner.resources.limits.memory",
-		t.ExitCode, orDefault(t.Reason, "Killed"), quote(t))}
+func oomKilled(logs string) *Completion {
+	return &Completion{Reason: v1beta2.ReasonOOMKilled, Message: "the search container was killed, usually for exceeding its memory limit; " +
+		"lower optimizer.parallelism through spec.aisimulate.inputOverrides or ask the operator admin to raise planner.resources.limits.memory; " + logs}
 }
 
 func orDefault(s, d string) string {

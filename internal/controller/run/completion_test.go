@@ -1,6 +1,7 @@
 package run
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -77,8 +78,10 @@ func TestClassify(t *testing.T) {
 			wantReason: v1beta2.ReasonNoFeasibleCandidate},
 		{name: "exit 1 recommendation says none feasible", job: failed, pods: []corev1.Pod{podWith(now, exit(1, "Error", ""), nil)},
 			status: &v1beta2.DynamoGraphDeploymentRunStatus{Recommendation: &v1beta2.RecommendationSummary{Evaluated: 5}}, wantReason: v1beta2.ReasonNoFeasibleCandidate},
-		{name: "exit 1 failure", job: failed, pods: []corev1.Pod{podWith(now, exit(1, "Error", "boom"), nil)}, wantReason: v1beta2.ReasonSearchFailed, wantInMsg: "boom"},
-		{name: "exit 2", job: failed, pods: []corev1.Pod{podWith(now, exit(2, "Error", "bad field"), nil)}, wantReason: v1beta2.ReasonInvalidInput, wantInMsg: "bad field"},
+		{name: "exit 1 failure", job: failed, pods: []corev1.Pod{podWith(now, exit(1, "Error", "boom"), nil)}, wantReason: v1beta2.ReasonSearchFailed,
+			wantInMsg: "exited with code 1 (Error)"},
+		{name: "exit 2", job: failed, pods: []corev1.Pod{podWith(now, exit(2, "Error", "bad field"), nil)}, wantReason: v1beta2.ReasonInvalidInput,
+			wantInMsg: "status.aisimulate.input"},
 		{name: "exit 3", job: failed, pods: []corev1.Pod{podWith(now, exit(3, "Error", ""), nil)}, wantReason: v1beta2.ReasonResourceLimited},
 		{name: "exit 124", job: failed, pods: []corev1.Pod{podWith(now, exit(124, "Error", ""), nil)}, wantReason: v1beta2.ReasonSearchFailed, wantInMsg: "shutdown_timeout_seconds"},
 		{name: "exit 137", job: failed, pods: []corev1.Pod{podWith(now, exit(137, "Error", ""), nil)}, wantReason: v1beta2.ReasonOOMKilled},
@@ -145,6 +148,33 @@ func TestClassify(t *testing.T) {
 				t.Errorf("message %q does not contain %q", got.Message, tc.wantInMsg)
 			}
 		})
+	}
+}
+
+// TestSearchLogIsSummarized: whatever the search container's end, its termination message (the
+// tail of its log, which may carry a token or replayed traffic) is never in the Run's message;
+// the message says how it exited, how many lines the tail has, and how to read them.
+func TestSearchLogIsSummarized(t *testing.T) {
+	const secret = "hf_LeakedTokenOfTheSearch"
+	log := "loading org/m\nGET https://huggingface.co/org/m?token=" + secret + "\n401 Unauthorized"
+	failed := finishedJob(batchv1.JobFailed, batchv1.JobReasonBackoffLimitExceeded)
+	failed.Namespace = "team"
+	noFeasible := &v1beta2.DynamoGraphDeploymentRunStatus{Progress: &v1beta2.RunProgress{Settled: 10, Infeasible: 10}}
+	for _, code := range []int32{1, 2, 3, 42, 124, 130, 137} {
+		for _, status := range []*v1beta2.DynamoGraphDeploymentRunStatus{{}, noFeasible} {
+			pod := podWith(time.Now(), exit(code, "Error", log), nil)
+			pod.Name = "llama-run-1-search-x7k2p"
+			got := Classify(failed, []corev1.Pod{pod}, status, 60)
+			if got == nil || strings.Contains(got.Message, secret) || strings.Contains(got.Message, "401 Unauthorized") {
+				t.Errorf("exit %d: %+v quotes the search container's log", code, got)
+				continue
+			}
+			want := fmt.Sprintf("the search container exited with code %d (Error); the last 3 lines of its log are not quoted here, "+
+				"read them with `kubectl logs -n team llama-run-1-search-x7k2p -c search`", code)
+			if !strings.HasSuffix(got.Message, want) {
+				t.Errorf("exit %d: message %q does not end with %q", code, got.Message, want)
+			}
+		}
 	}
 }
 

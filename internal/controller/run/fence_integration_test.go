@@ -21,17 +21,22 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
 	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
 	"github.com/dgdr-operator/dgdr-operator/internal/calibration"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/request"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/run"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/modelaccess"
+	"github.com/dgdr-operator/dgdr-operator/internal/promote"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/builders"
 	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
 	"github.com/dgdr-operator/dgdr-operator/internal/testing/poll"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/upstreamcrd"
 	"github.com/dgdr-operator/dgdr-operator/internal/verification"
 )
 
@@ -265,6 +270,21 @@ func verificationJob(ns string, c *v1alpha1.OperatorConfiguration) *batchv1.Job 
 	return verification.BuildJob(dgdr, p, verification.Target{URL: "http://llama-frontend." + ns + ".svc:8000", Model: "org/llama", Deployment: "llama", Generation: 3}, c)
 }
 
+// traceVerificationJob is the operator's verification Job replaying the request's trace from src
+// at its timestamps.
+func traceVerificationJob(ns string, c *v1alpha1.OperatorConfiguration, src v1beta2.TraceSource) *batchv1.Job {
+	dgdr := &v1beta2.DynamoGraphDeploymentRequest{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "llama", UID: "00000000-0000-4000-8000-00000000aaaa"}}
+	w := &v1beta2.TraceWorkload{Source: &src}
+	p := &verification.Plan{MaxDurationSeconds: 90, Trace: &verification.TraceReplay{Source: src, Path: aisimulate.TracePath(w),
+		Format: v1beta2.TraceFormatMooncake, Speedup: ptr.To(1.0)}}
+	return verification.BuildJob(dgdr, p, verification.Target{URL: "http://llama-frontend." + ns + ".svc:8000", Model: "org/llama", Deployment: "llama", Generation: 3}, c)
+}
+
+var (
+	configMapTrace = v1beta2.TraceSource{ConfigMap: &v1beta2.TraceConfigMapSource{Name: "trace", Key: "t.jsonl"}}
+	claimTrace     = v1beta2.TraceSource{PVC: &v1beta2.TracePVCSource{ClaimName: "traces", Path: "team/t.jsonl"}}
+)
+
 // TestOperatorFenceAdmitsItsOwnJobs: every Job the operator builds passes its fence: the search
 // Job of a plain Run, with model access (token Secret, cache claim), with a trace from a
 // ConfigMap or a claim, and a re-search's (window cut from the capture claim), the re-search's
@@ -291,6 +311,8 @@ func TestOperatorFenceAdmitsItsOwnJobs(t *testing.T) {
 		"re-search with capture": run.BuildJob(fenceRun(ns, "run-05", asResearch), c),
 		"baseline":               run.BuildBaselineJob(fenceRun(ns, "run-06", asResearch), c),
 		"verification":           verificationJob(ns, c),
+		"verification replaying a ConfigMap trace": traceVerificationJob(ns, c, configMapTrace),
+		"verification replaying a claim trace":     traceVerificationJob(ns, c, claimTrace),
 	}
 	for _, name := range []string{"re-search with capture", "baseline"} {
 		spec := jobs[name].Spec.Template.Spec
@@ -466,6 +488,19 @@ func TestOperatorFenceRefusesOtherJobs(t *testing.T) {
 				}
 			}
 		}, "not " + jobcontract.TokenVolume},
+		{"a writable trace claim in the verification Job", traceVerificationJob(ns, c, claimTrace), func(p *corev1.PodSpec) {
+			p.Volumes[1].PersistentVolumeClaim.ReadOnly = false
+		}, "not " + verification.TraceVolume},
+		{"another claim under the trace's name in the verification Job", verify, func(p *corev1.PodSpec) {
+			p.Volumes = append(p.Volumes, corev1.Volume{Name: verification.TraceVolume, VolumeSource: corev1.VolumeSource{
+				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "db-data"}}})
+		}, "not " + verification.TraceVolume},
+		{"every key of a ConfigMap in the verification Job", traceVerificationJob(ns, c, configMapTrace), func(p *corev1.PodSpec) {
+			p.Volumes[1].ConfigMap.Items = nil
+		}, "not " + verification.TraceVolume},
+		{"the trace mounted over the image's code", traceVerificationJob(ns, c, configMapTrace), func(p *corev1.PodSpec) {
+			p.Containers[0].VolumeMounts[1].MountPath = "/usr/lib/python3"
+		}, verification.TraceVolume + " at /usr/lib/python3"},
 		{"running as root", verify, func(p *corev1.PodSpec) {
 			p.SecurityContext.RunAsNonRoot, p.SecurityContext.RunAsUser = ptr.To(false), ptr.To[int64](0)
 			p.Containers[0].SecurityContext.RunAsNonRoot = nil
@@ -548,5 +583,53 @@ func TestOperatorFenceDeletes(t *testing.T) {
 		if err := operator.Delete(ctx, obj, client.DryRunAll); err != nil {
 			t.Errorf("deleting %s as the fenced operator: %v", what, err)
 		}
+	}
+}
+
+// TestOperatorFenceAdmitsAutoApplysDeployments: under the chart's fence the operator creates and
+// updates the DynamoGraphDeployment autoApply renders (promote.Render with its request as owner:
+// the applied-by annotation, and the dgdr.nvidia.com/name and /namespace labels of the request),
+// and is refused (403) one without the applied-by annotation, whatever labels it carries.
+func TestOperatorFenceAdmitsAutoApplysDeployments(t *testing.T) {
+	ctx := context.Background()
+	dgdCRD, err := upstreamcrd.DGD()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := envtest.InstallCRDs(env.Config, envtest.CRDInstallOptions{CRDs: []*apiextensionsv1.CustomResourceDefinition{dgdCRD}}); err != nil {
+		t.Fatal(err)
+	}
+	ns := testenv.Namespace(t, k8s, "t")
+	operator := fencedOperator(t, ns, "fenced-applier", cfg)
+	cand := builders.Candidate(ns, "llama-run-1-c3").Label(v1beta2.LabelRequestName, "llama").Label(v1beta2.LabelRunName, "llama-run-1").
+		GraphDeployment([]byte(`{"apiVersion":"nvidia.com/v1beta1","kind":"DynamoGraphDeployment","spec":{"backendFramework":"vllm",` +
+			`"components":[{"name":"Frontend","type":"frontend","replicas":1,"podTemplate":{"spec":{"containers":[{"name":"main","image":"f"}]}}}]}}`)).Obj()
+	owner := &promote.Owner{RequestUID: "00000000-0000-4000-8000-00000000aaaa", RequestName: "llama", Generation: 1}
+	obj, err := promote.Render(cand, "llama", owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := obj.GetLabels(); got[v1beta2.LabelDeployedForName] != "llama" || got[v1beta2.LabelDeployedForNamespace] != ns {
+		t.Fatalf("the rendered deployment lacks its request's labels: %v", got)
+	}
+	if res, err := promote.Apply(ctx, operator, obj, owner); err != nil || res != promote.Created {
+		t.Fatalf("the fenced operator creating autoApply's deployment: %s, %v", res, err)
+	}
+	newer := *owner
+	newer.Generation = 2
+	obj, err = promote.Render(cand, "llama", &newer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := promote.Apply(ctx, operator, obj, &newer); err != nil || res != promote.Updated {
+		t.Errorf("the fenced operator updating autoApply's deployment: %s, %v", res, err)
+	}
+	unowned, err := promote.Render(cand, "llama-unowned", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unowned.SetAnnotations(map[string]string{promote.AnnotationPromotedFrom: cand.Name})
+	if err := operator.Create(ctx, unowned); !apierrors.IsForbidden(err) {
+		t.Errorf("the fenced operator creating a deployment without %s: err = %v, want 403 Forbidden", promote.AnnotationAppliedBy, err)
 	}
 }

@@ -2,8 +2,6 @@ package run
 
 import (
 	"maps"
-	"slices"
-	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/config"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/modelaccess"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
@@ -39,12 +38,8 @@ const (
 	componentBaseline = "baseline"
 )
 
-// childLabels are the labels of every object created for a Run: component "search", or for
+// componentLabels are the labels of every object created for a Run: component "search", or for
 // a re-search's baseline Job "baseline".
-func childLabels(run *v1beta2.DynamoGraphDeploymentRun) map[string]string {
-	return componentLabels(run, componentSearch)
-}
-
 func componentLabels(run *v1beta2.DynamoGraphDeploymentRun, component string) map[string]string {
 	l := map[string]string{
 		LabelManagedBy:           ManagedByValue,
@@ -88,20 +83,6 @@ func restrictedSecurityContext() *corev1.SecurityContext {
 		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
 		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 	}
-}
-
-// runtimeImagesEnv renders runtime images as "backend=image,..." in backend order.
-func runtimeImagesEnv(images map[string]string) string {
-	keys := make([]string, 0, len(images))
-	for k := range images {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
-		parts = append(parts, k+"="+images[k])
-	}
-	return strings.Join(parts, ",")
 }
 
 // BuildJob returns the search Job of a Run. It is pure: the same Run and configuration always
@@ -268,7 +249,7 @@ func searchReporter(run *v1beta2.DynamoGraphDeploymentRun, cfg *v1alpha1.Operato
 		fieldEnv(jobcontract.EnvPodName, "metadata.name"),
 		{Name: jobcontract.EnvOutputDir, Value: jobcontract.ResultDir},
 		{Name: jobcontract.EnvSearchTmpDir, Value: jobcontract.SearchTmpDir},
-		{Name: jobcontract.EnvRuntimeImages, Value: runtimeImagesEnv(cfg.RuntimeImages)},
+		{Name: jobcontract.EnvRuntimeImages, Value: config.FormatRuntimeImages(cfg.RuntimeImages)},
 		{Name: jobcontract.EnvPlannerImage, Value: cfg.Planner.Image},
 	}
 	reporter.VolumeMounts = []corev1.VolumeMount{

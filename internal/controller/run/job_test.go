@@ -32,7 +32,7 @@ func testConfig() *v1alpha1.OperatorConfiguration {
 	cfg.Job.TTLSecondsAfterFinished = ptr.To[int32](600)
 	cfg.Job.NodeSelector = map[string]string{"pool": "cpu"}
 	cfg.Job.Tolerations = []corev1.Toleration{{Key: "search", Operator: corev1.TolerationOpExists}}
-	cfg.RuntimeImages = map[string]string{"vllm": "v:1", "sglang": "s:1"}
+	cfg.RuntimeImages = map[string]v1alpha1.RuntimeImage{"vllm": {Image: "v:1", EngineVersion: "0.31.0"}, "sglang": {Image: "s:1"}}
 	return cfg
 }
 
@@ -100,7 +100,7 @@ func TestBuildJob(t *testing.T) {
 							{Name: "DGDR_POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}},
 							{Name: "DGDR_OUTPUT_DIR", Value: "/var/run/dgdr/output/result"},
 							{Name: "DGDR_SEARCH_TMP_DIR", Value: "/var/run/dgdr/search-tmp"},
-							{Name: "DGDR_RUNTIME_IMAGES", Value: "sglang=s:1,vllm=v:1"},
+							{Name: "DGDR_RUNTIME_IMAGES", Value: `{"sglang":{"image":"s:1"},"vllm":{"image":"v:1","engineVersion":"0.31.0"}}`},
 							{Name: "DGDR_PLANNER_IMAGE", Value: "registry.example/planner:1"},
 						},
 						VolumeMounts: []corev1.VolumeMount{output,

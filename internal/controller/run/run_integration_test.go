@@ -194,6 +194,9 @@ func publishProgress(t *testing.T, r *v1beta2.DynamoGraphDeploymentRun, p *v1bet
 	}
 }
 
+// TestExitCodeReasons: each way a search ends gets its reason and a message that says what to do;
+// the search container's log tail (its termination message) is summarized, never quoted: a
+// token the search printed stays in the pod's log, which fewer users may read than the Run.
 func TestExitCodeReasons(t *testing.T) {
 	type term = ct.Terminated
 	cases := []struct {
@@ -211,14 +214,17 @@ func TestExitCodeReasons(t *testing.T) {
 			wantReason: v1beta2.ReasonPublishFailed, wantPhase: v1beta2.RunPhaseFailed, wantInMessage: "cannot patch run"},
 		{name: "1 no feasible", search: &term{ExitCode: 1}, reporter: &term{ExitCode: 0}, jobFailedReason: "BackoffLimitExceeded",
 			progress: &v1beta2.RunProgress{Settled: 40, Feasible: 0, Infeasible: 40}, wantReason: v1beta2.ReasonNoFeasibleCandidate, wantPhase: v1beta2.RunPhaseFailed},
-		{name: "1 failure", search: &term{ExitCode: 1, Message: "Traceback: boom"}, reporter: &term{ExitCode: 0}, jobFailedReason: "BackoffLimitExceeded",
-			wantReason: v1beta2.ReasonSearchFailed, wantInMessage: "Traceback: boom", wantPhase: v1beta2.RunPhaseFailed},
+		{name: "1 failure", search: &term{ExitCode: 1, Reason: "Error", Message: "Traceback (most recent call last):\n  ...\n" +
+			"huggingface_hub.errors.HfHubHTTPError: 401 for https://huggingface.co/api/models/org/m?token=hf_LeakedTokenOfTheSearch"},
+			reporter: &term{ExitCode: 0}, jobFailedReason: "BackoffLimitExceeded", wantReason: v1beta2.ReasonSearchFailed,
+			wantInMessage: "the search container exited with code 1 (Error); the last 3 lines of its log are not quoted here, read them with `kubectl logs -n ",
+			wantPhase:     v1beta2.RunPhaseFailed},
 		{name: "2 invalid input", search: &term{ExitCode: 2, Message: "unknown field traffic.foo"}, reporter: &term{ExitCode: 0}, jobFailedReason: "BackoffLimitExceeded",
-			wantReason: v1beta2.ReasonInvalidInput, wantInMessage: "unknown field traffic.foo", wantPhase: v1beta2.RunPhaseFailed},
+			wantReason: v1beta2.ReasonInvalidInput, wantInMessage: "status.aisimulate.input", wantPhase: v1beta2.RunPhaseFailed},
 		{name: "3 resource limited", search: &term{ExitCode: 3}, reporter: &term{ExitCode: 0}, jobFailedReason: "BackoffLimitExceeded",
 			wantReason: v1beta2.ReasonResourceLimited, wantPhase: v1beta2.RunPhaseFailed},
 		{name: "124 supervisor timeout", search: &term{ExitCode: 124, Message: "aisimulate: execution shutdown timed out"}, reporter: &term{ExitCode: 0}, jobFailedReason: "BackoffLimitExceeded",
-			wantReason: v1beta2.ReasonSearchFailed, wantInMessage: "execution shutdown timed out", wantPhase: v1beta2.RunPhaseFailed},
+			wantReason: v1beta2.ReasonSearchFailed, wantInMessage: "shutdown_timeout_seconds", wantPhase: v1beta2.RunPhaseFailed},
 		{name: "job deadline", noPod: true, jobFailedReason: batchv1.JobReasonDeadlineExceeded,
 			wantReason: v1beta2.ReasonDeadlineExceeded, wantInMessage: "activeDeadlineSeconds", wantPhase: v1beta2.RunPhaseFailed},
 		{name: "137 oom", search: &term{ExitCode: 137, Reason: "OOMKilled"}, reporter: &term{ExitCode: 0}, jobFailedReason: "BackoffLimitExceeded",
@@ -251,12 +257,19 @@ func TestExitCodeReasons(t *testing.T) {
 			if !strings.Contains(got.Status.Message, tc.wantInMessage) {
 				t.Errorf("message %q does not contain %q", got.Status.Message, tc.wantInMessage)
 			}
+			// Whoever may read Runs but not pods/log reads nothing of the search's log.
+			if tc.search != nil && tc.search.Message != "" && strings.Contains(got.Status.Message, lastLine(tc.search.Message)) {
+				t.Errorf("message %q quotes the search container's log", got.Status.Message)
+			}
 			if got.Status.CompletionTime == nil {
 				t.Error("completionTime not set")
 			}
 		})
 	}
 }
+
+// lastLine is the last line of a log.
+func lastLine(log string) string { return log[strings.LastIndex(log, "\n")+1:] }
 
 func TestCancellationKeepsPublishedResults(t *testing.T) {
 	ctx := context.Background()

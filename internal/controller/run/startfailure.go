@@ -58,7 +58,7 @@ func (r *Reconciler) runningPods(ctx context.Context, run *v1beta2.DynamoGraphDe
 }
 
 // podRun maps a search pod to its Run through the Run labels the Job's pod template carries
-// (childLabels).
+// (componentLabels).
 func podRun(_ context.Context, obj client.Object) []reconcile.Request {
 	name := obj.GetLabels()[v1beta2.LabelRunName]
 	if name == "" || obj.GetLabels()[LabelManagedBy] != ManagedByValue {

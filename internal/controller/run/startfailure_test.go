@@ -21,9 +21,8 @@ import (
 )
 
 // createStuckPod creates the Job's pod (as the Job controller would) with the given init and
-// container statuses (as a kubelet would): there is no kubelet in these tests. mutate changes the
-// pod before it is created.
-func createStuckPod(t *testing.T, job *batchv1.Job, init, containers []corev1.ContainerStatus, mutate ...func(*corev1.Pod)) {
+// container statuses (as a kubelet would): there is no kubelet in these tests.
+func createStuckPod(t *testing.T, job *batchv1.Job, init, containers []corev1.ContainerStatus) {
 	t.Helper()
 	ctx := context.Background()
 	labels := map[string]string{run.LabelJobName: job.Name}
@@ -34,9 +33,6 @@ func createStuckPod(t *testing.T, job *batchv1.Job, init, containers []corev1.Co
 		ObjectMeta: metav1.ObjectMeta{Namespace: job.Namespace, Name: job.Name + "-stuck", Labels: labels,
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, batchv1.SchemeGroupVersion.WithKind("Job"))}},
 		Spec: *job.Spec.Template.Spec.DeepCopy(),
-	}
-	for _, m := range mutate {
-		m(pod)
 	}
 	if err := k8s.Create(ctx, pod); err != nil {
 		t.Fatal(err)

@@ -20,10 +20,14 @@ import (
 // podOwner owns a Pod's status.message and its condition of type Mine.
 var podOwner = Owner{Manager: "mine", Fields: []string{"message", "nominatedNodeName"}, Conditions: []string{"Mine"}}
 
-// statusPod is a Pod whose status has a message, a reason (another writer's) and conditions.
-func statusPod(rv string, conditions ...corev1.PodCondition) *corev1.Pod {
+// podVersion is the resourceVersion of the Pods statusPod builds.
+const podVersion = "7"
+
+// statusPod is a Pod at podVersion whose status has a message, a reason (another writer's) and
+// conditions.
+func statusPod(conditions ...corev1.PodCondition) *corev1.Pod {
 	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", ResourceVersion: rv},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", ResourceVersion: podVersion},
 		Status:     corev1.PodStatus{Message: "waiting", Reason: "Theirs", Conditions: conditions},
 	}
 }
@@ -45,23 +49,23 @@ func TestOwnerPatch(t *testing.T) {
 		current, wanted *corev1.Pod
 		want            string // "" for no patch
 	}{
-		{"unchanged", statusPod("7", theirs), statusPod("7", theirs), ""},
+		{"unchanged", statusPod(theirs), statusPod(theirs), ""},
 		{"an owned field changed: no resourceVersion, nothing else",
-			statusPod("7", theirs), func() *corev1.Pod { p := statusPod("7", theirs); p.Status.Message = "running"; return p }(),
+			statusPod(theirs), func() *corev1.Pod { p := statusPod(theirs); p.Status.Message = "running"; return p }(),
 			`{"status":{"message":"running"}}`},
-		{"an owned field cleared", statusPod("7"), func() *corev1.Pod { p := statusPod("7"); p.Status.Message = ""; return p }(),
+		{"an owned field cleared", statusPod(), func() *corev1.Pod { p := statusPod(); p.Status.Message = ""; return p }(),
 			`{"status":{"message":null}}`},
 		{"an owned condition added: the list as read plus it, and the version it was read at",
-			statusPod("7", theirs), statusPod("7", theirs, cond("Mine", corev1.ConditionTrue, "Up", t1)),
+			statusPod(theirs), statusPod(theirs, cond("Mine", corev1.ConditionTrue, "Up", t1)),
 			`{"metadata":{"resourceVersion":"7"},"status":{"conditions":[` +
 				`{"lastProbeTime":null,"lastTransitionTime":"2026-12-01T12:00:00Z","reason":"T","status":"True","type":"Theirs"},` +
 				`{"lastProbeTime":null,"lastTransitionTime":"2026-12-01T12:01:00Z","reason":"Up","status":"True","type":"Mine"}]}}`},
 		{"an owned condition whose status stays keeps its transition time",
-			statusPod("7", mine, theirs), statusPod("7", cond("Mine", corev1.ConditionFalse, "Other", t1), theirs),
+			statusPod(mine, theirs), statusPod(cond("Mine", corev1.ConditionFalse, "Other", t1), theirs),
 			`{"metadata":{"resourceVersion":"7"},"status":{"conditions":[` +
 				`{"lastProbeTime":null,"lastTransitionTime":"2026-12-01T12:00:00Z","reason":"Other","status":"False","type":"Mine"},` +
 				`{"lastProbeTime":null,"lastTransitionTime":"2026-12-01T12:00:00Z","reason":"T","status":"True","type":"Theirs"}]}}`},
-		{"the last condition removed", statusPod("7", mine), statusPod("7"), `{"metadata":{"resourceVersion":"7"},"status":{"conditions":null}}`},
+		{"the last condition removed", statusPod(mine), statusPod(), `{"metadata":{"resourceVersion":"7"},"status":{"conditions":null}}`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -104,7 +108,7 @@ func TestOwnerRefusesOthersFields(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			base := statusPod("7", theirs)
+			base := statusPod(theirs)
 			obj := base.DeepCopy()
 			tc.mutate(obj)
 			w := podOwner.NewWriter(nil, nil, base, nil)
@@ -194,7 +198,7 @@ func TestOwnersDoNotClobberEachOther(t *testing.T) {
 			continue
 		}
 		for _, typ := range []string{"First", "Second"} {
-			if strings.Contains(string(mf.FieldsV1.Raw), `k:{\"type\":\"`+typ+`\"}`) {
+			if strings.Contains(mf.FieldsV1.GetRawString(), `k:{\"type\":\"`+typ+`\"}`) {
 				owners[typ] += mf.Manager
 			}
 		}

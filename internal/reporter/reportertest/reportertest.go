@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/internal/candidates/outputtest"
@@ -29,9 +30,9 @@ import (
 
 // RuntimeImages are the backends' runtime images the published Candidates render with (the
 // fixtures' inputs select vLLM and SGLang candidates).
-var RuntimeImages = map[string]string{
-	output.BackendVLLM:   "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.3.1",
-	output.BackendSGLang: "nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.3.1",
+var RuntimeImages = map[string]v1alpha1.RuntimeImage{
+	output.BackendVLLM:   {Image: "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.3.1", EngineVersion: "0.24.0"},
+	output.BackendSGLang: {Image: "nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.3.1", EngineVersion: "0.5.21"},
 }
 
 // Publish runs `aisim recommend` on the input document (YAML) in workDir and lets the reporter

@@ -6,10 +6,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
-
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/document"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 )
 
 // Decode parses YAML, applies --set overrides in order and decodes the

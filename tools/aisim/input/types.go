@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/document"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 )
 
 // Command selects which document type is decoded; the same YAML keys mean
@@ -31,14 +32,14 @@ const (
 	RoleDecode     = "decode"
 )
 
-// Load types.
+// Load types (the typed document's).
 const (
-	LoadConcurrency        = "concurrency"
-	LoadPoisson            = "poisson"
-	LoadConstantRate       = "constant_rate"
-	LoadKVCapacityFraction = "kv_capacity_fraction"
+	LoadConcurrency        = output.LoadConcurrency
+	LoadPoisson            = output.LoadPoisson
+	LoadConstantRate       = output.LoadConstantRate
+	LoadKVCapacityFraction = output.LoadKVCapacityFraction
 	// LoadTraceTimestamps replays a trace at its recorded arrival times (Intensity: speedup).
-	LoadTraceTimestamps = "trace_timestamps"
+	LoadTraceTimestamps = output.LoadTraceTimestamps
 )
 
 // FieldError is a validation failure at a document path. The CLI prints it

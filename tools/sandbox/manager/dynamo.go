@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/dgdr-operator/dgdr-operator/internal/testing/upstreamcrd"
-
 	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/controlplane"
 	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/dgdrealizer"
 	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/nodeagent"
@@ -135,8 +134,8 @@ TMPDIR="$tmp" %q "${args[@]}"
 // (its configuration's runtimeImages) to the venv's python, as `python3`.
 func dynamoRuntimeImages(python string) map[string]nodeagent.Image {
 	images := map[string]nodeagent.Image{}
-	for _, ref := range operatorConfigFor(OperatorPorts{}, "", nil, "").RuntimeImages {
-		images[ref] = nodeagent.Image{Binary: python, Entrypoint: []string{"python3"}}
+	for _, img := range operatorConfigFor(OperatorPorts{}, "", nil, "").RuntimeImages {
+		images[img.Image] = nodeagent.Image{Binary: python, Entrypoint: []string{"python3"}}
 	}
 	return images
 }

@@ -16,8 +16,8 @@ import (
 func TestDynamoRuntimeImagesFollowTheOperatorConfiguration(t *testing.T) {
 	got := dynamoRuntimeImages("/s/dynamo-python3")
 	want := map[string]nodeagent.Image{}
-	for _, ref := range operatorConfigFor(OperatorPorts{}, "", nil, "").RuntimeImages {
-		want[ref] = nodeagent.Image{Binary: "/s/dynamo-python3", Entrypoint: []string{"python3"}}
+	for _, img := range operatorConfigFor(OperatorPorts{}, "", nil, "").RuntimeImages {
+		want[img.Image] = nodeagent.Image{Binary: "/s/dynamo-python3", Entrypoint: []string{"python3"}}
 	}
 	if len(want) == 0 {
 		t.Fatal("the operator configuration has no runtime images")

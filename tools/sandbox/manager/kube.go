@@ -29,6 +29,7 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
 	"github.com/dgdr-operator/dgdr-operator/config/crd"
+	"github.com/dgdr-operator/dgdr-operator/internal/config"
 	"github.com/dgdr-operator/dgdr-operator/internal/crdinstall"
 	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/controlplane"
 	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/nodeagent"
@@ -284,17 +285,13 @@ func operatorConfigFor(p OperatorPorts, certDir string, le *LeaderElection, r Re
 		Calibration: v1alpha1.CalibrationConfig{TrustedNamespaces: []string{TrustedCalibrationNamespace}, MinObservations: ptr.To[int32](1)},
 		// Re-searches every minute, so the e2e suite sees ticks (an installed operator allows an
 		// hour at least), as config/dev.
-		Research: v1alpha1.ResearchConfig{MinInterval: &metav1.Duration{Duration: time.Minute}},
-		RuntimeImages: map[string]string{
-			"vllm":   "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.6.1",
-			"sglang": "nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.6.1",
-			"trtllm": "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.6.1",
-		},
+		Research:      v1alpha1.ResearchConfig{MinInterval: &metav1.Duration{Duration: time.Minute}},
+		RuntimeImages: maps.Clone(config.DefaultRuntimeImages),
 		// Example prices, made up for the demo (not quotes), as in config/dev.
 		Pricing: &v1alpha1.PricingConfig{Currency: "USD", PricePerGPUHour: map[string]v1alpha1.Decimal{
 			"a100_sxm": "1.60", "h100_sxm": "2.50", "h200_sxm": "3.50", "b200_sxm": "5.00",
 		}},
-		Metrics: v1alpha1.MetricsConfig{BindAddress: fmt.Sprintf("127.0.0.1:%d", p.Metrics)},
+		Metrics: v1alpha1.MetricsConfig{BindAddress: fmt.Sprintf("127.0.0.1:%d", p.Metrics), CertDir: certDir},
 		Health:  v1alpha1.HealthConfig{BindAddress: fmt.Sprintf("127.0.0.1:%d", p.Health)},
 		Webhook: v1alpha1.WebhookConfig{Host: "127.0.0.1", Port: ptr.To(int32(p.Webhook)), CertDir: certDir},
 	}

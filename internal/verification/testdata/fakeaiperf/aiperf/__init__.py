@@ -1,0 +1,1 @@
+# A stand-in for AIPerf in the launcher's tests (launcher_test.go): see __main__.py.
