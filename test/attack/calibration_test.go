@@ -29,7 +29,8 @@ const (
 )
 
 // stubRequest is an autoApply request verified with a few requests against the stub frontend,
-// given the time AIPerf's start takes on a loaded machine.
+// at the prediction's own load (else it is no observation), given the time AIPerf's start takes
+// on a loaded machine.
 const stubRequest = `
 apiVersion: nvidia.com/v1beta2
 kind: DynamoGraphDeploymentRequest
@@ -48,7 +49,6 @@ spec:
       enabled: true
       requests: 4
       maxDurationSeconds: 900
-      load: {concurrency: 1, inputTokens: 64, outputTokens: 16}
   aisimulate:
     inputOverrides:
       optimizer:
