@@ -131,11 +131,14 @@ type Profile struct {
 	Observations []Observation `json:"observations"`
 }
 
-// Of is the profile with only the observations whose source is in namespace: what the profile
-// of namespace may hold (its ConfigMap is writable by the namespace's tenant, who could write
-// anything into it).
+// Of is the profile with only the valid observations whose source is in namespace: what the
+// profile of namespace may hold. Its ConfigMap is writable by the namespace's tenant, who could
+// write anything into it: an observation of another namespace, or one whose metric no Run's
+// status can hold (which would keep every Run calibrated by it from recording its input).
 func (p Profile) Of(namespace string) Profile {
-	return Profile{Observations: slices.DeleteFunc(slices.Clone(p.Observations), func(o Observation) bool { return o.SourceNamespace() != namespace })}
+	return Profile{Observations: slices.DeleteFunc(slices.Clone(p.Observations), func(o Observation) bool {
+		return o.SourceNamespace() != namespace || len(o.Validate()) > 0
+	})}
 }
 
 // Profiles are what a Run's corrections come from: its namespace's profile, and the cluster

@@ -166,12 +166,19 @@ func TestForPrefersTheNamespace(t *testing.T) {
 	}
 }
 
-// TestProfileOf: a namespace's profile keeps only observations whose source is in it.
+// TestProfileOf: a namespace's profile keeps only valid observations whose source is in it: a
+// metric no Run's status.calibration can hold, or a negative value, drops the observation.
 func TestProfileOf(t *testing.T) {
 	p := calibration.Profile{}
-	for i, src := range []string{"a/r@gen1", "b/r@gen1", "a/s@gen2", "no-namespace"} {
+	for i, src := range []string{"a/r@gen1", "b/r@gen1", "a/s@gen2", "no-namespace", "a/unknown-metric@gen3", "a/negative@gen4"} {
 		o := obs(agg4, i, calibration.Pair{Predicted: 1, Observed: 2})
 		o.Source = src
+		switch src {
+		case "a/unknown-metric@gen3":
+			o.Metrics["ttftP90Ms"] = calibration.Pair{Predicted: 1, Observed: 2}
+		case "a/negative@gen4":
+			o.Metrics[calibration.MetricTTFTMs] = calibration.Pair{Predicted: 1, Observed: -2}
+		}
 		p.Observations = append(p.Observations, o)
 	}
 	var got []string

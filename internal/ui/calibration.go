@@ -21,8 +21,8 @@ type calibrationRow struct {
 type calibrationView struct {
 	Namespace, ConfigMap string
 	Observations, Cap    int
-	// Ignored counts the observations stored under another namespace's name: the operator uses
-	// only the namespace's own (calibration.Profile.Of).
+	// Ignored counts the observations of another namespace, or not valid: the operator uses only
+	// the namespace's own valid ones (calibration.Profile.Of).
 	Ignored         int
 	MinObservations int32
 	Newest          string

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -59,8 +60,8 @@ spec:
 // usual edit rights in namespace a (requests, deployments, pods, ConfigMaps): T's deployments
 // answer from a stub frontend far faster than predicted, so each verification is a stub
 // observation (two here: AIPerf is slow to start on a loaded machine); T adds 18 more to its
-// namespace's profile ConfigMap by hand, and some under namespace b's name and the trusted
-// namespace's. 20 stub observations of a's make a correction a's own
+// namespace's profile ConfigMap by hand, some under namespace b's name and the trusted
+// namespace's, and one whose metric no Run's status can hold. 20 stub observations of a's make a correction a's own
 // Runs use (the sandbox uses one from a single observation); a search in namespace b of the same
 // model and GPU starts with no correction at all, its Candidates carry none, and b has no profile.
 // With one cluster-wide profile, b's search started with T's figures.
@@ -131,6 +132,12 @@ func TestStubObservationsStayInTheirNamespace(t *testing.T) {
 		o.Source = fmt.Sprintf("%s/forged@gen%d", ns, i+1)
 		p.Observations = append(p.Observations, o)
 	}
+	// And one whose metric no Run's status can hold: a Run calibrated with it could never record
+	// its input.
+	bad := stub
+	bad.Metrics = map[string]calibration.Pair{"ttftP90Ms": {Predicted: 1, Observed: 1000}}
+	bad.Source = a + "/unrecordable@gen1"
+	p.Observations = append(p.Observations, bad)
 	data, err := json.Marshal(p)
 	if err != nil {
 		t.Fatal(err)
@@ -227,7 +234,7 @@ func stubObservation(t *testing.T, ns, name string) calibration.Observation {
 	}
 	o := calibration.Observation{Key: key, Metrics: map[string]calibration.Pair{}, MeasuredAt: v.MeasuredAt.UTC(), Source: fmt.Sprintf("%s/%s@gen%d", ns, name, v.DeploymentGeneration)}
 	for _, m := range v.Metrics {
-		if m.Predicted != nil && m.Observed != nil {
+		if m.Predicted != nil && m.Observed != nil && slices.Contains(calibration.Metrics, string(m.Name)) {
 			o.Metrics[string(m.Name)] = calibration.Pair{Predicted: *m.Predicted, Observed: *m.Observed}
 		}
 	}

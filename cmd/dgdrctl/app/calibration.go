@@ -146,7 +146,7 @@ func writeCalibration(out io.Writer, at *profile, stored calibration.Profile, ob
 	namespace, minCount := at.namespace, int(at.minObservations)
 	p := stored.Of(namespace)
 	if foreign := len(stored.Observations) - len(p.Observations); foreign > 0 {
-		fmt.Fprintf(out, "calibration profile %s/%s: %d observations from other namespaces are ignored\n", namespace, calibration.ConfigMapName, foreign)
+		fmt.Fprintf(out, "calibration profile %s/%s: %d observations of another namespace, or not valid, are ignored\n", namespace, calibration.ConfigMapName, foreign)
 	}
 	if len(p.Observations) == 0 {
 		fmt.Fprintf(out, "calibration profile %s/%s: no observations\n", namespace, calibration.ConfigMapName)

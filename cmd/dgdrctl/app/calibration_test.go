@@ -66,7 +66,7 @@ func TestCalibrationShowAndReset(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("show: exit %d: %s", code, errOut)
 	}
-	want := "calibration profile " + ns + "/dgdr-operator-calibration: 1 observations from other namespaces are ignored\n" +
+	want := "calibration profile " + ns + "/dgdr-operator-calibration: 1 observations of another namespace, or not valid, are ignored\n" +
 		"calibration profile " + ns + "/dgdr-operator-calibration: 4 observations (at most 500 kept); corrections are used from 3\n\n" + `BACKEND  SYSTEM    MODEL          MODE        PARALLELISM  METRIC  RATIO  SPREAD  N  USED
 vllm     h200_sxm  Qwen/Qwen3-8B  aggregated  agg:tp2      ttftMs  1.500  0.300   3  yes
 vllm     h200_sxm  Qwen/Qwen3-8B  aggregated  agg:tp2      itlMs   1.200  0.100   3  yes
