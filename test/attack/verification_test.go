@@ -15,8 +15,9 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/test/sandboxtest"
 )
 
-// verifiedRequest is an autoApply request verified with 10 short requests against whatever
-// frontend the test serves (AIPerf's own start takes most of the time allowed).
+// verifiedRequest is an autoApply request verified with 10 requests at the prediction's own load
+// (else the verification is no calibration observation) against whatever frontend the test
+// serves (AIPerf's own start takes most of the time allowed).
 const verifiedRequest = `
 apiVersion: nvidia.com/v1beta2
 kind: DynamoGraphDeploymentRequest
@@ -35,7 +36,6 @@ spec:
       enabled: true
       requests: 10
       maxDurationSeconds: 120
-      load: {concurrency: 2, inputTokens: 64, outputTokens: 16}
   aisimulate:
     inputOverrides:
       optimizer:
