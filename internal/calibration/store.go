@@ -14,10 +14,12 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 )
 
 // ConfigMapName is the name of a namespace's profile ConfigMap, in that namespace.
-const ConfigMapName = "dgdr-operator-calibration"
+const ConfigMapName = jobcontract.CalibrationConfigMap
 
 // DataKey is the ConfigMap data key holding the profile as JSON.
 const DataKey = "profile.json"
@@ -26,7 +28,7 @@ const DataKey = "profile.json"
 // its ConfigMap writes only of that name with the managed-by label
 // (jobcontract.OperatorFencePolicy).
 var Labels = map[string]string{
-	"app.kubernetes.io/managed-by": "dgdr-operator", "app.kubernetes.io/name": "dgdr-operator", "app.kubernetes.io/component": "calibration",
+	jobcontract.LabelManagedBy: jobcontract.ManagedByValue, "app.kubernetes.io/name": "dgdr-operator", "app.kubernetes.io/component": "calibration",
 }
 
 // The calibration profiles, one per namespace, which the operator reads at each Run's start (the

@@ -13,7 +13,6 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
-	"github.com/dgdr-operator/dgdr-operator/internal/calibration"
 	"github.com/dgdr-operator/dgdr-operator/internal/modelaccess"
 	"github.com/dgdr-operator/dgdr-operator/internal/verification"
 )
@@ -75,7 +74,7 @@ func FenceOptionsFor(username string, cfg *v1alpha1.OperatorConfiguration) Fence
 //     operator adds (emptyDirs, the trace ConfigMap, claims, that token: no Secret, no hostPath;
 //     in the verification pod only its /tmp and the trace source read-only),
 //     nothing privileged, no added capabilities, no host namespaces or ports, not as root;
-//   - ConfigMaps only named calibration.ConfigMapName (a namespace's calibration profile) and
+//   - ConfigMaps only named CalibrationConfigMap (a namespace's calibration profile) and
 //     carrying the operator's managed-by label;
 //   - ServiceAccounts only named SearchIdentityPrefix*, Roles and RoleBindings only named dgdr-*;
 //   - DynamoGraphDeployments only carrying AnnotationAppliedBy (autoApply's);
@@ -197,11 +196,11 @@ func OperatorFencePolicy(opts FenceOptions) (*admissionregistrationv1.Validating
 					Reason: forbidden,
 				},
 				{
-					Expression: res + " != 'configmaps' || request.operation == 'DELETE' || (request.name == " + celLiteral(calibration.ConfigMapName) +
+					Expression: res + " != 'configmaps' || request.operation == 'DELETE' || (request.name == " + celLiteral(CalibrationConfigMap) +
 						" && has(object.metadata.labels) && " + celLiteral(LabelManagedBy) + " in object.metadata.labels && object.metadata.labels[" +
-						celLiteral(LabelManagedBy) + "] == " + celLiteral(calibration.Labels[LabelManagedBy]) + ")",
-					MessageExpression: prefix + "the operator writes only ConfigMaps named " + calibration.ConfigMapName + " (a namespace\\'s calibration profile) labelled " +
-						LabelManagedBy + "=" + calibration.Labels[LabelManagedBy] + ", not ' + request.name",
+						celLiteral(LabelManagedBy) + "] == " + celLiteral(ManagedByValue) + ")",
+					MessageExpression: prefix + "the operator writes only ConfigMaps named " + CalibrationConfigMap + " (a namespace\\'s calibration profile) labelled " +
+						LabelManagedBy + "=" + ManagedByValue + ", not ' + request.name",
 					Reason: forbidden,
 				},
 				{
