@@ -53,9 +53,17 @@ func EffectiveInputProblems(spec *v1beta2.DynamoGraphDeploymentRequestSpec, inpu
 			}
 		}
 		errs = append(errs, field.Invalid(path, field.OmitValueType{}, detail))
-		keys = append(keys, p.String())
 	}
-	return errs, keys
+	return errs, problemKeys(problems)
+}
+
+// problemKeys identifies problems for ratcheting.
+func problemKeys(problems []aisimulate.Problem) []string {
+	keys := make([]string, len(problems))
+	for i, p := range problems {
+		keys[i] = p.String()
+	}
+	return keys
 }
 
 // inputProblems are the problems AISimulate would refuse doc for: before its search, and when its

@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/admission"
@@ -102,6 +103,17 @@ func TestUnknownSKURatchets(t *testing.T) {
 	}
 	if len(warnings) != 1 || !strings.Contains(warnings[0], `"gb10" is not a system of the pinned AISimulate`) {
 		t.Errorf("warnings %q, want one naming gb10", warnings)
+	}
+	// An edit of another part of the spec keeps the stored problem a warning too (the old
+	// object's own effective input is checked then).
+	respecified := old.DeepCopy()
+	respecified.Spec.Recommendation.MaxCandidates = ptr.To(int32(3))
+	_, warnings, errs = admission.ValidateUpdate(old, respecified, opts)
+	if len(errs) > 0 {
+		t.Fatalf("a spec edit keeping the stored SKU: %v", errs)
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], `"gb10" is not a system of the pinned AISimulate`) {
+		t.Errorf("warnings %q of a spec edit, want one naming gb10", warnings)
 	}
 
 	changed := stored("h200_sxm")

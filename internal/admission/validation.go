@@ -45,9 +45,15 @@ func ValidateUpdate(old, dgdr *v1beta2.DynamoGraphDeploymentRequest, opts Option
 		}
 		return input, nil, nil
 	}
-	var oldKeys []string
-	if oldInput, oldErrs := aisimulate.Lower(&old.Spec, opts.Lowering()); len(oldErrs) == 0 {
-		_, oldKeys = EffectiveInputProblems(&old.Spec, oldInput, opts.Lowering())
+	// The old object's problems, by key: the same as the new one's when the spec is unchanged
+	// (an edit of metadata: lowering is a function of the spec), else those of its own effective
+	// input (the typed-only lowering EffectiveInputProblems adds serves error paths, not keys).
+	oldKeys := keys
+	if !equality.Semantic.DeepEqual(old.Spec, dgdr.Spec) {
+		oldKeys = nil
+		if oldInput, oldErrs := aisimulate.Lower(&old.Spec, opts.Lowering()); len(oldErrs) == 0 {
+			oldKeys = problemKeys(inputProblems(oldInput.Document))
+		}
 	}
 	// errs ends with the effective-input problems, in the order of keys.
 	head := errs[:len(errs)-len(keys)]

@@ -3,6 +3,7 @@ package webhook
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"maps"
 	"net/http"
 	"slices"
@@ -42,14 +43,35 @@ func DefaultingWebhook(scheme *runtime.Scheme, req *RequestWebhook) *admission.W
 	}
 }
 
-// v1beta1Native reports whether a request object carries the spec.v1beta1 envelope.
-func v1beta1Native(raw []byte) bool {
-	var obj struct {
-		Spec struct {
-			V1Beta1 json.RawMessage `json:"v1beta1"`
-		} `json:"spec"`
-	}
-	return json.Unmarshal(raw, &obj) == nil && obj.Spec.V1Beta1 != nil
+// rawRequest is what the defaulting webhook reads of a raw request before decoding it into the
+// Go types, in one pass over the document: whether it carries the spec.v1beta1 envelope, its
+// name, and its pod template overrides as raw bytes.
+type rawRequest struct {
+	Metadata struct {
+		Name string `json:"name"`
+	} `json:"metadata"`
+	Spec struct {
+		V1Beta1    json.RawMessage `json:"v1beta1"`
+		Deployment struct {
+			PodTemplateOverrides map[string]json.RawMessage `json:"podTemplateOverrides"`
+		} `json:"deployment"`
+	} `json:"spec"`
+	// err is the decoding's error: a field of an unexpected type leaves that field unset and
+	// the others decoded (encoding/json), anything else leaves nothing decoded.
+	err error
+}
+
+func readRawRequest(raw []byte) *rawRequest {
+	r := &rawRequest{}
+	r.err = json.Unmarshal(raw, r)
+	return r
+}
+
+// v1beta1Native reports whether the request carries the spec.v1beta1 envelope. Only a spec that
+// is no object hides it: a field of a wrong type elsewhere does not.
+func (r *rawRequest) v1beta1Native() bool {
+	var typeErr *json.UnmarshalTypeError
+	return (r.err == nil || errors.As(r.err, &typeErr)) && r.Spec.V1Beta1 != nil
 }
 
 // defaultDecodable defaults only requests that decode into the Go types. Mutating admission runs
@@ -74,42 +96,31 @@ func maxOverrideBytes(cfg *v1alpha1.OperatorConfiguration) int {
 	return int(*cfg.Limits.MaxPodTemplateOverrideBytes)
 }
 
-// oversizedOverrides returns a TooLong error for each pod template override of the raw request
-// that is longer than limit (0: no limit), and the request's name. Only the overrides are kept
-// while decoding (as raw bytes); nothing is patched.
-func oversizedOverrides(raw []byte, limit int) (string, field.ErrorList) {
-	if limit <= 0 {
-		return "", nil
-	}
-	var obj struct {
-		Metadata struct {
-			Name string `json:"name"`
-		} `json:"metadata"`
-		Spec struct {
-			Deployment struct {
-				PodTemplateOverrides map[string]json.RawMessage `json:"podTemplateOverrides"`
-			} `json:"deployment"`
-		} `json:"spec"`
-	}
-	if json.Unmarshal(raw, &obj) != nil {
+// oversizedOverrides returns a TooLong error for each pod template override of the request that
+// is longer than limit (0: no limit), and the request's name; nothing when the request did not
+// decode whole (the schema validation reports why). The overrides are raw bytes; nothing is
+// patched.
+func (r *rawRequest) oversizedOverrides(limit int) (string, field.ErrorList) {
+	if limit <= 0 || r.err != nil {
 		return "", nil
 	}
 	var errs field.ErrorList
 	p := field.NewPath("spec", "deployment", "podTemplateOverrides")
-	for _, k := range slices.Sorted(maps.Keys(obj.Spec.Deployment.PodTemplateOverrides)) {
-		if len(obj.Spec.Deployment.PodTemplateOverrides[k]) > limit {
+	for _, k := range slices.Sorted(maps.Keys(r.Spec.Deployment.PodTemplateOverrides)) {
+		if len(r.Spec.Deployment.PodTemplateOverrides[k]) > limit {
 			errs = append(errs, field.TooLong(p.Child(k), "", limit))
 		}
 	}
-	return obj.Metadata.Name, errs
+	return r.Metadata.Name, errs
 }
 
 func (h *defaultDecodable) Handle(ctx context.Context, req admission.Request) admission.Response {
-	if v1beta1Native(req.Object.Raw) {
+	raw := readRawRequest(req.Object.Raw)
+	if raw.v1beta1Native() {
 		// The Dynamo operator's request: not even re-encoded, so nothing can change.
 		return admission.Allowed("not defaulted: a v1beta1 request is owned by the Dynamo operator")
 	}
-	if name, errs := oversizedOverrides(req.Object.Raw, h.maxOverrideBytes); len(errs) > 0 {
+	if name, errs := raw.oversizedOverrides(h.maxOverrideBytes); len(errs) > 0 {
 		gk := v1beta2.GroupVersion.WithKind("DynamoGraphDeploymentRequest").GroupKind()
 		status := apierrors.NewInvalid(gk, name, errs).ErrStatus
 		return admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{Allowed: false, Result: &status}}

@@ -75,6 +75,7 @@ func main() {
 	p11Requests := flag.Int("p11-requests", 30, "requests of each P11 verification (at least four per slot of the request's static concurrency)")
 	p11MaxDuration := flag.Int("p11-max-duration", 120, "maxDurationSeconds of each P11 verification")
 	flag.StringVar(&p3CPUProfile, "p3-cpuprofile", "", "write a pprof CPU profile of this process (the operator's controllers and webhooks, the clients) during the first of P3's operator bursts")
+	flag.StringVar(&p5HeapProfile, "p5-heapprofile", "", "after P5's figure, run the operator's manager in this process against P5's cluster and write a pprof heap profile of it")
 	flag.Parse()
 	// The components under test log through controller-runtime; keep the output to the figures.
 	ctrl.SetLogger(logr.Discard())

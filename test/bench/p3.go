@@ -12,6 +12,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -34,7 +35,9 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
 	"github.com/dgdr-operator/dgdr-operator/internal/testing/builders"
 	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/upstreamcrd"
 	"github.com/dgdr-operator/dgdr-operator/internal/webhook"
+	sandbox "github.com/dgdr-operator/dgdr-operator/tools/sandbox/manager"
 )
 
 const (
@@ -98,9 +101,15 @@ func (w *writeCounter) breakdown(n int) string {
 
 // benchBurst measures P3 (DGDR create → Job created under a burst, against a bare client that
 // issues the same writes) and P4 (API writes per request until its Job exists, counted at the
-// operator's transport), on a real API server with the admission webhooks served over TLS.
+// operator's transport), on a real API server with the admission webhooks served over TLS, the
+// sandbox's Nodes (GPU discovery over two products, the fit controller) and the
+// DynamoGraphDeployment CRD (autoApply's CRD watch): the operator as it ships.
 func benchBurst(n int) ([]figure, error) {
-	env, err := testenv.Start(testenv.Options{Webhooks: true})
+	dgd, err := upstreamcrd.DGD()
+	if err != nil {
+		return nil, err
+	}
+	env, err := testenv.Start(testenv.Options{Webhooks: true, CRDs: []*apiextensionsv1.CustomResourceDefinition{dgd}})
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +122,10 @@ func benchBurst(n int) ([]figure, error) {
 	zero := int32(0)
 	cfg.Limits.MaxActiveRunsPerNamespace = &zero // a burst, not a queue: measure the operator
 	cfg.Namespaces = []string{operatorNS}        // the bare client's namespace is not reconciled
-	cfg.Defaults.GPUSKU = "h200_sxm"             // the API server has no GPU Nodes to discover it from
+	cfg.Defaults.GPUSKU = sandbox.DefaultGPUSKU  // as in the sandbox: its Nodes have two GPU products
+	if err := createSandboxNodes(ctx, env.Client); err != nil {
+		return nil, err
+	}
 
 	counter := &writeCounter{}
 	opCfg := rest.CopyConfig(env.Config)

@@ -30,7 +30,9 @@ const replicaB = "dgdr-operator-b"
 // and exit, without creating anything. Afterwards the sandbox's operator is restored to its
 // original configuration.
 func TestLeaderElectionTakeover(t *testing.T) {
-	le := &manager.LeaderElection{Namespace: manager.OperatorNamespace, LeaseDuration: 4 * time.Second, RenewDeadline: 3 * time.Second, RetryPeriod: time.Second}
+	// Short enough for a quick takeover, long enough that a leader on a loaded 2-core machine
+	// renews in time (3 s was missed at load average 15).
+	le := &manager.LeaderElection{Namespace: manager.OperatorNamespace, LeaseDuration: 12 * time.Second, RenewDeadline: 8 * time.Second, RetryPeriod: 2 * time.Second}
 	original, err := manager.Component(root, manager.Operator)
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -33,21 +34,46 @@ const realizeTimeout = 3 * time.Minute
 
 // realizedNamespace is a test namespace whose DynamoGraphDeployments the sandbox realizes (as
 // every namespace not opting out), with the realizer's and the pods' logs printed when the test
-// fails.
+// fails. At the end the namespace is deleted and the test waits (up to releaseTimeout) until its
+// pods are gone: the sandbox's GPU Nodes are small (8 GPUs a product), and a deployment left
+// behind would hold GPUs the next test's candidate needs.
 func realizedNamespace(t *testing.T) string {
 	t.Helper()
 	ns := sandboxtest.Namespace(t, k8s, "")
 	t.Cleanup(func() {
-		if !t.Failed() {
+		if t.Failed() {
+			sandboxtest.PrintTail(filepath.Join(manager.StateDir(root), "logs", manager.DGDRealizer+".log"), 30)
+			logs, _ := filepath.Glob(filepath.Join(manager.StateDir(root), "pods", ns+"_*", "logs", "*.log"))
+			for _, l := range logs {
+				sandboxtest.PrintTail(l, 15)
+			}
+		}
+		if os.Getenv("DGDR_E2E_KEEP") == "1" {
 			return
 		}
-		sandboxtest.PrintTail(filepath.Join(manager.StateDir(root), "logs", manager.DGDRealizer+".log"), 30)
-		logs, _ := filepath.Glob(filepath.Join(manager.StateDir(root), "pods", ns+"_*", "logs", "*.log"))
-		for _, l := range logs {
-			sandboxtest.PrintTail(l, 15)
-		}
+		releaseGPUs(t, ns)
 	})
 	return ns
+}
+
+// releaseTimeout bounds the wait for a deleted test namespace's pods to go.
+const releaseTimeout = 2 * time.Minute
+
+// releaseGPUs deletes the namespace ns and waits until none of its pods is left.
+func releaseGPUs(t *testing.T, ns string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := k8s.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); client.IgnoreNotFound(err) != nil {
+		t.Errorf("deleting namespace %s: %v", ns, err)
+		return
+	}
+	waitFor(t, releaseTimeout, "the pods of the deleted namespace "+ns+" to go", func(ctx context.Context) (bool, string, error) {
+		var l corev1.PodList
+		if err := k8s.List(ctx, &l, client.InNamespace(ns)); err != nil {
+			return false, "", err
+		}
+		return len(l.Items) == 0, fmt.Sprintf("%d pods left", len(l.Items)), nil
+	})
 }
 
 // deploymentPods lists the pods the realizer runs for a DynamoGraphDeployment.

@@ -54,7 +54,7 @@ type Reconciler struct {
 // SetupWithManager registers the controller: requests and their Runs, the verification Jobs and
 // pods, and the DynamoGraphDeployment CRD's establishment.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return request.NewControllerManagedBy(mgr, request.DeploymentOwner, r.Config).
+	return request.NewControllerManagedBy(mgr, request.DeploymentOwner, r.Config, &r.expectations, &r.verificationStarts).
 		// A verification Job's end is what its request waits for, or its pod failing to start.
 		Owns(&batchv1.Job{}).
 		Watches(verificationPodWatch()).

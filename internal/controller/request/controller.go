@@ -61,7 +61,7 @@ type Reconciler struct {
 
 // SetupWithManager registers the controller.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return NewControllerManagedBy(mgr, RequestOwner, r.Config).Complete(r)
+	return NewControllerManagedBy(mgr, RequestOwner, r.Config, &r.expectations).Complete(r)
 }
 
 // Reconcile: fetch, reconcile, one status write, then deletions and events.

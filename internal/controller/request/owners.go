@@ -60,14 +60,16 @@ var NotOwned = []string{"v1beta1"}
 // +kubebuilder:rbac:groups=nvidia.com,resources=dynamographdeploymentrequests/status,verbs=get;update
 
 // NewControllerManagedBy starts the controller of one of the request's reconcilers: named by
-// its owner, with concurrency.requests workers, over the v1beta2 requests and their Runs. The
-// manager must have the Runs' index (IndexRuns).
-func NewControllerManagedBy(mgr ctrl.Manager, owner status.Owner, cfg *v1alpha1.OperatorConfiguration) *builder.Builder {
+// its owner, with concurrency.requests workers, over the v1beta2 requests and their Runs; the
+// reconciler's per-request records forget a request when it is deleted. The manager must have
+// the Runs' index (IndexRuns).
+func NewControllerManagedBy(mgr ctrl.Manager, owner status.Owner, cfg *v1alpha1.OperatorConfiguration, records ...status.PerObject) *builder.Builder {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(owner.Manager).
 		WithOptions(controller.Options{MaxConcurrentReconciles: status.Workers(cfg.Concurrency.Requests)}).
 		For(&v1beta2.DynamoGraphDeploymentRequest{}, builder.WithPredicates(predicate.NewPredicateFuncs(isV1Beta2Native))).
-		Owns(&v1beta2.DynamoGraphDeploymentRun{})
+		Owns(&v1beta2.DynamoGraphDeploymentRun{}).
+		Watches(&v1beta2.DynamoGraphDeploymentRequest{}, status.ForgetOnDelete(records...))
 }
 
 // isV1Beta2Native selects the requests these controllers own: those created through v1beta2.

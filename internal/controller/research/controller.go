@@ -46,7 +46,7 @@ type Reconciler struct {
 
 // SetupWithManager registers the controller.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return request.NewControllerManagedBy(mgr, request.ResearchOwner, r.Config).Complete(r)
+	return request.NewControllerManagedBy(mgr, request.ResearchOwner, r.Config, &r.expectations).Complete(r)
 }
 
 // Reconcile: fetch, reconcile, one status write, then events.

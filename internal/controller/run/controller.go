@@ -133,6 +133,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// The slot queue (slotqueue) follows the Run informer; a Run that ends or goes away
 		// wakes only the waiting Runs that may now start.
 		Watches(&v1beta2.DynamoGraphDeploymentRun{}, slotqueue.Handler(r.slots(), describeSlotRun)).
+		Watches(&v1beta2.DynamoGraphDeploymentRun{}, status.ForgetOnDelete(&r.expectations, &r.startFailures, &r.stops)).
 		Complete(r)
 }
 

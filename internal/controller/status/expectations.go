@@ -1,11 +1,16 @@
 package status
 
 import (
+	"context"
 	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
 // Expectations is a controller's record of its own status writes that the informer cache may
@@ -49,6 +54,36 @@ func (e *Expectations) Satisfied(obj client.Object) bool {
 	}
 	delete(e.writtenFrom, obj.GetUID())
 	return true
+}
+
+// Forget drops the record of the object uid: the object is gone.
+func (e *Expectations) Forget(uid types.UID) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.writtenFrom, uid)
+}
+
+// PerObject is a controller's record kept per object UID (Expectations, Sightings).
+type PerObject interface {
+	Forget(uid types.UID)
+}
+
+// ForgetOnDelete is an event handler for a controller's own kind that drops the object's entry
+// from each record when the informer reports the object deleted, and enqueues nothing. A
+// reconcile of a deleted object finds nothing and cannot clean up (it has no UID), so without it
+// an entry written just before the deletion (a status write whose event never gets reconciled,
+// a search stopped while its Run was deleted) would stay for the life of the process.
+func ForgetOnDelete(records ...PerObject) handler.EventHandler {
+	return handler.Funcs{
+		DeleteFunc: func(_ context.Context, e event.DeleteEvent, _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			if e.Object == nil {
+				return
+			}
+			for _, r := range records {
+				r.Forget(e.Object.GetUID())
+			}
+		},
+	}
 }
 
 // Sightings remembers, per object, since when a condition has been observed without

@@ -1,6 +1,7 @@
 package status
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -8,6 +9,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
 // at is the object uid as the cache shows it at resourceVersion rv.
@@ -106,5 +110,40 @@ func TestWorkers(t *testing.T) {
 		if got := Workers(tc.configured); got != tc.want {
 			t.Errorf("Workers(%v) = %d, want %d", tc.configured, got, tc.want)
 		}
+	}
+}
+
+// TestForgetOnDelete: a deleted object's entries go from every record it is given, the entries of
+// other objects stay, and nothing is enqueued.
+func TestForgetOnDelete(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	var e Expectations
+	var s Sightings
+	for _, uid := range []types.UID{"gone", "kept"} {
+		e.ExpectWritten(at(uid, "2"), "1")
+		s.Since(uid, "x", t0)
+	}
+	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+	defer q.ShutDown()
+	ForgetOnDelete(&e, &s).Delete(context.Background(), event.DeleteEvent{Object: at("gone", "2")}, q)
+
+	later := t0.Add(time.Minute)
+	type state struct {
+		Satisfied bool
+		Since     time.Time
+	}
+	got := map[types.UID]state{}
+	for _, uid := range []types.UID{"gone", "kept"} {
+		got[uid] = state{Satisfied: e.Satisfied(at(uid, "1")), Since: s.Since(uid, "x", later)}
+	}
+	want := map[types.UID]state{
+		"gone": {Satisfied: true, Since: later}, // no entry left: a new clock, no write to wait for
+		"kept": {Satisfied: false, Since: t0},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("records after the deletion (-want +got):\n%s", diff)
+	}
+	if q.Len() != 0 {
+		t.Errorf("enqueued %d requests, want none", q.Len())
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
+	"strings"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"k8s.io/apimachinery/pkg/types"
@@ -43,6 +45,9 @@ func NewWriter(c client.Client, obj client.Object, expectations *Expectations) *
 // Patch writes obj's status if it differs from the base, and reports whether it sent a patch.
 // On success obj holds what the API server returned.
 func (w *Writer) Patch(ctx context.Context, obj client.Object) (bool, error) {
+	if w.unchanged(obj) {
+		return false, nil
+	}
 	if w.owner != nil {
 		return w.patchOwned(ctx, obj)
 	}
@@ -82,6 +87,15 @@ func statusPatch(base, obj client.Object) ([]byte, error) {
 
 // statusDocument is {"status": <obj's status>} in obj's own JSON encoding.
 func statusDocument(obj client.Object) ([]byte, error) {
+	if status, ok := statusField(obj); ok {
+		data, err := json.Marshal(struct {
+			Status any `json:"status"`
+		}{status})
+		if err != nil {
+			return nil, fmt.Errorf("encoding the status of %s: %w", client.ObjectKeyFromObject(obj), err)
+		}
+		return data, nil
+	}
 	data, err := json.Marshal(obj)
 	if err != nil {
 		return nil, fmt.Errorf("encoding %s: %w", client.ObjectKeyFromObject(obj), err)
@@ -96,4 +110,38 @@ func statusDocument(obj client.Object) ([]byte, error) {
 		parts.Status = json.RawMessage("{}")
 	}
 	return json.Marshal(parts)
+}
+
+// unchanged tells, without encoding anything, that obj's status is exactly the base's: most
+// reconciles end so, and identical values encode to identical documents, so there is nothing to
+// patch (and nothing another writer's share could have been changed in). Anything else is left
+// to the documents.
+func (w *Writer) unchanged(obj client.Object) bool {
+	base, ok := statusField(w.base)
+	if !ok {
+		return false
+	}
+	now, ok := statusField(obj)
+	return ok && reflect.DeepEqual(base, now)
+}
+
+// statusField is a pointer to obj's Status field when obj is a struct with a struct field Status
+// encoded as "status", as every kind with a status subresource is. Encoded alone it gives the
+// bytes that encoding the whole object puts under "status" (encoding/json never omits a struct
+// field, and through the pointer the same methods apply as within the object), without
+// encoding the spec and metadata each status write would otherwise encode twice and throw away.
+func statusField(obj client.Object) (any, bool) {
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return nil, false
+	}
+	v = v.Elem()
+	f, ok := v.Type().FieldByName("Status")
+	if !ok || !f.IsExported() || len(f.Index) != 1 || f.Type.Kind() != reflect.Struct {
+		return nil, false
+	}
+	if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name != "status" {
+		return nil, false
+	}
+	return v.Field(f.Index[0]).Addr().Interface(), true
 }

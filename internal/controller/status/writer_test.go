@@ -3,18 +3,25 @@ package status
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
 	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/builders"
 	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
 )
 
@@ -166,5 +173,86 @@ func TestWriterAgainstAPIServer(t *testing.T) {
 	}
 	if !expectations.Satisfied(after) {
 		t.Errorf("the written version %s is not reconciled", after.ResourceVersion)
+	}
+}
+
+// TestStatusDocumentIsTheObjectsOwn: the status document encodes the Status field alone; it must
+// be byte for byte what encoding the whole object puts under "status", for every kind the
+// controllers write (and for an object without a Status field, which encodes the whole object).
+func TestStatusDocumentIsTheObjectsOwn(t *testing.T) {
+	now := metav1.NewTime(time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC))
+	run := builders.Run("ns", "r-1").Obj()
+	run.Status = v1beta2.DynamoGraphDeploymentRunStatus{
+		Phase:      v1beta2.RunPhaseRunning,
+		Message:    `a <message> & "quotes"`,
+		AISimulate: &v1beta2.AISimulateStatus{Input: &runtime.RawExtension{Raw: []byte(`{"engine": {"model": "m<1>"}}`)}, InputHash: "h"},
+		StartTime:  &now,
+		Conditions: []metav1.Condition{{Type: v1beta2.ConditionCompleted, Status: metav1.ConditionFalse, Reason: "Running", LastTransitionTime: now}},
+	}
+	request := builders.Request("ns", "q").TTFT(500).Obj()
+	request.Status = v1beta2.DynamoGraphDeploymentRequestStatus{
+		ObservedGeneration: 3,
+		LatestRun:          &v1beta2.RunSummary{Name: "q-3", Phase: v1beta2.RunPhaseSucceeded},
+		Conditions:         []metav1.Condition{{Type: v1beta2.ConditionAccepted, Status: metav1.ConditionTrue, Reason: "RunCreated", LastTransitionTime: now}},
+	}
+	cases := []struct {
+		name string
+		obj  client.Object
+	}{
+		{"Run", run},
+		{"Run without status", builders.Run("ns", "r-2").Obj()},
+		{"request", request},
+		{"Pod", &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Status: corev1.PodStatus{Phase: corev1.PodRunning, StartTime: &now}}},
+		{"Job", &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "j"}, Status: batchv1.JobStatus{Active: 1}}},
+		{"ConfigMap (no status)", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c"}, Data: map[string]string{"k": "v"}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			whole, err := json.Marshal(tc.obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var parts struct {
+				Status json.RawMessage `json:"status,omitempty"`
+			}
+			if err := json.Unmarshal(whole, &parts); err != nil {
+				t.Fatal(err)
+			}
+			if len(parts.Status) == 0 {
+				parts.Status = json.RawMessage("{}")
+			}
+			want, err := json.Marshal(parts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := statusDocument(tc.obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(string(want), string(got)); diff != "" {
+				t.Errorf("status document (-from the whole object +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// BenchmarkStatusPatch: the status patch of a Run as the Run controller computes it at each
+// reconcile (spec and recorded input in the object, one status field changed).
+func BenchmarkStatusPatch(b *testing.B) {
+	req := builders.Request("ns", "q").TTFT(500).ITL(30).Obj()
+	req.Spec.Hardware = &v1beta2.HardwareSpec{GPU: &v1beta2.GPUSpec{SKU: "h200_sxm"}}
+	in, errs := aisimulate.Lower(&req.Spec, aisimulate.Options{})
+	if len(errs) > 0 {
+		b.Fatal(errs)
+	}
+	base := builders.Run("ns", "q-1").From(req, 1).Phase(v1beta2.RunPhasePending).Obj()
+	base.Status.AISimulate = &v1beta2.AISimulateStatus{Input: &runtime.RawExtension{Raw: in.JSON}, InputHash: in.Hash}
+	obj := base.DeepCopy()
+	obj.Status.Phase = v1beta2.RunPhaseRunning
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := statusPatch(base, obj); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -214,9 +214,9 @@ func nodeAgentConfig(n Node, bin, dir string, cl *controlplane.Cluster, recommen
 		APIServerHost: "127.0.0.1",
 		APIServerPort: cl.Ports.APIServer,
 		StateDir:      filepath.Join(dir, "pods"),
-		Capacity:      n.capacity(),
-		Labels:        n.labels(),
-		Taints:        n.taints(),
+		Capacity:      n.Capacity(),
+		Labels:        n.Labels(),
+		Taints:        n.Taints(),
 		Images: map[string]nodeagent.Image{
 			// The Planner image runs aisim, the local AISimulate-compatible recommender, or the
 			// real AISimulate, under the name the Job's command uses (aisimulate).

@@ -40,8 +40,8 @@ var GPUTaint = corev1.Taint{Key: "nvidia.com/gpu", Value: "present", Effect: cor
 // AgentName is the sandbox component that runs the node agent of n.
 func (n Node) AgentName() string { return NodeAgent + "-" + n.Name }
 
-// labels are the Node's labels beyond the node agent's own.
-func (n Node) labels() map[string]string {
+// Labels are the Node's labels beyond the node agent's own.
+func (n Node) Labels() map[string]string {
 	if n.GPUProduct == "" {
 		return nil
 	}
@@ -53,8 +53,8 @@ func (n Node) labels() map[string]string {
 	}
 }
 
-// capacity is the Node's capacity: the same CPU, memory and pods on every Node, and its GPUs.
-func (n Node) capacity() map[string]string {
+// Capacity is the Node's capacity: the same CPU, memory and pods on every Node, and its GPUs.
+func (n Node) Capacity() map[string]string {
 	c := map[string]string{"cpu": "16", "memory": "64Gi", "pods": "110", "ephemeral-storage": "100Gi"}
 	if n.GPUs > 0 {
 		c["nvidia.com/gpu"] = strconv.Itoa(n.GPUs)
@@ -62,7 +62,8 @@ func (n Node) capacity() map[string]string {
 	return c
 }
 
-func (n Node) taints() []corev1.Taint {
+// Taints are the Node's taints: GPUTaint on a GPU Node.
+func (n Node) Taints() []corev1.Taint {
 	if n.GPUs == 0 {
 		return nil
 	}
