@@ -106,8 +106,8 @@ until phase=$("$K" -n "$NS" get dgdr "$D" -o jsonpath='{.status.verification.pha
 done
 "$BIN/dgdrctl" status "$D" -n "$NS"
 echo
-echo "The calibration profile (dgdr-system), with the observation the verification recorded:"
-"$BIN/dgdrctl" calibration show -n dgdr-system --min-observations 1 --observations
+echo "The calibration profile of $NS, with the observation the verification recorded:"
+"$BIN/dgdrctl" calibration show -n "$NS" --min-observations 1 --observations
 
 h "9. Audit: every request of the operator's ServiceAccount was allowed"
 "$BIN/dgdr-sandbox" audit

@@ -154,6 +154,12 @@ const (
 	// ReasonInsufficientTraffic: a re-search window held fewer captured requests than
 	// spec.research.minRequests; nothing was searched.
 	ReasonInsufficientTraffic = "InsufficientTraffic"
+	// ReasonTraceWindowTooLarge: a re-search window is over one of the cut's bounds (its requests,
+	// its bytes, the Frontend pods it merges); the message names it. Nothing was searched.
+	ReasonTraceWindowTooLarge = "TraceWindowTooLarge"
+	// ReasonTraceWindowMalformed: a request of a re-search window has a malformed record; the
+	// message names its segment, line and field. Nothing was searched.
+	ReasonTraceWindowMalformed = "TraceWindowMalformed"
 	// ReasonTraceSourceMissing: the ConfigMap, key or PersistentVolumeClaim named by
 	// spec.workload.trace.source does not exist; no Job was created.
 	ReasonTraceSourceMissing = "TraceSourceMissing"

@@ -441,6 +441,33 @@ type VerificationStatus struct {
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=7
 	Metrics []VerifiedMetric `json:"metrics,omitempty"`
+
+	// calibration says whether the measurement became an observation of the calibration profile
+	// of the request's namespace, and why not. Set once the phase is Succeeded.
+	// +optional
+	Calibration *VerificationCalibration `json:"calibration,omitempty"`
+}
+
+// VerificationCalibration says whether a verification became a calibration observation.
+type VerificationCalibration struct {
+	// recorded is true when the measurement was added to the calibration profile of the
+	// request's namespace.
+	// +required
+	Recorded *bool `json:"recorded,omitempty"`
+
+	// reason is a CamelCase word saying why it was not: DeploymentChanged (the deployment
+	// measured is not the Candidate as the operator rendered and wrote it: edited since, or
+	// changed during the measurement), LoadNotAsPredicted (measured at another load than the
+	// prediction's), NoCalibrationKey (the Candidate's parameters name no key) or
+	// NoComparedMetrics.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	Reason string `json:"reason,omitempty"`
+
+	// message says why, for people.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Message string `json:"message,omitempty"`
 }
 
 // VerificationTraceReplay is how a verification Job replays the request's trace. Each request

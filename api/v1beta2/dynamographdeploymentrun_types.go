@@ -118,6 +118,27 @@ type TraceWindowStatus struct {
 	// pods is how many Frontend pods' directories held them.
 	// +optional
 	Pods int32 `json:"pods,omitempty"`
+
+	// skippedSegments is how many files named like segments were not read: not a regular file (a
+	// symbolic link, a FIFO, a directory), unreadable, or not a gzip stream. Segments still being
+	// written are not counted. Absent when none.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	SkippedSegments int32 `json:"skippedSegments,omitempty"`
+
+	// skippedDirectories is how many entries of the request's directory of the claim were not
+	// read as a Frontend pod's directory: not a directory (a symbolic link among them), or
+	// unreadable. Absent when none.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	SkippedDirectories int32 `json:"skippedDirectories,omitempty"`
+
+	// skippedLines is how many lines of the segments read were skipped because they could not be
+	// placed in time (not a request-trace record, no valid arrival, or longer than 16 MiB).
+	// Absent when none.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	SkippedLines int64 `json:"skippedLines,omitempty"`
 }
 
 // TraceConfigMapStatus identifies the ConfigMap content a Run's search replays.
@@ -358,7 +379,23 @@ type CalibrationCorrection struct {
 	// +required
 	// +kubebuilder:validation:Minimum=1
 	Observations int32 `json:"observations,omitempty"`
+	// profile says which profile the observations are from: Namespace, the Run's namespace's
+	// own, or Cluster, those of the namespaces the operator configuration trusts
+	// (calibration.trustedNamespaces), used for a key and metric the namespace's profile has too
+	// few observations of. Absent on Runs recorded before profiles were per namespace.
+	// +optional
+	Profile CalibrationProfile `json:"profile,omitempty"`
 }
+
+// CalibrationProfile names a calibration profile a correction comes from.
+// +kubebuilder:validation:Enum=Namespace;Cluster
+type CalibrationProfile string
+
+// Calibration profiles.
+const (
+	CalibrationProfileNamespace CalibrationProfile = "Namespace"
+	CalibrationProfileCluster   CalibrationProfile = "Cluster"
+)
 
 // RunPricing is the price of the Run's GPU system in the operator configuration when the Run's
 // effective input was recorded.

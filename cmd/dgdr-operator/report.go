@@ -71,6 +71,7 @@ type reportOptions struct {
 	// TraceWindow* make --write-input first cut a window of a capture (searchinput.TraceWindow);
 	// the times are RFC 3339.
 	TraceWindowSource      string
+	TraceWindowDirectory   string
 	TraceWindowStart       string
 	TraceWindowEnd         string
 	TraceWindowOut         string
@@ -153,7 +154,9 @@ for SIGTERM.`,
 	f.StringVar(&o.InputHash, "input-hash", os.Getenv(jobcontract.EnvInputHash), "the input hash the operator recorded on the search Job, which --write-input checks the input against ($"+jobcontract.EnvInputHash+")")
 	f.StringVar(&o.BaselineInputHash, "baseline-input-hash", os.Getenv(jobcontract.EnvBaselineInputHash), "the baseline input hash the operator recorded on the baseline Job; set instead of --input-hash, --write-input writes "+jobcontract.BaselineInputFile+", checked against it ($"+jobcontract.EnvBaselineInputHash+")")
 	f.StringVar(&o.InputDir, "input-dir", envOr(jobcontract.EnvInputDir, jobcontract.InputDir), "where --write-input writes "+jobcontract.InputFile+" ($"+jobcontract.EnvInputDir+")")
-	f.StringVar(&o.TraceWindowSource, "trace-window-source", "", "with --write-input, first cut a trace window out of the capture mounted here (one directory per Frontend pod of request-trace.N.jsonl.gz segments)")
+	f.StringVar(&o.TraceWindowSource, "trace-window-source", "", "with --write-input, first cut a trace window out of the capture mounted here (one directory per request, of one directory per Frontend pod of request-trace.N.jsonl.gz segments)")
+	f.StringVar(&o.TraceWindowDirectory, "trace-window-directory", "", fmt.Sprintf("with --trace-window-source, the request's directory of the capture (its UID), the only one read and pruned; "+
+		"a window over its bounds exits %d, one holding a malformed request exits %d, writing nothing", jobcontract.InputExitWindowTooLarge, jobcontract.InputExitWindowMalformed))
 	f.StringVar(&o.TraceWindowStart, "trace-window-start", "", "the window's first arrival time, inclusive (RFC 3339)")
 	f.StringVar(&o.TraceWindowEnd, "trace-window-end", "", "the window's end, exclusive (RFC 3339)")
 	f.StringVar(&o.TraceWindowOut, "trace-window-out", "", "the window file to write (gzip JSONL, ordered by arrival)")
@@ -243,12 +246,16 @@ func checkWriteInput(o *reportOptions) error {
 // traceWindow is the window the --trace-window-* flags ask for, nil without --trace-window-source.
 func traceWindow(o *reportOptions) (*searchinput.TraceWindow, error) {
 	if o.TraceWindowSource == "" {
-		if o.TraceWindowStart != "" || o.TraceWindowEnd != "" || o.TraceWindowOut != "" || o.TracePruneBefore != "" || o.TraceWindowSHA256 != "" {
-			return nil, errors.New("--trace-window-start, --trace-window-end, --trace-window-out, --trace-prune-before and --trace-window-sha256 need --trace-window-source")
+		if o.TraceWindowDirectory != "" || o.TraceWindowStart != "" || o.TraceWindowEnd != "" || o.TraceWindowOut != "" || o.TracePruneBefore != "" || o.TraceWindowSHA256 != "" {
+			return nil, errors.New("--trace-window-directory, --trace-window-start, --trace-window-end, --trace-window-out, --trace-prune-before and --trace-window-sha256 need --trace-window-source")
 		}
 		return nil, nil
 	}
-	tw := &searchinput.TraceWindow{Source: o.TraceWindowSource, Out: o.TraceWindowOut, MinRequests: o.TraceWindowMinRequests, SHA256: o.TraceWindowSHA256}
+	if o.TraceWindowDirectory == "" {
+		return nil, errors.New("--trace-window-directory is required with --trace-window-source")
+	}
+	tw := &searchinput.TraceWindow{Source: o.TraceWindowSource, Directory: o.TraceWindowDirectory, Out: o.TraceWindowOut,
+		MinRequests: o.TraceWindowMinRequests, SHA256: o.TraceWindowSHA256}
 	var err error
 	if tw.Window.Start, err = time.Parse(time.RFC3339, o.TraceWindowStart); err != nil {
 		return nil, fmt.Errorf("--trace-window-start: %w", err)

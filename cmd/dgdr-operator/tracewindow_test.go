@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"os"
@@ -35,34 +36,36 @@ func TestTraceWindowFlags(t *testing.T) {
 		wantErr string
 	}{
 		{"no window", nil, nil, ""},
-		{"a window", []string{"--trace-window-source", "/capture", "--trace-window-start", "2026-02-09T00:00:00Z",
+		{"a window", []string{"--trace-window-source", "/capture", "--trace-window-directory", "uid", "--trace-window-start", "2026-02-09T00:00:00Z",
 			"--trace-window-end", "2026-02-09T06:00:00+01:00", "--trace-window-out", "/window/window.jsonl.gz", "--trace-window-min-requests", "50"},
-			&searchinput.TraceWindow{Source: "/capture", Window: requesttrace.Window{Start: start, End: end}, Out: "/window/window.jsonl.gz", MinRequests: 50}, ""},
-		{"at least one request by default", []string{"--trace-window-source", "/capture", "--trace-window-start", "2026-02-09T00:00:00Z",
+			&searchinput.TraceWindow{Source: "/capture", Directory: "uid", Window: requesttrace.Window{Start: start, End: end}, Out: "/window/window.jsonl.gz", MinRequests: 50}, ""},
+		{"at least one request by default", []string{"--trace-window-source", "/capture", "--trace-window-directory", "uid", "--trace-window-start", "2026-02-09T00:00:00Z",
 			"--trace-window-end", "2026-02-09T06:00:00+01:00", "--trace-window-out", "/w"},
-			&searchinput.TraceWindow{Source: "/capture", Window: requesttrace.Window{Start: start, End: end}, Out: "/w", MinRequests: 1}, ""},
+			&searchinput.TraceWindow{Source: "/capture", Directory: "uid", Window: requesttrace.Window{Start: start, End: end}, Out: "/w", MinRequests: 1}, ""},
 		{"a window without its source", []string{"--trace-window-out", "/w"}, nil,
-			"--trace-window-start, --trace-window-end, --trace-window-out, --trace-prune-before and --trace-window-sha256 need --trace-window-source"},
-		{"a hash to check", []string{"--trace-window-source", "/capture", "--trace-window-start", "2026-02-09T00:00:00Z",
+			"--trace-window-directory, --trace-window-start, --trace-window-end, --trace-window-out, --trace-prune-before and --trace-window-sha256 need --trace-window-source"},
+		{"a source without the request's directory", []string{"--trace-window-source", "/capture", "--trace-window-start", "2026-02-09T00:00:00Z",
+			"--trace-window-end", "2026-02-09T06:00:00Z", "--trace-window-out", "/w"}, nil, "--trace-window-directory is required with --trace-window-source"},
+		{"a hash to check", []string{"--trace-window-source", "/capture", "--trace-window-directory", "uid", "--trace-window-start", "2026-02-09T00:00:00Z",
 			"--trace-window-end", "2026-02-09T06:00:00+01:00", "--trace-window-out", "/w", "--trace-window-sha256", "sha256:ab"},
-			&searchinput.TraceWindow{Source: "/capture", Window: requesttrace.Window{Start: start, End: end}, Out: "/w", MinRequests: 1, SHA256: "sha256:ab"}, ""},
-		{"an age bound", []string{"--trace-window-source", "/capture", "--trace-window-start", "2026-02-09T00:00:00Z",
+			&searchinput.TraceWindow{Source: "/capture", Directory: "uid", Window: requesttrace.Window{Start: start, End: end}, Out: "/w", MinRequests: 1, SHA256: "sha256:ab"}, ""},
+		{"an age bound", []string{"--trace-window-source", "/capture", "--trace-window-directory", "uid", "--trace-window-start", "2026-02-09T00:00:00Z",
 			"--trace-window-end", "2026-02-09T06:00:00+01:00", "--trace-window-out", "/w", "--trace-prune-before", "2026-02-08T00:00:00Z"},
-			&searchinput.TraceWindow{Source: "/capture", Window: requesttrace.Window{Start: start, End: end, StaleBefore: start.Add(-24 * time.Hour)},
+			&searchinput.TraceWindow{Source: "/capture", Directory: "uid", Window: requesttrace.Window{Start: start, End: end, StaleBefore: start.Add(-24 * time.Hour)},
 				Out: "/w", MinRequests: 1, Prune: true}, ""},
-		{"an age bound inside the window", []string{"--trace-window-source", "/c", "--trace-window-start", "2026-02-09T00:00:00Z",
+		{"an age bound inside the window", []string{"--trace-window-source", "/c", "--trace-window-directory", "uid", "--trace-window-start", "2026-02-09T00:00:00Z",
 			"--trace-window-end", "2026-02-09T06:00:00Z", "--trace-window-out", "/w", "--trace-prune-before", "2026-02-09T01:00:00Z"}, nil,
 			"--trace-prune-before 2026-02-09T01:00:00Z is after --trace-window-start 2026-02-09T00:00:00Z"},
-		{"no start", []string{"--trace-window-source", "/c", "--trace-window-end", "2026-02-09T06:00:00Z", "--trace-window-out", "/w"}, nil,
+		{"no start", []string{"--trace-window-source", "/c", "--trace-window-directory", "uid", "--trace-window-end", "2026-02-09T06:00:00Z", "--trace-window-out", "/w"}, nil,
 			`--trace-window-start: parsing time "" as "2006-01-02T15:04:05Z07:00": cannot parse "" as "2006"`},
-		{"an end that is not RFC 3339", []string{"--trace-window-source", "/c", "--trace-window-start", "2026-02-09T00:00:00Z",
+		{"an end that is not RFC 3339", []string{"--trace-window-source", "/c", "--trace-window-directory", "uid", "--trace-window-start", "2026-02-09T00:00:00Z",
 			"--trace-window-end", "6h", "--trace-window-out", "/w"}, nil, `--trace-window-end: parsing time "6h"`},
-		{"an end before the start", []string{"--trace-window-source", "/c", "--trace-window-start", "2026-02-09T06:00:00Z",
+		{"an end before the start", []string{"--trace-window-source", "/c", "--trace-window-directory", "uid", "--trace-window-start", "2026-02-09T06:00:00Z",
 			"--trace-window-end", "2026-02-09T06:00:00Z", "--trace-window-out", "/w"}, nil,
 			"--trace-window-start 2026-02-09T06:00:00Z is not before --trace-window-end 2026-02-09T06:00:00Z"},
-		{"no out", []string{"--trace-window-source", "/c", "--trace-window-start", "2026-02-09T00:00:00Z", "--trace-window-end", "2026-02-09T06:00:00Z"}, nil,
+		{"no out", []string{"--trace-window-source", "/c", "--trace-window-directory", "uid", "--trace-window-start", "2026-02-09T00:00:00Z", "--trace-window-end", "2026-02-09T06:00:00Z"}, nil,
 			"--trace-window-out is required with --trace-window-source"},
-		{"a negative minimum", []string{"--trace-window-source", "/c", "--trace-window-start", "2026-02-09T00:00:00Z", "--trace-window-end", "2026-02-09T06:00:00Z",
+		{"a negative minimum", []string{"--trace-window-source", "/c", "--trace-window-directory", "uid", "--trace-window-start", "2026-02-09T00:00:00Z", "--trace-window-end", "2026-02-09T06:00:00Z",
 			"--trace-window-out", "/w", "--trace-window-min-requests", "-1"}, nil, "--trace-window-min-requests must be >= 0, got -1"},
 	}
 	for _, tc := range tests {
@@ -88,7 +91,11 @@ func TestTraceWindowFlags(t *testing.T) {
 	}
 }
 
-// newCaptureClaim is a capture claim's directory holding the real capture as pod fe-a's segment.
+// captureRequest is the request whose directory of the claim the windows below are cut from.
+const captureRequest = "0e5c1f3a-0000-4000-8000-00000000000a"
+
+// newCaptureClaim is a capture claim's directory holding the real capture as the segment of pod
+// fe-a of captureRequest's directory.
 func newCaptureClaim(t *testing.T) string {
 	t.Helper()
 	data, err := os.ReadFile(captureSegment)
@@ -96,10 +103,10 @@ func newCaptureClaim(t *testing.T) string {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	if err := os.Mkdir(filepath.Join(dir, "fe-a"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, captureRequest, "fe-a"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "fe-a", "request-trace.000000.jsonl.gz"), data, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, captureRequest, "fe-a", "request-trace.000000.jsonl.gz"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -121,7 +128,7 @@ func runWriteInputWithWindow(t *testing.T, ns, run, dir, expected string, minReq
 	termFile, window := filepath.Join(t.TempDir(), "term"), filepath.Join(t.TempDir(), jobcontract.TraceWindowFile)
 	cmd.SetArgs([]string{"--write-input", "--run-name", run, "--namespace", ns, "--input-dir", dir, "--input-hash", expected,
 		"--poll-interval", "20ms", "--termination-log", termFile,
-		"--trace-window-source", newCaptureClaim(t), "--trace-window-start", captureStart, "--trace-window-end", captureEnd,
+		"--trace-window-source", newCaptureClaim(t), "--trace-window-directory", captureRequest, "--trace-window-start", captureStart, "--trace-window-end", captureEnd,
 		"--trace-window-out", window, "--trace-window-min-requests", strconv.Itoa(minRequests)})
 	err = cmd.ExecuteContext(context.Background())
 	msg, rerr := os.ReadFile(termFile)
@@ -209,7 +216,7 @@ func TestBaselineRecutsTheSearchWindow(t *testing.T) {
 		termFile := filepath.Join(t.TempDir(), "term")
 		cmd.SetArgs([]string{"--write-input", "--run-name", run.Name, "--namespace", ns, "--input-dir", dir, "--baseline-input-hash", base.Hash,
 			"--poll-interval", "20ms", "--termination-log", termFile,
-			"--trace-window-source", claim, "--trace-window-start", captureStart, "--trace-window-end", captureEnd,
+			"--trace-window-source", claim, "--trace-window-directory", captureRequest, "--trace-window-start", captureStart, "--trace-window-end", captureEnd,
 			"--trace-window-out", filepath.Join(t.TempDir(), jobcontract.TraceWindowFile), "--trace-window-sha256", searched})
 		err := cmd.ExecuteContext(context.Background())
 		msg, _ := os.ReadFile(termFile)
@@ -225,14 +232,14 @@ func TestBaselineRecutsTheSearchWindow(t *testing.T) {
 	}
 
 	grown := newCaptureClaim(t)
-	if err := os.Mkdir(filepath.Join(grown, "fe-b"), 0o755); err != nil {
+	if err := os.Mkdir(filepath.Join(grown, captureRequest, "fe-b"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(captureSegment)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(grown, "fe-b", "request-trace.000000.jsonl.gz"), data, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(grown, captureRequest, "fe-b", "request-trace.000000.jsonl.gz"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	dir, msg, err := recut(t, grown)
@@ -244,5 +251,41 @@ func TestBaselineRecutsTheSearchWindow(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, jobcontract.BaselineInputFile)); !os.IsNotExist(err) {
 		t.Errorf("the baseline input was written for another window: %v", err)
+	}
+}
+
+// TestWriteInputRefusesAMalformedWindow: a request of the window whose record is malformed
+// writes no window and no input; the input container exits with the code the Run controller
+// reads as a malformed window, its termination message naming the segment, line and field,
+// without reading the Run.
+func TestWriteInputRefusesAMalformedWindow(t *testing.T) {
+	claim := newCaptureClaim(t)
+	var seg bytes.Buffer
+	zw := gzip.NewWriter(&seg)
+	_, _ = zw.Write([]byte(`{"schema": "dynamo.request.trace.v1", "event_type": "request_end", "request": {"request_received_ms": 1796256000000, "output_tokens": -1}}` + "\n"))
+	_ = zw.Close()
+	if err := os.WriteFile(filepath.Join(claim, captureRequest, "fe-a", "request-trace.000001.jsonl.gz"), seg.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cmd := newReportCommand(&reportOptions{})
+	cmd.SetOut(&bytes.Buffer{})
+	cmd.SetErr(&bytes.Buffer{})
+	termFile, window := filepath.Join(t.TempDir(), "term"), filepath.Join(t.TempDir(), jobcontract.TraceWindowFile)
+	cmd.SetArgs([]string{"--write-input", "--run-name", "run", "--namespace", "ns", "--input-dir", dir, "--input-hash", "hash",
+		"--termination-log", termFile, "--trace-window-source", claim, "--trace-window-directory", captureRequest,
+		"--trace-window-start", captureStart, "--trace-window-end", captureEnd, "--trace-window-out", window})
+	err := cmd.ExecuteContext(context.Background())
+	if got := exitCode(err); got != jobcontract.InputExitWindowMalformed {
+		t.Fatalf("exit code %d (%v), want %d", got, err, jobcontract.InputExitWindowMalformed)
+	}
+	msg, _ := os.ReadFile(termFile)
+	if want := "fe-a/request-trace.000001.jsonl.gz: a request of the window has a malformed record: line 1: request.output_tokens: must be >= 0"; !strings.Contains(string(msg), want) {
+		t.Errorf("termination message %q, want it to name %q", msg, want)
+	}
+	for _, f := range []string{window, filepath.Join(dir, jobcontract.InputFile)} {
+		if _, err := os.Stat(f); !os.IsNotExist(err) {
+			t.Errorf("%s was written: %v", f, err)
+		}
 	}
 }

@@ -78,7 +78,12 @@ func TestRealAISimulateReadsACutWindow(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
-			sum, err := requesttrace.CutWindow(os.DirFS(capture), tc.window, &out)
+			root, err := os.OpenRoot(capture)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer root.Close()
+			sum, err := requesttrace.CutWindow(root, tc.window, requesttrace.Limits{}, &out)
 			if err != nil {
 				t.Fatal(err)
 			}

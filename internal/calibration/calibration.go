@@ -1,9 +1,17 @@
-// Package calibration keeps the per-cluster calibration profile: observations of deployed
-// candidates (the predicted and the observed value of each metric), and the corrections derived
-// from them that new searches apply to their predictions.
+// Package calibration keeps the calibration profiles: observations of deployed candidates (the
+// predicted and the observed value of each metric), and the corrections derived from them that
+// new searches apply to their predictions.
 //
-// The core (Profile, Add, Corrections, For, Apply) is pure; store.go is the thin shell that keeps
-// the profile in one ConfigMap of the operator's namespace.
+// A namespace is a tenant, and a tenant decides what its own verifications measure (its
+// deployment's frontend, its edits of its deployment), so a profile is a namespace's: the
+// verifications of a namespace's requests are observations of that namespace's profile only, and
+// its Runs use it. The cluster profile is the union of the profiles of the namespaces the
+// operator's configuration trusts (calibration.trustedNamespaces); a Run uses it for a key and
+// metric its own namespace has too few observations of. No namespace can add to, or evict from,
+// another's profile.
+//
+// The core (Profile, Add, Corrections, Profiles.For, Apply) is pure; store.go is the thin shell
+// that keeps each profile in a ConfigMap of its namespace.
 package calibration
 
 import (
@@ -108,9 +116,35 @@ func (o *Observation) Validate() field.ErrorList {
 	return errs
 }
 
-// Profile is the calibration profile: its observations, oldest first.
+// SourceNamespace is the namespace of the verification an observation comes from (its Source,
+// "<namespace>/<request>@gen<N>").
+func (o *Observation) SourceNamespace() string {
+	ns, _, ok := strings.Cut(o.Source, "/")
+	if !ok {
+		return ""
+	}
+	return ns
+}
+
+// Profile is a calibration profile: its observations, oldest first.
 type Profile struct {
 	Observations []Observation `json:"observations"`
+}
+
+// Of is the profile with only the valid observations whose source is in namespace: what the
+// profile of namespace may hold. Its ConfigMap is writable by the namespace's tenant, who could
+// write anything into it: an observation of another namespace, or one whose metric no Run's
+// status can hold (which would keep every Run calibrated by it from recording its input).
+func (p Profile) Of(namespace string) Profile {
+	return Profile{Observations: slices.DeleteFunc(slices.Clone(p.Observations), func(o Observation) bool {
+		return o.SourceNamespace() != namespace || len(o.Validate()) > 0
+	})}
+}
+
+// Profiles are what a Run's corrections come from: its namespace's profile, and the cluster
+// profile (the observations of the trusted namespaces' profiles).
+type Profiles struct {
+	Namespace, Cluster Profile
 }
 
 // Add returns the profile with obs added, keeping at most limit observations: the oldest are
@@ -191,27 +225,49 @@ func inRange(v, limit float64) bool { return v >= MinValue && v <= limit }
 // bounded); when a system and model have more, those with the most observations are kept.
 const MaxRunCorrections = 64
 
-// For returns what a Run of system and model records in status.calibration: the corrections of
-// the profile for them with at least minCount observations, or nil when there are none.
-func (p Profile) For(system, model string, minCount int32) *v1beta2.RunCalibration {
-	var used []Correction
-	for _, c := range p.Corrections() {
-		if c.Key.System == system && c.Key.Model == model && c.Count >= int(minCount) && inRange(c.Ratio, MaxRatio) {
-			used = append(used, c)
+// For returns what a Run of system and model records in status.calibration: per key and metric,
+// the correction of the namespace's profile when it has at least minCount observations, else the
+// cluster profile's when that has; nil when there are none. A namespace's own observations come
+// first: they measure its own deployments.
+func (ps Profiles) For(system, model string, minCount int32) *v1beta2.RunCalibration {
+	type km struct {
+		key    Key
+		metric string
+	}
+	type used struct {
+		Correction
+		profile v1beta2.CalibrationProfile
+	}
+	var all []used
+	own := map[km]bool{}
+	for _, src := range []struct {
+		p       Profile
+		profile v1beta2.CalibrationProfile
+	}{{ps.Namespace, v1beta2.CalibrationProfileNamespace}, {ps.Cluster, v1beta2.CalibrationProfileCluster}} {
+		for _, c := range src.p.Corrections() {
+			if c.Key.System != system || c.Key.Model != model || c.Count < int(minCount) || !inRange(c.Ratio, MaxRatio) || own[km{c.Key, c.Metric}] {
+				continue
+			}
+			own[km{c.Key, c.Metric}] = true
+			all = append(all, used{c, src.profile})
 		}
 	}
-	if len(used) == 0 {
+	if len(all) == 0 {
 		return nil
 	}
-	if len(used) > MaxRunCorrections {
-		slices.SortStableFunc(used, func(a, b Correction) int { return cmp.Compare(b.Count, a.Count) })
-		used = used[:MaxRunCorrections]
+	slices.SortStableFunc(all, func(a, b used) int {
+		return cmp.Or(a.Key.compare(b.Key), cmp.Compare(slices.Index(Metrics, a.Metric), slices.Index(Metrics, b.Metric)))
+	})
+	if len(all) > MaxRunCorrections {
+		slices.SortStableFunc(all, func(a, b used) int { return cmp.Compare(b.Count, a.Count) })
+		all = all[:MaxRunCorrections]
 	}
 	rc := &v1beta2.RunCalibration{MinObservations: minCount}
-	for _, c := range used {
+	for _, c := range all {
 		rc.Corrections = append(rc.Corrections, v1beta2.CalibrationCorrection{
 			Backend: c.Key.Backend, Mode: c.Key.Mode, Parallelism: c.Key.Parallelism,
 			Metric: v1beta2.CalibrationMetric(c.Metric), Ratio: ptr.To(c.Ratio), Spread: ptr.To(c.Spread), Observations: int32(c.Count),
+			Profile: c.profile,
 		})
 	}
 	return rc

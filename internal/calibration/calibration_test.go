@@ -106,7 +106,8 @@ func TestForMinimumCount(t *testing.T) {
 	other.Model = "other/model"
 	p = p.Add(obs(other, 9, calibration.Pair{Predicted: 1, Observed: 2}), calibration.MaxObservations)
 	want := &v1beta2.RunCalibration{MinObservations: 3, Corrections: []v1beta2.CalibrationCorrection{{
-		Backend: "vllm", Mode: "aggregated", Parallelism: "agg:tp4", Metric: "ttftMs", Ratio: ptr.To(1.5), Spread: ptr.To(0.0), Observations: 3}}}
+		Backend: "vllm", Mode: "aggregated", Parallelism: "agg:tp4", Metric: "ttftMs", Ratio: ptr.To(1.5), Spread: ptr.To(0.0), Observations: 3,
+		Profile: v1beta2.CalibrationProfileNamespace}}}
 	for _, tc := range []struct {
 		name          string
 		system, model string
@@ -119,10 +120,73 @@ func TestForMinimumCount(t *testing.T) {
 		{"another model's single observation is below the minimum", "h200_sxm", "other/model", 3, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, p.For(tc.system, tc.model, tc.min)); diff != "" {
+			if diff := cmp.Diff(tc.want, calibration.Profiles{Namespace: p}.For(tc.system, tc.model, tc.min)); diff != "" {
 				t.Errorf("run calibration (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestForPrefersTheNamespace: per key and metric, a Run uses its namespace's correction when the
+// namespace has enough observations, else the cluster profile's; the namespace's observations
+// never mix with the cluster's, and too few of them do not hide the cluster's correction.
+func TestForPrefersTheNamespace(t *testing.T) {
+	tp8 := agg4
+	tp8.Parallelism = "agg:tp8"
+	profile := func(key calibration.Key, n int, ttft, itl float64) calibration.Profile {
+		var p calibration.Profile
+		for i := range n {
+			o := obs(key, i, calibration.Pair{Predicted: 100, Observed: ttft})
+			o.Metrics[calibration.MetricITLMs] = calibration.Pair{Predicted: 10, Observed: itl}
+			p = p.Add(o, calibration.MaxObservations)
+		}
+		return p
+	}
+	own := profile(agg4, 3, 150, 20)
+	// tp8: one observation of the namespace's own, below the minimum.
+	own.Observations = append(own.Observations, profile(tp8, 1, 900, 90).Observations...)
+	cluster := profile(agg4, 5, 110, 11)
+	cluster.Observations = append(cluster.Observations, profile(tp8, 4, 120, 12).Observations...)
+	corr := func(par, metric string, ratio float64, n int32, from v1beta2.CalibrationProfile) v1beta2.CalibrationCorrection {
+		return v1beta2.CalibrationCorrection{Backend: "vllm", Mode: "aggregated", Parallelism: par, Metric: v1beta2.CalibrationMetric(metric),
+			Ratio: ptr.To(ratio), Spread: ptr.To(0.0), Observations: n, Profile: from}
+	}
+	want := &v1beta2.RunCalibration{MinObservations: 3, Corrections: []v1beta2.CalibrationCorrection{
+		corr("agg:tp4", "ttftMs", 1.5, 3, v1beta2.CalibrationProfileNamespace),
+		corr("agg:tp4", "itlMs", 2, 3, v1beta2.CalibrationProfileNamespace),
+		corr("agg:tp8", "ttftMs", 1.2, 4, v1beta2.CalibrationProfileCluster),
+		corr("agg:tp8", "itlMs", 1.2, 4, v1beta2.CalibrationProfileCluster),
+	}}
+	got := calibration.Profiles{Namespace: own, Cluster: cluster}.For(agg4.System, agg4.Model, 3)
+	if diff := cmp.Diff(want, got, approx()); diff != "" {
+		t.Errorf("run calibration (-want +got):\n%s", diff)
+	}
+	if got := (calibration.Profiles{Cluster: cluster}).For(agg4.System, agg4.Model, 6); got != nil {
+		t.Errorf("below the minimum in both profiles: %+v", got)
+	}
+}
+
+// TestProfileOf: a namespace's profile keeps only valid observations whose source is in it: a
+// metric no Run's status.calibration can hold, or a negative value, drops the observation.
+func TestProfileOf(t *testing.T) {
+	p := calibration.Profile{}
+	for i, src := range []string{"a/r@gen1", "b/r@gen1", "a/s@gen2", "no-namespace", "a/unknown-metric@gen3", "a/negative@gen4"} {
+		o := obs(agg4, i, calibration.Pair{Predicted: 1, Observed: 2})
+		o.Source = src
+		switch src {
+		case "a/unknown-metric@gen3":
+			o.Metrics["ttftP90Ms"] = calibration.Pair{Predicted: 1, Observed: 2}
+		case "a/negative@gen4":
+			o.Metrics[calibration.MetricTTFTMs] = calibration.Pair{Predicted: 1, Observed: -2}
+		}
+		p.Observations = append(p.Observations, o)
+	}
+	var got []string
+	for _, o := range p.Of("a").Observations {
+		got = append(got, o.Source)
+	}
+	if diff := cmp.Diff([]string{"a/r@gen1", "a/s@gen2"}, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
 

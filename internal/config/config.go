@@ -19,6 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	kjson "sigs.k8s.io/json"
@@ -217,9 +218,6 @@ func SetDefaults(cfg *v1alpha1.OperatorConfiguration) {
 	}
 	defaultLimits(cfg)
 	defaultServing(cfg)
-	if cfg.Calibration.Namespace == "" {
-		cfg.Calibration.Namespace = os.Getenv("POD_NAMESPACE")
-	}
 	if cfg.Calibration.MinObservations == nil {
 		cfg.Calibration.MinObservations = ptr.To(DefaultMinObservations)
 	}
@@ -368,12 +366,40 @@ func Validate(cfg *v1alpha1.OperatorConfiguration) field.ErrorList {
 	if n := *cfg.Calibration.MinObservations; n < 1 || n > 100 {
 		errs = append(errs, field.Invalid(field.NewPath("calibration", "minObservations"), n, "must be between 1 and 100"))
 	}
+	errs = append(errs, validateTrustedNamespaces(cfg, field.NewPath("calibration", "trustedNamespaces"))...)
 	if d := cfg.ReconciliationTimeout.Duration; d < MinReconciliationTimeout || d > MaxReconciliationTimeout {
 		errs = append(errs, field.Invalid(field.NewPath("reconciliationTimeout"), d.String(),
 			fmt.Sprintf("must be between %s and %s", MinReconciliationTimeout, MaxReconciliationTimeout)))
 	}
 	if d := cfg.Research.MinInterval.Duration; d < time.Minute || d > 720*time.Hour {
 		errs = append(errs, field.Invalid(field.NewPath("research", "minInterval"), d.String(), "must be between 1m and 720h"))
+	}
+	return errs
+}
+
+// MaxTrustedNamespaces bounds calibration.trustedNamespaces: a Run's start reads each one's profile.
+const MaxTrustedNamespaces = 32
+
+// validateTrustedNamespaces checks calibration.trustedNamespaces: namespace names, no duplicates,
+// at most MaxTrustedNamespaces, and watched ones when the operator watches a list (it reads and
+// records profiles only where it reconciles).
+func validateTrustedNamespaces(cfg *v1alpha1.OperatorConfiguration, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	trusted := cfg.Calibration.TrustedNamespaces
+	if len(trusted) > MaxTrustedNamespaces {
+		errs = append(errs, field.TooMany(p, len(trusted), MaxTrustedNamespaces))
+	}
+	seen := map[string]bool{}
+	for i, ns := range trusted {
+		switch {
+		case len(validation.IsDNS1123Label(ns)) > 0:
+			errs = append(errs, field.Invalid(p.Index(i), ns, "must be a namespace name: "+strings.Join(validation.IsDNS1123Label(ns), "; ")))
+		case seen[ns]:
+			errs = append(errs, field.Duplicate(p.Index(i), ns))
+		case len(cfg.Namespaces) > 0 && !slices.Contains(cfg.Namespaces, ns):
+			errs = append(errs, field.Invalid(p.Index(i), ns, "must be one of namespaces (the operator reads profiles only where it reconciles): "+strings.Join(cfg.Namespaces, ", ")))
+		}
+		seen[ns] = true
 	}
 	return errs
 }

@@ -86,6 +86,11 @@ func TestDecodeErrorsNamePaths(t *testing.T) {
 		{"reconciliation timeout below 10s", header + "planner: {image: x}\nreconciliationTimeout: 5s\n", "reconciliationTimeout"},
 		{"reconciliation timeout above 1h", header + "planner: {image: x}\nreconciliationTimeout: 2h\n", "reconciliationTimeout"},
 		{"crds without a conversion service", header + "planner: {image: x}\ncrds: {conversionService: {namespace: ns}}\n", "crds.conversionService.name"},
+		{"trusted namespace that is not a namespace name", header + "planner: {image: x}\ncalibration: {trustedNamespaces: [team-a, Team_B]}\n", "calibration.trustedNamespaces[1]"},
+		{"trusted namespace twice", header + "planner: {image: x}\ncalibration: {trustedNamespaces: [team-a, team-a]}\n", "calibration.trustedNamespaces[1]: Duplicate value"},
+		{"trusted namespace not watched", header + "planner: {image: x}\nnamespaces: [team-a]\ncalibration: {trustedNamespaces: [team-a, team-b]}\n", "calibration.trustedNamespaces[1]: Invalid value: \"team-b\": must be one of namespaces"},
+		{"too many trusted namespaces", header + "planner: {image: x}\ncalibration: {trustedNamespaces: [" + strings.Repeat("t,", 32) + "u]}\n", "calibration.trustedNamespaces: Too many: 33"},
+		{"the removed calibration namespace", header + "planner: {image: x}\ncalibration: {namespace: dgdr-system}\n", "calibration.namespace"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -105,6 +105,11 @@ const (
 	ManagedByValue = "dgdr-operator"
 )
 
+// CalibrationConfigMap is the name of a namespace's calibration profile (internal/calibration),
+// the one ConfigMap the operator writes; the fence admits its writes only of that name, labelled
+// LabelManagedBy=ManagedByValue.
+const CalibrationConfigMap = "dgdr-operator-calibration"
+
 // Environment variables of the reporter and input containers.
 const (
 	EnvRunName      = "DGDR_RUN_NAME"

@@ -22,4 +22,10 @@ const (
 	// --trace-window-sha256, the hash of the window the search replayed; the baseline does not
 	// run, since it would not be compared under the same traffic.
 	InputExitWindowMismatch = 5
+	// InputExitWindowTooLarge: the trace window is over one of its bounds (requests, bytes, Frontend
+	// pods merged, directory entries); the termination message names it. Nothing was written.
+	InputExitWindowTooLarge = 6
+	// InputExitWindowMalformed: a request of the trace window has a malformed record; the
+	// termination message names its segment, line and field. Nothing was written.
+	InputExitWindowMalformed = 7
 )

@@ -74,6 +74,8 @@ func FenceOptionsFor(username string, cfg *v1alpha1.OperatorConfiguration) Fence
 //     operator adds (emptyDirs, the trace ConfigMap, claims, that token: no Secret, no hostPath;
 //     in the verification pod only its /tmp and the trace source read-only),
 //     nothing privileged, no added capabilities, no host namespaces or ports, not as root;
+//   - ConfigMaps only named CalibrationConfigMap (a namespace's calibration profile) and
+//     carrying the operator's managed-by label;
 //   - ServiceAccounts only named SearchIdentityPrefix*, Roles and RoleBindings only named dgdr-*;
 //   - DynamoGraphDeployments only carrying AnnotationAppliedBy (autoApply's);
 //   - deletes only of what the operator deletes, marked as it marks them (fenceDeletes): its
@@ -191,6 +193,14 @@ func OperatorFencePolicy(opts FenceOptions) (*admissionregistrationv1.Validating
 					MessageExpression: prefix + "the operator\\'s Jobs run as non-root (pod runAsNonRoot: true) and every container unprivileged, " +
 						"with allowPrivilegeEscalation: false and no added capabilities, refused in ' + (((" + podNonRoot + ") ? [] : ['the pod']) + " +
 						"variables.containers.filter(c, !(" + containerLocked("c") + ")).map(c, c.name)).join(', ')",
+					Reason: forbidden,
+				},
+				{
+					Expression: res + " != 'configmaps' || request.operation == 'DELETE' || (request.name == " + celLiteral(CalibrationConfigMap) +
+						" && has(object.metadata.labels) && " + celLiteral(LabelManagedBy) + " in object.metadata.labels && object.metadata.labels[" +
+						celLiteral(LabelManagedBy) + "] == " + celLiteral(ManagedByValue) + ")",
+					MessageExpression: prefix + "the operator writes only ConfigMaps named " + CalibrationConfigMap + " (a namespace\\'s calibration profile) labelled " +
+						LabelManagedBy + "=" + ManagedByValue + ", not ' + request.name",
 					Reason: forbidden,
 				},
 				{

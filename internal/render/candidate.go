@@ -6,7 +6,8 @@ import (
 
 // RunOptions are the Options with which a Run's Candidate named name is rendered from its
 // parameters: the Run's spec (model access, deployment, SLA, hardware) and the operator's
-// configuration (runtimeImages, plannerImage; gpusPerNode when the spec does not say). The
+// configuration (runtimeImages, plannerImage; gpusPerNode when the spec does not say), and the
+// request's UID, which the operator labels every Run with. The
 // reporter renders every Candidate with them, and autoApply renders the best Candidate again
 // with them before deploying it, so both always agree (docs/operate/security.md).
 func RunOptions(run *v1beta2.DynamoGraphDeploymentRun, name string, runtimeImages map[string]string, gpusPerNode int, plannerImage string) Options {
@@ -27,5 +28,6 @@ func RunOptions(run *v1beta2.DynamoGraphDeploymentRun, name string, runtimeImage
 		PlannerImage:  plannerImage,
 		SLA:           run.Spec.SLA,
 		GPUBudget:     budget,
+		RequestUID:    run.Labels[v1beta2.LabelRequestUID],
 	}
 }

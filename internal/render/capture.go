@@ -37,6 +37,12 @@ const (
 	EnvCapturePod = "DGDR_CAPTURE_POD"
 )
 
+// CaptureDirectory is a request's directory of a capture claim: the Frontend pods of every
+// deployment rendered for the request write under it, one directory per pod, and its re-searches
+// read and prune only it. It is the request's UID, which no other request has, so two requests
+// naming one claim never meet in it.
+func CaptureDirectory(requestUID string) string { return requestUID }
+
 // Where the capture claim appears in the Frontend.
 const (
 	CaptureVolume    = "request-trace"
@@ -75,11 +81,11 @@ func isRequestTraceEnv(name string) bool {
 
 // applyCapture makes the Frontend write request_end records to the capture claim: the claim as
 // a volume, mounted read-write into main at CaptureMountPath with the pod's own directory of
-// the claim as its subPath, and the request-trace variables. It runs after the pod template
+// the request's directory of the claim as its subPath, and the request-trace variables. It runs after the pod template
 // overrides so that what the Frontend records and where is the renderer's alone: an override's
 // request-trace or audit variables, or a volume or mount of the same name or path, are
 // replaced.
-func applyCapture(c *dgdv1beta1.Component, capture *v1beta2.CaptureSpec) {
+func applyCapture(c *dgdv1beta1.Component, capture *v1beta2.CaptureSpec, requestUID string) {
 	spec := &c.PodTemplate.Spec
 	i := slices.IndexFunc(spec.Containers, func(ct corev1.Container) bool { return ct.Name == dgdv1beta1.MainContainer })
 	if i < 0 {
@@ -100,9 +106,10 @@ func applyCapture(c *dgdv1beta1.Component, capture *v1beta2.CaptureSpec) {
 	})
 	main.VolumeMounts = append(main.VolumeMounts, corev1.VolumeMount{
 		Name: CaptureVolume, MountPath: CaptureMountPath,
-		// Each Frontend pod sees only its own directory of the claim, so replicas and other
-		// deployments sharing the claim never write into each other's segments.
-		SubPathExpr: "$(" + EnvCapturePod + ")",
+		// Each Frontend pod sees only its own directory of its request's directory of the claim, so
+		// replicas, and the deployments of other requests sharing the claim, never write into each
+		// other's segments.
+		SubPathExpr: CaptureDirectory(requestUID) + "/$(" + EnvCapturePod + ")",
 	})
 	spec.Volumes = slices.DeleteFunc(spec.Volumes, func(v corev1.Volume) bool { return v.Name == CaptureVolume })
 	spec.Volumes = append(spec.Volumes, corev1.Volume{

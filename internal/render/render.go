@@ -86,6 +86,9 @@ type Options struct {
 	SLA *v1beta2.SLASpec
 	// GPUBudget is the request's spec.hardware.gpu.budget (0: none), the Planner's GPU ceiling.
 	GPUBudget int
+	// RequestUID is the UID of the request the deployment is rendered for: the Frontend's capture
+	// goes to its directory of the claim (CaptureDirectory). Required with a capture.
+	RequestUID string
 }
 
 // Summary describes the rendered deployment.
@@ -264,7 +267,10 @@ func renderPrediction(p *output.PredictionConfig, unknown []string, opts Options
 			return nil, Summary{}, fmt.Errorf("spec.deployment.podTemplateOverrides of %s: %w", c.Name, err)
 		}
 		if c.Type == dgdv1beta1.ComponentFrontend && captureEnabled(opts.Deployment) {
-			applyCapture(c, opts.Deployment.Capture)
+			if opts.RequestUID == "" {
+				return nil, Summary{}, fmt.Errorf("spec.deployment.capture needs the request's UID (the Run's %s label): the capture goes to the request's directory of the claim", v1beta2.LabelRequestUID)
+			}
+			applyCapture(c, opts.Deployment.Capture, opts.RequestUID)
 		}
 		if system := systems[c.Name]; system != "" {
 			if err := pinGPUProduct(&c.PodTemplate.Spec, system); err != nil {

@@ -520,8 +520,22 @@ func captureDeployment() *v1beta2.DeploymentSpec {
 // other variable kept.
 func TestGoldenCapture(t *testing.T) {
 	assertGoldens(t, "capture", func(name string) render.Options {
-		return render.Options{Name: "llm-" + name, RuntimeImages: testImages, Deployment: captureDeployment()}
+		return render.Options{Name: "llm-" + name, RuntimeImages: testImages, Deployment: captureDeployment(), RequestUID: captureRequestUID}
 	})
+}
+
+// captureRequestUID is the request the capture tests render for.
+const captureRequestUID = "7f9c2a4e-0000-4000-8000-0000000000c1"
+
+// TestCaptureNeedsTheRequest: a capture is rendered into the request's directory of the claim
+// only: without the request's UID there is no directory to render, and rendering fails rather
+// than sharing the claim's top level with every other request naming it.
+func TestCaptureNeedsTheRequest(t *testing.T) {
+	doc := readDoc(t, filepath.Join("testdata", "input", "vllm-agg.yaml"))
+	_, _, err := render.Render(doc, render.Options{RuntimeImages: testImages, Deployment: captureDeployment()})
+	if err == nil || !strings.Contains(err.Error(), "spec.deployment.capture needs the request's UID") {
+		t.Errorf("got %v, want the capture refused without the request's UID", err)
+	}
 }
 
 // frontendOf returns the Frontend component of dgd.
@@ -567,7 +581,7 @@ func TestCaptureIsConfinedToTheFrontend(t *testing.T) {
 		doc := readDoc(t, filepath.Join("testdata", "input", input+".yaml"))
 		d := captureDeployment()
 		d.Planner = &v1beta2.PlannerSpec{Enabled: ptrTo(true)}
-		dgd, _, err := render.Render(doc, render.Options{RuntimeImages: testImages, PlannerImage: "planner:1", Deployment: d})
+		dgd, _, err := render.Render(doc, render.Options{RuntimeImages: testImages, PlannerImage: "planner:1", Deployment: d, RequestUID: captureRequestUID})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -606,7 +620,7 @@ func TestCaptureOwnsTheFrontendsRequestTrace(t *testing.T) {
 			"env":[{"name":"DYN_REQUEST_TRACE_FILE_PATH","value":"/tmp/elsewhere"},{"name":"DYN_REQUEST_TRACE_RECORDS","value":"request_payload"},
 				{"name":"DYN_AUDIT_FORCE_LOGGING","value":"1"},{"name":"DYN_LOG","value":"debug"}],
 			"volumeMounts":[{"name":"scratch","mountPath":"/opt/dgdr/request-trace"},{"name":"scratch","mountPath":"/scratch"}]}]}}`)}
-	dgd, _, err := render.Render(readDoc(t, filepath.Join("testdata", "input", "vllm-agg.yaml")), render.Options{RuntimeImages: testImages, Deployment: d})
+	dgd, _, err := render.Render(readDoc(t, filepath.Join("testdata", "input", "vllm-agg.yaml")), render.Options{RuntimeImages: testImages, Deployment: d, RequestUID: captureRequestUID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -627,7 +641,7 @@ func TestCaptureOwnsTheFrontendsRequestTrace(t *testing.T) {
 	}
 	wantMounts := []corev1.VolumeMount{
 		{Name: "scratch", MountPath: "/scratch"},
-		{Name: "request-trace", MountPath: "/opt/dgdr/request-trace", SubPathExpr: "$(DGDR_CAPTURE_POD)"},
+		{Name: "request-trace", MountPath: "/opt/dgdr/request-trace", SubPathExpr: captureRequestUID + "/$(DGDR_CAPTURE_POD)"},
 	}
 	if diff := cmp.Diff(wantMounts, main.VolumeMounts); diff != "" {
 		t.Errorf("Frontend volume mounts (-want +got):\n%s", diff)
@@ -654,7 +668,7 @@ func TestCaptureSegmentSize(t *testing.T) {
 		{nil, strconv.Itoa(int(specdefaults.CaptureMaxSegmentMiB) << 20)},
 	} {
 		d := &v1beta2.DeploymentSpec{Capture: &v1beta2.CaptureSpec{Enabled: ptrTo(true), ClaimName: "c", Rotation: tc.rotation}}
-		dgd, _, err := render.Render(doc, render.Options{RuntimeImages: testImages, Deployment: d})
+		dgd, _, err := render.Render(doc, render.Options{RuntimeImages: testImages, Deployment: d, RequestUID: captureRequestUID})
 		if err != nil {
 			t.Fatal(err)
 		}

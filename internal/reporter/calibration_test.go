@@ -88,7 +88,7 @@ func TestPublishedCalibration(t *testing.T) {
 			m[calibration.MetricThroughputPerGPU] = calibration.Pair{Predicted: 100, Observed: o.throughput}
 		}
 		if err := calibration.Record(ctx, k8s, k8s, profileNS, calibration.Observation{Key: o.key, Metrics: m,
-			MeasuredAt: at.Add(time.Duration(i) * time.Minute), Source: fmt.Sprintf("team/llm@gen%d", i+1)}); err != nil {
+			MeasuredAt: at.Add(time.Duration(i) * time.Minute), Source: fmt.Sprintf("%s/llm@gen%d", profileNS, i+1)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -97,7 +97,7 @@ func TestPublishedCalibration(t *testing.T) {
 		t.Fatal(err)
 	}
 	// What the Run controller records for the Run's system and model.
-	rc := profile.For(observedBest.System, observedBest.Model, 3)
+	rc := calibration.Profiles{Namespace: profile.Of(profileNS)}.For(observedBest.System, observedBest.Model, 3)
 	if rc == nil || len(rc.Corrections) != 2 {
 		t.Fatalf("recorded corrections %+v, want the best key's two", rc)
 	}

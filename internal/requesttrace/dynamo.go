@@ -121,13 +121,17 @@ func scanDynamo(r io.Reader, visit func(line int, text []byte, rec *dynamoRecord
 
 // dynamoRecord is one request_end record: the request, its block size and raw hashes, whether it
 // carries an agent_context, and the path prefix of its fields on the line ("event." when
-// wrapped).
+// wrapped). outputTokens is request.output_tokens as recorded (req.Output is at least 1), and
+// eventTimeMs the record's event_time_unix_ms, when it has a valid one (hasEventTime).
 type dynamoRecord struct {
-	req       Request
-	blockSize int
-	hashes    []uint64
-	agentic   bool
-	prefix    string
+	req          Request
+	blockSize    int
+	hashes       []uint64
+	agentic      bool
+	prefix       string
+	outputTokens int
+	eventTimeMs  float64
+	hasEventTime bool
 }
 
 // object decodes raw as a JSON object with numbers kept textual; nil when raw is not one.
@@ -148,6 +152,20 @@ func present(m map[string]json.RawMessage, k string) (json.RawMessage, bool) {
 
 // parseDynamoRecord returns nil for a record that is not a request (a tool or payload event).
 func parseDynamoRecord(b []byte, line int) (*dynamoRecord, error) {
+	rec, req, err := placeDynamoRecord(b, line)
+	if err != nil || rec == nil {
+		return nil, err
+	}
+	if err := rec.complete(req); err != nil {
+		return nil, err
+	}
+	return rec, nil
+}
+
+// placeDynamoRecord reads what places a line in time: whether it is a request_end record and
+// when its request arrived (req.TimestampMs). It returns the record so far and its request
+// object for complete, or nil for a record that is not a request.
+func placeDynamoRecord(b []byte, line int) (*dynamoRecord, map[string]json.RawMessage, error) {
 	top := object(b)
 	if top == nil {
 		var v any
@@ -155,11 +173,11 @@ func parseDynamoRecord(b []byte, line int) (*dynamoRecord, error) {
 		if err := json.Unmarshal(b, &v); err != nil {
 			reason += ": " + err.Error()
 		}
-		return nil, &ParseError{Line: line, Reason: reason}
+		return nil, nil, &ParseError{Line: line, Reason: reason}
 	}
 	rec := &dynamoRecord{req: Request{Line: line}}
-	fail := func(field, format string, args ...any) (*dynamoRecord, error) {
-		return nil, &ParseError{Line: line, Field: rec.prefix + field, Reason: fmt.Sprintf(format, args...)}
+	fail := func(field, format string, args ...any) (*dynamoRecord, map[string]json.RawMessage, error) {
+		return nil, nil, &ParseError{Line: line, Field: rec.prefix + field, Reason: fmt.Sprintf(format, args...)}
 	}
 	ev := top
 	if raw, ok := top["event"]; ok {
@@ -176,7 +194,7 @@ func parseDynamoRecord(b []byte, line int) (*dynamoRecord, error) {
 		return fail("event_type", "expected a string, got %s", orMissing(raw, ok))
 	}
 	if eventType != "request_end" {
-		return nil, nil
+		return nil, nil, nil
 	}
 	// Whether an agentic record can be replayed is the reader's call, not the format's.
 	_, rec.agentic = present(ev, "agent_context")
@@ -186,15 +204,11 @@ func parseDynamoRecord(b []byte, line int) (*dynamoRecord, error) {
 		return fail("request", "required on a request_end record (an object)")
 	}
 	var err error
-	out, ok := present(req, "output_tokens")
-	if !ok {
-		return fail("request.output_tokens", "required")
+	if v, ok := present(ev, "event_time_unix_ms"); ok {
+		if t, err := number(v); err == nil {
+			rec.eventTimeMs, rec.hasEventTime = t, true
+		}
 	}
-	if rec.req.Output, err = count(out, 0); err != nil {
-		return fail("request.output_tokens", "%v", err)
-	}
-	// A request cancelled before its first token still ran its prefill; it replays as one token.
-	rec.req.Output = max(1, rec.req.Output)
 	if v, ok := present(req, "request_received_ms"); ok {
 		if rec.req.TimestampMs, err = number(v); err != nil {
 			return fail("request.request_received_ms", "%v", err)
@@ -207,6 +221,25 @@ func parseDynamoRecord(b []byte, line int) (*dynamoRecord, error) {
 		return fail("request.request_received_ms", "required (or event_time_unix_ms)")
 	}
 	rec.req.HasTimestamp = true
+	return rec, req, nil
+}
+
+// complete reads the rest of a placed request_end record from its request object.
+func (rec *dynamoRecord) complete(req map[string]json.RawMessage) error {
+	line := rec.req.Line
+	fail := func(field, format string, args ...any) error {
+		return &ParseError{Line: line, Field: rec.prefix + field, Reason: fmt.Sprintf(format, args...)}
+	}
+	var err error
+	out, ok := present(req, "output_tokens")
+	if !ok {
+		return fail("request.output_tokens", "required")
+	}
+	if rec.outputTokens, err = count(out, 0); err != nil {
+		return fail("request.output_tokens", "%v", err)
+	}
+	// A request cancelled before its first token still ran its prefill; it replays as one token.
+	rec.req.Output = max(1, rec.outputTokens)
 	replayRaw, ok := present(req, "replay")
 	replay := object(replayRaw)
 	if !ok || replay == nil {
@@ -239,7 +272,65 @@ func parseDynamoRecord(b []byte, line int) (*dynamoRecord, error) {
 			return fail(fmt.Sprintf("request.replay.input_sequence_hashes[%d]", i), "expected an unsigned 64-bit integer, got %s", n)
 		}
 	}
-	return rec, nil
+	return nil
+}
+
+// appendWindowLine appends the record as a window holds it: the fields a replay reads, as
+// parsed, and nothing else (no timings, worker ids or anything the Frontend may add):
+//
+//	{"schema":"dynamo.request.trace.v1","event_type":"request_end","event_time_unix_ms":E,
+//	 "request":{"request_id":"w0000000001","output_tokens":N,"request_received_ms":A,
+//	 "replay":{"trace_block_size":B,"input_length":L,"input_sequence_hashes":[...]}}}
+//
+// The request id is the record's position in the window (seq), not the captured one: readers need
+// one, unique, and the Frontend's is not the window's to pass on. It has a fixed width (ten
+// digits, more than a window may hold requests), so a line's length does not depend on it and
+// setWindowID can set it later. event_time_unix_ms only when the
+// record had a valid one; an agentic record keeps an empty "agent_context" object, so that
+// readers refuse it as they refuse the captured record.
+func (rec *dynamoRecord) appendWindowLine(dst []byte, seq int) []byte {
+	dst = append(dst, `{"schema":"`+DynamoSchema+`","event_type":"request_end"`...)
+	if rec.hasEventTime {
+		dst = append(dst, `,"event_time_unix_ms":`...)
+		dst = strconv.AppendFloat(dst, rec.eventTimeMs, 'f', -1, 64)
+	}
+	if rec.agentic {
+		dst = append(dst, `,"agent_context":{}`...)
+	}
+	dst = append(dst, `,"request":{"request_id":"`...)
+	dst = appendWindowID(dst, seq)
+	dst = append(dst, `","output_tokens":`...)
+	dst = strconv.AppendInt(dst, int64(rec.outputTokens), 10)
+	dst = append(dst, `,"request_received_ms":`...)
+	dst = strconv.AppendFloat(dst, rec.req.TimestampMs, 'f', -1, 64)
+	dst = append(dst, `,"replay":{"trace_block_size":`...)
+	dst = strconv.AppendInt(dst, int64(rec.blockSize), 10)
+	dst = append(dst, `,"input_length":`...)
+	dst = strconv.AppendInt(dst, int64(rec.req.Input), 10)
+	dst = append(dst, `,"input_sequence_hashes":[`...)
+	for i, h := range rec.hashes {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = strconv.AppendUint(dst, h, 10)
+	}
+	return append(dst, "]}}}"...)
+}
+
+// windowIDPrefix starts the request id of a window line; its digits follow.
+const windowIDPrefix = `,"request":{"request_id":"w`
+
+// maxWindowID is the largest position a window's request id can hold.
+const maxWindowID = 9_999_999_999
+
+func appendWindowID(dst []byte, seq int) []byte {
+	return fmt.Appendf(dst, "w%010d", seq)
+}
+
+// setWindowID sets the request id of a window line that appendWindowLine wrote.
+func setWindowID(line []byte, seq int) {
+	i := bytes.Index(line, []byte(windowIDPrefix)) + len(windowIDPrefix)
+	copy(line[i:i+10], fmt.Appendf(nil, "%010d", seq))
 }
 
 func orMissing(raw json.RawMessage, ok bool) string {

@@ -220,7 +220,12 @@ func cutLaterWindow(t *testing.T, dir string) (string, int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum, err := requesttrace.CutWindow(os.DirFS(capture), window, f)
+	root, err := os.OpenRoot(capture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	sum, err := requesttrace.CutWindow(root, window, requesttrace.Limits{}, f)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

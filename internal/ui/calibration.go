@@ -21,9 +21,12 @@ type calibrationRow struct {
 type calibrationView struct {
 	Namespace, ConfigMap string
 	Observations, Cap    int
-	MinObservations      int32
-	Newest               string
-	Rows                 []calibrationRow
+	// Ignored counts the observations of another namespace, or not valid: the operator uses only
+	// the namespace's own valid ones (calibration.Profile.Of).
+	Ignored         int
+	MinObservations int32
+	Newest          string
+	Rows            []calibrationRow
 }
 
 // calibrationRows lays out the profile's corrections for the page (pure).
@@ -43,13 +46,15 @@ func (s *Server) calibrationPage(w http.ResponseWriter, r *http.Request) {
 		s.render(w, http.StatusOK, "calibration", map[string]any{"Title": "Calibration", "V": calibrationView{}})
 		return
 	}
-	p, err := calibration.Load(r.Context(), s.c, s.calibrationNS)
+	stored, err := calibration.Load(r.Context(), s.c, s.calibrationNS)
 	if err != nil {
 		s.htmlError(w, err)
 		return
 	}
+	p := stored.Of(s.calibrationNS)
 	v := calibrationView{Namespace: s.calibrationNS, ConfigMap: calibration.ConfigMapName, Observations: len(p.Observations),
-		Cap: calibration.MaxObservations, MinObservations: s.minObservations, Rows: calibrationRows(p, s.minObservations)}
+		Ignored: len(stored.Observations) - len(p.Observations),
+		Cap:     calibration.MaxObservations, MinObservations: s.minObservations, Rows: calibrationRows(p, s.minObservations)}
 	if n := len(p.Observations); n > 0 {
 		v.Newest = p.Observations[n-1].MeasuredAt.UTC().Format(time.RFC3339)
 	}

@@ -77,9 +77,21 @@ func TestCalibrationPage(t *testing.T) {
 	}{{key, 90}, {key, 110}, {agg, 300}} {
 		if err := calibration.Record(ctx, env.Client, env.Client, ns, calibration.Observation{Key: o.key,
 			Metrics:    map[string]calibration.Pair{calibration.MetricThroughputPerGPU: {Predicted: 100, Observed: o.observed}},
-			MeasuredAt: at.Add(time.Duration(i) * time.Hour), Source: fmt.Sprintf("team/r@gen%d", i+1)}); err != nil {
+			MeasuredAt: at.Add(time.Duration(i) * time.Hour), Source: fmt.Sprintf("%s/r@gen%d", ns, i+1)}); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// An observation written into the ConfigMap under another namespace's name is not shown:
+	// the operator ignores it.
+	cm := &corev1.ConfigMap{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: calibration.ConfigMapName}, cm); err != nil {
+		t.Fatal(err)
+	}
+	cm.Data[calibration.DataKey] = strings.Replace(cm.Data[calibration.DataKey], `"observations":[`,
+		`"observations":[{"key":{"backend":"sglang","system":"h100_sxm","model":"Qwen/Qwen3-8B","mode":"aggregated","parallelism":"agg:tp8"},`+
+			`"metrics":{"throughputPerGpu":{"predicted":100,"observed":900}},"measuredAt":"2026-04-01T07:00:00Z","source":"other/x@gen1"},`, 1)
+	if err := env.Client.Update(ctx, cm); err != nil {
+		t.Fatal(err)
 	}
 	code, body = get(t, ts, "/calibration")
 	if code != http.StatusOK {
@@ -99,6 +111,9 @@ func TestCalibrationPage(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, rows); diff != "" {
 		t.Errorf("calibration table (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(body, `id="calibration-ignored">1 observations`) {
+		t.Errorf("the observation under another namespace's name is not reported as ignored:\n%s", body)
 	}
 	if !strings.Contains(body, "3 observations (at most 500 kept") || !strings.Contains(body, "newest 2026-04-01T10:00:00Z") {
 		t.Errorf("summary line missing:\n%s", body)

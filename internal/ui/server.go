@@ -38,8 +38,8 @@ type Options struct {
 	Client client.WithWatch
 	// Namespace is the one namespace served; "" serves all namespaces.
 	Namespace string
-	// CalibrationNamespace is the operator's namespace, where the calibration profile is
-	// (the operator configuration's calibration.namespace).
+	// CalibrationNamespace is the namespace whose calibration profile the calibration page
+	// shows (each namespace has its own).
 	CalibrationNamespace string
 	// MinObservations is the operator configuration's calibration.minObservations: the
 	// calibration page marks the corrections searches use.

@@ -13,12 +13,11 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/calibration"
 	"github.com/dgdr-operator/dgdr-operator/test/sandboxtest"
-	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/manager"
 )
 
-// verifiedRequest is an autoApply request verified with 10 short requests against whatever
-// frontend the test serves (AIPerf's own start takes most of the time allowed), at the traffic
-// its search predicted, so that the verification feeds calibration.
+// verifiedRequest is an autoApply request verified with 10 requests at the prediction's own load
+// (else the verification is no calibration observation) against whatever frontend the test
+// serves (AIPerf's own start takes most of the time allowed).
 const verifiedRequest = `
 apiVersion: nvidia.com/v1beta2
 kind: DynamoGraphDeploymentRequest
@@ -30,11 +29,6 @@ spec:
   hardware:
     gpu:
       budget: 8
-  workload:
-    static:
-      inputTokens: 64
-      outputTokens: 16
-      load: {concurrency: 2}
   deployment:
     autoApply: true
     name: %s
@@ -86,7 +80,7 @@ func TestVerificationsDoNotStallTheOperator(t *testing.T) {
 		}
 		source := fmt.Sprintf("%s/%s@gen%d", ns, name, v.DeploymentGeneration)
 		sandboxtest.WaitFor(t, time.Minute, poll, "the calibration observation "+source, func(ctx context.Context) (bool, string, error) {
-			p, err := calibration.Load(ctx, k8s, manager.OperatorNamespace)
+			p, err := calibration.Load(ctx, k8s, ns)
 			if err != nil {
 				return false, "", err
 			}

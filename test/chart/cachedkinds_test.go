@@ -28,9 +28,9 @@ import (
 //   - list and watch of every kind its cache holds (controller.CacheOptions), where it caches it
 //     (each watched namespace, or every namespace; cluster-wide for cluster-scoped kinds). An
 //     informer the RBAC does not allow never syncs, and a read through it blocks for good;
-//   - the calibration profile in the release namespace (calibration.namespace is POD_NAMESPACE):
-//     get (Load, Record), create and update of its ConfigMap (Record). With watchNamespaces the
-//     generated namespaced rules do not reach the release namespace.
+//   - the calibration profile of every namespace it reconciles (each watched namespace, or any
+//     namespace): get (Load, Record), create and update of its ConfigMap (Record), and nothing in
+//     the release namespace when it is not watched: no profile is kept there any more.
 func TestChartRBACCoversTheOperatorsReads(t *testing.T) {
 	for _, tc := range []struct {
 		release string
@@ -79,10 +79,20 @@ func TestChartRBACCoversTheOperatorsReads(t *testing.T) {
 					}
 				}
 			}
-			for _, verb := range []string{"get", "create"} {
-				allowed(t, operator, authorizationv1.ResourceAttributes{Namespace: ns, Verb: verb, Resource: "configmaps"})
+			profiles := tc.watch
+			if len(profiles) == 0 {
+				profiles = []string{"rbac-any-tenant"}
 			}
-			allowed(t, operator, authorizationv1.ResourceAttributes{Namespace: ns, Verb: "update", Resource: "configmaps", Name: calibration.ConfigMapName})
+			for _, n := range profiles {
+				for _, verb := range []string{"get", "create"} {
+					allowed(t, operator, authorizationv1.ResourceAttributes{Namespace: n, Verb: verb, Resource: "configmaps"})
+				}
+				allowed(t, operator, authorizationv1.ResourceAttributes{Namespace: n, Verb: "update", Resource: "configmaps", Name: calibration.ConfigMapName})
+				denied(t, operator, authorizationv1.ResourceAttributes{Namespace: n, Verb: "update", Resource: "configmaps", Name: "tenant-settings"})
+			}
+			if len(tc.watch) > 0 {
+				denied(t, operator, authorizationv1.ResourceAttributes{Namespace: ns, Verb: "create", Resource: "configmaps"})
+			}
 		})
 	}
 }
@@ -128,4 +138,18 @@ func allowed(t *testing.T, user string, attrs authorizationv1.ResourceAttributes
 		}
 		return sar.Status.Allowed, nil
 	})
+}
+
+// denied checks, once the authorizer allows what the test expects (allowed has waited for the
+// bindings), that it does not allow user what attrs ask.
+func denied(t *testing.T, user string, attrs authorizationv1.ResourceAttributes) {
+	t.Helper()
+	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User: user, Groups: []string{"system:serviceaccounts", "system:authenticated"}, ResourceAttributes: &attrs}}
+	if err := env.Client.Create(context.Background(), sar); err != nil {
+		t.Fatal(err)
+	}
+	if sar.Status.Allowed {
+		t.Errorf("%s may %s %s %s in namespace %s", user, attrs.Verb, attrs.Resource, attrs.Name, attrs.Namespace)
+	}
 }

@@ -19,6 +19,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
@@ -108,6 +109,9 @@ var variants = map[string][]string{
 		"--set-json", `planner.args=["--seed","7","--note","a\\b {x} <&> 'q'"]`,
 		"--set-json", `planner.predictCommand=["aisimulate","predict","--quiet"]`,
 		"--set", "reporter.image=registry.example/reporter:7", "--set", "verification.image=registry.example/aiperf:0.13.0"},
+	// The cluster calibration profile of two trusted namespaces, among the watched ones.
+	"calibration": {"--set", "featureGates.DGDRV1Beta2=true", "--set", "watchNamespaces={team-a,team-b,team-c}",
+		"--set", "calibration.trustedNamespaces={team-a,team-b}", "--set", "calibration.minObservations=5"},
 	// What the released chart sets: the image pinned by digest.
 	"pinned": {"--set", "featureGates.DGDRV1Beta2=true", "--set", "image.digest=" + pinnedDigest},
 }
@@ -283,6 +287,13 @@ func TestOperatorConfigDecodes(t *testing.T) {
 				if wantImage := map[string]string{"verification": "registry.example/aiperf:0.13.0", "fence": "registry.example/aiperf:0.13.0"}[name]; cfg.Verification.Image != wantImage {
 					t.Errorf("verification.image %q, want %q", cfg.Verification.Image, wantImage)
 				}
+				wantCalibration := v1alpha1.CalibrationConfig{MinObservations: ptr.To[int32](3)}
+				if name == "calibration" {
+					wantCalibration = v1alpha1.CalibrationConfig{TrustedNamespaces: []string{"team-a", "team-b"}, MinObservations: ptr.To[int32](5)}
+				}
+				if diff := cmp.Diff(wantCalibration, cfg.Calibration); diff != "" {
+					t.Errorf("calibration (-want +got):\n%s", diff)
+				}
 				if name == "verification" {
 					want := v1alpha1.VerificationConfig{Image: "registry.example/aiperf:0.13.0", ImagePullPolicy: corev1.PullIfNotPresent,
 						Resources:    corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}},
@@ -390,6 +401,20 @@ func TestWatchNamespacesGrantNothingElsewhere(t *testing.T) {
 			t.Errorf("watchNamespaces={%s} rendered; want a values schema error", ns)
 		} else if !strings.Contains(string(out), "watchNamespaces") {
 			t.Errorf("watchNamespaces={%s}: the error does not name the field:\n%s", ns, out)
+		}
+	}
+}
+
+// TestTrustedNamespacesSchema: calibration.trustedNamespaces holds namespace names, each once:
+// anything else is a values schema error naming the field.
+func TestTrustedNamespacesSchema(t *testing.T) {
+	for _, value := range []string{`["Team_A"]`, `["team-a","team-a"]`, `"team-a"`} {
+		cmd := exec.Command(filepath.Join(root, "bin", "helm"), "template", "dgdr-operator", chart, "--set-json", "calibration.trustedNamespaces="+value)
+		cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+t.TempDir(), "HELM_CONFIG_HOME="+t.TempDir())
+		if out, err := cmd.CombinedOutput(); err == nil {
+			t.Errorf("calibration.trustedNamespaces=%s rendered; want a values schema error", value)
+		} else if !strings.Contains(string(out), "trustedNamespaces") {
+			t.Errorf("calibration.trustedNamespaces=%s: the error does not name the field:\n%s", value, out)
 		}
 	}
 }

@@ -110,7 +110,8 @@ func requireNoPromptText(t *testing.T, where string, v any) {
 // TestCaptureRecordedByTheRealFrontend: an autoApply request with capture on a claim bound to
 // a host directory and a verification of 30 requests. The verification's real AIPerf traffic
 // goes through the real Dynamo frontend (1.6.1), which writes its request trace into its own
-// directory of the claim (subPathExpr of the pod's name). The frontend writes a segment of less
+// directory of the request's directory of the claim (subPathExpr of the request's UID and the
+// pod's name). The frontend writes a segment of less
 // than maxSegmentMiB when it stops, so the test deletes the deployment and reads the segments
 // once the frontend pod is gone: at least as many request_end records (dynamo.request.trace.v1)
 // as the verification completed, each read by aisim's Dynamo trace reader, none with text.
@@ -176,13 +177,14 @@ func TestCaptureRecordedByTheRealFrontend(t *testing.T) {
 		return err == nil && len(left) == 0, fmt.Sprintf("%d pods", len(left)), err
 	})
 
-	segments, err := filepath.Glob(filepath.Join(dir, frontend, "request-trace.*.jsonl.gz"))
+	podDir := filepath.Join(dir, string(captured.UID), frontend)
+	segments, err := filepath.Glob(filepath.Join(podDir, "request-trace.*.jsonl.gz"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(segments) == 0 {
 		entries, _ := os.ReadDir(dir)
-		t.Fatalf("no segment under %s/%s (the claim holds %v)", dir, frontend, entries)
+		t.Fatalf("no segment under %s (the claim holds %v)", podDir, entries)
 	}
 	records := 0
 	for _, seg := range segments {

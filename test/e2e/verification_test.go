@@ -24,7 +24,6 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 	"github.com/dgdr-operator/dgdr-operator/internal/verification"
 	"github.com/dgdr-operator/dgdr-operator/test/sandboxtest"
-	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/manager"
 )
 
 // verifiedRequest is an autoApply request with verification at the modeled load (the static
@@ -101,8 +100,8 @@ func TestVerificationOnRealizedDeployment(t *testing.T) {
 	requireCalibratedNextSearch(t, ns, got)
 }
 
-// requireCalibratedNextSearch: the verification of verified is an observation of the cluster's
-// calibration profile, and the next search of the same model in the cluster carries it (the
+// requireCalibratedNextSearch: the verification of verified is an observation of its namespace's
+// calibration profile, and the next search of the same model in that namespace carries it (the
 // sandbox uses a correction from one observation): its Run records the correction, and its
 // Candidate of the verified candidate's key carries the calibrated prediction next to the
 // uncalibrated one, predicted × ratio, with the observations behind it.
@@ -111,7 +110,7 @@ func requireCalibratedNextSearch(t *testing.T, ns string, verified *v1beta2.Dyna
 	ctx := context.Background()
 	v := verified.Status.Verification
 	source := fmt.Sprintf("%s/%s@gen%d", ns, verified.Name, v.DeploymentGeneration)
-	profile, err := calibration.Load(ctx, k8s, manager.OperatorNamespace)
+	profile, err := calibration.Load(ctx, k8s, ns)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -122,9 +122,10 @@ type OperatorConfiguration struct {
 	// +optional
 	Pricing *PricingConfig `json:"pricing,omitempty"`
 
-	// calibration configures the calibration profile, the per-cluster corrections learned from
-	// verified deployments that every new search applies to its Candidates' predictions
-	// (docs/design/results.md, "Calibration").
+	// calibration configures the calibration profiles, the corrections learned from verified
+	// deployments that new searches apply to their Candidates' predictions: one profile per
+	// namespace, and the cluster profile of the namespaces trusted here
+	// (docs/design/candidates.md, "Calibration").
 	// +optional
 	Calibration CalibrationConfig `json:"calibration,omitzero"`
 
@@ -151,12 +152,20 @@ type ResearchConfig struct {
 	MinInterval *metav1.Duration `json:"minInterval,omitempty"`
 }
 
-// CalibrationConfig says where the calibration profile is and when its corrections are used.
+// CalibrationConfig says which calibration profiles a Run uses and when their corrections are
+// used.
 type CalibrationConfig struct {
-	// namespace holds the profile, the ConfigMap dgdr-operator-calibration. Defaults to the
-	// operator's namespace (POD_NAMESPACE); when both are empty no profile is read.
+	// trustedNamespaces lists the namespaces whose profiles (each the ConfigMap
+	// dgdr-operator-calibration of its namespace) make up the cluster profile, which every Run
+	// uses for a key and metric its own namespace's profile has fewer than minObservations
+	// observations of. List only namespaces whose tenants you trust with every namespace's
+	// predictions: a tenant decides what its own verifications measure. Defaults to none: each
+	// namespace's Runs use its own profile only. At most 32 namespace names, without duplicates;
+	// with namespaces set, each must be one of them.
 	// +optional
-	Namespace string `json:"namespace,omitempty"`
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=32
+	TrustedNamespaces []string `json:"trustedNamespaces,omitempty"`
 
 	// minObservations is the number of observations a correction needs before searches use it.
 	// Defaults to 3. Minimum 1, maximum 100.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -13,22 +14,19 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/config"
 )
 
-// DefaultOperatorNamespace is the namespace the installation guide installs the operator in: the
-// default of the UI's --calibration-namespace.
-const DefaultOperatorNamespace = "dgdr-system"
-
 func newCalibrationCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "calibration",
-		Short: "Show or reset the cluster's calibration profile",
-		Long: `calibration works with the calibration profile, the ConfigMap ` + calibration.ConfigMapName + `: the
-observations of verified deployments and the corrections new searches apply to their predictions
-(docs/design/results.md, "Calibration"). It finds the profile where the operator keeps it, from
-the operator's configuration in the cluster (the chart's ConfigMap labelled
-app.kubernetes.io/name=dgdr-operator: calibration.namespace, else the operator's namespace, and
-calibration.minObservations); --operator-namespace names the operator's namespace when several
-operators are installed or ConfigMaps cannot be listed in every namespace, and -n names the
-profile's namespace directly.`,
+		Short: "Show or reset a namespace's calibration profile",
+		Long: `calibration works with a namespace's calibration profile (-n, else the kubeconfig context's
+namespace), the ConfigMap ` + calibration.ConfigMapName + ` of that namespace: the observations of its
+verified deployments and the corrections its new searches apply to their predictions
+(docs/design/candidates.md, "Calibration"). The cluster profile is the profiles of the
+namespaces the operator configuration trusts (calibration.trustedNamespaces): show each of them.
+show counts a correction as used from the operator configuration's calibration.minObservations,
+read from the chart's ConfigMap labelled app.kubernetes.io/name=dgdr-operator in the cluster
+(--operator-namespace names the operator's namespace when several operators are installed or
+ConfigMaps cannot be listed in every namespace; --min-observations overrides it).`,
 	}
 	cmd.AddCommand(newCalibrationShowCommand(), newCalibrationResetCommand())
 	return cmd
@@ -55,36 +53,29 @@ type profile struct {
 	// from ("" when it came from the flag or its default).
 	minObservations int32
 	source          string
+	// trusted is the configuration's calibration.trustedNamespaces.
+	trusted []string
 }
 
-// locate connects and finds the profile: -n's namespace when given, else the operator
-// configuration's; --min-observations when given, else the configuration's. When the
-// configuration cannot be read, -n is required and the flag's value (or its default) is used,
+// locate connects and finds the profile: the namespace's (-n, else the kubeconfig context's);
+// --min-observations when given, else the operator configuration's calibration.minObservations
+// (show only). When the configuration cannot be read, the flag's value (or its default) is used,
 // with a warning.
 func (f *calibrationFlags) locate(cmd *cobra.Command) (*profile, error) {
 	c, err := f.kf.connect()
 	if err != nil {
 		return nil, err
 	}
-	p := &profile{c: c, namespace: f.kf.namespace, minObservations: f.minObservations}
-	minGiven := cmd.Flags().Changed("min-observations")
-	if p.namespace != "" && (minGiven || cmd.Flags().Lookup("min-observations") == nil) {
+	p := &profile{c: c, namespace: c.namespace, minObservations: f.minObservations}
+	if cmd.Flags().Changed("min-observations") || cmd.Flags().Lookup("min-observations") == nil {
 		return p, nil
 	}
 	oc, err := findOperatorCalibration(cmd.Context(), c.ctrl, f.operatorNamespace)
-	switch {
-	case err == nil:
-		if p.namespace == "" {
-			p.namespace = oc.Namespace
-		}
-		if !minGiven {
-			p.minObservations, p.source = oc.MinObservations, oc.Source
-		}
-	case p.namespace != "":
+	if err != nil {
 		fmt.Fprintf(cmd.ErrOrStderr(), "warning: %v; corrections are taken as used from %d observations (--min-observations)\n", err, p.minObservations)
-	default:
-		return nil, fmt.Errorf("%w; or name the profile's namespace with -n", err)
+		return p, nil
 	}
+	p.minObservations, p.source, p.trusted = oc.MinObservations, oc.Source, oc.TrustedNamespaces
 	return p, nil
 }
 
@@ -149,10 +140,14 @@ func newCalibrationResetCommand() *cobra.Command {
 	return cmd
 }
 
-// writeCalibration prints the profile p found at: its corrections, and its observations when
-// asked.
-func writeCalibration(out io.Writer, at *profile, p calibration.Profile, observations bool) {
+// writeCalibration prints the profile found at as the operator uses it (its own namespace's
+// observations: calibration.Profile.Of): its corrections, and its observations when asked.
+func writeCalibration(out io.Writer, at *profile, stored calibration.Profile, observations bool) {
 	namespace, minCount := at.namespace, int(at.minObservations)
+	p := stored.Of(namespace)
+	if foreign := len(stored.Observations) - len(p.Observations); foreign > 0 {
+		fmt.Fprintf(out, "calibration profile %s/%s: %d observations of another namespace, or not valid, are ignored\n", namespace, calibration.ConfigMapName, foreign)
+	}
 	if len(p.Observations) == 0 {
 		fmt.Fprintf(out, "calibration profile %s/%s: no observations\n", namespace, calibration.ConfigMapName)
 		return
@@ -161,8 +156,12 @@ func writeCalibration(out io.Writer, at *profile, p calibration.Profile, observa
 	if at.source != "" {
 		from = " (calibration.minObservations of " + at.source + ")"
 	}
-	fmt.Fprintf(out, "calibration profile %s/%s: %d observations (at most %d kept); corrections are used from %d%s\n\n",
+	fmt.Fprintf(out, "calibration profile %s/%s: %d observations (at most %d kept); corrections are used from %d%s\n",
 		namespace, calibration.ConfigMapName, len(p.Observations), calibration.MaxObservations, minCount, from)
+	if len(at.trusted) > 0 {
+		fmt.Fprintf(out, "the cluster profile, used for keys this one has too few observations of, is the profiles of %s (calibration.trustedNamespaces)\n", strings.Join(at.trusted, ", "))
+	}
+	fmt.Fprintln(out)
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "BACKEND\tSYSTEM\tMODEL\tMODE\tPARALLELISM\tMETRIC\tRATIO\tSPREAD\tN\tUSED")
 	for _, c := range p.Corrections() {

@@ -24,8 +24,10 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/testing/poll"
 )
 
-// TestCalibrationShowAndReset: show prints the profile's corrections (and observations) from the
-// API server; reset refuses without --yes and then deletes the profile.
+// TestCalibrationShowAndReset: show prints the namespace's profile's corrections (and
+// observations) from the API server, as the operator uses them: observations another namespace's
+// name was written into it under are counted and left out; reset refuses without --yes and then
+// deletes the profile.
 func TestCalibrationShowAndReset(t *testing.T) {
 	ctx := context.Background()
 	ns := testenv.Namespace(t, env.Client, "ctl-calib")
@@ -42,9 +44,21 @@ func TestCalibrationShowAndReset(t *testing.T) {
 			m[calibration.MetricITLMs] = calibration.Pair{Predicted: 10, Observed: o.itl}
 		}
 		if err := calibration.Record(ctx, env.Client, env.Client, ns, calibration.Observation{Key: o.key, Metrics: m,
-			MeasuredAt: at.Add(time.Duration(i) * time.Minute), Source: "team/chat@gen" + string(rune('1'+i))}); err != nil {
+			MeasuredAt: at.Add(time.Duration(i) * time.Minute), Source: ns + "/chat@gen" + string(rune('1'+i))}); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// The namespace's tenant may write its profile ConfigMap: an observation under another
+	// namespace's name is not the namespace's.
+	cm := &corev1.ConfigMap{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: calibration.ConfigMapName}, cm); err != nil {
+		t.Fatal(err)
+	}
+	cm.Data[calibration.DataKey] = strings.Replace(cm.Data[calibration.DataKey], `"observations":[`,
+		`"observations":[{"key":{"backend":"vllm","system":"h200_sxm","model":"Qwen/Qwen3-8B","mode":"aggregated","parallelism":"agg:tp4"},`+
+			`"metrics":{"ttftMs":{"predicted":100,"observed":900}},"measuredAt":"2026-03-01T11:00:00Z","source":"other/x@gen1"},`, 1)
+	if err := env.Client.Update(ctx, cm); err != nil {
+		t.Fatal(err)
 	}
 	conn := []string{"--kubeconfig", kubeconfig, "-n", ns}
 
@@ -52,7 +66,8 @@ func TestCalibrationShowAndReset(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("show: exit %d: %s", code, errOut)
 	}
-	want := "calibration profile " + ns + "/dgdr-operator-calibration: 4 observations (at most 500 kept); corrections are used from 3\n\n" + `BACKEND  SYSTEM    MODEL          MODE        PARALLELISM  METRIC  RATIO  SPREAD  N  USED
+	want := "calibration profile " + ns + "/dgdr-operator-calibration: 1 observations of another namespace, or not valid, are ignored\n" +
+		"calibration profile " + ns + "/dgdr-operator-calibration: 4 observations (at most 500 kept); corrections are used from 3\n\n" + `BACKEND  SYSTEM    MODEL          MODE        PARALLELISM  METRIC  RATIO  SPREAD  N  USED
 vllm     h200_sxm  Qwen/Qwen3-8B  aggregated  agg:tp2      ttftMs  1.500  0.300   3  yes
 vllm     h200_sxm  Qwen/Qwen3-8B  aggregated  agg:tp2      itlMs   1.200  0.100   3  yes
 vllm     h200_sxm  Qwen/Qwen3-8B  aggregated  agg:tp4      ttftMs  0.500  0.000   1  no
@@ -66,6 +81,9 @@ MEASURED              SOURCE          KEY                                       
 2026-03-01T12:02:00Z  team/chat@gen3  vllm h200_sxm Qwen/Qwen3-8B aggregated agg:tp2  itlMs   10         13
 2026-03-01T12:03:00Z  team/chat@gen4  vllm h200_sxm Qwen/Qwen3-8B aggregated agg:tp4  ttftMs  100        50
 `
+	// The sources are the namespace's, whose name is longer than "team".
+	want = strings.ReplaceAll(want, "SOURCE  ", "SOURCE  "+strings.Repeat(" ", len(ns)-len("team")))
+	want = strings.ReplaceAll(want, "team/chat", ns+"/chat")
 	if diff := cmp.Diff(want, out); diff != "" {
 		t.Errorf("show (-want +got):\n%s", diff)
 	}
@@ -73,8 +91,8 @@ MEASURED              SOURCE          KEY                                       
 	if _, errOut, code := run(t, append([]string{"calibration", "reset"}, conn...)...); code == 0 || !strings.Contains(errOut, "--yes") {
 		t.Errorf("reset without --yes: exit %d, stderr %q; want a refusal naming --yes", code, errOut)
 	}
-	if p, err := calibration.Load(ctx, env.Client, ns); err != nil || len(p.Observations) != 4 {
-		t.Fatalf("after a refused reset: %d observations, %v; want 4", len(p.Observations), err)
+	if p, err := calibration.Load(ctx, env.Client, ns); err != nil || len(p.Observations) != 5 {
+		t.Fatalf("after a refused reset: %d observations, %v; want 5", len(p.Observations), err)
 	}
 	if out, errOut, code := run(t, append([]string{"calibration", "reset", "--yes"}, conn...)...); code != 0 || !strings.Contains(out, "deleted") {
 		t.Fatalf("reset --yes: exit %d, stdout %q, stderr %q", code, out, errOut)
@@ -104,56 +122,57 @@ func observe(t *testing.T, ns string, n int) {
 	for i := range n {
 		if err := calibration.Record(context.Background(), env.Client, env.Client, ns, calibration.Observation{Key: key,
 			Metrics:    map[string]calibration.Pair{calibration.MetricTTFTMs: {Predicted: 100, Observed: 120}},
-			MeasuredAt: time.Date(2026, 3, 1, 12, i, 0, 0, time.UTC), Source: "team/chat@gen" + strconv.Itoa(i+1)}); err != nil {
+			MeasuredAt: time.Date(2026, 3, 1, 12, i, 0, 0, time.UTC), Source: ns + "/chat@gen" + strconv.Itoa(i+1)}); err != nil {
 			t.Fatal(err)
 		}
 	}
 }
 
-// TestCalibrationShowFindsTheOperatorProfile: without -n or --min-observations, calibration show
-// reads the operator's configuration from the chart's ConfigMap, finds the profile in the
-// operator's namespace (or calibration.namespace) and counts corrections as used from its
-// calibration.minObservations: on the sandbox, one observation in dgdr-system used from 1 (issue
-// 42, where show looked in the context's namespace and assumed 3). With two operators it asks for
-// --operator-namespace; a labelled ConfigMap that is no OperatorConfiguration is not one. A user
-// who may not list ConfigMaps in every namespace finds the operator in dgdr-system.
+// TestCalibrationShowFindsTheOperatorProfile: calibration show reads the namespace's profile
+// (-n, else the kubeconfig context's) and, without --min-observations, counts corrections as used
+// from the calibration.minObservations of the operator's configuration, read from the chart's
+// ConfigMap (issue 42: show assumed 3 where the sandbox uses 1), naming the trusted namespaces of
+// the cluster profile. With two operators it warns, naming --operator-namespace, and takes the
+// flag's value; a labelled ConfigMap that is no OperatorConfiguration is not one. A user who may
+// not list ConfigMaps in every namespace finds the operator in dgdr-system.
 func TestCalibrationShowFindsTheOperatorProfile(t *testing.T) {
 	ctx := context.Background()
-	operatorNS := testenv.Namespace(t, env.Client, "ctl-operator")
+	operatorNS, tenantNS := testenv.Namespace(t, env.Client, "ctl-operator"), testenv.Namespace(t, env.Client, "ctl-tenant")
 	operatorConfigMap(t, operatorNS, "dgdr-operator-config", "apiVersion: config.dgdr.nvidia.com/v1alpha1\nkind: OperatorConfiguration\n"+
-		"planner: {image: p}\ncalibration:\n  minObservations: 1\nfutureField: {from: a newer operator}\n")
+		"planner: {image: p}\ncalibration:\n  minObservations: 1\n  trustedNamespaces: [team-a, team-b]\nfutureField: {from: a newer operator}\n")
 	operatorConfigMap(t, testenv.Namespace(t, env.Client, "ctl-other"), "dgdr-operator-dashboards", "kind: Dashboard\n")
-	observe(t, operatorNS, 1)
+	observe(t, tenantNS, 1)
 	header := func(ns string, n int, min int32, source string) string {
 		return fmt.Sprintf("calibration profile %s/dgdr-operator-calibration: %d observations (at most 500 kept); corrections are used from %d (calibration.minObservations of %s)\n",
 			ns, n, min, source)
 	}
 
-	out, errOut, code := run(t, "calibration", "show", "--kubeconfig", kubeconfig)
+	out, errOut, code := run(t, "calibration", "show", "--kubeconfig", kubeconfig, "-n", tenantNS)
 	if code != 0 {
 		t.Fatalf("show: exit %d: %s", code, errOut)
 	}
-	if want := header(operatorNS, 1, 1, operatorNS+"/dgdr-operator-config"); !strings.HasPrefix(out, want) || !strings.Contains(out, "agg:tp1      ttftMs  1.200  0.000   1  yes") {
-		t.Errorf("show without flags:\n%s\nwant it to start with %q and use the correction", out, want)
+	trusted := "the cluster profile, used for keys this one has too few observations of, is the profiles of team-a, team-b (calibration.trustedNamespaces)\n"
+	if want := header(tenantNS, 1, 1, operatorNS+"/dgdr-operator-config") + trusted; !strings.HasPrefix(out, want) || !strings.Contains(out, "agg:tp1      ttftMs  1.200  0.000   1  yes") {
+		t.Errorf("show without --min-observations:\n%s\nwant it to start with %q and use the correction", out, want)
 	}
 
-	// A second operator keeps its profile in another namespace, used from 2 observations.
-	secondNS, profileNS := testenv.Namespace(t, env.Client, "ctl-second"), testenv.Namespace(t, env.Client, "ctl-profile")
+	// A second operator uses corrections from 2 observations.
+	secondNS := testenv.Namespace(t, env.Client, "ctl-second")
 	operatorConfigMap(t, secondNS, "team-dgdr-operator-config", "apiVersion: config.dgdr.nvidia.com/v1alpha1\nkind: OperatorConfiguration\n"+
-		"calibration: {namespace: "+profileNS+", minObservations: 2}\n")
-	observe(t, profileNS, 1)
-	_, errOut, code = run(t, "calibration", "show", "--kubeconfig", kubeconfig)
-	if want := "several operator configurations (" + strings.Join(sorted(operatorNS+"/dgdr-operator-config", secondNS+"/team-dgdr-operator-config"), ", ") + ")"; code == 0 || !strings.Contains(errOut, want) || !strings.Contains(errOut, "--operator-namespace") {
-		t.Errorf("two operators: exit %d, stderr %q; want %q and --operator-namespace", code, errOut, want)
+		"calibration: {minObservations: 2}\n")
+	out, errOut, code = run(t, "calibration", "show", "--kubeconfig", kubeconfig, "-n", tenantNS)
+	if want := "several operator configurations (" + strings.Join(sorted(operatorNS+"/dgdr-operator-config", secondNS+"/team-dgdr-operator-config"), ", ") + ")"; code != 0 || !strings.Contains(errOut, want) ||
+		!strings.Contains(errOut, "--operator-namespace") || !strings.HasPrefix(out, "calibration profile "+tenantNS+"/dgdr-operator-calibration: 1 observations (at most 500 kept); corrections are used from 3\n") {
+		t.Errorf("two operators: exit %d, stderr %q, stdout %q; want a warning naming %q and --operator-namespace, and the flag's default", code, errOut, out, want)
 	}
-	out, errOut, code = run(t, "calibration", "show", "--kubeconfig", kubeconfig, "--operator-namespace", secondNS)
-	if want := header(profileNS, 1, 2, secondNS+"/team-dgdr-operator-config"); code != 0 || !strings.HasPrefix(out, want) || !strings.Contains(out, "1  no") {
+	out, errOut, code = run(t, "calibration", "show", "--kubeconfig", kubeconfig, "-n", tenantNS, "--operator-namespace", secondNS)
+	if want := header(tenantNS, 1, 2, secondNS+"/team-dgdr-operator-config"); code != 0 || !strings.HasPrefix(out, want) || !strings.Contains(out, "1  no") {
 		t.Errorf("--operator-namespace: exit %d (%s):\n%s\nwant it to start with %q, the correction unused", code, errOut, out, want)
 	}
-	// -n and --min-observations name the profile without reading any configuration.
-	out, _, _ = run(t, "calibration", "show", "--kubeconfig", kubeconfig, "-n", profileNS, "--min-observations", "1")
-	if !strings.HasPrefix(out, "calibration profile "+profileNS+"/dgdr-operator-calibration: 1 observations (at most 500 kept); corrections are used from 1\n") {
-		t.Errorf("-n and --min-observations:\n%s", out)
+	// --min-observations reads no configuration.
+	out, errOut, _ = run(t, "calibration", "show", "--kubeconfig", kubeconfig, "-n", tenantNS, "--min-observations", "1")
+	if !strings.HasPrefix(out, "calibration profile "+tenantNS+"/dgdr-operator-calibration: 1 observations (at most 500 kept); corrections are used from 1\n") || errOut != "" {
+		t.Errorf("--min-observations: stdout %q, stderr %q", out, errOut)
 	}
 
 	// A user who may read ConfigMaps in dgdr-system only.
@@ -163,8 +182,8 @@ func TestCalibrationShowFindsTheOperatorProfile(t *testing.T) {
 	}
 	operatorConfigMap(t, app.DefaultOperatorNamespace, "dgdr-operator-config", "apiVersion: config.dgdr.nvidia.com/v1alpha1\nkind: OperatorConfiguration\ncalibration: {minObservations: 1}\n")
 	viewer := restrictedKubeconfig(t, "calibration-viewer", app.DefaultOperatorNamespace)
-	out, errOut, code = run(t, "calibration", "show", "--kubeconfig", viewer)
-	if want := "calibration profile " + app.DefaultOperatorNamespace + "/dgdr-operator-calibration: no observations\n"; code != 0 || out != want {
+	out, errOut, code = run(t, "calibration", "show", "--kubeconfig", viewer, "-n", app.DefaultOperatorNamespace)
+	if want := "calibration profile " + app.DefaultOperatorNamespace + "/dgdr-operator-calibration: no observations\n"; code != 0 || out != want || errOut != "" {
 		t.Errorf("a user without cluster-wide ConfigMap reads: exit %d (%s), stdout %q; want %q", code, errOut, out, want)
 	}
 }

@@ -15,6 +15,11 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/config"
 )
 
+// DefaultOperatorNamespace is the namespace the installation guide installs the operator in,
+// where the operator's configuration is looked for when ConfigMaps cannot be listed in every
+// namespace.
+const DefaultOperatorNamespace = "dgdr-system"
+
 // The chart's ConfigMap of the operator configuration (charts/dgdr-operator/templates/configmap.yaml):
 // <release>-config in the release namespace, labelled with the chart's name, the configuration
 // under config.yaml.
@@ -24,15 +29,15 @@ const (
 	operatorConfigKey = "config.yaml"
 )
 
-// operatorCalibration is where the operator keeps its calibration profile and when its
-// corrections are used, as its configuration in the cluster says.
+// operatorCalibration is when the operator uses its calibration profiles' corrections, and which
+// namespaces make up its cluster profile, as its configuration in the cluster says.
 type operatorCalibration struct {
 	// Source is the configuration's ConfigMap, namespace/name.
 	Source string
-	// Namespace holds the profile: calibration.namespace, else the operator's own namespace.
-	Namespace string
 	// MinObservations is calibration.minObservations (its default when unset).
 	MinObservations int32
+	// TrustedNamespaces is calibration.trustedNamespaces.
+	TrustedNamespaces []string
 }
 
 // findOperatorCalibration reads the calibration settings of the operator's configuration in
@@ -63,7 +68,7 @@ func findOperatorCalibration(ctx context.Context, c client.Reader, namespace str
 		if !ok {
 			continue
 		}
-		oc, err := calibrationOf(cm.Namespace, []byte(data))
+		oc, err := calibrationOf([]byte(data))
 		if err != nil {
 			return operatorCalibration{}, fmt.Errorf("ConfigMap %s/%s: %w", cm.Namespace, cm.Name, err)
 		}
@@ -87,11 +92,11 @@ func findOperatorCalibration(ctx context.Context, c client.Reader, namespace str
 	return operatorCalibration{}, fmt.Errorf("several operator configurations (%s): name the operator's namespace with --operator-namespace", strings.Join(names, ", "))
 }
 
-// calibrationOf reads the calibration settings of an operator configuration stored in
-// namespace; nil when the document is not an OperatorConfiguration. Only the calibration section
-// is decoded, leniently: a configuration of a newer operator, with fields this dgdrctl does not
-// know, still says where its profile is.
-func calibrationOf(namespace string, data []byte) (*operatorCalibration, error) {
+// calibrationOf reads the calibration settings of an operator configuration; nil when the
+// document is not an OperatorConfiguration. Only the calibration section is decoded, leniently: a
+// configuration of a newer operator, with fields this dgdrctl does not know, still says when its
+// corrections are used.
+func calibrationOf(data []byte) (*operatorCalibration, error) {
 	var doc struct {
 		APIVersion  string                     `json:"apiVersion"`
 		Kind        string                     `json:"kind"`
@@ -103,11 +108,7 @@ func calibrationOf(namespace string, data []byte) (*operatorCalibration, error) 
 	if doc.Kind != v1alpha1.Kind || doc.APIVersion != v1alpha1.GroupVersion {
 		return nil, nil
 	}
-	oc := &operatorCalibration{Namespace: doc.Calibration.Namespace, MinObservations: config.DefaultMinObservations}
-	if oc.Namespace == "" {
-		// The operator's own namespace (POD_NAMESPACE), where the chart puts the ConfigMap.
-		oc.Namespace = namespace
-	}
+	oc := &operatorCalibration{MinObservations: config.DefaultMinObservations, TrustedNamespaces: doc.Calibration.TrustedNamespaces}
 	if m := doc.Calibration.MinObservations; m != nil {
 		oc.MinObservations = *m
 	}

@@ -26,6 +26,10 @@ import (
 // recommendNamespace is the namespace of a request file without one.
 const recommendNamespace = "default"
 
+// recommendRequestUID is the UID of a request file without one: the rendering of a capture names
+// the request's directory of the claim, which an offline request, never created, does not have.
+const recommendRequestUID = "00000000-0000-0000-0000-000000000000"
+
 // Recommenders of dgdrctl recommend.
 const (
 	// RecommenderAISim is the local recommender, aisim, run in process.
@@ -245,6 +249,9 @@ func recommend(cmd *cobra.Command, a *Admitted, cfg *v1alpha1.OperatorConfigurat
 	}
 	if req.Generation == 0 {
 		req.Generation = 1
+	}
+	if req.UID == "" {
+		req.UID = recommendRequestUID
 	}
 	run, err := request.BuildRun(req, a.Input.Hash)
 	if err != nil {

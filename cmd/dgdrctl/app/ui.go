@@ -46,9 +46,10 @@ shows and does exactly what you may. Pages: the requests (live), a request's Run
 the effective AISimulate input, a diff between two Runs), a Run's candidates (every feasible
 evaluated point against the Pareto front, the ranked table) and a candidate (its rendered
 DynamoGraphDeployment, promote with a dry-run preview, as dgdrctl promote). It prints its URL
-and serves until interrupted. The Calibration page shows the operator's calibration profile,
-found from the operator's configuration in the cluster as dgdrctl calibration show finds it
-(--calibration-namespace and --min-observations override it). See docs/guide/ui.md.
+and serves until interrupted. The Calibration page shows a namespace's calibration profile
+(--calibration-namespace, by default --namespace's), its corrections counted as used from the
+operator configuration's calibration.minObservations, read from the cluster as dgdrctl
+calibration show reads it (--min-observations overrides it). See docs/guide/ui.md.
 
 The URL carries a one-time secret: the first browser that opens it gets the session cookie, and
 every other request (another browser, another local user, a page of another site) gets 401. To
@@ -71,7 +72,7 @@ It listens on a loopback address only, unless --address names another one explic
 	cmd.Flags().StringVar(&o.address, "address", "127.0.0.1", "address to listen on; a non-loopback address must be given explicitly")
 	cmd.Flags().BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "show the requests of every namespace you may list")
 	cmd.Flags().BoolVar(&o.open, "open", false, "open the URL in a browser")
-	cmd.Flags().StringVar(&o.calibrationNamespace, "calibration-namespace", DefaultOperatorNamespace, "where the calibration profile is (default: the operator configuration's calibration.namespace or the operator's namespace; this value when that configuration cannot be read)")
+	cmd.Flags().StringVar(&o.calibrationNamespace, "calibration-namespace", "", "the namespace whose calibration profile the Calibration page shows (default: the namespace of --namespace or the kubeconfig)")
 	cmd.Flags().Int32Var(&o.minObservations, "min-observations", config.DefaultMinObservations, "observations a correction needs before searches use it (default: the operator configuration's calibration.minObservations; this value when that configuration cannot be read)")
 	cmd.Flags().StringVar(&o.operatorNamespace, "operator-namespace", "", "the operator's namespace, where its configuration is (default: found by its label in any namespace you may list ConfigMaps of, else "+DefaultOperatorNamespace+")")
 	return cmd
@@ -89,6 +90,9 @@ func runUI(ctx context.Context, kf *kubeFlags, o *uiOptions, explicit bool, out 
 	if err != nil {
 		return err
 	}
+	if o.calibrationNamespace == "" {
+		o.calibrationNamespace = ns
+	}
 	if o.allNamespaces {
 		ns = ""
 	}
@@ -96,17 +100,12 @@ func runUI(ctx context.Context, kf *kubeFlags, o *uiOptions, explicit bool, out 
 	if err := ui.CheckBind(addr, explicit); err != nil {
 		return err
 	}
-	if set := o.calibrationFlagsSet; !set.namespace || !set.minObservations {
+	if !o.calibrationFlagsSet.minObservations {
 		oc, err := findOperatorCalibration(ctx, c, o.operatorNamespace)
 		if err != nil {
-			fmt.Fprintf(out, "warning: %v; the Calibration page reads namespace %s and counts corrections used from %d observations\n", err, o.calibrationNamespace, o.minObservations)
+			fmt.Fprintf(out, "warning: %v; the Calibration page counts corrections used from %d observations\n", err, o.minObservations)
 		} else {
-			if !set.namespace {
-				o.calibrationNamespace = oc.Namespace
-			}
-			if !set.minObservations {
-				o.minObservations = oc.MinObservations
-			}
+			o.minObservations = oc.MinObservations
 		}
 	}
 	srv, err := ui.New(ui.Options{Client: c, Namespace: ns, CalibrationNamespace: o.calibrationNamespace, MinObservations: o.minObservations})

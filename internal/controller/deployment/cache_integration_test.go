@@ -22,7 +22,7 @@ func TestUndeclaredKindIsNotCached(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	start := time.Now()
-	err := mgr.GetClient().Get(ctx, client.ObjectKey{Namespace: calibrationNamespace, Name: calibration.ConfigMapName}, &corev1.ConfigMap{})
+	err := mgr.GetClient().Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: calibration.ConfigMapName}, &corev1.ConfigMap{})
 	var notCached *cache.ErrResourceNotCached
 	if !errors.As(err, &notCached) {
 		t.Fatalf("cached Get of a ConfigMap: err = %v after %s, want ErrResourceNotCached", err, time.Since(start))

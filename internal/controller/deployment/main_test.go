@@ -45,8 +45,8 @@ const verificationImage = "registry.example/aiperf:0.13.0"
 // startFailureGrace is job.startFailureGraceSeconds of this package's operator.
 const startFailureGrace = 5 * time.Second
 
-// calibrationNamespace holds the calibration profile successful verifications are added to.
-const calibrationNamespace = "dgdr-calibration"
+// operatorNamespace is the operator's release namespace, where its RBAC is installed.
+const operatorNamespace = "dgdr-system"
 
 // clusterNode is the H200 Node with 8 GPUs that TestMain creates.
 const clusterNode = "gpu-h200-a"
@@ -70,11 +70,10 @@ func runTests(m *testing.M) int {
 	defer env.Stop()
 	cfg = controllertest.Config()
 	cfg.Verification.Image = verificationImage
-	cfg.Calibration.Namespace = calibrationNamespace
 	grace := int32(startFailureGrace / time.Second)
 	cfg.Job.StartFailureGraceSeconds = &grace
 	ctx := context.Background()
-	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: calibrationNamespace}}); err != nil {
+	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: operatorNamespace}}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -86,7 +85,7 @@ func runTests(m *testing.M) int {
 	}
 	// The operator runs with the chart's RBAC, installed in the calibration namespace (the
 	// release namespace of an installed operator): whatever it reads or writes beyond it fails.
-	if operator, err = controllertest.OperatorIdentity(ctx, env, calibrationNamespace, "dgdr-operator"); err != nil {
+	if operator, err = controllertest.OperatorIdentity(ctx, env, operatorNamespace, "dgdr-operator"); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

@@ -3,10 +3,12 @@ package deployment_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -20,6 +22,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/calibration"
 	ct "github.com/dgdr-operator/dgdr-operator/internal/controller/controllertest"
+	"github.com/dgdr-operator/dgdr-operator/internal/controller/deployment"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/run"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 	"github.com/dgdr-operator/dgdr-operator/internal/promote"
@@ -218,6 +221,9 @@ func TestVerificationHeld(t *testing.T) {
 		t.Errorf("PredictionHeld %+v", cond)
 	}
 	waitForEvent(t, ns, d.Name, "PredictionHeld")
+	if c := v.Calibration; c == nil || c.Recorded == nil || !*c.Recorded || c.Reason != "" {
+		t.Errorf("status.verification.calibration = %+v, want recorded", c)
+	}
 	obs := observationOf(t, ns+"/held@gen1")
 	if obs == nil {
 		t.Fatal("the successful verification is not in the calibration profile")
@@ -283,6 +289,111 @@ func TestVerificationFailures(t *testing.T) {
 	}
 }
 
+// TestEditedDeploymentIsNotCalibrated: a tenant decides what its own deployment runs, and so
+// what its verification measures; each edit is a new generation, and each generation a new
+// verification. A measurement is an observation only of the deployment as autoApply wrote the
+// Candidate: generation 2 (the tenant's edit) is verified (Succeeded, in status.verification) but
+// not recorded, reason DeploymentChanged naming why; generation 3, the edit undone, is the
+// Candidate's spec again (as the API server defaults it) and is recorded.
+func TestEditedDeploymentIsNotCalibrated(t *testing.T) {
+	ctx := context.Background()
+	ns := testenv.Namespace(t, k8s, "v")
+	d := deployed(t, ns, "edited", &v1beta2.VerificationSpec{Enabled: ptr.To(true)}, predicted())
+	verificationJob(t, d)
+	dgd := &unstructured.Unstructured{}
+	dgd.SetGroupVersionKind(promote.GVK)
+	key := client.ObjectKey{Namespace: ns, Name: "edited-dgd"}
+	if err := k8s.Get(ctx, key, dgd); err != nil {
+		t.Fatal(err)
+	}
+	written := dgd.DeepCopy()
+	components, _, _ := unstructured.NestedSlice(dgd.Object, "spec", "components")
+	for _, c := range components {
+		cm := c.(map[string]any)
+		if r, ok := cm["replicas"].(int64); ok {
+			cm["replicas"] = r + 1
+		}
+	}
+	if err := unstructured.SetNestedSlice(dgd.Object, components, "spec", "components"); err != nil {
+		t.Fatal(err)
+	}
+	if err := k8s.Update(ctx, dgd); err != nil {
+		t.Fatal(err)
+	}
+	if dgd.GetGeneration() != 2 {
+		t.Fatalf("the edit made generation %d, want 2", dgd.GetGeneration())
+	}
+	// The operator looks at a ready deployment every few minutes; a change of the request brings
+	// the next look forward.
+	poke := func() {
+		t.Helper()
+		cur := &v1beta2.DynamoGraphDeploymentRequest{}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(d), cur); err != nil {
+			t.Fatal(err)
+		}
+		patch := client.MergeFrom(cur.DeepCopy())
+		cur.Labels = map[string]string{"poke": fmt.Sprint(time.Now().UnixNano())}
+		if err := k8s.Patch(ctx, cur, patch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	poke()
+	msg := realResult(t, "termination-ok.json")
+	ended := func(gen int64) *v1beta2.VerificationStatus {
+		t.Helper()
+		got := waitForStatus(t, d, fmt.Sprintf("the verification of generation %d Succeeded", gen), func(d *v1beta2.DynamoGraphDeploymentRequest) bool {
+			v := d.Status.Verification
+			return v != nil && v.DeploymentGeneration == gen && v.Phase == v1beta2.VerificationSucceeded
+		})
+		return got.Status.Verification
+	}
+	notRecorded := func(gen int64, inMessage string) {
+		t.Helper()
+		c := ended(gen).Calibration
+		if c == nil || c.Recorded == nil || *c.Recorded || c.Reason != deployment.CalibrationDeploymentChanged || !strings.Contains(c.Message, inMessage) {
+			t.Errorf("generation %d: status.verification.calibration = %+v, want not recorded, DeploymentChanged, %q", gen, c, inMessage)
+		}
+		if obs := observationOf(t, fmt.Sprintf("%s/edited@gen%d", ns, gen)); obs != nil {
+			t.Errorf("generation %d entered the calibration profile: %+v", gen, obs)
+		}
+	}
+	second := jobOfGeneration(t, d, 2)
+	finishVerification(t, second, &msg, "")
+	notRecorded(2, "differs from candidate")
+
+	if err := k8s.Get(ctx, key, dgd); err != nil {
+		t.Fatal(err)
+	}
+	dgd.Object["spec"] = written.Object["spec"]
+	if err := k8s.Update(ctx, dgd); err != nil {
+		t.Fatal(err)
+	}
+	poke()
+	third := jobOfGeneration(t, d, 3)
+	finishVerification(t, third, &msg, "")
+	if c := ended(3).Calibration; c == nil || c.Recorded == nil || !*c.Recorded {
+		t.Errorf("generation 3, the Candidate's spec again: status.verification.calibration = %+v, want recorded", c)
+	}
+	if obs := observationOf(t, ns+"/edited@gen3"); obs == nil {
+		t.Error("generation 3 is not in the calibration profile of its namespace")
+	}
+}
+
+// jobOfGeneration waits for the request's verification Job of deployment generation gen and
+// marks it active.
+func jobOfGeneration(t *testing.T, d *v1beta2.DynamoGraphDeploymentRequest, gen int64) *batchv1.Job {
+	t.Helper()
+	job := &batchv1.Job{}
+	poll.Eventually(t, 2*wait, fmt.Sprintf("the verification Job of generation %d", gen), func() (bool, error) {
+		err := k8s.Get(context.Background(), client.ObjectKey{Namespace: d.Namespace, Name: naming.VerificationJobName(d.Name, gen)}, job)
+		return err == nil, client.IgnoreNotFound(err)
+	})
+	if err := ct.SetJobRunning(context.Background(), k8s, job); err != nil {
+		t.Fatal(err)
+	}
+	return job
+}
+
 // TestVerificationMeasuresOnlyTheDeploymentsFrontend: a tenant who may create Services plants
 // <dgd>-frontend before the Dynamo operator does: an ExternalName to a host of its choice, a
 // ClusterIP Service it owns itself, one without a selector (whose endpoints it writes), a
@@ -346,10 +457,12 @@ func waitForEvent(t *testing.T, ns, request, reason string) {
 	ct.WaitForEvent(t, k8s, ns, request, reason, "")
 }
 
-// observationOf is the calibration profile's observation from source, or nil.
+// observationOf is the observation from source of the calibration profile of its namespace, or
+// nil.
 func observationOf(t *testing.T, source string) *calibration.Observation {
 	t.Helper()
-	p, err := calibration.Load(context.Background(), k8s, calibrationNamespace)
+	ns, _, _ := strings.Cut(source, "/")
+	p, err := calibration.Load(context.Background(), k8s, ns)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,7 +59,7 @@ func researchRun(t *testing.T) *v1beta2.DynamoGraphDeploymentRun {
 	spec.Deployment = &v1beta2.DeploymentSpec{AutoApply: ptr.To(true), Capture: &v1beta2.CaptureSpec{Enabled: ptr.To(true), ClaimName: "traffic"}}
 	spec.Research = &v1beta2.ResearchSpec{IntervalMinutes: 60, WindowMinutes: ptr.To[int32](60), MinRequests: ptr.To[int32](1)}
 	r := builders.Run(ns, naming.ResearchRunName("llama", 1, 1764763200)).WithSpec(spec).Label(v1beta2.LabelRequestName, "llama").
-		Annotation(v1beta2.AnnotationResearchWindowEnd, "2025-12-03T12:00:00Z").Annotation(v1beta2.AnnotationResearchBaseline, cand.Name).Obj()
+		Label(v1beta2.LabelRequestUID, string(owner.UID)).Annotation(v1beta2.AnnotationResearchWindowEnd, "2025-12-03T12:00:00Z").Annotation(v1beta2.AnnotationResearchBaseline, cand.Name).Obj()
 	r.OwnerReferences = []metav1.OwnerReference{owner}
 	if err := k8s.Create(ctx, r); err != nil {
 		t.Fatal(err)
@@ -266,6 +266,73 @@ func TestBaselineJobLifecycle(t *testing.T) {
 
 // TestNoBaselineJobWithoutAResearch: a Run that is no re-search gets no baseline Job once its
 // input container ended, and ends with its search.
+// TestRefusedWindowEndsTheRun: the search's input container cuts only its request's directory of
+// the claim; when it refuses the window (over its bounds, or a malformed request in it: exit 6 or
+// 7, the termination message naming why), the Run ends at once with the reason named, the message
+// quoted, no baseline Job, and no start failure. The window's skipped entries, reported by a
+// container that cut one, are recorded.
+func TestRefusedWindowEndsTheRun(t *testing.T) {
+	for _, tc := range []struct {
+		code   int32
+		msg    string
+		reason string
+	}{
+		{jobcontract.InputExitWindowTooLarge, "report --write-input: the trace window is rejected: the window's records take more than 134217728 bytes uncompressed, the most a window file may hold",
+			v1beta2.ReasonTraceWindowTooLarge},
+		{jobcontract.InputExitWindowMalformed, "report --write-input: the trace window is rejected: fe/request-trace.000002.jsonl.gz: a request of the window has a malformed record: line 9: request.replay: required",
+			v1beta2.ReasonTraceWindowMalformed},
+	} {
+		t.Run(tc.reason, func(t *testing.T) {
+			ctx := context.Background()
+			r := researchRun(t)
+			job := waitForJob(t, r)
+			args := strings.Join(job.Spec.Template.Spec.InitContainers[0].Args, " ")
+			if want := "--trace-window-directory " + string(metav1.GetControllerOf(r).UID); !strings.Contains(args, want) {
+				t.Errorf("input args %q, want %q", args, want)
+			}
+			pod, err := ct.CreatePod(ctx, k8s, job, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pod.Status.Phase = corev1.PodFailed
+			pod.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: jobcontract.InputContainer, State: corev1.ContainerState{
+				Terminated: &corev1.ContainerStateTerminated{ExitCode: tc.code, Reason: "Error", Message: tc.msg}}}}
+			if err := k8s.Status().Update(ctx, pod); err != nil {
+				t.Fatal(err)
+			}
+			got := waitForReason(t, r, tc.reason)
+			if !strings.Contains(got.Status.Message, strings.TrimPrefix(tc.msg, "report --write-input: ")) || !strings.Contains(got.Status.Message, "nothing was searched") {
+				t.Errorf("message %q, want it to quote %q", got.Status.Message, tc.msg)
+			}
+			if err := k8s.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: naming.BaselineJobName(r.Name)}, &batchv1.Job{}); !apierrors.IsNotFound(err) {
+				t.Errorf("a baseline Job for a refused window: %v", err)
+			}
+		})
+	}
+	t.Run("skipped entries recorded", func(t *testing.T) {
+		ctx := context.Background()
+		r := researchRun(t)
+		job := waitForJob(t, r)
+		pod, err := ct.CreatePod(ctx, k8s, job, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pod.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: jobcontract.InputContainer, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+			Message: `{"requests":42,"sha256":"` + windowSHA256 + `","segments":3,"truncatedSegments":0,"skippedSegments":2,"skippedDirectories":1,"skippedLines":7,"pods":2}`}}}}
+		if err := k8s.Status().Update(ctx, pod); err != nil {
+			t.Fatal(err)
+		}
+		poll.Eventually(t, wait, "the window recorded", func() (bool, error) {
+			w := getRun(t, r).Status.AISimulate.Trace.Window
+			return w.Requests != nil, nil
+		})
+		w := getRun(t, r).Status.AISimulate.Trace.Window
+		if w.SkippedSegments != 2 || w.SkippedDirectories != 1 || w.SkippedLines != 7 || *w.Requests != 42 {
+			t.Errorf("window %+v, want 42 requests and the skipped entries counted", w)
+		}
+	})
+}
+
 func TestNoBaselineJobWithoutAResearch(t *testing.T) {
 	ctx := context.Background()
 	ns := testenv.Namespace(t, k8s, "t")

@@ -114,6 +114,25 @@ func WindowReport(pods []corev1.Pod) (*requesttrace.WindowSummary, int32) {
 	return &sum, t.ExitCode
 }
 
+// windowRejected is the Completion of a re-search whose input container refused to cut its
+// window (jobcontract.InputExitWindowTooLarge or InputExitWindowMalformed: its termination
+// message names the bound or the record), nil otherwise.
+func windowRejected(pods []corev1.Pod) *Completion {
+	t := inputTermination(pods)
+	if t == nil {
+		return nil
+	}
+	switch t.ExitCode {
+	case jobcontract.InputExitWindowTooLarge:
+		return &Completion{Reason: v1beta2.ReasonTraceWindowTooLarge, Message: "the window of captured traffic was not cut" + quote(t) +
+			"; nothing was searched: a shorter spec.research.windowMinutes holds fewer requests"}
+	case jobcontract.InputExitWindowMalformed:
+		return &Completion{Reason: v1beta2.ReasonTraceWindowMalformed, Message: "the window of captured traffic was not cut" + quote(t) +
+			"; nothing was searched: the capture claim holds a record its Frontend did not write"}
+	}
+	return nil
+}
+
 func insufficientTraffic(sum *requesttrace.WindowSummary) *Completion {
 	return &Completion{Reason: v1beta2.ReasonInsufficientTraffic, Message: fmt.Sprintf(
 		"the window of captured traffic holds %d requests (from %d segments of %d Frontend pods), fewer than spec.research.minRequests; nothing was searched",
@@ -177,6 +196,9 @@ func Classify(job *batchv1.Job, pods []corev1.Pod, status *v1beta2.DynamoGraphDe
 	search, reporter, searchPod := terminations(pods)
 	if sum, code := WindowReport(pods); sum != nil && code == jobcontract.InputExitInsufficientTraffic {
 		return insufficientTraffic(sum)
+	}
+	if c := windowRejected(pods); c != nil {
+		return c
 	}
 	if f := StartFailureOf(pods); f != nil && f.Final {
 		return StartFailed(f, 0)

@@ -236,22 +236,22 @@ func (r *Reconciler) stop(ctx context.Context, run *v1beta2.DynamoGraphDeploymen
 func (r *Reconciler) recordInput(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun, events *status.Events) (*aisimulate.Input, error) {
 	a := run.Status.AISimulate
 	fresh := a == nil || a.Input == nil || len(a.Input.Raw) == 0
-	var profile *calibration.Profile
-	if ns := r.Config.Calibration.Namespace; fresh && ns != "" {
+	var profiles *calibration.Profiles
+	if fresh {
 		// Read before the effective input is recorded, with it in the same status write; a
-		// failed read is retried rather than recorded as "no corrections".
-		p, err := calibration.Load(ctx, r.APIReader, ns)
-		switch {
-		case errors.Is(err, calibration.ErrInvalidProfile):
-			// A damaged profile must not stop searches: they run uncalibrated.
-			log.FromContext(ctx).Error(err, "the calibration profile is not used")
-		case err != nil:
+		// failed read is retried rather than recorded as "no corrections". The Run's namespace's
+		// profile, and the trusted namespaces' (the cluster profile): never another tenant's.
+		ps, err := calibration.LoadFor(ctx, r.APIReader, run.Namespace, r.Config.Calibration.TrustedNamespaces)
+		if err != nil && !errors.Is(err, calibration.ErrInvalidProfile) {
 			return nil, err
-		default:
-			profile = &p
 		}
+		if err != nil {
+			// A damaged profile must not stop searches: the others are used.
+			log.FromContext(ctx).Error(err, "a calibration profile is not used")
+		}
+		profiles = &ps
 	}
-	input, err := r.effectiveInput(run, profile)
+	input, err := r.effectiveInput(run, profiles)
 	if err != nil {
 		r.setTerminal(run, &Completion{Reason: v1beta2.ReasonInvalidInput, Message: err.Error()}, events)
 		return nil, nil
@@ -328,9 +328,9 @@ func (r *Reconciler) searchJob(ctx context.Context, run *v1beta2.DynamoGraphDepl
 
 // effectiveInput returns the Run's effective input, lowering the spec only the first time and
 // recording it in status.aisimulate (and the price of its GPU system in status.pricing, and the
-// corrections of profile, when read, for its GPU system and model in status.calibration);
+// corrections of profiles, when read, for its GPU system and model in status.calibration);
 // afterwards the recorded document is used as is. Errors are user-facing (InvalidInput).
-func (r *Reconciler) effectiveInput(run *v1beta2.DynamoGraphDeploymentRun, profile *calibration.Profile) (*aisimulate.Input, error) {
+func (r *Reconciler) effectiveInput(run *v1beta2.DynamoGraphDeploymentRun, profiles *calibration.Profiles) (*aisimulate.Input, error) {
 	var input *aisimulate.Input
 	if a := run.Status.AISimulate; a != nil && a.Input != nil && len(a.Input.Raw) > 0 {
 		in, err := aisimulate.Canonicalize(a.Input.Raw)
@@ -352,8 +352,8 @@ func (r *Reconciler) effectiveInput(run *v1beta2.DynamoGraphDeploymentRun, profi
 		// The price the lowering used is the one the reporter computes costs with.
 		if h := run.Spec.Hardware; h != nil && h.GPU != nil {
 			run.Status.Pricing = opts.Prices.For(h.GPU.SKU)
-			if profile != nil {
-				run.Status.Calibration = profile.For(h.GPU.SKU, run.Spec.Model.Name, ptr.Deref(r.Config.Calibration.MinObservations, config.DefaultMinObservations))
+			if profiles != nil {
+				run.Status.Calibration = profiles.For(h.GPU.SKU, run.Spec.Model.Name, ptr.Deref(r.Config.Calibration.MinObservations, config.DefaultMinObservations))
 			}
 		}
 	}
@@ -475,12 +475,12 @@ func (r *Reconciler) track(ctx context.Context, run *v1beta2.DynamoGraphDeployme
 		t := job.CreationTimestamp
 		run.Status.StartTime = &t
 	}
-	// A window with too little traffic ends the Run as soon as the input container says so: its
-	// failed pod is not a start failure.
-	if thin, err := r.recordWindow(ctx, run, job); err != nil || thin != nil {
-		if thin != nil {
+	// A window with too little traffic, or one the input container refused to cut, ends the Run as
+	// soon as the input container says so: its failed pod is not a start failure.
+	if ended, err := r.recordWindow(ctx, run, job); err != nil || ended != nil {
+		if ended != nil {
 			r.startFailures.Forget(run.UID)
-			r.setTerminal(run, thin, events)
+			r.setTerminal(run, ended, events)
 		}
 		return ctrl.Result{}, err
 	}

@@ -2,6 +2,7 @@ package run_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,6 +27,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
+	"github.com/dgdr-operator/dgdr-operator/internal/calibration"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/request"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/run"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
@@ -133,6 +135,10 @@ func TestOperatorIsFenced(t *testing.T) {
 		t.Fatal(err)
 	}
 	label := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"pwned":"true"}}}`))
+	tenantConfigMap := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tenant-settings"}}
+	if err := admin.Create(ctx, tenantConfigMap); err != nil {
+		t.Fatal(err)
+	}
 	badImage := job.DeepCopy()
 	badImage.Name = "probe-bad-image"
 	badImage.Spec.Template.Spec.Containers[0].Image = "attacker/miner:latest"
@@ -163,6 +169,15 @@ func TestOperatorIsFenced(t *testing.T) {
 				RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: jobcontract.ReporterRole},
 				Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "default", Namespace: ns}}})
 		},
+		"create a ConfigMap other than the calibration profile": func() error {
+			return operator.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "kube-root-ca-copy", Labels: calibration.Labels}})
+		},
+		"create the calibration profile without the operator's label": func() error {
+			return operator.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: calibration.ConfigMapName}})
+		},
+		"update a tenant's ConfigMap": func() error {
+			return operator.Patch(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: tenantConfigMap.Name}}, label)
+		},
 	}
 	for name, attack := range attacks {
 		if err := attack(); !apierrors.IsForbidden(err) {
@@ -187,6 +202,26 @@ func TestOperatorIsFenced(t *testing.T) {
 		if err := operator.Create(ctx, obj); err != nil {
 			t.Errorf("the fenced operator creating %T %s: %v", obj, obj.GetName(), err)
 		}
+	}
+	// The namespace's calibration profile: created, then updated, also when the tenant created it
+	// without the operator's label (the operator's write adds it).
+	for i := range 2 {
+		obs := calibration.Observation{Key: calibration.Key{Backend: "vllm", System: "h100_sxm", Model: "m", Mode: "aggregated", Parallelism: "agg:tp1"},
+			Metrics:    map[string]calibration.Pair{calibration.MetricTTFTMs: {Predicted: 1, Observed: 2}},
+			MeasuredAt: time.Date(2026, 1, 1, 0, i, 0, 0, time.UTC), Source: fmt.Sprintf("%s/req@gen%d", ns, i)}
+		if err := calibration.Record(ctx, admin, operator, ns, obs); err != nil {
+			t.Errorf("the fenced operator recording observation %d in the namespace's calibration profile: %v", i, err)
+		}
+	}
+	other := testenv.Namespace(t, k8s, "t")
+	if err := admin.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: other, Name: calibration.ConfigMapName}}); err != nil {
+		t.Fatal(err)
+	}
+	obs := calibration.Observation{Key: calibration.Key{Backend: "vllm", System: "h100_sxm", Model: "m", Mode: "aggregated", Parallelism: "agg:tp1"},
+		Metrics:    map[string]calibration.Pair{calibration.MetricTTFTMs: {Predicted: 1, Observed: 2}},
+		MeasuredAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Source: other + "/req@gen1"}
+	if err := calibration.Record(ctx, admin, operator, other, obs); err != nil {
+		t.Errorf("the fenced operator recording in a profile the tenant created: %v", err)
 	}
 }
 
@@ -213,6 +248,7 @@ func withModelAccess(r *v1beta2.DynamoGraphDeploymentRun) {
 // with a recorded baseline (whose Job cuts the window again).
 func asResearch(r *v1beta2.DynamoGraphDeploymentRun) {
 	withModelAccess(r)
+	r.Labels[v1beta2.LabelRequestUID] = "00000000-0000-4000-8000-00000000aaaa"
 	r.Annotations = map[string]string{v1beta2.AnnotationResearchWindowEnd: "2026-12-03T12:00:00Z"}
 	r.Spec.Workload = &v1beta2.WorkloadSpec{Trace: &v1beta2.TraceWorkload{
 		Source: &v1beta2.TraceSource{PVC: &v1beta2.TracePVCSource{ClaimName: "traffic", Path: "t.jsonl"}}}}

@@ -312,6 +312,7 @@ func TestBuildJobHardening(t *testing.T) {
 // reported the window it cut, as the Run controller has it when it creates the baseline Job.
 func baselineRun() *v1beta2.DynamoGraphDeploymentRun {
 	r := testRun()
+	r.Labels[v1beta2.LabelRequestUID] = "llama-uid"
 	r.Annotations = map[string]string{v1beta2.AnnotationResearchWindowEnd: "2026-12-03T12:00:00Z"}
 	r.Spec.Deployment = &v1beta2.DeploymentSpec{Capture: &v1beta2.CaptureSpec{Enabled: ptr.To(true), ClaimName: "traffic",
 		Rotation: &v1beta2.CaptureRotation{MaxAgeHours: ptr.To[int32](48)}}}
@@ -386,7 +387,7 @@ func TestBuildBaselineJob(t *testing.T) {
 	wantInput.Env[3] = corev1.EnvVar{Name: "DGDR_BASELINE_INPUT_HASH", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{
 		APIVersion: "v1", FieldPath: "metadata.annotations['nvidia.com/dgdr-baseline-input-hash']"}}}
 	wantInput.Args = []string{"report", "--write-input",
-		"--trace-window-source", "/var/run/dgdr/capture",
+		"--trace-window-source", "/var/run/dgdr/capture", "--trace-window-directory", "llama-uid",
 		"--trace-window-start", "2026-12-03T06:00:00Z", "--trace-window-end", "2026-12-03T12:00:00Z",
 		"--trace-window-out", "/var/run/dgdr/trace/window.jsonl.gz", "--trace-window-sha256", "sha256:" + strings.Repeat("ab", 32),
 		"--termination-log", "/dev/termination-log"}
@@ -422,11 +423,12 @@ func TestBuildBaselineJob(t *testing.T) {
 }
 
 // TestBuildJobResearchWindow: a re-search Run's input container mounts the capture claim
-// read-only and cuts the window [end − window, end) into the trace volume, an emptyDir that the
-// search mounts read-only where its input names the window file; the search never gets the
-// claim.
+// read-only and cuts the window [end − window, end) of its request's directory of the claim into
+// the trace volume, an emptyDir bounded by the largest window, that the search mounts read-only
+// where its input names the window file; the search never gets the claim.
 func TestBuildJobResearchWindow(t *testing.T) {
 	run := testRun()
+	run.Labels[v1beta2.LabelRequestUID] = "llama-uid"
 	run.Annotations = map[string]string{v1beta2.AnnotationResearchWindowEnd: "2026-12-03T12:00:00Z"}
 	run.Spec.Deployment = &v1beta2.DeploymentSpec{Capture: &v1beta2.CaptureSpec{Enabled: ptr.To(true), ClaimName: "traffic"}}
 	run.Spec.Research = &v1beta2.ResearchSpec{IntervalMinutes: 60, WindowMinutes: ptr.To[int32](360),
@@ -435,7 +437,7 @@ func TestBuildJobResearchWindow(t *testing.T) {
 	spec := BuildJob(run, testConfig()).Spec.Template.Spec
 
 	wantArgs := append(slices.Clone(plain.Spec.Template.Spec.InitContainers[0].Args),
-		"--trace-window-source", "/var/run/dgdr/capture",
+		"--trace-window-source", "/var/run/dgdr/capture", "--trace-window-directory", "llama-uid",
 		"--trace-window-start", "2026-12-03T06:00:00Z", "--trace-window-end", "2026-12-03T12:00:00Z",
 		"--trace-window-out", "/var/run/dgdr/trace/window.jsonl.gz", "--trace-window-min-requests", "50",
 		"--termination-log", "/dev/termination-log")
@@ -454,7 +456,7 @@ func TestBuildJobResearchWindow(t *testing.T) {
 		t.Errorf("search mounts (-want +got):\n%s", diff)
 	}
 	wantVolumes := append(slices.Clone(plain.Spec.Template.Spec.Volumes),
-		corev1.Volume{Name: "trace", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		corev1.Volume{Name: "trace", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(resource.MustParse("144Mi"))}}},
 		corev1.Volume{Name: "capture", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "traffic", ReadOnly: true}}})
 	if diff := cmp.Diff(wantVolumes, spec.Volumes); diff != "" {
 		t.Errorf("volumes (-want +got):\n%s", diff)

@@ -57,9 +57,9 @@ func runTests(m *testing.M) int {
 	cfg.Job.StartFailureGraceSeconds = &grace
 	pendingCap := int32(maxPending)
 	cfg.Limits.MaxPendingRunsPerNamespace = &pendingCap
-	// The profile of calibration_integration_test.go; its observations are for a system no other
-	// test of this package searches on.
-	cfg.Calibration.Namespace = calibrationNamespace
+	// The cluster profile of calibration_integration_test.go; its observations are for a system
+	// no other test of this package searches on.
+	cfg.Calibration.TrustedNamespaces = []string{trustedNamespace}
 	cfg.Pricing = &v1alpha1.PricingConfig{Currency: "USD", PricePerGPUHour: map[string]v1alpha1.Decimal{"h200_sxm": "3.50"}}
 	// The manager's API requests go through runReads, which counts its reads of Runs.
 	counted := *env
@@ -76,7 +76,7 @@ func runTests(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if err := env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: calibrationNamespace}}); err != nil {
+	if err := env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: trustedNamespace}}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

@@ -13,6 +13,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -22,6 +23,8 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/podstart"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
+	"github.com/dgdr-operator/dgdr-operator/internal/render"
+	"github.com/dgdr-operator/dgdr-operator/internal/requesttrace"
 	"github.com/dgdr-operator/dgdr-operator/internal/research"
 )
 
@@ -92,6 +95,11 @@ func (r *Reconciler) checkTraceSource(ctx context.Context, run *v1beta2.DynamoGr
 	return nil, nil
 }
 
+// TraceWindowVolumeLimit is the sizeLimit of a re-search's trace volume: the largest window file
+// (requesttrace.DefaultMaxWindowBytes uncompressed, which its gzip stream exceeds by well under
+// 1%), with room for the file system's own blocks.
+const TraceWindowVolumeLimit = requesttrace.DefaultMaxWindowBytes + 16<<20
+
 // traceMount returns the search pod's trace volume and the search container's read-only mount
 // of it at aisimulate.TraceMountDir (nothing without a trace).
 func traceMount(run *v1beta2.DynamoGraphDeploymentRun) ([]corev1.Volume, []corev1.VolumeMount) {
@@ -107,8 +115,9 @@ func traceMount(run *v1beta2.DynamoGraphDeploymentRun) ([]corev1.Volume, []corev
 	switch {
 	case research.IsRun(run):
 		// The input container writes the window here (windowCut); the claim itself is never
-		// mounted into the search.
-		vol.EmptyDir = &corev1.EmptyDirVolumeSource{}
+		// mounted into the search. The window is bounded, and so is the volume: whatever writes
+		// past the bound gets the pod evicted, not the node's disk filled.
+		vol.EmptyDir = &corev1.EmptyDirVolumeSource{SizeLimit: resource.NewQuantity(TraceWindowVolumeLimit, resource.BinarySI)}
 	case src.ConfigMap != nil:
 		vol.ConfigMap = &corev1.ConfigMapVolumeSource{
 			LocalObjectReference: corev1.LocalObjectReference{Name: src.ConfigMap.Name},
@@ -138,7 +147,7 @@ func windowCut(run *v1beta2.DynamoGraphDeploymentRun) (*corev1.Volume, []string,
 		t := end.Add(-time.Duration(*r.MaxAgeHours) * time.Hour)
 		pruneBefore = &t
 	}
-	vol, args, mounts := cutFrom(d.Capture.ClaimName, start, end, pruneBefore == nil,
+	vol, args, mounts := cutFrom(run, d.Capture.ClaimName, start, end, pruneBefore == nil,
 		"--trace-window-min-requests", strconv.Itoa(int(research.MinRequests(&run.Spec))))
 	if pruneBefore != nil {
 		args = append(args, "--trace-prune-before", pruneBefore.UTC().Format(time.RFC3339))
@@ -155,7 +164,7 @@ func windowRecut(run *v1beta2.DynamoGraphDeploymentRun) (*corev1.Volume, []strin
 	if w == nil || w.SHA256 == "" || w.Start == nil || w.End == nil {
 		return nil, nil, nil
 	}
-	return cutFrom(w.ClaimName, w.Start.Time, w.End.Time, true, "--trace-window-sha256", w.SHA256)
+	return cutFrom(run, w.ClaimName, w.Start.Time, w.End.Time, true, "--trace-window-sha256", w.SHA256)
 }
 
 // recordedWindow is the window status.aisimulate.trace.window records, or nil.
@@ -167,12 +176,16 @@ func recordedWindow(run *v1beta2.DynamoGraphDeploymentRun) *v1beta2.TraceWindowS
 }
 
 // cutFrom is the capture claim's volume, the input container's arguments cutting [start, end)
-// from it into the trace volume (with check, the arguments checking the cut), and its mounts.
-func cutFrom(claim string, start, end time.Time, readOnly bool, check ...string) (*corev1.Volume, []string, []corev1.VolumeMount) {
+// from the run's request's directory of it into the trace volume (with check, the arguments
+// checking the cut), and its mounts. The Frontend pods of a request write only under its
+// directory (render.CaptureDirectory), so requests sharing a claim neither read nor prune each
+// other's segments.
+func cutFrom(run *v1beta2.DynamoGraphDeploymentRun, claim string, start, end time.Time, readOnly bool, check ...string) (*corev1.Volume, []string, []corev1.VolumeMount) {
 	vol := &corev1.Volume{Name: jobcontract.CaptureVolume, VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{
 		ClaimName: claim, ReadOnly: readOnly}}}
 	args := []string{
 		"--trace-window-source", jobcontract.CaptureMountDir,
+		"--trace-window-directory", render.CaptureDirectory(run.Labels[v1beta2.LabelRequestUID]),
 		"--trace-window-start", start.UTC().Format(time.RFC3339),
 		"--trace-window-end", end.UTC().Format(time.RFC3339),
 		"--trace-window-out", path.Join(aisimulate.TraceMountDir, jobcontract.TraceWindowFile),
@@ -188,17 +201,22 @@ func cutFrom(claim string, start, end time.Time, readOnly bool, check ...string)
 
 // recordWindow copies what a re-search's input container found in its window (its termination
 // message) into status.aisimulate.trace.window, once, and returns the Run's Completion when the
-// window held too little traffic to search.
+// window held too little traffic to search, or could not be cut.
 func (r *Reconciler) recordWindow(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun, job *batchv1.Job) (*Completion, error) {
 	a := run.Status.AISimulate
 	if a == nil || a.Trace == nil || a.Trace.Window == nil || a.Trace.Window.Requests != nil {
 		return nil, nil
 	}
-	var pods corev1.PodList
-	if err := r.Client.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingLabels{LabelJobName: job.Name}); err != nil {
+	var list corev1.PodList
+	if err := r.Client.List(ctx, &list, client.InNamespace(job.Namespace), client.MatchingLabels{LabelJobName: job.Name}); err != nil {
 		return nil, err
 	}
-	sum, code := WindowReport(podstart.ControlledBy(pods.Items, job))
+	pods := podstart.ControlledBy(list.Items, job)
+	// A refused window fails the input container: that is not a start failure.
+	if c := windowRejected(pods); c != nil {
+		return c, nil
+	}
+	sum, code := WindowReport(pods)
 	if sum == nil {
 		return nil, nil
 	}
@@ -207,6 +225,9 @@ func (r *Reconciler) recordWindow(ctx context.Context, run *v1beta2.DynamoGraphD
 	w.SHA256 = "sha256:" + sum.SHA256
 	w.Segments = int32(min(sum.Segments, math.MaxInt32))
 	w.Pods = int32(min(sum.Pods, math.MaxInt32))
+	w.SkippedSegments = int32(min(sum.SkippedSegments, math.MaxInt32))
+	w.SkippedDirectories = int32(min(sum.SkippedDirectories, math.MaxInt32))
+	w.SkippedLines = int64(sum.SkippedLines)
 	if code == jobcontract.InputExitInsufficientTraffic {
 		return insufficientTraffic(sum), nil
 	}

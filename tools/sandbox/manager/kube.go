@@ -35,9 +35,12 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/tools/sandbox/nodeagent"
 )
 
-// OperatorNamespace stands for the namespace an installed operator runs in (its POD_NAMESPACE):
-// it holds the calibration profile.
+// OperatorNamespace stands for the namespace an installed operator runs in (its POD_NAMESPACE).
 const OperatorNamespace = controlplane.OperatorNamespace
+
+// TrustedCalibrationNamespace is the one namespace of the sandbox operator's
+// calibration.trustedNamespaces: the cluster profile is its profile.
+const TrustedCalibrationNamespace = "dgdr-calibration-trusted"
 
 // ensureNamespace creates namespace name unless it exists.
 func (k *kube) ensureNamespace(ctx context.Context, name string) error {
@@ -277,8 +280,9 @@ func operatorConfigFor(p OperatorPorts, certDir string, le *LeaderElection, r Re
 		// The node agent runs it as the AIPerf of bin/aiperf (make aiperf), as config/dev.
 		Verification: v1alpha1.VerificationConfig{Image: VerificationImage},
 		// One verification is enough here: the e2e suite proves that a verified deployment
-		// calibrates the next search (an installed operator waits for 3 by default).
-		Calibration: v1alpha1.CalibrationConfig{Namespace: OperatorNamespace, MinObservations: ptr.To[int32](1)},
+		// calibrates the next search (an installed operator waits for 3 by default). The attack
+		// suite's trusted namespace makes up the cluster profile.
+		Calibration: v1alpha1.CalibrationConfig{TrustedNamespaces: []string{TrustedCalibrationNamespace}, MinObservations: ptr.To[int32](1)},
 		// Re-searches every minute, so the e2e suite sees ticks (an installed operator allows an
 		// hour at least), as config/dev.
 		Research:      v1alpha1.ResearchConfig{MinInterval: &metav1.Duration{Duration: time.Minute}},
