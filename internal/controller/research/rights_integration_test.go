@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -72,9 +73,12 @@ func TestRevokedRightsStopResearch(t *testing.T) {
 	if record.Decision != v1beta2.ResearchSkipped || !strings.Contains(record.Message, "create pods") || !strings.Contains(record.Message, `"owner"`) {
 		t.Errorf("history record %+v, want Skipped naming the user and create pods", record)
 	}
-	if c := condition(got, v1beta2.ConditionDeployed); c == nil || c.Reason != v1beta2.ReasonRightsRevoked {
-		t.Errorf("Deployed %+v, want RightsRevoked", c)
-	}
+	// The deployment's own reconciler says so at its next look: after an event, or its settled
+	// poll (two minutes) at the latest.
+	waitForStatusWithin(t, got, 2*time.Minute+rights.CheckTTL+tickWait, "Deployed=False RightsRevoked", func(d *v1beta2.DynamoGraphDeploymentRequest) bool {
+		c := condition(d, v1beta2.ConditionDeployed)
+		return c != nil && c.Status == metav1.ConditionFalse && c.Reason == v1beta2.ReasonRightsRevoked
+	})
 	var list v1beta2.DynamoGraphDeploymentRunList
 	if err := k8s.List(ctx, &list, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
