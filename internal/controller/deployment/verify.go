@@ -2,7 +2,6 @@ package deployment
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -270,12 +269,7 @@ func (r *Reconciler) recordedJob(ctx context.Context, dgdr *v1beta2.DynamoGraphD
 // recordJob writes status.verification (its jobUID the Job just created) on the request, as the
 // deployment reconciler's field manager.
 func (r *Reconciler) recordJob(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, v v1beta2.VerificationStatus) error {
-	body, err := json.Marshal(map[string]any{"status": map[string]any{"verification": v}})
-	if err != nil {
-		return err
-	}
-	patched := dgdr.DeepCopy()
-	return r.Client.Status().Patch(ctx, patched, client.RawPatch(types.MergePatchType, body), client.FieldOwner(request.DeploymentOwner.Manager))
+	return request.DeploymentOwner.PatchNow(ctx, r.Client, dgdr, map[string]any{"verification": v})
 }
 
 // liveJobUID is the verification Job UID the request's status records for base's Job name,

@@ -56,6 +56,26 @@ func (o Owner) NewWriter(c client.Client, live client.Reader, obj client.Object,
 	return w
 }
 
+// PatchNow writes fields, a part of o's share, to obj's status at once, outside the reconcile's
+// single status write: for a fact that must be on record before the reconcile goes on (the UID
+// of a child just created, which would be read as foreign otherwise). obj is not changed.
+func (o Owner) PatchNow(ctx context.Context, c client.Client, obj client.Object, fields map[string]any) error {
+	for k := range fields {
+		if !slices.Contains(o.Fields, k) {
+			return &NotOwnedError{Manager: o.Manager, Paths: []string{"status." + k}}
+		}
+	}
+	body, err := json.Marshal(map[string]any{"status": fields})
+	if err != nil {
+		return err
+	}
+	target, ok := obj.DeepCopyObject().(client.Object)
+	if !ok {
+		return fmt.Errorf("%T is not a client.Object", obj)
+	}
+	return c.Status().Patch(ctx, target, client.RawPatch(types.MergePatchType, body), client.FieldOwner(o.Manager))
+}
+
 // patchOwned writes o's share of obj's status (Patch of an Owner's Writer).
 func (w *Writer) patchOwned(ctx context.Context, obj client.Object) (bool, error) {
 	base, err := statusMap(w.base)

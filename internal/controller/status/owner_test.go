@@ -207,3 +207,16 @@ func TestOwnersDoNotClobberEachOther(t *testing.T) {
 		t.Errorf("managers of the conditions (-want +got):\n%s", diff)
 	}
 }
+
+// TestPatchNowRefusesAFieldItDoesNotOwn: an immediate write of a field outside the owner's
+// share is refused before anything is sent, naming the field.
+func TestPatchNowRefusesAFieldItDoesNotOwn(t *testing.T) {
+	err := podOwner.PatchNow(context.Background(), nil, &corev1.Pod{}, map[string]any{"phase": "Failed"})
+	var notOwned *NotOwnedError
+	if !errors.As(err, &notOwned) {
+		t.Fatalf("error %v, want a NotOwnedError", err)
+	}
+	if diff := cmp.Diff([]string{"status.phase"}, notOwned.Paths); diff != "" {
+		t.Errorf("paths (-want +got):\n%s", diff)
+	}
+}
