@@ -176,7 +176,8 @@ func deployedCandidate(t *testing.T, dgdr *v1beta2.DynamoGraphDeploymentRequest,
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := &v1beta2.DynamoGraphDeploymentRun{ObjectMeta: metav1.ObjectMeta{Name: dgdr.Name + "-run-1", Namespace: dgdr.Namespace}, Spec: dgdr.Spec}
+	run := &v1beta2.DynamoGraphDeploymentRun{ObjectMeta: metav1.ObjectMeta{Name: dgdr.Name + "-run-1", Namespace: dgdr.Namespace,
+		Labels: map[string]string{v1beta2.LabelRequestUID: "request-uid"}}, Spec: dgdr.Spec}
 	cands, err := candidates.FromResult(run, dir, sweep, candidates.Options{RuntimeImages: map[string]v1alpha1.RuntimeImage{"vllm": {Image: "vllm-runtime:test"}},
 		GPUsPerNode: 8, Now: func() time.Time { return time.Unix(0, 0) }})
 	if err != nil || len(cands) == 0 {
