@@ -40,7 +40,7 @@ func runLauncher(t *testing.T, p *Plan) aiperfRun {
 	t.Helper()
 	python, err := exec.LookPath("python3")
 	if err != nil {
-		t.Skip("no python3 to run the launcher")
+		t.Fatalf("python3, which the verification launcher runs on, is not on PATH: %v", err)
 	}
 	frontend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `{"object":"list","data":[{"id":"org/llama"}]}`)
