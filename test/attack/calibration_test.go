@@ -29,32 +29,11 @@ const (
 	stubObservations  = 20
 )
 
-// stubRequest is an autoApply request verified with a few requests against the stub frontend,
-// at the prediction's own load (else it is no observation), given the time AIPerf's start takes
-// on a loaded machine.
-const stubRequest = `
-apiVersion: nvidia.com/v1beta2
-kind: DynamoGraphDeploymentRequest
-metadata:
-  name: %s
-spec:
-  model:
-    name: meta-llama/Llama-3.1-8B-Instruct
-  hardware:
-    gpu:
-      budget: 8
-  deployment:
-    autoApply: true
-    name: %s
-    verification:
-      enabled: true
-      requests: 4
-      maxDurationSeconds: 900
-  aisimulate:
-    inputOverrides:
-      optimizer:
-        max_trials: 8
-`
+// stubRequest is verifiedRequest with a few requests against the stub frontend, given the time
+// AIPerf's start takes on a loaded machine.
+func stubRequest(name, deployment string) string {
+	return fmt.Sprintf(verifiedRequest, name, deployment, 4, 900)
+}
 
 // TestStubObservationsStayInTheirNamespace is the attack on calibration from a tenant T with the
 // usual edit rights in namespace a (requests, deployments, pods, ConfigMaps): T's deployments
@@ -73,7 +52,7 @@ func TestStubObservationsStayInTheirNamespace(t *testing.T) {
 
 	port := sandboxtest.ServingFrontend(t, "meta-llama/Llama-3.1-8B-Instruct")
 	for i := range stubVerifications {
-		d, err := sandboxtest.ParseRequest(fmt.Sprintf(stubRequest, fmt.Sprintf("stub%d", i), fmt.Sprintf("llama-stub%d", i)))
+		d, err := sandboxtest.ParseRequest(stubRequest(fmt.Sprintf("stub%d", i), fmt.Sprintf("llama-stub%d", i)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -155,7 +134,7 @@ func TestStubObservationsStayInTheirNamespace(t *testing.T) {
 	// The same search, without a deployment, in a (T's own: calibrated) and in b (the victim's).
 	search := func(ns string) *v1beta2.DynamoGraphDeploymentRun {
 		t.Helper()
-		d, err := sandboxtest.ParseRequest(fmt.Sprintf(stubRequest, "search", "unused"))
+		d, err := sandboxtest.ParseRequest(stubRequest("search", "unused"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,9 +15,9 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/test/sandboxtest"
 )
 
-// verifiedRequest is an autoApply request verified with 10 requests at the prediction's own load
-// (else the verification is no calibration observation) against whatever frontend the test
-// serves (AIPerf's own start takes most of the time allowed).
+// verifiedRequest (name, deployment, requests, maxDurationSeconds) is an autoApply request
+// verified at the prediction's own load (else the verification is no calibration observation)
+// against whatever frontend the test serves (AIPerf's own start takes most of the time allowed).
 const verifiedRequest = `
 apiVersion: nvidia.com/v1beta2
 kind: DynamoGraphDeploymentRequest
@@ -34,8 +34,8 @@ spec:
     name: %s
     verification:
       enabled: true
-      requests: 10
-      maxDurationSeconds: 120
+      requests: %d
+      maxDurationSeconds: %d
   aisimulate:
     inputOverrides:
       optimizer:
@@ -54,7 +54,7 @@ func TestVerificationsDoNotStallTheOperator(t *testing.T) {
 	port := sandboxtest.ServingFrontend(t, "meta-llama/Llama-3.1-8B-Instruct")
 	const n = 5
 	for i := range n {
-		env.CreateRequest(t, ns, fmt.Sprintf(verifiedRequest, fmt.Sprintf("v%d", i), fmt.Sprintf("llama-v%d", i)))
+		env.CreateRequest(t, ns, fmt.Sprintf(verifiedRequest, fmt.Sprintf("v%d", i), fmt.Sprintf("llama-v%d", i), 10, 120))
 	}
 	for i := range n {
 		env.ReadyBehind(t, ns, fmt.Sprintf("llama-v%d", i), port, searchTimeout)
