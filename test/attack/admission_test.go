@@ -44,14 +44,7 @@ var deployerRules = append(append([]rbacv1.PolicyRule(nil), requestRules...),
 // see a user authenticated by a token.
 func asUser(t *testing.T, ns, user string, rules []rbacv1.PolicyRule) client.Client {
 	t.Helper()
-	c := testenv.UserClient(t, k8s, env.Config, ns, user, rules)
-	// RBAC is read from an informer: wait until the binding is in force.
-	sandboxtest.WaitFor(t, 30*time.Second, poll, user+"'s RoleBinding to be in force", func(ctx context.Context) (bool, string, error) {
-		var list v1beta2.DynamoGraphDeploymentRequestList
-		err := c.List(ctx, &list, client.InNamespace(ns))
-		return err == nil, fmt.Sprint(err), nil
-	})
-	return c
+	return testenv.UserClient(t, k8s, env.Config, ns, user, rules)
 }
 
 // tenantSecret is a Secret of the namespace that T may not read.
