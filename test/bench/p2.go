@@ -15,19 +15,23 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"sync"
 	"time"
 
+	jsonpatch "github.com/evanphx/json-patch/v5"
 	admissionv1 "k8s.io/api/admission/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/config"
 	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
@@ -72,14 +76,14 @@ func benchAdmission(rate int, duration time.Duration) (figure, error) {
 		MaxIdleConnsPerHost: 256,
 	}}
 	base := fmt.Sprintf("https://127.0.0.1:%d", port)
-	body, err := reviewBody()
+	body, err := reviewBodies(cfg)
 	if err != nil {
 		return figure{}, err
 	}
 	// Wait for the server and warm up both paths (TLS sessions, caches, the compiled schema).
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		if _, err := post(client, base+"/noop", body); err == nil {
+		if _, err := post(client, base+"/noop", body.mutate); err == nil {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -126,7 +130,7 @@ func benchAdmission(rate int, duration time.Duration) (figure, error) {
 }
 
 // load sends admissions at a fixed rate and returns their latencies in milliseconds.
-func load(client *http.Client, base, mutate, validate string, body []byte, rate int, duration time.Duration) ([]float64, error) {
+func load(client *http.Client, base, mutate, validate string, body reviews, rate int, duration time.Duration) ([]float64, error) {
 	n := int(float64(rate) * duration.Seconds())
 	lat := make([]float64, n)
 	errs := make(chan error, n)
@@ -156,12 +160,12 @@ func load(client *http.Client, base, mutate, validate string, body []byte, rate 
 	return lat, nil
 }
 
-func admit(client *http.Client, base, mutate, validate string, body []byte) (time.Duration, error) {
+func admit(client *http.Client, base, mutate, validate string, body reviews) (time.Duration, error) {
 	start := time.Now()
-	if _, err := post(client, base+mutate, body); err != nil {
+	if _, err := post(client, base+mutate, body.mutate); err != nil {
 		return 0, err
 	}
-	resp, err := post(client, base+validate, body)
+	resp, err := post(client, base+validate, body.validate)
 	if err != nil {
 		return 0, err
 	}
@@ -184,12 +188,21 @@ func post(client *http.Client, url string, body []byte) (*admissionv1.AdmissionR
 	return review, nil
 }
 
-// reviewBody is an AdmissionReview for creating a typical request (examples/goodput-sla.yaml
-// shape, admitted).
-func reviewBody() ([]byte, error) {
+// reviews are the AdmissionReviews of one request create, as the API server sends them: the
+// object as the user wrote it to the mutating webhook, and the object with the mutating
+// webhook's patch applied to the validating webhook.
+type reviews struct {
+	mutate, validate []byte
+}
+
+// reviewBodies are the reviews of creating a typical request (examples/goodput-sla.yaml shape,
+// admitted) by a user bound to nothing but request edits. The validating review's object is
+// what the operator's mutating webhook (with cfg) returns for the first, computed once here: it
+// is the API server's work, not the webhook's.
+func reviewBodies(cfg *v1alpha1.OperatorConfiguration) (reviews, error) {
 	reqs, err := corpus()
 	if err != nil {
-		return nil, err
+		return reviews{}, err
 	}
 	var obj *v1beta2.DynamoGraphDeploymentRequest
 	for _, r := range reqs {
@@ -205,7 +218,7 @@ func reviewBody() ([]byte, error) {
 	obj.APIVersion, obj.Kind = v1beta2.GroupVersion.String(), "DynamoGraphDeploymentRequest"
 	raw, err := json.Marshal(obj)
 	if err != nil {
-		return nil, err
+		return reviews{}, err
 	}
 	gvk := metav1.GroupVersionKind{Group: "nvidia.com", Version: "v1beta2", Kind: "DynamoGraphDeploymentRequest"}
 	review := admissionv1.AdmissionReview{
@@ -213,10 +226,39 @@ func reviewBody() ([]byte, error) {
 		Request: &admissionv1.AdmissionRequest{
 			UID: types.UID("bench"), Kind: gvk, Operation: admissionv1.Create, Namespace: "default", Name: obj.Name,
 			Resource: metav1.GroupVersionResource{Group: "nvidia.com", Version: "v1beta2", Resource: "dynamographdeploymentrequests"},
+			UserInfo: authenticationv1.UserInfo{Username: "bench-user", Groups: []string{"system:authenticated"}},
 			Object:   runtime.RawExtension{Raw: raw},
 		},
 	}
-	return json.Marshal(review)
+	var out reviews
+	if out.mutate, err = json.Marshal(review); err != nil {
+		return reviews{}, err
+	}
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodPost, "/mutate", bytes.NewReader(out.mutate))
+	req.Header.Set("Content-Type", "application/json")
+	dgdrwebhook.DefaultingWebhook(scheme.Scheme, &dgdrwebhook.RequestWebhook{Config: cfg}).ServeHTTP(rec, req)
+	mutated := &admissionv1.AdmissionReview{}
+	if err := json.Unmarshal(rec.Body.Bytes(), mutated); err != nil {
+		return reviews{}, fmt.Errorf("the mutating webhook's review: %w", err)
+	}
+	if mutated.Response == nil || !mutated.Response.Allowed {
+		return reviews{}, fmt.Errorf("the mutating webhook refused the request: %s", rec.Body.String())
+	}
+	if len(mutated.Response.Patch) > 0 {
+		patch, err := jsonpatch.DecodePatch(mutated.Response.Patch)
+		if err != nil {
+			return reviews{}, err
+		}
+		if raw, err = patch.Apply(raw); err != nil {
+			return reviews{}, err
+		}
+	}
+	review.Request.Object = runtime.RawExtension{Raw: raw}
+	if out.validate, err = json.Marshal(review); err != nil {
+		return reviews{}, err
+	}
+	return out, nil
 }
 
 func percentile(ms []float64, p float64) float64 {

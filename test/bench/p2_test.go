@@ -23,17 +23,18 @@ import (
 // It reports both per admission and their ratio; ns/op and the allocations are of both together.
 // Profile it with -cpuprofile (docs/develop/performance.md, P2).
 func BenchmarkAdmissionHandlers(b *testing.B) {
-	body, err := reviewBody()
+	cfg := config.Default()
+	body, err := reviewBodies(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
-	hooks := &dgdrwebhook.RequestWebhook{Config: config.Default()}
+	hooks := &dgdrwebhook.RequestWebhook{Config: cfg}
 	mutate := dgdrwebhook.DefaultingWebhook(scheme.Scheme, hooks)
 	validate := admission.WithValidator(scheme.Scheme, hooks)
 	noop := &admission.Webhook{Handler: admission.HandlerFunc(func(context.Context, admission.Request) admission.Response {
 		return admission.Allowed("")
 	})}
-	serve := func(b *testing.B, h http.Handler) {
+	serve := func(b *testing.B, h http.Handler, body []byte) {
 		rec := httptest.NewRecorder()
 		req := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
@@ -48,11 +49,11 @@ func BenchmarkAdmissionHandlers(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		t0 := time.Now()
-		serve(b, mutate)
-		serve(b, validate)
+		serve(b, mutate, body.mutate)
+		serve(b, validate, body.validate)
 		t1 := time.Now()
-		serve(b, noop)
-		serve(b, noop)
+		serve(b, noop, body.mutate)
+		serve(b, noop, body.validate)
 		ours, noops = ours+t1.Sub(t0), noops+time.Since(t1)
 	}
 	b.ReportMetric(float64(ours.Nanoseconds())/float64(b.N), "operator-ns/op")

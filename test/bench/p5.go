@@ -263,7 +263,7 @@ func seed(ctx context.Context, c client.Client, cfg *v1alpha1.OperatorConfigurat
 	}
 	dgdr.Status = v1beta2.DynamoGraphDeploymentRequestStatus{
 		ObservedGeneration: dgdr.Generation,
-		RecentRunRefs:      []v1beta2.RunReference{{Name: r.Name}},
+		RecentRunRefs:      []v1beta2.RunReference{{Name: r.Name, UID: r.UID}},
 		LatestRun:          &v1beta2.RunSummary{Name: r.Name, Phase: v1beta2.RunPhaseSucceeded, Reason: v1beta2.ReasonSucceeded},
 		Conditions: []metav1.Condition{{Type: v1beta2.ConditionAccepted, Status: metav1.ConditionTrue,
 			Reason: v1beta2.ReasonRunCreated, Message: "seeded", LastTransitionTime: now, ObservedGeneration: dgdr.Generation}},
