@@ -26,7 +26,7 @@ import (
 )
 
 // TestMetricsNeedAuthorization: the operator's metrics endpoint, as ServerOptions configures it
-// on a real API server, answers an anonymous caller 401, a ServiceAccount the API server
+// on a real API server, answers an anonymous caller and one whose token it does not accept 401, a ServiceAccount the API server
 // authenticates but does not allow get on /metrics 403, and one bound to a ClusterRole that
 // allows it 200 with the metrics; plain HTTP gets none of them. Without the filter any pod of the
 // cluster read them.
@@ -121,8 +121,7 @@ func TestMetricsNeedAuthorization(t *testing.T) {
 		want            int
 	}{
 		{"an anonymous caller", url, "", http.StatusUnauthorized},
-		// The API server's TokenReview errs on a malformed token: controller-runtime answers 500.
-		{"a caller with a token the API server does not know", url, "not-a-token", http.StatusInternalServerError},
+		{"a caller with a token the API server does not know", url, "not-a-token", http.StatusUnauthorized},
 		{"a ServiceAccount without get on /metrics", url, stranger, http.StatusForbidden},
 		{"the scraper over plain HTTP", "http://" + addr + "/metrics", scraper, http.StatusBadRequest},
 	} {
