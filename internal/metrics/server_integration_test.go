@@ -26,10 +26,10 @@ import (
 )
 
 // TestMetricsNeedAuthorization: the operator's metrics endpoint, as ServerOptions configures it
-// on a real API server, answers an anonymous caller and one whose token it does not accept 401, a ServiceAccount the API server
-// authenticates but does not allow get on /metrics 403, and one bound to a ClusterRole that
-// allows it 200 with the metrics; plain HTTP gets none of them. Without the filter any pod of the
-// cluster read them.
+// on a real API server, answers an anonymous caller and one whose token the API server does not
+// accept 401, a ServiceAccount the API server authenticates but does not allow get on /metrics
+// 403, and one bound to a ClusterRole that allows it 200 with the metrics; plain HTTP gets none
+// of them. Without the filter any pod of the cluster read them.
 func TestMetricsNeedAuthorization(t *testing.T) {
 	env, err := testenv.Start(testenv.Options{NoProjectCRDs: true})
 	if err != nil {
