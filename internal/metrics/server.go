@@ -16,7 +16,8 @@ import (
 // ServerOptions are the metrics server's options for cfg: HTTPS only (cfg.CertDir's certificate,
 // else a self-signed one), HTTP/1.1 only, and every path behind AuthenticatedAndAuthorized, so
 // that a caller without a token the API server accepts gets 401, and one the API server does
-// not allow get on /metrics gets 403. The metrics tell which namespaces run searches, how many and how they end.
+// not allow get on /metrics gets 403. The metrics tell which namespaces run searches, how many
+// and how they end.
 func ServerOptions(cfg v1alpha1.MetricsConfig) metricsserver.Options {
 	return metricsserver.Options{
 		BindAddress:    cfg.BindAddress,

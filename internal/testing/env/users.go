@@ -56,9 +56,9 @@ func allowsAll(ctx context.Context, admin client.Client, ns, user string, groups
 		}
 		for _, group := range r.APIGroups {
 			for _, resource := range r.Resources {
+				resource, subresource, _ := strings.Cut(resource, "/")
 				for _, verb := range r.Verbs {
 					for _, name := range names {
-						resource, subresource, _ := strings.Cut(resource, "/")
 						sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 							User: user, Groups: groups,
 							ResourceAttributes: &authorizationv1.ResourceAttributes{
