@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/capture"
 )
 
 // asInputContainer makes the test binary, started again with it set, the input container's
@@ -116,40 +118,21 @@ func TestHostileCaptureEndsWithANamedReason(t *testing.T) {
 // dir, and returns how many bytes it wrote.
 func writeLongRecords(t *testing.T, dir string, start time.Time, pods int, total int64) int64 {
 	t.Helper()
-	hashes := make([]string, 1000)
-	for i := range hashes {
-		hashes[i] = fmt.Sprint(uint64(1)<<63 + uint64(i))
-	}
-	ids := strings.Join(hashes, ", ")
+	ids := capture.SequenceHashes(1000)
 	const perSegment = 32 << 20
 	var written int64
 	for s := 0; written < total; s++ {
 		for p := range pods {
-			path := filepath.Join(dir, fmt.Sprintf("fe-%d", p), fmt.Sprintf("request-trace.%06d.jsonl.gz", s))
-			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			f, err := os.Create(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			zw, _ := gzip.NewWriterLevel(f, gzip.BestSpeed)
-			for n := int64(0); n < perSegment/int64(pods); {
-				at := start.UnixMilli() + written/1000 + int64(p)
-				k, err := fmt.Fprintf(zw, `{"schema": "dynamo.request.trace.v1", "event_type": "request_end", "event_time_unix_ms": %d, "request": {"output_tokens": 10, `+
-					`"request_received_ms": %d, "replay": {"trace_block_size": 16, "input_length": 16000, "input_sequence_hashes": [%s]}}}`+"\n", at+5, at, ids)
-				if err != nil {
-					t.Fatal(err)
+			capture.WriteSegment(t, dir, p, s, func(w io.Writer) {
+				for n := int64(0); n < perSegment/int64(pods); {
+					k, err := capture.RequestEnd(w, start.UnixMilli()+written/1000+int64(p), 16000, ids)
+					if err != nil {
+						t.Fatal(err)
+					}
+					n += int64(k)
+					written += int64(k)
 				}
-				n += int64(k)
-				written += int64(k)
-			}
-			if err := zw.Close(); err != nil {
-				t.Fatal(err)
-			}
-			if err := f.Close(); err != nil {
-				t.Fatal(err)
-			}
+			})
 		}
 	}
 	return written

@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/dgdr-operator/dgdr-operator/internal/testing/capture"
 )
 
 // t0 is a Unix time in ms; records below arrive at t0 + offsets.
@@ -475,35 +477,19 @@ func TestCutWindowMemoryIsBounded(t *testing.T) {
 		t.Skip("writes ~100 MiB of records")
 	}
 	dir := t.TempDir()
-	hashes := make([]string, 400)
-	for i := range hashes {
-		hashes[i] = fmt.Sprint(uint64(1)<<63 + uint64(i))
-	}
-	ids := strings.Join(hashes, ", ")
+	ids := capture.SequenceHashes(400)
 	var windowBytes int64
 	const pods, segments, records = 4, 3, 700
 	for p := range pods {
 		for s := range segments {
-			path := filepath.Join(dir, fmt.Sprintf("fe-%d", p), fmt.Sprintf("request-trace.%06d.jsonl.gz", s))
-			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			f, err := os.Create(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			zw, _ := gzip.NewWriterLevel(f, gzip.BestSpeed)
-			for i := range records {
-				n := (s*records + i) * 10
-				fmt.Fprintf(zw, `{"schema": "dynamo.request.trace.v1", "event_type": "request_end", "event_time_unix_ms": %d, "request": {"output_tokens": 10, `+
-					`"request_received_ms": %d, "replay": {"trace_block_size": 16, "input_length": 6400, "input_sequence_hashes": [%s]}}}`+"\n", t0+n+p+5, t0+n+p, ids)
-			}
-			if err := zw.Close(); err != nil {
-				t.Fatal(err)
-			}
-			if err := f.Close(); err != nil {
-				t.Fatal(err)
-			}
+			capture.WriteSegment(t, dir, p, s, func(w io.Writer) {
+				for i := range records {
+					n := int64(s*records+i) * 10
+					if _, err := capture.RequestEnd(w, t0+n+int64(p), 6400, ids); err != nil {
+						t.Fatal(err)
+					}
+				}
+			})
 		}
 	}
 	root, err := os.OpenRoot(dir)
