@@ -23,6 +23,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/config"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/deployment"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/fit"
+	"github.com/dgdr-operator/dgdr-operator/internal/controller/jobcache"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/request"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/research"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/run"
@@ -38,7 +39,7 @@ func managedSelector() labels.Selector {
 
 // CacheOptions declares every kind the operator reads through the manager's cache (ByObject),
 // and caches only what the operator manages, and only the parts it reads: Jobs and
-// Pods are label-selected; managed fields are stripped everywhere; Jobs keep only whether they
+// Pods are label-selected, and Jobs that succeeded are not cached (jobcache); managed fields are stripped everywhere; Jobs keep only whether they
 // are suspended, their active count and conditions; Pods no spec; accepted requests drop their
 // spec and terminal Runs their spec, recorded input, progress and candidate list (the
 // controllers never read them again; the API server still has them); Candidates keep of their
@@ -62,7 +63,7 @@ func CacheOptions(cfg *v1alpha1.OperatorConfiguration) cache.Options {
 		DefaultTransform:            cache.TransformStripManagedFields(),
 		ReaderFailOnMissingInformer: true,
 		ByObject: map[client.Object]cache.ByObject{
-			&batchv1.Job{}:                            {Label: managedSelector(), Transform: stripJob},
+			&batchv1.Job{}:                            {Label: managedSelector(), Field: jobcache.Selector(), Transform: stripJob},
 			&corev1.Pod{}:                             {Label: managedSelector(), Transform: stripPod},
 			&rbacv1.Role{}:                            {Label: managedSelector()},
 			&v1beta2.DynamoGraphDeploymentRun{}:       {Transform: stripTerminalRun},
@@ -94,7 +95,11 @@ func CacheOptions(cfg *v1alpha1.OperatorConfiguration) cache.Options {
 	// is reconciled (admission refuses requests there, and the chart's fence refuses the
 	// operator's writes there).
 	for obj, by := range opts.ByObject {
-		by.Field = notInSystemNamespaces()
+		if by.Field == nil {
+			by.Field = notInSystemNamespaces()
+		} else {
+			by.Field = fields.AndSelectors(by.Field, notInSystemNamespaces())
+		}
 		opts.ByObject[obj] = by
 	}
 	return opts

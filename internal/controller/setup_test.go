@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/yaml"
@@ -95,11 +96,12 @@ func TestCacheSkipsSystemNamespaces(t *testing.T) {
 			continue
 		}
 		for ns, want := range map[string]bool{"kube-system": false, "kube-public": false, "kube-node-lease": false, "default": true, "team-a": true} {
-			if got := by.Field.Matches(fields.Set{"metadata.namespace": ns}); got != want {
+			if got := by.Field.Matches(fields.Set{"metadata.namespace": ns, "status.successful": "0"}); got != want {
 				t.Errorf("%T in %s cached = %v, want %v", obj, ns, got, want)
 			}
 		}
 	}
+	checkSucceededJobsUncached(t, all)
 	scoped := CacheOptions(&v1alpha1.OperatorConfiguration{Namespaces: []string{"team-a"}})
 	for obj, by := range scoped.ByObject {
 		if isDGDCRD(obj) {
@@ -108,10 +110,32 @@ func TestCacheSkipsSystemNamespaces(t *testing.T) {
 			}
 			continue
 		}
+		if _, job := obj.(*batchv1.Job); job {
+			continue // checkSucceededJobsUncached
+		}
 		if by.Field != nil {
 			t.Errorf("%T: field selector %v with watchNamespaces set", obj, by.Field)
 		}
 	}
+	checkSucceededJobsUncached(t, scoped)
+}
+
+// checkSucceededJobsUncached: the cache holds a Job only while none of its pods succeeded
+// (jobcache), in whichever namespaces it caches.
+func checkSucceededJobsUncached(t *testing.T, opts cache.Options) {
+	t.Helper()
+	for obj, by := range opts.ByObject {
+		if _, job := obj.(*batchv1.Job); !job {
+			continue
+		}
+		for succeeded, want := range map[string]bool{"0": true, "1": false, "2": false} {
+			if got := by.Field != nil && by.Field.Matches(fields.Set{"metadata.namespace": "team-a", "status.successful": succeeded}); got != want {
+				t.Errorf("a Job with %s succeeded pods cached = %v, want %v (field selector %v)", succeeded, got, want, by.Field)
+			}
+		}
+		return
+	}
+	t.Error("Jobs are not cached")
 }
 
 // isDGDCRD tells whether a cached object is the DynamoGraphDeployment CRD request watches.

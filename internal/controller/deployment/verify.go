@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/controller/jobcache"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/request"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/status"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
@@ -87,7 +88,7 @@ func (r *Reconciler) verify(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploy
 	case err != nil:
 		return 0, err
 	case lagging:
-		return time.Second, nil
+		return jobcache.Poll, nil
 	case job == nil && recorded == "":
 		full, _, plan, err := r.verificationPlan(ctx, dgdr, &base, events)
 		if plan == nil || err != nil {
@@ -245,9 +246,9 @@ func (r *Reconciler) startVerification(ctx context.Context, dgdr, full *v1beta2.
 }
 
 // recordedJob reads the verification Job named name from the cache (nil when there is none). A
-// recorded Job the cache does not show is read from the API server: lagging when it is there
-// (created a moment ago: its event brings the request back), and the Job found under the name
-// otherwise (nil when none).
+// recorded Job the cache does not show is read from the API server (nil when none): the cache
+// holds no Job that succeeded, nor yet one created a moment ago; lagging while that Job is not
+// settled (jobcache), when the caller looks again shortly.
 func (r *Reconciler) recordedJob(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, name string, recorded types.UID) (job *batchv1.Job, lagging bool, err error) {
 	key := types.NamespacedName{Namespace: dgdr.Namespace, Name: name}
 	job = &batchv1.Job{}
@@ -263,7 +264,7 @@ func (r *Reconciler) recordedJob(ctx context.Context, dgdr *v1beta2.DynamoGraphD
 	if err := r.APIReader.Get(ctx, key, job); err != nil {
 		return nil, false, client.IgnoreNotFound(err)
 	}
-	return job, job.UID == recorded, nil
+	return job, job.UID == recorded && !jobcache.Settled(job), nil
 }
 
 // recordJob writes status.verification (its jobUID the Job just created) on the request, as the
@@ -350,18 +351,11 @@ func requestsText(p *verification.Plan) string {
 
 // jobFinished tells whether a Job ended, and its Failed condition if it failed.
 func jobFinished(job *batchv1.Job) (bool, *batchv1.JobCondition) {
-	for i, c := range job.Status.Conditions {
-		if c.Status != corev1.ConditionTrue {
-			continue
-		}
-		switch c.Type {
-		case batchv1.JobComplete:
-			return true, nil
-		case batchv1.JobFailed:
-			return true, &job.Status.Conditions[i]
-		}
+	c := jobcache.Finished(job)
+	if c != nil && c.Type == batchv1.JobFailed {
+		return true, c
 	}
-	return false, nil
+	return c != nil, nil
 }
 
 // terminationMessage is the verification container's termination message (capped by the

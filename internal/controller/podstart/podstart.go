@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/dgdr-operator/dgdr-operator/internal/controller/jobcache"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/status"
 )
 
@@ -215,22 +216,13 @@ func Due(seen *status.Sightings, uid types.UID, f *Failure, now time.Time, grace
 // (ControlledBy). When not yet, wait is how long until it would be.
 func NoPod(job *batchv1.Job, pods []corev1.Pod, now time.Time, grace time.Duration) (bool, time.Duration) {
 	if len(pods) > 0 || job.Status.Active > 0 || job.Status.Failed > 0 || job.Status.Succeeded > 0 ||
-		(job.Spec.Suspend != nil && *job.Spec.Suspend) || finished(job) {
+		(job.Spec.Suspend != nil && *job.Spec.Suspend) || jobcache.Finished(job) != nil {
 		return false, 0
 	}
 	if age := now.Sub(job.CreationTimestamp.Time); age < grace {
 		return false, grace - age
 	}
 	return true, 0
-}
-
-func finished(job *batchv1.Job) bool {
-	for _, c := range job.Status.Conditions {
-		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
-			return true
-		}
-	}
-	return false
 }
 
 // Describe says what failed and for how long, without the pod ("container \"aiperf\" stayed in

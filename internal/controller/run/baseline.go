@@ -1,6 +1,8 @@
 package run
 
 import (
+	"time"
+
 	"context"
 	"fmt"
 	"strings"
@@ -18,6 +20,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
+	"github.com/dgdr-operator/dgdr-operator/internal/controller/jobcache"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/status"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/modelaccess"
@@ -173,52 +176,56 @@ func (r *Reconciler) startBaseline(ctx context.Context, run *v1beta2.DynamoGraph
 // baselineEnded tells whether a re-search's baseline has ended: its reporter published
 // status.baseline, or its Job ended (or went) without it, which this records as
 // status.baseline.error. It creates the Job when the search ended before it was (startBaseline).
-// A Run without a recorded baseline has none to wait for.
-func (r *Reconciler) baselineEnded(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun) (bool, error) {
+// A Run without a recorded baseline has none to wait for. again is when to look again at a Job
+// only the API server shows (jobcache).
+func (r *Reconciler) baselineEnded(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun) (ended bool, again time.Duration, err error) {
 	b := baselineInput(run)
 	if b == nil || run.Status.Baseline != nil {
-		return true, nil
+		return true, 0, nil
 	}
 	ref := run.Status.BaselineJobRef
 	if ref == nil {
 		err := r.startBaseline(ctx, run)
-		return run.Status.Baseline != nil, err
+		return run.Status.Baseline != nil, 0, err
 	}
 	job := &batchv1.Job{}
 	key := types.NamespacedName{Namespace: run.Namespace, Name: ref.Name}
-	err := r.Client.Get(ctx, key, job)
+	err = r.Client.Get(ctx, key, job)
 	if apierrors.IsNotFound(err) {
-		// The cache may not show a Job created moments ago.
-		err = r.APIReader.Get(ctx, key, job)
+		// The cache holds no Job that succeeded (jobcache), and may not show one created
+		// moments ago.
+		if err = r.APIReader.Get(ctx, key, job); err == nil && !jobcache.Settled(job) {
+			again = jobcache.Poll
+		}
 	}
 	switch {
 	case apierrors.IsNotFound(err):
 		run.Status.Baseline = baselineError(b.Candidate, fmt.Sprintf("the baseline Job %s was deleted before the baseline was published", ref.Name))
-		return true, nil
+		return true, 0, nil
 	case err != nil:
-		return false, err
+		return false, 0, err
 	case job.UID != ref.UID:
 		run.Status.Baseline = baselineError(b.Candidate, fmt.Sprintf("Job %s (uid %s) replaced the baseline Job the operator created (uid %s)", ref.Name, job.UID, ref.UID))
-		return true, nil
-	case jobFinished(job) == nil:
-		return false, nil
+		return true, 0, nil
+	case jobcache.Finished(job) == nil:
+		return false, again, nil
 	}
 	// The reporter writes status.baseline before its pod, and so the Job, can end: only a
 	// cache behind the API server misses it.
 	live := &v1beta2.DynamoGraphDeploymentRun{}
 	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(run), live); err != nil {
-		return false, err
+		return false, 0, err
 	}
 	if live.Status.Baseline != nil {
 		run.Status.Baseline = live.Status.Baseline.DeepCopy()
-		return true, nil
+		return true, 0, nil
 	}
 	pods, err := r.jobPods(ctx, job)
 	if err != nil {
-		return false, err
+		return false, 0, err
 	}
 	run.Status.Baseline = BaselineFailure(b.Candidate, job, pods, *r.Config.Job.BaselineDeadlineSeconds)
-	return true, nil
+	return true, 0, nil
 }
 
 // stopBaseline deletes a re-search's baseline Job that has not finished, when its Run ends
@@ -230,8 +237,9 @@ func (r *Reconciler) stopBaseline(ctx context.Context, run *v1beta2.DynamoGraphD
 		return nil
 	}
 	job := &batchv1.Job{}
+	// The cache holds no Job that succeeded (jobcache): one it does not hold needs no stop.
 	err := r.Client.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: ref.Name}, job)
-	if apierrors.IsNotFound(err) || (err == nil && (job.UID != ref.UID || jobFinished(job) != nil)) {
+	if apierrors.IsNotFound(err) || (err == nil && (job.UID != ref.UID || jobcache.Finished(job) != nil)) {
 		return nil
 	}
 	if err != nil {
@@ -248,7 +256,7 @@ func (r *Reconciler) stopBaseline(ctx context.Context, run *v1beta2.DynamoGraphD
 // publishing it: why, from its input container (a window that is not the search's), its
 // publication container (the reporter's outcome), or its deadline.
 func BaselineFailure(candidate string, job *batchv1.Job, pods []corev1.Pod, deadlineSeconds int64) *v1beta2.BaselineStatus {
-	fin := jobFinished(job)
+	fin := jobcache.Finished(job)
 	_, reporter, _ := terminations(pods)
 	input := inputTermination(pods)
 	var msg string

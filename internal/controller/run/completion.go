@@ -11,6 +11,7 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
+	"github.com/dgdr-operator/dgdr-operator/internal/controller/jobcache"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/podstart"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/requesttrace"
@@ -38,17 +39,6 @@ func Phase(reason string) v1beta2.RunPhase {
 	default:
 		return v1beta2.RunPhaseFailed
 	}
-}
-
-// jobFinished returns the Job's terminal condition (Complete or Failed), if any.
-func jobFinished(job *batchv1.Job) *batchv1.JobCondition {
-	for i := range job.Status.Conditions {
-		c := &job.Status.Conditions[i]
-		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
-			return c
-		}
-	}
-	return nil
 }
 
 // terminations returns the terminated states of the search container and of the publication
@@ -189,7 +179,7 @@ func noFeasible(status *v1beta2.DynamoGraphDeploymentRunStatus) bool {
 // outcome), and the progress the reporter published on the Run. It returns nil while the Job has
 // not finished.
 func Classify(job *batchv1.Job, pods []corev1.Pod, status *v1beta2.DynamoGraphDeploymentRunStatus, deadlineSeconds int64) *Completion {
-	fin := jobFinished(job)
+	fin := jobcache.Finished(job)
 	if fin == nil {
 		return nil
 	}

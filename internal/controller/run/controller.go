@@ -38,6 +38,7 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
 	"github.com/dgdr-operator/dgdr-operator/internal/calibration"
 	"github.com/dgdr-operator/dgdr-operator/internal/config"
+	"github.com/dgdr-operator/dgdr-operator/internal/controller/jobcache"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/podstart"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/slotqueue"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/status"
@@ -267,15 +268,25 @@ func (r *Reconciler) recordInput(ctx context.Context, run *v1beta2.DynamoGraphDe
 // searchJob returns the Run's search Job to track, creating it when the Run has none yet
 // (startSearch); nil when the Run ended or must wait (res says when to look again).
 func (r *Reconciler) searchJob(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun, input *aisimulate.Input, events *status.Events) (*batchv1.Job, ctrl.Result, error) {
+	key := types.NamespacedName{Namespace: run.Namespace, Name: naming.JobName(run.Name)}
 	job := &batchv1.Job{}
-	err := r.Client.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: naming.JobName(run.Name)}, job)
+	err := r.Client.Get(ctx, key, job)
+	if apierrors.IsNotFound(err) && run.Status.JobRef != nil {
+		// The Job was created: the cache holds it no more once it succeeded (jobcache), or not
+		// yet when it was created a moment ago. The API server's copy is tracked once settled.
+		if err = r.APIReader.Get(ctx, key, job); err == nil && !jobcache.Settled(job) {
+			return nil, ctrl.Result{RequeueAfter: jobcache.Poll}, nil
+		}
+	}
 	switch {
+	case apierrors.IsNotFound(err) && run.Status.JobRef != nil:
+		r.setTerminal(run, &Completion{Reason: v1beta2.ReasonSearchFailed, Message: fmt.Sprintf(
+			"the search Job %s was deleted before the Run completed; create a new request generation to search again", run.Status.JobRef.Name)}, events)
+		return nil, ctrl.Result{}, nil
 	case apierrors.IsNotFound(err):
-		if run.Status.JobRef == nil {
-			if o := Preflight(input.Document, aisimulate.CapsFrom(r.Config.Limits)); o != nil {
-				r.setTerminal(run, o, events)
-				return nil, ctrl.Result{}, nil
-			}
+		if o := Preflight(input.Document, aisimulate.CapsFrom(r.Config.Limits)); o != nil {
+			r.setTerminal(run, o, events)
+			return nil, ctrl.Result{}, nil
 		}
 		return r.startSearch(ctx, run, events)
 	case err != nil:
@@ -402,23 +413,9 @@ func invalidInputMessage(problems []aisimulate.Problem) string {
 	return b.String()
 }
 
-// startSearch creates the Job when a slot is free, and returns it to track.
+// startSearch creates the Job of a Run that has none yet when a slot is free, and returns it to
+// track.
 func (r *Reconciler) startSearch(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun, events *status.Events) (*batchv1.Job, ctrl.Result, error) {
-	if run.Status.JobRef != nil {
-		// The Job existed once; make sure the cache is not just behind.
-		var live batchv1.Job
-		err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: run.Status.JobRef.Name}, &live)
-		if err == nil {
-			return nil, ctrl.Result{RequeueAfter: time.Second}, nil
-		}
-		if !apierrors.IsNotFound(err) {
-			return nil, ctrl.Result{}, err
-		}
-		r.setTerminal(run, &Completion{Reason: v1beta2.ReasonSearchFailed, Message: fmt.Sprintf(
-			"the search Job %s was deleted before the Run completed; create a new request generation to search again", run.Status.JobRef.Name)}, events)
-		return nil, ctrl.Result{}, nil
-	}
-
 	if QueueName(run) == "" {
 		if start := r.admit(run, events); !start {
 			return nil, ctrl.Result{}, nil
@@ -484,7 +481,7 @@ func (r *Reconciler) track(ctx context.Context, run *v1beta2.DynamoGraphDeployme
 		}
 		return ctrl.Result{}, err
 	}
-	if jobFinished(job) != nil {
+	if jobcache.Finished(job) != nil {
 		r.startFailures.Forget(run.UID)
 		pods, err := r.jobPods(ctx, job)
 		if err != nil {
@@ -543,7 +540,7 @@ func (r *Reconciler) searchEnded(ctx context.Context, run *v1beta2.DynamoGraphDe
 // (baselineEnded: published, or failed with status.baseline.error, at the latest at
 // job.baselineDeadlineSeconds); meanwhile the Run runs with reason EvaluatingBaseline.
 func (r *Reconciler) awaitBaseline(ctx context.Context, run *v1beta2.DynamoGraphDeploymentRun, searched *Completion, events *status.Events) (ctrl.Result, error) {
-	ended, err := r.baselineEnded(ctx, run)
+	ended, again, err := r.baselineEnded(ctx, run)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -556,7 +553,7 @@ func (r *Reconciler) awaitBaseline(ctx context.Context, run *v1beta2.DynamoGraph
 	run.Status.Message = msg
 	r.setCondition(run, v1beta2.ConditionQueued, metav1.ConditionFalse, v1beta2.ReasonEvaluatingBaseline, msg)
 	r.setCondition(run, v1beta2.ConditionCompleted, metav1.ConditionFalse, v1beta2.ReasonEvaluatingBaseline, msg)
-	return ctrl.Result{}, nil
+	return ctrl.Result{RequeueAfter: again}, nil
 }
 
 // jobPods lists the pods a Job controls from the cache and, when none of them has ended yet,

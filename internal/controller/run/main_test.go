@@ -22,6 +22,8 @@ import (
 var (
 	env *testenv.Env
 	k8s client.Client
+	// cached reads the operator manager's cache.
+	cached client.Reader
 	cfg *v1alpha1.OperatorConfiguration
 	// recorders gives tests that build their own Reconciler an event recorder.
 	recorders interface {
@@ -71,6 +73,7 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	recorders = mgr
+	cached = mgr.GetCache()
 	if err := (&run.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Config: cfg,
 		Recorder: mgr.GetEventRecorder(run.ControllerName)}).SetupWithManager(mgr); err != nil {
 		fmt.Fprintln(os.Stderr, err)
