@@ -244,9 +244,6 @@ func Setup(mgr ctrl.Manager, cfg *v1alpha1.OperatorConfiguration) error {
 		return err
 	}
 	metrics.Register(mgr.GetCache())
-	if err := request.IndexRuns(mgr); err != nil {
-		return err
-	}
 	// The deployment and research reconcilers ask whether the request's reviewed user still
 	// holds the rights before each write on their behalf; one Checker keeps the verdicts of both.
 	checker := &rights.Checker{SAR: mgr.GetClient(), Reader: mgr.GetAPIReader()}

@@ -9,8 +9,9 @@ import (
 	"slices"
 	"strconv"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
@@ -74,37 +75,32 @@ func GenerationOf(r *v1beta2.DynamoGraphDeploymentRun) int64 {
 	return g
 }
 
-// runControllerUIDIndex indexes cached Runs by the UID of their controlling owner (the
-// request), so a reconcile finds a request's Runs without scanning its namespace's Runs: with
-// a label selector the cache filters every Run of the namespace, which made a burst of n
-// requests in one namespace cost O(n²) (docs/develop/performance.md, P3).
-const runControllerUIDIndex = "dgdr.nvidia.com/controller-uid"
-
-// IndexRuns adds the index OwnedRuns reads to mgr's cache, once for the request's reconcilers.
-func IndexRuns(mgr ctrl.Manager) error {
-	return mgr.GetFieldIndexer().IndexField(context.Background(), &v1beta2.DynamoGraphDeploymentRun{}, runControllerUIDIndex,
-		func(o client.Object) []string {
-			if ref := metav1.GetControllerOf(o); ref != nil {
-				return []string{string(ref.UID)}
-			}
-			return nil
-		})
-}
-
-// OwnedRuns lists the request's Runs from c (the manager's cache, IndexRuns), newest generation
-// first; within a generation its re-search Runs come first, newest window first, then the
-// generation's own Run. Only Runs the request's status records (Recorded) count: a controller
-// reference and labels are what anyone who may create Runs can write.
+// OwnedRuns reads the request's Runs from c (the manager's cache), newest generation first;
+// within a generation its re-search Runs come first, newest window first, then the generation's
+// own Run. Only Runs the request's status records (Recorded) count: a controller reference and
+// labels are what anyone who may create Runs can write. So the Runs are read by the names the
+// status records, a few reads by key, rather than by listing the namespace's Runs (filtered by a
+// label selector, a burst of n requests in one namespace cost O(n²); docs/develop/performance.md,
+// P3) or through an index of every cached Run by owner (two index entries per Run; P5).
 func OwnedRuns(ctx context.Context, c client.Reader, dgdr *v1beta2.DynamoGraphDeploymentRequest) ([]*v1beta2.DynamoGraphDeploymentRun, error) {
-	var list v1beta2.DynamoGraphDeploymentRunList
-	if err := c.List(ctx, &list, client.InNamespace(dgdr.Namespace),
-		client.MatchingFields{runControllerUIDIndex: string(dgdr.UID)}); err != nil {
-		return nil, err
-	}
-	runs := make([]*v1beta2.DynamoGraphDeploymentRun, 0, len(list.Items))
-	for i := range list.Items {
-		if metav1.IsControlledBy(&list.Items[i], dgdr) && Recorded(dgdr, &list.Items[i]) {
-			runs = append(runs, &list.Items[i])
+	refs := recordedRefs(dgdr)
+	runs := make([]*v1beta2.DynamoGraphDeploymentRun, 0, len(refs))
+	read := make(map[string]bool, len(refs))
+	for _, ref := range refs {
+		if read[ref.Name] {
+			continue
+		}
+		read[ref.Name] = true
+		rn := &v1beta2.DynamoGraphDeploymentRun{}
+		err := c.Get(ctx, types.NamespacedName{Namespace: dgdr.Namespace, Name: ref.Name}, rn)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if metav1.IsControlledBy(rn, dgdr) && Recorded(dgdr, rn) {
+			runs = append(runs, rn)
 		}
 	}
 	slices.SortFunc(runs, func(a, b *v1beta2.DynamoGraphDeploymentRun) int {
@@ -125,6 +121,13 @@ func OwnedRuns(ctx context.Context, c client.Reader, dgdr *v1beta2.DynamoGraphDe
 // reference without a UID, recorded by an operator that kept none, matches by name; the request
 // reconciler rewrites it with the UID.
 func Recorded(dgdr *v1beta2.DynamoGraphDeploymentRequest, rn *v1beta2.DynamoGraphDeploymentRun) bool {
+	return slices.ContainsFunc(recordedRefs(dgdr), func(ref v1beta2.RunReference) bool {
+		return ref.Name == rn.Name && (ref.UID == rn.UID || ref.UID == "")
+	})
+}
+
+// recordedRefs are the Run references of the request's status (Recorded).
+func recordedRefs(dgdr *v1beta2.DynamoGraphDeploymentRequest) []v1beta2.RunReference {
 	var refs []v1beta2.RunReference
 	if a := dgdr.Status.ActiveRunRef; a != nil {
 		refs = append(refs, *a)
@@ -133,9 +136,7 @@ func Recorded(dgdr *v1beta2.DynamoGraphDeploymentRequest, rn *v1beta2.DynamoGrap
 	if r := dgdr.Status.Research; r != nil {
 		refs = append(refs, r.RunRefs...)
 	}
-	return slices.ContainsFunc(refs, func(ref v1beta2.RunReference) bool {
-		return ref.Name == rn.Name && (ref.UID == rn.UID || ref.UID == "")
-	})
+	return refs
 }
 
 // FindRun is the Run of runs named name, or nil.

@@ -24,7 +24,7 @@ var (
 	k8s client.Client
 	// cached reads the operator manager's cache.
 	cached client.Reader
-	cfg *v1alpha1.OperatorConfiguration
+	cfg    *v1alpha1.OperatorConfiguration
 	// recorders gives tests that build their own Reconciler an event recorder.
 	recorders interface {
 		GetEventRecorder(name string) recorder.EventRecorder
