@@ -11,7 +11,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -140,8 +139,8 @@ func checkSucceededJobsUncached(t *testing.T, opts cache.Options) {
 
 // isDGDCRD tells whether a cached object is the DynamoGraphDeployment CRD request watches.
 func isDGDCRD(obj client.Object) bool {
-	u, ok := obj.(*unstructured.Unstructured)
-	return ok && u.GroupVersionKind() == deployment.DGDCRDObject().GroupVersionKind()
+	m, ok := obj.(*metav1.PartialObjectMetadata)
+	return ok && m.GroupVersionKind() == deployment.DGDCRDObject().GroupVersionKind()
 }
 
 // TestCachedKindsAreListedAndWatched: every kind the manager's cache holds is one the generated

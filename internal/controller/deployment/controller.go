@@ -64,7 +64,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&batchv1.Job{}).
 		Watches(verificationPodWatch()).
 		// autoApply waits for the Dynamo platform's CRD when the cluster lacks it.
-		Watches(DGDCRDObject(), handler.EnqueueRequestsFromMapFunc(r.awaitingDGDCRD), builder.WithPredicates(dgdCRDEstablished)).
+		Watches(DGDCRDObject(), handler.EnqueueRequestsFromMapFunc(r.awaitingDGDCRD), builder.WithPredicates(dgdCRDChanged)).
 		Complete(r)
 }
 

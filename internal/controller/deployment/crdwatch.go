@@ -5,10 +5,10 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
@@ -19,56 +19,45 @@ import (
 // waits for when the cluster does not serve DynamoGraphDeployments yet.
 var DGDCRDName = "dynamographdeployments." + promote.GVK.Group
 
-// crdGVK is the kind of CustomResourceDefinitions, watched as unstructured objects (the manager's
-// scheme does not know apiextensions, and only one CRD's name and conditions are read).
+// crdGVK is the kind of CustomResourceDefinitions, watched as metadata (the manager's scheme
+// does not know apiextensions).
 var crdGVK = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
 
 // DGDCRDObject is the object the deployment reconciler watches for the DynamoGraphDeployment CRD
-// (and the cache holds it as, setup.go).
-func DGDCRDObject() *unstructured.Unstructured {
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(crdGVK)
-	return u
+// (and the cache holds it as, setup.go): its metadata alone. Its schema is a megabyte of JSON
+// that a watch of the whole object would decode at every start and keep the size of in its
+// buffers for good (docs/develop/performance.md, P5). The watch only says when the CRD changes:
+// it is created, or its status changes (Established), which changes its resourceVersion; the
+// reconcile asks the API server whether it serves DynamoGraphDeployments.
+func DGDCRDObject() *metav1.PartialObjectMetadata {
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(crdGVK)
+	return m
 }
 
-// StripCRD keeps of the watched CRD its name and status conditions: whether it is Established.
+// StripCRD keeps of the watched CRD's metadata its identity and resourceVersion.
 func StripCRD(obj any) (any, error) {
-	u, ok := obj.(*unstructured.Unstructured)
+	m, ok := obj.(*metav1.PartialObjectMetadata)
 	if !ok {
 		return obj, nil
 	}
-	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
 	out := DGDCRDObject()
-	out.SetName(u.GetName())
-	out.SetUID(u.GetUID())
-	out.SetResourceVersion(u.GetResourceVersion())
-	if conds != nil {
-		_ = unstructured.SetNestedSlice(out.Object, conds, "status", "conditions")
-	}
+	out.Name, out.UID, out.ResourceVersion = m.Name, m.UID, m.ResourceVersion
 	return out, nil
 }
 
-// crdEstablished tells whether a watched CRD is Established.
-func crdEstablished(u *unstructured.Unstructured) bool {
-	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, c := range conds {
-		m, _ := c.(map[string]any)
-		if m["type"] == "Established" && m["status"] == string(metav1.ConditionTrue) {
-			return true
-		}
-	}
-	return false
+// dgdCRDChanged passes the DynamoGraphDeployment CRD's creation and changes (each may be its
+// establishment); its deletion wakes no request.
+var dgdCRDChanged = predicate.Funcs{
+	CreateFunc:  func(e event.CreateEvent) bool { return e.Object.GetName() == DGDCRDName },
+	UpdateFunc:  func(e event.UpdateEvent) bool { return e.ObjectNew.GetName() == DGDCRDName },
+	DeleteFunc:  func(event.DeleteEvent) bool { return false },
+	GenericFunc: func(event.GenericEvent) bool { return false },
 }
 
-// dgdCRDEstablished passes the events of the DynamoGraphDeployment CRD that leave it Established.
-var dgdCRDEstablished = predicate.NewPredicateFuncs(func(o client.Object) bool {
-	u, ok := o.(*unstructured.Unstructured)
-	return ok && u.GetName() == DGDCRDName && crdEstablished(u)
-})
-
-// awaitingDGDCRD maps the DynamoGraphDeployment CRD's establishment to the requests whose
-// autoApply waits for it (Deployed=False, CRDNotInstalled): they deploy at once instead of at
-// their next retry.
+// awaitingDGDCRD maps a change of the DynamoGraphDeployment CRD to the requests whose autoApply
+// waits for it (Deployed=False, CRDNotInstalled): they deploy as soon as it is established
+// instead of at their next retry.
 func (r *Reconciler) awaitingDGDCRD(ctx context.Context, _ client.Object) []ctrl.Request {
 	var list v1beta2.DynamoGraphDeploymentRequestList
 	if err := r.Client.List(ctx, &list); err != nil {
