@@ -1,11 +1,10 @@
 package run
 
 import (
-	"time"
-
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
