@@ -38,9 +38,10 @@ func managedSelector() labels.Selector {
 }
 
 // CacheOptions declares every kind the operator reads through the manager's cache (ByObject),
-// and caches only what the operator manages, and only the parts it reads: Jobs and
-// Pods are label-selected, and Jobs that succeeded are not cached (jobcache); managed fields are stripped everywhere; Jobs keep only whether they
-// are suspended, their active count and conditions; Pods no spec; accepted requests drop their
+// and caches only what the operator manages, and only the parts it reads: Jobs and Pods are
+// label-selected, and those that succeeded are not cached (jobcache); managed fields are
+// stripped everywhere; Jobs keep only whether they are suspended, their active count and
+// conditions; Pods no spec; accepted requests drop their
 // spec and terminal Runs their spec, recorded input, progress and candidate list (the
 // controllers never read them again; the API server still has them); Candidates keep of their
 // parameters only engine.hardware, and Nodes only their labels, cordon and allocatable GPUs
@@ -64,7 +65,7 @@ func CacheOptions(cfg *v1alpha1.OperatorConfiguration) cache.Options {
 		ReaderFailOnMissingInformer: true,
 		ByObject: map[client.Object]cache.ByObject{
 			&batchv1.Job{}:                            {Label: managedSelector(), Field: jobcache.Selector(), Transform: stripJob},
-			&corev1.Pod{}:                             {Label: managedSelector(), Transform: stripPod},
+			&corev1.Pod{}:                             {Label: managedSelector(), Field: jobcache.PodSelector(), Transform: stripPod},
 			&rbacv1.Role{}:                            {Label: managedSelector()},
 			&v1beta2.DynamoGraphDeploymentRun{}:       {Transform: stripTerminalRun},
 			&v1beta2.DynamoGraphDeploymentRequest{}:   {Transform: stripAcceptedRequest},

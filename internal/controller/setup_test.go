@@ -3,6 +3,7 @@ package controller
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -109,7 +110,8 @@ func TestCacheSkipsSystemNamespaces(t *testing.T) {
 			}
 			continue
 		}
-		if _, job := obj.(*batchv1.Job); job {
+		switch obj.(type) {
+		case *batchv1.Job, *corev1.Pod:
 			continue // checkSucceededJobsUncached
 		}
 		if by.Field != nil {
@@ -119,22 +121,35 @@ func TestCacheSkipsSystemNamespaces(t *testing.T) {
 	checkSucceededJobsUncached(t, scoped)
 }
 
-// checkSucceededJobsUncached: the cache holds a Job only while none of its pods succeeded
-// (jobcache), in whichever namespaces it caches.
+// checkSucceededJobsUncached: the cache holds a Job only while none of its pods succeeded, and
+// a pod only while it has not succeeded (jobcache), in whichever namespaces it caches.
 func checkSucceededJobsUncached(t *testing.T, opts cache.Options) {
 	t.Helper()
-	for obj, by := range opts.ByObject {
-		if _, job := obj.(*batchv1.Job); !job {
-			continue
-		}
-		for succeeded, want := range map[string]bool{"0": true, "1": false, "2": false} {
-			if got := by.Field != nil && by.Field.Matches(fields.Set{"metadata.namespace": "team-a", "status.successful": succeeded}); got != want {
-				t.Errorf("a Job with %s succeeded pods cached = %v, want %v (field selector %v)", succeeded, got, want, by.Field)
+	cases := map[string]struct {
+		obj  client.Object
+		sets map[string]bool // field set value -> cached
+		key  string
+	}{
+		"Job": {obj: &batchv1.Job{}, key: "status.successful", sets: map[string]bool{"0": true, "1": false, "2": false}},
+		"Pod": {obj: &corev1.Pod{}, key: "status.phase", sets: map[string]bool{"Pending": true, "Running": true, "Failed": true, "Succeeded": false}},
+	}
+	for kind, tc := range cases {
+		found := false
+		for obj, by := range opts.ByObject {
+			if reflect.TypeOf(obj) != reflect.TypeOf(tc.obj) {
+				continue
+			}
+			found = true
+			for value, want := range tc.sets {
+				if got := by.Field != nil && by.Field.Matches(fields.Set{"metadata.namespace": "team-a", tc.key: value}); got != want {
+					t.Errorf("a %s with %s=%s cached = %v, want %v (field selector %v)", kind, tc.key, value, got, want, by.Field)
+				}
 			}
 		}
-		return
+		if !found {
+			t.Errorf("%ss are not cached", kind)
+		}
 	}
-	t.Error("Jobs are not cached")
 }
 
 // isDGDCRD tells whether a cached object is the DynamoGraphDeployment CRD request watches.

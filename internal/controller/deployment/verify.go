@@ -21,6 +21,7 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/jobcache"
+	"github.com/dgdr-operator/dgdr-operator/internal/controller/podstart"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/request"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/status"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
@@ -362,11 +363,13 @@ func jobFinished(job *batchv1.Job) (bool, *batchv1.JobCondition) {
 // kubelet at 4 KiB; ParseResult refuses anything longer) and when it ended; nil when no pod of
 // the Job has one.
 func (r *Reconciler) terminationMessage(ctx context.Context, job *batchv1.Job) ([]byte, *metav1.Time, error) {
-	pods, err := r.verificationPods(ctx, job)
-	if err != nil {
+	// From the API server: the cache holds no pod that succeeded (jobcache), and the message of a
+	// verification that measured is on one.
+	var list corev1.PodList
+	if err := r.APIReader.List(ctx, &list, client.InNamespace(job.Namespace), client.MatchingLabels{batchv1.JobNameLabel: job.Name}); err != nil {
 		return nil, nil, err
 	}
-	for _, p := range pods {
+	for _, p := range podstart.ControlledBy(list.Items, job) {
 		for _, cs := range p.Status.ContainerStatuses {
 			if t := cs.State.Terminated; cs.Name == verification.ContainerName && t != nil && strings.TrimSpace(t.Message) != "" {
 				at := t.FinishedAt

@@ -1,12 +1,14 @@
-// Package jobcache says which of the operator's Jobs the manager's cache holds, and how a
-// controller reads one the cache does not hold.
+// Package jobcache says which of the operator's Jobs and their pods the manager's cache holds,
+// and how a controller reads a Job the cache does not hold.
 //
-// The cache holds no Job that has succeeded (Selector): once a search, baseline or verification
-// Job succeeded, what it produced is in the status of its Run or request, and the operator
-// reads the Job again at most once, to record how it ended. At 5,000 requests most Jobs have
-// succeeded, and they were the largest part of the cache (docs/develop/performance.md, P5).
-// When a Job succeeds, its watch event is a deletion; the Run or request that owns it reads it
-// from the API server from then on, until it is Settled.
+// The cache holds no Job that has succeeded (Selector) and no pod that succeeded
+// (PodSelector): once a search, baseline or verification Job succeeded, what it produced is in
+// the status of its Run or request, and the operator reads the Job and its pods again at most
+// once, from the API server, to record how it ended. At 5,000 requests most Jobs have succeeded,
+// and they were the largest part of the cache (docs/develop/performance.md, P5); their pods,
+// with their containers' termination messages, would be as large, until the Jobs' TTL deletes
+// them. When a Job succeeds, its watch event is a deletion; the Run or request that owns it
+// reads it from the API server from then on, until it is Settled.
 package jobcache
 
 import (
@@ -23,6 +25,12 @@ const succeededField = "status.successful"
 // Selector selects the Jobs the cache holds: those without a succeeded pod.
 func Selector() fields.Selector {
 	return fields.OneTermEqualSelector(succeededField, "0")
+}
+
+// PodSelector selects the pods the cache holds: those that have not succeeded. A failed pod
+// stays, and so does a running one whose init container ended (a re-search's window report).
+func PodSelector() fields.Selector {
+	return fields.OneTermNotEqualSelector("status.phase", string(corev1.PodSucceeded))
 }
 
 // Finished returns the Job's terminal condition (Complete or Failed), nil while it runs.

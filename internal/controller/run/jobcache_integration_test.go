@@ -2,6 +2,7 @@ package run_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -15,12 +16,14 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	ct "github.com/dgdr-operator/dgdr-operator/internal/controller/controllertest"
+	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
 	"github.com/dgdr-operator/dgdr-operator/internal/testing/poll"
 )
 
 // TestSucceededSearchJobIsFollowedFromTheAPIServer: the operator's cache drops a search Job once
-// a pod of it succeeded (jobcache), and the Run follows the Job on the API server from then on,
+// a pod of it succeeded, and the pod (jobcache), and the Run follows the Job on the API server
+// from then on (and reads the pod's outcome there),
 // also while the Job controller has counted the pod but not yet marked the Job Complete (its
 // pods still terminating), a change no event reports.
 func TestSucceededSearchJobIsFollowedFromTheAPIServer(t *testing.T) {
@@ -28,7 +31,8 @@ func TestSucceededSearchJobIsFollowedFromTheAPIServer(t *testing.T) {
 	ns := testenv.Namespace(t, k8s, "t")
 	r := createRun(t, ns, "succeeds", nil)
 	job := waitForJob(t, r)
-	if _, err := ct.CreatePod(ctx, k8s, job, &ct.Terminated{}, &ct.Terminated{}); err != nil {
+	pod, err := ct.CreatePod(ctx, k8s, job, &ct.Terminated{}, &ct.Terminated{})
+	if err != nil {
 		t.Fatal(err)
 	}
 	now := metav1.Now()
@@ -40,9 +44,10 @@ func TestSucceededSearchJobIsFollowedFromTheAPIServer(t *testing.T) {
 	if err := k8s.Status().Update(ctx, job); err != nil {
 		t.Fatal(err)
 	}
-	poll.Eventually(t, wait, "the succeeded Job gone from the operator's cache", func() (bool, error) {
-		err := cached.Get(ctx, client.ObjectKeyFromObject(job), &batchv1.Job{})
-		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+	poll.Eventually(t, wait, "the succeeded Job and pod gone from the operator's cache", func() (bool, error) {
+		errJob := cached.Get(ctx, client.ObjectKeyFromObject(job), &batchv1.Job{})
+		errPod := cached.Get(ctx, client.ObjectKeyFromObject(pod), &corev1.Pod{})
+		return apierrors.IsNotFound(errJob) && apierrors.IsNotFound(errPod), errors.Join(client.IgnoreNotFound(errJob), client.IgnoreNotFound(errPod))
 	})
 	time.Sleep(2 * time.Second) // a poll or two of the Run controller
 	if c := meta.FindStatusCondition(getRun(t, r).Status.Conditions, v1beta2.ConditionCompleted); c != nil && c.Status == metav1.ConditionTrue {
@@ -59,5 +64,31 @@ func TestSucceededSearchJobIsFollowedFromTheAPIServer(t *testing.T) {
 	got := waitForReason(t, r, v1beta2.ReasonSucceeded)
 	if got.Status.JobRef == nil || got.Status.JobRef.UID != job.UID {
 		t.Errorf("jobRef = %+v, want the Job %s", got.Status.JobRef, job.UID)
+	}
+}
+
+// TestWindowOfASucceededPodIsRead: a re-search's search pod succeeded before the Run controller
+// saw its input container's report of the window. The cache holds no pod that succeeded
+// (jobcache), so the report is read from the API server: the window is recorded and the
+// baseline Job, which checks its cut against it, starts.
+func TestWindowOfASucceededPodIsRead(t *testing.T) {
+	ctx := context.Background()
+	r := researchRun(t)
+	job := waitForJob(t, r)
+	pod, err := ct.CreatePod(ctx, k8s, job, &ct.Terminated{}, &ct.Terminated{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: jobcontract.InputContainer, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+		Message: `{"requests":42,"sha256":"` + windowSHA256 + `","segments":3,"truncatedSegments":0,"pods":2}`}}}}
+	if err := k8s.Status().Update(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	if err := ct.FinishJob(ctx, k8s, job, ""); err != nil {
+		t.Fatal(err)
+	}
+	waitForBaselineJob(t, r)
+	if w := getRun(t, r).Status.AISimulate.Trace.Window; w.Requests == nil || *w.Requests != 42 || w.SHA256 != "sha256:"+windowSHA256 {
+		t.Errorf("status.aisimulate.trace.window = %+v, want the input container's report", w)
 	}
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
+	"github.com/dgdr-operator/dgdr-operator/internal/controller/jobcache"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/podstart"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/render"
@@ -207,11 +208,19 @@ func (r *Reconciler) recordWindow(ctx context.Context, run *v1beta2.DynamoGraphD
 	if a == nil || a.Trace == nil || a.Trace.Window == nil || a.Trace.Window.Requests != nil {
 		return nil, nil
 	}
+	opts := []client.ListOption{client.InNamespace(job.Namespace), client.MatchingLabels{LabelJobName: job.Name}}
 	var list corev1.PodList
-	if err := r.Client.List(ctx, &list, client.InNamespace(job.Namespace), client.MatchingLabels{LabelJobName: job.Name}); err != nil {
+	if err := r.Client.List(ctx, &list, opts...); err != nil {
 		return nil, err
 	}
 	pods := podstart.ControlledBy(list.Items, job)
+	if inputTermination(pods) == nil && jobcache.Finished(job) != nil {
+		// The cache holds no pod that succeeded (jobcache): the report is on the API server's.
+		if err := r.APIReader.List(ctx, &list, opts...); err != nil {
+			return nil, err
+		}
+		pods = podstart.ControlledBy(list.Items, job)
+	}
 	// A refused window fails the input container: that is not a start failure.
 	if c := windowRejected(pods); c != nil {
 		return c, nil
