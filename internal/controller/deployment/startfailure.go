@@ -23,17 +23,6 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/verification"
 )
 
-// verificationPods lists the pods of a verification Job from the informer cache; only those the
-// Job controls count (podstart.ControlledBy): anyone who may create pods can give one the Job's
-// labels.
-func (r *Reconciler) verificationPods(ctx context.Context, job *batchv1.Job) ([]corev1.Pod, error) {
-	var pods corev1.PodList
-	if err := r.Client.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingLabels{batchv1.JobNameLabel: job.Name}); err != nil {
-		return nil, err
-	}
-	return podstart.ControlledBy(pods.Items, job), nil
-}
-
 // verificationStartRule is what counts as a start failure of a verification pod: the rule of
 // search pods, and a pod no node can hold (the deployment it measures already runs).
 var verificationStartRule = podstart.Rule{First: verification.ContainerName, Unschedulable: true}
@@ -45,7 +34,7 @@ var verificationStartRule = podstart.Rule{First: verification.ContainerName, Uns
 // pod that long after its creation (its pods are refused). It deletes the Job, so that its pod
 // does not wait for the Job's deadline. Otherwise again is when a failure's grace runs out.
 func (r *Reconciler) checkVerificationStart(ctx context.Context, dgdr *v1beta2.DynamoGraphDeploymentRequest, job *batchv1.Job, events *status.Events) (ended bool, again time.Duration, err error) {
-	pods, err := r.verificationPods(ctx, job)
+	pods, err := podstart.Pods(ctx, r.Client, job)
 	if err != nil {
 		return false, 0, err
 	}

@@ -365,11 +365,11 @@ func jobFinished(job *batchv1.Job) (bool, *batchv1.JobCondition) {
 func (r *Reconciler) terminationMessage(ctx context.Context, job *batchv1.Job) ([]byte, *metav1.Time, error) {
 	// From the API server: the cache holds no pod that succeeded (jobcache), and the message of a
 	// verification that measured is on one.
-	var list corev1.PodList
-	if err := r.APIReader.List(ctx, &list, client.InNamespace(job.Namespace), client.MatchingLabels{batchv1.JobNameLabel: job.Name}); err != nil {
+	pods, err := podstart.Pods(ctx, r.APIReader, job)
+	if err != nil {
 		return nil, nil, err
 	}
-	for _, p := range podstart.ControlledBy(list.Items, job) {
+	for _, p := range pods {
 		for _, cs := range p.Status.ContainerStatuses {
 			if t := cs.State.Terminated; cs.Name == verification.ContainerName && t != nil && strings.TrimSpace(t.Message) != "" {
 				at := t.FinishedAt

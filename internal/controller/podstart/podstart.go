@@ -7,6 +7,7 @@
 package podstart
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/jobcache"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/status"
@@ -174,6 +176,16 @@ func NewestFirst(pods []corev1.Pod) []corev1.Pod {
 	sorted := slices.Clone(pods)
 	slices.SortStableFunc(sorted, func(a, b corev1.Pod) int { return b.CreationTimestamp.Compare(a.CreationTimestamp.Time) })
 	return sorted
+}
+
+// Pods lists from c the pods job controls (ControlledBy), found by the label the Job controller
+// puts on them.
+func Pods(ctx context.Context, c client.Reader, job *batchv1.Job) ([]corev1.Pod, error) {
+	var list corev1.PodList
+	if err := c.List(ctx, &list, client.InNamespace(job.Namespace), client.MatchingLabels{batchv1.JobNameLabel: job.Name}); err != nil {
+		return nil, err
+	}
+	return ControlledBy(list.Items, job), nil
 }
 
 // ControlledBy returns the pods whose controller owner reference (controller: true) is job: a

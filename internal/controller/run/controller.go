@@ -60,7 +60,7 @@ const (
 )
 
 // LabelJobName is the label the Job controller puts on a Job's pods.
-const LabelJobName = "batch.kubernetes.io/job-name"
+const LabelJobName = batchv1.JobNameLabel
 
 // The Run controller follows Runs and patches their status, runs each search as a Job owned by
 // its Run (cached by label), and reads the Job's pods to tell why a search did not start or how
@@ -560,18 +560,11 @@ func (r *Reconciler) awaitBaseline(ctx context.Context, run *v1beta2.DynamoGraph
 // from the API server (the cache may lag behind the Job status). Pods that only carry the Job's
 // labels are not its pods (controlledBy).
 func (r *Reconciler) jobPods(ctx context.Context, job *batchv1.Job) ([]corev1.Pod, error) {
-	opts := []client.ListOption{client.InNamespace(job.Namespace), client.MatchingLabels{LabelJobName: job.Name}}
-	var pods corev1.PodList
-	if err := r.Client.List(ctx, &pods, opts...); err != nil {
-		return nil, err
+	pods, err := podstart.Pods(ctx, r.Client, job)
+	if err != nil || ended(pods) {
+		return pods, err
 	}
-	if ended(podstart.ControlledBy(pods.Items, job)) {
-		return podstart.ControlledBy(pods.Items, job), nil
-	}
-	if err := r.APIReader.List(ctx, &pods, opts...); err != nil {
-		return nil, err
-	}
-	return podstart.ControlledBy(pods.Items, job), nil
+	return podstart.Pods(ctx, r.APIReader, job)
 }
 
 // ended tells whether one of pods has ended (Succeeded or Failed).

@@ -21,11 +21,10 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/testing/poll"
 )
 
-// TestSucceededSearchJobIsFollowedFromTheAPIServer: the operator's cache drops a search Job once
-// a pod of it succeeded, and the pod (jobcache), and the Run follows the Job on the API server
-// from then on (and reads the pod's outcome there),
-// also while the Job controller has counted the pod but not yet marked the Job Complete (its
-// pods still terminating), a change no event reports.
+// TestSucceededSearchJobIsFollowedFromTheAPIServer: the operator's cache drops a search Job, and
+// its pod, once the pod succeeded (jobcache); the Run follows the Job on the API server from then
+// on (and reads the pod's outcome there), also while the Job controller has counted the pod but
+// not yet marked the Job Complete (its pods still terminating), a change no event reports.
 func TestSucceededSearchJobIsFollowedFromTheAPIServer(t *testing.T) {
 	ctx := context.Background()
 	ns := testenv.Namespace(t, k8s, "t")

@@ -17,7 +17,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
@@ -208,18 +207,13 @@ func (r *Reconciler) recordWindow(ctx context.Context, run *v1beta2.DynamoGraphD
 	if a == nil || a.Trace == nil || a.Trace.Window == nil || a.Trace.Window.Requests != nil {
 		return nil, nil
 	}
-	opts := []client.ListOption{client.InNamespace(job.Namespace), client.MatchingLabels{LabelJobName: job.Name}}
-	var list corev1.PodList
-	if err := r.Client.List(ctx, &list, opts...); err != nil {
-		return nil, err
-	}
-	pods := podstart.ControlledBy(list.Items, job)
-	if inputTermination(pods) == nil && jobcache.Finished(job) != nil {
+	pods, err := podstart.Pods(ctx, r.Client, job)
+	if err == nil && inputTermination(pods) == nil && jobcache.Finished(job) != nil {
 		// The cache holds no pod that succeeded (jobcache): the report is on the API server's.
-		if err := r.APIReader.List(ctx, &list, opts...); err != nil {
-			return nil, err
-		}
-		pods = podstart.ControlledBy(list.Items, job)
+		pods, err = podstart.Pods(ctx, r.APIReader, job)
+	}
+	if err != nil {
+		return nil, err
 	}
 	// A refused window fails the input container: that is not a start failure.
 	if c := windowRejected(pods); c != nil {
