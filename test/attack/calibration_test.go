@@ -66,17 +66,8 @@ func TestStubObservationsStayInTheirNamespace(t *testing.T) {
 	}
 	for i := range stubVerifications {
 		name := fmt.Sprintf("stub%d", i)
-		var v *v1beta2.VerificationStatus
-		sandboxtest.WaitFor(t, 17*time.Minute, poll, name+"'s verification to end", func(ctx context.Context) (bool, string, error) {
-			d := &v1beta2.DynamoGraphDeploymentRequest{}
-			if err := k8s.Get(ctx, client.ObjectKey{Namespace: a, Name: name}, d); err != nil {
-				return false, "", err
-			}
-			v = d.Status.Verification
-			if v == nil {
-				return false, "no verification", nil
-			}
-			return v.Phase == v1beta2.VerificationFailed || v.Calibration != nil, fmt.Sprintf("%s %+v", v.Phase, v.Calibration), nil
+		v := verificationOf(t, a, name, 17*time.Minute, func(v *v1beta2.VerificationStatus) bool {
+			return v.Phase == v1beta2.VerificationFailed || v.Calibration != nil
 		})
 		if c := v.Calibration; v.Phase != v1beta2.VerificationSucceeded || c == nil || c.Recorded == nil || !*c.Recorded {
 			t.Fatalf("%s: verification %s %s: %s; calibration %+v: want a recorded observation", name, v.Phase, v.Reason, v.Message, c)

@@ -61,20 +61,9 @@ func TestVerificationsDoNotStallTheOperator(t *testing.T) {
 	}
 	for i := range n {
 		name := fmt.Sprintf("v%d", i)
-		var ended *v1beta2.DynamoGraphDeploymentRequest
-		sandboxtest.WaitFor(t, 5*time.Minute, poll, name+"'s verification to end", func(ctx context.Context) (bool, string, error) {
-			d := &v1beta2.DynamoGraphDeploymentRequest{}
-			if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, d); err != nil {
-				return false, "", err
-			}
-			v := d.Status.Verification
-			if v == nil {
-				return false, "no verification", nil
-			}
-			ended = d
-			return v.Phase == v1beta2.VerificationSucceeded || v.Phase == v1beta2.VerificationFailed, string(v.Phase), nil
+		v := verificationOf(t, ns, name, 5*time.Minute, func(v *v1beta2.VerificationStatus) bool {
+			return v.Phase == v1beta2.VerificationSucceeded || v.Phase == v1beta2.VerificationFailed
 		})
-		v := ended.Status.Verification
 		if v.Phase != v1beta2.VerificationSucceeded {
 			t.Fatalf("%s: verification %s %s: %s", name, v.Phase, v.Reason, v.Message)
 		}
@@ -102,4 +91,21 @@ func TestVerificationsDoNotStallTheOperator(t *testing.T) {
 		}
 		return d.Status.ActiveRunRef != nil || d.Status.LatestRun != nil, "no Run", nil
 	})
+}
+
+// verificationOf waits until the verification of request ns/name satisfies done and returns it.
+func verificationOf(t *testing.T, ns, name string, timeout time.Duration, done func(*v1beta2.VerificationStatus) bool) *v1beta2.VerificationStatus {
+	t.Helper()
+	var v *v1beta2.VerificationStatus
+	sandboxtest.WaitFor(t, timeout, poll, name+"'s verification to end", func(ctx context.Context) (bool, string, error) {
+		d := &v1beta2.DynamoGraphDeploymentRequest{}
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, d); err != nil {
+			return false, "", err
+		}
+		if v = d.Status.Verification; v == nil {
+			return false, "no verification", nil
+		}
+		return done(v), fmt.Sprintf("%s %s %+v", v.Phase, v.Reason, v.Calibration), nil
+	})
+	return v
 }

@@ -271,12 +271,14 @@ func (r *Reconciler) searchJob(ctx context.Context, run *v1beta2.DynamoGraphDepl
 	key := types.NamespacedName{Namespace: run.Namespace, Name: naming.JobName(run.Name)}
 	job := &batchv1.Job{}
 	err := r.Client.Get(ctx, key, job)
+	live := false // job is the API server's copy, not the cache's
 	if apierrors.IsNotFound(err) && run.Status.JobRef != nil {
 		// The Job was created: the cache holds it no more once it succeeded (jobcache), or not
 		// yet when it was created a moment ago. The API server's copy is tracked once settled.
 		if err = r.APIReader.Get(ctx, key, job); err == nil && !jobcache.Settled(job) {
 			return nil, ctrl.Result{RequeueAfter: jobcache.Poll}, nil
 		}
+		live = true
 	}
 	switch {
 	case apierrors.IsNotFound(err) && run.Status.JobRef != nil:
@@ -296,14 +298,17 @@ func (r *Reconciler) searchJob(ctx context.Context, run *v1beta2.DynamoGraphDepl
 		// The cache may still hold a Job deleted a moment ago: that of a Run of the same name
 		// that was replaced (a request deletes a Run it did not record in the foreground, so its
 		// Job is gone before the new Run exists, but the Job informer may not have seen it).
-		live := &batchv1.Job{}
-		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(job), live); apierrors.IsNotFound(err) {
-			return nil, ctrl.Result{RequeueAfter: time.Second}, nil
-		} else if err != nil {
-			return nil, ctrl.Result{}, err
+		current := job
+		if !live {
+			current = &batchv1.Job{}
+			if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(job), current); apierrors.IsNotFound(err) {
+				return nil, ctrl.Result{RequeueAfter: time.Second}, nil
+			} else if err != nil {
+				return nil, ctrl.Result{}, err
+			}
 		}
-		if !ownedExactly(live, run) {
-			r.setTerminal(run, foreignObject("Job", live, "it is not tracked as the search"), events)
+		if !ownedExactly(current, run) {
+			r.setTerminal(run, foreignObject("Job", current, "it is not tracked as the search"), events)
 			return nil, ctrl.Result{}, nil
 		}
 	}
