@@ -278,7 +278,7 @@ func (r *Reconciler) searchJob(ctx context.Context, run *v1beta2.DynamoGraphDepl
 		if err = r.APIReader.Get(ctx, key, job); err == nil && !jobcache.Settled(job) {
 			return nil, ctrl.Result{RequeueAfter: jobcache.Poll}, nil
 		}
-		live = true
+		live = err == nil
 	}
 	switch {
 	case apierrors.IsNotFound(err) && run.Status.JobRef != nil:
