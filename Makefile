@@ -269,7 +269,7 @@ test-chaos: ## Fault-injection scenarios on the sandbox (operator/reporter/API s
 
 .PHONY: bench
 bench: tools upstream aiperf ## Measure P1–P11 (docs/develop/performance.md, docs/design/aisim.md; P7b and P9 with the real AISimulate, P11 on the sandbox with the Dynamo mocker and AIPerf); ends with one comparable line per figure.
-	go test -run '^$$' -bench . -benchmem ./internal/aisimulate/ ./tools/aisim/search/ ./test/bench/ 2>&1 | grep -E '^(Benchmark|ok|PASS)'
+	go test -run '^$$' -bench . -benchmem ./internal/aisimulate/ ./internal/gpunodes/ ./tools/aisim/search/ ./test/bench/ 2>&1 | grep -E '^(Benchmark|ok|PASS)'
 	go run ./test/bench
 
 .PHONY: pareto-spread-picture

@@ -1,15 +1,18 @@
 // Package gpunodes reads what the cluster's GPU Nodes offer: which GPU products they carry (GPU
 // discovery at admission) and how many allocatable GPUs of each AISimulate system there are
-// (whether a candidate fits the cluster). It is pure: callers pass the Nodes of their informer.
+// (whether a candidate fits the cluster). FromNodes and what follows from it are pure; Read lists
+// the Nodes from the caller's reader (the manager's Node informer).
 package gpunodes
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate"
@@ -34,6 +37,19 @@ type Inventory struct {
 	// Products are the distinct nvidia.com/gpu.product values of the Nodes, sorted.
 	Products []string
 	pools    map[string]Pool
+}
+
+// Read builds the inventory of the labelled GPU Nodes that c lists. From the manager's cache the
+// Nodes are not deep-copied: FromNodes only reads them, and it runs at every defaulting admission
+// and at every fit judgement of a Candidate (all Candidates when a Node's GPUs change), where
+// copying every GPU Node each time costs more than the rest of the work
+// (BenchmarkReadInventory). Any other reader ignores the option.
+func Read(ctx context.Context, c client.Reader) (Inventory, error) {
+	nodes := &corev1.NodeList{}
+	if err := c.List(ctx, nodes, client.HasLabels{ProductLabel}, client.UnsafeDisableDeepCopy); err != nil {
+		return Inventory{}, err
+	}
+	return FromNodes(nodes.Items), nil
 }
 
 // FromNodes builds the inventory of nodes. Every labelled Node names its product; only

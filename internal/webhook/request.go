@@ -8,7 +8,6 @@ import (
 	"fmt"
 
 	admissionv1 "k8s.io/api/admission/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -161,11 +160,11 @@ func (w *RequestWebhook) inventory(ctx context.Context) (gpunodes.Inventory, boo
 	if !config.GPUDiscoveryEnabled(w.Config) || w.Nodes == nil {
 		return gpunodes.Inventory{}, false, nil
 	}
-	nodes := &corev1.NodeList{}
-	if err := w.Nodes.List(ctx, nodes, client.HasLabels{GPUProductLabel}); err != nil {
+	inv, err := gpunodes.Read(ctx, w.Nodes)
+	if err != nil {
 		return gpunodes.Inventory{}, false, fmt.Errorf("discovering GPU products: %w", err)
 	}
-	return gpunodes.FromNodes(nodes.Items), true, nil
+	return inv, true, nil
 }
 
 // budgetWarnings warns when spec.hardware.gpu.budget exceeds the allocatable GPUs of the

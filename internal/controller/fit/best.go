@@ -71,7 +71,7 @@ func eachFitting(ctx context.Context, cached, live client.Reader, cfg *v1alpha1.
 	var inv gpunodes.Inventory
 	if judge {
 		var err error
-		if inv, err = Inventory(ctx, cached); err != nil {
+		if inv, err = gpunodes.Read(ctx, cached); err != nil {
 			return err
 		}
 	}

@@ -37,15 +37,6 @@ type Reconciler struct {
 	Client client.Client
 }
 
-// Inventory reads the cluster's labelled GPU Nodes from c (the manager's Node informer).
-func Inventory(ctx context.Context, c client.Reader) (gpunodes.Inventory, error) {
-	nodes := &corev1.NodeList{}
-	if err := c.List(ctx, nodes, client.HasLabels{gpunodes.ProductLabel}); err != nil {
-		return gpunodes.Inventory{}, err
-	}
-	return gpunodes.FromNodes(nodes.Items), nil
-}
-
 // Reconcile compares one Candidate with the Nodes of its SKU.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
 	cand := &v1beta2.DynamoGraphDeploymentCandidate{}
@@ -58,7 +49,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		ctrl.LoggerFrom(ctx).V(1).Info("not judging the fit", "reason", err.Error())
 		return ctrl.Result{}, nil
 	}
-	inv, err := Inventory(ctx, r.Client)
+	inv, err := gpunodes.Read(ctx, r.Client)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
