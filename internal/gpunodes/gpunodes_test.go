@@ -112,3 +112,30 @@ func TestNeedsOf(t *testing.T) {
 		})
 	}
 }
+
+// TestChanged: only what a Node offers (product, cordon, allocatable GPUs) counts as a change.
+func TestChanged(t *testing.T) {
+	base := func() *corev1.Node {
+		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{gpunodes.ProductLabel: "NVIDIA-H200"}, ResourceVersion: "1"},
+			Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{gpunodes.GPUResource: resource.MustParse("8")}}}
+	}
+	cases := []struct {
+		name   string
+		change func(*corev1.Node)
+		want   bool
+	}{
+		{"heartbeat", func(n *corev1.Node) { n.ResourceVersion = "2" }, false},
+		{"product", func(n *corev1.Node) { n.Labels[gpunodes.ProductLabel] = "NVIDIA-B200" }, true},
+		{"cordoned", func(n *corev1.Node) { n.Spec.Unschedulable = true }, true},
+		{"allocatable GPUs", func(n *corev1.Node) { n.Status.Allocatable[gpunodes.GPUResource] = resource.MustParse("7") }, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			n := base()
+			tc.change(n)
+			if got := gpunodes.Changed(base(), n); got != tc.want {
+				t.Errorf("Changed = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

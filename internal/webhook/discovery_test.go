@@ -42,13 +42,17 @@ func gpuNode(t *testing.T, name, product string, gpus int64) *corev1.Node {
 
 // TestMissingSKUFollowsTheClusterGPUs: a request without spec.hardware.gpu.sku is defaulted
 // from the cluster's GPU Nodes (read from the real API server through the manager's Node
-// informer, as webhook.Setup wires it) or from an explicit defaults.gpuSKU, and refused
-// otherwise: no GPU nodes and no default, two products, a product without an AISimulate system.
-// Label changes are followed without a restart.
+// informer and a gpunodes.Tracker, as webhook.Setup wires it) or from an explicit
+// defaults.gpuSKU, and refused otherwise: no GPU nodes and no default, two products, a product
+// without an AISimulate system. New, relabelled and deleted Nodes are followed without a
+// restart.
 func TestMissingSKUFollowsTheClusterGPUs(t *testing.T) {
 	ctx := context.Background()
 	cfg := config.Default()
-	w := &webhook.RequestWebhook{Config: cfg, Nodes: env.Manager.GetClient()}
+	w, err := webhook.NewRequestWebhook(env.Manager, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	skuOf := func() string {
 		dgdr := builders.Request("default", "discover").Model("Qwen/Qwen3-0.6B").Obj()
 		if err := w.Default(ctx, dgdr); err != nil {
@@ -103,6 +107,11 @@ func TestMissingSKUFollowsTheClusterGPUs(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor("a refusal naming the unsupported product", refusal("NVIDIA-H100-NVL (no AISimulate system)"))
+
+	if err := k8s.Delete(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the one product left once the other Node is deleted", is("h100_sxm"))
 
 	cfg.Defaults.GPUDiscovery = ptr.To(false)
 	waitFor("the explicit default with discovery off", is("h100_sxm"))

@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
@@ -36,10 +35,11 @@ const GPUProductLabel = gpunodes.ProductLabel
 // RequestWebhook defaults and validates DynamoGraphDeploymentRequests.
 type RequestWebhook struct {
 	Config *v1alpha1.OperatorConfiguration
-	// Nodes reads Nodes for GPU discovery and the budget warning; used only when discovery is
-	// enabled. The manager's client serves it from its Node informer, so an admission never
-	// lists Nodes from the API server.
-	Nodes client.Reader
+	// Nodes gives the GPU Nodes' inventory for GPU discovery and the budget warning; used only
+	// when discovery is enabled. NewRequestWebhook tracks the manager's Node informer with it, so
+	// an admission neither lists Nodes from the API server nor reads the cache's Nodes again
+	// unless one changed.
+	Nodes *gpunodes.Tracker
 	// Access creates the SubjectAccessReviews that check the requesting user's rights
 	// (reviewAccess); the manager's client. Required for requests that need a review.
 	Access rights.Creator
@@ -160,7 +160,7 @@ func (w *RequestWebhook) inventory(ctx context.Context) (gpunodes.Inventory, boo
 	if !config.GPUDiscoveryEnabled(w.Config) || w.Nodes == nil {
 		return gpunodes.Inventory{}, false, nil
 	}
-	inv, err := gpunodes.Read(ctx, w.Nodes)
+	inv, err := w.Nodes.Inventory(ctx)
 	if err != nil {
 		return gpunodes.Inventory{}, false, fmt.Errorf("discovering GPU products: %w", err)
 	}

@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"net/http"
 	"slices"
 
 	"gomodules.xyz/jsonpatch/v2"
 	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -19,6 +21,8 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
+	"github.com/dgdr-operator/dgdr-operator/internal/config"
+	"github.com/dgdr-operator/dgdr-operator/internal/gpunodes"
 )
 
 // MutateRequestPath is where the defaulting webhook of requests is served (see the marker in
@@ -27,11 +31,33 @@ const MutateRequestPath = "/mutate-nvidia-com-v1beta2-dynamographdeploymentreque
 
 // Setup registers every v1beta2 webhook with the manager's webhook server.
 func Setup(mgr ctrl.Manager, cfg *v1alpha1.OperatorConfiguration) error {
-	req := &RequestWebhook{Config: cfg, Nodes: mgr.GetClient(), Access: mgr.GetClient()}
+	req, err := NewRequestWebhook(mgr, cfg)
+	if err != nil {
+		return err
+	}
 	mgr.GetWebhookServer().Register(MutateRequestPath, DefaultingWebhook(mgr.GetScheme(), req))
 	// Runs and Candidates need no webhook: their CRDs' CEL rules keep their specs immutable.
 	return ctrl.NewWebhookManagedBy(mgr, &v1beta2.DynamoGraphDeploymentRequest{}).
 		WithValidator(req).Complete()
+}
+
+// NewRequestWebhook returns the request webhook of mgr: with GPU discovery enabled, it reads the
+// GPU Nodes through a gpunodes.Tracker of the manager's Node informer; the requesting users'
+// rights are reviewed through the manager's client.
+func NewRequestWebhook(mgr ctrl.Manager, cfg *v1alpha1.OperatorConfiguration) (*RequestWebhook, error) {
+	req := &RequestWebhook{Config: cfg, Access: mgr.GetClient()}
+	if !config.GPUDiscoveryEnabled(cfg) {
+		return req, nil // the operator reads no Nodes
+	}
+	informer, err := mgr.GetCache().GetInformer(context.Background(), &corev1.Node{})
+	if err != nil {
+		return nil, fmt.Errorf("watching Nodes for GPU discovery: %w", err)
+	}
+	req.Nodes = gpunodes.NewTracker(mgr.GetClient())
+	if err := req.Nodes.Track(informer); err != nil {
+		return nil, fmt.Errorf("watching Nodes for GPU discovery: %w", err)
+	}
+	return req, nil
 }
 
 // DefaultingWebhook is the mutating admission webhook of requests (the benchmarks serve it too).

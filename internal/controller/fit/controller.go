@@ -77,18 +77,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		})).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.allCandidates), builder.WithPredicates(predicate.Funcs{
 			UpdateFunc: func(e event.UpdateEvent) bool {
-				return gpuChanged(e.ObjectOld.(*corev1.Node), e.ObjectNew.(*corev1.Node))
+				return gpunodes.Changed(e.ObjectOld.(*corev1.Node), e.ObjectNew.(*corev1.Node))
 			},
 		})).
 		Complete(r)
-}
-
-// gpuChanged tells whether a Node update changes what it offers: its GPU product, whether it
-// is cordoned, or its allocatable GPUs.
-func gpuChanged(o, n *corev1.Node) bool {
-	oq, nq := o.Status.Allocatable[gpunodes.GPUResource], n.Status.Allocatable[gpunodes.GPUResource]
-	return o.Labels[gpunodes.ProductLabel] != n.Labels[gpunodes.ProductLabel] ||
-		o.Spec.Unschedulable != n.Spec.Unschedulable || oq.Cmp(nq) != 0
 }
 
 func (r *Reconciler) allCandidates(ctx context.Context, _ client.Object) []reconcile.Request {

@@ -57,29 +57,3 @@ func TestStripCandidate(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
-
-func TestGPUChanged(t *testing.T) {
-	base := func() *corev1.Node {
-		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{gpunodes.ProductLabel: "NVIDIA-H200"}, ResourceVersion: "1"},
-			Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{gpunodes.GPUResource: resource.MustParse("8")}}}
-	}
-	cases := []struct {
-		name   string
-		change func(*corev1.Node)
-		want   bool
-	}{
-		{"heartbeat", func(n *corev1.Node) { n.ResourceVersion = "2" }, false},
-		{"product", func(n *corev1.Node) { n.Labels[gpunodes.ProductLabel] = "NVIDIA-B200" }, true},
-		{"cordoned", func(n *corev1.Node) { n.Spec.Unschedulable = true }, true},
-		{"allocatable GPUs", func(n *corev1.Node) { n.Status.Allocatable[gpunodes.GPUResource] = resource.MustParse("7") }, true},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			n := base()
-			tc.change(n)
-			if got := gpuChanged(base(), n); got != tc.want {
-				t.Errorf("gpuChanged = %v, want %v", got, tc.want)
-			}
-		})
-	}
-}
