@@ -160,8 +160,14 @@ func TestBaselineJobLifecycle(t *testing.T) {
 		ctx := context.Background()
 		r := researchRun(t)
 		job := waitForJob(t, r)
-		if got := getRun(t, r); got.Status.AISimulate == nil || got.Status.AISimulate.Baseline == nil || got.Status.AISimulate.Baseline.Candidate != "llama-run-1-c1" {
-			t.Fatalf("status.aisimulate.baseline = %+v", got.Status.AISimulate)
+		// The baseline input is recorded with the Run's input, in the status write of a
+		// reconcile that may also create the Job: the Job can be seen first.
+		poll.Eventually(t, wait, "status.aisimulate.baseline", func() (bool, error) {
+			got := getRun(t, r)
+			return got.Status.AISimulate != nil && got.Status.AISimulate.Baseline != nil, nil
+		})
+		if got := getRun(t, r); got.Status.AISimulate.Baseline.Candidate != "llama-run-1-c1" {
+			t.Fatalf("status.aisimulate.baseline = %+v", got.Status.AISimulate.Baseline)
 		}
 		// No baseline before the window is cut: there is nothing to check its cut against.
 		time.Sleep(500 * time.Millisecond)
