@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
@@ -49,7 +50,9 @@ func NewRequestWebhook(mgr ctrl.Manager, cfg *v1alpha1.OperatorConfiguration) (*
 	if !config.GPUDiscoveryEnabled(cfg) {
 		return req, nil // the operator reads no Nodes
 	}
-	informer, err := mgr.GetCache().GetInformer(context.Background(), &corev1.Node{})
+	// Setup may run once the manager has started (self-signed certificates): registering the
+	// handler needs no synced informer, and the informer replays its Nodes to it.
+	informer, err := mgr.GetCache().GetInformer(context.Background(), &corev1.Node{}, cache.BlockUntilSynced(false))
 	if err != nil {
 		return nil, fmt.Errorf("watching Nodes for GPU discovery: %w", err)
 	}
