@@ -78,8 +78,8 @@ func BenchmarkReadInventory(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	tracker := gpunodes.NewTracker(c)
-	if err := tracker.Track(informer); err != nil {
+	tracker, err := gpunodes.NewTracker(c, informer)
+	if err != nil {
 		b.Fatal(err)
 	}
 	tracked, err := tracker.Inventory(ctx)

@@ -15,30 +15,25 @@ import (
 // Nodes change: every defaulting admission discovers GPU products. It reads the Nodes again
 // (Read) only after the Node informer it tracks reported a Node added, deleted, or changed in
 // what it offers (Changed); Node updates that change nothing of that (status heartbeats, other
-// labels) cost nothing. Until Track is called it reads the Nodes at every call.
+// labels) cost nothing.
 //
 // The informer runs its event handlers after it updated its store, so an inventory read after
 // the event reflects the change; between the store's update and the handler's call (the
 // informer's delivery, normally well under a millisecond) a reader may still get the inventory
 // from before, as a reader of the store just before the update would.
 type Tracker struct {
-	reader  client.Reader
-	tracked atomic.Bool
-	stale   atomic.Bool
+	reader client.Reader
+	stale  atomic.Bool
 
 	mu  sync.Mutex // serializes reading the Nodes again
 	inv Inventory
 }
 
-// NewTracker returns a Tracker that reads the Nodes from reader (the manager's cache).
-func NewTracker(reader client.Reader) *Tracker {
+// NewTracker returns a Tracker that reads the Nodes from reader (the manager's cache) and
+// follows informer, the Node informer of that cache.
+func NewTracker(reader client.Reader, informer cache.Informer) (*Tracker, error) {
 	t := &Tracker{reader: reader}
 	t.stale.Store(true)
-	return t
-}
-
-// Track registers the tracker with informer, the Node informer of the cache the tracker reads.
-func (t *Tracker) Track(informer cache.Informer) error {
 	if _, err := informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		AddFunc: func(any) { t.stale.Store(true) },
 		UpdateFunc: func(oldObj, newObj any) {
@@ -50,18 +45,14 @@ func (t *Tracker) Track(informer cache.Informer) error {
 		},
 		DeleteFunc: func(any) { t.stale.Store(true) },
 	}); err != nil {
-		return err
+		return nil, err
 	}
-	t.tracked.Store(true)
-	return nil
+	return t, nil
 }
 
 // Inventory is the inventory of the GPU Nodes. The caller must not modify it: its Products are
 // shared with other callers.
 func (t *Tracker) Inventory(ctx context.Context) (Inventory, error) {
-	if !t.tracked.Load() {
-		return Read(ctx, t.reader)
-	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.stale.Swap(false) {

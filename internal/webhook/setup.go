@@ -56,8 +56,7 @@ func NewRequestWebhook(mgr ctrl.Manager, cfg *v1alpha1.OperatorConfiguration) (*
 	if err != nil {
 		return nil, fmt.Errorf("watching Nodes for GPU discovery: %w", err)
 	}
-	req.Nodes = gpunodes.NewTracker(mgr.GetClient())
-	if err := req.Nodes.Track(informer); err != nil {
+	if req.Nodes, err = gpunodes.NewTracker(mgr.GetClient(), informer); err != nil {
 		return nil, fmt.Errorf("watching Nodes for GPU discovery: %w", err)
 	}
 	return req, nil

@@ -282,7 +282,7 @@ func TestForeignPodDoesNotEndTheRun(t *testing.T) {
 		return &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, OwnerReferences: owners, Labels: map[string]string{
 				v1beta2.LabelRunUID: string(target.UID), v1beta2.LabelRunName: target.Name,
-				runcontroller.LabelManagedBy: runcontroller.ManagedByValue, runcontroller.LabelJobName: job.Name}},
+				runcontroller.LabelManagedBy: runcontroller.ManagedByValue, batchv1.JobNameLabel: job.Name}},
 			Spec: corev1.PodSpec{NodeName: "no-such-node", RestartPolicy: corev1.RestartPolicyNever,
 				InitContainers: []corev1.Container{{Name: jobcontract.InputContainer, Image: "busybox"}},
 				Containers:     []corev1.Container{{Name: jobcontract.SearchContainer, Image: "busybox"}}},

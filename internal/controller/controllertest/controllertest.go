@@ -30,7 +30,6 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/aisimulate/output"
 	"github.com/dgdr-operator/dgdr-operator/internal/config"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller"
-	"github.com/dgdr-operator/dgdr-operator/internal/controller/run"
 	"github.com/dgdr-operator/dgdr-operator/internal/gpunodes"
 	"github.com/dgdr-operator/dgdr-operator/internal/jobcontract"
 	"github.com/dgdr-operator/dgdr-operator/internal/scheme"
@@ -191,7 +190,7 @@ func CreatePod(ctx context.Context, c client.Client, job *batchv1.Job, search, r
 	for k, v := range job.Spec.Template.Labels {
 		labels[k] = v
 	}
-	labels[run.LabelJobName] = job.Name
+	labels[batchv1.JobNameLabel] = job.Name
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: job.Namespace, Name: job.Name + "-" + strings.ToLower(rand.String(5)), Labels: labels,
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, batchv1.SchemeGroupVersion.WithKind("Job"))}},

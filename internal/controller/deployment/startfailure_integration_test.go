@@ -16,7 +16,6 @@ import (
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	ct "github.com/dgdr-operator/dgdr-operator/internal/controller/controllertest"
-	"github.com/dgdr-operator/dgdr-operator/internal/controller/run"
 	testenv "github.com/dgdr-operator/dgdr-operator/internal/testing/env"
 	"github.com/dgdr-operator/dgdr-operator/internal/testing/poll"
 	"github.com/dgdr-operator/dgdr-operator/internal/verification"
@@ -28,7 +27,7 @@ import (
 func stuckVerificationPod(t *testing.T, job *batchv1.Job, name string, controlled bool, state func(*corev1.PodStatus)) {
 	t.Helper()
 	ctx := context.Background()
-	labels := map[string]string{run.LabelJobName: job.Name}
+	labels := map[string]string{batchv1.JobNameLabel: job.Name}
 	for k, v := range job.Spec.Template.Labels {
 		labels[k] = v
 	}

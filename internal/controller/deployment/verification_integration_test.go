@@ -23,7 +23,6 @@ import (
 	"github.com/dgdr-operator/dgdr-operator/internal/calibration"
 	ct "github.com/dgdr-operator/dgdr-operator/internal/controller/controllertest"
 	"github.com/dgdr-operator/dgdr-operator/internal/controller/deployment"
-	"github.com/dgdr-operator/dgdr-operator/internal/controller/run"
 	"github.com/dgdr-operator/dgdr-operator/internal/naming"
 	"github.com/dgdr-operator/dgdr-operator/internal/promote"
 	"github.com/dgdr-operator/dgdr-operator/internal/testing/builders"
@@ -136,7 +135,7 @@ func finishVerification(t *testing.T, job *batchv1.Job, msg *string, failedReaso
 	t.Helper()
 	ctx := context.Background()
 	if msg != nil {
-		labels := map[string]string{run.LabelJobName: job.Name}
+		labels := map[string]string{batchv1.JobNameLabel: job.Name}
 		for k, v := range job.Spec.Template.Labels {
 			labels[k] = v
 		}

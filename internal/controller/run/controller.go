@@ -59,9 +59,6 @@ const (
 	EventQueued     = "Queued"
 )
 
-// LabelJobName is the label the Job controller puts on a Job's pods.
-const LabelJobName = batchv1.JobNameLabel
-
 // The Run controller follows Runs and patches their status, runs each search as a Job owned by
 // its Run (cached by label), and reads the Job's pods to tell why a search did not start or how
 // it ended (the reporter Role grants the same pod rights):

@@ -25,7 +25,7 @@ import (
 func createStuckPod(t *testing.T, job *batchv1.Job, init, containers []corev1.ContainerStatus) {
 	t.Helper()
 	ctx := context.Background()
-	labels := map[string]string{run.LabelJobName: job.Name}
+	labels := map[string]string{batchv1.JobNameLabel: job.Name}
 	for k, v := range job.Spec.Template.Labels {
 		labels[k] = v
 	}
