@@ -40,10 +40,10 @@ type Inventory struct {
 }
 
 // Read builds the inventory of the labelled GPU Nodes that c lists. From the manager's cache the
-// Nodes are not deep-copied: FromNodes only reads them, and it runs at every fit judgement of a
-// Candidate (all Candidates when a Node's GPUs change) and whenever a Tracker saw a Node change,
-// where copying every GPU Node each time costs more than the rest of the work
-// (BenchmarkReadInventory). Any other reader ignores the option.
+// Nodes are not deep-copied: FromNodes only reads them, and it runs whenever a Tracker saw a Node
+// change and at each autoApply choice of a fitting Candidate, where copying every GPU Node each
+// time costs more than the rest of the work (BenchmarkReadInventory). Any other reader ignores
+// the option.
 func Read(ctx context.Context, c client.Reader) (Inventory, error) {
 	nodes := &corev1.NodeList{}
 	if err := c.List(ctx, nodes, client.HasLabels{ProductLabel}, client.UnsafeDisableDeepCopy); err != nil {

@@ -25,8 +25,9 @@ const benchNodes = 1000
 
 // BenchmarkReadInventory reads the inventory of 1,000 GPU Nodes of two products, labelled as GPU
 // feature discovery labels them, from an informer cache that holds Nodes as the operator's
-// manager does (fit.StripNode): with Read (the fit controller), from a Tracker of the cache's
-// Node informer while no Node changes (GPU discovery at admission), and as the baseline in the
+// manager does (fit.StripNode): with Read (what a Tracker does after a Node changed), from a
+// Tracker of the cache's Node informer while no Node changes (admission and the fit controller),
+// and as the baseline in the
 // same process with the same list deep-copied (the cache's default). It reports each per read
 // and their ratios to the baseline.
 func BenchmarkReadInventory(b *testing.B) {

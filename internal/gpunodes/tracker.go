@@ -9,6 +9,7 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 )
 
 // Tracker keeps the inventory of the GPU Nodes for readers that need it far more often than the
@@ -20,13 +21,18 @@ import (
 // The informer runs its event handlers after it updated its store, so an inventory read after
 // the event reflects the change; between the store's update and the handler's call (the
 // informer's delivery, normally well under a millisecond) a reader may still get the inventory
-// from before, as a reader of the store just before the update would.
+// from before, as a reader of the store just before the update would. A controller that must
+// act on every change queues its work from Changes, which fires only after the Tracker marked
+// its inventory stale.
 type Tracker struct {
 	reader client.Reader
 	stale  atomic.Bool
 
 	mu  sync.Mutex // serializes reading the Nodes again
 	inv Inventory
+
+	subMu sync.Mutex
+	subs  []chan event.GenericEvent
 }
 
 // NewTracker returns a Tracker that reads the Nodes from reader (the manager's cache) and
@@ -35,19 +41,43 @@ func NewTracker(reader client.Reader, informer cache.Informer) (*Tracker, error)
 	t := &Tracker{reader: reader}
 	t.stale.Store(true)
 	if _, err := informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc: func(any) { t.stale.Store(true) },
+		AddFunc: func(any) { t.invalidate() },
 		UpdateFunc: func(oldObj, newObj any) {
 			o, ok1 := oldObj.(*corev1.Node)
 			n, ok2 := newObj.(*corev1.Node)
 			if !ok1 || !ok2 || Changed(o, n) {
-				t.stale.Store(true)
+				t.invalidate()
 			}
 		},
-		DeleteFunc: func(any) { t.stale.Store(true) },
+		DeleteFunc: func(any) { t.invalidate() },
 	}); err != nil {
 		return nil, err
 	}
 	return t, nil
+}
+
+// Changes returns a channel (for source.Channel) that receives an event after each change that
+// made the inventory stale, so that an inventory read once the event is received reflects the
+// change. An event not yet received stands for every change before it: the channel holds one,
+// and the informer's delivery never waits for its reader. The event's object names no Node.
+func (t *Tracker) Changes() <-chan event.GenericEvent {
+	ch := make(chan event.GenericEvent, 1)
+	t.subMu.Lock()
+	t.subs = append(t.subs, ch)
+	t.subMu.Unlock()
+	return ch
+}
+
+func (t *Tracker) invalidate() {
+	t.stale.Store(true)
+	t.subMu.Lock()
+	defer t.subMu.Unlock()
+	for _, ch := range t.subs {
+		select {
+		case ch <- event.GenericEvent{Object: &corev1.Node{}}:
+		default: // an event is pending; its reader reads the inventory after this change
+		}
+	}
 }
 
 // Inventory is the inventory of the GPU Nodes. The caller must not modify it: its Products are

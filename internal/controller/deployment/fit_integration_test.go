@@ -52,7 +52,7 @@ func waitFit(t *testing.T, ns, name string, want v1beta2.ClusterFit) {
 // Candidates of h200_sxm are judged against the H200 Node only: one of 4 GPUs fits, one of 32
 // (pods of 16) does not, and autoApply deploys the one that fits although it ranks second.
 // When no candidate fits, Deployed=False NoCandidateFits names them. A second H200 Node of 16
-// GPUs changes the verdicts of the published Candidates.
+// GPUs, a cordon and the Node's deletion each change the verdicts of the published Candidates.
 func TestFitsClusterWithNodesOfTwoProducts(t *testing.T) {
 	withoutDGDCRD(t)
 	ctx := context.Background()
@@ -120,4 +120,18 @@ func TestFitsClusterWithNodesOfTwoProducts(t *testing.T) {
 		}
 	})
 	waitFit(t, ns, small.Name, v1beta2.ClusterFit{Fits: ptr.To(true), SKU: "h200_sxm", GPUsNeeded: 4, GPUsAvailable: ptr.To[int64](16), GPUsPerNodeNeeded: 2, LargestNodeGPUs: 16, Nodes: 1})
+	// Uncordoned again, then the second H200 Node gone: each change is judged in turn.
+	if err := k8s.Get(ctx, client.ObjectKey{Name: clusterNode}, node); err != nil {
+		t.Fatal(err)
+	}
+	node.Spec.Unschedulable = false
+	if err := k8s.Update(ctx, node); err != nil {
+		t.Fatal(err)
+	}
+	waitFit(t, ns, small.Name, v1beta2.ClusterFit{Fits: ptr.To(true), SKU: "h200_sxm", GPUsNeeded: 4, GPUsAvailable: ptr.To[int64](24), GPUsPerNodeNeeded: 2, LargestNodeGPUs: 16, Nodes: 2})
+	if err := k8s.Delete(ctx, h200b); err != nil {
+		t.Fatal(err)
+	}
+	waitFit(t, ns, small.Name, v1beta2.ClusterFit{Fits: ptr.To(true), SKU: "h200_sxm", GPUsNeeded: 4, GPUsAvailable: ptr.To[int64](8), GPUsPerNodeNeeded: 2, LargestNodeGPUs: 8, Nodes: 1})
+	waitFit(t, ns, big.Name, v1beta2.ClusterFit{Fits: ptr.To(false), SKU: "h200_sxm", GPUsNeeded: 32, GPUsAvailable: ptr.To[int64](8), GPUsPerNodeNeeded: 16, LargestNodeGPUs: 8, Nodes: 1})
 }

@@ -6,17 +6,20 @@ package fit
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/dgdr-operator/dgdr-operator/api/v1beta2"
 	"github.com/dgdr-operator/dgdr-operator/internal/gpunodes"
@@ -35,6 +38,9 @@ const ControllerName = "dgdr-candidate-fit"
 type Reconciler struct {
 	// Client reads Candidates and Nodes from the manager's cache.
 	Client client.Client
+	// nodes keeps the GPU Nodes' inventory, read again only after a Node's GPUs changed: all
+	// Candidates judged after one change share one reading of the Nodes.
+	nodes *gpunodes.Tracker
 }
 
 // Reconcile compares one Candidate with the Nodes of its SKU.
@@ -49,7 +55,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		ctrl.LoggerFrom(ctx).V(1).Info("not judging the fit", "reason", err.Error())
 		return ctrl.Result{}, nil
 	}
-	inv, err := gpunodes.Read(ctx, r.Client)
+	inv, err := r.nodes.Inventory(ctx)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -65,8 +71,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 }
 
 // SetupWithManager watches Candidates, and Nodes whose GPUs change (which re-judges every
-// Candidate).
+// Candidate). The Node changes come from the Tracker of the inventory the reconciles read, not
+// from a handler of their own: the informer orders no two handlers, and a reconcile queued by
+// another handler could read the inventory before the Tracker saw the change.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	informer, err := mgr.GetCache().GetInformer(context.Background(), &corev1.Node{}, cache.BlockUntilSynced(false))
+	if err != nil {
+		return fmt.Errorf("watching Nodes for the Candidates' fit: %w", err)
+	}
+	if r.nodes, err = gpunodes.NewTracker(r.Client, informer); err != nil {
+		return fmt.Errorf("watching Nodes for the Candidates' fit: %w", err)
+	}
 	return ctrl.NewControllerManagedBy(mgr).Named(ControllerName).
 		For(&v1beta2.DynamoGraphDeploymentCandidate{}, builder.WithPredicates(predicate.Funcs{
 			// Only the spec (new Candidates) and a status written by someone else matter.
@@ -75,11 +90,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 				return !equality.Semantic.DeepEqual(o.Status.FitsCluster, n.Status.FitsCluster) || o.Generation != n.Generation
 			},
 		})).
-		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.allCandidates), builder.WithPredicates(predicate.Funcs{
-			UpdateFunc: func(e event.UpdateEvent) bool {
-				return gpunodes.Changed(e.ObjectOld.(*corev1.Node), e.ObjectNew.(*corev1.Node))
-			},
-		})).
+		WatchesRawSource(source.Channel(r.nodes.Changes(), handler.EnqueueRequestsFromMapFunc(r.allCandidates))).
 		Complete(r)
 }
 

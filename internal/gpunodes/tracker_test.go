@@ -1,0 +1,100 @@
+package gpunodes_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllertest"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	"github.com/dgdr-operator/dgdr-operator/internal/gpunodes"
+)
+
+// TestTrackerChanges: every subscriber hears of a Node added, changed in what it offers or
+// deleted, after the inventory went stale, and of no other update; events it has not received
+// yet coalesce into one instead of holding up the informer.
+func TestTrackerChanges(t *testing.T) {
+	ctx := context.Background()
+	h200 := node("NVIDIA-H200", 8, false)
+	h200.Name = "a"
+	c := fake.NewClientBuilder().WithObjects(&h200).Build()
+	informer := &controllertest.FakeInformer{}
+	tracker, err := gpunodes.NewTracker(c, informer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, second := tracker.Changes(), tracker.Changes()
+	pending := func(ch <-chan event.GenericEvent) int {
+		n := 0
+		for {
+			select {
+			case <-ch:
+				n++
+			default:
+				return n
+			}
+		}
+	}
+	gpus := func() int64 {
+		inv, err := tracker.Inventory(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return inv.Pool("h200_sxm").GPUs
+	}
+	if got := gpus(); got != 8 {
+		t.Fatalf("GPUs at the start: %d, want 8", got)
+	}
+
+	// Two Nodes added before the subscribers read: one event each, and the inventory has both.
+	b := node("NVIDIA-H200", 4, false)
+	b.Name = "b"
+	if err := c.Create(ctx, &b); err != nil {
+		t.Fatal(err)
+	}
+	informer.Add(&b)
+	informer.Add(&b)
+	if diff := cmp.Diff([]int{1, 1}, []int{pending(first), pending(second)}); diff != "" {
+		t.Errorf("events after two additions (-want +got):\n%s", diff)
+	}
+	if got := gpus(); got != 12 {
+		t.Errorf("GPUs after the addition: %d, want 12", got)
+	}
+
+	// A heartbeat changes nothing the inventory holds: no event, no reading.
+	beat := b.DeepCopy()
+	beat.Labels["other"] = "x"
+	beat.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, LastHeartbeatTime: metav1.Now()}}
+	informer.Update(&b, beat)
+	if diff := cmp.Diff([]int{0, 0}, []int{pending(first), pending(second)}); diff != "" {
+		t.Errorf("events after a heartbeat (-want +got):\n%s", diff)
+	}
+
+	// A cordon and a deletion each make the inventory stale before their event.
+	cordoned := b.DeepCopy()
+	cordoned.Spec.Unschedulable = true
+	if err := c.Update(ctx, cordoned); err != nil {
+		t.Fatal(err)
+	}
+	informer.Update(&b, cordoned)
+	if diff := cmp.Diff([]int{1, 1}, []int{pending(first), pending(second)}); diff != "" {
+		t.Errorf("events after a cordon (-want +got):\n%s", diff)
+	}
+	if got := gpus(); got != 8 {
+		t.Errorf("GPUs after the cordon: %d, want 8", got)
+	}
+	if err := c.Delete(ctx, &h200); err != nil {
+		t.Fatal(err)
+	}
+	informer.Delete(&h200)
+	if diff := cmp.Diff([]int{1, 1}, []int{pending(first), pending(second)}); diff != "" {
+		t.Errorf("events after a deletion (-want +got):\n%s", diff)
+	}
+	if got := gpus(); got != 0 {
+		t.Errorf("GPUs after the deletion: %d, want 0", got)
+	}
+}
