@@ -75,11 +75,7 @@ func BenchmarkReadInventory(b *testing.B) {
 		b.Fatalf("Read's inventory differs from the deep-copied list's (-want +got):\n%s", diff)
 	}
 
-	informer, err := c.GetInformer(ctx, &corev1.Node{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	tracker, err := gpunodes.NewTracker(c, informer)
+	tracker, err := gpunodes.NewTracker(ctx, c)
 	if err != nil {
 		b.Fatal(err)
 	}

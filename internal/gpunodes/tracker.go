@@ -35,10 +35,15 @@ type Tracker struct {
 	subs  []chan event.GenericEvent
 }
 
-// NewTracker returns a Tracker that reads the Nodes from reader (the manager's cache) and
-// follows informer, the Node informer of that cache.
-func NewTracker(reader client.Reader, informer cache.Informer) (*Tracker, error) {
-	t := &Tracker{reader: reader}
+// NewTracker returns a Tracker of c's Node informer that reads the Nodes from c (the manager's
+// cache). It may be called before or after the cache started: registering the handler waits for
+// no sync, and the informer replays its Nodes to it.
+func NewTracker(ctx context.Context, c cache.Cache) (*Tracker, error) {
+	informer, err := c.GetInformer(ctx, &corev1.Node{}, cache.BlockUntilSynced(false))
+	if err != nil {
+		return nil, err
+	}
+	t := &Tracker{reader: c}
 	t.stale.Store(true)
 	if _, err := informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		AddFunc: func(any) { t.invalidate() },

@@ -7,23 +7,28 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/cache/informertest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllertest"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/dgdr-operator/dgdr-operator/internal/gpunodes"
 )
 
 // TestTrackerChanges: every subscriber hears of a Node added, changed in what it offers or
-// deleted, after the inventory went stale, and of no other update; events it has not received
-// yet coalesce into one instead of holding up the informer.
+// deleted, and of no other update, and the inventory read after the event reflects the change;
+// events a subscriber has not received yet coalesce into one instead of holding up the informer.
 func TestTrackerChanges(t *testing.T) {
 	ctx := context.Background()
 	h200 := node("NVIDIA-H200", 8, false)
 	h200.Name = "a"
 	c := fake.NewClientBuilder().WithObjects(&h200).Build()
-	informer := &controllertest.FakeInformer{}
-	tracker, err := gpunodes.NewTracker(c, informer)
+	informers := &informertest.FakeInformers{}
+	tracker, err := gpunodes.NewTracker(ctx, nodeCache{FakeInformers: informers, reader: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	informer, err := informers.FakeInformerFor(ctx, &corev1.Node{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +55,8 @@ func TestTrackerChanges(t *testing.T) {
 		t.Fatalf("GPUs at the start: %d, want 8", got)
 	}
 
-	// Two Nodes added before the subscribers read: one event each, and the inventory has both.
+	// A Node added, its event delivered twice before the subscribers read: one event each, and
+	// the inventory has the Node.
 	b := node("NVIDIA-H200", 4, false)
 	b.Name = "b"
 	if err := c.Create(ctx, &b); err != nil {
@@ -74,7 +80,7 @@ func TestTrackerChanges(t *testing.T) {
 		t.Errorf("events after a heartbeat (-want +got):\n%s", diff)
 	}
 
-	// A cordon and a deletion each make the inventory stale before their event.
+	// A cordon and a deletion: one event each, and the inventory follows.
 	cordoned := b.DeepCopy()
 	cordoned.Spec.Unschedulable = true
 	if err := c.Update(ctx, cordoned); err != nil {
@@ -97,4 +103,19 @@ func TestTrackerChanges(t *testing.T) {
 	if got := gpus(); got != 0 {
 		t.Errorf("GPUs after the deletion: %d, want 0", got)
 	}
+}
+
+// nodeCache is a cache whose informers are fakes the test drives and whose reads are served by a
+// fake client holding the same Nodes.
+type nodeCache struct {
+	*informertest.FakeInformers
+	reader client.Reader
+}
+
+func (c nodeCache) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	return c.reader.Get(ctx, key, obj, opts...)
+}
+
+func (c nodeCache) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	return c.reader.List(ctx, list, opts...)
 }

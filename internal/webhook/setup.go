@@ -11,13 +11,11 @@ import (
 
 	"gomodules.xyz/jsonpatch/v2"
 	admissionv1 "k8s.io/api/admission/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/dgdr-operator/dgdr-operator/api/config/v1alpha1"
@@ -50,13 +48,9 @@ func NewRequestWebhook(mgr ctrl.Manager, cfg *v1alpha1.OperatorConfiguration) (*
 	if !config.GPUDiscoveryEnabled(cfg) {
 		return req, nil // the operator reads no Nodes
 	}
-	// Setup may run once the manager has started (self-signed certificates): registering the
-	// handler needs no synced informer, and the informer replays its Nodes to it.
-	informer, err := mgr.GetCache().GetInformer(context.Background(), &corev1.Node{}, cache.BlockUntilSynced(false))
-	if err != nil {
-		return nil, fmt.Errorf("watching Nodes for GPU discovery: %w", err)
-	}
-	if req.Nodes, err = gpunodes.NewTracker(mgr.GetClient(), informer); err != nil {
+	// Setup may run once the manager has started (self-signed certificates): NewTracker allows it.
+	var err error
+	if req.Nodes, err = gpunodes.NewTracker(context.Background(), mgr.GetCache()); err != nil {
 		return nil, fmt.Errorf("watching Nodes for GPU discovery: %w", err)
 	}
 	return req, nil

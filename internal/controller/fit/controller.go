@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -75,11 +74,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 // from a handler of their own: the informer orders no two handlers, and a reconcile queued by
 // another handler could read the inventory before the Tracker saw the change.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	informer, err := mgr.GetCache().GetInformer(context.Background(), &corev1.Node{}, cache.BlockUntilSynced(false))
-	if err != nil {
-		return fmt.Errorf("watching Nodes for the Candidates' fit: %w", err)
-	}
-	if r.nodes, err = gpunodes.NewTracker(r.Client, informer); err != nil {
+	var err error
+	if r.nodes, err = gpunodes.NewTracker(context.Background(), mgr.GetCache()); err != nil {
 		return fmt.Errorf("watching Nodes for the Candidates' fit: %w", err)
 	}
 	return ctrl.NewControllerManagedBy(mgr).Named(ControllerName).
